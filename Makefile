@@ -1,0 +1,35 @@
+# Two commands do everything on a fresh machine: `make run` and `make test`.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-kafka bench lint venv clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PY) >/dev/null || { echo "Python 3.11 is required ($(PY) not found)"; exit 1; }
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m console.runner
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+test-kafka: $(STAMP)
+	@test -n "$$KAFKA_BOOTSTRAP_SERVERS" || { echo "set KAFKA_BOOTSTRAP_SERVERS (and KAFKA_BOOTSTRAP_CONTROLLERS)"; exit 2; }
+	$(BIN)/python -m pytest tests/contract
+
+bench: $(STAMP)
+	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+lint: $(STAMP)
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache

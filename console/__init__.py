@@ -1,0 +1,1 @@
+"""Kafka Operator Console: the Django project and its single app."""

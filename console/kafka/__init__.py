@@ -1,0 +1,1 @@
+"""The only place that imports a Kafka client: typed results, one error type."""

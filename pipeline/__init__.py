@@ -1,0 +1,1 @@
+"""PySpark jobs over the telemetry snapshot lake (issue: telemetry pipeline)."""

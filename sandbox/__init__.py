@@ -1,0 +1,1 @@
+"""Kafka wire-protocol sandbox cluster (see sandbox/README.md)."""

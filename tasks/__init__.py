@@ -1,0 +1,1 @@
+"""Celery application, tasks and beat schedule."""
