@@ -18,8 +18,11 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/python -m console.runner
 
+# make turns any failure into exit 2; the real pytest code is kept in var/pytest-exit-code for .ci/run.
 test: $(STAMP)
-	$(BIN)/python -m pytest tests
+	@mkdir -p var; rm -f var/pytest-exit-code; rc=0; \
+	$(BIN)/python -m pytest tests $(PYTEST_ARGS) || rc=$$?; \
+	echo $$rc > var/pytest-exit-code; exit $$rc
 
 test-kafka: $(STAMP)
 	@test -n "$$KAFKA_BOOTSTRAP_SERVERS" || { echo "set KAFKA_BOOTSTRAP_SERVERS (and KAFKA_BOOTSTRAP_CONTROLLERS)"; exit 2; }
