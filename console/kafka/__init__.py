@@ -1,1 +1,50 @@
-"""The only place that imports a Kafka client: typed results, one error type."""
+"""The Kafka gateway: the only code in the console that imports a Kafka client.
+
+Pure Python (no Django); use it from services, tasks, tests and benchmarks::
+
+    from console.kafka import ClusterConnection, get_gateway
+    gw = get_gateway(ClusterConnection(bootstrap_servers="127.0.0.1:9092"))
+    gw.describe_cluster()
+"""
+
+from __future__ import annotations
+
+from .connection import SASL_MECHANISMS, SECURITY_PROTOCOLS, ClusterConnection, parse_addresses
+from .errors import OPERATOR_TEXT, KafkaOperationError
+from .gateway import KafkaGateway, close_all, get_gateway
+from .types import (
+    OK,
+    AclBinding,
+    AclBindingFilter,
+    BrokerInfo,
+    ClusterInfo,
+    ClusterMetadata,
+    ConfigChange,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSynonym,
+    ConnectionCheck,
+    FeatureInfo,
+    LogDirInfo,
+    NewPartitions,
+    NewTopic,
+    Ok,
+    PartitionMetadata,
+    PartitionOffsets,
+    PartitionReassignment,
+    QuorumInfo,
+    QuorumReplica,
+    ReplicaLogInfo,
+    TopicMetadata,
+    TopicPartition,
+    TopicSummary,
+)
+
+__all__ = [
+    "OK", "OPERATOR_TEXT", "SASL_MECHANISMS", "SECURITY_PROTOCOLS",
+    "AclBinding", "AclBindingFilter", "BrokerInfo", "ClusterConnection", "ClusterInfo", "ClusterMetadata",
+    "ConfigChange", "ConfigEntry", "ConfigResource", "ConfigSynonym", "ConnectionCheck", "FeatureInfo",
+    "KafkaGateway", "KafkaOperationError", "LogDirInfo", "NewPartitions", "NewTopic", "Ok", "PartitionMetadata",
+    "PartitionOffsets", "PartitionReassignment", "QuorumInfo", "QuorumReplica", "ReplicaLogInfo",
+    "TopicMetadata", "TopicPartition", "TopicSummary", "close_all", "get_gateway", "parse_addresses",
+]

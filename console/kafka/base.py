@@ -1,0 +1,125 @@
+"""Shared plumbing of the gateway: lazily created clients, waiting on futures, mode checks."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from .connection import ClusterConnection, probe_addresses
+from .errors import KafkaOperationError, timeout_error, translate
+from .kp import KpClient
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class GatewayBase:
+    """Holds the two clients of one connection; both are created on first use."""
+
+    def __init__(self, conn: ClusterConnection) -> None:
+        self.conn = conn
+        self._lock = threading.Lock()
+        self._admin_client: Any = None
+        self._kp_client: KpClient | None = None
+        self._probed = False
+
+    # -- clients ----------------------------------------------------------------------------
+
+    @property
+    def _admin(self) -> Any:
+        """The confluent-kafka AdminClient (broker mode only)."""
+        self._require_brokers("this operation")
+        if self._admin_client is None:
+            with self._lock:
+                if self._admin_client is None:
+                    from confluent_kafka.admin import AdminClient
+
+                    self._admin_client = AdminClient(self.conn.confluent_config())
+        return self._admin_client
+
+    @property
+    def _kp(self) -> KpClient:
+        """The kafka-python request client (both modes)."""
+        if self._kp_client is None:
+            with self._lock:
+                if self._kp_client is None:
+                    try:
+                        self._kp_client = KpClient(self.conn)
+                    except Exception as exc:  # noqa: BLE001
+                        raise translate(exc, self.conn.address_text) from None
+        return self._kp_client
+
+    def close(self) -> None:
+        """Release both clients (the gateway can be used again afterwards)."""
+        with self._lock:
+            kp, self._kp_client = self._kp_client, None
+            self._admin_client = None
+            self._probed = False
+        if kp is not None:
+            kp.close()
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _require_brokers(self, what: str) -> None:
+        if self.conn.controller_mode:
+            raise KafkaOperationError(
+                115, "UNSUPPORTED_ENDPOINT_TYPE",
+                f"{what} needs a broker connection; it is not offered in direct-to-controller mode (KIP-919)",
+                False)
+
+    def _reachable(self) -> None:
+        """Fail fast, naming the address, when no bootstrap address accepts a connection.
+
+        librdkafka otherwise waits the whole request timeout and reports a vague timeout.
+        Only done until the first successful call.
+        """
+        if not self._probed:
+            probe_addresses(self.conn)
+            self._probed = True
+
+    @property
+    def _timeout(self) -> float:
+        return self.conn.request_timeout_s
+
+    def _admin_kwargs(self) -> dict[str, float]:
+        return {"request_timeout": self._timeout}
+
+    def _wait(self, future: concurrent.futures.Future, what: str) -> Any:
+        """Result of one confluent future, translated; bounded by the request timeout."""
+        try:
+            return future.result(timeout=self._timeout + self.conn.connect_timeout_s + 1)
+        except concurrent.futures.TimeoutError:
+            raise timeout_error(what, self._timeout) from None
+        except Exception as exc:  # noqa: BLE001 - every client error is translated
+            raise translate(exc, what) from None
+
+    def _wait_all(
+        self, futures: dict[K, concurrent.futures.Future], convert: Callable[[K, Any], V], what: str
+    ) -> dict[K, V | KafkaOperationError]:
+        """Independent per-resource results of a batch: ``{key: value | KafkaOperationError}``."""
+        out: dict[K, V | KafkaOperationError] = {}
+        for key, fut in futures.items():
+            try:
+                out[key] = convert(key, self._wait(fut, f"{what} {key}"))
+            except KafkaOperationError as err:
+                out[key] = err
+        return out
+
+    def _call(self, fn: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> Any:
+        """Call a client function, translating what it raises synchronously."""
+        try:
+            return fn(*args, **kwargs)
+        except KafkaOperationError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise translate(exc, what) from None
+
+
+def group_by_topic(pairs: Iterable[tuple[str, int]]) -> dict[str, list[int]]:
+    """``[(topic, partition)]`` -> ``{topic: [partitions]}`` preserving first-seen order."""
+    out: dict[str, list[int]] = {}
+    for topic, partition in pairs:
+        out.setdefault(topic, []).append(partition)
+    return out

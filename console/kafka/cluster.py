@@ -1,0 +1,177 @@
+"""Cluster-level reads: describe cluster, metadata, summary, connection test, quorum, features."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .base import GatewayBase
+from .errors import KafkaOperationError, from_code
+from .kp import check
+from .types import (
+    BrokerInfo,
+    ClusterInfo,
+    ClusterMetadata,
+    ConnectionCheck,
+    FeatureInfo,
+    PartitionMetadata,
+    QuorumInfo,
+    QuorumReplica,
+    TopicMetadata,
+    TopicSummary,
+)
+
+#: Topics Kafka itself flags as internal (librdkafka's metadata does not carry the flag).
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+
+
+def summarize(topics: tuple[TopicMetadata, ...]) -> TopicSummary:
+    """Counts of a metadata snapshot (pure; used by ``topic_summary``)."""
+    partitions = under = offline = internal = 0
+    for t in topics:
+        internal += t.internal
+        for p in t.partitions:
+            partitions += 1
+            if p.leader < 0:
+                offline += 1
+            if len(p.isr) < len(p.replicas):
+                under += 1
+    return TopicSummary(len(topics), partitions, under, offline, internal)
+
+
+class ClusterMixin(GatewayBase):
+    """Cluster-wide reads."""
+
+    def describe_cluster(self) -> ClusterInfo:
+        """Cluster id, controller id and brokers (host, port, rack).
+
+        In controller mode the "brokers" are the controllers and ``controller_id`` is the
+        active controller. Under KRaft, brokers report a random live broker as controller;
+        use :meth:`describe_quorum` for the active controller in broker mode.
+        """
+        if self.conn.controller_mode:
+            self._kp.ensure_ready()
+            return self._kp.refresh_controllers()
+        self._reachable()
+        admin = self._admin
+        res = self._wait(admin.describe_cluster(**self._admin_kwargs()), "describe cluster")
+        brokers = tuple(sorted(
+            (BrokerInfo(n.id, n.host, n.port, n.rack) for n in res.nodes), key=lambda b: b.id))
+        controller = res.controller.id if res.controller is not None else None
+        return ClusterInfo(res.cluster_id, controller, brokers, "broker")
+
+    def list_topics_metadata(self) -> ClusterMetadata:
+        """Every topic and partition in one Metadata fetch (fast for 100k partitions).
+
+        Offline replicas are the replicas whose broker is not live; racks are not part of
+        librdkafka's metadata (use :meth:`describe_cluster` for them).
+        """
+        self._require_brokers("listing topics")
+        self._reachable()
+        admin = self._admin
+        md = self._call(admin.list_topics, timeout=self._timeout, what="list topics")
+        live = md.brokers
+        brokers = tuple(BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id))
+        topics = []
+        P = PartitionMetadata
+        for name, t in md.topics.items():
+            parts = []
+            for p in t.partitions.values():
+                replicas = tuple(p.replicas)
+                offline = tuple(r for r in replicas if r not in live)
+                parts.append(P(p.id, p.leader, replicas, tuple(p.isrs), offline))
+            parts.sort(key=lambda p: p.id)
+            topics.append(TopicMetadata(name, tuple(parts), name in INTERNAL_TOPICS))
+        topics.sort(key=lambda t: t.name)
+        controller = md.controller_id if md.controller_id >= 0 else None
+        return ClusterMetadata(md.cluster_id, controller, brokers, tuple(topics))
+
+    def topic_summary(self) -> TopicSummary:
+        """Topic and partition counts, under-replicated and offline partitions (one fetch)."""
+        return summarize(self.list_topics_metadata().topics)
+
+    def describe_topics(self, names: list[str]) -> dict[str, TopicMetadata | KafkaOperationError]:
+        """Full metadata (incl. offline replicas, internal flag, topic id) of the named topics."""
+        self._require_brokers("describing topics")
+        from kafka.protocol.metadata import MetadataRequest
+
+        if not names:
+            return {}
+        request = MetadataRequest(
+            topics=[MetadataRequest.MetadataRequestTopic(name=n) for n in names],
+            allow_auto_topic_creation=False,
+        )
+        response = self._kp.send(request)
+        by_name = {t.name: t for t in response.topics}
+        out: dict[str, TopicMetadata | KafkaOperationError] = {}
+        for name in names:
+            t = by_name.get(name)
+            if t is None:
+                out[name] = KafkaOperationError(3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist")
+                continue
+            err = from_code(t.error_code)
+            if err is not None:
+                out[name] = err.with_message(f"{err.message} (topic '{name}')")
+                continue
+            parts = tuple(sorted((
+                PartitionMetadata(p.partition_index, p.leader_id, tuple(p.replica_nodes), tuple(p.isr_nodes),
+                                  tuple(p.offline_replicas or ()))
+                for p in t.partitions), key=lambda p: p.id))
+            topic_id = str(t.topic_id) if getattr(t, "topic_id", None) else None
+            out[name] = TopicMetadata(name, parts, bool(t.is_internal), topic_id)
+        return out
+
+    def test_connection(self) -> ConnectionCheck:
+        """Cluster id, controller and broker count — or the precise error within the timeout."""
+        start = time.monotonic()
+        self._probed = False
+        self._reachable()
+        info = self.describe_cluster()
+        return ConnectionCheck(info.cluster_id, info.controller_id, len(info.brokers), info.endpoint_type,
+                               time.monotonic() - start)
+
+    def describe_quorum(self) -> QuorumInfo:
+        """The KRaft metadata quorum: leader, epoch, high watermark, voters and observers."""
+        from kafka.protocol.admin import DescribeQuorumRequest
+
+        T = DescribeQuorumRequest.TopicData
+        request = DescribeQuorumRequest(
+            topics=[T(topic_name="__cluster_metadata", partitions=[T.PartitionData(partition_index=0)])])
+        response = self._kp.send_to_controller(request)
+        check(response)
+        part = response.topics[0].partitions[0]
+        err = from_code(part.error_code, getattr(part, "error_message", None))
+        if err is not None:
+            raise err
+        hw = part.high_watermark
+
+        def replica(r: Any) -> QuorumReplica:
+            lf = getattr(r, "last_fetch_timestamp", -1)
+            lc = getattr(r, "last_caught_up_timestamp", -1)
+            return QuorumReplica(r.replica_id, r.log_end_offset, max(0, hw - r.log_end_offset),
+                                 lf if lf is not None and lf >= 0 else None,
+                                 lc if lc is not None and lc >= 0 else None)
+
+        nodes = {n.node_id: tuple(f"{li.host}:{li.port}" for li in n.listeners)
+                 for n in (getattr(response, "nodes", None) or ())}
+        return QuorumInfo(part.leader_id, part.leader_epoch, hw,
+                          tuple(replica(r) for r in part.current_voters),
+                          tuple(replica(r) for r in part.observers), nodes)
+
+    def describe_features(self) -> dict[str, FeatureInfo]:
+        """Supported and finalized feature levels (e.g. ``metadata.version``, ``kraft.version``)."""
+        from kafka.protocol.metadata import ApiVersionsRequest
+
+        request = ApiVersionsRequest(client_software_name="kafka-operator-console",
+                                     client_software_version="1", min_version=3)
+        response = self._kp.send(request)
+        check(response)
+        supported = {f.name: (f.min_version, f.max_version) for f in (response.supported_features or ())}
+        finalized = {f.name: (f.min_version_level, f.max_version_level)
+                     for f in (response.finalized_features or ())}
+        out = {}
+        for name in sorted(set(supported) | set(finalized)):
+            s = supported.get(name, (None, None))
+            f = finalized.get(name, (None, None))
+            out[name] = FeatureInfo(name, s[0], s[1], f[0], f[1])
+        return out

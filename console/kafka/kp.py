@@ -1,0 +1,171 @@
+"""A small request/response client over kafka-python's connection and protocol classes.
+
+It covers what librdkafka lacks (D2): reassignments, log dirs, quorum, features, broker
+loggers and the whole KIP-919 direct-to-controller mode, which neither client can bootstrap:
+
+* broker mode: bootstrap from the brokers' Metadata as kafka-python does, then send each
+  request to a chosen broker (or any broker; brokers forward controller requests);
+* controller mode: DescribeCluster v1+ with endpoint type 2 to a bootstrap controller, learn
+  every controller and the active one, and send requests to the active controller.
+
+Every failure leaves as :class:`KafkaOperationError`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from .connection import ClusterConnection, probe_addresses
+from .errors import KafkaOperationError, from_code, translate
+from .types import BrokerInfo, ClusterInfo
+
+BROKER_ENDPOINT = 1
+CONTROLLER_ENDPOINT = 2
+
+
+class KpClient:
+    """Thread-safe: kafka-python runs all I/O on its own thread; callers block on results."""
+
+    def __init__(self, conn: ClusterConnection) -> None:
+        from kafka.net.manager import KafkaConnectionManager
+        from kafka.net.selector import NetworkSelector
+
+        self.conn = conn
+        self._lock = threading.Lock()
+        cfg = conn.kafka_python_config()
+        self._net = NetworkSelector(**cfg)
+        self._manager = KafkaConnectionManager(self._net, **cfg)
+        self._net.start()
+        self._bootstrapped = False
+        self._closed = False
+        self.controllers: tuple[BrokerInfo, ...] = ()
+        self.active_controller: int | None = None
+        self.cluster_id: str | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._manager.close()
+        finally:
+            self._net.stop()
+
+    def ensure_ready(self) -> None:
+        """Bootstrap once (fast failure with the address when nothing answers)."""
+        if self._bootstrapped:
+            return
+        with self._lock:
+            if self._bootstrapped:
+                return
+            probe_addresses(self.conn)
+            if self.conn.controller_mode:
+                self.refresh_controllers()
+            else:
+                try:
+                    self._manager.bootstrap(int(self.conn.request_timeout_s * 1000))
+                except Exception as exc:  # noqa: BLE001 - translated
+                    raise self._error(exc, "bootstrap") from None
+            self._bootstrapped = True
+
+    # -- sending ----------------------------------------------------------------------------
+
+    def _error(self, exc: BaseException, what: str) -> KafkaOperationError:
+        err = translate(exc, f"{what} via {self.conn.address_text}")
+        if err.name in ("UNSUPPORTED_VERSION",) and self.conn.controller_mode:
+            return KafkaOperationError(115, "UNSUPPORTED_ENDPOINT_TYPE",
+                                       f"{what} is not served by the controllers", False)
+        return err
+
+    def send(self, request: Any, node_id: Any = None) -> Any:
+        """Send one request to ``node_id`` (None: any broker / the active controller)."""
+        self.ensure_ready()
+        if node_id is None and self.conn.controller_mode:
+            node_id = self.active_controller
+        return self._send(request, node_id)
+
+    def _send(self, request: Any, node_id: Any) -> Any:
+        what = type(request).__name__.removesuffix("Request")
+        deadline = time.monotonic() + self.conn.request_timeout_s + self.conn.connect_timeout_s
+        last: BaseException | None = None
+        while True:
+            try:
+                return self._manager.run(self._manager.send, request, node_id)
+            except Exception as exc:  # noqa: BLE001 - translated below
+                last = exc
+                err = translate(exc)
+                # a connection being (re)established answers NodeNotReady: retry briefly
+                if err.name == "NETWORK_EXCEPTION" and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    continue
+                raise self._error(last, what) from None
+
+    def send_to_controller(self, request: Any) -> Any:
+        """Send a request that the active controller must handle (brokers forward it)."""
+        self.ensure_ready()
+        if not self.conn.controller_mode:
+            return self._send(request, None)
+        response = self._send(request, self.active_controller)
+        code = getattr(response, "error_code", 0)
+        if code == 41:  # NOT_CONTROLLER: the leader moved
+            self.refresh_controllers()
+            response = self._send(request, self.active_controller)
+        return response
+
+    def broker_ids(self) -> list[int]:
+        self.ensure_ready()
+        if self.conn.controller_mode:
+            return [c.id for c in self.controllers]
+        return sorted(b.node_id for b in self._manager.cluster.brokers())
+
+    # -- controller mode --------------------------------------------------------------------
+
+    def refresh_controllers(self) -> ClusterInfo:
+        """DescribeCluster (endpoint type 2) to a bootstrap controller; learn the quorum."""
+        from kafka.protocol.admin import DescribeClusterRequest
+        from kafka.protocol.metadata import MetadataResponse
+
+        request = DescribeClusterRequest(
+            include_cluster_authorized_operations=False,
+            endpoint_type=CONTROLLER_ENDPOINT,
+            min_version=1,
+        )
+        cluster = self._manager.cluster
+        errors: list[KafkaOperationError] = []
+        for boot in cluster.bootstrap_brokers():
+            try:
+                response = self._send(request, boot.node_id)
+            except KafkaOperationError as err:
+                errors.append(err)
+                continue
+            err = from_code(response.error_code, response.error_message)
+            if err is not None:
+                if err.name == "MISMATCHED_ENDPOINT_TYPE":
+                    err = err.with_message(
+                        f"{boot.host}:{boot.port} is a broker, not a controller: "
+                        "register these addresses as bootstrap servers")
+                elif err.name == "UNSUPPORTED_VERSION":
+                    err = KafkaOperationError(115, "UNSUPPORTED_ENDPOINT_TYPE", err.message, False)
+                raise err
+            brokers = tuple(BrokerInfo(b.broker_id, b.host, b.port, b.rack) for b in response.brokers)
+            for b in brokers:
+                cluster._brokers[b.id] = MetadataResponse.MetadataResponseBroker(b.id, b.host, b.port, b.rack)
+            self.controllers = brokers
+            self.active_controller = response.controller_id
+            self.cluster_id = response.cluster_id
+            return ClusterInfo(response.cluster_id, response.controller_id, brokers, "controller")
+        if errors and any(e.name == "UNSUPPORTED_VERSION" for e in errors):
+            raise KafkaOperationError(115, "UNSUPPORTED_ENDPOINT_TYPE",
+                                      "the controllers do not support DescribeCluster v1 (KIP-919)", False)
+        raise errors[0] if errors else KafkaOperationError(13, "NETWORK_EXCEPTION", "no controller answered", True)
+
+
+def check(response: Any) -> None:
+    """Raise the top-level error of a response, if any."""
+    err = from_code(getattr(response, "error_code", 0), getattr(response, "error_message", None))
+    if err is not None:
+        raise err

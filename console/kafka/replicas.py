@@ -1,0 +1,163 @@
+"""Replica placement: reassignments (KIP-455), log dirs (KIP-113), leader elections (KIP-460).
+
+librdkafka has none of the first two, so all of these go over kafka-python's protocol classes
+(the same code serves KIP-919 controller connections, except log dirs, which only brokers have).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import GatewayBase, group_by_topic
+from .errors import KafkaOperationError, from_code
+from .kp import check
+from .types import OK, LogDirInfo, Ok, PartitionReassignment, ReplicaLogInfo, TopicPartition
+
+ELECTION_TYPES = {"PREFERRED": 0, "UNCLEAN": 1}
+
+
+class ReplicasMixin(GatewayBase):
+    """Reassignments, log dirs, elections."""
+
+    def alter_partition_reassignments(
+        self, mapping: dict[TopicPartition, tuple[int, ...] | list[int] | None]
+    ) -> dict[TopicPartition, Ok | KafkaOperationError]:
+        """Start (target replicas) or cancel (None) reassignments; per-partition result."""
+        from kafka.protocol.admin import AlterPartitionReassignmentsRequest
+
+        if not mapping:
+            return {}
+        out: dict[TopicPartition, Ok | KafkaOperationError] = {}
+        valid: dict[TopicPartition, list[int] | None] = {}
+        for tp, replicas in mapping.items():
+            if replicas is not None:
+                reps = list(replicas)
+                if not reps or not all(isinstance(r, int) and not isinstance(r, bool) for r in reps):
+                    out[tp] = KafkaOperationError(39, "INVALID_REPLICA_ASSIGNMENT",
+                                                  f"replicas of {tp.topic}-{tp.partition} must be broker ids")
+                    continue
+                valid[tp] = reps
+            else:
+                valid[tp] = None
+        if valid:
+            T = AlterPartitionReassignmentsRequest.ReassignableTopic
+            P = T.ReassignablePartition
+            topics = [T(name=topic, partitions=[P(partition_index=p, replicas=valid[TopicPartition(topic, p)])
+                                                for p in parts])
+                      for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in valid).items()]
+            request = AlterPartitionReassignmentsRequest(
+                timeout_ms=int(self._timeout * 1000), topics=topics)
+            try:
+                response = self._kp.send_to_controller(request)
+                check(response)
+            except KafkaOperationError as err:
+                out.update(dict.fromkeys(valid, err))
+            else:
+                for t in response.responses:
+                    for p in t.partitions:
+                        tp = TopicPartition(t.name, p.partition_index)
+                        out[tp] = from_code(p.error_code, p.error_message) or OK
+                for tp in valid:
+                    out.setdefault(tp, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this partition"))
+        return {tp: out[tp] for tp in mapping}
+
+    def list_partition_reassignments(
+        self, partitions: list[TopicPartition] | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        """Reassignments in progress (all, or among ``partitions``)."""
+        from kafka.protocol.admin import ListPartitionReassignmentsRequest
+
+        T = ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics
+        topics = None if partitions is None else [
+            T(name=topic, partition_indexes=parts)
+            for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()]
+        if topics == []:
+            return {}
+        request = ListPartitionReassignmentsRequest(timeout_ms=int(self._timeout * 1000), topics=topics)
+        response = self._kp.send_to_controller(request)
+        check(response)
+        out = {}
+        for t in response.topics:
+            for p in t.partitions:
+                tp = TopicPartition(t.name, p.partition_index)
+                out[tp] = PartitionReassignment(t.name, p.partition_index, tuple(p.replicas),
+                                                tuple(p.adding_replicas), tuple(p.removing_replicas))
+        return out
+
+    def describe_log_dirs(
+        self, broker_ids: list[int] | None = None, partitions: list[TopicPartition] | None = None
+    ) -> dict[int, tuple[LogDirInfo, ...] | KafkaOperationError]:
+        """Log dirs of each broker (one request per broker) with per-replica size and lag."""
+        self._require_brokers("describing log dirs")
+        from kafka.protocol.admin import DescribeLogDirsRequest
+
+        live = self._kp.broker_ids()
+        ids = live if broker_ids is None else list(dict.fromkeys(broker_ids))
+        T = DescribeLogDirsRequest.DescribableLogDirTopic
+        topics = None if partitions is None else [
+            T(topic=topic, partitions=parts)
+            for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()]
+        out: dict[int, tuple[LogDirInfo, ...] | KafkaOperationError] = {}
+        for broker in ids:
+            if broker not in live:
+                out[broker] = KafkaOperationError(8, "BROKER_NOT_AVAILABLE", f"broker {broker} is not live")
+                continue
+            try:
+                response = self._kp.send(DescribeLogDirsRequest(topics=topics), broker)
+                check(response)
+            except KafkaOperationError as err:
+                out[broker] = err
+                continue
+            out[broker] = tuple(self._log_dir(d) for d in response.results)
+        return out
+
+    @staticmethod
+    def _log_dir(d: Any) -> LogDirInfo:
+        replicas = {}
+        for t in d.topics:
+            for p in t.partitions:
+                replicas[TopicPartition(t.name, p.partition_index)] = ReplicaLogInfo(
+                    p.partition_size, p.offset_lag, bool(p.is_future_key))
+        total = getattr(d, "total_bytes", -1)
+        usable = getattr(d, "usable_bytes", -1)
+        return LogDirInfo(d.log_dir, from_code(d.error_code), replicas,
+                          total if total is not None and total >= 0 else None,
+                          usable if usable is not None and usable >= 0 else None)
+
+    def elect_leaders(
+        self, election_type: str = "PREFERRED", partitions: list[TopicPartition] | None = None
+    ) -> dict[TopicPartition, Ok | KafkaOperationError]:
+        """Preferred or unclean leader election; per-partition result.
+
+        ``partitions=None`` means every partition (Kafka then reports only partitions where an
+        election was attempted). ELECTION_NOT_NEEDED comes back as that partition's error.
+        """
+        from kafka.protocol.admin import ElectLeadersRequest
+
+        try:
+            etype = ELECTION_TYPES[election_type.upper()]
+        except (KeyError, AttributeError):
+            raise KafkaOperationError(42, "INVALID_REQUEST", f"unknown election type {election_type!r}") from None
+        T = ElectLeadersRequest.TopicPartitions
+        tps = None if partitions is None else [
+            T(topic=topic, partitions=parts)
+            for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()]
+        if tps == []:
+            return {}
+        request = ElectLeadersRequest(election_type=etype, topic_partitions=tps,
+                                      timeout_ms=int(self._timeout * 1000), min_version=1)
+        try:
+            response = self._kp.send_to_controller(request)
+            check(response)
+        except KafkaOperationError as err:
+            if partitions is None:
+                raise
+            return dict.fromkeys(partitions, err)
+        out: dict[TopicPartition, Ok | KafkaOperationError] = {}
+        for r in response.replica_election_results:
+            for p in r.partition_result:
+                out[TopicPartition(r.topic, p.partition_id)] = from_code(p.error_code, p.error_message) or OK
+        if partitions is not None:
+            for tp in partitions:
+                out.setdefault(tp, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this partition"))
+        return out

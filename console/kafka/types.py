@@ -1,0 +1,256 @@
+"""Plain, frozen result and request types returned and accepted by the gateway.
+
+Enumerations are plain upper-case strings with Kafka's names (``"TOPIC"``, ``"LITERAL"``,
+``"READ"``, ``"ALLOW"``, ``"SET"``...), so callers never import a Kafka client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from .errors import KafkaOperationError
+
+T = TypeVar("T")
+
+#: A per-resource outcome of a batch call: the result, or the error for that resource.
+Result = T | KafkaOperationError
+
+
+@dataclass(frozen=True)
+class Ok:
+    """Success without a payload (e.g. a topic deleted, a binding created)."""
+
+
+OK = Ok()
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    cluster_id: str | None
+    controller_id: int | None
+    brokers: tuple[BrokerInfo, ...]
+    #: "broker" when talking to brokers, "controller" in KIP-919 direct-to-controller mode
+    endpoint_type: str = "broker"
+
+
+@dataclass(frozen=True)
+class ConnectionCheck:
+    """The outcome of ``test_connection``."""
+
+    cluster_id: str | None
+    controller_id: int | None
+    broker_count: int
+    endpoint_type: str
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class PartitionMetadata:
+    id: int
+    leader: int  # -1 when there is no leader
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...] = ()
+
+    @property
+    def under_replicated(self) -> bool:
+        return len(self.isr) < len(self.replicas)
+
+    @property
+    def offline(self) -> bool:
+        return self.leader < 0
+
+    @property
+    def preferred_leader(self) -> int | None:
+        return self.replicas[0] if self.replicas else None
+
+
+@dataclass(frozen=True)
+class TopicMetadata:
+    name: str
+    partitions: tuple[PartitionMetadata, ...]
+    internal: bool = False
+    topic_id: str | None = None
+
+    @property
+    def replication_factor(self) -> int:
+        return len(self.partitions[0].replicas) if self.partitions else 0
+
+
+@dataclass(frozen=True)
+class ClusterMetadata:
+    """A full metadata snapshot from one fetch."""
+
+    cluster_id: str | None
+    controller_id: int | None
+    brokers: tuple[BrokerInfo, ...]
+    topics: tuple[TopicMetadata, ...]
+
+
+@dataclass(frozen=True)
+class TopicSummary:
+    topic_count: int
+    partition_count: int
+    under_replicated: int
+    offline: int
+    internal_topics: int
+
+
+@dataclass(frozen=True)
+class NewTopic:
+    """A topic to create: ``partitions`` + ``replication_factor``, or ``replica_assignment``.
+
+    ``partitions``/``replication_factor`` of -1 mean "the broker default".
+    """
+
+    name: str
+    partitions: int = -1
+    replication_factor: int = -1
+    replica_assignment: tuple[tuple[int, ...], ...] | None = None
+    configs: dict[str, str] = field(default_factory=dict, hash=False, compare=True)
+
+
+@dataclass(frozen=True)
+class NewPartitions:
+    """Grow ``topic`` to ``total_count`` partitions (optionally placing the new ones)."""
+
+    topic: str
+    total_count: int
+    assignment: tuple[tuple[int, ...], ...] | None = None
+
+
+@dataclass(frozen=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class ConfigResource:
+    """``type`` is TOPIC, BROKER (name "" = cluster-wide default) or BROKER_LOGGER."""
+
+    type: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ConfigSynonym:
+    name: str
+    value: str | None
+    source: str
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    name: str
+    value: str | None  # None when sensitive (never returned by Kafka)
+    source: str  # DEFAULT_CONFIG, STATIC_BROKER_CONFIG, DYNAMIC_BROKER_CONFIG, ...
+    read_only: bool
+    sensitive: bool
+    default: bool
+    synonyms: tuple[ConfigSynonym, ...] = ()
+    documentation: str | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    """One incremental alter operation: SET, DELETE, APPEND or SUBTRACT."""
+
+    name: str
+    op: str = "SET"
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class AclBinding:
+    resource_type: str  # TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN
+    resource_name: str
+    pattern_type: str  # LITERAL, PREFIXED
+    principal: str
+    host: str
+    operation: str  # READ, WRITE, ... ALL
+    permission: str  # ALLOW, DENY
+
+
+@dataclass(frozen=True)
+class AclBindingFilter:
+    """None fields match anything; pattern_type may be ANY or MATCH too."""
+
+    resource_type: str = "ANY"
+    resource_name: str | None = None
+    pattern_type: str = "ANY"
+    principal: str | None = None
+    host: str | None = None
+    operation: str = "ANY"
+    permission: str = "ANY"
+
+
+@dataclass(frozen=True)
+class PartitionReassignment:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ReplicaLogInfo:
+    size: int
+    offset_lag: int
+    is_future: bool
+
+
+@dataclass(frozen=True)
+class LogDirInfo:
+    path: str
+    error: KafkaOperationError | None
+    replicas: dict[TopicPartition, ReplicaLogInfo] = field(hash=False)
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class PartitionOffsets:
+    offset: int
+    timestamp: int | None = None
+    leader_epoch: int | None = None
+
+
+@dataclass(frozen=True)
+class QuorumReplica:
+    id: int
+    log_end_offset: int
+    lag: int
+    last_fetch_timestamp: int | None
+    last_caught_up_timestamp: int | None
+
+
+@dataclass(frozen=True)
+class QuorumInfo:
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    voters: tuple[QuorumReplica, ...]
+    observers: tuple[QuorumReplica, ...]
+    #: controller endpoints (KIP-853), id -> "host:port" listeners
+    nodes: dict[int, tuple[str, ...]] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class FeatureInfo:
+    name: str
+    supported_min: int | None
+    supported_max: int | None
+    finalized_min: int | None
+    finalized_max: int | None
