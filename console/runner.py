@@ -32,6 +32,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 WEB_HOST, WEB_PORT = "127.0.0.1", 8000
 REDIS_PORT = 6390
 SANDBOX_PORT, SANDBOX_BROKERS, SANDBOX_CONTROLLERS = 19092, 3, 3
+SANDBOX_CONTROLLER_PORT_OFFSET = 100  # sandbox.cluster: brokers on port+i, controllers on port+100+i
 GRACE_S = 10.0  # per tier: time between TERM and KILL
 SANDBOX_START_TIMEOUT_S = 120.0
 REDIS_START_TIMEOUT_S = 20.0
@@ -135,8 +136,10 @@ def make_plan(env: Mapping[str, str], base_dir: Path = BASE_DIR) -> Plan:
     sandbox = not servers and not controllers
     registrations = []
     if sandbox:
-        for i in range(SANDBOX_BROKERS + SANDBOX_CONTROLLERS):
-            ports[SANDBOX_PORT + i] = "sandbox cluster"
+        for i in range(SANDBOX_BROKERS):
+            ports[SANDBOX_PORT + i] = "sandbox broker"
+        for i in range(SANDBOX_CONTROLLERS):
+            ports[SANDBOX_PORT + SANDBOX_CONTROLLER_PORT_OFFSET + i] = "sandbox controller"
     else:
         name = env.get("CONSOLE_CLUSTER_NAME") or "default"
         if servers:

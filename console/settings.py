@@ -24,7 +24,6 @@ def _env_list(name: str, default: str) -> list[str]:
 DEBUG = _env_bool("DEBUG", False)
 
 
-
 def _local_secret(name: str) -> str:
     """A random secret kept in var/ so a machine without the env var still has a stable one."""
     path = VAR_DIR / name

@@ -1,7 +1,23 @@
-"""URL routes. Every page hangs under a cluster except login, the cluster registry and home."""
+"""URL routes. Cluster pages live under /c/<name>/; the registry under /clusters/."""
 
 from __future__ import annotations
 
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
-urlpatterns: list = []
+from console.views import clusters, home, operations
+
+urlpatterns = [
+    path("", home.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(template_name="console/login.html"), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("clusters/", clusters.cluster_list, name="cluster_list"),
+    path("clusters/new/", clusters.cluster_new, name="cluster_new"),
+    path("c/<slug:name>/", clusters.cluster_overview, name="cluster_overview"),
+    path("c/<slug:name>/settings/", clusters.cluster_settings, name="cluster_settings"),
+    path("c/<slug:name>/remove/", clusters.cluster_remove, name="cluster_remove"),
+    path("c/<slug:name>/test/", clusters.cluster_test, name="cluster_test"),
+    path("c/<slug:name>/health/", operations.health_check_start, name="health_check_start"),
+    path("operations/<int:op_id>/", operations.operation_detail, name="operation_detail"),
+    path("operations/<int:op_id>/progress/", operations.operation_progress, name="operation_progress"),
+]

@@ -1,0 +1,21 @@
+"""Database models: the cluster registry, role bindings, the audit chain and operations."""
+
+from __future__ import annotations
+
+from console.models.access import Role, RoleBinding
+from console.models.audit import AuditChainHead, AuditEvent, AuditImmutableError
+from console.models.clusters import Cluster, SecurityProtocol
+from console.models.operations import Operation, OperationItem, OperationState
+
+__all__ = [
+    "AuditChainHead",
+    "AuditEvent",
+    "AuditImmutableError",
+    "Cluster",
+    "Operation",
+    "OperationItem",
+    "OperationState",
+    "Role",
+    "RoleBinding",
+    "SecurityProtocol",
+]

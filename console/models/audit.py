@@ -1,0 +1,97 @@
+"""The append-only, hash-chained audit trail (DESIGN D6)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.db import models
+
+
+class AuditImmutableError(Exception):
+    """Raised when code tries to change or remove an audit event."""
+
+
+class AuditEventQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise AuditImmutableError("Audit events are append-only; they cannot be updated.")
+
+    def delete(self):
+        raise AuditImmutableError("Audit events are append-only; they cannot be deleted.")
+
+
+class AuditEvent(models.Model):
+    """One admin action (or one outcome of it). Written only by services.audit.record()."""
+
+    created_at = models.DateTimeField(db_index=True)
+    actor_id = models.IntegerField(null=True, blank=True)  # no FK: deleting a user must not touch the trail
+    actor_name = models.CharField(max_length=150, db_index=True)
+    on_behalf_of = models.CharField(max_length=150, blank=True)
+    source_ip = models.GenericIPAddressField(null=True, blank=True)
+    cluster_id = models.IntegerField(null=True, blank=True)
+    cluster_name = models.CharField(max_length=64, blank=True, db_index=True)
+    action = models.CharField(max_length=64, db_index=True)
+    targets = models.JSONField(default=list)
+    params = models.JSONField(default=dict)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    outcomes = models.JSONField(default=dict)
+    outcome = models.CharField(max_length=16, db_index=True)
+    operation_id = models.IntegerField(null=True, blank=True, db_index=True)
+    request_id = models.CharField(max_length=64, blank=True)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, unique=True)
+
+    objects = AuditEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["cluster_name", "-id"]), models.Index(fields=["action", "-id"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.action} by {self.actor_name}"
+
+    def save(self, *args, **kwargs):
+        if not kwargs.get("force_insert") or self._state.adding is False:
+            raise AuditImmutableError("Audit events are append-only; they cannot be updated.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AuditImmutableError("Audit events are append-only; they cannot be deleted.")
+
+    def payload(self) -> dict:
+        """The fields the hash covers, in a canonical form that survives a database round trip."""
+        return {
+            "id": self.pk,
+            "created_at": self.created_at.isoformat(timespec="microseconds"),
+            "actor_id": self.actor_id,
+            "actor_name": self.actor_name,
+            "on_behalf_of": self.on_behalf_of,
+            "source_ip": self.source_ip,
+            "cluster_id": self.cluster_id,
+            "cluster_name": self.cluster_name,
+            "action": self.action,
+            "targets": self.targets,
+            "params": self.params,
+            "before": self.before,
+            "after": self.after,
+            "outcomes": self.outcomes,
+            "outcome": self.outcome,
+            "operation_id": self.operation_id,
+            "request_id": self.request_id,
+            "prev_hash": self.prev_hash,
+        }
+
+    def compute_hash(self) -> str:
+        canonical = json.dumps(self.payload(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class AuditChainHead(models.Model):
+    """A single row naming the last event; locking it serialises appends to the chain."""
+
+    last_id = models.BigIntegerField(default=0)
+    last_hash = models.CharField(max_length=64, default="0" * 64)
+
+    def __str__(self) -> str:
+        return f"audit chain head at event {self.last_id}"

@@ -1,0 +1,115 @@
+"""Cluster registry and overview pages."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from console.forms.clusters import ClusterForm
+from console.services import access, clusters
+from console.views._helpers import client_ip, get_cluster_for_user
+
+
+@login_required
+@require_GET
+def cluster_list(request):
+    visible = access.visible_clusters(request.user)
+    return render(
+        request,
+        "console/cluster_list.html",
+        {"clusters": visible, "can_register": access.can(request.user, None, access.ADMINISTER)},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def cluster_new(request):
+    access.require(request.user, None, access.ADMINISTER)
+    form = ClusterForm(request.POST or None)
+    report = None
+    if request.method == "POST" and form.is_valid():
+        if request.POST.get("action") == "test":
+            report = clusters.test_connection(
+                clusters.connection_for(form.save(commit=False), form.cleaned_data["sasl_password"])
+            )
+        else:
+            cluster = clusters.register_cluster(
+                actor=request.user,
+                values=form.values(),
+                sasl_password=form.cleaned_data["sasl_password"],
+                source_ip=client_ip(request),
+            )
+            messages.success(request, f"Cluster '{cluster.name}' registered.")
+            return redirect("cluster_overview", name=cluster.name)
+    return render(request, "console/cluster_form.html", {"form": form, "report": report, "creating": True})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def cluster_settings(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.ADMINISTER)
+    form = ClusterForm(request.POST or None, instance=cluster)
+    report = None
+    if request.method == "POST" and form.is_valid():
+        if request.POST.get("action") == "test":
+            unsaved = form.save(commit=False)
+            password = form.cleaned_data["sasl_password"] or None
+            report = clusters.test_connection(clusters.connection_for(unsaved, password))
+            cluster.refresh_from_db()
+        else:
+            clusters.update_cluster(
+                actor=request.user,
+                cluster=cluster,
+                values=form.values(),
+                sasl_password=form.cleaned_data["sasl_password"],
+                source_ip=client_ip(request),
+            )
+            messages.success(request, f"Cluster '{cluster.name}' saved.")
+            return redirect("cluster_overview", name=cluster.name)
+    return render(
+        request,
+        "console/cluster_form.html",
+        {"form": form, "report": report, "cluster": cluster, "creating": False},
+    )
+
+
+@login_required
+@require_POST
+def cluster_remove(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.ADMINISTER)
+    if request.POST.get("confirm_name") != cluster.name:
+        messages.error(request, f"Type the cluster name '{cluster.name}' to confirm removal.")
+        return redirect("cluster_settings", name=cluster.name)
+    clusters.remove_cluster(actor=request.user, cluster=cluster, source_ip=client_ip(request))
+    messages.success(request, f"Cluster '{name}' removed from the console (the Kafka cluster is untouched).")
+    return redirect("cluster_list")
+
+
+@login_required
+@require_POST
+def cluster_test(request, name: str):
+    cluster = get_cluster_for_user(request, name)
+    report = clusters.test_registered(actor=request.user, cluster=cluster)
+    return render(request, "console/_connection_report.html", {"report": report})
+
+
+@login_required
+@require_GET
+def cluster_overview(request, name: str):
+    cluster = get_cluster_for_user(request, name)
+    data = clusters.overview(actor=request.user, cluster=cluster)
+    brokers = sorted(data.info.brokers, key=lambda b: b.id) if data.info else []
+    return render(
+        request,
+        "console/overview.html",
+        {
+            "cluster": cluster,
+            "overview": data,
+            "brokers": brokers,
+            "controller_id": data.info.controller_id if data.info else None,
+            "can_administer": access.can(request.user, cluster, access.ADMINISTER),
+            "can_run": access.can(request.user, cluster, access.RUN_OPERATIONS),
+        },
+    )

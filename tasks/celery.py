@@ -1,0 +1,27 @@
+"""The Celery app: Redis broker from settings, Django-aware tasks, the beat schedule."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+
+app = Celery("console", task_cls="celery.contrib.django.task:DjangoTask")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.imports = ("tasks.operations",)
+
+
+def _beat_schedule() -> dict:
+    from django.conf import settings
+
+    return {
+        "stuck-operation recovery": {
+            "task": "tasks.operations.requeue_stale_operations",
+            "schedule": float(settings.OPERATION_RECOVERY_INTERVAL_S),
+        },
+    }
+
+
+app.conf.beat_schedule = _beat_schedule()

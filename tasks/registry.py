@@ -1,0 +1,16 @@
+"""Which task runs which Operation kind (used to enqueue and to re-queue stuck operations)."""
+
+from __future__ import annotations
+
+from tasks import operations
+
+_TASKS = {
+    "health.check": operations.run_health_check,
+}
+
+
+def task_for(kind: str):
+    try:
+        return _TASKS[kind]
+    except KeyError:
+        raise LookupError(f"no task runs operations of kind '{kind}'") from None

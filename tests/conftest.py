@@ -1,0 +1,75 @@
+"""Shared fixtures: the sandbox cluster (once per run), fixed personas, and a registered cluster."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+PERSONAS = ("admin", "operator", "requester", "auditor", "viewer", "outsider")
+
+
+@pytest.fixture(scope="session")
+def sandbox():
+    """One sandbox Kafka cluster for the whole run (3 brokers, 3 controllers, ephemeral ports)."""
+    from sandbox.testing import running_sandbox
+
+    with running_sandbox(brokers=3, controllers=3, port=0) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def kafka_cluster(db, sandbox):
+    """The sandbox registered in the console, as the console's tests see it."""
+    from console.models import Cluster
+
+    return Cluster.objects.create(
+        name="sandbox", bootstrap_servers=sandbox.bootstrap_servers, request_timeout_s=5
+    )
+
+
+@pytest.fixture
+def offline_cluster(db):
+    """A registered cluster nobody listens on (port 1 on loopback refuses at once)."""
+    from console.models import Cluster
+
+    return Cluster.objects.create(name="offline", bootstrap_servers="127.0.0.1:1", request_timeout_s=2)
+
+
+def make_personas(cluster):
+    """The fixed personas of CONVENTIONS.md, bound on the given cluster."""
+    from django.contrib.auth import get_user_model
+
+    from console.models import Role, RoleBinding
+
+    users = get_user_model()
+    people = {}
+    for name in PERSONAS:
+        if name == "admin":
+            user = users.objects.create_superuser(username=name, password="pw-" + name)
+        else:
+            user = users.objects.create_user(username=name, password="pw-" + name)
+        people[name] = user
+    for name, role in (("operator", Role.OPERATOR), ("auditor", Role.AUDITOR), ("viewer", Role.VIEWER)):
+        RoleBinding.objects.create(cluster=cluster, user=people[name], role=role)
+    RoleBinding.objects.create(
+        cluster=cluster,
+        user=people["requester"],
+        role=Role.REQUESTER,
+        namespaces=["team-a."],
+        principals=["User:team-a"],
+    )
+    return people
+
+
+@pytest.fixture
+def personas(kafka_cluster):
+    return make_personas(kafka_cluster)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop

@@ -1,0 +1,113 @@
+"""Operations: created with their audit event, claimed once, run by the task function, recovered by beat."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from console.models import AuditEvent, Operation, OperationState
+from console.services import health, operations
+from tasks import operations as op_tasks
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_runs_a_health_check_end_to_end(
+    personas, kafka_cluster, django_capture_on_commit_callbacks, monkeypatch
+):
+    queued = []
+    monkeypatch.setattr(op_tasks.run_health_check, "delay", lambda op_id: queued.append(op_id) or _Result())
+    with django_capture_on_commit_callbacks(execute=True):
+        op = health.start_health_check(actor=personas["operator"], cluster=kafka_cluster)
+    assert queued == [op.pk]
+    assert Operation.objects.get(pk=op.pk).celery_task_id == "fake-task"
+    requested = AuditEvent.objects.get(action="health.check.requested")
+    assert (requested.operation_id, requested.actor_name, requested.outcome) == (
+        op.pk,
+        "operator",
+        "requested",
+    )
+
+    op_tasks.run_health_check.run(op.pk)
+
+    op.refresh_from_db()
+    assert op.state == OperationState.SUCCEEDED
+    assert op.progress == 1.0
+    assert {i.resource: i.state for i in op.items.all()} == {
+        "queue": "succeeded",
+        "database": "succeeded",
+        "kafka": "succeeded",
+    }
+    assert "3 brokers" in op.items.get(resource="kafka").message
+    done = AuditEvent.objects.get(action="health.check.succeeded")
+    assert done.outcomes["kafka"]["ok"] is True
+
+
+def test_a_health_check_of_an_unreachable_cluster_fails_with_the_reason(
+    personas, offline_cluster, monkeypatch
+):
+    monkeypatch.setattr(op_tasks.run_health_check, "delay", lambda op_id: _Result())
+    op = health.start_health_check(actor=personas["admin"], cluster=offline_cluster)
+    health.run_health_check(op.pk, worker="test")
+    op.refresh_from_db()
+    assert op.state == OperationState.FAILED
+    assert "127.0.0.1:1" in op.error
+    assert AuditEvent.objects.filter(action="health.check.failed", operation_id=op.pk).exists()
+
+
+def test_a_second_worker_backs_off(personas, kafka_cluster):
+    op = Operation.objects.create(kind="health.check", cluster=kafka_cluster)
+    assert operations.claim(op.pk, "w1") is not None
+    assert operations.claim(op.pk, "w2") is None
+    assert Operation.objects.get(pk=op.pk).claimed_by == "w1"
+
+
+def test_a_stale_running_operation_is_requeued_and_reclaimable(
+    personas, kafka_cluster, monkeypatch, settings
+):
+    queued = []
+    monkeypatch.setattr(op_tasks.run_health_check, "delay", lambda op_id: queued.append(op_id) or _Result())
+    op = Operation.objects.create(kind="health.check", cluster=kafka_cluster)
+    operations.claim(op.pk, "dead-worker")
+    fresh = Operation.objects.create(kind="health.check", cluster=kafka_cluster)
+    operations.claim(fresh.pk, "live-worker")
+    Operation.objects.filter(pk=op.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.OPERATION_STALE_AFTER_S + 5)
+    )
+    assert operations.requeue_stale() == [op.pk]
+    assert queued == [op.pk]
+    reclaimed = operations.claim(op.pk, "new-worker")
+    assert reclaimed is not None and reclaimed.attempts == 2
+
+
+def test_finished_operations_are_never_reclaimed(kafka_cluster):
+    op = Operation.objects.create(kind="health.check", cluster=kafka_cluster, state=OperationState.SUCCEEDED)
+    assert operations.claim(op.pk, "w") is None
+
+
+def test_an_unavailable_queue_leaves_the_operation_pending(personas, kafka_cluster, monkeypatch):
+    def broken(op_id):
+        raise ConnectionError("redis is down")
+
+    monkeypatch.setattr(op_tasks.run_health_check, "delay", broken)
+    op = Operation.objects.create(kind="health.check", cluster=kafka_cluster)
+    operations.dispatch(op.pk)
+    assert Operation.objects.get(pk=op.pk).state == OperationState.PENDING
+
+
+def test_the_progress_fragment_stops_polling_when_done(client, personas, kafka_cluster):
+    op = Operation.objects.create(kind="health.check", cluster=kafka_cluster, state=OperationState.RUNNING)
+    client.force_login(personas["viewer"])
+    url = f"/operations/{op.pk}/progress/"
+    running = client.get(url, headers={"HX-Request": "true"})
+    assert running.status_code == 200 and b'hx-trigger="every 1s"' in running.content
+    Operation.objects.filter(pk=op.pk).update(state=OperationState.SUCCEEDED, progress=1.0)
+    done = client.get(url, headers={"HX-Request": "true"})
+    assert done.status_code == 286
+    assert b"hx-trigger" not in done.content
+
+
+class _Result:
+    id = "fake-task"
