@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from console.views import clusters, home, operations
 
@@ -18,6 +18,11 @@ urlpatterns = [
     path("c/<slug:name>/remove/", clusters.cluster_remove, name="cluster_remove"),
     path("c/<slug:name>/test/", clusters.cluster_test, name="cluster_test"),
     path("c/<slug:name>/health/", operations.health_check_start, name="health_check_start"),
+    # Each area keeps its own routes module under the cluster prefix.
+    path("c/<slug:name>/topics/", include("console.urls_topics")),
+    path("c/<slug:name>/acls/", include("console.urls_acls")),
+    path("c/<slug:name>/requests/", include("console.urls_requests")),
+    path("audit/", include("console.urls_audit")),
     path("operations/<int:op_id>/", operations.operation_detail, name="operation_detail"),
     path("operations/<int:op_id>/progress/", operations.operation_progress, name="operation_progress"),
 ]

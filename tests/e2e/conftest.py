@@ -1,0 +1,51 @@
+"""Browser fixtures: Debian's headless Chromium driven by Playwright against pytest-django's live server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium package (see README).")
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="console-e2e-")
+    with sync_playwright() as pw:
+        instance = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS + [f"--user-data-dir={profile}"])
+        yield instance
+        instance.close()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    context.set_default_timeout(15000)
+    tab = context.new_page()
+    yield tab
+    context.close()
+
+
+def login(page, live_server, username: str, password: str) -> None:
+    page.goto(f"{live_server.url}/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
