@@ -54,7 +54,7 @@ class ConfigsMixin(GatewayBase):
             return self._kp.send_to_controller(request) if self.conn.controller_mode else self._kp.send(request)
         if node not in self._kp.broker_ids():
             raise KafkaOperationError(
-                15 if not self.conn.controller_mode else 116,
+                8 if not self.conn.controller_mode else 116,
                 "BROKER_NOT_AVAILABLE" if not self.conn.controller_mode else "UNKNOWN_CONTROLLER_ID",
                 f"node {node} is not a live {'controller' if self.conn.controller_mode else 'broker'}")
         return self._kp.send(request, node)

@@ -121,12 +121,16 @@ def _kp_errors() -> Any:
     return kerrors
 
 
+#: Where kafka-python's names differ from Kafka's own (org.apache.kafka.common.protocol.Errors).
+_CANONICAL_NAMES = {6: "NOT_LEADER_OR_FOLLOWER", 17: "INVALID_TOPIC_EXCEPTION", 39: "INVALID_REPLICA_ASSIGNMENT"}
+
+
 def from_code(code: int, message: str | None = None) -> KafkaOperationError | None:
     """Translate a Kafka protocol error code (from a response) into an error, or None for 0."""
     if not code:
         return None
     cls = _kp_errors().for_code(code)
-    name = getattr(cls, "message", None) or f"UNKNOWN_ERROR_{code}"
+    name = _CANONICAL_NAMES.get(code) or getattr(cls, "message", None) or f"UNKNOWN_ERROR_{code}"
     text = message or getattr(cls, "description", None) or name
     return KafkaOperationError(int(code), str(name), str(text), bool(getattr(cls, "retriable", False)))
 
@@ -188,7 +192,7 @@ def from_kafka_python(exc: BaseException, context: str = "") -> KafkaOperationEr
         text = f"{text} ({context})" if text else context
     errno = getattr(exc, "errno", None)
     if isinstance(exc, kerrors.BrokerResponseError) and errno is not None:
-        name = getattr(exc, "message", None) or exc.__class__.__name__
+        name = _CANONICAL_NAMES.get(errno) or getattr(exc, "message", None) or exc.__class__.__name__
         return KafkaOperationError(int(errno), str(name), text or str(exc.description or name),
                                    bool(exc.retriable))
     if isinstance(exc, kerrors.KafkaTimeoutError):

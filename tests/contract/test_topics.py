@@ -1,0 +1,143 @@
+"""CreateTopics / DescribeTopics / DeleteTopics / CreatePartitions / ListOffsets contract."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.kafka import KafkaOperationError, NewPartitions, NewTopic, Ok, TopicPartition
+
+from .conftest import eventually, unique
+
+pytestmark = pytest.mark.contract
+
+
+def _err(result: object) -> str:
+    assert isinstance(result, KafkaOperationError), f"expected an error, got {result!r}"
+    return result.name
+
+
+def test_create_describe_delete(gw, topics, broker_ids):
+    name = topics.name()
+    res = gw.create_topics([NewTopic(name, 3, 2, configs={"retention.ms": "3600000"})])
+    assert res == {name: Ok()}
+    desc = eventually(lambda: gw.describe_topics([name])[name],
+                      lambda r: not isinstance(r, KafkaOperationError))
+    assert not isinstance(desc, KafkaOperationError)
+    assert desc.name == name and not desc.internal
+    assert [p.id for p in desc.partitions] == [0, 1, 2]
+    for p in desc.partitions:
+        assert len(p.replicas) == 2 and len(set(p.replicas)) == 2
+        assert set(p.replicas) <= set(broker_ids)
+    assert desc.replication_factor == 2
+    md = eventually(gw.list_topics_metadata, lambda m: any(t.name == name for t in m.topics))
+    assert any(t.name == name and len(t.partitions) == 3 for t in md.topics)
+    assert gw.delete_topics([name]) == {name: Ok()}
+    gone = eventually(lambda: gw.describe_topics([name])[name], lambda r: isinstance(r, KafkaOperationError))
+    assert _err(gone) == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_validate_only_creates_nothing(gw, topics):
+    name = topics.name()
+    assert gw.create_topics([NewTopic(name, 2, 1)], validate_only=True) == {name: Ok()}
+    assert _err(gw.describe_topics([name])[name]) == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_validate_only_reports_errors(gw, topics):
+    existing = topics.create()
+    res = gw.create_topics([NewTopic(existing, 1, 1), NewTopic(topics.name(), 1, 99)], validate_only=True)
+    assert [_err(r) for r in res.values()] == ["TOPIC_ALREADY_EXISTS", "INVALID_REPLICATION_FACTOR"]
+
+
+def test_explicit_replica_assignment(gw, topics, broker_ids):
+    a, b = broker_ids[0], broker_ids[1]
+    name = topics.create(replica_assignment=((a, b), (b, a)))
+    desc = gw.describe_topics([name])[name]
+    assert [p.replicas for p in desc.partitions] == [(a, b), (b, a)]
+    assert [p.leader for p in desc.partitions] == [a, b]
+
+
+def test_per_topic_errors_are_independent(gw, topics, broker_ids):
+    existing = topics.create()
+    good = topics.name()
+    specs = [
+        NewTopic(good, 1, 1),
+        NewTopic(existing, 1, 1),
+        NewTopic(topics.name(), 0, 1),
+        NewTopic(topics.name(), 1, len(broker_ids) + 1),
+        NewTopic(topics.name(), replica_assignment=((broker_ids[0], broker_ids[0]),)),
+        NewTopic(topics.name(), 1, 1, configs={"no.such.config": "1"}),
+        NewTopic(topics.name(), 1, 1, configs={"retention.ms": "not-a-number"}),
+        NewTopic("bad name!", 1, 1),
+    ]
+    res = gw.create_topics(specs)
+    assert list(res) == [s.name for s in specs]
+    assert res[good] == Ok()
+    names = [_err(res[s.name]) for s in specs[1:]]
+    assert names == ["TOPIC_ALREADY_EXISTS", "INVALID_PARTITIONS", "INVALID_REPLICATION_FACTOR",
+                     "INVALID_REPLICA_ASSIGNMENT", "INVALID_CONFIG", "INVALID_CONFIG", "INVALID_TOPIC_EXCEPTION"]
+    for s in specs[1:]:
+        assert res[s.name].message and res[s.name].operator_text
+
+
+def test_invalid_topic_names(gw, topics):
+    res = gw.create_topics([NewTopic(".", 1, 1), NewTopic("..", 1, 1), NewTopic("x" * 250, 1, 1)])
+    assert {_err(r) for r in res.values()} == {"INVALID_TOPIC_EXCEPTION"}
+
+
+def test_assignment_to_unknown_broker(gw, topics, broker_ids):
+    res = gw.create_topics([NewTopic(topics.name(), replica_assignment=((max(broker_ids) + 100,),))])
+    assert _err(next(iter(res.values()))) == "INVALID_REPLICA_ASSIGNMENT"
+
+
+def test_delete_unknown_topic(gw):
+    name = unique("missing")
+    assert _err(gw.delete_topics([name])[name]) == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_describe_unknown_topic(gw, topics):
+    known = topics.create()
+    name = unique("missing")
+    res = gw.describe_topics([known, name])
+    assert not isinstance(res[known], KafkaOperationError)
+    assert _err(res[name]) == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_create_partitions(gw, topics, broker_ids):
+    name = topics.create(partitions=1)
+    assert gw.create_partitions([NewPartitions(name, 3)], validate_only=True) == {name: Ok()}
+    assert len(gw.describe_topics([name])[name].partitions) == 1
+    assert gw.create_partitions([NewPartitions(name, 3)]) == {name: Ok()}
+    desc = eventually(lambda: gw.describe_topics([name])[name], lambda d: len(d.partitions) == 3)
+    assert len(desc.partitions) == 3
+    b = broker_ids[-1]
+    assert gw.create_partitions([NewPartitions(name, 4, ((b,),))]) == {name: Ok()}
+    desc = eventually(lambda: gw.describe_topics([name])[name], lambda d: len(d.partitions) == 4)
+    assert desc.partitions[3].replicas == (b,)
+
+
+def test_create_partitions_errors(gw, topics):
+    name = topics.create(partitions=2)
+    missing = unique("missing")
+    res = gw.create_partitions([NewPartitions(name, 1), NewPartitions(missing, 3)])
+    assert _err(res[name]) == "INVALID_PARTITIONS"
+    assert _err(res[missing]) == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_list_offsets_of_empty_topic(gw, topics):
+    name = topics.create(partitions=2)
+    tps = [TopicPartition(name, 0), TopicPartition(name, 1), TopicPartition(name, 9)]
+    latest = gw.list_offsets(tps, "latest")
+    earliest = gw.list_offsets(tps, "earliest")
+    for tp in tps[:2]:
+        assert latest[tp].offset == 0
+        assert earliest[tp].offset == 0
+    assert _err(latest[tps[2]]) == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_summary_counts(gw, topics):
+    before = gw.topic_summary()
+    topics.create(partitions=3)
+    after = eventually(gw.topic_summary, lambda s: s.topic_count >= before.topic_count + 1)
+    assert after.topic_count >= before.topic_count + 1
+    assert after.partition_count >= before.partition_count + 3
+    assert after.offline >= 0 and after.under_replicated >= 0
