@@ -1,0 +1,5 @@
+"""Routes of the capacity area."""
+
+from __future__ import annotations
+
+urlpatterns: list = []
