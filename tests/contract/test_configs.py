@@ -41,7 +41,7 @@ def test_broker_configs_read_only_and_sensitive(gw, broker_ids):
     sensitive = [e for e in cfg.values() if e.sensitive]
     assert sensitive, "a broker always has password-type configs"
     assert all(e.value is None for e in sensitive)
-    assert not cfg["leader.replication.throttled.rate"].read_only
+    assert not cfg["num.io.threads"].read_only
     assert cfg["log.retention.hours"].read_only  # not dynamically updatable
 
 
