@@ -1,0 +1,115 @@
+"""Registry of implemented Kafka APIs: request class, advertised versions, handler, node roles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sandbox.cluster import SandboxCluster
+    from sandbox.state import ClusterState, Node
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """What a handler gets besides the decoded request."""
+
+    cluster: SandboxCluster
+    state: ClusterState
+    node: Node
+    version: int
+    client_id: str | None
+    client_host: str
+
+
+Handler = Callable[[RequestContext, Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSpec:
+    """One implemented API and where it is served."""
+
+    key: int
+    name: str
+    request_cls: Any
+    min_version: int
+    max_version: int
+    handler: Handler
+    broker: bool
+    controller: bool
+
+
+APIS: dict[int, ApiSpec] = {}
+
+
+def api(request_cls: Any, min_version: int, max_version: int, *, broker: bool = True,
+        controller: bool = False) -> Callable[[Handler], Handler]:
+    """Register a handler for ``request_cls`` advertised as ``min_version..max_version``."""
+
+    def deco(fn: Handler) -> Handler:
+        APIS[request_cls.API_KEY] = ApiSpec(request_cls.API_KEY, request_cls.name, request_cls,
+                                            min_version, max_version, fn, broker, controller)
+        return fn
+
+    return deco
+
+
+def served(is_controller: bool) -> dict[int, ApiSpec]:
+    """The APIs a broker (or a controller) serves."""
+    load_handlers()
+    return {k: s for k, s in sorted(APIS.items()) if (s.controller if is_controller else s.broker)}
+
+
+_loaded = False
+
+
+def load_handlers() -> None:
+    """Import handler modules once (they register themselves with ``@api``)."""
+    global _loaded
+    if _loaded:
+        return
+    from sandbox.handlers import (  # noqa: F401
+        acls,
+        configs,
+        data,
+        groups,
+        meta,
+        reassign,
+        topics,
+    )
+
+    _loaded = True
+
+
+def api_key_of(name_or_key: str | int) -> int:
+    """Resolve an API name ("Metadata", "CreateTopics") or key to the numeric key."""
+    if isinstance(name_or_key, int):
+        return name_or_key
+    if name_or_key.isdigit():
+        return int(name_or_key)
+    load_handlers()
+    wanted = name_or_key.lower().removesuffix("request")
+    for spec in APIS.values():
+        if spec.name.lower().removesuffix("request") == wanted:
+            return spec.key
+    raise ValueError(f"unknown API {name_or_key!r}")
+
+
+def set_errors(obj: Any, code: int, message: str | None) -> None:
+    """Recursively set every error_code (and error_message) in a response, for fault injection."""
+    fields = getattr(obj, "fields", None)
+    if not fields:
+        return
+    for name, f in fields.items():
+        if name == "error_code":
+            obj.error_code = code
+        elif name == "error_message":
+            obj.error_message = message
+        elif f.is_struct_array():
+            for item in getattr(obj, name) or []:
+                set_errors(item, code, message)
+        elif f.is_struct():
+            sub = getattr(obj, name, None)
+            if sub is not None:
+                set_errors(sub, code, message)

@@ -1,0 +1,226 @@
+"""SandboxCluster: a multi-node Kafka wire-protocol sandbox running in a background thread."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import logging
+import threading
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sandbox import replication
+from sandbox.apis import api_key_of
+from sandbox.faults import Fault, Faults
+from sandbox.server import NodeServer
+from sandbox.state import ClusterState, Node
+
+log = logging.getLogger("sandbox")
+
+DEFAULT_PORT = 19092
+CONTROLLER_PORT_OFFSET = 100
+TICK_S = 0.1
+
+
+def cluster_id_for(seed: str) -> str:
+    """A Kafka-style cluster id (22 chars, url-safe base64 of a UUID) derived from ``seed``."""
+    raw = hashlib.sha256(seed.encode()).digest()[:16]
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def topic_id_for(seed: str, name: str) -> uuid.UUID:
+    """A stable topic id per (seed, topic name), so restarts and reruns look the same."""
+    return uuid.UUID(bytes=hashlib.sha256(f"{seed}/{name}".encode()).digest()[:16])
+
+
+class SandboxCluster:
+    """A Kafka cluster simulator: brokers 1..N and dedicated controllers 101.. on 127.0.0.1.
+
+    ``port=0`` picks ephemeral ports. ``speed`` is how many virtual seconds pass per real
+    second (replication progress, synthetic writes). ``racks`` is a list of rack names (one per
+    broker, cycled) or None. ``state_file`` is loaded at start when it exists and written at
+    shutdown.
+    """
+
+    def __init__(self, brokers: int = 3, controllers: int = 3, port: int = DEFAULT_PORT,
+                 speed: float = 10.0, racks: Sequence[str] | None = None, seed: str = "sandbox",
+                 state_file: str | None = None, host: str = "127.0.0.1",
+                 bandwidth_bytes_per_s: float = 50 * 1024 * 1024) -> None:
+        self.seed = seed
+        self.speed = speed
+        self.state_file = state_file
+        self.state = ClusterState(cluster_id_for(seed))
+        self.state.bandwidth_bytes_per_s = bandwidth_bytes_per_s
+        self.faults = Faults()
+        rack_list = list(racks) if racks else []
+        for i in range(brokers):
+            bid = i + 1
+            self.state.brokers[bid] = Node(
+                bid, port + i if port else 0, rack_list[i % len(rack_list)] if rack_list else None,
+                host=host, log_dir=f"/var/lib/kafka/broker-{bid}/data")
+        for i in range(controllers):
+            cid = 101 + i
+            self.state.controllers[cid] = Node(
+                cid, port + CONTROLLER_PORT_OFFSET + i if port else 0, None, is_controller=True,
+                host=host, log_dir=f"/var/lib/kafka/controller-{cid}/metadata")
+        self.state.active_controller = min(self.state.controllers, default=-1)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._servers: dict[int, NodeServer] = {}
+        self._ticker: asyncio.Task[None] | None = None
+        self._started = threading.Event()
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def start(self) -> SandboxCluster:
+        """Load state (if any), start every node's listener and the replication ticker."""
+        if self.state_file:
+            from sandbox.persist import load_state
+
+            load_state(self, self.state_file)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run_loop, name="sandbox-loop", daemon=True)
+        self._thread.start()
+        self._started.wait()
+        self._call(self._start_all())
+        return self
+
+    def _run_loop(self) -> None:
+        assert self._loop is not None
+        asyncio.set_event_loop(self._loop)
+        self._loop.call_soon(self._started.set)
+        self._loop.run_forever()
+
+    def _call(self, coro: Any, timeout: float = 30.0) -> Any:
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    async def _start_all(self) -> None:
+        for node in [*self.state.brokers.values(), *self.state.controllers.values()]:
+            srv = NodeServer(self, node)
+            self._servers[node.node_id] = srv
+            if node.up:
+                await srv.start()
+        self._ticker = asyncio.get_running_loop().create_task(self._tick_forever())
+
+    async def _tick_forever(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            if self.speed > 0:
+                self.advance(TICK_S * self.speed)
+
+    def shutdown(self) -> None:
+        """Stop every listener and the loop thread; write the state file when configured."""
+        if self._loop is None:
+            return
+        if self.state_file:
+            from sandbox.persist import save_state
+
+            save_state(self, self.state_file)
+
+        async def _stop() -> None:
+            if self._ticker:
+                self._ticker.cancel()
+            for srv in self._servers.values():
+                await srv.stop()
+
+        try:
+            self._call(_stop())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            if self._thread:
+                self._thread.join(10)
+            self._loop.close()
+            self._loop = None
+
+    def __enter__(self) -> SandboxCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    # ---- addresses -------------------------------------------------------------------------
+    @property
+    def cluster_id(self) -> str:
+        """Stable per seed."""
+        return self.state.cluster_id
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """Comma-separated host:port of every broker."""
+        return ",".join(f"{n.host}:{n.port}" for n in self.state.brokers.values())
+
+    @property
+    def bootstrap_controllers(self) -> str:
+        """Comma-separated host:port of every dedicated controller ("" when there are none)."""
+        return ",".join(f"{n.host}:{n.port}" for n in self.state.controllers.values())
+
+    # ---- faults ----------------------------------------------------------------------------
+    def stop_broker(self, broker_id: int) -> None:
+        """Stop a broker: connections refused, its replicas offline, ISR shrinks, leaders move."""
+        with self.state.lock:
+            replication.broker_down(self.state, broker_id)
+        self._call(self._servers[broker_id].stop())
+
+    def start_broker(self, broker_id: int) -> None:
+        """Restart a stopped broker; its replicas catch up and rejoin the ISR."""
+        self._call(self._servers[broker_id].start())
+        with self.state.lock:
+            replication.broker_up(self.state, broker_id)
+
+    def stop_controller(self, controller_id: int) -> None:
+        """Stop a controller; if it was active another voter takes over (new epoch)."""
+        with self.state.lock:
+            replication.controller_down(self.state, controller_id)
+        self._call(self._servers[controller_id].stop())
+
+    def start_controller(self, controller_id: int) -> None:
+        """Restart a stopped controller; it catches up with the metadata log."""
+        self._call(self._servers[controller_id].start())
+        with self.state.lock:
+            self.state.controllers[controller_id].up = True
+            if self.state.active_controller < 0:
+                replication.controller_down(self.state, -1)
+            self.state.touch()
+
+    def inject_fault(self, api: str | int, node: int | None = None, delay_s: float = 0.0,
+                     error_code: int | None = None, count: int | None = None) -> None:
+        """Delay and/or fail requests of ``api`` (name like "CreateTopics" or key) on ``node``."""
+        self.faults.add(Fault(api_key_of(api), node, delay_s, error_code, count))
+
+    def clear_faults(self) -> None:
+        """Remove every injected fault."""
+        self.faults.clear()
+
+    # ---- clock and data --------------------------------------------------------------------
+    def advance(self, seconds: float) -> None:
+        """Move the virtual clock forward, growing logs and copying replicas."""
+        with self.state.lock:
+            replication.tick(self.state, seconds)
+
+    def produce_synthetic(self, topic: str, bytes_per_s: float) -> None:
+        """Set a topic's synthetic write rate (spread over its partitions)."""
+        with self.state.lock:
+            self.state.topics[topic].synthetic_bytes_per_s = float(bytes_per_s)
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
+                     configs: dict[str, str] | None = None,
+                     assignment: list[list[int]] | None = None) -> None:
+        """Create a topic directly (demo data, tests); placement as Kafka's default."""
+        from sandbox.placement import place_replicas
+
+        with self.state.lock:
+            if assignment is None:
+                assignment = place_replicas(self.state, partitions, replication_factor)
+            self.state.add_topic(name, assignment, configs or {}, topic_id_for(self.seed, name))
+
+    def set_broker_config(self, broker: str, name: str, value: str | None) -> None:
+        """Set (or with None delete) a dynamic broker config; broker "" is the cluster default."""
+        with self.state.lock:
+            cfg = self.state.broker_configs.setdefault(broker, {})
+            if value is None:
+                cfg.pop(name, None)
+            else:
+                cfg[name] = value
+            self.state.touch()

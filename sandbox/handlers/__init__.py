@@ -1,0 +1,1 @@
+"""Protocol handlers, one module per API family; importing registers them."""

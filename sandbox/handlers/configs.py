@@ -1,0 +1,229 @@
+"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics, brokers and loggers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
+
+from sandbox import configs as C
+from sandbox.apis import RequestContext, api
+from sandbox.state import ClusterState, Topic, topic_name_error
+
+TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+DR = DescribeConfigsResponse.DescribeConfigsResult
+Entry = DR.DescribeConfigsResourceResult
+
+
+def _entry(name: str, d: C.ConfigDef | None, layers: list[tuple[str, str | None, int]],
+           synonyms: bool, docs: bool, read_only: bool = False) -> Any:
+    sensitive = bool(d and d.sensitive)
+    value, source = (layers[0][1], layers[0][2]) if layers else (d.default if d else None, C.DEFAULT)
+    syns = [Entry.DescribeConfigsSynonym(name=n, value=None if sensitive else v, source=s)
+            for n, v, s in layers] if synonyms else []
+    return Entry(name=name, value=None if sensitive else value, read_only=read_only,
+                 config_source=source, is_default=source == C.DEFAULT, is_sensitive=sensitive,
+                 synonyms=syns, config_type=d.type if d else 0,
+                 documentation=(d.doc if d else "") if docs else None)
+
+
+def _topic_entries(st: ClusterState, t: Topic, node_id: int, keys: set[str] | None,
+                   synonyms: bool, docs: bool) -> list[Any]:
+    out = []
+    for name, d in C.TOPIC_DEFS.items():
+        if keys is not None and name not in keys:
+            continue
+        layers = C.topic_layers(st, t, name, node_id)
+        if not layers:
+            layers = [(name, d.default, C.DEFAULT)]
+            if not d.synonyms:
+                layers = []
+        out.append(_entry(name, d, layers, synonyms, docs))
+    return out
+
+
+def _broker_entries(st: ClusterState, node_id: int, default_only: bool, keys: set[str] | None,
+                    synonyms: bool, docs: bool) -> list[Any]:
+    out = []
+    extra = [n for n in C.DYNAMIC_ONLY if n in st.broker_configs.get("" if default_only else str(node_id), {})
+             or (not default_only and n in st.broker_configs.get("", {}))]
+    unknown = [n for n in st.broker_configs.get("" if default_only else str(node_id), {})
+               if C.broker_def(n) is None]
+    for name in [*C.BROKER_DEFS, *extra, *unknown]:
+        if keys is not None and name not in keys:
+            continue
+        d = C.broker_def(name)
+        if default_only:
+            if name not in st.broker_configs.get("", {}):
+                continue
+            layers = [(name, st.broker_configs[""][name], C.DYNAMIC_DEFAULT)]
+        else:
+            layers = C.broker_layers(st, node_id, name)
+        out.append(_entry(name, d, layers, synonyms, docs, read_only=bool(d and d.read_only)))
+    return out
+
+
+def _broker_id_error(ctx: RequestContext, name: str, describe: bool) -> str | None:
+    """Brokers only answer for themselves (or ""); controllers accept any registered node."""
+    if name == "":
+        return None
+    if not name.isdigit():
+        return f"Broker id must be an integer, but it is: {name}"
+    if ctx.node.is_controller:
+        return None
+    if int(name) != ctx.node.node_id:
+        alt = " or empty string" if describe else ""
+        return f"Unexpected broker id, expected {ctx.node.node_id}{alt}, but received {name}"
+    return None
+
+
+@api(DescribeConfigsRequest, 1, 4, controller=True)
+def describe_configs(ctx: RequestContext, req: Any) -> Any:
+    """Configs with value, source, synonyms, read-only/sensitive flags, type and documentation."""
+    st = ctx.state
+    results = []
+    for r in req.resources:
+        keys = set(r.configuration_keys) if r.configuration_keys is not None else None
+        res = DR(error_code=0, error_message="", resource_type=r.resource_type,
+                 resource_name=r.resource_name, configs=[])
+        results.append(res)
+        syn, docs = bool(req.include_synonyms), bool(req.include_documentation)
+        if r.resource_type == TOPIC:
+            t = st.topics.get(r.resource_name)
+            err = topic_name_error(r.resource_name)
+            if err:
+                res.error_code, res.error_message = 17, err
+            elif t is None:
+                res.error_code = 3
+            else:
+                res.configs = _topic_entries(st, t, ctx.node.node_id, keys, syn, docs)
+        elif r.resource_type in (BROKER, BROKER_LOGGER):
+            err = _broker_id_error(ctx, r.resource_name, True)
+            if err:
+                res.error_code, res.error_message = 42, err
+            elif r.resource_type == BROKER:
+                nid = int(r.resource_name or ctx.node.node_id)
+                res.configs = _broker_entries(st, nid, r.resource_name == "", keys, syn, docs)
+            else:
+                levels = st.logger_levels.get(int(r.resource_name or ctx.node.node_id), {})
+                res.configs = [Entry(name=n, value=levels.get(n, "INFO"), read_only=False,
+                                     config_source=C.BROKER_LOGGER, is_default=False,
+                                     is_sensitive=False, synonyms=[], config_type=0,
+                                     documentation="" if docs else None)
+                               for n in C.LOGGERS if keys is None or n in keys]
+        else:
+            res.error_code, res.error_message = 42, f"Unsupported resource type {r.resource_type}"
+    return DescribeConfigsResponse(version=ctx.version, throttle_time_ms=0, results=results)
+
+
+def _apply(ctx: RequestContext, rtype: int, name: str, ops: list[tuple[str, int, str | None]],
+           validate_only: bool, incremental: bool) -> tuple[int, str | None]:
+    """Validate and (unless validate_only) apply one resource's config changes."""
+    st = ctx.state
+    keys = [k for k, _, _ in ops]
+    if len(set(keys)) != len(keys):
+        return 42, "Error due to duplicate config keys"
+    if rtype == TOPIC:
+        err = topic_name_error(name)
+        if err:
+            return 17, err
+        t = st.topics.get(name)
+        if t is None:
+            return 3, f"The topic '{name}' does not exist."
+        current = dict(t.configs)
+        validate = C.validate_topic_config
+        defs = C.TOPIC_DEFS
+    elif rtype == BROKER:
+        err = _broker_id_error(ctx, name, False)
+        if err:
+            return 42, err
+        current = dict(st.broker_configs.get(name, {}))
+        validate = C.validate_broker_config
+        defs = {**C.BROKER_DEFS, **C.DYNAMIC_ONLY}
+    elif rtype == BROKER_LOGGER:
+        if not incremental:
+            return 42, "AlterConfigs does not support resource type BROKER_LOGGER"
+        err = _broker_id_error(ctx, name, False)
+        if err:
+            return 42, err
+        for k, op, v in ops:
+            msg = C.validate_logger_level(k, v)
+            if msg or op in (APPEND, SUBTRACT):
+                return 40, msg or f"{op} operation is not allowed for the BROKER_LOGGER resource"
+        if not validate_only:
+            levels = st.logger_levels.setdefault(int(name or ctx.node.node_id), {})
+            for k, op, v in ops:
+                levels.pop(k, None) if op == DELETE else levels.__setitem__(k, v or "INFO")
+        return 0, None
+    else:
+        return 42, f"Unsupported resource type {rtype}"
+    new = current if incremental else {}
+    for k, op, v in ops:
+        d = defs.get(k)
+        if op in (APPEND, SUBTRACT):
+            if d is None or d.type != C.LIST:
+                return 40, f"Config value append is not allowed for config key: {k}"
+            cur = new.get(k)
+            if cur is None and rtype == TOPIC and d is not None:
+                cur = d.default or ""
+            items = [x for x in (cur or "").split(",") if x]
+            for x in (v or "").split(","):
+                if op == APPEND and x and x not in items:
+                    items.append(x)
+                elif op == SUBTRACT and x in items:
+                    items.remove(x)
+            v, op = ",".join(items), SET
+        if op == DELETE:
+            if rtype == TOPIC and k not in C.TOPIC_DEFS:
+                return 40, f"Unknown topic config name: {k}"
+            new.pop(k, None)
+            continue
+        msg = validate(k, v)
+        if msg:
+            return (42 if "dynamically" in msg else 40), msg
+        if v is None:
+            new.pop(k, None)
+        else:
+            new[k] = v
+    if not validate_only:
+        if rtype == TOPIC:
+            st.topics[name].configs = new
+        else:
+            st.broker_configs[name] = new
+        st.touch()
+    return 0, None
+
+
+@api(AlterConfigsRequest, 0, 2, controller=True)
+def alter_configs(ctx: RequestContext, req: Any) -> Any:
+    """Legacy AlterConfigs: the given set replaces the resource's dynamic configs."""
+    out = []
+    ar = AlterConfigsResponse.AlterConfigsResourceResponse
+    for r in req.resources:
+        code, msg = _apply(ctx, r.resource_type, r.resource_name,
+                           [(c.name, SET, c.value) for c in r.configs], req.validate_only, False)
+        out.append(ar(error_code=code, error_message=msg, resource_type=r.resource_type,
+                      resource_name=r.resource_name))
+    return AlterConfigsResponse(version=ctx.version, throttle_time_ms=0, responses=out)
+
+
+@api(IncrementalAlterConfigsRequest, 0, 1, controller=True)
+def incremental_alter_configs(ctx: RequestContext, req: Any) -> Any:
+    """KIP-339 set / delete / append / subtract per config key."""
+    out = []
+    ar = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
+    for r in req.resources:
+        code, msg = _apply(ctx, r.resource_type, r.resource_name,
+                           [(c.name, c.config_operation, c.value) for c in r.configs],
+                           req.validate_only, True)
+        out.append(ar(error_code=code, error_message=msg, resource_type=r.resource_type,
+                      resource_name=r.resource_name))
+    return IncrementalAlterConfigsResponse(version=ctx.version, throttle_time_ms=0, responses=out)

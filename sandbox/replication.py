@@ -1,0 +1,209 @@
+"""Replication model on the virtual clock: log growth, throttled follower catch-up, ISR,
+reassignment completion, broker and controller failures.
+
+Throttling follows Kafka's replication quotas: a (partition, follower) copy is leader-throttled
+when ``partition:leader`` (or ``*``) is in the topic's ``leader.replication.throttled.replicas``
+and follower-throttled when ``partition:follower`` (or ``*``) is in
+``follower.replication.throttled.replicas``; throttled copies share the leader broker's
+``leader.replication.throttled.rate`` and the follower broker's
+``follower.replication.throttled.rate``. Every copy also shares the follower broker's bandwidth.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from sandbox.state import AVG_RECORD_BYTES, ClusterState, Partition, Topic
+
+UNLIMITED = float(2**63 - 1)
+QUORUM_NOOP_PER_S = 2  # KRaft appends a no-op record every 500 ms
+
+
+def throttled(spec: str | None, partition: int, broker: int) -> bool:
+    """Whether ``partition:broker`` is covered by a ``*.replication.throttled.replicas`` value."""
+    if not spec:
+        return False
+    spec = spec.strip()
+    if spec == "*":
+        return True
+    return f"{partition}:{broker}" in {s.strip() for s in spec.split(",")}
+
+
+def broker_rate(state: ClusterState, broker: int, name: str) -> float:
+    """A dynamic broker rate config (per broker, then cluster default), unlimited if unset."""
+    for key in (str(broker), ""):
+        val = state.broker_configs.get(key, {}).get(name)
+        if val is not None:
+            try:
+                return float(val)
+            except ValueError:
+                return UNLIMITED
+    return UNLIMITED
+
+
+def tick(state: ClusterState, dt: float) -> None:
+    """Advance the virtual clock by ``dt`` seconds."""
+    if dt <= 0:
+        return
+    state.now_ms += dt * 1000.0
+    _grow_logs(state, dt)
+    _copy_followers(state, dt)
+    _quorum(state, dt)
+
+
+def append(p: Partition, nbytes: float, records: int) -> None:
+    """Append to a partition's leader; in-sync live followers follow immediately."""
+    if p.leader < 0:
+        return
+    p.end_offset += records
+    size = p.sizes.get(p.leader, 0.0) + nbytes
+    for b in p.isr:
+        if b in p.sizes:
+            p.sizes[b] = size
+
+
+def _grow_logs(state: ClusterState, dt: float) -> None:
+    for t in state.topics.values():
+        if t.synthetic_bytes_per_s <= 0 or not t.partitions:
+            continue
+        per = t.synthetic_bytes_per_s * dt / len(t.partitions)
+        recs = max(1, int(per / AVG_RECORD_BYTES))
+        for p in t.partitions:
+            append(p, per, recs)
+
+
+def _copies(state: ClusterState) -> list[tuple[Topic, Partition, int]]:
+    """(topic, partition, follower) for every live replica that is out of the ISR."""
+    out = []
+    for key in list(state.catching_up):
+        t = state.topics.get(key[0])
+        if t is None or key[1] >= len(t.partitions):
+            state.catching_up.discard(key)
+            continue
+        p = t.partitions[key[1]]
+        lagging = [b for b in p.replicas if b not in p.isr and state.brokers[b].up]
+        if not lagging and not p.adding and not p.removing:
+            state.catching_up.discard(key)
+        for b in lagging:
+            if p.leader >= 0:
+                out.append((t, p, b))
+        if not lagging and (p.adding or p.removing):
+            maybe_complete_reassignment(state, p)
+    return out
+
+
+def _copy_followers(state: ClusterState, dt: float) -> None:
+    copies = _copies(state)
+    if not copies:
+        return
+    per_follower: dict[int, int] = defaultdict(int)
+    lt_count: dict[int, int] = defaultdict(int)
+    ft_count: dict[int, int] = defaultdict(int)
+    flags = []
+    for t, p, b in copies:
+        lt = throttled(t.configs.get("leader.replication.throttled.replicas"), p.index, p.leader)
+        ft = throttled(t.configs.get("follower.replication.throttled.replicas"), p.index, b)
+        flags.append((lt, ft))
+        per_follower[b] += 1
+        lt_count[p.leader] += int(lt)
+        ft_count[b] += int(ft)
+    for (_t, p, b), (lt, ft) in zip(copies, flags, strict=True):
+        budget = state.bandwidth_bytes_per_s * dt / per_follower[b]
+        if lt:
+            budget = min(budget, broker_rate(state, p.leader, "leader.replication.throttled.rate")
+                         * dt / lt_count[p.leader])
+        if ft:
+            budget = min(budget, broker_rate(state, b, "follower.replication.throttled.rate")
+                         * dt / ft_count[b])
+        lead = p.sizes.get(p.leader, 0.0)
+        have = min(p.sizes.get(b, 0.0) + budget, lead)
+        p.sizes[b] = have
+        if have >= lead:
+            p.isr.append(b)
+            p.partition_epoch += 1
+            state.touch()
+            maybe_complete_reassignment(state, p)
+
+
+def maybe_complete_reassignment(state: ClusterState, p: Partition) -> None:
+    """Finish a reassignment once every target replica is in the ISR (KIP-455)."""
+    if not p.adding and not p.removing:
+        return
+    target = [b for b in p.replicas if b not in p.removing]
+    if not all(b in p.isr for b in target):
+        return
+    p.replicas = target
+    p.isr = [b for b in p.isr if b in target]
+    for b in list(p.sizes):
+        if b not in target:
+            del p.sizes[b]
+    p.adding, p.removing = [], []
+    if p.leader not in target:
+        live = [b for b in target if b in p.isr and state.brokers[b].up]
+        p.leader = live[0] if live else -1
+        p.leader_epoch += 1
+    p.partition_epoch += 1
+    state.touch()
+
+
+def elect(state: ClusterState, p: Partition) -> None:
+    """Pick a new leader among live ISR members (preferred order), or none."""
+    live = [b for b in p.replicas if b in p.isr and state.brokers[b].up]
+    new = live[0] if live else -1
+    if new != p.leader:
+        p.leader = new
+        p.leader_epoch += 1
+
+
+def broker_down(state: ClusterState, broker: int) -> None:
+    """A broker stopped: shrink ISRs (never below one member) and move leadership."""
+    state.brokers[broker].up = False
+    for t in state.topics.values():
+        for p in t.partitions:
+            if broker not in p.replicas:
+                continue
+            if broker in p.isr and len(p.isr) > 1:
+                p.isr.remove(broker)
+                p.partition_epoch += 1
+            if p.leader == broker:
+                elect(state, p)
+    state.touch()
+
+
+def broker_up(state: ClusterState, broker: int) -> None:
+    """A broker restarted: leaderless partitions it is in sync for get it back; others catch up."""
+    state.brokers[broker].up = True
+    for t in state.topics.values():
+        for p in t.partitions:
+            if broker not in p.replicas:
+                continue
+            if p.leader < 0 and broker in p.isr:
+                p.leader = broker
+                p.leader_epoch += 1
+            if broker not in p.isr:
+                state.catching_up.add((t.name, p.index))
+    state.touch()
+
+
+def controller_down(state: ClusterState, controller: int) -> None:
+    """A controller stopped: the next live voter becomes active with a new epoch."""
+    if controller in state.controllers:
+        state.controllers[controller].up = False
+    if state.active_controller == controller or state.active_controller < 0:
+        live = sorted(c for c, n in state.controllers.items() if n.up)
+        state.active_controller = live[0] if live else -1
+        state.quorum_epoch += 1
+    state.touch()
+
+
+def _quorum(state: ClusterState, dt: float) -> None:
+    """Grow the metadata log; live voters and broker observers fetch and stay caught up."""
+    state.metadata_offset += max(1, int(dt * QUORUM_NOOP_PER_S))
+    now = int(state.now_ms)
+    if state.active_controller < 0:
+        return
+    for n in [*state.controllers.values(), *state.brokers.values()]:
+        if n.up:
+            n.log_end_offset = state.metadata_offset
+            n.last_fetch_ms = now
+            n.last_caught_up_ms = now

@@ -1,0 +1,136 @@
+"""Asyncio TCP servers, one per node, speaking the Kafka wire protocol.
+
+Framing and error handling follow Kafka's SocketServer: a request larger than
+``socket.request.max.bytes`` (100 MiB), a frame that does not parse, an unknown API key or an
+unsupported version closes that connection only; ApiVersions with an unsupported version is
+answered with a v0 body carrying UNSUPPORTED_VERSION and the supported API list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from typing import TYPE_CHECKING, Any
+
+from kafka.protocol.api_header import ResponseHeader
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+
+from sandbox.apis import RequestContext, served, set_errors
+
+if TYPE_CHECKING:
+    from sandbox.cluster import SandboxCluster
+    from sandbox.state import Node
+
+log = logging.getLogger("sandbox.server")
+
+MAX_REQUEST_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes default
+UNSUPPORTED_VERSION = 35
+_HDR = struct.Struct(">hhi")
+
+
+class Encoded:
+    """A pre-encoded response body (no header), e.g. a cached full Metadata response."""
+
+    __slots__ = ("body", "flexible")
+
+    def __init__(self, body: bytes, flexible: bool) -> None:
+        self.body = body
+        self.flexible = flexible
+
+
+def frame_body(correlation_id: int, body: bytes, flexible_header: bool) -> bytes:
+    """Frame a response body with its response header."""
+    hdr = ResponseHeader(correlation_id=correlation_id).encode(flexible=flexible_header)
+    return struct.pack(">i", len(hdr) + len(body)) + hdr + body
+
+
+def api_versions_v0_error(correlation_id: int, node: Node) -> bytes:
+    """UNSUPPORTED_VERSION answer to an ApiVersions request of a version we do not know."""
+    resp = ApiVersionsResponse(version=0, error_code=UNSUPPORTED_VERSION, api_keys=[
+        ApiVersionsResponse.ApiVersion(api_key=s.key, min_version=s.min_version,
+                                       max_version=s.max_version)
+        for s in served(node.is_controller).values()])
+    return frame_body(correlation_id, resp.encode(version=0), False)
+
+
+class NodeServer:
+    """The listener of one node; ``stop`` refuses new connections and drops open ones."""
+
+    def __init__(self, cluster: SandboxCluster, node: Node) -> None:
+        self.cluster = cluster
+        self.node = node
+        self.server: asyncio.base_events.Server | None = None
+        self.writers: set[asyncio.StreamWriter] = set()
+        self.apis = served(node.is_controller)
+
+    async def start(self) -> None:
+        """Listen on the node's port (choosing one when it is 0)."""
+        self.server = await asyncio.start_server(self._serve, self.node.host, self.node.port,
+                                                 reuse_address=True, limit=1 << 20)
+        self.node.port = self.server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        """Close the listener and every open connection."""
+        if self.server is not None:
+            self.server.close()
+            for w in list(self.writers):
+                w.close()
+            await self.server.wait_closed()
+            self.server = None
+        self.writers.clear()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.writers.add(writer)
+        peer = writer.get_extra_info("peername") or ("127.0.0.1", 0)
+        try:
+            while True:
+                size = struct.unpack(">i", await reader.readexactly(4))[0]
+                if size < _HDR.size or size > MAX_REQUEST_BYTES:
+                    log.info("closing %s: bad request size %d", peer, size)
+                    return
+                data = await reader.readexactly(size)
+                out = await self._handle(data, peer[0])
+                if out is None:
+                    return
+                if out:
+                    writer.write(out)
+                    await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except Exception:  # a bug in a handler must not take the node down
+            log.exception("node %s: closing connection after error", self.node.node_id)
+        finally:
+            self.writers.discard(writer)
+            writer.close()
+
+    async def _handle(self, data: bytes, host: str) -> bytes | None:
+        """Return the framed response, b"" for no response, None to close the connection."""
+        key, version, correlation_id = _HDR.unpack_from(data)
+        spec = self.apis.get(key)
+        if key == ApiVersionsRequest.API_KEY and spec and not (
+                spec.min_version <= version <= spec.max_version):
+            return api_versions_v0_error(correlation_id, self.node)
+        if spec is None or not spec.min_version <= version <= spec.max_version:
+            log.info("node %s: closing, unsupported api %d v%d", self.node.node_id, key, version)
+            return None
+        try:
+            req = spec.request_cls.decode(data, version=version, header=True)
+        except Exception as exc:
+            log.info("node %s: closing, malformed %s v%d: %s", self.node.node_id, spec.name, version, exc)
+            return None
+        fault = self.cluster.faults.take(key, self.node.node_id)
+        if fault is not None and fault.delay_s > 0:
+            await asyncio.sleep(fault.delay_s)
+        ctx = RequestContext(self.cluster, self.cluster.state, self.node, version,
+                             req.header.client_id, host)
+        with self.cluster.state.lock:
+            resp: Any = spec.handler(ctx, req)
+        if resp is None:  # e.g. Produce with acks=0
+            return b""
+        if fault is not None and fault.error_code is not None and not isinstance(resp, Encoded):
+            set_errors(resp, fault.error_code, fault.error_message)
+        if isinstance(resp, Encoded):
+            return frame_body(correlation_id, resp.body, resp.flexible)
+        flexible = resp.flexible_version_q(version) and key != ApiVersionsRequest.API_KEY
+        return frame_body(correlation_id, resp.encode(version=version), flexible)

@@ -1,0 +1,225 @@
+"""Plain in-memory model of a sandbox Kafka cluster (nodes, topics, partitions, ACLs, groups).
+
+Everything here is data plus small helpers; protocol handlers and the replication model
+mutate it while holding ``ClusterState.lock``.
+"""
+
+from __future__ import annotations
+
+import string
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+AVG_RECORD_BYTES = 1024  # used to turn synthetic byte rates into offsets
+LEGAL_TOPIC_CHARS = frozenset(string.ascii_letters + string.digits + "._-")
+FETCH_RETAIN_BATCHES = 2000  # produced record batches kept per partition for Fetch
+
+
+def topic_name_error(name: str | None) -> str | None:
+    """Kafka's message for an illegal topic name, None when legal."""
+    if not name:
+        return "Topic name is invalid: the empty string is not allowed"
+    if name in (".", ".."):
+        return f"Topic name is invalid: '{name}' is not allowed"
+    if len(name) > 249:
+        return f"Topic name is invalid: the length of '{name}' is longer than the max allowed length 249"
+    if not LEGAL_TOPIC_CHARS.issuperset(name):
+        return (f"Topic name is invalid: '{name}' contains one or more characters other than "
+                "ASCII alphanumerics, '.', '_' and '-'")
+    return None
+
+
+@dataclass(slots=True)
+class Node:
+    """A broker (id 1..N) or a dedicated controller (id 101..)."""
+
+    node_id: int
+    port: int
+    rack: str | None = None
+    is_controller: bool = False
+    up: bool = True
+    host: str = "127.0.0.1"
+    log_dir: str = ""
+    # controller quorum bookkeeping (virtual ms)
+    log_end_offset: int = 0
+    last_fetch_ms: int = -1
+    last_caught_up_ms: int = -1
+
+
+@dataclass(slots=True)
+class Batch:
+    """A produced record batch kept verbatim so Fetch can return it."""
+
+    base_offset: int
+    last_offset: int
+    data: bytes
+
+
+@dataclass(slots=True)
+class Partition:
+    """One partition: replica placement, ISR, leader and per-replica log sizes."""
+
+    index: int
+    replicas: list[int]
+    isr: list[int]
+    leader: int
+    leader_epoch: int = 0
+    partition_epoch: int = 0
+    # bytes held by each replica; the leader's entry is the log size
+    sizes: dict[int, float] = field(default_factory=dict)
+    log_start_offset: int = 0
+    end_offset: int = 0
+    # reassignment in progress (KIP-455)
+    adding: list[int] = field(default_factory=list)
+    removing: list[int] = field(default_factory=list)
+    batches: deque[Batch] = field(default_factory=lambda: deque(maxlen=FETCH_RETAIN_BATCHES))
+    # bytes copied per virtual second by each follower during the last tick (for rates)
+    max_timestamp: int = -1
+
+    @property
+    def preferred(self) -> int:
+        """The preferred leader: the first replica."""
+        return self.replicas[0]
+
+    def leader_size(self) -> float:
+        """Bytes in the leader's log (or the largest replica when offline)."""
+        if self.leader >= 0:
+            return self.sizes.get(self.leader, 0.0)
+        return max(self.sizes.values(), default=0.0)
+
+    def replica_offset(self, broker: int) -> int:
+        """Log end offset of a replica, proportional to the bytes it holds."""
+        lead = self.leader_size()
+        size = self.sizes.get(broker, 0.0)
+        if lead <= 0 or size >= lead:
+            return self.end_offset
+        return self.log_start_offset + int((self.end_offset - self.log_start_offset) * size / lead)
+
+
+@dataclass(slots=True)
+class Topic:
+    """A topic with its id, configs overrides and partitions."""
+
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[Partition]
+    configs: dict[str, str] = field(default_factory=dict)
+    synthetic_bytes_per_s: float = 0.0
+
+    @property
+    def internal(self) -> bool:
+        """Internal topics are flagged in Metadata."""
+        return self.name in INTERNAL_TOPICS
+
+    @property
+    def replication_factor(self) -> int:
+        """RF of the first partition (Kafka reports it that way too)."""
+        return len(self.partitions[0].replicas) if self.partitions else 0
+
+
+@dataclass(frozen=True, slots=True)
+class AclBinding:
+    """One ACL: resource pattern plus access control entry (Kafka enum codes)."""
+
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+@dataclass(slots=True)
+class GroupMember:
+    """A synthetic consumer group member."""
+
+    member_id: str
+    client_id: str
+    client_host: str
+    assignment: list[tuple[str, int]]
+
+
+@dataclass(slots=True)
+class Group:
+    """A synthetic consumer group with committed offsets."""
+
+    group_id: str
+    state: str = "Stable"
+    protocol_type: str = "consumer"
+    protocol: str = "range"
+    members: list[GroupMember] = field(default_factory=list)
+    offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+class ClusterState:
+    """The whole cluster. Mutate only while holding ``lock``; bump ``generation`` on changes."""
+
+    def __init__(self, cluster_id: str) -> None:
+        self.lock = threading.RLock()
+        self.cluster_id = cluster_id
+        self.brokers: dict[int, Node] = {}
+        self.controllers: dict[int, Node] = {}
+        self.topics: dict[str, Topic] = {}
+        self.topic_ids: dict[uuid.UUID, str] = {}
+        # dynamic broker configs: "" is the cluster default, "1" broker 1, ...
+        self.broker_configs: dict[str, dict[str, str]] = {"": {}}
+        self.logger_levels: dict[int, dict[str, str]] = {}
+        self.acls: list[AclBinding] = []
+        self.groups: dict[str, Group] = {}
+        self.now_ms: float = time.time() * 1000.0  # virtual clock, epoch ms
+        self.catching_up: set[tuple[str, int]] = set()  # partitions with lagging replicas
+        self.generation = 0  # bumped on every metadata change (cache key)
+        self.bandwidth_bytes_per_s: float = 50 * 1024 * 1024
+        self.active_controller: int = -1
+        self.quorum_epoch = 1
+        self.metadata_offset = 0
+        self.features: dict[str, int] = {"metadata.version": 27, "kraft.version": 1,
+                                         "group.version": 1, "transaction.version": 2,
+                                         "eligible.leader.replicas.version": 1}
+        self.features_epoch = 1
+
+    def touch(self) -> None:
+        """Record a metadata change (invalidates cached responses, grows the metadata log)."""
+        self.generation += 1
+        self.metadata_offset += 1
+
+    def live_brokers(self) -> list[int]:
+        """Ids of brokers that are up, sorted."""
+        return sorted(b for b, n in self.brokers.items() if n.up)
+
+    def add_topic(self, name: str, assignment: list[list[int]], configs: dict[str, str],
+                  topic_id: uuid.UUID | None = None) -> Topic:
+        """Create a topic with the given replica assignment (leader = first live replica)."""
+        tid = topic_id or uuid.uuid4()
+        parts = []
+        for i, reps in enumerate(assignment):
+            live = [b for b in reps if self.brokers.get(b) and self.brokers[b].up]
+            parts.append(Partition(index=i, replicas=list(reps), isr=live or [reps[0]],
+                                   leader=live[0] if live else -1,
+                                   sizes={b: 0.0 for b in reps}))
+        topic = Topic(name=name, topic_id=tid, partitions=parts, configs=dict(configs))
+        self.topics[name] = topic
+        self.topic_ids[tid] = name
+        self.touch()
+        return topic
+
+    def remove_topic(self, name: str) -> None:
+        """Delete a topic and its group offsets."""
+        topic = self.topics.pop(name)
+        self.topic_ids.pop(topic.topic_id, None)
+        for g in self.groups.values():
+            for key in [k for k in g.offsets if k[0] == name]:
+                del g.offsets[key]
+        self.touch()
+
+    def partition(self, topic: str, index: int) -> Partition | None:
+        """Look up a partition, None when topic or index is unknown."""
+        t = self.topics.get(topic)
+        if t is None or not 0 <= index < len(t.partitions):
+            return None
+        return t.partitions[index]
