@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 
 import pytest
 
@@ -27,12 +25,11 @@ def browser():
         pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium package (see README).")
     from playwright.sync_api import sync_playwright
 
-    profile = tempfile.mkdtemp(prefix="console-e2e-")
+    # Playwright gives every launch a fresh, empty profile of its own.
     with sync_playwright() as pw:
-        instance = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS + [f"--user-data-dir={profile}"])
+        instance = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield instance
         instance.close()
-    shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture
