@@ -126,6 +126,7 @@ class ClusterMixin(GatewayBase):
         start = time.monotonic()
         self._probed = False
         self._reachable()
+        self._kp.ensure_ready()  # precise errors: wrong endpoint type, auth, no Kafka answer
         info = self.describe_cluster()
         return ConnectionCheck(info.cluster_id, info.controller_id, len(info.brokers), info.endpoint_type,
                                time.monotonic() - start)

@@ -66,6 +66,7 @@ class KpClient:
             if self.conn.controller_mode:
                 self.refresh_controllers()
             else:
+                self._check_broker_endpoint()
                 try:
                     self._manager.bootstrap(int(self.conn.request_timeout_s * 1000))
                 except Exception as exc:  # noqa: BLE001 - translated
@@ -76,6 +77,12 @@ class KpClient:
 
     def _error(self, exc: BaseException, what: str) -> KafkaOperationError:
         err = translate(exc, f"{what} via {self.conn.address_text}")
+        if err.name == "REQUEST_TIMED_OUT":
+            err = err.with_message(f"no answer to {what} from {self.conn.address_text} "
+                                   f"within {self.conn.request_timeout_s:g} s")
+        elif err.name == "NETWORK_EXCEPTION":
+            err = err.with_message(f"cannot talk to Kafka at {self.conn.address_text} ({what}): "
+                                   f"{str(exc) or type(exc).__name__}")
         if err.name in ("UNSUPPORTED_VERSION",) and self.conn.controller_mode:
             return KafkaOperationError(115, "UNSUPPORTED_ENDPOINT_TYPE",
                                        f"{what} is not served by the controllers", False)
@@ -121,6 +128,34 @@ class KpClient:
         if self.conn.controller_mode:
             return [c.id for c in self.controllers]
         return sorted(b.node_id for b in self._manager.cluster.brokers())
+
+    def _check_broker_endpoint(self) -> None:
+        """Ask a bootstrap address for DescribeCluster as a broker (KIP-919).
+
+        A controller answers MISMATCHED_ENDPOINT_TYPE: say so instead of timing out in the
+        Metadata bootstrap, which controllers do not serve.
+        """
+        from kafka.protocol.admin import DescribeClusterRequest
+
+        request = DescribeClusterRequest(include_cluster_authorized_operations=False,
+                                         endpoint_type=BROKER_ENDPOINT, min_version=1)
+        last: KafkaOperationError | None = None
+        for boot in self._manager.cluster.bootstrap_brokers():
+            try:
+                response = self._send(request, boot.node_id)
+            except KafkaOperationError as err:
+                if err.name == "UNSUPPORTED_VERSION":
+                    return  # an old broker without KIP-919: the Metadata bootstrap decides
+                last = err
+                continue
+            if response.error_code == 114:
+                raise KafkaOperationError(
+                    114, "MISMATCHED_ENDPOINT_TYPE",
+                    f"{boot.host}:{boot.port} is a controller, not a broker: "
+                    "register these addresses as bootstrap controllers", False)
+            return
+        if last is not None:
+            raise last
 
     # -- controller mode --------------------------------------------------------------------
 

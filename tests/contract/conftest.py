@@ -21,7 +21,14 @@ from typing import Any, TypeVar
 
 import pytest
 
-from console.kafka import ClusterConnection, KafkaGateway, KafkaOperationError, NewTopic, close_all, get_gateway
+from console.kafka import (
+    ClusterConnection,
+    KafkaGateway,
+    KafkaOperationError,
+    NewTopic,
+    close_all,
+    get_gateway,
+)
 
 T = TypeVar("T")
 
