@@ -98,6 +98,16 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
+def describe_exit(code: int | None) -> str:
+    """'exit code 3' or 'killed by SIGKILL' for a Popen returncode."""
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
 def parse_bootstrap(line: str) -> tuple[str, str] | None:
     """('BOOTSTRAP_SERVERS', 'host:port,...') from a sandbox announcement line, else None."""
     key, sep, value = line.strip().partition("=")
@@ -186,6 +196,7 @@ class Child:
     tier: int
     one_shot: bool
     reader: threading.Thread
+    stop_signal: int = signal.SIGTERM
 
     @property
     def pgid(self) -> int:
@@ -243,6 +254,7 @@ class Supervisor:
         tier: int = TIER_APP,
         one_shot: bool = False,
         on_line: Callable[[str], None] | None = None,
+        stop_signal: int = signal.SIGTERM,
     ) -> Child:
         self.check()
         popen = Popen(
@@ -259,7 +271,7 @@ class Supervisor:
         )
         reader = threading.Thread(target=self._pump, args=(name, popen.stdout, on_line), daemon=True)
         reader.start()
-        child = Child(name, popen, tier, one_shot, reader)
+        child = Child(name, popen, tier, one_shot, reader, stop_signal)
         self.children.append(child)
         return child
 
@@ -272,7 +284,7 @@ class Supervisor:
             time.sleep(0.1)
         child.reader.join(timeout=2)
         if child.popen.returncode != 0:
-            raise ChildFailed(f"`{label}` failed with exit code {child.popen.returncode}")
+            raise ChildFailed(f"`{label}` failed with {describe_exit(child.popen.returncode)}")
 
     def first_dead(self) -> Child | None:
         for child in self.children:
@@ -287,7 +299,7 @@ class Supervisor:
             dead = self.first_dead()
             if dead:
                 raise ChildFailed(
-                    f"{dead.name} exited with code {dead.popen.returncode} while waiting for {what}"
+                    f"{dead.name} exited ({describe_exit(dead.popen.returncode)}) while waiting for {what}"
                 )
             if time.monotonic() > deadline:
                 raise ChildFailed(f"timed out after {timeout_s:.0f}s waiting for {what}")
@@ -299,7 +311,7 @@ class Supervisor:
             self.check()
             dead = self.first_dead()
             if dead:
-                raise ChildFailed(f"{dead.name} exited unexpectedly with code {dead.popen.returncode}")
+                raise ChildFailed(f"{dead.name} exited unexpectedly ({describe_exit(dead.popen.returncode)})")
             time.sleep(0.2)
 
     def shutdown(self) -> list[str]:
@@ -312,7 +324,7 @@ class Supervisor:
         for tier in sorted({c.tier for c in self.children}, reverse=True):
             group = [c for c in self.children if c.tier == tier and self._alive(c)]
             for child in group:
-                self._signal(child, signal.SIGTERM)
+                self._signal(child, child.stop_signal)
             started = time.monotonic()
             # grace_s is re-read: a second Ctrl-C sets it to 0 and we KILL at once.
             while any(self._alive(c) for c in group) and time.monotonic() - started < self.grace_s:
@@ -427,7 +439,7 @@ def start(sup: Supervisor, plan: Plan, env: dict[str, str]) -> None:
     sup.spawn("web", web, env=web_env, cwd=BASE_DIR)
     url = f"http://{WEB_HOST}:{WEB_PORT}/"
     sup.wait_until("the web server", lambda: http_ok(url + "login/"), WEB_START_TIMEOUT_S)
-    sup.say("runner", f"console ready at {url} (user admin). Ctrl-C stops everything.")
+    sup.say("runner", f"console ready at {url} - log in as admin. Ctrl-C stops everything.")
 
 
 def describe_busy(busy: Mapping[int, str]) -> str:
@@ -445,7 +457,8 @@ def main() -> int:
     sup = Supervisor()
     lock = acquire_lock(plan.var_dir)
     if lock is None:
-        sup.say("runner", f"another `make run` holds {plan.var_dir / 'runner.lock'}; nothing was started.")
+        holder = (plan.var_dir / "runner.lock").read_text().strip() or "?"
+        sup.say("runner", f"another `make run` (pid {holder}) is using {plan.var_dir}; nothing was started.")
         return 2
     busy = busy_ports(plan.ports)
     if busy:
@@ -473,7 +486,8 @@ def main() -> int:
             sup.say("runner", f"WARNING: processes still alive: {left}")
             code = code or 1
         else:
-            sup.say("runner", f"stopped {len(sup.children)} process group(s); nothing left running.")
+            names = [c.name for c in sup.children if not c.one_shot]
+            sup.say("runner", f"stopped {', '.join(names) or 'nothing'}; no process left running.")
         lock.close()
     return code
 

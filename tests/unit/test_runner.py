@@ -152,6 +152,11 @@ def test_a_real_cluster_without_a_name_is_called_default(tmp_path):
     ]
 
 
+def test_it_describes_how_a_child_ended():
+    assert runner.describe_exit(3) == "exit code 3"
+    assert runner.describe_exit(-9) == "killed by SIGKILL"
+
+
 def test_it_reads_the_sandbox_announcements_and_nothing_else():
     assert runner.parse_bootstrap("BOOTSTRAP_SERVERS=127.0.0.1:19092,127.0.0.1:19093\n") == (
         "BOOTSTRAP_SERVERS",
@@ -227,7 +232,7 @@ def test_it_reports_a_long_running_child_that_dies(sup):
     sup.spawn("web", ["sleep", "300"])
     sup.spawn("worker", ["sh", "-c", "exit 3"])
 
-    with pytest.raises(ChildFailed, match="worker exited unexpectedly with code 3"):
+    with pytest.raises(ChildFailed, match=r"worker exited unexpectedly \(exit code 3\)"):
         sup.supervise()
 
 
@@ -239,7 +244,7 @@ def test_a_failed_setup_step_names_itself_and_its_exit_code(sup):
 def test_waiting_gives_up_when_a_child_dies_meanwhile(sup):
     sup.spawn("sandbox", ["sh", "-c", "echo starting; exit 1"])
 
-    with pytest.raises(ChildFailed, match="sandbox exited with code 1 while waiting for the sandbox"):
+    with pytest.raises(ChildFailed, match=r"sandbox exited \(exit code 1\) while waiting for the sandbox"):
         sup.wait_until("the sandbox", lambda: False, timeout_s=10)
 
 
