@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console.views import clusters, home, operations
+from console.views import bindings, clusters, home, operations
 
 urlpatterns = [
     path("", home.home, name="home"),
+    path("admin/", admin.site.urls),
     path("login/", auth_views.LoginView.as_view(template_name="console/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("clusters/", clusters.cluster_list, name="cluster_list"),
@@ -17,6 +19,10 @@ urlpatterns = [
     path("c/<slug:name>/settings/", clusters.cluster_settings, name="cluster_settings"),
     path("c/<slug:name>/remove/", clusters.cluster_remove, name="cluster_remove"),
     path("c/<slug:name>/test/", clusters.cluster_test, name="cluster_test"),
+    path("c/<slug:name>/access/", bindings.access_page, name="cluster_access"),
+    path(
+        "c/<slug:name>/access/<int:binding_id>/revoke/", bindings.access_revoke, name="cluster_access_revoke"
+    ),
     path("c/<slug:name>/health/", operations.health_check_start, name="health_check_start"),
     # Each area keeps its own routes module under the cluster prefix.
     path("c/<slug:name>/topics/", include("console.urls_topics")),

@@ -85,6 +85,17 @@ def require(user, cluster: Cluster | None, perm: str, resource: str | None = Non
     raise PermissionDenied(f"You need the '{perm}' permission {where}{what}.")
 
 
+def can_view_any_audit(user) -> bool:
+    """Whether the user may open the audit pages at all (auditor or admin somewhere, or superuser)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    return RoleBinding.objects.filter(
+        Q(user=user) | Q(group__in=user.groups.all()), role__in=[Role.AUDITOR, Role.ADMIN]
+    ).exists()
+
+
 def visible_clusters(user):
     """Clusters a user may see at all."""
     if getattr(user, "is_superuser", False) and user.is_active:
