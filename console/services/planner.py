@@ -1,0 +1,433 @@
+"""Pure reassignment planners: plan files, moves, throttles, validation, dry-run diff, intents.
+
+A functional core (as in Kafka's ``ReassignPartitionsCommand``): every function takes plain
+maps and returns plain maps; nothing here talks to Kafka or the database. A partition is the
+tuple ``(topic, partition)``; an assignment maps partitions to replica lists (preferred leader
+first). The balance planner lives in ``reassign_balance.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+TP = tuple[str, int]
+Assignment = Mapping[TP, Sequence[int]]
+
+PLAN_VERSION = 1
+MAX_PLAN_PARTITIONS = 200_000  # a plan file larger than this is refused before validation
+
+
+class PlanParseError(ValueError):
+    """A plan file that cannot be used; ``line``/``column`` point at the problem when known."""
+
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None) -> None:
+        where = f" (line {line}, column {column})" if line is not None else ""
+        super().__init__(f"{message}{where}")
+        self.line = line
+        self.column = column
+
+
+# ---- plan files (kafka-reassign-partitions JSON) --------------------------------------------
+
+
+def parse_plan(text: str) -> dict[TP, tuple[int, ...]]:
+    """Parse a kafka-reassign-partitions plan; refuse what Kafka's tool refuses, with the position."""
+    if not text or not text.strip():
+        raise PlanParseError("The plan is empty: paste or upload a reassignment JSON file.")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PlanParseError(f"Malformed JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+    if not isinstance(doc, dict):
+        raise PlanParseError('The plan must be a JSON object like {"version":1,"partitions":[...]}.')
+    if doc.get("version", PLAN_VERSION) != PLAN_VERSION:
+        raise PlanParseError(f"Unsupported plan version {doc.get('version')!r}: only version 1 exists.")
+    entries = doc.get("partitions")
+    if not isinstance(entries, list):
+        raise PlanParseError('The plan needs a "partitions" list.')
+    if not entries:
+        raise PlanParseError("Partition reassignment list cannot be empty.")
+    if len(entries) > MAX_PLAN_PARTITIONS:
+        raise PlanParseError(
+            f"The plan has {len(entries)} partitions; at most {MAX_PLAN_PARTITIONS} are accepted."
+        )
+    out: dict[TP, tuple[int, ...]] = {}
+    for i, entry in enumerate(entries):
+        tp, replicas = _parse_entry(i, entry)
+        if tp in out:
+            raise PlanParseError(
+                f"Partition reassignment contains duplicate topic partitions: {tp[0]}-{tp[1]}."
+            )
+        out[tp] = replicas
+    return out
+
+
+def _parse_entry(i: int, entry: object) -> tuple[TP, tuple[int, ...]]:
+    where = f"partitions[{i}]"
+    if not isinstance(entry, dict):
+        raise PlanParseError(f"{where} must be an object with topic, partition and replicas.")
+    topic, partition, replicas = entry.get("topic"), entry.get("partition"), entry.get("replicas")
+    if not isinstance(topic, str) or not topic:
+        raise PlanParseError(f"{where}.topic must be a non-empty string.")
+    if not _is_int(partition) or partition < 0:
+        raise PlanParseError(f"{where}.partition must be a non-negative integer.")
+    if not isinstance(replicas, list) or not replicas or not all(_is_int(r) and r >= 0 for r in replicas):
+        raise PlanParseError(f"{where}.replicas must be a non-empty list of broker ids.")
+    if len(set(replicas)) != len(replicas):
+        raise PlanParseError(
+            f"{where}: partition {topic}-{partition} contains duplicate replicas {replicas}."
+        )
+    log_dirs = entry.get("log_dirs")
+    if log_dirs is not None:
+        if not isinstance(log_dirs, list) or len(log_dirs) != len(replicas):
+            raise PlanParseError(f"{where}.log_dirs must list one directory per replica.")
+        if any(d != "any" for d in log_dirs):
+            raise PlanParseError(
+                f'{where}.log_dirs: moves between log directories are not supported; use "any".'
+            )
+    return (topic, partition), tuple(replicas)
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def export_plan(assignment: Assignment) -> str:
+    """The assignment as a kafka-reassign-partitions file (sorted; usable as a rollback file)."""
+    parts = [
+        {
+            "topic": t,
+            "partition": p,
+            "replicas": list(assignment[(t, p)]),
+            "log_dirs": ["any"] * len(assignment[(t, p)]),
+        }
+        for t, p in sorted(assignment)
+    ]
+    return json.dumps({"version": PLAN_VERSION, "partitions": parts}, indent=1)
+
+
+# ---- moves and throttles (as ReassignPartitionsCommand computes them) ---------------------------
+
+
+@dataclass(frozen=True)
+class Move:
+    """Replicas a partition copies from (``sources``) and new replicas it copies to."""
+
+    sources: tuple[int, ...]
+    destinations: tuple[int, ...]
+
+
+def plan_moves(
+    current: Assignment, proposed: Assignment, adding_in_progress: Mapping[TP, Sequence[int]] | None = None
+) -> dict[TP, Move]:
+    """Per proposed partition: sources = the current (original) replicas, destinations = new ones.
+
+    A reassignment already in progress reports its adding replicas in ``current``; they are not
+    sources (Kafka's tool subtracts them the same way).
+    """
+    adding = adding_in_progress or {}
+    out: dict[TP, Move] = {}
+    for tp, target in proposed.items():
+        busy = set(adding.get(tp, ()))
+        sources = tuple(b for b in current.get(tp, ()) if b not in busy)
+        destinations = tuple(b for b in target if b not in sources)
+        out[tp] = Move(sources, destinations)
+    return out
+
+
+def _throttle_value(pairs: Iterable[tuple[int, int]]) -> str:
+    return ",".join(f"{p}:{b}" for p, b in sorted(set(pairs)))
+
+
+def leader_throttles(moves: Mapping[TP, Move]) -> dict[str, str]:
+    """``leader.replication.throttled.replicas`` per topic: every source replica of a moving partition."""
+    by_topic: dict[str, list[tuple[int, int]]] = {}
+    for (topic, partition), move in moves.items():
+        if move.destinations:
+            by_topic.setdefault(topic, []).extend((partition, b) for b in move.sources)
+    return {t: _throttle_value(v) for t, v in sorted(by_topic.items()) if v}
+
+
+def follower_throttles(moves: Mapping[TP, Move]) -> dict[str, str]:
+    """``follower.replication.throttled.replicas`` per topic: every new replica."""
+    by_topic: dict[str, list[tuple[int, int]]] = {}
+    for (topic, partition), move in moves.items():
+        by_topic.setdefault(topic, []).extend((partition, b) for b in move.destinations)
+    return {t: _throttle_value(v) for t, v in sorted(by_topic.items()) if v}
+
+
+def brokers_involved(moves: Mapping[TP, Move]) -> set[int]:
+    """Brokers that get the throttle rates: every source and destination of a moving partition."""
+    out: set[int] = set()
+    for move in moves.values():
+        if move.destinations:
+            out.update(move.sources)
+            out.update(move.destinations)
+    return out
+
+
+def throttle_entries(value: str | None) -> list[str]:
+    """The ``partition:broker`` entries of a throttled-replicas value (``*`` stays ``*``)."""
+    return [s.strip() for s in (value or "").split(",") if s.strip()]
+
+
+def merge_throttle(current: str | None, ours: str) -> tuple[str, list[str]]:
+    """Value to set (current entries plus ours) and the entries we add; ``*`` already covers all."""
+    have = throttle_entries(current)
+    if "*" in have:
+        return "*", []
+    added = [e for e in throttle_entries(ours) if e not in set(have)]
+    return ",".join(have + added), added
+
+
+def unmerge_throttle(current: str | None, added: Iterable[str]) -> str | None:
+    """Value after taking back the entries we added (None: delete the config)."""
+    gone = set(added)
+    rest = [e for e in throttle_entries(current) if e not in gone]
+    return ",".join(rest) or None
+
+
+# ---- validation and dry run ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PartitionCheck:
+    """One row of the validation table."""
+
+    topic: str
+    partition: int
+    current: tuple[int, ...]
+    target: tuple[int, ...]
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def moving(self) -> bool:
+        return self.current != self.target
+
+
+def rack_spread_ok(replicas: Sequence[int], racks: Mapping[int, str | None]) -> bool:
+    """Replicas use as many distinct racks as they can (min(RF, number of racks))."""
+    known = {r for r in racks.values() if r}
+    if len(known) <= 1:
+        return True
+    used = {racks.get(b) for b in replicas}
+    return len(used) >= min(len(replicas), len(known))
+
+
+def validate_plan(
+    proposed: Assignment,
+    *,
+    current: Assignment,
+    racks: Mapping[int, str | None],
+    in_progress: Iterable[TP] = (),
+    rf_change: bool = False,
+) -> list[PartitionCheck]:
+    """Check every partition of a plan: unknown topic/partition/broker, duplicates, RF, conflicts, racks."""
+    topics = {t for t, _ in current}
+    busy = set(in_progress)
+    rows = []
+    for tp in sorted(proposed):
+        target = tuple(proposed[tp])
+        have = tuple(current.get(tp, ()))
+        problems: list[str] = []
+        warnings: list[str] = []
+        if tp[0] not in topics:
+            problems.append("Unknown topic")
+        elif tp not in current:
+            problems.append("Unknown partition")
+        unknown = [b for b in target if b not in racks]
+        if unknown:
+            problems.append(f"Unknown broker {', '.join(map(str, unknown))}")
+        if len(set(target)) != len(target):
+            problems.append("Duplicate brokers")
+        if have and len(target) != len(have) and not rf_change:
+            problems.append(f"Replication factor changes {len(have)} → {len(target)} (not intended)")
+        if tp in busy:
+            problems.append("Already being reassigned")
+        if not unknown and len(set(target)) == len(target) and not rack_spread_ok(target, racks):
+            problems.append("Rack constraint broken")
+        if have and target == have:
+            warnings.append("Already at target (nothing to move)")
+        elif have and target[0] != have[0]:
+            warnings.append(f"Preferred leader changes {have[0]} → {target[0]}")
+        rows.append(PartitionCheck(tp[0], tp[1], have, target, tuple(problems), tuple(warnings)))
+    return rows
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    topic: str
+    partition: int
+    old: tuple[int, ...]
+    new: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+    bytes_to_move: int
+
+
+@dataclass(frozen=True)
+class PlanDiff:
+    """The dry run: what changes, how many bytes move, how long at a throttle."""
+
+    rows: tuple[DiffRow, ...]
+    total_bytes: int
+    bytes_in: dict[int, int] = field(default_factory=dict)
+    bytes_out: dict[int, int] = field(default_factory=dict)
+
+    def estimated_seconds(self, throttle_bytes_per_s: int | None) -> float | None:
+        """Slowest broker's in/out bytes over the per-broker rate (None without a throttle)."""
+        if not throttle_bytes_per_s or throttle_bytes_per_s <= 0:
+            return None
+        busiest = max([*self.bytes_in.values(), *self.bytes_out.values(), 0])
+        return busiest / throttle_bytes_per_s
+
+
+def plan_diff(proposed: Assignment, current: Assignment, sizes: Mapping[TP, int]) -> PlanDiff:
+    """Old → new replicas per moving partition and the bytes each new replica must copy."""
+    rows = []
+    total = 0
+    bytes_in: Counter[int] = Counter()
+    bytes_out: Counter[int] = Counter()
+    for tp in sorted(proposed):
+        old, new = tuple(current.get(tp, ())), tuple(proposed[tp])
+        if old == new:
+            continue
+        adding = tuple(b for b in new if b not in old)
+        removing = tuple(b for b in old if b not in new)
+        size = int(sizes.get(tp, 0))
+        moved = size * len(adding)
+        total += moved
+        for b in adding:
+            bytes_in[b] += size
+        if old and adding:
+            bytes_out[old[0]] += moved
+        rows.append(DiffRow(tp[0], tp[1], old, new, adding, removing, moved))
+    return PlanDiff(tuple(rows), total, dict(bytes_in), dict(bytes_out))
+
+
+# ---- intents: build a plan from what the operator wants -----------------------------------------
+
+
+def replica_counts(assignment: Assignment, brokers: Iterable[int]) -> Counter[int]:
+    counts: Counter[int] = Counter(dict.fromkeys(brokers, 0))
+    for reps in assignment.values():
+        counts.update(reps)
+    return counts
+
+
+def _pick(
+    candidates: Iterable[int], keep: Sequence[int], racks: Mapping[int, str | None], load: Counter[int]
+) -> int | None:
+    """Least-loaded candidate not in ``keep``, preferring racks ``keep`` does not use yet."""
+    used_racks = {racks.get(b) for b in keep}
+    options = [b for b in candidates if b not in keep]
+    if not options:
+        return None
+    return min(options, key=lambda b: (racks.get(b) in used_racks and racks.get(b) is not None, load[b], b))
+
+
+def _select(assignment: Assignment, partitions: Iterable[TP] | None) -> list[TP]:
+    return sorted(assignment) if partitions is None else sorted(tp for tp in partitions if tp in assignment)
+
+
+def move_off_brokers(
+    current: Assignment,
+    racks: Mapping[int, str | None],
+    remove: Iterable[int],
+    partitions: Iterable[TP] | None = None,
+) -> dict[TP, tuple[int, ...]]:
+    """Replace replicas on ``remove`` with the least-loaded other brokers; positions (leader first) kept."""
+    gone = set(remove)
+    pool = [b for b in sorted(racks) if b not in gone]
+    load = replica_counts(current, pool)
+    out: dict[TP, tuple[int, ...]] = {}
+    for tp in _select(current, partitions):
+        reps = list(current[tp])
+        if not gone.intersection(reps):
+            continue
+        for i, b in enumerate(reps):
+            if b in gone:
+                keep = [r for r in reps if r not in gone]
+                new = _pick(pool, keep, racks, load)
+                if new is None:
+                    raise ValueError(f"Not enough brokers left to keep {tp[0]}-{tp[1]} at RF {len(reps)}.")
+                reps[i] = new
+                load[new] += 1
+        out[tp] = tuple(reps)
+    return out
+
+
+def spread_onto(
+    current: Assignment,
+    racks: Mapping[int, str | None],
+    new_brokers: Iterable[int],
+    partitions: Iterable[TP] | None = None,
+) -> dict[TP, tuple[int, ...]]:
+    """Move replicas from the most loaded brokers onto ``new_brokers`` until replica counts even out."""
+    targets = [b for b in new_brokers if b in racks]
+    if not targets:
+        raise ValueError("Name at least one known broker to spread onto.")
+    selected = _select(current, partitions)
+    load = replica_counts({tp: current[tp] for tp in selected}, racks)
+    fair = sum(load.values()) / max(len(racks), 1)
+    work = {tp: list(current[tp]) for tp in selected}
+    changed: set[TP] = set()
+    for tp in selected:
+        reps = work[tp]
+        for i in range(len(reps) - 1, -1, -1):  # move followers first; keep the preferred leader
+            b = reps[i]
+            if b in targets or load[b] <= fair:
+                continue
+            keep = reps[:i] + reps[i + 1 :]
+            new = _pick([t for t in targets if load[t] + 1 <= fair + 0.5], keep, racks, load)
+            if new is None:
+                continue
+            if not rack_spread_ok(keep + [new], racks) and rack_spread_ok(reps, racks):
+                continue
+            reps[i] = new
+            load[b] -= 1
+            load[new] += 1
+            changed.add(tp)
+            break
+    return {tp: tuple(work[tp]) for tp in sorted(changed)}
+
+
+def set_replication_factor(
+    current: Assignment, racks: Mapping[int, str | None], rf: int, partitions: Iterable[TP] | None = None
+) -> dict[TP, tuple[int, ...]]:
+    """Grow (least-loaded, rack-aware) or shrink (drop the last replicas, keeping racks) each partition."""
+    if rf < 1:
+        raise ValueError("The replication factor must be at least 1.")
+    if rf > len(racks):
+        raise ValueError(f"Replication factor {rf} needs {rf} brokers; the cluster has {len(racks)}.")
+    load = replica_counts(current, racks)
+    out: dict[TP, tuple[int, ...]] = {}
+    for tp in _select(current, partitions):
+        reps = list(current[tp])
+        while len(reps) < rf:
+            new = _pick(sorted(racks), reps, racks, load)
+            assert new is not None
+            reps.append(new)
+            load[new] += 1
+        while len(reps) > rf:
+            drop = _drop_choice(reps, racks, load)
+            reps.remove(drop)
+            load[drop] -= 1
+        if tuple(reps) != tuple(current[tp]):
+            out[tp] = tuple(reps)
+    return out
+
+
+def _drop_choice(reps: Sequence[int], racks: Mapping[int, str | None], load: Counter[int]) -> int:
+    """The follower whose removal keeps the rack spread, most loaded first; never the preferred leader."""
+    followers = list(reps[1:])
+    fine = [b for b in followers if rack_spread_ok([r for r in reps if r != b], racks)]
+    return max(fine or followers, key=lambda b: (load[b], b))
