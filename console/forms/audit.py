@@ -1,0 +1,41 @@
+"""The audit review filter form (GET): every field optional, bounded, turned into an AuditFilter."""
+
+from __future__ import annotations
+
+from django import forms
+
+from console.services.audit_review import OUTCOMES, AuditFilter
+
+
+class AuditFilterForm(forms.Form):
+    actor = forms.CharField(required=False, max_length=150)
+    action = forms.CharField(required=False, max_length=64, help_text="e.g. topic.create or topic")
+    cluster = forms.CharField(required=False, max_length=64)
+    resource = forms.CharField(required=False, max_length=300, label="Resource name")
+    outcome = forms.ChoiceField(required=False, choices=[("", "any")] + [(o, o) for o in OUTCOMES])
+    since = forms.DateTimeField(
+        required=False, label="From (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    until = forms.DateTimeField(
+        required=False, label="Until (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+
+    def clean(self):
+        data = super().clean()
+        since, until = data.get("since"), data.get("until")
+        if since and until and since >= until:
+            self.add_error("until", "'Until' must be after 'From'.")
+        return data
+
+    def to_filter(self) -> AuditFilter:
+        """The filter for a valid form (an invalid one filters nothing out: the errors are shown)."""
+        data = self.cleaned_data if self.is_valid() else {}
+        return AuditFilter(
+            actor=(data.get("actor") or "").strip(),
+            action=(data.get("action") or "").strip(),
+            cluster=(data.get("cluster") or "").strip(),
+            resource=(data.get("resource") or "").strip(),
+            outcome=data.get("outcome") or "",
+            since=data.get("since"),
+            until=data.get("until"),
+        )

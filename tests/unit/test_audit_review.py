@@ -1,0 +1,218 @@
+"""Audit review: scoped search, detail with diff, streamed exports, chain status, hostile filters."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from console.models import AuditEvent, Cluster, Role, RoleBinding
+from console.services import audit, audit_review
+from console.services.audit_review import AuditFilter
+from tests.conftest import make_personas
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def people(offline_cluster):
+    return make_personas(offline_cluster)
+
+
+@pytest.fixture
+def other_cluster(db):
+    return Cluster.objects.create(name="secret-prod", bootstrap_servers="127.0.0.1:1")
+
+
+def _event(action="topic.create", cluster=None, actor=None, targets=("topic:orders",), **kw):
+    with transaction.atomic():
+        return audit.record(actor=actor, action=action, cluster=cluster, targets=list(targets), **kw)
+
+
+def test_it_lists_newest_first_and_pages_by_id(people, offline_cluster, settings, monkeypatch):
+    monkeypatch.setattr(audit_review, "PAGE_SIZE", 3)
+    events = [_event(cluster=offline_cluster, targets=[f"topic:t{i}"]) for i in range(7)]
+    first = audit_review.search_events(actor=people["auditor"], audit_filter=AuditFilter())
+    assert [e.pk for e in first.events] == [e.pk for e in events[::-1][:3]]
+    assert first.newer_than is None and first.older_than == events[4].pk
+    second = audit_review.search_events(
+        actor=people["auditor"], audit_filter=AuditFilter(), before=first.older_than
+    )
+    assert [e.pk for e in second.events] == [events[3].pk, events[2].pk, events[1].pk]
+    back = audit_review.search_events(
+        actor=people["auditor"], audit_filter=AuditFilter(), after=second.newer_than
+    )
+    assert [e.pk for e in back.events] == [e.pk for e in first.events]
+
+
+def test_it_filters_by_every_field(people, offline_cluster):
+    old = _event(cluster=offline_cluster, actor=people["operator"], targets=["topic:orders"])
+    _event(
+        action="acl.create",
+        cluster=offline_cluster,
+        actor=people["admin"],
+        targets=["acl:x"],
+        outcome="failure",
+    )
+    new = _event(
+        action="topic.delete", cluster=offline_cluster, actor=people["admin"], on_behalf_of="requester"
+    )
+    auditor = people["auditor"]
+
+    def ids(**kw):
+        return [
+            e.pk for e in audit_review.search_events(actor=auditor, audit_filter=AuditFilter(**kw)).events
+        ]
+
+    assert ids(actor="operator") == [old.pk]
+    assert ids(actor="requester") == [new.pk]  # on behalf of
+    assert ids(action="topic") == [new.pk, old.pk]
+    assert ids(action="topic.create") == [old.pk]
+    assert ids(resource="ORDERS") == [new.pk, old.pk]
+    assert ids(outcome="failure") != [] and all(
+        AuditEvent.objects.get(pk=i).outcome == "failure" for i in ids(outcome="failure")
+    )
+    assert ids(cluster="nope") == []
+    assert ids(since=timezone.now() + timedelta(minutes=1)) == []
+    assert len(ids(until=timezone.now() + timedelta(minutes=1))) == 3
+
+
+def test_a_reviewer_sees_only_clusters_where_they_hold_audit_view(people, offline_cluster, other_cluster):
+    mine = _event(cluster=offline_cluster, params={"partitions": 3})
+    hidden = _event(cluster=other_cluster, params={"secret-ish": "prod only"})
+    global_event = _event(cluster=None, action="cluster.register")
+    RoleBinding.objects.create(cluster=other_cluster, user=people["auditor"], role=Role.VIEWER)
+    seen = {
+        e.pk for e in audit_review.search_events(actor=people["auditor"], audit_filter=AuditFilter()).events
+    }
+    assert seen == {mine.pk}
+    assert audit_review.get_event(actor=people["auditor"], event_id=hidden.pk) is None
+    assert audit_review.get_event(actor=people["auditor"], event_id=global_event.pk) is None
+    everything = {
+        e.pk for e in audit_review.search_events(actor=people["admin"], audit_filter=AuditFilter()).events
+    }
+    assert {mine.pk, hidden.pk, global_event.pk} <= everything
+
+
+@pytest.mark.parametrize("role", ["viewer", "operator", "requester", "outsider"])
+def test_non_reviewers_get_403_on_every_audit_page(client, people, offline_cluster, role):
+    event = _event(cluster=offline_cluster, params={"x": 1})
+    client.force_login(people[role])
+    for url in (
+        reverse("audit_list"),
+        reverse("audit_detail", kwargs={"event_id": event.pk}),
+        reverse("audit_export_csv"),
+        reverse("audit_export_jsonl"),
+        reverse("audit_chain"),
+    ):
+        response = client.get(url)
+        assert response.status_code == 403, url
+        assert b'"x"' not in response.content
+
+
+def test_the_detail_page_shows_parameters_and_a_before_after_diff(client, people, offline_cluster):
+    event = _event(
+        action="config.alter",
+        cluster=offline_cluster,
+        params={"topic": "orders"},
+        before={"retention.ms": "1000", "cleanup.policy": "delete"},
+        after={"retention.ms": "2000", "segment.ms": "60000"},
+    )
+    client.force_login(people["auditor"])
+    response = client.get(reverse("audit_detail", kwargs={"event_id": event.pk}))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "config.alter" in body and "&quot;orders&quot;" in body
+    rows = audit_review.diff(event.before, event.after)
+    assert rows == [
+        {"path": "cleanup.policy", "change": "removed", "before": "delete", "after": None},
+        {"path": "retention.ms", "change": "changed", "before": "1000", "after": "2000"},
+        {"path": "segment.ms", "change": "added", "before": None, "after": "60000"},
+    ]
+    assert "retention.ms" in body and "segment.ms" in body
+
+
+def test_hostile_values_are_escaped_everywhere(client, people, offline_cluster):
+    evil = "<script>alert('x')</script>é\u202e"
+    event = _event(cluster=offline_cluster, targets=[f"topic:{evil}"], params={"comment": evil})
+    client.force_login(people["auditor"])
+    listing = client.get(reverse("audit_list"), {"resource": evil, "actor": "x" * 5000})
+    assert listing.status_code == 200
+    assert b"<script>alert" not in listing.content
+    assert b"at most 150 characters" in listing.content
+    detail = client.get(reverse("audit_detail", kwargs={"event_id": event.pk}))
+    assert b"<script>alert" not in detail.content and b"&lt;script&gt;" in detail.content
+    assert client.get(reverse("audit_list"), {"since": "not a date"}).status_code == 200
+    assert client.get(reverse("audit_list"), {"before": "9" * 40}).status_code == 200
+
+
+def test_the_htmx_search_answers_the_results_fragment(client, people, offline_cluster):
+    _event(cluster=offline_cluster)
+    client.force_login(people["auditor"])
+    response = client.get(reverse("audit_list"), {"action": "topic"}, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert response.content.lstrip().startswith(b'<section id="audit-results">')
+    assert "HX-Request" in response["Vary"]
+
+
+def test_it_streams_the_current_filter_as_csv_and_json_lines(client, people, offline_cluster, monkeypatch):
+    monkeypatch.setattr(audit_review, "EXPORT_CHUNK", 2)  # several chunks
+    for i in range(5):
+        _event(cluster=offline_cluster, targets=[f"topic:t{i}"], params={"n": i})
+    _event(action="acl.create", cluster=offline_cluster, on_behalf_of="=cmd|' /C calc'!A0")
+    client.force_login(people["auditor"])
+    response = client.get(reverse("audit_export_csv"), {"action": "topic.create"})
+    assert response.streaming and response["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert rows[0][:3] == ["id", "created_at", "actor_name"]
+    assert [json.loads(r[8])["n"] for r in rows[1:]] == [4, 3, 2, 1, 0]
+    jsonl = client.get(reverse("audit_export_jsonl"), {"action": "acl"})
+    lines = [json.loads(x) for x in b"".join(jsonl.streaming_content).decode().splitlines()]
+    assert [x["action"] for x in lines] == ["acl.create"]
+    formula = client.get(reverse("audit_export_csv"), {"action": "acl.create"})
+    assert "'=cmd" in b"".join(formula.streaming_content).decode()
+    exported = AuditEvent.objects.filter(action="audit.export").order_by("id")
+    assert [e.params["format"] for e in exported] == ["csv", "jsonl", "csv"]
+    assert exported[0].params["filter"] == {"action": "topic.create"}
+    assert exported[0].actor_name == "auditor"
+
+
+def test_chain_status_says_verified_up_to_and_names_the_first_broken_link(client, people, offline_cluster):
+    events = [_event(cluster=offline_cluster, targets=[f"topic:t{i}"]) for i in range(4)]
+    status = audit_review.chain_status(actor=people["auditor"])
+    assert (status.ok, status.verified_up_to) == (True, events[-1].pk)
+    more = _event(cluster=offline_cluster)
+    assert audit_review.chain_status(actor=people["auditor"]).verified_up_to == more.pk  # incremental
+    with connection.cursor() as cur:
+        cur.execute(
+            "UPDATE console_auditevent SET params = %s WHERE id = %s", ['{"edited": true}', events[3].pk]
+        )
+    status = audit_review.verify_all(actor=people["auditor"])
+    assert (status.ok, status.broken_at, status.verified_up_to) == (False, events[3].pk, events[2].pk)
+    client.force_login(people["auditor"])
+    body = client.get(reverse("audit_chain")).content.decode()
+    assert f"Chain broken</strong> at event {events[3].pk}" in body
+
+
+def test_the_checkpoint_event_itself_is_rechecked(people, offline_cluster):
+    events = [_event(cluster=offline_cluster) for _ in range(3)]
+    assert audit_review.chain_status(actor=people["admin"]).ok
+    with connection.cursor() as cur:
+        cur.execute("UPDATE console_auditevent SET actor_name = 'mallory' WHERE id = %s", [events[-1].pk])
+    status = audit_review.chain_status(actor=people["admin"])
+    assert (status.ok, status.broken_at) == (False, events[-1].pk)
+
+
+def test_re_verify_needs_a_post_with_csrf(people, offline_cluster):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(people["auditor"])
+    assert strict.post(reverse("audit_verify_all")).status_code == 403
+    assert strict.get(reverse("audit_verify_all")).status_code == 405
