@@ -82,9 +82,13 @@ OPERATOR_TEXT: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class KafkaOperationError(Exception):
-    """A Kafka failure: protocol error code and name, the message, and whether a retry may help."""
+    """A Kafka failure: protocol error code and name, the message, and whether a retry may help.
+
+    Treat as immutable. (Not a frozen dataclass: Python sets ``__traceback__`` on raised
+    exceptions, e.g. in ``contextlib``, which a frozen dataclass would refuse.)
+    """
 
     code: int
     name: str
