@@ -21,6 +21,7 @@ class RequestContext:
     version: int
     client_id: str | None
     client_host: str
+    retried: bool = False
 
 
 Handler = Callable[[RequestContext, Any], Any]

@@ -126,6 +126,11 @@ class NodeServer:
                              req.header.client_id, host)
         with self.cluster.state.lock:
             resp: Any = spec.handler(ctx, req)
+        if type(resp).__name__ == "Deferred":  # long-poll (Fetch): wait, then answer
+            await asyncio.sleep(resp.wait_s)
+            ctx.retried = True
+            with self.cluster.state.lock:
+                resp = spec.handler(ctx, req)
         if resp is None:  # e.g. Produce with acks=0
             return b""
         if fault is not None and fault.error_code is not None and not isinstance(resp, Encoded):

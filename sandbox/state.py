@@ -182,6 +182,7 @@ class ClusterState:
                                          "group.version": 1, "transaction.version": 2,
                                          "eligible.leader.replicas.version": 1}
         self.features_epoch = 1
+        self.next_producer_id = 1000
 
     def touch(self) -> None:
         """Record a metadata change (invalidates cached responses, grows the metadata log)."""

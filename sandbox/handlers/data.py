@@ -1,1 +1,203 @@
-"""Placeholder; filled in below."""
+"""Produce, Fetch and ListOffsets: enough of the data path for producers and console consumers.
+
+Produced record batches are kept verbatim (base offset rewritten) for Fetch; offsets that only
+exist because of synthetic write rates are served as generated batches of small JSON records.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import uuid
+from typing import Any
+
+from kafka.protocol.consumer import (
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+)
+from kafka.protocol.producer import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
+from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
+
+from sandbox import replication
+from sandbox.apis import RequestContext, api
+from sandbox.configs import topic_value
+from sandbox.state import Batch, ClusterState, Partition, Topic
+
+ZERO_UUID = uuid.UUID(int=0)
+SYNTHETIC_BATCH_RECORDS = 50
+
+
+class Deferred:
+    """Ask the server to wait (long-poll) and call the handler again once."""
+
+    def __init__(self, wait_s: float) -> None:
+        self.wait_s = wait_s
+
+
+def _lookup(st: ClusterState, name: str | None, tid: uuid.UUID | None) -> Topic | None:
+    if name is None and tid is not None:
+        name = st.topic_ids.get(tid)
+    return st.topics.get(name) if name is not None else None
+
+
+def _leader_error(ctx: RequestContext, t: Topic | None, index: int, by_id: bool) -> tuple[int, Partition | None]:
+    if t is None:
+        return (100 if by_id else 3), None
+    if not 0 <= index < len(t.partitions):
+        return 3, None
+    p = t.partitions[index]
+    if p.leader != ctx.node.node_id:
+        return 6, p  # NOT_LEADER_OR_FOLLOWER
+    return 0, p
+
+
+@api(ProduceRequest, 3, 13)
+def produce(ctx: RequestContext, req: Any) -> Any:
+    """Append record batches to partition leaders (offsets assigned here)."""
+    st, v = ctx.state, ctx.version
+    pr = ProduceResponse.TopicProduceResponse
+    out = []
+    for td in req.topic_data:
+        t = _lookup(st, td.name if v < 13 else None, td.topic_id if v >= 13 else None)
+        parts = []
+        for pd in td.partition_data:
+            code, p = _leader_error(ctx, t, pd.index, v >= 13)
+            base = -1
+            if code == 0 and p is not None and t is not None:
+                min_isr = int(topic_value(st, t, "min.insync.replicas", ctx.node.node_id)[0] or 1)
+                if req.acks == -1 and len(p.isr) < min_isr:
+                    code = 19  # NOT_ENOUGH_REPLICAS
+                else:
+                    base = _append(p, bytes(pd.records or b""))
+            parts.append(pr.PartitionProduceResponse(
+                index=pd.index, error_code=code, base_offset=base, log_append_time_ms=-1,
+                log_start_offset=p.log_start_offset if p else -1, record_errors=[], error_message=None))
+        out.append(pr(name=td.name, topic_id=td.topic_id, partition_responses=parts))
+    if req.acks == 0:
+        return None
+    return ProduceResponse(version=v, responses=out, throttle_time_ms=0)
+
+
+def _append(p: Partition, data: bytes) -> int:
+    """Store each batch with its new base offset; return the first offset assigned."""
+    first = p.end_offset
+    records = MemoryRecords(data)
+    while True:
+        batch = records.next_batch()
+        if batch is None:
+            break
+        raw = bytearray(batch._buffer)
+        count = batch.last_offset_delta + 1
+        struct.pack_into(">q", raw, 0, p.end_offset)
+        p.batches.append(Batch(p.end_offset, p.end_offset + count - 1, bytes(raw)))
+        p.max_timestamp = max(p.max_timestamp, batch.max_timestamp)
+        replication.append(p, len(raw), count)
+    return first
+
+
+def synthetic_batch(topic: str, p: Partition, start: int, stop: int) -> bytes:
+    """A generated batch of small JSON records for offsets written by the synthetic rate."""
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20, offset=start)
+    for off in range(start, stop):
+        value = json.dumps({"topic": topic, "partition": p.index, "offset": off, "synthetic": True})
+        builder.append(timestamp=None, key=None, value=value.encode(), headers=[])
+    builder.close()
+    return bytes(builder.buffer())
+
+
+def _read(t: Topic, p: Partition, offset: int, max_bytes: int) -> bytes:
+    out = bytearray()
+    for b in p.batches:
+        if b.last_offset < offset:
+            continue
+        if b.base_offset > offset:
+            out += synthetic_batch(t.name, p, offset, min(b.base_offset, offset + SYNTHETIC_BATCH_RECORDS))
+            break
+        out += b.data
+        offset = b.last_offset + 1
+        if len(out) >= max_bytes:
+            break
+    if not out and offset < p.end_offset:
+        out += synthetic_batch(t.name, p, offset, min(p.end_offset, offset + SYNTHETIC_BATCH_RECORDS))
+    return bytes(out)
+
+
+@api(FetchRequest, 4, 18)
+def fetch(ctx: RequestContext, req: Any) -> Any:
+    """Return stored (or synthetic) batches from the leader; long-polls when there is nothing."""
+    st, v = ctx.state, ctx.version
+    fr = FetchResponse.FetchableTopicResponse
+    out, total = [], 0
+    for ft in req.topics:
+        t = _lookup(st, ft.topic if v < 13 else None, ft.topic_id if v >= 13 else None)
+        parts = []
+        for fp in ft.partitions:
+            code, p = _leader_error(ctx, t, fp.partition, v >= 13)
+            records = b""
+            if code == 0 and p is not None and t is not None:
+                if not p.log_start_offset <= fp.fetch_offset <= p.end_offset:
+                    code = 1  # OFFSET_OUT_OF_RANGE
+                else:
+                    records = _read(t, p, fp.fetch_offset, fp.partition_max_bytes)
+                    total += len(records)
+            parts.append(fr.PartitionData(
+                partition_index=fp.partition, error_code=code,
+                high_watermark=p.end_offset if p else -1, last_stable_offset=p.end_offset if p else -1,
+                log_start_offset=p.log_start_offset if p else -1, aborted_transactions=None,
+                preferred_read_replica=-1, records=records))
+        out.append(fr(topic=ft.topic, topic_id=ft.topic_id, partitions=parts))
+    if total == 0 and req.max_wait_ms > 0 and not getattr(ctx, "retried", False):
+        return Deferred(min(req.max_wait_ms, 500) / 1000.0)
+    return FetchResponse(version=v, throttle_time_ms=0, error_code=0, session_id=0, responses=out)
+
+
+@api(ListOffsetsRequest, 1, 10)
+def list_offsets(ctx: RequestContext, req: Any) -> Any:
+    """Earliest (-2), latest (-1), max timestamp (-3) or first offset at/after a timestamp."""
+    st, v = ctx.state, ctx.version
+    lr = ListOffsetsResponse.ListOffsetsTopicResponse
+    out = []
+    for lt in req.topics:
+        t = st.topics.get(lt.name)
+        parts = []
+        for lp in lt.partitions:
+            code, p = _leader_error(ctx, t, lp.partition_index, False)
+            ts, off = -1, -1
+            if code == 0 and p is not None:
+                if lp.timestamp == -2 or lp.timestamp == -4:
+                    off = p.log_start_offset
+                elif lp.timestamp == -1:
+                    off = p.end_offset
+                elif lp.timestamp == -3:
+                    last = max(p.batches, key=lambda b: b.last_offset, default=None)
+                    ts, off = (p.max_timestamp, last.base_offset) if last else (-1, -1)
+                else:
+                    for b in p.batches:
+                        bts = struct.unpack_from(">q", b.data, 35)[0]
+                        if bts >= lp.timestamp:
+                            ts, off = bts, b.base_offset
+                            break
+            parts.append(lr.ListOffsetsPartitionResponse(
+                partition_index=lp.partition_index, error_code=code, timestamp=ts, offset=off,
+                leader_epoch=p.leader_epoch if p else -1))
+        out.append(lr(name=lt.name, partitions=parts))
+    return ListOffsetsResponse(version=v, throttle_time_ms=0, topics=out)
+
+
+@api(InitProducerIdRequest, 0, 5)
+def init_producer_id(ctx: RequestContext, req: Any) -> Any:
+    """Hand out producer ids for idempotent producers (transactions are not simulated)."""
+    st = ctx.state
+    if req.transactional_id is not None:
+        return InitProducerIdResponse(version=ctx.version, throttle_time_ms=0, error_code=53,
+                                      producer_id=-1, producer_epoch=-1)
+    st.next_producer_id += 1
+    return InitProducerIdResponse(version=ctx.version, throttle_time_ms=0, error_code=0,
+                                  producer_id=st.next_producer_id, producer_epoch=0)
