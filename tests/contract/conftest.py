@@ -137,3 +137,10 @@ def topics(gw: KafkaGateway) -> Iterator[TopicFactory]:
     factory = TopicFactory(gw)
     yield factory
     factory.cleanup()
+
+
+def describe(gw: KafkaGateway, name: str):
+    """Describe one topic, waiting until the broker that answers knows it (metadata propagates)."""
+    result = eventually(lambda: gw.describe_topics([name])[name], lambda r: not isinstance(r, KafkaOperationError))
+    assert not isinstance(result, KafkaOperationError), result
+    return result

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.contract
 
 
 def _configs(gw, res):
-    out = gw.describe_configs([res])[res]
+    out = eventually(lambda: gw.describe_configs([res])[res], lambda r: not isinstance(r, KafkaOperationError))
     assert not isinstance(out, KafkaOperationError), out
     return out
 

@@ -15,7 +15,7 @@ from console.kafka import (
     TopicPartition,
 )
 
-from .conftest import eventually, unique
+from .conftest import describe, eventually, unique
 
 pytestmark = pytest.mark.contract
 
@@ -87,7 +87,7 @@ def test_reassignments_through_controllers(cgw, gw, topics, broker_ids):
     tp = TopicPartition(name, 0)
     assert isinstance(cgw.list_partition_reassignments(), dict)
     assert cgw.alter_partition_reassignments({tp: (b,)}) == {tp: Ok()}
-    eventually(lambda: gw.describe_topics([name])[name].partitions[0].replicas, lambda r: r == (b,), timeout=30)
+    eventually(lambda: describe(gw, name).partitions[0].replicas, lambda r: r == (b,), timeout=30)
     assert cgw.elect_leaders("PREFERRED", [tp])[tp].name == "ELECTION_NOT_NEEDED"
 
 

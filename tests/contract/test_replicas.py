@@ -6,13 +6,13 @@ import pytest
 
 from console.kafka import KafkaOperationError, Ok, TopicPartition
 
-from .conftest import eventually, unique
+from .conftest import describe, eventually, unique
 
 pytestmark = pytest.mark.contract
 
 
 def _replicas(gw, topic, partition=0):
-    return gw.describe_topics([topic])[topic].partitions[partition].replicas
+    return describe(gw, topic).partitions[partition].replicas
 
 
 def test_reassignment_lifecycle(gw, topics, broker_ids):
@@ -77,7 +77,8 @@ def test_log_dirs_report_replicas(gw, topics, broker_ids):
     a, b = broker_ids[:2]
     name = topics.create(replica_assignment=((a, b),))
     tp = TopicPartition(name, 0)
-    out = gw.describe_log_dirs([a, b, broker_ids[-1]])
+    out = eventually(lambda: gw.describe_log_dirs([a, b, broker_ids[-1]]),
+                     lambda o: all(any(tp in d.replicas for d in o[x]) for x in (a, b)))
     assert set(out) == {a, b, broker_ids[-1]}
     for broker in (a, b):
         dirs = out[broker]
@@ -94,7 +95,8 @@ def test_log_dirs_report_replicas(gw, topics, broker_ids):
 def test_log_dirs_filtered_and_unknown_broker(gw, topics, broker_ids):
     name = topics.create(replica_assignment=((broker_ids[0],),))
     tp = TopicPartition(name, 0)
-    out = gw.describe_log_dirs([broker_ids[0], 987654], partitions=[tp])
+    out = eventually(lambda: gw.describe_log_dirs([broker_ids[0], 987654], partitions=[tp]),
+                     lambda o: any(tp in d.replicas for d in o[broker_ids[0]]))
     dirs = out[broker_ids[0]]
     assert {k for d in dirs for k in d.replicas} == {tp}
     assert isinstance(out[987654], KafkaOperationError)
@@ -114,7 +116,7 @@ def test_preferred_election(gw, topics, broker_ids):
 
     result = eventually(elect, lambda r: r == Ok() or r.name == "ELECTION_NOT_NEEDED", timeout=30)
     assert result == Ok() or result.name == "ELECTION_NOT_NEEDED"
-    leader = eventually(lambda: gw.describe_topics([name])[name].partitions[0].leader, lambda x: x == b)
+    leader = eventually(lambda: describe(gw, name).partitions[0].leader, lambda x: x == b)
     assert leader == b
 
 

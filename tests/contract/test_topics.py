@@ -6,7 +6,7 @@ import pytest
 
 from console.kafka import KafkaOperationError, NewPartitions, NewTopic, Ok, TopicPartition
 
-from .conftest import eventually, unique
+from .conftest import describe, eventually, unique
 
 pytestmark = pytest.mark.contract
 
@@ -51,7 +51,7 @@ def test_validate_only_reports_errors(gw, topics):
 def test_explicit_replica_assignment(gw, topics, broker_ids):
     a, b = broker_ids[0], broker_ids[1]
     name = topics.create(replica_assignment=((a, b), (b, a)))
-    desc = gw.describe_topics([name])[name]
+    desc = describe(gw, name)
     assert [p.replicas for p in desc.partitions] == [(a, b), (b, a)]
     assert [p.leader for p in desc.partitions] == [a, b]
 
@@ -97,6 +97,7 @@ def test_delete_unknown_topic(gw):
 def test_describe_unknown_topic(gw, topics):
     known = topics.create()
     name = unique("missing")
+    describe(gw, known)
     res = gw.describe_topics([known, name])
     assert not isinstance(res[known], KafkaOperationError)
     assert _err(res[name]) == "UNKNOWN_TOPIC_OR_PARTITION"
@@ -105,7 +106,7 @@ def test_describe_unknown_topic(gw, topics):
 def test_create_partitions(gw, topics, broker_ids):
     name = topics.create(partitions=1)
     assert gw.create_partitions([NewPartitions(name, 3)], validate_only=True) == {name: Ok()}
-    assert len(gw.describe_topics([name])[name].partitions) == 1
+    assert len(describe(gw, name).partitions) == 1
     assert gw.create_partitions([NewPartitions(name, 3)]) == {name: Ok()}
     desc = eventually(lambda: gw.describe_topics([name])[name], lambda d: len(d.partitions) == 3)
     assert len(desc.partitions) == 3
