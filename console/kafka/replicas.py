@@ -6,6 +6,7 @@ librdkafka has none of the first two, so all of these go over kafka-python's pro
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .base import GatewayBase, group_by_topic
@@ -98,17 +99,23 @@ class ReplicasMixin(GatewayBase):
             T(topic=topic, partitions=parts)
             for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()]
         out: dict[int, tuple[LogDirInfo, ...] | KafkaOperationError] = {}
-        for broker in ids:
+
+        def one(broker: int) -> tuple[LogDirInfo, ...] | KafkaOperationError:
             if broker not in live:
-                out[broker] = KafkaOperationError(8, "BROKER_NOT_AVAILABLE", f"broker {broker} is not live")
-                continue
+                return KafkaOperationError(8, "BROKER_NOT_AVAILABLE", f"broker {broker} is not live")
             try:
                 response = self._kp.send(DescribeLogDirsRequest(topics=topics), broker)
                 check(response)
             except KafkaOperationError as err:
-                out[broker] = err
-                continue
-            out[broker] = tuple(self._log_dir(d) for d in response.results)
+                return err
+            return tuple(self._log_dir(d) for d in response.results)
+
+        # one request per broker, in flight together (kafka-python's I/O thread multiplexes them)
+        if len(ids) > 1:
+            with ThreadPoolExecutor(max_workers=min(16, len(ids))) as pool:
+                out.update(zip(ids, pool.map(one, ids), strict=True))
+        else:
+            out.update((b, one(b)) for b in ids)
         return out
 
     @staticmethod
