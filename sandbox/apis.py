@@ -24,6 +24,10 @@ class RequestContext:
     retried: bool = False
 
 
+class CloseConnection(Exception):
+    """Raised by a handler for requests Kafka rejects at parse time (the connection is closed)."""
+
+
 Handler = Callable[[RequestContext, Any], Any]
 
 

@@ -224,3 +224,16 @@ class SandboxCluster:
             else:
                 cfg[name] = value
             self.state.touch()
+
+    def add_group(self, group_id: str, members: dict[str, list[tuple[str, int]]] | None = None,
+                  offsets: dict[tuple[str, int], int] | None = None, state: str | None = None) -> None:
+        """Add a synthetic consumer group: members (client id -> partitions) and committed offsets."""
+        from sandbox.state import Group, GroupMember
+
+        with self.state.lock:
+            g = Group(group_id, offsets=dict(offsets or {}))
+            for i, (client, parts) in enumerate((members or {}).items()):
+                g.members.append(GroupMember(f"{client}-{i}-{uuid.uuid5(uuid.NAMESPACE_OID, group_id + client)}",
+                                             client, "/127.0.0.1", list(parts)))
+            g.state = state or ("Stable" if g.members else "Empty")
+            self.state.groups[group_id] = g

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.api_header import ResponseHeader
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
-from sandbox.apis import RequestContext, served, set_errors
+from sandbox.apis import CloseConnection, RequestContext, served, set_errors
 
 if TYPE_CHECKING:
     from sandbox.cluster import SandboxCluster
@@ -124,8 +124,12 @@ class NodeServer:
             await asyncio.sleep(fault.delay_s)
         ctx = RequestContext(self.cluster, self.cluster.state, self.node, version,
                              req.header.client_id, host)
-        with self.cluster.state.lock:
-            resp: Any = spec.handler(ctx, req)
+        try:
+            with self.cluster.state.lock:
+                resp: Any = spec.handler(ctx, req)
+        except CloseConnection as exc:
+            log.info("node %s: closing, invalid %s: %s", self.node.node_id, spec.name, exc)
+            return None
         if type(resp).__name__ == "Deferred":  # long-poll (Fetch): wait, then answer
             await asyncio.sleep(resp.wait_s)
             ctx.retried = True
