@@ -1,0 +1,101 @@
+"""ACL forms: the list filter, one binding, a pasted batch, and the effective-access question."""
+
+from __future__ import annotations
+
+from django import forms
+
+from console.services import acls
+
+_ANY = [("ANY", "any")]
+
+
+def _choices(values) -> list[tuple[str, str]]:
+    return [(v, v) for v in values]
+
+
+class AclFilterForm(forms.Form):
+    """The list (and delete-by-filter) filter; empty fields match anything."""
+
+    resource_type = forms.ChoiceField(required=False, choices=_ANY + _choices(acls.RESOURCE_TYPES))
+    pattern_type = forms.ChoiceField(
+        required=False,
+        choices=_choices(acls.FILTER_PATTERN_TYPES),
+        help_text="MATCH: literal, wildcard and prefixed bindings that apply to the name",
+    )
+    resource_name = forms.CharField(required=False, max_length=acls.NAME_MAX)
+    principal = forms.CharField(required=False, max_length=acls.NAME_MAX, help_text="User:name or Group:name")
+    host = forms.CharField(required=False, max_length=64)
+    operation = forms.ChoiceField(required=False, choices=_ANY + _choices(acls.ALL_OPERATIONS))
+    permission = forms.ChoiceField(required=False, choices=_ANY + _choices(acls.PERMISSIONS))
+    group_by = forms.ChoiceField(
+        required=False, choices=[("principal", "principal"), ("resource", "resource")]
+    )
+    page = forms.IntegerField(required=False, min_value=1, max_value=1_000_000, widget=forms.HiddenInput)
+
+    def clean(self):
+        data = super().clean()
+        if not self.errors:
+            try:
+                data["filter"] = acls.validate_filter(data)
+            except acls.AclValidationError as exc:
+                for error in exc.errors:
+                    self.add_error(None, error)
+        return data
+
+
+class AclBindingForm(forms.Form):
+    """One binding to create."""
+
+    resource_type = forms.ChoiceField(choices=_choices(acls.RESOURCE_TYPES))
+    pattern_type = forms.ChoiceField(choices=_choices(acls.PATTERN_TYPES))
+    resource_name = forms.CharField(max_length=acls.NAME_MAX)
+    principal = forms.CharField(max_length=acls.NAME_MAX, help_text="User:name or Group:name")
+    host = forms.CharField(max_length=64, initial="*")
+    operation = forms.ChoiceField(choices=_choices(acls.ALL_OPERATIONS))
+    permission = forms.ChoiceField(choices=_choices(acls.PERMISSIONS))
+
+    def clean(self):
+        data = super().clean()
+        if not self.errors:
+            binding, problems = acls.validate_binding({k: data[k] for k in acls.BINDING_FIELDS})
+            for problem in problems:
+                self.add_error(None, problem)
+            data["binding"] = binding
+        return data
+
+
+class AclBatchForm(forms.Form):
+    """Pasted YAML or JSON: a binding, a list of bindings, or {create: [...], delete: [...]}."""
+
+    text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
+        max_length=acls.BATCH_TEXT_MAX,
+        label="Bindings (YAML or JSON)",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if not self.errors:
+            try:
+                data["creates"], data["delete_filters"] = acls.parse_batch(data["text"])
+            except acls.AclValidationError as exc:
+                for error in exc.errors[:50]:
+                    self.add_error("text", error)
+        return data
+
+
+class EffectiveAccessForm(forms.Form):
+    principal = forms.CharField(max_length=acls.NAME_MAX, help_text="User:name")
+    resource_type = forms.ChoiceField(choices=_choices(("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID")))
+    resource_name = forms.CharField(max_length=acls.NAME_MAX, help_text="kafka-cluster for CLUSTER")
+    host = forms.CharField(max_length=64, initial="*", required=False)
+
+    def clean(self):
+        data = super().clean()
+        for problem in (
+            acls.check_principal(data.get("principal") or ""),
+            acls.check_host(data.get("host") or "*"),
+        ):
+            if problem and not self.errors:
+                self.add_error(None, problem)
+        return data

@@ -1,0 +1,560 @@
+"""ACLs: list, validate, preview deletes, change (deletes before adds), effective access (KIP-4, KIP-290).
+
+A functional core (parsing, validation, matching, evaluation: plain values in, plain values out)
+and a thin shell calling the gateway. Every change is audited with the bindings it affected.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import yaml
+from django.conf import settings
+from django.db import transaction
+
+from console.kafka import KafkaOperationError, get_gateway
+from console.kafka.types import AclBinding, AclBindingFilter
+from console.models import Cluster
+from console.services import access, audit
+from console.services.clusters import connection_for
+
+BATCH_MAX = getattr(settings, "ACL_BATCH_MAX", 1000)
+BATCH_TEXT_MAX = getattr(settings, "ACL_BATCH_TEXT_MAX", 512 * 1024)
+NAME_MAX = 255
+
+# Kafka's AclEntry.supportedOperations, plus ALL on every type.
+OPERATIONS: dict[str, tuple[str, ...]] = {
+    "TOPIC": ("READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"),
+    "GROUP": ("READ", "DELETE", "DESCRIBE"),
+    "CLUSTER": (
+        "CREATE",
+        "ALTER",
+        "DESCRIBE",
+        "CLUSTER_ACTION",
+        "DESCRIBE_CONFIGS",
+        "ALTER_CONFIGS",
+        "IDEMPOTENT_WRITE",
+    ),
+    "TRANSACTIONAL_ID": ("WRITE", "DESCRIBE"),
+    "DELEGATION_TOKEN": ("DESCRIBE",),
+    "USER": ("CREATE_TOKENS", "DESCRIBE_TOKENS"),
+}
+RESOURCE_TYPES = tuple(OPERATIONS)
+ALL_OPERATIONS = tuple(dict.fromkeys(op for ops in OPERATIONS.values() for op in ops)) + ("ALL",)
+PATTERN_TYPES = ("LITERAL", "PREFIXED")
+FILTER_PATTERN_TYPES = ("ANY", "MATCH", "LITERAL", "PREFIXED")
+PERMISSIONS = ("ALLOW", "DENY")
+# An allowed operation that also grants another (Kafka's authorizer: READ/WRITE/DELETE/ALTER imply DESCRIBE).
+IMPLIED_BY = {"DESCRIBE": ("READ", "WRITE", "DELETE", "ALTER"), "DESCRIBE_CONFIGS": ("ALTER_CONFIGS",)}
+BINDING_FIELDS = (
+    "resource_type",
+    "resource_name",
+    "pattern_type",
+    "principal",
+    "host",
+    "operation",
+    "permission",
+)
+_PRINCIPAL = re.compile(r"^(User|Group):[^\s\x00-\x1f\x7f]+$")
+_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class AclValidationError(ValueError):
+    """Bindings or filters that must not be sent; ``errors`` lists one sentence per problem."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("; ".join(errors))
+        self.errors = errors
+
+
+# ---- functional core -------------------------------------------------------------------------
+
+
+def label(b: AclBinding) -> str:
+    """A readable one-liner, also the binding's audit target."""
+    return (
+        f"{b.principal} {b.permission} {b.operation} on {b.resource_type}:{b.pattern_type}:"
+        f"{b.resource_name} from {b.host}"
+    )
+
+
+def to_dict(b: AclBinding | AclBindingFilter) -> dict[str, Any]:
+    return asdict(b)
+
+
+def check_principal(value: str) -> str | None:
+    if not _PRINCIPAL.match(value or "") or len(value) > NAME_MAX:
+        return (
+            f"principal '{value[:80]}' must look like User:name or Group:name (at most {NAME_MAX} characters)"
+        )
+    return None
+
+
+def check_host(value: str) -> str | None:
+    if value == "*":
+        return None
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return f"host '{value[:80]}' must be * or an IP address"
+    return None
+
+
+def check_resource_name(resource_type: str, pattern_type: str, name: str) -> str | None:
+    if not name:
+        return "resource name is required"
+    if len(name) > NAME_MAX or _CONTROL.search(name):
+        return f"resource name must be at most {NAME_MAX} printable characters"
+    if name == "*" and pattern_type == "PREFIXED":
+        return "the wildcard * is a LITERAL name; a PREFIXED pattern needs a real prefix"
+    if resource_type == "CLUSTER" and name != "kafka-cluster":
+        return "the CLUSTER resource is always named kafka-cluster"
+    if resource_type == "TOPIC" and name != "*" and (len(name) > 249 or not _TOPIC.match(name)):
+        return f"topic name '{name[:80]}' may only use ASCII letters, digits, '.', '_' and '-' (at most 249)"
+    return None
+
+
+def validate_binding(data: Mapping[str, Any]) -> tuple[AclBinding | None, list[str]]:
+    """A concrete binding from loose input (upper-cased enums, defaults for host/pattern/permission)."""
+    unknown = sorted(set(data) - set(BINDING_FIELDS) - {"name"})
+    if unknown:
+        return None, [f"unknown field(s): {', '.join(str(u)[:40] for u in unknown)}"]
+    values = {
+        "resource_type": str(data.get("resource_type", "")).strip().upper(),
+        "resource_name": str(data.get("resource_name", data.get("name", ""))).strip(),
+        "pattern_type": str(data.get("pattern_type") or "LITERAL").strip().upper(),
+        "principal": str(data.get("principal", "")).strip(),
+        "host": str(data.get("host") or "*").strip(),
+        "operation": str(data.get("operation", "")).strip().upper(),
+        "permission": str(data.get("permission") or "ALLOW").strip().upper(),
+    }
+    errors = []
+    if values["resource_type"] not in RESOURCE_TYPES:
+        errors.append(f"resource type must be one of {', '.join(RESOURCE_TYPES)}")
+    if values["pattern_type"] not in PATTERN_TYPES:
+        errors.append("pattern type must be LITERAL or PREFIXED (MATCH and ANY are for filters)")
+    supported = OPERATIONS.get(values["resource_type"], ALL_OPERATIONS) + ("ALL",)
+    if values["operation"] not in supported:
+        errors.append(
+            f"operation '{values['operation'][:40]}' is not valid on {values['resource_type'] or 'it'}"
+        )
+    if values["permission"] not in PERMISSIONS:
+        errors.append("permission must be ALLOW or DENY")
+    errors += [e for e in (check_principal(values["principal"]), check_host(values["host"])) if e]
+    if values["resource_type"] in RESOURCE_TYPES and values["pattern_type"] in PATTERN_TYPES:
+        problem = check_resource_name(
+            values["resource_type"], values["pattern_type"], values["resource_name"]
+        )
+        if problem:
+            errors.append(problem)
+    return (None, errors) if errors else (AclBinding(**values), [])
+
+
+def validate_filter(data: Mapping[str, Any], *, for_delete: bool = False) -> AclBindingFilter:
+    """A filter from form values; empty fields match anything. Raises AclValidationError."""
+    rt = (data.get("resource_type") or "ANY").upper()
+    pt = (data.get("pattern_type") or "ANY").upper()
+    op = (data.get("operation") or "ANY").upper()
+    perm = (data.get("permission") or "ANY").upper()
+    name = (data.get("resource_name") or "").strip() or None
+    principal = (data.get("principal") or "").strip() or None
+    host = (data.get("host") or "").strip() or None
+    errors = []
+    if rt not in RESOURCE_TYPES + ("ANY",):
+        errors.append("unknown resource type")
+    if pt not in FILTER_PATTERN_TYPES:
+        errors.append("pattern type must be ANY, MATCH, LITERAL or PREFIXED")
+    if op not in ALL_OPERATIONS + ("ANY",):
+        errors.append("unknown operation")
+    if perm not in PERMISSIONS + ("ANY",):
+        errors.append("permission must be ANY, ALLOW or DENY")
+    if principal and check_principal(principal):
+        errors.append(check_principal(principal))
+    if host and check_host(host):
+        errors.append(check_host(host))
+    if name and (len(name) > NAME_MAX or _CONTROL.search(name)):
+        errors.append(f"resource name must be at most {NAME_MAX} printable characters")
+    if for_delete and not (name or principal or rt != "ANY"):
+        errors.append("a delete filter must name a resource type, a resource name or a principal")
+    if errors:
+        raise AclValidationError(errors)
+    return AclBindingFilter(rt, name, pt, principal, host, op, perm)
+
+
+def exact_filter(b: AclBinding) -> AclBindingFilter:
+    """The filter matching exactly this binding (what a confirmed delete sends)."""
+    return AclBindingFilter(
+        b.resource_type, b.resource_name, b.pattern_type, b.principal, b.host, b.operation, b.permission
+    )
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML without anchors/aliases: no billion-laughs expansion from pasted text."""
+
+    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.YAMLError('YAML aliases are not allowed (quote a host of "*")')
+        return super().compose_node(parent, index)
+
+
+def parse_batch(text: str) -> tuple[list[AclBinding], list[AclBindingFilter]]:
+    """Pasted YAML or JSON → (bindings to create, filters to delete). Raises AclValidationError.
+
+    Accepted shapes: one binding, a list of bindings (all created), or
+    ``{"create": [...], "delete": [...]}`` where delete entries are filters.
+    """
+    if len(text) > BATCH_TEXT_MAX:
+        raise AclValidationError([f"the pasted batch is larger than {BATCH_TEXT_MAX // 1024} KiB"])
+    try:
+        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise AclValidationError([f"not valid YAML or JSON: {str(exc)[:200]}"]) from None
+    if isinstance(data, Mapping) and set(data) <= {"create", "delete"} and data:
+        creates_raw, deletes_raw = data.get("create") or [], data.get("delete") or []
+    elif isinstance(data, Mapping):
+        creates_raw, deletes_raw = [data], []
+    elif isinstance(data, list):
+        creates_raw, deletes_raw = data, []
+    else:
+        raise AclValidationError(["paste a binding, a list of bindings, or {create: [...], delete: [...]}"])
+    if not isinstance(creates_raw, list) or not isinstance(deletes_raw, list):
+        raise AclValidationError(["'create' and 'delete' must be lists"])
+    if len(creates_raw) + len(deletes_raw) > BATCH_MAX:
+        raise AclValidationError([f"at most {BATCH_MAX} entries per batch"])
+    errors: list[str] = []
+    creates: list[AclBinding] = []
+    for i, raw in enumerate(creates_raw, 1):
+        binding, problems = validate_binding(raw) if isinstance(raw, Mapping) else (None, ["not a mapping"])
+        errors += [f"create #{i}: {p}" for p in problems]
+        if binding:
+            creates.append(binding)
+    deletes: list[AclBindingFilter] = []
+    for i, raw in enumerate(deletes_raw, 1):
+        try:
+            if not isinstance(raw, Mapping):
+                raise AclValidationError(["not a mapping"])
+            deletes.append(validate_filter({k: str(v) for k, v in raw.items()}, for_delete=True))
+        except AclValidationError as exc:
+            errors += [f"delete #{i}: {e}" for e in exc.errors]
+    if errors:
+        raise AclValidationError(errors)
+    return list(dict.fromkeys(creates)), list(dict.fromkeys(deletes))
+
+
+def bindings_from_json(values: Iterable[str]) -> list[AclBinding]:
+    """Bindings posted back from a confirmation page, validated again (the page could be forged)."""
+    out, errors = [], []
+    for raw in values:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            errors.append("a posted binding is not valid JSON")
+            continue
+        binding, problems = validate_binding(data) if isinstance(data, dict) else (None, ["not a mapping"])
+        errors += problems
+        if binding:
+            out.append(binding)
+    if len(out) > BATCH_MAX:
+        errors.append(f"at most {BATCH_MAX} bindings per change")
+    if errors:
+        raise AclValidationError(errors)
+    return list(dict.fromkeys(out))
+
+
+def resource_matches(b: AclBinding, resource_type: str, name: str) -> bool:
+    if b.resource_type != resource_type:
+        return False
+    if b.pattern_type == "LITERAL":
+        return b.resource_name in (name, "*")
+    return b.pattern_type == "PREFIXED" and name.startswith(b.resource_name)
+
+
+def principal_matches(b: AclBinding, principal: str) -> bool:
+    kind = principal.split(":", 1)[0]
+    return b.principal in (principal, f"{kind}:*")
+
+
+@dataclass(frozen=True)
+class OperationAccess:
+    """The outcome for one operation: ALLOWED, DENIED (a deny binding) or NO_ACL (denied by default)."""
+
+    operation: str
+    outcome: str
+    deciding: tuple[AclBinding, ...] = ()
+
+
+def evaluate(
+    bindings: Iterable[AclBinding], *, principal: str, host: str, resource_type: str, resource_name: str
+) -> tuple[list[AclBinding], list[OperationAccess]]:
+    """The bindings that apply to principal@host on the resource, and the outcome per operation (deny wins)."""
+    applying = sorted(
+        (
+            b
+            for b in bindings
+            if resource_matches(b, resource_type, resource_name)
+            and principal_matches(b, principal)
+            and b.host in ("*", host)
+        ),
+        key=lambda b: (b.permission != "DENY", b.operation, b.pattern_type, b.resource_name),
+    )
+    result = []
+    for op in OPERATIONS.get(resource_type, ()):
+        deny = tuple(b for b in applying if b.permission == "DENY" and b.operation in (op, "ALL"))
+        grants = (op, "ALL") + IMPLIED_BY.get(op, ())
+        allow = tuple(b for b in applying if b.permission == "ALLOW" and b.operation in grants)
+        if deny:
+            result.append(OperationAccess(op, "DENIED", deny))
+        elif allow:
+            result.append(OperationAccess(op, "ALLOWED", allow))
+        else:
+            result.append(OperationAccess(op, "NO_ACL"))
+    return applying, result
+
+
+def _sort_key(group_by: str):
+    if group_by == "resource":
+        return lambda b: (
+            b.resource_type,
+            b.resource_name,
+            b.pattern_type,
+            b.principal,
+            b.operation,
+            b.permission,
+            b.host,
+        )
+    return lambda b: (
+        b.principal,
+        b.resource_type,
+        b.resource_name,
+        b.pattern_type,
+        b.operation,
+        b.permission,
+        b.host,
+    )
+
+
+def group_key(b: AclBinding, group_by: str) -> str:
+    return f"{b.resource_type}:{b.pattern_type}:{b.resource_name}" if group_by == "resource" else b.principal
+
+
+# ---- imperative shell ------------------------------------------------------------------------
+
+
+def _gateway(cluster: Cluster):
+    return get_gateway(connection_for(cluster))
+
+
+@dataclass(frozen=True)
+class AclListing:
+    """One page of bindings (sorted by group), the group counts and the total."""
+
+    rows: list[AclBinding]
+    total: int
+    groups: list[tuple[str, int]]
+    group_by: str
+    page: int
+    pages: int
+
+
+def list_acls(
+    *,
+    actor,
+    cluster: Cluster,
+    acl_filter: AclBindingFilter,
+    group_by: str = "principal",
+    page: int = 1,
+    page_size: int = 100,
+) -> AclListing:
+    """Bindings matching the filter (one DescribeAcls), grouped by principal or resource, paged."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    group_by = "resource" if group_by == "resource" else "principal"
+    bindings = _gateway(cluster).describe_acls(acl_filter)
+    counts = Counter(group_key(b, group_by) for b in bindings)
+    pages = max(1, -(-len(bindings) // page_size))
+    page = min(max(1, page), pages)
+    ordered = sorted(bindings, key=_sort_key(group_by))
+    rows = ordered[(page - 1) * page_size : page * page_size]
+    return AclListing(rows, len(bindings), sorted(counts.items()), group_by, page, pages)
+
+
+def preview_delete(*, actor, cluster: Cluster, filters: Iterable[AclBindingFilter]) -> list[AclBinding]:
+    """Exactly the bindings the filters match now (DescribeAcls with the same filters)."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    gateway = _gateway(cluster)
+    matched: dict[AclBinding, None] = {}
+    for f in filters:
+        matched.update(dict.fromkeys(gateway.describe_acls(f)))
+    return sorted(matched, key=_sort_key("principal"))
+
+
+@dataclass(frozen=True)
+class BindingResult:
+    action: str  # "delete" or "create"
+    binding: AclBinding
+    ok: bool
+    message: str = ""
+
+
+@dataclass
+class AclChange:
+    """Per-binding outcomes of a change, deletes first."""
+
+    results: list[BindingResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return sum(not r.ok for r in self.results)
+
+
+def _error_text(err: KafkaOperationError) -> str:
+    return f"{err.name}: {err.operator_text}" if getattr(err, "operator_text", "") else f"{err.name}: {err}"
+
+
+def _confirm(gateway, binding: AclBinding, present: bool) -> bool:
+    """After a timeout the change may still have happened: re-read instead of assuming failure."""
+    try:
+        return bool(gateway.describe_acls(exact_filter(binding))) == present
+    except KafkaOperationError:
+        return False
+
+
+def _run_deletes(gateway, deletes: list[AclBinding]) -> list[BindingResult]:
+    if not deletes:
+        return []
+    try:
+        outcome = gateway.delete_acls([exact_filter(b) for b in deletes])
+    except KafkaOperationError as exc:
+        outcome = {exact_filter(b): exc for b in deletes}
+    results = []
+    for b in deletes:
+        got = outcome.get(exact_filter(b))
+        if isinstance(got, KafkaOperationError):
+            if "TIMED_OUT" in got.name and _confirm(gateway, b, present=False):
+                results.append(BindingResult("delete", b, True, "deleted (confirmed after a timeout)"))
+            else:
+                results.append(BindingResult("delete", b, False, _error_text(got)))
+        else:
+            # Converge: a binding already gone is what the operator asked for.
+            results.append(BindingResult("delete", b, True, "deleted" if got else "already absent"))
+    return results
+
+
+def _run_creates(gateway, creates: list[AclBinding]) -> list[BindingResult]:
+    if not creates:
+        return []
+    try:
+        outcome = gateway.create_acls(creates)
+    except KafkaOperationError as exc:
+        outcome = dict.fromkeys(creates, exc)
+    results = []
+    for b in creates:
+        got = outcome.get(b)
+        if isinstance(got, KafkaOperationError):
+            if "TIMED_OUT" in got.name and _confirm(gateway, b, present=True):
+                results.append(BindingResult("create", b, True, "created (confirmed after a timeout)"))
+            else:
+                results.append(BindingResult("create", b, False, _error_text(got)))
+        else:
+            results.append(BindingResult("create", b, True, "created"))
+    return results
+
+
+def _record(actor, cluster, action, results, *, source_ip, on_behalf_of, operation=None) -> None:
+    if not results:
+        return
+    bindings = [to_dict(r.binding) for r in results]
+    audit.record(
+        actor=actor,
+        action=action,
+        cluster=cluster,
+        targets=[f"acl:{label(r.binding)}" for r in results],
+        params={"bindings": bindings},
+        before=bindings if action == "acl.delete" else None,
+        after=bindings if action == "acl.create" else None,
+        outcomes={f"acl:{label(r.binding)}": {"ok": r.ok, "message": r.message} for r in results},
+        operation=operation,
+        source_ip=source_ip,
+        on_behalf_of=on_behalf_of,
+    )
+
+
+def change_acls(
+    *,
+    actor,
+    cluster: Cluster,
+    deletes: Iterable[AclBinding] = (),
+    creates: Iterable[AclBinding] = (),
+    source_ip: str | None = None,
+    on_behalf_of: str = "",
+    operation=None,
+) -> AclChange:
+    """Delete exact bindings, then create bindings (KIP-4: deletes before adds); per-binding results."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    deletes, creates = list(dict.fromkeys(deletes)), list(dict.fromkeys(creates))
+    problems = [p for b in deletes + creates for p in validate_binding(to_dict(b))[1]]
+    if problems:
+        raise AclValidationError(problems)
+    if not deletes and not creates:
+        raise AclValidationError(["nothing to change"])
+    if len(deletes) + len(creates) > BATCH_MAX:
+        raise AclValidationError([f"at most {BATCH_MAX} bindings per change"])
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="acl.change",
+            cluster=cluster,
+            targets=[f"acl:{label(b)}" for b in deletes + creates],
+            params={"delete": [to_dict(b) for b in deletes], "create": [to_dict(b) for b in creates]},
+            outcome="requested",
+            operation=operation,
+            source_ip=source_ip,
+            on_behalf_of=on_behalf_of,
+        )
+    gateway = _gateway(cluster)
+    change = AclChange(_run_deletes(gateway, deletes))
+    change.results += _run_creates(gateway, creates)
+    with transaction.atomic():
+        kw = {"source_ip": source_ip, "on_behalf_of": on_behalf_of, "operation": operation}
+        _record(actor, cluster, "acl.delete", [r for r in change.results if r.action == "delete"], **kw)
+        _record(actor, cluster, "acl.create", [r for r in change.results if r.action == "create"], **kw)
+    return change
+
+
+@dataclass(frozen=True)
+class EffectiveAccess:
+    principal: str
+    host: str
+    resource_type: str
+    resource_name: str
+    applying: list[AclBinding]
+    operations: list[OperationAccess]
+
+
+def effective_access(
+    *, actor, cluster: Cluster, principal: str, resource_type: str, resource_name: str, host: str = "*"
+) -> EffectiveAccess:
+    """Why can (or can't) this principal do X on this resource: the bindings and the outcome per operation."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    errors = [e for e in (check_principal(principal), check_host(host)) if e]
+    if resource_type not in RESOURCE_TYPES:
+        errors.append("unknown resource type")
+    elif not resource_name or len(resource_name) > NAME_MAX:
+        errors.append("resource name is required")
+    if errors:
+        raise AclValidationError(errors)
+    candidates = _gateway(cluster).describe_acls(AclBindingFilter(resource_type=resource_type))
+    applying, ops = evaluate(
+        candidates, principal=principal, host=host, resource_type=resource_type, resource_name=resource_name
+    )
+    return EffectiveAccess(principal, host, resource_type, resource_name, applying, ops)

@@ -1,0 +1,150 @@
+"""ACL pages: list, create (form or pasted batch), delete by filter, review/apply, effective access."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from console.forms.acls import AclBatchForm, AclBindingForm, AclFilterForm, EffectiveAccessForm
+from console.kafka import KafkaOperationError
+from console.services import access, acls
+from console.views._helpers import client_ip, get_cluster_for_user
+
+
+def _as_json(bindings) -> list[tuple[str, object]]:
+    return [(json.dumps(acls.to_dict(b), sort_keys=True), b) for b in bindings]
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def acl_list(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_ACLS)
+    form = AclFilterForm(request.GET or None)
+    listing, error = None, None
+    if not form.is_bound or form.is_valid():
+        data = form.cleaned_data if form.is_bound else {}
+        try:
+            listing = acls.list_acls(
+                actor=request.user,
+                cluster=cluster,
+                acl_filter=data.get("filter") or acls.validate_filter({}),
+                group_by=data.get("group_by") or "principal",
+                page=data.get("page") or 1,
+            )
+        except KafkaOperationError as exc:
+            error = exc
+    query = {k: v for k, v in (form.cleaned_data if form.is_bound and form.is_valid() else {}).items() if v}
+    query.pop("filter", None), query.pop("page", None)
+    context = {
+        "cluster": cluster,
+        "form": form,
+        "listing": listing,
+        "error": error,
+        "query": urlencode(query),
+    }
+    template = "console/_acl_table.html" if request.htmx else "console/acl_list.html"
+    return render(request, template, context)
+
+
+def _review(request, cluster, deletes, creates, *, delete_filters=()):
+    return render(
+        request,
+        "console/acl_review.html",
+        {
+            "cluster": cluster,
+            "deletes": _as_json(deletes),
+            "creates": _as_json(creates),
+            "delete_filters": [acls.to_dict(f) for f in delete_filters],
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def acl_new(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_ACLS)
+    batch = request.POST.get("mode") == "batch"
+    single = AclBindingForm(request.POST if request.method == "POST" and not batch else None)
+    pasted = AclBatchForm(request.POST if request.method == "POST" and batch else None)
+    error = None
+    if request.method == "POST":
+        form = pasted if batch else single
+        if form.is_valid():
+            creates = form.cleaned_data["creates"] if batch else [form.cleaned_data["binding"]]
+            filters = form.cleaned_data["delete_filters"] if batch else []
+            try:
+                deletes = acls.preview_delete(actor=request.user, cluster=cluster, filters=filters)
+                return _review(request, cluster, deletes, creates, delete_filters=filters)
+            except KafkaOperationError as exc:
+                error = exc
+    context = {"cluster": cluster, "single": single, "pasted": pasted, "error": error}
+    return render(request, "console/acl_new.html", context)
+
+
+@login_required
+@require_GET
+def acl_delete(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_ACLS)
+    form = AclFilterForm(request.GET)
+    error = None
+    if form.is_valid():
+        try:
+            acl_filter = acls.validate_filter(form.cleaned_data, for_delete=True)
+            matched = acls.preview_delete(actor=request.user, cluster=cluster, filters=[acl_filter])
+            return _review(request, cluster, matched, [], delete_filters=[acl_filter])
+        except acls.AclValidationError as exc:
+            error = "; ".join(exc.errors)
+        except KafkaOperationError as exc:
+            error = exc.operator_text
+    return render(request, "console/acl_review.html", {"cluster": cluster, "error": error, "form": form})
+
+
+@login_required
+@require_POST
+def acl_apply(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_ACLS)
+    try:
+        deletes = acls.bindings_from_json(request.POST.getlist("delete"))
+        creates = acls.bindings_from_json(request.POST.getlist("create"))
+        change = acls.change_acls(
+            actor=request.user,
+            cluster=cluster,
+            deletes=deletes,
+            creates=creates,
+            source_ip=client_ip(request),
+        )
+    except acls.AclValidationError as exc:
+        return render(
+            request, "console/acl_review.html", {"cluster": cluster, "error": "; ".join(exc.errors)}
+        )
+    return render(request, "console/acl_results.html", {"cluster": cluster, "change": change})
+
+
+@login_required
+@require_GET
+def acl_effective(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_ACLS)
+    form = EffectiveAccessForm(request.GET or None)
+    result, error = None, None
+    if form.is_bound and form.is_valid():
+        try:
+            result = acls.effective_access(
+                actor=request.user,
+                cluster=cluster,
+                principal=form.cleaned_data["principal"],
+                resource_type=form.cleaned_data["resource_type"],
+                resource_name=form.cleaned_data["resource_name"],
+                host=form.cleaned_data["host"] or "*",
+            )
+        except acls.AclValidationError as exc:
+            error = "; ".join(exc.errors)
+        except KafkaOperationError as exc:
+            error = exc.operator_text
+    context = {"cluster": cluster, "form": form, "result": result, "error": error}
+    return render(request, "console/acl_effective.html", context)

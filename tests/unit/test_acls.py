@@ -1,0 +1,295 @@
+"""ACLs: validation and matching (no Kafka), then list/preview/change/effective against the sandbox."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from console.kafka import get_gateway
+from console.kafka.types import AclBinding, AclBindingFilter
+from console.models import AuditEvent
+from console.services import acls
+from console.services.clusters import connection_for
+
+
+def B(
+    name="orders", principal="User:app", op="READ", perm="ALLOW", pattern="LITERAL", rtype="TOPIC", host="*"
+):
+    return AclBinding(rtype, name, pattern, principal, host, op, perm)
+
+
+# ---- functional core ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ({"principal": "app"}, "User:name"),
+        ({"principal": "User:"}, "User:name"),
+        ({"principal": "User:" + "x" * 300}, "at most 255"),
+        ({"host": "example.com"}, "IP address"),
+        ({"operation": "CLUSTER_ACTION"}, "not valid on TOPIC"),
+        ({"permission": "MAYBE"}, "ALLOW or DENY"),
+        ({"pattern_type": "MATCH"}, "for filters"),
+        ({"resource_name": "<script>"}, "ASCII letters"),
+        ({"resource_name": "ümlaut"}, "ASCII letters"),
+        ({"resource_name": ""}, "required"),
+        ({"resource_name": "*", "pattern_type": "PREFIXED"}, "LITERAL name"),
+        ({"resource_type": "CLUSTER", "resource_name": "prod", "operation": "ALTER"}, "kafka-cluster"),
+        ({"colour": "red"}, "unknown field"),
+    ],
+)
+def test_it_refuses_invalid_bindings_with_the_reason(data, problem):
+    base = {"resource_type": "TOPIC", "resource_name": "orders", "principal": "User:app", "operation": "READ"}
+    binding, problems = acls.validate_binding({**base, **data})
+    assert binding is None
+    assert any(problem in p for p in problems), problems
+
+
+def test_it_fills_defaults_and_upper_cases_enums():
+    binding, problems = acls.validate_binding(
+        {
+            "resource_type": "topic",
+            "name": "orders",
+            "principal": "Group:ops",
+            "operation": "write",
+            "host": "10.0.0.1",
+        }
+    )
+    assert problems == []
+    assert binding == AclBinding("TOPIC", "orders", "LITERAL", "Group:ops", "10.0.0.1", "WRITE", "ALLOW")
+
+
+def test_it_parses_yaml_and_json_batches_with_deletes():
+    text = """
+create:
+  - {resource_type: TOPIC, resource_name: orders, principal: "User:app", operation: READ, host: "*"}
+  - {resource_type: GROUP, resource_name: app-, pattern_type: PREFIXED, principal: "User:app", operation: READ}
+delete:
+  - {principal: "User:old"}
+"""
+    creates, deletes = acls.parse_batch(text)
+    assert [b.resource_type for b in creates] == ["TOPIC", "GROUP"]
+    assert deletes == [AclBindingFilter(principal="User:old")]
+    as_json = json.dumps([acls.to_dict(B())])
+    assert acls.parse_batch(as_json) == ([B()], [])
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("a: &x [1]\nb: *x", "aliases"),
+        ("- {resource_type: TOPIC, resource_name: t, principal: User:a, operation: READ, host: *}", "YAML"),
+        ("42", "paste a binding"),
+        ("{create: 1}", "must be lists"),
+        ("delete: [{}]", "must name"),
+        ("- {resource_type: TOPIC}\n- nope", "create #2: not a mapping"),
+    ],
+)
+def test_it_refuses_bad_batches(text, problem):
+    with pytest.raises(acls.AclValidationError) as err:
+        acls.parse_batch(text)
+    assert problem in str(err.value)
+
+
+def test_it_refuses_oversized_batches(monkeypatch):
+    monkeypatch.setattr(acls, "BATCH_MAX", 2)
+    with pytest.raises(acls.AclValidationError, match="at most 2"):
+        acls.parse_batch(json.dumps([acls.to_dict(B(name=f"t{i}")) for i in range(3)]))
+
+
+def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins():
+    bindings = [
+        B("orders", op="READ"),
+        B("ord", pattern="PREFIXED", op="WRITE"),
+        B("*", principal="User:*", op="DESCRIBE_CONFIGS"),
+        B("orders", op="WRITE", perm="DENY", host="10.0.0.9"),
+        B("orders", principal="User:other", op="ALL"),
+        B("payments", op="ALL"),
+    ]
+    applying, ops = acls.evaluate(
+        bindings, principal="User:app", host="10.0.0.9", resource_type="TOPIC", resource_name="orders"
+    )
+    assert len(applying) == 4
+    outcome = {o.operation: o.outcome for o in ops}
+    assert outcome["READ"] == "ALLOWED"
+    assert outcome["WRITE"] == "DENIED"  # the deny from this host beats the prefixed allow
+    assert outcome["DESCRIBE"] == "ALLOWED"  # implied by READ
+    assert outcome["DESCRIBE_CONFIGS"] == "ALLOWED"  # wildcard principal and name
+    assert outcome["DELETE"] == "NO_ACL"
+    _, elsewhere = acls.evaluate(
+        bindings, principal="User:app", host="10.0.0.1", resource_type="TOPIC", resource_name="orders"
+    )
+    assert {o.operation: o.outcome for o in elsewhere}["WRITE"] == "ALLOWED"
+
+
+# ---- against the sandbox -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def uniq():
+    return "t" + uuid.uuid4().hex[:10]
+
+
+@pytest.mark.django_db
+def test_it_creates_then_lists_grouped_and_filtered(personas, kafka_cluster, uniq):
+    operator = personas["operator"]
+    wanted = [B(uniq, op="READ"), B(uniq, op="WRITE"), B(uniq, principal="User:other", op="READ")]
+    change = acls.change_acls(actor=operator, cluster=kafka_cluster, creates=wanted)
+    assert change.ok and [r.message for r in change.results] == ["created"] * 3
+    listing = acls.list_acls(
+        actor=operator,
+        cluster=kafka_cluster,
+        acl_filter=AclBindingFilter(resource_name=uniq),
+        group_by="principal",
+    )
+    assert listing.total == 3 and dict(listing.groups) == {"User:app": 2, "User:other": 1}
+    assert listing.rows[0].principal == "User:app"
+    only_reads = acls.list_acls(
+        actor=operator,
+        cluster=kafka_cluster,
+        acl_filter=AclBindingFilter(resource_name=uniq, operation="READ"),
+        group_by="resource",
+    )
+    assert only_reads.total == 2 and only_reads.groups == [(f"TOPIC:LITERAL:{uniq}", 2)]
+    event = AuditEvent.objects.get(action="acl.create")
+    assert event.outcome == "success" and len(event.targets) == 3 and event.actor_name == "operator"
+    assert AuditEvent.objects.get(action="acl.change").outcome == "requested"
+
+
+@pytest.mark.django_db
+def test_match_filters_find_prefixed_and_wildcard_bindings(personas, kafka_cluster, uniq):
+    acls.change_acls(
+        actor=personas["admin"],
+        cluster=kafka_cluster,
+        creates=[B(uniq[:5], pattern="PREFIXED", principal=f"User:{uniq}"), B("*", principal=f"User:{uniq}")],
+    )
+    matched = acls.list_acls(
+        actor=personas["admin"],
+        cluster=kafka_cluster,
+        acl_filter=AclBindingFilter(resource_type="TOPIC", resource_name=uniq, pattern_type="MATCH"),
+    )
+    assert {(b.pattern_type, b.resource_name) for b in matched.rows if b.principal == f"User:{uniq}"} == {
+        ("PREFIXED", uniq[:5]),
+        ("LITERAL", "*"),
+    }
+
+
+@pytest.mark.django_db
+def test_delete_by_filter_previews_then_deletes_exactly_the_confirmed_bindings(personas, kafka_cluster, uniq):
+    op = personas["operator"]
+    keep, drop = B(uniq, op="WRITE"), B(uniq, op="READ")
+    acls.change_acls(actor=op, cluster=kafka_cluster, creates=[keep, drop])
+    matched = acls.preview_delete(
+        actor=op, cluster=kafka_cluster, filters=[AclBindingFilter(resource_name=uniq)]
+    )
+    assert set(matched) == {keep, drop}
+    added = B(uniq, op="ALTER")
+    change = acls.change_acls(
+        actor=op, cluster=kafka_cluster, deletes=[drop, B(uniq, op="DELETE")], creates=[added]
+    )
+    assert [(r.action, r.ok, r.message) for r in change.results] == [
+        ("delete", True, "deleted"),
+        ("delete", True, "already absent"),
+        ("create", True, "created"),
+    ]
+    gateway = get_gateway(connection_for(kafka_cluster))
+    assert set(gateway.describe_acls(AclBindingFilter(resource_name=uniq))) == {keep, added}
+    deleted = AuditEvent.objects.get(action="acl.delete")
+    assert deleted.before == [acls.to_dict(drop), acls.to_dict(B(uniq, op="DELETE"))]
+    assert (
+        deleted.id
+        < AuditEvent.objects.get(action="acl.create", after__isnull=False, targets__icontains="ALTER").id
+    )
+
+
+@pytest.mark.django_db
+def test_effective_access_reads_the_bindings_from_kafka(personas, kafka_cluster, uniq):
+    principal = f"User:{uniq}"
+    acls.change_acls(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        creates=[
+            B(uniq, principal=principal, op="READ"),
+            B(uniq, principal=principal, op="READ", perm="DENY"),
+        ],
+    )
+    result = acls.effective_access(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        principal=principal,
+        resource_type="TOPIC",
+        resource_name=uniq,
+    )
+    assert {o.operation: o.outcome for o in result.operations}["READ"] == "DENIED"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["requester", "auditor", "viewer"])
+def test_only_operators_and_admins_may_change_acls(personas, kafka_cluster, role):
+    with pytest.raises(acls.PermissionDenied if hasattr(acls, "PermissionDenied") else Exception):
+        acls.change_acls(actor=personas[role], cluster=kafka_cluster, creates=[B()])
+    assert not AuditEvent.objects.filter(action__startswith="acl.").exists()
+
+
+# ---- pages -------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_pages_review_then_apply_with_csrf(personas, kafka_cluster, uniq):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(personas["operator"])
+    new_url = reverse("acl_new", kwargs={"name": kafka_cluster.name})
+    page = client.get(new_url)
+    token = page.cookies["csrftoken"].value
+    text = json.dumps({"create": [acls.to_dict(B(uniq))]})
+    review = client.post(new_url, {"mode": "batch", "text": text, "csrfmiddlewaretoken": token})
+    assert review.status_code == 200 and b"Create 1 binding" in review.content
+    value = json.dumps(acls.to_dict(B(uniq)), sort_keys=True)
+    apply_url = reverse("acl_apply", kwargs={"name": kafka_cluster.name})
+    assert client.post(apply_url, {"create": value}).status_code == 403  # no CSRF token
+    applied = client.post(apply_url, {"create": value, "csrfmiddlewaretoken": token})
+    assert applied.status_code == 200 and b"Every binding was applied" in applied.content
+    listing = client.get(reverse("acl_list", kwargs={"name": kafka_cluster.name}), {"resource_name": uniq})
+    assert uniq.encode() in listing.content and b"1 binding" in listing.content
+    delete = client.get(reverse("acl_delete", kwargs={"name": kafka_cluster.name}), {"resource_name": uniq})
+    assert delete.status_code == 200 and delete.content.count(b'name="delete"') == 1
+
+
+@pytest.mark.django_db
+def test_hostile_input_is_refused_and_escaped(client, personas, kafka_cluster):
+    client.force_login(personas["operator"])
+    evil = "<script>alert(1)</script>"
+    new_url = reverse("acl_new", kwargs={"name": kafka_cluster.name})
+    single = client.post(
+        new_url,
+        {
+            "mode": "single",
+            "resource_type": "TOPIC",
+            "pattern_type": "LITERAL",
+            "resource_name": evil,
+            "principal": f"User:{evil}",
+            "host": "*",
+            "operation": "READ",
+            "permission": "ALLOW",
+        },
+    )
+    assert single.status_code == 200
+    assert b"<script>alert" not in single.content and b"ASCII letters" in single.content
+    batch = client.post(new_url, {"mode": "batch", "text": "x" * (acls.BATCH_TEXT_MAX + 1)})
+    assert batch.status_code == 200 and b"at most" in batch.content
+    forged = client.post(
+        reverse("acl_apply", kwargs={"name": kafka_cluster.name}), {"create": json.dumps({"principal": evil})}
+    )
+    assert b"<script>alert" not in forged.content and b"User:name" in forged.content
+    listing = client.get(reverse("acl_list", kwargs={"name": kafka_cluster.name}), {"principal": evil})
+    assert listing.status_code == 200 and b"<script>alert" not in listing.content
+    effective = client.get(
+        reverse("acl_effective", kwargs={"name": kafka_cluster.name}),
+        {"principal": "nobody", "resource_type": "TOPIC", "resource_name": "x"},
+    )
+    assert b"User:name" in effective.content
