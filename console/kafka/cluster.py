@@ -74,14 +74,24 @@ class ClusterMixin(GatewayBase):
         brokers = tuple(BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id))
         topics = []
         P = PartitionMetadata
+        live_ids = set(live)
+        all_live = live_ids.issuperset
+        internal = INTERNAL_TOPICS
         for name, t in md.topics.items():
             parts = []
+            last = -1
+            ordered = True
             for p in t.partitions.values():
                 replicas = tuple(p.replicas)
-                offline = tuple(r for r in replicas if r not in live)
-                parts.append(P(p.id, p.leader, replicas, tuple(p.isrs), offline))
-            parts.sort(key=lambda p: p.id)
-            topics.append(TopicMetadata(name, tuple(parts), name in INTERNAL_TOPICS))
+                offline = () if all_live(replicas) else tuple(r for r in replicas if r not in live_ids)
+                pid = p.id
+                if pid < last:
+                    ordered = False
+                last = pid
+                parts.append(P(pid, p.leader, replicas, tuple(p.isrs), offline))
+            if not ordered:
+                parts.sort(key=lambda p: p.id)
+            topics.append(TopicMetadata(name, tuple(parts), name in internal))
         topics.sort(key=lambda t: t.name)
         controller = md.controller_id if md.controller_id >= 0 else None
         return ClusterMetadata(md.cluster_id, controller, brokers, tuple(topics))
