@@ -30,6 +30,7 @@ urlpatterns = [
     path("c/<slug:name>/requests/", include("console.urls_requests")),
     path("c/<slug:name>/reassignments/", include("console.urls_reassignments")),
     path("c/<slug:name>/capacity/", include("console.urls_capacity")),
+    path("c/<slug:name>/quorum/", include("console.urls_quorum")),
     path("audit/", include("console.urls_audit")),
     path("operations/<int:op_id>/", operations.operation_detail, name="operation_detail"),
     path("operations/<int:op_id>/progress/", operations.operation_progress, name="operation_progress"),
