@@ -149,6 +149,11 @@ def describe_configs(*, actor, cluster, resource: ConfigResource) -> ConfigView:
     return ConfigView(resource, _rows(_describe(gw, resource), resource))
 
 
+def broker_ids(cluster) -> list[int]:
+    """The brokers whose configs can be opened (from the cached metadata)."""
+    return metadata_cache.get_snapshot(cluster).broker_ids
+
+
 # -- planning (pure) -----------------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.db import transaction
 
@@ -502,7 +502,7 @@ def create_topics(
                 TIMEOUT,
             )
         else:
-            outcomes[name] = _failure(name, result)
+            outcomes[name] = replace(_failure(name, result), warning=warnings.get(name, ""))
     ordered = [outcomes[s.name] for s in dict((s.name, s) for s in specs).values()]
     if not validate_only and any(o.ok for o in ordered):
         metadata_cache.invalidate(cluster)
@@ -527,6 +527,19 @@ class ConfirmationError(ValueError):
 def delete_confirmation(names: list[str]) -> str:
     """What the operator must type: the topic name, or the count for a batch."""
     return names[0] if len(names) == 1 else str(len(names))
+
+
+def delete_preview(*, actor, cluster, names: list[str]) -> list[tuple[str, str]]:
+    """What a delete would do before the operator confirms: (topic, reason it will be refused or "")."""
+    access.require(actor, cluster, access.MANAGE_TOPICS)
+    rules = policy.rules_for(cluster)
+    snap = metadata_cache.get_snapshot(cluster)
+    out = []
+    for name in dict.fromkeys(n for n in names if n):
+        meta = snap.by_name.get(name)
+        internal = bool(meta and meta.internal) or name.startswith("__")
+        out.append((name, policy.protected_reason(rules, name, internal)))
+    return out
 
 
 def delete_topics(

@@ -1,0 +1,179 @@
+"""Forms of the topics area: list filters, create one, batch create, add partitions."""
+
+from __future__ import annotations
+
+from django import forms
+
+from console.forms.configs import KNOWN_TOPIC_CONFIGS, parse_key_values
+from console.services import policy
+from console.services.topics import DEFAULT_PER_PAGE, SORT_KEYS, TopicSpec
+from console.services.topics_batch import BatchParseError, parse_batch
+
+MAX_BATCH_UPLOAD_BYTES = 5 * 1024 * 1024
+
+
+class TopicListForm(forms.Form):
+    """The list's query string: search, filters, sort, page."""
+
+    q = forms.CharField(required=False, max_length=500, label="Search")
+    regex = forms.BooleanField(required=False, label="Regex")
+    internal = forms.BooleanField(required=False, label="Show internal")
+    unhealthy = forms.BooleanField(required=False, label="Unhealthy only")
+    sort = forms.ChoiceField(required=False, choices=[(k, k) for k in SORT_KEYS])
+    desc = forms.BooleanField(required=False)
+    page = forms.IntegerField(required=False, min_value=1)
+    per_page = forms.IntegerField(required=False, min_value=1, max_value=500)
+
+    def query(self) -> dict:
+        data = self.cleaned_data if self.is_valid() else {}
+        return {
+            "query": data.get("q") or "",
+            "regex": bool(data.get("regex")),
+            "include_internal": bool(data.get("internal")),
+            "unhealthy_only": bool(data.get("unhealthy")),
+            "sort": data.get("sort") or "name",
+            "descending": bool(data.get("desc")),
+            "page": data.get("page") or 1,
+            "per_page": data.get("per_page") or DEFAULT_PER_PAGE,
+        }
+
+
+def parse_assignment(text: str) -> list[list[int]]:
+    """One partition per line (or ';'-separated): broker ids separated by commas, preferred leader first."""
+    parts = [p.strip() for line in text.splitlines() for p in line.split(";") if p.strip()]
+    out = []
+    for number, part in enumerate(parts):
+        try:
+            out.append([int(b) for b in part.split(",") if b.strip()])
+        except ValueError:
+            raise forms.ValidationError(
+                f"Partition {number}: broker ids must be numbers separated by commas, not '{part}'."
+            ) from None
+    return out
+
+
+class TopicCreateForm(forms.Form):
+    """One topic: name, partitions + replication factor (or an explicit assignment), configs."""
+
+    name = forms.CharField(max_length=policy.TOPIC_NAME_MAX_LENGTH + 50)
+    partitions = forms.IntegerField(required=False, min_value=1, help_text="blank = the broker default")
+    replication_factor = forms.IntegerField(
+        required=False, min_value=1, help_text="blank = the broker default"
+    )
+    assignment = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "1,2,3\n2,3,1"}),
+        help_text="optional: one line per partition, broker ids with the preferred leader first",
+    )
+    other_configs = forms.CharField(
+        required=False,
+        label="Other configs",
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "segment.ms=604800000"}),
+        help_text="key=value, one per line",
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for key, field in KNOWN_TOPIC_CONFIGS.items():
+            self.fields[f"cfg__{key}"] = field.__class__(**_field_kwargs(field), label=key)
+
+    def config_fields(self):
+        return [self[f"cfg__{key}"] for key in KNOWN_TOPIC_CONFIGS]
+
+    def basic_fields(self):
+        return [self[n] for n in ("name", "partitions", "replication_factor", "assignment", "other_configs")]
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        errors = policy.topic_name_errors(name)
+        if errors:
+            raise forms.ValidationError(errors)
+        return name
+
+    def clean_assignment(self):
+        text = self.cleaned_data.get("assignment") or ""
+        return parse_assignment(text) if text.strip() else None
+
+    def clean(self):
+        data = super().clean()
+        if data.get("assignment") and (data.get("partitions") or data.get("replication_factor")):
+            self.add_error(
+                "assignment", "Give either an assignment or partitions and replication factor, not both."
+            )
+        configs, errors = parse_key_values(data.get("other_configs") or "")
+        for e in errors:
+            self.add_error("other_configs", e)
+        for key in KNOWN_TOPIC_CONFIGS:
+            value = data.get(f"cfg__{key}")
+            if value not in (None, ""):
+                if key in configs:
+                    self.add_error("other_configs", f"'{key}' is set twice.")
+                configs[key] = str(value)
+        data["configs"] = configs
+        return data
+
+    def spec(self) -> TopicSpec:
+        d = self.cleaned_data
+        assignment = tuple(tuple(r) for r in d["assignment"]) if d.get("assignment") else None
+        return TopicSpec(
+            d["name"],
+            -1 if assignment else (d.get("partitions") or -1),
+            -1 if assignment else (d.get("replication_factor") or -1),
+            assignment,
+            d["configs"],
+        )
+
+
+def _field_kwargs(field: forms.Field) -> dict:
+    kwargs = {"required": False, "help_text": field.help_text}
+    if isinstance(field, forms.ChoiceField):
+        kwargs["choices"] = field.choices
+    if isinstance(field, forms.IntegerField):
+        kwargs["min_value"] = field.min_value
+    return kwargs
+
+
+class BatchCreateForm(forms.Form):
+    """Pasted text or an uploaded file, in YAML, JSON or CSV."""
+
+    text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 12}), label="Topics")
+    upload = forms.FileField(required=False, label="or upload a file")
+    format = forms.ChoiceField(
+        choices=[("", "detect"), ("yaml", "YAML"), ("json", "JSON"), ("csv", "CSV")], required=False
+    )
+
+    def clean(self):
+        data = super().clean()
+        text, filename = data.get("text") or "", ""
+        upload = data.get("upload")
+        if upload is not None:
+            if upload.size > MAX_BATCH_UPLOAD_BYTES:
+                raise forms.ValidationError(
+                    f"The file is larger than {MAX_BATCH_UPLOAD_BYTES // 1024 // 1024} MB."
+                )
+            try:
+                text = upload.read().decode("utf-8")
+            except UnicodeDecodeError:
+                raise forms.ValidationError("The file is not UTF-8 text.") from None
+            filename = upload.name
+        if not text.strip():
+            raise forms.ValidationError("Paste topics or upload a file.")
+        try:
+            data["specs"] = parse_batch(text, data.get("format") or None, filename)
+        except BatchParseError as exc:
+            self.problems = exc.problems
+            raise forms.ValidationError([str(p) for p in exc.problems]) from None
+        return data
+
+
+class AddPartitionsForm(forms.Form):
+    total_count = forms.IntegerField(min_value=1, label="New total partition count")
+    assignment = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="optional: one line per NEW partition, broker ids with the preferred leader first",
+    )
+
+    def clean_assignment(self):
+        text = self.cleaned_data.get("assignment") or ""
+        return parse_assignment(text) if text.strip() else None

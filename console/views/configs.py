@@ -1,0 +1,102 @@
+"""Config pages: a topic's or a broker's configs, and the edit flow (diff → validate only → apply)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
+
+from console.forms.configs import ConfigChangesForm
+from console.kafka import KafkaOperationError
+from console.services import access, configs
+from console.services.policy import PolicyViolation
+from console.views._helpers import client_ip, get_cluster_for_user
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def topic_configs(request, name: str, topic: str):
+    cluster = get_cluster_for_user(request, name)
+    back = reverse("topic_detail", kwargs={"name": cluster.name, "topic": topic})
+    return _config_page(request, cluster, configs.topic_resource(topic), f"Topic {topic}", back)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def broker_configs(request, name: str, broker: str = ""):
+    cluster = get_cluster_for_user(request, name)
+    title = f"Broker {broker}" if broker else "Cluster-wide broker defaults"
+    return _config_page(request, cluster, configs.broker_resource(broker), title, None, brokers=True)
+
+
+def _config_page(request, cluster, resource, title: str, back: str | None, brokers: bool = False):
+    """GET shows the configs; POST runs one step of the edit: preview, validate or apply."""
+    can_edit = access.can(request.user, cluster, access.MANAGE_CONFIGS)
+    if request.method == "POST" and not can_edit:
+        raise PermissionDenied(
+            f"You need the '{access.MANAGE_CONFIGS}' permission on cluster '{cluster.name}'."
+        )
+    form = ConfigChangesForm(request.POST or None)
+    context = {
+        "cluster": cluster,
+        "resource": resource,
+        "title": title,
+        "back": back,
+        "form": form,
+        "can_edit": can_edit,
+        "diffs": None,
+        "result": None,
+        "view": None,
+        "error": None,
+    }
+    if request.method == "POST" and form.is_valid():
+        changes = form.cleaned_data["changes"]
+        action = request.POST.get("action", "preview")
+        try:
+            if action == "preview":
+                context["diffs"] = configs.preview_changes(
+                    actor=request.user, cluster=cluster, resource=resource, changes=changes
+                )
+            else:
+                result = configs.alter_configs(
+                    actor=request.user,
+                    cluster=cluster,
+                    resource=resource,
+                    changes=changes,
+                    validate_only=action != "apply",
+                    source_ip=client_ip(request),
+                )
+                context["result"], context["diffs"] = result, result.diffs
+                if result.ok and not result.validate_only:
+                    messages.success(request, f"{title}: {len(result.diffs)} config change(s) applied.")
+                    url = request.path
+                    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+        except configs.ConfigPlanError as exc:
+            for e in exc.errors:
+                form.add_error(None, e)
+        except PolicyViolation as exc:
+            for v in exc.violations:
+                form.add_error(None, str(v))
+        except KafkaOperationError as exc:
+            form.add_error(None, f"{exc.name}: {exc.operator_text}")
+    if request.htmx and request.method == "POST":
+        response = render(request, "console/_config_edit.html", context)
+    else:
+        try:
+            context["view"] = configs.describe_configs(actor=request.user, cluster=cluster, resource=resource)
+            context["brokers"] = configs.broker_ids(cluster) if brokers else []
+        except KafkaOperationError as exc:
+            context["error"] = exc
+        status = (
+            404
+            if context["error"] is not None and context["error"].name == "UNKNOWN_TOPIC_OR_PARTITION"
+            else 200
+        )
+        response = render(request, "console/config_page.html", context, status=status)
+    patch_vary_headers(response, ("HX-Request",))
+    return response

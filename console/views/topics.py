@@ -1,0 +1,190 @@
+"""Topic pages: list, detail, create (one / batch), delete, add partitions."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from console.forms.topics import AddPartitionsForm, BatchCreateForm, TopicCreateForm, TopicListForm
+from console.kafka import KafkaOperationError
+from console.services import access, topics
+from console.services.policy import PolicyViolation
+from console.views._helpers import client_ip, get_cluster_for_user
+
+
+def _render(request, template: str, fragment: str | None, context: dict, status: int = 200):
+    """The fragment for htmx requests, the full page otherwise (Vary: HX-Request)."""
+    use = fragment if fragment and request.htmx and not request.htmx.boosted else template
+    response = render(request, use, context, status=status)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+@login_required
+@require_GET
+def topic_list(request, name: str):
+    cluster = get_cluster_for_user(request, name)
+    form = TopicListForm(request.GET or None)
+    query = form.query()
+    context = {"cluster": cluster, "form": form, "query": query, "error": None, "page": None}
+    try:
+        context["page"] = topics.list_topics(
+            actor=request.user, cluster=cluster, refresh=bool(request.GET.get("refresh")), **query
+        )
+    except KafkaOperationError as exc:
+        context["error"] = exc
+    context["can_manage"] = access.can(request.user, cluster, access.MANAGE_TOPICS)
+    context["querystring"] = _querystring(request, drop=("page", "refresh"))
+    return _render(request, "console/topic_list.html", "console/_topic_table.html", context)
+
+
+def _querystring(request, drop: tuple[str, ...]) -> str:
+    params = request.GET.copy()
+    for key in drop:
+        params.pop(key, None)
+    return params.urlencode()
+
+
+@login_required
+@require_GET
+def topic_detail(request, name: str, topic: str):
+    cluster = get_cluster_for_user(request, name)
+    try:
+        detail = topics.describe_topic(actor=request.user, cluster=cluster, name=topic)
+    except KafkaOperationError as exc:
+        status = 404 if exc.name == "UNKNOWN_TOPIC_OR_PARTITION" else 200
+        context = {"cluster": cluster, "topic": topic, "error": exc}
+        return render(request, "console/topic_detail.html", context, status=status)
+    can_manage = access.can(request.user, cluster, access.MANAGE_TOPICS)
+    context = {
+        "cluster": cluster,
+        "topic": topic,
+        "detail": detail,
+        "can_manage": can_manage and not detail.internal,
+        "can_edit_configs": access.can(request.user, cluster, access.MANAGE_CONFIGS),
+    }
+    return render(request, "console/topic_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def topic_create(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_TOPICS)
+    form = TopicCreateForm(request.POST or None)
+    result = None
+    if request.method == "POST" and form.is_valid():
+        validate_only = request.POST.get("action") == "validate"
+        try:
+            result = topics.create_topics(
+                actor=request.user,
+                cluster=cluster,
+                specs=[form.spec()],
+                validate_only=validate_only,
+                source_ip=client_ip(request),
+            )
+        except (PolicyViolation, KafkaOperationError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            outcome = result.outcomes[0]
+            if outcome.ok and not validate_only:
+                messages.success(request, f"Topic '{outcome.name}' created.")
+                if outcome.warning:
+                    messages.warning(request, outcome.warning)
+                return redirect("topic_detail", name=cluster.name, topic=outcome.name)
+    return _render(
+        request,
+        "console/topic_create.html",
+        "console/_topic_create_form.html",
+        {"cluster": cluster, "form": form, "result": result},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def topic_batch_create(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_TOPICS)
+    form = BatchCreateForm(request.POST or None, request.FILES or None)
+    result = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = topics.create_topics(
+                actor=request.user,
+                cluster=cluster,
+                specs=form.cleaned_data["specs"],
+                validate_only=request.POST.get("action") == "validate",
+                source_ip=client_ip(request),
+            )
+        except (PolicyViolation, KafkaOperationError) as exc:
+            form.add_error(None, str(exc))
+    return render(request, "console/topic_batch.html", {"cluster": cluster, "form": form, "result": result})
+
+
+@login_required
+@require_POST
+def topic_delete(request, name: str):
+    """Two steps on one URL: without ``confirmation`` show what would happen; with it, delete."""
+    cluster = get_cluster_for_user(request, name, access.MANAGE_TOPICS)
+    names = [n.strip() for n in request.POST.getlist("names") if n.strip()]
+    context = {"cluster": cluster, "names": names, "result": None, "error": ""}
+    if "confirmation" in request.POST and names:
+        try:
+            context["result"] = topics.delete_topics(
+                actor=request.user,
+                cluster=cluster,
+                names=names,
+                confirmation=request.POST["confirmation"],
+                source_ip=client_ip(request),
+            )
+            return render(request, "console/topic_delete.html", context)
+        except topics.ConfirmationError as exc:
+            context["error"] = str(exc)
+        except KafkaOperationError as exc:
+            context["error"] = exc.operator_text
+    if not names:
+        messages.error(request, "Select at least one topic to delete.")
+        return redirect("topic_list", name=cluster.name)
+    try:
+        context["preview"] = topics.delete_preview(actor=request.user, cluster=cluster, names=names)
+    except KafkaOperationError as exc:
+        context["preview"], context["error"] = [(n, "") for n in names], exc.operator_text
+    context["expected"] = topics.delete_confirmation(names)
+    return render(request, "console/topic_delete.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def topic_add_partitions(request, name: str, topic: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_TOPICS)
+    form = AddPartitionsForm(request.POST or None)
+    outcome = None
+    if request.method == "POST" and form.is_valid():
+        validate_only = request.POST.get("action") == "validate"
+        try:
+            outcome = topics.add_partitions(
+                actor=request.user,
+                cluster=cluster,
+                topic=topic,
+                total_count=form.cleaned_data["total_count"],
+                assignment=form.cleaned_data["assignment"],
+                validate_only=validate_only,
+                source_ip=client_ip(request),
+            )
+        except (PolicyViolation, KafkaOperationError) as exc:
+            form.add_error(None, exc.operator_text if isinstance(exc, KafkaOperationError) else str(exc))
+        else:
+            if outcome.ok and not validate_only:
+                messages.success(
+                    request, f"Topic '{topic}' now has {form.cleaned_data['total_count']} partitions."
+                )
+                url = reverse("topic_detail", kwargs={"name": cluster.name, "topic": topic})
+                return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    return render(
+        request,
+        "console/topic_partitions.html",
+        {"cluster": cluster, "topic": topic, "form": form, "outcome": outcome},
+    )
