@@ -1,0 +1,84 @@
+"""DescribeCluster endpoint types (KIP-919) and DescribeQuorum through real clients and raw calls."""
+
+from __future__ import annotations
+
+from confluent_kafka.admin import AdminClient
+from kafka import KafkaAdminClient
+from kafka.protocol.admin import DescribeClusterRequest, DescribeQuorumRequest
+
+from tests.sandbox.conftest import call
+
+pytestmark = []
+
+
+def _describe(hostport: str, endpoint_type: int, version: int = 1):
+    return call(hostport, DescribeClusterRequest(include_cluster_authorized_operations=False,
+                                                 endpoint_type=endpoint_type, include_fenced_brokers=True),
+                version)
+
+
+def test_it_answers_describe_cluster_by_endpoint_type(cluster):
+    broker = cluster.bootstrap_servers.split(",")[0]
+    ctl = cluster.bootstrap_controllers.split(",")[0]
+    ok = _describe(broker, 1)
+    assert (ok.error_code, ok.endpoint_type) == (0, 1)
+    assert [b.broker_id for b in ok.brokers] == [1, 2, 3]
+    assert [b.rack for b in ok.brokers] == ["r1", "r2", "r3"]
+    bad = _describe(broker, 2)
+    assert bad.error_code == 114 and "type BROKER" in bad.error_message
+    on_ctl = _describe(ctl, 2, 2)
+    assert (on_ctl.error_code, on_ctl.endpoint_type, on_ctl.controller_id) == (0, 2, 101)
+    assert [b.broker_id for b in on_ctl.brokers] == [101, 102, 103]
+    assert _describe(ctl, 1).error_code == 114
+    assert _describe(ctl, 1, 0).error_code == 42
+
+
+def test_it_reports_fenced_brokers_only_when_asked(cluster):
+    cluster.stop_broker(3)
+    broker = cluster.bootstrap_servers.split(",")[0]
+    resp = _describe(broker, 1, 2)
+    assert [(b.broker_id, b.is_fenced) for b in resp.brokers] == [(1, False), (2, False), (3, True)]
+
+
+def test_it_is_described_by_both_clients(cluster):
+    client = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    desc = client.describe_cluster().result(10)
+    assert desc.cluster_id == cluster.cluster_id
+    assert sorted(n.id for n in desc.nodes) == [1, 2, 3]
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        meta = admin.describe_cluster()
+    finally:
+        admin.close()
+    assert meta["cluster_id"] == cluster.cluster_id
+    assert [b["rack"] for b in meta["brokers"]] == ["r1", "r2", "r3"]
+
+
+def _quorum(hostport: str):
+    q = DescribeQuorumRequest
+    resp = call(hostport, q(topics=[q.TopicData(topic_name="__cluster_metadata",
+                                                  partitions=[q.TopicData.PartitionData(partition_index=0)])]), 2)
+    return resp.topics[0].partitions[0], resp
+
+
+def test_it_shows_quorum_lag_growing_for_a_stopped_controller(cluster):
+    ctl = cluster.bootstrap_controllers.split(",")[0]
+    cluster.advance(1)
+    part, resp = _quorum(ctl)
+    assert part.leader_id == 101
+    assert [v.replica_id for v in part.current_voters] == [101, 102, 103]
+    assert sorted(o.replica_id for o in part.observers) == [1, 2, 3]
+    assert [n.node_id for n in resp.nodes] == [101, 102, 103]
+    cluster.stop_controller(103)
+    cluster.advance(30)
+    part, _ = _quorum(ctl)
+    voters = {v.replica_id: v for v in part.current_voters}
+    assert part.high_watermark - voters[103].log_end_offset >= 30
+    assert voters[101].last_caught_up_timestamp - voters[103].last_caught_up_timestamp >= 30_000
+
+
+def test_it_moves_quorum_leadership_when_the_active_controller_stops(cluster):
+    cluster.stop_controller(101)
+    part, _ = _quorum(cluster.bootstrap_controllers.split(",")[1])
+    assert part.leader_id == 102
+    assert part.leader_epoch == 2
