@@ -10,7 +10,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
 app = Celery("console", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.imports = ("tasks.operations",)
+app.conf.imports = ("tasks.operations", "tasks.reassignment")
 
 
 def _beat_schedule() -> dict:
@@ -21,6 +21,8 @@ def _beat_schedule() -> dict:
             "task": "tasks.operations.requeue_stale_operations",
             "schedule": float(settings.OPERATION_RECOVERY_INTERVAL_S),
         },
+        "reassignment poller": {"task": "tasks.reassignment.poll_reassignments", "schedule": 1.0},
+        "throttle janitor": {"task": "tasks.reassignment.sweep_throttles", "schedule": 10.0},
     }
 
 

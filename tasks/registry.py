@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from tasks import operations
+from tasks import operations, reassignment
 
 _TASKS = {
     "health.check": operations.run_health_check,
+    "reassignment.execute": reassignment.run_reassignment,
+    "election.run": reassignment.run_election,
 }
 
 

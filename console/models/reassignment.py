@@ -1,0 +1,140 @@
+"""Reassignments: the plan and per-partition progress rows, and the ledger of throttles they set."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Stage(models.TextChoices):
+    """Where a reassignment's worker is; each stage converges when re-entered after a crash."""
+
+    THROTTLING = "throttling", "Setting throttles"
+    SUBMITTING = "submitting", "Submitting"
+    MOVING = "moving", "Moving"
+    CANCELLING = "cancelling", "Cancelling"
+    FINISHED = "finished", "Finished"
+
+
+class Reassignment(models.Model):
+    """One console reassignment: its Operation, throttle and totals (the poller's summary)."""
+
+    operation = models.OneToOneField(
+        "console.Operation", on_delete=models.CASCADE, related_name="reassignment"
+    )
+    cluster = models.ForeignKey("console.Cluster", on_delete=models.CASCADE, related_name="reassignments")
+    throttle_bytes_per_s = models.BigIntegerField(null=True, blank=True)  # None: not throttled
+    elect_preferred = models.BooleanField(default=False)
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.THROTTLING, db_index=True)
+    cancel_requested = models.BooleanField(default=False)
+    bytes_total = models.BigIntegerField(default=0)
+    bytes_done = models.BigIntegerField(default=0)
+    rate_bytes_per_s = models.FloatField(default=0.0)
+    partitions_total = models.PositiveIntegerField(default=0)
+    partitions_done = models.PositiveIntegerField(default=0)
+    polls = models.PositiveIntegerField(default=0)
+    last_poll_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    throttles_removed_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, blank=True)  # succeeded / diverged / cancelled / failed
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"reassignment #{self.pk} ({self.stage})"
+
+    @property
+    def percent(self) -> int:
+        if self.bytes_total <= 0:
+            return 100 if self.partitions_total and self.partitions_done >= self.partitions_total else 0
+        return min(100, round(100 * self.bytes_done / self.bytes_total))
+
+
+class PartitionState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    REFUSED = "refused", "Refused"
+    MOVING = "moving", "Moving"
+    DONE = "done", "Done"
+    DIVERGED = "diverged", "Diverged"
+    CANCELLED = "cancelled", "Cancelled"
+    FAILED = "failed", "Failed"
+
+
+OPEN_PARTITION_STATES = (PartitionState.PENDING, PartitionState.MOVING)
+
+
+class ReassignmentPartition(models.Model):
+    """A moving partition: original and target replicas, bytes copied, KIP-179 state per new replica."""
+
+    reassignment = models.ForeignKey(Reassignment, on_delete=models.CASCADE, related_name="partitions")
+    topic = models.CharField(max_length=249)
+    partition = models.PositiveIntegerField()
+    original = models.JSONField(default=list)
+    target = models.JSONField(default=list)
+    state = models.CharField(max_length=16, choices=PartitionState.choices, default=PartitionState.PENDING)
+    bytes_total = models.BigIntegerField(default=0)
+    bytes_done = models.BigIntegerField(default=0)
+    # [{"broker": 4, "status": "Behind: ~120 messages / 1.2 MB", "bytes": 123, "in_isr": false}]
+    replicas = models.JSONField(default=list, blank=True)
+    message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["topic", "partition"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reassignment", "topic", "partition"], name="uniq_reassign_partition"
+            )
+        ]
+        indexes = [models.Index(fields=["reassignment", "state"], name="reassign_part_state")]
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}: {self.state}"
+
+    @property
+    def percent(self) -> int:
+        if self.state == PartitionState.DONE:
+            return 100
+        if self.bytes_total <= 0:
+            return 0
+        return min(100, round(100 * self.bytes_done / self.bytes_total))
+
+
+class EntryState(models.TextChoices):
+    RECORDED = "recorded", "Recorded (not yet set)"
+    SET = "set", "Set"
+    REMOVED = "removed", "Removed or restored"
+    LEFT = "left", "Left in place (changed by someone else)"
+    FAILED = "failed", "Removal failed"
+
+
+class ThrottleEntry(models.Model):
+    """The throttle ledger: one config a reassignment sets, written before it is set.
+
+    ``previous`` is the value before we touched it (None: unset). For the throttled-replicas
+    lists ``added`` holds the entries we added, so removal takes back only ours.
+    """
+
+    reassignment = models.ForeignKey(Reassignment, on_delete=models.CASCADE, related_name="throttles")
+    cluster = models.ForeignKey("console.Cluster", on_delete=models.CASCADE, related_name="+")
+    resource_type = models.CharField(max_length=8)  # TOPIC or BROKER
+    resource_name = models.CharField(max_length=249)
+    config = models.CharField(max_length=64)
+    value = models.TextField()
+    previous = models.JSONField(null=True, blank=True)  # a string, or null when it was unset
+    added = models.JSONField(default=list, blank=True)
+    state = models.CharField(max_length=16, choices=EntryState.choices, default=EntryState.RECORDED)
+    message = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reassignment", "resource_type", "resource_name", "config"],
+                name="uniq_throttle_entry",
+            )
+        ]
+        indexes = [models.Index(fields=["cluster", "state"], name="throttle_cluster_state")]
+
+    def __str__(self) -> str:
+        return f"{self.resource_type} {self.resource_name} {self.config}={self.value} ({self.state})"

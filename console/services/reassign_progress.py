@@ -1,0 +1,113 @@
+"""Pure progress arithmetic for moving partitions (KIP-179 replica states), no I/O.
+
+Inputs are what one poll cycle fetched: the reassignments Kafka reports in progress and, per
+involved broker, the replicas in its log dirs (``None`` when the broker did not answer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+TP = tuple[str, int]
+# broker -> {partition: (size bytes, offset lag)} or None when the broker is unknown / down
+BrokerReplicas = Mapping[int, Mapping[TP, tuple[int, int]] | None]
+
+IN_SYNC = "In sync"
+UNKNOWN_BROKER = "Unknown broker"
+NOT_HOSTED = "Broker does not host this partition"
+UNKNOWN_PARTITION = "Unknown partition"
+
+
+def human_bytes(n: float) -> str:
+    """1536 -> '1.5 KB' (binary units, one decimal)."""
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(value) < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TB"  # pragma: no cover
+
+
+def behind_text(bytes_behind: int, offset_lag: int) -> str:
+    if offset_lag > 0:
+        return f"Behind: ~{offset_lag} messages / {human_bytes(bytes_behind)}"
+    return f"Behind: {human_bytes(bytes_behind)}"
+
+
+@dataclass(frozen=True)
+class PartitionProgress:
+    """Progress of one partition: bytes to copy, bytes copied and the state of each target replica."""
+
+    bytes_total: int
+    bytes_done: int
+    replicas: tuple[dict, ...]
+    known: bool  # some broker hosts the partition
+
+
+def partition_progress(
+    tp: TP, original: Sequence[int], target: Sequence[int], in_progress: bool, logs: BrokerReplicas
+) -> PartitionProgress:
+    """Bytes copied by the new replicas against the leader's size, and each target replica's state.
+
+    The leader's size is the largest log among the original replicas (the leader has every
+    record the others have); new replicas copy up to it.
+    """
+    leader_size = 0
+    known = False
+    for b in original:
+        found = (logs.get(b) or {}).get(tp)
+        if found is not None:
+            known = True
+            leader_size = max(leader_size, int(found[0]))
+    adding = [b for b in target if b not in original]
+    total = leader_size * len(adding)
+    done = 0
+    rows = []
+    for b in target:
+        broker_logs = logs.get(b, None)
+        if broker_logs is None:
+            rows.append({"broker": b, "status": UNKNOWN_BROKER, "bytes": 0, "new": b in adding})
+            continue
+        found = broker_logs.get(tp)
+        if found is None:
+            status = NOT_HOSTED if known or b in adding else UNKNOWN_PARTITION
+            rows.append({"broker": b, "status": status, "bytes": 0, "new": b in adding})
+            continue
+        known = True
+        size, lag = int(found[0]), int(found[1])
+        have = min(size, leader_size) if leader_size else size
+        if b in adding:
+            done += have
+        behind = max(0, leader_size - size)
+        status = IN_SYNC if behind == 0 and (not in_progress or b not in adding or leader_size == 0) else None
+        if status is None:
+            status = behind_text(behind, lag) if behind else IN_SYNC
+        rows.append({"broker": b, "status": status, "bytes": size, "new": b in adding})
+    if not known:
+        rows = [dict(r, status=UNKNOWN_PARTITION if r["status"] == NOT_HOSTED else r["status"]) for r in rows]
+    return PartitionProgress(total, min(done, total) if total else done, tuple(rows), known)
+
+
+def rate_and_eta(
+    done_now: int, done_before: int, seconds: float, remaining: int, previous_rate: float = 0.0
+) -> tuple[float, float | None]:
+    """Copy rate (bytes/s, smoothed) and seconds left (None when nothing is moving yet)."""
+    rate = previous_rate
+    if seconds > 0:
+        sample = max(0, done_now - done_before) / seconds
+        rate = sample if previous_rate <= 0 else 0.5 * previous_rate + 0.5 * sample
+    if remaining <= 0:
+        return rate, 0.0
+    return rate, (remaining / rate if rate > 0 else None)
+
+
+def human_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {(s % 3600) // 60:02d}m"

@@ -1,0 +1,324 @@
+"""Partition reassignment: read the cluster, preview a plan, start/cancel it, external reassignments.
+
+The worker side (throttles, submission, the poller, completion) is ``reassign_run.py``; the
+pure planners are ``planner.py``; the throttle ledger is ``throttles.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from console.kafka import KafkaOperationError, TopicPartition, get_gateway
+from console.models import Operation
+from console.models.reassignment import (
+    OPEN_PARTITION_STATES,
+    Reassignment,
+    ReassignmentPartition,
+    Stage,
+)
+from console.services import access, audit, operations, planner, throttles
+from console.services.clusters import connection_for
+from console.services.reassign_progress import partition_progress
+
+KIND = "reassignment.execute"
+ELECT_KIND = "election.run"
+
+
+class PlanRejected(ValueError):
+    """A plan with per-partition problems; ``checks`` is the validation table."""
+
+    def __init__(self, message: str, checks: Sequence[planner.PartitionCheck] = ()) -> None:
+        super().__init__(message)
+        self.checks = list(checks)
+
+
+@dataclass
+class ClusterView:
+    """What the planners need from the cluster, read in a few calls."""
+
+    assignment: dict[planner.TP, tuple[int, ...]]
+    racks: dict[int, str | None]
+    in_progress: dict[planner.TP, object]
+    sizes: dict[planner.TP, int] = field(default_factory=dict)
+    leaders: dict[planner.TP, int] = field(default_factory=dict)
+
+
+def gateway_for(cluster):
+    return get_gateway(connection_for(cluster))
+
+
+def log_dir_sizes(logs: Mapping[int, object]) -> dict[planner.TP, int]:
+    """Largest replica size per partition across the brokers' log dirs (the leader's size)."""
+    sizes: dict[planner.TP, int] = {}
+    for dirs in logs.values():
+        if isinstance(dirs, KafkaOperationError):
+            continue
+        for d in dirs:
+            for tp, info in d.replicas.items():
+                if not info.is_future:
+                    key = (tp.topic, tp.partition)
+                    sizes[key] = max(sizes.get(key, 0), int(info.size))
+    return sizes
+
+
+def read_cluster(cluster, *, with_sizes: bool = False) -> ClusterView:
+    """Assignment, racks, reassignments in progress (and replica sizes) of the cluster."""
+    gw = gateway_for(cluster)
+    md = gw.list_topics_metadata()
+    racks = {b.id: b.rack for b in gw.describe_cluster().brokers}
+    assignment = {}
+    leaders = {}
+    for t in md.topics:
+        for p in t.partitions:
+            assignment[(t.name, p.id)] = tuple(p.replicas)
+            leaders[(t.name, p.id)] = p.leader
+    in_progress = {(tp.topic, tp.partition): r for tp, r in gw.list_partition_reassignments().items()}
+    sizes = log_dir_sizes(gw.describe_log_dirs()) if with_sizes else {}
+    return ClusterView(assignment, racks, in_progress, sizes, leaders)
+
+
+def console_busy(cluster, exclude: int | None = None) -> dict[planner.TP, int]:
+    """Partitions an unfinished console reassignment owns: {partition: reassignment id}."""
+    rows = ReassignmentPartition.objects.filter(
+        reassignment__cluster=cluster,
+        state__in=OPEN_PARTITION_STATES,
+        reassignment__operation__state__in=("pending", "running"),
+    )
+    if exclude is not None:
+        rows = rows.exclude(reassignment_id=exclude)
+    return {(t, p): rid for t, p, rid in rows.values_list("topic", "partition", "reassignment_id")}
+
+
+@dataclass(frozen=True)
+class Preview:
+    """The dry run shown before starting: validation table, diff, bytes and time."""
+
+    checks: list[planner.PartitionCheck]
+    diff: planner.PlanDiff
+    throttle: int | None
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def problems(self) -> int:
+        return sum(1 for c in self.checks if not c.ok)
+
+    @property
+    def estimated_seconds(self) -> float | None:
+        return self.diff.estimated_seconds(self.throttle)
+
+
+def preview_plan(
+    cluster,
+    proposed: Mapping[planner.TP, Sequence[int]],
+    *,
+    throttle: int | None = None,
+    rf_change: bool = False,
+    view: ClusterView | None = None,
+) -> Preview:
+    """Validate every partition and compute the diff (no change is made)."""
+    if not proposed:
+        raise PlanRejected("The plan is empty: there is nothing to move.")
+    view = view or read_cluster(cluster, with_sizes=True)
+    busy = set(view.in_progress) | set(console_busy(cluster))
+    checks = planner.validate_plan(
+        proposed, current=view.assignment, racks=view.racks, in_progress=busy, rf_change=rf_change
+    )
+    return Preview(checks, planner.plan_diff(proposed, view.assignment, view.sizes), throttle)
+
+
+def export_assignment(cluster, topics: Iterable[str]) -> str:
+    """The current assignment of the topics as a plan file (the rollback file)."""
+    wanted = set(topics)
+    view = read_cluster(cluster)
+    return planner.export_plan({tp: r for tp, r in view.assignment.items() if not wanted or tp[0] in wanted})
+
+
+def start_reassignment(
+    *,
+    actor,
+    cluster,
+    proposed: Mapping[planner.TP, Sequence[int]],
+    throttle: int | None,
+    elect_preferred: bool = False,
+    rf_change: bool = False,
+    source_ip: str | None = None,
+    view: ClusterView | None = None,
+) -> Operation:
+    """Validate the plan, then create the Operation, its partition rows and audit event together."""
+    access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
+    throttle = throttles.validate_rate(throttle)
+    if not proposed:
+        raise PlanRejected("The plan is empty: there is nothing to move.")
+    view = view or read_cluster(cluster)
+    busy = set(view.in_progress) | set(console_busy(cluster))
+    checks = planner.validate_plan(
+        proposed, current=view.assignment, racks=view.racks, in_progress=busy, rf_change=rf_change
+    )
+    bad = [c for c in checks if not c.ok]
+    if bad:
+        raise PlanRejected(f"{len(bad)} of {len(checks)} partitions cannot be moved; see the table.", checks)
+    moving = [c for c in checks if c.moving]
+    if not moving:
+        raise PlanRejected("Every partition is already at its target; nothing to move.", checks)
+    topics = sorted({c.topic for c in moving})
+    params = {
+        "partitions": len(moving),
+        "topics": topics[:50],
+        "throttle": throttle,
+        "elect_preferred": elect_preferred,
+        "rf_change": rf_change,
+    }
+    with transaction.atomic():
+        op = operations.start_operation(
+            actor=actor,
+            kind=KIND,
+            cluster=cluster,
+            params=params,
+            targets=[f"topic:{t}" for t in topics],
+            source_ip=source_ip,
+        )
+        r = Reassignment.objects.create(
+            operation=op,
+            cluster=cluster,
+            throttle_bytes_per_s=throttle,
+            elect_preferred=elect_preferred,
+            partitions_total=len(moving),
+        )
+        ReassignmentPartition.objects.bulk_create(
+            (
+                ReassignmentPartition(
+                    reassignment=r,
+                    topic=c.topic,
+                    partition=c.partition,
+                    original=list(c.current),
+                    target=list(c.target),
+                )
+                for c in moving
+            ),
+            batch_size=2000,
+        )
+    return op
+
+
+def cancel_reassignment(*, actor, reassignment: Reassignment, source_ip: str | None = None) -> None:
+    """Ask the poller to revert the in-flight partitions (KIP-455 cancel) and remove the throttles."""
+    from tasks.reassignment import poll_reassignment
+
+    access.require(actor, reassignment.cluster, access.MANAGE_REASSIGNMENTS)
+    if reassignment.operation.finished:
+        raise PlanRejected("This reassignment has already finished.")
+    with transaction.atomic():
+        Reassignment.objects.filter(pk=reassignment.pk).update(cancel_requested=True)
+        audit.record(
+            actor=actor,
+            action="reassignment.cancel",
+            cluster=reassignment.cluster,
+            targets=[f"operation:{reassignment.operation_id}"],
+            outcome="requested",
+            operation=reassignment.operation,
+            source_ip=source_ip,
+        )
+        transaction.on_commit(lambda: _enqueue(poll_reassignment, reassignment.pk))
+
+
+def _enqueue(task, *args) -> None:
+    try:
+        task.delay(*args)
+    except Exception:  # noqa: BLE001 - the queue being down leaves the work to beat
+        pass
+
+
+# ---- reassignments started outside the console ------------------------------------------------
+
+
+def external_reassignments(cluster) -> list[dict]:
+    """Reassignments in progress that no console reassignment owns, with their progress."""
+    gw = gateway_for(cluster)
+    listed = gw.list_partition_reassignments()
+    ours = set(console_busy(cluster))
+    rows = [r for tp, r in listed.items() if (tp.topic, tp.partition) not in ours]
+    if not rows:
+        return []
+    brokers = sorted({b for r in rows for b in r.replicas})
+    logs = gw.describe_log_dirs(
+        broker_ids=brokers, partitions=[TopicPartition(r.topic, r.partition) for r in rows]
+    )
+    flat = flatten_logs(logs)
+    out = []
+    for r in sorted(rows, key=lambda r: (r.topic, r.partition)):
+        original = [b for b in r.replicas if b not in r.adding]
+        target = [b for b in r.replicas if b not in r.removing]
+        prog = partition_progress((r.topic, r.partition), original, target, True, flat)
+        pct = round(100 * prog.bytes_done / prog.bytes_total) if prog.bytes_total else 0
+        out.append(
+            {
+                "topic": r.topic,
+                "partition": r.partition,
+                "original": original,
+                "target": target,
+                "adding": list(r.adding),
+                "removing": list(r.removing),
+                "percent": pct,
+                "replicas": prog.replicas,
+                "key": f"{r.topic}|{r.partition}",
+            }
+        )
+    return out
+
+
+def flatten_logs(logs: Mapping[int, object]) -> dict[int, dict[planner.TP, tuple[int, int]] | None]:
+    """DescribeLogDirs answers -> {broker: {partition: (size, lag)}} (None: broker did not answer)."""
+    out: dict[int, dict[planner.TP, tuple[int, int]] | None] = {}
+    for broker, dirs in logs.items():
+        if isinstance(dirs, KafkaOperationError):
+            out[broker] = None
+            continue
+        found: dict[planner.TP, tuple[int, int]] = {}
+        for d in dirs:
+            for tp, info in d.replicas.items():
+                if not info.is_future:
+                    found[(tp.topic, tp.partition)] = (int(info.size), int(max(info.offset_lag, 0)))
+        out[broker] = found
+    return out
+
+
+def cancel_external(
+    *, actor, cluster, partitions: Iterable[planner.TP], source_ip: str | None = None
+) -> dict:
+    """Cancel reassignments started outside the console; per-partition outcome, audited."""
+    access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
+    ours = set(console_busy(cluster))
+    wanted = [TopicPartition(t, p) for t, p in partitions if (t, p) not in ours]
+    if not wanted:
+        raise PlanRejected("Select at least one reassignment started outside the console.")
+    results = gateway_for(cluster).alter_partition_reassignments(dict.fromkeys(wanted))
+    outcomes = {
+        f"{tp.topic}-{tp.partition}": (
+            {"ok": True}
+            if not isinstance(v, KafkaOperationError)
+            else {"ok": False, "error": v.name, "message": v.operator_text}
+        )
+        for tp, v in results.items()
+    }
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="reassignment.external.cancel",
+            cluster=cluster,
+            targets=list(outcomes),
+            outcomes=outcomes,
+            source_ip=source_ip,
+        )
+    return outcomes
+
+
+def stage_label(r: Reassignment) -> str:
+    if r.cancel_requested and r.stage != Stage.FINISHED:
+        return "Cancelling"
+    return r.get_stage_display()
