@@ -1,0 +1,275 @@
+"""Config services and pages: describe, diff, validate only, apply, sensitive masking, broker configs."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.urls import reverse
+
+from console.kafka import ConfigChange, ConfigEntry, ConfigResource, ConfigSynonym, get_gateway
+from console.models import AuditEvent, TopicPolicy
+from console.services import audit, configs, metadata_cache, topics
+from console.services.policy import PolicyViolation
+from console.services.topics import TopicSpec
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    metadata_cache.clear()
+    yield
+    metadata_cache.clear()
+
+
+@pytest.fixture
+def topic(personas, kafka_cluster):
+    name = f"cfg.{uuid.uuid4().hex[:10]}"
+    topics.create_topics(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        specs=[TopicSpec(name, 1, 1, configs={"retention.ms": "1000"})],
+    )
+    return name
+
+
+def value(cluster, resource: ConfigResource, key: str) -> ConfigEntry:
+    return get_gateway(cluster.connection()).describe_configs([resource])[resource][key]
+
+
+def entry(
+    name, value, source="DEFAULT_CONFIG", *, read_only=False, sensitive=False, type_="STRING", synonyms=()
+):
+    return ConfigEntry(
+        name, value, source, read_only, sensitive, source == "DEFAULT_CONFIG", tuple(synonyms), None, type_
+    )
+
+
+# -- the pure planner --------------------------------------------------------------------------------
+
+
+def test_the_plan_shows_old_and_new_values_with_the_source_change():
+    res = ConfigResource("TOPIC", "t")
+    entries = {
+        "retention.ms": entry(
+            "retention.ms",
+            "1000",
+            "DYNAMIC_TOPIC_CONFIG",
+            type_="LONG",
+            synonyms=[
+                ConfigSynonym("retention.ms", "1000", "DYNAMIC_TOPIC_CONFIG"),
+                ConfigSynonym("log.retention.ms", "604800000", "STATIC_BROKER_CONFIG"),
+            ],
+        ),
+        "cleanup.policy": entry("cleanup.policy", "delete", type_="LIST"),
+        "segment.bytes": entry("segment.bytes", "1073741824", type_="INT"),
+    }
+    diffs = configs.plan_changes(
+        res,
+        entries,
+        [
+            ConfigChange("retention.ms", "DELETE"),
+            ConfigChange("cleanup.policy", "APPEND", "compact"),
+            ConfigChange("segment.bytes", "SET", "1073741824"),
+        ],
+    )
+    assert [(d.name, d.old_value, d.new_value, d.old_source, d.new_source) for d in diffs] == [
+        ("retention.ms", "1000", "604800000", "DYNAMIC_TOPIC_CONFIG", "STATIC_BROKER_CONFIG"),
+        ("cleanup.policy", "delete", "delete,compact", "DEFAULT_CONFIG", "DYNAMIC_TOPIC_CONFIG"),
+        ("segment.bytes", "1073741824", "1073741824", "DEFAULT_CONFIG", "DYNAMIC_TOPIC_CONFIG"),
+    ]
+
+
+def test_the_plan_refuses_unknown_read_only_and_non_list_changes():
+    res = ConfigResource("BROKER", "1")
+    entries = {
+        "broker.id": entry("broker.id", "1", "STATIC_BROKER_CONFIG", read_only=True, type_="INT"),
+        "log.retention.ms": entry("log.retention.ms", None, type_="LONG"),
+    }
+    with pytest.raises(configs.ConfigPlanError) as info:
+        configs.plan_changes(
+            res,
+            entries,
+            [
+                ConfigChange("no.such", "SET", "1"),
+                ConfigChange("broker.id", "SET", "2"),
+                ConfigChange("log.retention.ms", "APPEND", "5"),
+            ],
+        )
+    assert len(info.value.errors) == 3
+    assert "not a known config" in info.value.errors[0]
+    assert "read-only" in info.value.errors[1]
+    assert "not a list" in info.value.errors[2]
+
+
+def test_sensitive_values_never_appear_in_the_diff():
+    res = ConfigResource("BROKER", "1")
+    entries = {"ssl.key.password": entry("ssl.key.password", None, sensitive=True, type_="PASSWORD")}
+    (diff,) = configs.plan_changes(res, entries, [ConfigChange("ssl.key.password", "SET", "hunter2")])
+    assert diff.sensitive and diff.new_display == configs.HIDDEN and diff.old_display == configs.HIDDEN
+
+
+# -- against the sandbox -----------------------------------------------------------------------------
+
+
+def test_it_describes_topic_configs_with_overrides_first(personas, kafka_cluster, topic):
+    view = configs.describe_configs(
+        actor=personas["viewer"], cluster=kafka_cluster, resource=configs.topic_resource(topic)
+    )
+    assert view.rows[0].name == "retention.ms" and view.rows[0].is_override
+    assert all(not r.is_override for r in view.rows[1:])
+
+
+def test_validate_only_changes_nothing_and_apply_changes_and_audits(personas, kafka_cluster, topic):
+    res = configs.topic_resource(topic)
+    change = [ConfigChange("retention.ms", "SET", "7200000")]
+    dry = configs.alter_configs(
+        actor=personas["operator"], cluster=kafka_cluster, resource=res, changes=change, validate_only=True
+    )
+    assert dry.ok and dry.validate_only
+    assert value(kafka_cluster, res, "retention.ms").value == "1000"
+    done = configs.alter_configs(
+        actor=personas["operator"], cluster=kafka_cluster, resource=res, changes=change
+    )
+    assert done.ok
+    assert value(kafka_cluster, res, "retention.ms").value == "7200000"
+    events = list(AuditEvent.objects.filter(action__startswith="config.alter").order_by("id"))
+    assert [e.action for e in events] == ["config.alter.validate", "config.alter"]
+    assert events[1].before == {"retention.ms": "1000"}
+    assert events[1].after == {"retention.ms": "7200000"}
+    assert events[1].targets == [f"topic:{topic}"]
+    assert events[1].outcomes == {f"topic:{topic}": {"ok": True, "status": "applied"}}
+    assert audit.verify_chain().ok
+
+
+def test_delete_resets_an_override_to_the_default(personas, kafka_cluster, topic):
+    res = configs.topic_resource(topic)
+    result = configs.alter_configs(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        resource=res,
+        changes=[ConfigChange("retention.ms", "DELETE")],
+    )
+    assert result.ok
+    assert value(kafka_cluster, res, "retention.ms").source != "DYNAMIC_TOPIC_CONFIG"
+
+
+def test_an_invalid_value_is_refused_by_kafka_validation_and_audited_as_failure(
+    personas, kafka_cluster, topic
+):
+    res = configs.topic_resource(topic)
+    result = configs.alter_configs(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        resource=res,
+        changes=[ConfigChange("retention.ms", "SET", "soon")],
+    )
+    assert not result.ok and result.error.name == "INVALID_CONFIG"
+    assert value(kafka_cluster, res, "retention.ms").value == "1000"
+    event = AuditEvent.objects.get(pk=result.event_id)
+    assert event.outcome == "failure" and event.after is None
+
+
+def test_the_policy_range_is_checked_before_kafka(personas, kafka_cluster, topic):
+    TopicPolicy.objects.create(cluster=kafka_cluster, config_ranges={"retention.ms": {"max": 86400000}})
+    with pytest.raises(PolicyViolation, match="config_ranges"):
+        configs.alter_configs(
+            actor=personas["operator"],
+            cluster=kafka_cluster,
+            resource=configs.topic_resource(topic),
+            changes=[ConfigChange("retention.ms", "SET", "999999999999")],
+        )
+    assert not AuditEvent.objects.filter(action__startswith="config.").exists()
+
+
+def test_broker_configs_and_sensitive_values_are_masked_in_the_audit(personas, kafka_cluster):
+    res = configs.broker_resource(1)
+    view = configs.describe_configs(actor=personas["viewer"], cluster=kafka_cluster, resource=res)
+    sensitive = [r for r in view.rows if r.sensitive]
+    assert all(r.value is None and r.display_value == configs.HIDDEN for r in sensitive)
+    writable = next(r for r in sensitive if r.editable) if any(r.editable for r in sensitive) else None
+    if writable is None:
+        pytest.skip("the sandbox exposes no writable sensitive broker config")
+    result = configs.alter_configs(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        resource=res,
+        changes=[ConfigChange(writable.name, "SET", "s3cr3t-value")],
+    )
+    event = AuditEvent.objects.get(pk=result.event_id)
+    assert "s3cr3t-value" not in str(event.params) + str(event.before) + str(event.after)
+
+
+def test_cluster_default_broker_configs_can_be_set(personas, kafka_cluster):
+    res = configs.broker_resource(None)
+    result = configs.alter_configs(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        resource=res,
+        changes=[ConfigChange("log.retention.ms", "SET", "123456789")],
+    )
+    assert result.ok, result.error
+    assert result.diffs[0].new_source == "DYNAMIC_DEFAULT_BROKER_CONFIG"
+    assert value(kafka_cluster, res, "log.retention.ms").value == "123456789"
+    configs.alter_configs(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        resource=res,
+        changes=[ConfigChange("log.retention.ms", "DELETE")],
+    )
+
+
+@pytest.mark.parametrize("who", ["viewer", "requester", "auditor"])
+def test_only_operators_alter_configs(personas, kafka_cluster, topic, who):
+    with pytest.raises(PermissionDenied, match="config.manage"):
+        configs.alter_configs(
+            actor=personas[who],
+            cluster=kafka_cluster,
+            resource=configs.topic_resource(topic),
+            changes=[ConfigChange("retention.ms", "SET", "5")],
+        )
+
+
+# -- pages -------------------------------------------------------------------------------------------
+
+
+def test_the_edit_page_previews_validates_then_applies(client, personas, kafka_cluster, topic):
+    client.force_login(personas["operator"])
+    page = reverse("topic_configs", kwargs={"name": kafka_cluster.name, "topic": topic})
+    form = {"op_0": "SET", "key_0": "retention.ms", "value_0": "5000"}
+    preview = client.post(page, {**form, "action": "preview"}, headers={"HX-Request": "true"})
+    assert (
+        preview.status_code == 200
+        and b'id="config-diff"' in preview.content
+        and b"<html" not in preview.content
+    )
+    check = client.post(page, {**form, "action": "validate"}, headers={"HX-Request": "true"})
+    assert b"Kafka accepts these changes" in check.content
+    applied = client.post(page, {**form, "action": "apply"})
+    assert applied.status_code == 302
+    assert value(kafka_cluster, configs.topic_resource(topic), "retention.ms").value == "5000"
+
+
+def test_the_edit_page_shows_plan_errors_with_200(client, personas, kafka_cluster, topic):
+    client.force_login(personas["operator"])
+    page = reverse("topic_configs", kwargs={"name": kafka_cluster.name, "topic": topic})
+    response = client.post(page, {"op_0": "SET", "key_0": "no.such.key", "value_0": "1", "action": "preview"})
+    assert response.status_code == 200 and b"not a known config" in response.content
+
+
+def test_viewers_see_configs_but_cannot_post(client, personas, kafka_cluster, topic):
+    client.force_login(personas["viewer"])
+    page = reverse("topic_configs", kwargs={"name": kafka_cluster.name, "topic": topic})
+    assert client.get(page).status_code == 200
+    assert b'id="config-edit"' not in client.get(page).content
+    assert client.post(page, {"op_0": "SET", "key_0": "retention.ms", "value_0": "1"}).status_code == 403
+
+
+def test_the_broker_page_lists_brokers(client, personas, kafka_cluster):
+    client.force_login(personas["viewer"])
+    response = client.get(reverse("broker_configs", kwargs={"name": kafka_cluster.name, "broker": "1"}))
+    assert (
+        response.status_code == 200 and b"broker.id" in response.content and b"broker 3" in response.content
+    )

@@ -1,0 +1,158 @@
+"""Topic pages through the Django client: rendering, htmx fragments, errors as pages (never a 500)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.urls import reverse
+
+from console.kafka import KafkaOperationError, get_gateway
+from console.models import AuditEvent
+from console.services import metadata_cache, topics
+from console.services.topics import TopicSpec
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    metadata_cache.clear()
+    yield
+    metadata_cache.clear()
+
+
+def uniq(prefix: str = "v") -> str:
+    return f"{prefix}.{uuid.uuid4().hex[:10]}"
+
+
+def url(view: str, cluster, **kwargs) -> str:
+    return reverse(view, kwargs={"name": cluster.name, **kwargs})
+
+
+def make(personas, cluster, *specs):
+    result = topics.create_topics(actor=personas["operator"], cluster=cluster, specs=list(specs))
+    assert result.all_ok, result
+
+
+def test_it_lists_topics_with_search_and_a_refresh_link(client, personas, kafka_cluster):
+    name = uniq("page")
+    make(personas, kafka_cluster, TopicSpec(name, 2, 1))
+    client.force_login(personas["viewer"])
+    response = client.get(url("topic_list", kafka_cluster), {"q": name})
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert f'data-topic="{name}"' in body
+    assert "refresh=1" in body
+    assert "Create topic" not in body  # viewers see no mutation buttons
+    assert response["Vary"].count("HX-Request") == 1
+
+
+def test_htmx_gets_only_the_table_fragment(client, personas, kafka_cluster):
+    client.force_login(personas["operator"])
+    response = client.get(url("topic_list", kafka_cluster), {"q": "x"}, headers={"HX-Request": "true"})
+    body = response.content.decode()
+    assert body.lstrip().startswith('<div id="topic-table">')
+    assert "<html" not in body
+
+
+def test_an_unreachable_cluster_shows_the_error_on_the_page(client, personas, offline_cluster):
+    client.force_login(personas["admin"])
+    response = client.get(url("topic_list", offline_cluster))
+    assert response.status_code == 200
+    assert b"NETWORK_EXCEPTION" in response.content
+
+
+def test_the_detail_page_shows_partitions_and_a_missing_topic_is_a_404_with_the_reason(
+    client, personas, kafka_cluster
+):
+    name = uniq("det")
+    make(personas, kafka_cluster, TopicSpec(name, 2, 2))
+    client.force_login(personas["viewer"])
+    response = client.get(url("topic_detail", kafka_cluster, topic=name))
+    assert response.status_code == 200
+    assert response.content.decode().count("<tr>") >= 3
+    missing = client.get(url("topic_detail", kafka_cluster, topic=uniq("nope")))
+    assert missing.status_code == 404
+    assert b"This topic does not exist" in missing.content
+
+
+def test_create_with_validate_only_then_create(client, personas, kafka_cluster):
+    name = uniq("form")
+    client.force_login(personas["operator"])
+    data = {"name": name, "partitions": "3", "replication_factor": "1", "cfg__retention.ms": "60000"}
+    dry = client.post(url("topic_create", kafka_cluster), {**data, "action": "validate"})
+    assert dry.status_code == 200 and b"Dry run" in dry.content
+    gw = get_gateway(kafka_cluster.connection())
+    assert isinstance(gw.describe_topics([name])[name], KafkaOperationError)
+    done = client.post(url("topic_create", kafka_cluster), {**data, "action": "create"})
+    assert done.status_code == 302 and done["Location"] == url("topic_detail", kafka_cluster, topic=name)
+    entries = gw.describe_configs(
+        [__import__("console.kafka", fromlist=["ConfigResource"]).ConfigResource("TOPIC", name)]
+    )
+    assert next(iter(entries.values()))["retention.ms"].value == "60000"
+
+
+def test_create_form_errors_render_with_200(client, personas, kafka_cluster):
+    client.force_login(personas["operator"])
+    response = client.post(
+        url("topic_create", kafka_cluster), {"name": "..", "partitions": "-3", "action": "create"}
+    )
+    assert response.status_code == 200
+    assert b"&#x27;.&#x27; or &#x27;..&#x27;" in response.content or b"'.' or '..'" in response.content
+    taken = uniq("taken")
+    make(personas, kafka_cluster, TopicSpec(taken, 1, 1))
+    again = client.post(url("topic_create", kafka_cluster), {"name": taken, "action": "create"})
+    assert again.status_code == 200 and b"already exists" in again.content
+
+
+def test_batch_create_from_yaml_shows_a_result_per_topic(client, personas, kafka_cluster):
+    a, b = uniq("ba"), uniq("bb")
+    client.force_login(personas["operator"])
+    text = (
+        f"topics:\n  - name: {a}\n    partitions: 2\n    replication_factor: 1\n  - name: {b}\n    rf: 77\n"
+    )
+    response = client.post(url("topic_batch_create", kafka_cluster), {"text": text, "action": "create"})
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert f'data-topic="{a}"' in body and f'data-topic="{b}"' in body
+    assert "refused by policy" in body and "applied in part" in body
+
+
+def test_batch_parse_errors_name_line_and_column(client, personas, kafka_cluster):
+    client.force_login(personas["operator"])
+    response = client.post(
+        url("topic_batch_create", kafka_cluster),
+        {"text": "name,partitions\nok,1\nbad,many\n", "format": "csv", "action": "create"},
+    )
+    assert response.status_code == 200
+    assert b"line 3, column 2" in response.content
+
+
+def test_delete_asks_for_the_typed_name_then_deletes(client, personas, kafka_cluster):
+    name = uniq("gone")
+    make(personas, kafka_cluster, TopicSpec(name, 1, 1))
+    client.force_login(personas["operator"])
+    preview = client.post(url("topic_delete", kafka_cluster), {"names": [name]})
+    assert preview.status_code == 200 and b"Type <code>" in preview.content
+    wrong = client.post(url("topic_delete", kafka_cluster), {"names": [name], "confirmation": "nope"})
+    assert wrong.status_code == 200 and b"to confirm the deletion" in wrong.content
+    done = client.post(url("topic_delete", kafka_cluster), {"names": [name], "confirmation": name})
+    assert done.status_code == 200 and b"deleted" in done.content
+    assert AuditEvent.objects.filter(action="topic.delete").count() == 1
+
+
+def test_add_partitions_page_warns_about_keyed_data(client, personas, kafka_cluster):
+    name = uniq("more")
+    make(personas, kafka_cluster, TopicSpec(name, 1, 1))
+    client.force_login(personas["operator"])
+    page = client.get(url("topic_add_partitions", kafka_cluster, topic=name))
+    assert b"Keyed data will move" in page.content
+    done = client.post(
+        url("topic_add_partitions", kafka_cluster, topic=name), {"total_count": "3", "action": "apply"}
+    )
+    assert done.status_code == 302
+    shrink = client.post(
+        url("topic_add_partitions", kafka_cluster, topic=name), {"total_count": "2", "action": "apply"}
+    )
+    assert shrink.status_code == 200 and b"more than the current 3" in shrink.content
