@@ -1,0 +1,178 @@
+"""The snapshot lake: Parquet datasets partitioned by cluster and date, written atomically.
+
+Layout (hive-style, so Spark and pyarrow discover ``cluster`` and ``date`` from the path)::
+
+    <lake>/partitions/cluster=<name>/date=<YYYY-MM-DD>/snap-<slot>.parquet   one row per partition
+    <lake>/brokers/cluster=<name>/date=<YYYY-MM-DD>/snap-<slot>.parquet      one row per broker log dir
+    <lake>/groups/cluster=<name>/date=<YYYY-MM-DD>/snap-<slot>.parquet       one row per group partition
+    <lake>/reports/cluster=<name>/CURRENT -> run-<id>/<report>.parquet        what the pages read
+
+Files are written under a dot-name in the same directory and renamed into place, so readers
+(Spark and pyarrow skip names starting with "." or "_") never see a half-written file.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+SCHEMA_VERSION = 1
+DATASETS = ("partitions", "brokers", "groups")
+
+_TS = pa.timestamp("ms", tz="UTC")
+
+PARTITIONS = pa.schema(
+    [
+        ("schema_version", pa.int16()),
+        ("ts", _TS),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("leader", pa.int32()),
+        ("replicas", pa.list_(pa.int32())),
+        ("isr", pa.list_(pa.int32())),
+        ("replica_sizes", pa.list_(pa.int64())),  # aligned with replicas; -1 when a broker did not answer
+        ("log_start_offset", pa.int64()),  # -1 when unknown
+        ("log_end_offset", pa.int64()),  # -1 when unknown
+        ("size_bytes", pa.int64()),  # the leader's replica; -1 when unknown
+        ("retention_ms", pa.int64()),  # null when unknown
+        ("retention_bytes", pa.int64()),
+    ]
+)
+
+BROKERS = pa.schema(
+    [
+        ("schema_version", pa.int16()),
+        ("ts", _TS),
+        ("broker", pa.int32()),
+        ("log_dir", pa.string()),
+        ("size_bytes", pa.int64()),  # sum of the replicas in this log dir
+        ("total_bytes", pa.int64()),  # null when the broker does not report it (KIP-827)
+        ("usable_bytes", pa.int64()),
+        ("error", pa.string()),
+    ]
+)
+
+GROUPS = pa.schema(
+    [
+        ("schema_version", pa.int16()),
+        ("ts", _TS),
+        ("group", pa.string()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("committed_offset", pa.int64()),
+        ("log_end_offset", pa.int64()),
+        ("lag", pa.int64()),
+    ]
+)
+
+SCHEMAS = {"partitions": PARTITIONS, "brokers": BROKERS, "groups": GROUPS}
+
+
+def utc(ts: datetime) -> datetime:
+    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+
+
+def partition_dir(lake: Path, dataset: str, cluster: str, day: date) -> Path:
+    return Path(lake) / dataset / f"cluster={cluster}" / f"date={day.isoformat()}"
+
+
+def slot_name(ts: datetime, interval_s: int) -> str:
+    """The file name of the snapshot slot ``ts`` falls in: one snapshot per cluster per interval."""
+    slot = int(utc(ts).timestamp()) // max(1, interval_s) * max(1, interval_s)
+    return f"snap-{slot}.parquet"
+
+
+def write_atomic(table: pa.Table, path: Path) -> Path:
+    """Write a Parquet file to a temporary dot-name next to ``path`` and rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def write_snapshot(
+    lake: Path,
+    cluster: str,
+    ts: datetime,
+    tables: dict[str, pa.Table],
+    interval_s: int,
+    name: str | None = None,
+) -> dict[str, Path]:
+    """Write one snapshot's datasets (any of partitions/brokers/groups); returns the paths written."""
+    ts = utc(ts)
+    fname = name or slot_name(ts, interval_s)
+    written = {}
+    for dataset, table in tables.items():
+        table = table.cast(SCHEMAS[dataset])
+        written[dataset] = write_atomic(table, partition_dir(lake, dataset, cluster, ts.date()) / fname)
+    return written
+
+
+def snapshot_exists(lake: Path, cluster: str, ts: datetime, interval_s: int) -> bool:
+    ts = utc(ts)
+    return (partition_dir(lake, "partitions", cluster, ts.date()) / slot_name(ts, interval_s)).exists()
+
+
+def days(since: datetime, until: datetime) -> list[date]:
+    """Every UTC date touched by [since, until)."""
+    first, last = utc(since).date(), (utc(until) - timedelta(microseconds=1)).date()
+    return [first + timedelta(days=i) for i in range((last - first).days + 1)]
+
+
+def window_paths(lake: Path, dataset: str, cluster: str, since: datetime, until: datetime) -> list[str]:
+    """The date directories of a window that exist (partition pruning without listing the lake)."""
+    dirs = (partition_dir(lake, dataset, cluster, d) for d in days(since, until))
+    return [
+        str(d)
+        for d in dirs
+        if d.is_dir() and any(p.suffix == ".parquet" and p.name[0] not in "._" for p in d.iterdir())
+    ]
+
+
+def read_window(
+    lake: Path,
+    dataset: str,
+    cluster: str,
+    since: datetime,
+    until: datetime,
+    columns: Iterable[str] | None = None,
+) -> pa.Table:
+    """A dataset's rows in [since, until) with pyarrow (small data: tests, the reference engine)."""
+    schema = SCHEMAS[dataset]
+    tables = []
+    for d in window_paths(lake, dataset, cluster, since, until):
+        for f in sorted(Path(d).iterdir()):
+            if f.suffix == ".parquet" and f.name[0] not in "._":
+                tables.append(pq.read_table(f, columns=list(columns) if columns else None))
+    if not tables:
+        cols = list(columns) if columns else schema.names
+        return pa.schema([schema.field(c) for c in cols]).empty_table()
+    table = pa.concat_tables(tables, promote_options="default")
+    ts = table.column("ts")
+    lo = pa.scalar(utc(since), type=_TS)
+    hi = pa.scalar(utc(until), type=_TS)
+    import pyarrow.compute as pc
+
+    return table.filter(pc.and_(pc.greater_equal(ts, lo), pc.less(ts, hi)))
+
+
+def lake_size(lake: Path, cluster: str | None = None) -> dict[str, int]:
+    """Bytes on disk per dataset (for the README's growth figures and the page's footer)."""
+    out = {}
+    for dataset in DATASETS:
+        root = Path(lake) / dataset
+        if cluster:
+            root = root / f"cluster={cluster}"
+        out[dataset] = sum(f.stat().st_size for f in root.rglob("*.parquet")) if root.exists() else 0
+    return out
