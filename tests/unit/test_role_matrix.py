@@ -25,6 +25,11 @@ MATRIX = [
     ("health_check_start", "post", "cluster", (LOGIN, 302, 302, 403, 403, 403, 404)),
     ("operation_detail", "get", "operation", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("operation_progress", "get", "operation", (LOGIN, 200, 200, 200, 200, 200, 404)),
+    ("topic_list", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
+    ("topic_create", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
+    ("topic_batch_create", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
+    ("topic_delete", "post", "cluster", (LOGIN, 302, 302, 403, 403, 403, 404)),
+    ("broker_configs_default", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
 ]
 
 CASES = [
