@@ -9,6 +9,7 @@ answered with a v0 body carrying UNSUPPORTED_VERSION and the supported API list.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import struct
 from typing import TYPE_CHECKING, Any
@@ -122,8 +123,11 @@ class NodeServer:
         fault = self.cluster.faults.take(key, self.node.node_id)
         if fault is not None and fault.delay_s > 0:
             await asyncio.sleep(fault.delay_s)
-        ctx = RequestContext(self.cluster, self.cluster.state, self.node, version,
-                             req.header.client_id, host)
+        state = self.cluster.state
+        if fault is not None and fault.error_code is not None:
+            with state.lock:  # a failed request must leave no trace: run it on a throwaway copy
+                state = copy.deepcopy(state)
+        ctx = RequestContext(self.cluster, state, self.node, version, req.header.client_id, host)
         try:
             with self.cluster.state.lock:
                 resp: Any = spec.handler(ctx, req)
@@ -137,9 +141,19 @@ class NodeServer:
                 resp = spec.handler(ctx, req)
         if resp is None:  # e.g. Produce with acks=0
             return b""
-        if fault is not None and fault.error_code is not None and not isinstance(resp, Encoded):
+        if fault is not None and fault.error_code is not None:
+            if isinstance(resp, Encoded):
+                resp = _decode_response(key, version, resp)
             set_errors(resp, fault.error_code, fault.error_message)
         if isinstance(resp, Encoded):
             return frame_body(correlation_id, resp.body, resp.flexible)
         flexible = resp.flexible_version_q(version) and key != ApiVersionsRequest.API_KEY
         return frame_body(correlation_id, resp.encode(version=version), flexible)
+
+
+def _decode_response(key: int, version: int, enc: Encoded) -> Any:
+    """Decode a cached body back into a response object (to inject an error into it)."""
+    from kafka.protocol.api_header import RequestHeader, ResponseClassRegistry
+
+    hdr = RequestHeader(request_api_key=key, request_api_version=version, correlation_id=0, client_id=None)
+    return ResponseClassRegistry.get_response_class(hdr).decode(enc.body, version=version)

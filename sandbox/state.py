@@ -6,12 +6,14 @@ mutate it while holding ``ClusterState.lock``.
 
 from __future__ import annotations
 
+import copy
 import string
 import threading
 import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 AVG_RECORD_BYTES = 1024  # used to turn synthetic byte rates into offsets
@@ -183,6 +185,13 @@ class ClusterState:
                                          "eligible.leader.replicas.version": 1}
         self.features_epoch = 1
         self.next_producer_id = 1000
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ClusterState:
+        """A detached copy (new lock), used to run a handler whose effects must be discarded."""
+        clone = ClusterState.__new__(ClusterState)
+        for key, value in self.__dict__.items():
+            clone.__dict__[key] = threading.RLock() if key == "lock" else copy.deepcopy(value, memo)
+        return clone
 
     def touch(self) -> None:
         """Record a metadata change (invalidates cached responses, grows the metadata log)."""

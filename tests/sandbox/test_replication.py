@@ -1,0 +1,126 @@
+"""Throttled reassignment progress on the virtual clock, completion, cancel and elections."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+from kafka import KafkaAdminClient, TopicPartition
+from kafka.errors import InvalidReplicationAssignmentError, NoReassignmentInProgressError
+
+pytestmark = []
+MB = 1024 * 1024
+
+
+@pytest.fixture
+def admins(cluster):
+    conf = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    kp = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    yield conf, kp
+    kp.close()
+
+
+def _set(conf: AdminClient, kind: str, name: str, **cfg: str) -> None:
+    res = ConfigResource(kind, name, incremental_configs=[
+        ConfigEntry(k.replace("_", "."), v, incremental_operation=AlterConfigOpType.SET) for k, v in cfg.items()])
+    conf.incremental_alter_configs([res])[res].result(10)
+
+
+def _sizes(kp: KafkaAdminClient, topic: str) -> dict[int, int]:
+    out = {}
+    for entry in kp.describe_log_dirs():
+        for d in entry["log_dirs"]:
+            for t in d["topics"]:
+                if t["name"] == topic:
+                    out[entry["broker"]] = t["partitions"][0]["partition_size"]
+    return out
+
+
+def test_it_copies_a_moving_replica_at_the_throttled_rate_then_finishes(cluster, admins):
+    conf, kp = admins
+    cluster.create_topic("move", 1, 1, assignment=[[1]])
+    cluster.produce_synthetic("move", 10 * MB)
+    cluster.advance(10)  # 100 MiB on broker 1
+    cluster.produce_synthetic("move", 0)
+    _set(conf, "topic", "move", leader_replication_throttled_replicas="0:1",
+         follower_replication_throttled_replicas="0:2")
+    for b in ("1", "2"):
+        _set(conf, "broker", b, leader_replication_throttled_rate=str(10 * MB),
+             follower_replication_throttled_rate=str(10 * MB))
+    kp.alter_partition_reassignments({TopicPartition("move", 0): [2]})
+    ongoing = kp.list_partition_reassignments()
+    assert ongoing[TopicPartition("move", 0)] == {"replicas": [2, 1], "adding_replicas": [2],
+                                                  "removing_replicas": [1]}
+    cluster.advance(3)
+    sizes = _sizes(kp, "move")
+    assert sizes[1] == 100 * MB
+    assert sizes[2] == pytest.approx(30 * MB, rel=0.01)
+    cluster.advance(8)
+    assert kp.list_partition_reassignments() == {}
+    part = conf.list_topics(timeout=5).topics["move"].partitions[0]
+    assert (part.replicas, part.isrs, part.leader) == ([2], [2], 2)
+
+
+def test_it_copies_unthrottled_replicas_at_broker_bandwidth(cluster, admins):
+    _, kp = admins
+    cluster.state.bandwidth_bytes_per_s = 20 * MB
+    cluster.create_topic("fast", 1, 1, assignment=[[1]])
+    cluster.produce_synthetic("fast", 40 * MB)
+    cluster.advance(1)
+    cluster.produce_synthetic("fast", 0)
+    kp.alter_partition_reassignments({TopicPartition("fast", 0): [1, 3]})
+    cluster.advance(1)
+    assert _sizes(kp, "fast")[3] == pytest.approx(20 * MB, rel=0.01)
+    cluster.advance(1.5)
+    assert cluster.state.topics["fast"].partitions[0].replicas == [1, 3]
+
+
+def test_it_cancels_a_reassignment_with_null_replicas(cluster, admins):
+    _, kp = admins
+    cluster.create_topic("c", 1, 1, assignment=[[1]])
+    cluster.produce_synthetic("c", 100 * MB)
+    cluster.advance(1)
+    kp.alter_partition_reassignments({TopicPartition("c", 0): [3]})
+    kp.alter_partition_reassignments({TopicPartition("c", 0): None})
+    p = cluster.state.topics["c"].partitions[0]
+    assert (p.replicas, p.adding, p.removing, p.leader) == ([1], [], [], 1)
+    again = kp.alter_partition_reassignments({TopicPartition("c", 0): None})
+    assert again[TopicPartition("c", 0)] is NoReassignmentInProgressError
+    bad = kp.alter_partition_reassignments({TopicPartition("c", 0): [1, 9]})
+    assert bad[TopicPartition("c", 0)] is InvalidReplicationAssignmentError
+
+
+def test_it_moves_leadership_to_the_new_preferred_replica_when_the_leader_is_removed(cluster, admins):
+    _, kp = admins
+    cluster.create_topic("lead", 1, 2, assignment=[[1, 2]])
+    kp.alter_partition_reassignments({TopicPartition("lead", 0): [3, 2]})
+    cluster.advance(0.1)
+    p = cluster.state.topics["lead"].partitions[0]
+    assert (p.replicas, p.leader) == ([3, 2], 3)
+
+
+def test_it_elects_the_preferred_leader_and_reports_not_needed(cluster, admins):
+    conf, kp = admins
+    cluster.create_topic("e", 2, 2, assignment=[[1, 2], [2, 1]])
+    cluster.stop_broker(1)
+    cluster.start_broker(1)
+    cluster.advance(0.1)
+    p = cluster.state.topics["e"].partitions[0]
+    assert p.leader == 2 and p.isr == [2, 1]
+    from confluent_kafka import ElectionType
+    from confluent_kafka import TopicPartition as CTP
+
+    res = conf.elect_leaders(ElectionType.PREFERRED, [CTP("e", 0), CTP("e", 1)]).result(10)
+    assert res[CTP("e", 0)] is None
+    assert res[CTP("e", 1)].code() == 84
+    assert p.leader == 1
+
+
+def test_it_reports_preferred_leader_not_available_when_the_preferred_replica_is_down(cluster, admins):
+    conf, _ = admins
+    cluster.create_topic("p", 1, 2, assignment=[[1, 2]])
+    cluster.stop_broker(1)
+    from confluent_kafka import ElectionType
+    from confluent_kafka import TopicPartition as CTP
+
+    res = conf.elect_leaders(ElectionType.PREFERRED, [CTP("p", 0)]).result(10)
+    assert res[CTP("p", 0)].code() == 80

@@ -1,0 +1,70 @@
+"""Topic creation errors and config descriptions as Kafka 4.1 reports them, through real clients."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
+
+pytestmark = []
+
+
+@pytest.fixture
+def admin(cluster):
+    return AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+
+
+def _err(fut) -> tuple[int, str]:
+    with pytest.raises(KafkaException) as info:
+        fut.result(10)
+    e = info.value.args[0]
+    return e.code(), e.str()
+
+
+@pytest.mark.parametrize("topic,code,text", [
+    (NewTopic("t", 3, 4), 38, "only 3 broker(s) are registered"),
+    (NewTopic("t", 0, 1), 37, "invalid non-positive value"),
+    (NewTopic("bad name", 1, 1), 17, "contains one or more characters"),
+    (NewTopic("t", 1, 1, config={"retention.ms": "abc"}), 40, "Not a number of type LONG"),
+    (NewTopic("t", 1, 1, config={"no.such": "1"}), 40, "Unknown topic config name: no.such"),
+    (NewTopic("t", 1, 1, config={"cleanup.policy": "bogus"}), 40, "String must be one of: compact, delete"),
+    (NewTopic("t", 1, replica_assignment=[[1, 1]]), 39, "includes the broker 1 more than once"),
+    (NewTopic("t", 1, replica_assignment=[[1, 9]]), 39, "broker 9, but no such broker is registered"),
+])
+def test_it_rejects_topics_like_kafka(admin, topic, code, text):
+    got_code, msg = _err(admin.create_topics([topic])[topic.topic])
+    assert got_code == code and text in msg
+
+
+def test_it_validates_without_creating_and_then_refuses_duplicates(cluster, admin):
+    admin.create_topics([NewTopic("v", 2, 2)], validate_only=True)["v"].result(10)
+    assert "v" not in cluster.state.topics
+    admin.create_topics([NewTopic("v", 2, 2)])["v"].result(10)
+    assert [len(p.replicas) for p in cluster.state.topics["v"].partitions] == [2, 2]
+    assert _err(admin.create_topics([NewTopic("v", 1, 1)])["v"]) == (36, "Topic 'v' already exists.")
+    admin.create_partitions([NewPartitions("v", 4)])["v"].result(10)
+    assert len(cluster.state.topics["v"].partitions) == 4
+    assert _err(admin.create_partitions([NewPartitions("v", 3)])["v"])[0] == 37
+
+
+def test_it_spreads_replicas_over_racks(cluster, admin):
+    admin.create_topics([NewTopic("racks", 6, 3)])["racks"].result(10)
+    for p in cluster.state.topics["racks"].partitions:
+        assert sorted(p.replicas) == [1, 2, 3]
+    assert len({p.replicas[0] for p in cluster.state.topics["racks"].partitions}) == 3
+
+
+def test_it_describes_sources_synonyms_and_hides_sensitive_values(cluster, admin):
+    cluster.create_topic("cfg", 1, 1, configs={"retention.ms": "1000"})
+    cluster.set_broker_config("", "min.insync.replicas", "2")
+    res = ConfigResource("topic", "cfg")
+    cfg = admin.describe_configs([res])[res].result(10)
+    assert cfg["retention.ms"].value == "1000" and cfg["retention.ms"].source == 1
+    mir = cfg["min.insync.replicas"]
+    assert (mir.value, mir.source) == ("2", 3)
+    assert "min.insync.replicas" in mir.synonyms
+    broker = ConfigResource("broker", "1")
+    bcfg = admin.describe_configs([broker])[broker].result(10)
+    assert bcfg["ssl.key.password"].is_sensitive and bcfg["ssl.key.password"].value is None
+    assert bcfg["log.dirs"].is_read_only and bcfg["log.dirs"].source == 4
+    assert bcfg["broker.rack"].value == "r1"
