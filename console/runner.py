@@ -32,7 +32,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 WEB_HOST, WEB_PORT = "127.0.0.1", 8000
 REDIS_PORT = 6390
 SANDBOX_PORT, SANDBOX_BROKERS, SANDBOX_CONTROLLERS = 19092, 3, 3
-SANDBOX_CONTROLLER_PORT_OFFSET = 100  # sandbox.cluster: brokers on port+i, controllers on port+100+i
+# sandbox/__main__.py: brokers on port+i, controllers on port+100+i, its control socket on port+200.
+SANDBOX_CONTROLLER_PORT_OFFSET, SANDBOX_CONTROL_PORT_OFFSET = 100, 200
 GRACE_S = 10.0  # per tier: time between TERM and KILL
 SANDBOX_START_TIMEOUT_S = 120.0
 REDIS_START_TIMEOUT_S = 20.0
@@ -150,6 +151,7 @@ def make_plan(env: Mapping[str, str], base_dir: Path = BASE_DIR) -> Plan:
             ports[SANDBOX_PORT + i] = "sandbox broker"
         for i in range(SANDBOX_CONTROLLERS):
             ports[SANDBOX_PORT + SANDBOX_CONTROLLER_PORT_OFFSET + i] = "sandbox controller"
+        ports[SANDBOX_PORT + SANDBOX_CONTROL_PORT_OFFSET] = "sandbox control socket"
     else:
         name = env.get("CONSOLE_CLUSTER_NAME") or "default"
         if servers:

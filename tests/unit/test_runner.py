@@ -118,7 +118,7 @@ def test_it_plans_embedded_redis_and_the_sandbox_on_a_bare_environment(tmp_path)
     assert plan.var_dir == tmp_path / "var"
     assert plan.ports[8000] == "web server"
     assert plan.ports[6390] == "embedded Redis"
-    assert {19092, 19093, 19094, 19192, 19193, 19194} <= set(plan.ports)
+    assert {19092, 19093, 19094, 19192, 19193, 19194, 19292} <= set(plan.ports)
     assert plan.registrations == []  # the sandbox is registered once it announces its address
     args = plan.sandbox_args()
     assert args[args.index("--brokers") + 1] == "3"
