@@ -132,6 +132,34 @@ def preview_plan(
     return Preview(checks, planner.plan_diff(proposed, view.assignment, view.sizes), throttle)
 
 
+def build_plan(
+    view: ClusterView,
+    *,
+    intent: str,
+    topics: Iterable[str] = (),
+    brokers: Iterable[int] = (),
+    replication_factor: int | None = None,
+) -> tuple[dict[planner.TP, tuple[int, ...]], bool]:
+    """A plan from an operator's intent (move off / spread onto brokers, set RF) and whether RF changes."""
+    wanted = set(topics)
+    missing = sorted(wanted - {t for t, _ in view.assignment})
+    if missing:
+        raise PlanRejected(f"Unknown topic(s): {', '.join(missing)}.")
+    selected = [tp for tp in view.assignment if tp[0] in wanted]
+    try:
+        if intent == "move_off":
+            return planner.move_off_brokers(view.assignment, view.racks, brokers, selected), False
+        if intent == "spread":
+            return planner.spread_onto(view.assignment, view.racks, brokers, selected), False
+        if intent == "rf":
+            return planner.set_replication_factor(
+                view.assignment, view.racks, int(replication_factor or 0), selected
+            ), True
+    except ValueError as exc:
+        raise PlanRejected(str(exc)) from None
+    raise PlanRejected(f"Unknown intent {intent!r}.")
+
+
 def export_assignment(cluster, topics: Iterable[str]) -> str:
     """The current assignment of the topics as a plan file (the rollback file)."""
     wanted = set(topics)

@@ -1,0 +1,144 @@
+"""Forms of the reassignment area: the plan (file or intent), the throttle, elections."""
+
+from __future__ import annotations
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from console.services import planner
+
+MB = 1024 * 1024
+MAX_UPLOAD_BYTES = 20 * MB
+
+INTENTS = [
+    ("json", "Paste or upload a kafka-reassign-partitions JSON file"),
+    ("move_off", "Move selected topics off brokers"),
+    ("spread", "Spread selected topics onto brokers"),
+    ("rf", "Set the replication factor of selected topics"),
+]
+
+
+def _int_list(value: str, label: str) -> list[int]:
+    out = []
+    for part in value.replace(" ", ",").split(","):
+        if not part.strip():
+            continue
+        if not part.strip().isdigit():
+            raise ValidationError(f"{label}: '{part.strip()}' is not a broker id.")
+        out.append(int(part))
+    return out
+
+
+def _names(value: str) -> list[str]:
+    return [n.strip() for n in value.replace("\n", ",").split(",") if n.strip()]
+
+
+class PlanForm(forms.Form):
+    """A plan from a file or from an intent, the throttle, and whether to elect leaders afterwards."""
+
+    intent = forms.ChoiceField(choices=INTENTS, initial="json", widget=forms.RadioSelect)
+    plan_json = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}), label="Plan JSON"
+    )
+    plan_file = forms.FileField(required=False, label="or upload a plan file")
+    topics = forms.CharField(required=False, help_text="Comma-separated topic names (for the intents).")
+    brokers = forms.CharField(
+        required=False, help_text="Comma-separated broker ids (move off / spread onto)."
+    )
+    replication_factor = forms.IntegerField(required=False, min_value=1, max_value=32)
+    throttle_mb = forms.DecimalField(
+        required=False,
+        min_value=0,
+        max_digits=12,
+        decimal_places=3,
+        initial=10,
+        label="Throttle (MB/s)",
+        help_text="Per broker, for leaders and followers. Leave empty to move without a throttle.",
+    )
+    elect_preferred = forms.BooleanField(required=False, label="Elect preferred leaders when done")
+
+    def clean_plan_file(self):
+        f = self.cleaned_data.get("plan_file")
+        if f and f.size > MAX_UPLOAD_BYTES:
+            raise ValidationError(f"The file is larger than {MAX_UPLOAD_BYTES // MB} MB.")
+        return f
+
+    def clean(self):
+        data = super().clean()
+        intent = data.get("intent")
+        if intent == "json":
+            text = data.get("plan_json") or ""
+            upload = data.get("plan_file")
+            if upload:
+                try:
+                    text = upload.read().decode("utf-8")
+                except UnicodeDecodeError:
+                    self.add_error("plan_file", "The file is not UTF-8 text.")
+                    return data
+            try:
+                data["plan"] = planner.parse_plan(text)
+            except planner.PlanParseError as exc:
+                self.add_error("plan_json", str(exc))
+        elif intent in ("move_off", "spread", "rf"):
+            data["topic_list"] = _names(data.get("topics") or "")
+            if not data["topic_list"]:
+                self.add_error("topics", "Name at least one topic.")
+            if intent in ("move_off", "spread"):
+                try:
+                    data["broker_list"] = _int_list(data.get("brokers") or "", "Brokers")
+                except ValidationError as exc:
+                    self.add_error("brokers", exc)
+                else:
+                    if not data["broker_list"]:
+                        self.add_error("brokers", "Name at least one broker.")
+            if intent == "rf" and not data.get("replication_factor"):
+                self.add_error("replication_factor", "Give the replication factor to set.")
+        throttle = data.get("throttle_mb")
+        data["throttle"] = None if throttle in (None, "") else int(throttle * MB)
+        return data
+
+
+class ThrottleForm(forms.Form):
+    throttle_mb = forms.DecimalField(
+        min_value=0, max_digits=12, decimal_places=3, label="New throttle (MB/s)"
+    )
+
+    @property
+    def rate(self) -> int:
+        return int(self.cleaned_data["throttle_mb"] * MB)
+
+
+class ElectionForm(forms.Form):
+    """Preferred for selected or all imbalanced partitions; unclean (admins) with a typed confirmation."""
+
+    election_type = forms.ChoiceField(
+        choices=[("PREFERRED", "Preferred"), ("UNCLEAN", "Unclean")], initial="PREFERRED"
+    )
+    scope = forms.ChoiceField(
+        choices=[
+            ("imbalanced", "Every partition not led by its preferred replica"),
+            ("selected", "Only these partitions"),
+        ],
+        initial="imbalanced",
+        widget=forms.RadioSelect,
+    )
+    partitions = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
+        help_text="topic-partition, one per line or comma-separated (e.g. orders-3).",
+    )
+    confirmation = forms.CharField(required=False, label="Type the confirmation for an unclean election")
+
+    def clean(self):
+        data = super().clean()
+        chosen = []
+        for item in _names(data.get("partitions") or ""):
+            topic, sep, part = item.rpartition("-")
+            if not sep or not topic or not part.isdigit():
+                self.add_error("partitions", f"'{item}' is not topic-partition (e.g. orders-3).")
+                return data
+            chosen.append((topic, int(part)))
+        data["chosen"] = chosen
+        if data.get("scope") == "selected" and not chosen:
+            self.add_error("partitions", "List the partitions to elect.")
+        return data

@@ -1,0 +1,307 @@
+"""Reassignment pages: list, plan (preview / start), export, live progress, throttle, cancel, elections."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from console.forms.reassignment import ElectionForm, PlanForm, ThrottleForm
+from console.kafka import KafkaOperationError
+from console.models.reassignment import Reassignment
+from console.services import access, elections, planner, reassignment, throttles
+from console.services.reassign_progress import human_bytes, human_duration
+from console.views._helpers import client_ip, get_cluster_for_user
+
+
+def _get_reassignment_for_user(request, name: str, rid: int, perm: str = access.VIEW) -> Reassignment:
+    cluster = get_cluster_for_user(request, name, perm)
+    r = Reassignment.objects.select_related("operation", "cluster").filter(pk=rid, cluster=cluster).first()
+    if r is None:
+        raise Http404("No such reassignment.")
+    return r
+
+
+@login_required
+@require_GET
+def reassign_list(request, name: str):
+    cluster = get_cluster_for_user(request, name)
+    external, error = [], None
+    try:
+        external = reassignment.external_reassignments(cluster)
+    except KafkaOperationError as exc:
+        error = exc
+    return render(
+        request,
+        "console/reassign_list.html",
+        {
+            "cluster": cluster,
+            "error": error,
+            "external": external,
+            "reassignments": Reassignment.objects.filter(cluster=cluster).select_related("operation")[:50],
+            "can_manage": access.can(request.user, cluster, access.MANAGE_REASSIGNMENTS),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def reassign_new(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_REASSIGNMENTS)
+    form = PlanForm(request.POST or None, request.FILES or None)
+    ctx = {"cluster": cluster, "form": form, "preview": None, "error": None, "checks": None}
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            view = reassignment.read_cluster(cluster, with_sizes=True)
+            plan, rf_change = data.get("plan"), False
+            if data["intent"] != "json":
+                plan, rf_change = reassignment.build_plan(
+                    view,
+                    intent=data["intent"],
+                    topics=data.get("topic_list", ()),
+                    brokers=data.get("broker_list", ()),
+                    replication_factor=data.get("replication_factor"),
+                )
+            if request.POST.get("action") == "start":
+                op = reassignment.start_reassignment(
+                    actor=request.user,
+                    cluster=cluster,
+                    proposed=plan,
+                    throttle=data["throttle"],
+                    elect_preferred=data["elect_preferred"],
+                    rf_change=rf_change,
+                    source_ip=client_ip(request),
+                    view=view,
+                )
+                return redirect("reassign_detail", name=cluster.name, rid=op.reassignment.pk)
+            throttles.validate_rate(data["throttle"])
+            ctx["preview"] = reassignment.preview_plan(
+                cluster, plan, throttle=data["throttle"], rf_change=rf_change, view=view
+            )
+            ctx["plan_json"] = planner.export_plan(plan)
+        except reassignment.PlanRejected as exc:
+            ctx["error"], ctx["checks"] = str(exc), exc.checks or None
+        except throttles.ThrottleError as exc:
+            form.add_error("throttle_mb", str(exc))
+        except KafkaOperationError as exc:
+            ctx["error"] = f"{exc.name}: {exc.operator_text}"
+    if ctx["preview"] is not None:
+        ctx["eta"] = human_duration(ctx["preview"].estimated_seconds)
+        ctx["bytes"] = human_bytes(ctx["preview"].diff.total_bytes)
+    return render(request, "console/reassign_new.html", ctx)
+
+
+@login_required
+@require_GET
+def reassign_export(request, name: str):
+    cluster = get_cluster_for_user(request, name)
+    topics = [t for t in request.GET.get("topics", "").split(",") if t.strip()]
+    try:
+        text = reassignment.export_assignment(cluster, [t.strip() for t in topics])
+    except KafkaOperationError as exc:
+        return HttpResponse(f"{exc.name}: {exc.operator_text}", status=502, content_type="text/plain")
+    response = HttpResponse(text, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{cluster.name}-assignment.json"'
+    return response
+
+
+def _progress_context(r: Reassignment) -> dict:
+    op = r.operation
+    eta = None
+    if r.rate_bytes_per_s > 0 and r.bytes_total > r.bytes_done:
+        eta = (r.bytes_total - r.bytes_done) / r.rate_bytes_per_s
+    return {
+        "r": r,
+        "op": op,
+        "polling": not op.finished,
+        "rows": list(r.partitions.all()[:500]),
+        "more": max(0, r.partitions_total - 500),
+        "stage": reassignment.stage_label(r),
+        "done_bytes": human_bytes(r.bytes_done),
+        "total_bytes": human_bytes(r.bytes_total),
+        "rate": human_bytes(r.rate_bytes_per_s),
+        "eta": human_duration(eta) if not op.finished else "—",
+        "settled": r.partitions.exclude(state__in=("pending", "moving")).count(),
+        "throttle": human_bytes(r.throttle_bytes_per_s) + "/s" if r.throttle_bytes_per_s else "none",
+        "ledger": list(r.throttles.all()),
+    }
+
+
+@login_required
+@require_GET
+def reassign_detail(request, name: str, rid: int):
+    r = _get_reassignment_for_user(request, name, rid)
+    can_manage = access.can(request.user, r.cluster, access.MANAGE_REASSIGNMENTS) and not r.operation.finished
+    return render(
+        request,
+        "console/reassign_detail.html",
+        {
+            **_progress_context(r),
+            "cluster": r.cluster,
+            "can_manage": can_manage,
+            "can_change_throttle": can_manage and bool(r.throttle_bytes_per_s),
+            "throttle_form": ThrottleForm(),
+        },
+    )
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def reassign_progress(request, name: str, rid: int):
+    r = _get_reassignment_for_user(request, name, rid)
+    response = render(request, "console/_reassign_progress.html", _progress_context(r))
+    if r.operation.finished and request.htmx:
+        response.status_code = 286  # stop polling; the final fragment is still swapped in
+    return response
+
+
+@login_required
+@require_POST
+def reassign_throttle(request, name: str, rid: int):
+    r = _get_reassignment_for_user(request, name, rid, access.MANAGE_REASSIGNMENTS)
+    form = ThrottleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give the new throttle in MB/s.")
+        return redirect("reassign_detail", name=name, rid=rid)
+    try:
+        outcomes = throttles.change_throttle(
+            actor=request.user, reassignment=r, rate=form.rate, source_ip=client_ip(request)
+        )
+    except (throttles.ThrottleError, KafkaOperationError) as exc:
+        messages.error(request, str(exc))
+    else:
+        failed = [k for k, v in outcomes.items() if not v["ok"]]
+        if failed:
+            messages.warning(request, f"Throttle changed, except on {', '.join(failed)}.")
+        else:
+            messages.success(request, f"Throttle changed to {form.cleaned_data['throttle_mb']} MB/s.")
+    return redirect("reassign_detail", name=name, rid=rid)
+
+
+@login_required
+@require_POST
+def reassign_cancel(request, name: str, rid: int):
+    r = _get_reassignment_for_user(request, name, rid, access.MANAGE_REASSIGNMENTS)
+    try:
+        reassignment.cancel_reassignment(actor=request.user, reassignment=r, source_ip=client_ip(request))
+    except reassignment.PlanRejected as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Cancelling: in-flight partitions go back to their original replicas.")
+    return redirect("reassign_detail", name=name, rid=rid)
+
+
+@login_required
+@require_POST
+def reassign_external_cancel(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_REASSIGNMENTS)
+    chosen = []
+    for key in request.POST.getlist("partition"):
+        topic, _, part = key.rpartition("|")
+        if topic and part.isdigit():
+            chosen.append((topic, int(part)))
+    try:
+        outcomes = reassignment.cancel_external(
+            actor=request.user, cluster=cluster, partitions=chosen, source_ip=client_ip(request)
+        )
+    except (reassignment.PlanRejected, KafkaOperationError) as exc:
+        messages.error(request, str(exc))
+    else:
+        failed = {k: v for k, v in outcomes.items() if not v["ok"]}
+        msg = f"Cancelled {len(outcomes) - len(failed)} of {len(outcomes)}."
+        if failed:
+            msg += " Not cancelled: " + "; ".join(f"{k} ({v['error']})" for k, v in failed.items())
+        messages.info(request, msg)
+    return redirect("reassign_list", name=name)
+
+
+@login_required
+@require_GET
+def throttle_list(request, name: str):
+    cluster = get_cluster_for_user(request, name)
+    foreign, error = [], None
+    try:
+        foreign = throttles.find_foreign_throttles(cluster)
+    except KafkaOperationError as exc:
+        error = exc
+    return render(
+        request,
+        "console/throttle_list.html",
+        {
+            "cluster": cluster,
+            "foreign": foreign,
+            "error": error,
+            "ledger": throttles.ThrottleEntry.objects.filter(
+                cluster=cluster, state__in=throttles.ACTIVE
+            ).select_related("reassignment"),
+            "can_manage": access.can(request.user, cluster, access.MANAGE_REASSIGNMENTS),
+        },
+    )
+
+
+@login_required
+@require_POST
+def throttle_cleanup(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.MANAGE_REASSIGNMENTS)
+    try:
+        outcomes = throttles.clean_foreign_throttles(
+            actor=request.user,
+            cluster=cluster,
+            keys=request.POST.getlist("key"),
+            source_ip=client_ip(request),
+        )
+    except KafkaOperationError as exc:
+        messages.error(request, f"{exc.name}: {exc.operator_text}")
+    else:
+        ok = sum(1 for v in outcomes.values() if v["ok"])
+        messages.info(request, f"Removed {ok} of {len(outcomes)} leftover throttle configs.")
+    return redirect("throttle_list", name=name)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def election_page(request, name: str):
+    cluster = get_cluster_for_user(request, name)
+    form = ElectionForm(request.POST or None)
+    if request.method == "POST":
+        access.require(request.user, cluster, access.MANAGE_REASSIGNMENTS)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                chosen = data["chosen"] if data["scope"] == "selected" else None
+                if chosen is None and data["election_type"] == elections.PREFERRED:
+                    chosen = elections.leader_imbalance(cluster).partitions or []
+                op = elections.start_election(
+                    actor=request.user,
+                    cluster=cluster,
+                    election_type=data["election_type"],
+                    partitions=chosen,
+                    confirmation=data.get("confirmation", ""),
+                    source_ip=client_ip(request),
+                )
+                return redirect("operation_detail", op_id=op.pk)
+            except (elections.ElectionRefused, KafkaOperationError) as exc:
+                form.add_error(None, str(exc))
+    imbalance, error = None, None
+    try:
+        imbalance = elections.leader_imbalance(cluster)
+    except KafkaOperationError as exc:
+        error = exc
+    return render(
+        request,
+        "console/election.html",
+        {
+            "cluster": cluster,
+            "form": form,
+            "imbalance": imbalance,
+            "error": error,
+            "can_manage": access.can(request.user, cluster, access.MANAGE_REASSIGNMENTS),
+            "can_unclean": access.can(request.user, cluster, access.ADMINISTER),
+            "confirmation": elections.unclean_confirmation(cluster),
+        },
+    )
