@@ -1,5 +1,16 @@
-"""Routes of the requests area."""
+"""Routes of the requests area, under /c/<name>/requests/."""
 
 from __future__ import annotations
 
-urlpatterns: list = []
+from django.urls import path
+
+from console.views import requests
+
+urlpatterns = [
+    path("", requests.request_list, name="request_list"),
+    path("new/", requests.request_new, name="request_new"),
+    path("rules/", requests.request_rules, name="request_rules"),
+    path("<int:request_id>/", requests.request_detail, name="request_detail"),
+    path("<int:request_id>/approve/", requests.request_approve, name="request_approve"),
+    path("<int:request_id>/reject/", requests.request_reject, name="request_reject"),
+]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from tasks import operations, reassignment
+from tasks import operations, reassignment, requests
 
 _TASKS = {
     "health.check": operations.run_health_check,
     "reassignment.execute": reassignment.run_reassignment,
     "election.run": reassignment.run_election,
+    "request.execute": requests.run_request,
 }
 
 

@@ -1,0 +1,132 @@
+"""Self-service request pages: list/queue, submit, detail with timeline, approve/reject, auto-approve rule."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from console.forms.requests import AutoApproveRuleForm, DecisionForm, RequestForm
+from console.models.requests import AutoApproveRule, RequestState
+from console.services import access, requests
+from console.views._helpers import client_ip, get_cluster_for_user
+
+
+def _get_request_for_user(request, cluster, request_id: int):
+    req = requests.get_request(actor=request.user, cluster=cluster, request_id=request_id)
+    if req is None:
+        raise Http404("No such request.")
+    return req
+
+
+@login_required
+@require_GET
+def request_list(request, name: str):
+    cluster = get_cluster_for_user(request, name)
+    rows = requests.list_requests(actor=request.user, cluster=cluster)
+    context = {
+        "cluster": cluster,
+        "queue": [r for r in rows if r.state == RequestState.PENDING],
+        "others": [r for r in rows if r.state != RequestState.PENDING],
+        "can_submit": access.can(request.user, cluster, access.REQUEST),
+        "can_approve": access.can(request.user, cluster, access.APPROVE),
+        "can_administer": access.can(request.user, cluster, access.ADMINISTER),
+        "notifications": requests.unread_notifications(actor=request.user),
+    }
+    return render(request, "console/request_list.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def request_new(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.REQUEST)
+    form = RequestForm(request.POST or None, initial={"kind": request.GET.get("kind", "topic.create")})
+    if request.method == "POST" and form.is_valid():
+        try:
+            req = requests.submit_request(
+                actor=request.user,
+                cluster=cluster,
+                kind=form.cleaned_data["kind"],
+                payload=form.cleaned_data["payload"],
+                reason=form.cleaned_data["reason"],
+                source_ip=client_ip(request),
+            )
+        except requests.RequestInvalid as exc:
+            for error in exc.errors:
+                form.add_error(None, error)
+        else:
+            messages.success(request, f"Request #{req.pk} submitted.")
+            return redirect("request_detail", name=cluster.name, request_id=req.pk)
+    return render(request, "console/request_new.html", {"cluster": cluster, "form": form})
+
+
+@login_required
+@require_GET
+def request_detail(request, name: str, request_id: int):
+    cluster = get_cluster_for_user(request, name)
+    req = _get_request_for_user(request, cluster, request_id)
+    if req.requested_by_id == request.user.pk:
+        requests.mark_read(actor=request.user, request=req)
+    context = {
+        "cluster": cluster,
+        "req": req,
+        "steps": list(req.events.all()),
+        "can_decide": requests.can_decide(request.user, req),
+        "awaiting_other": req.requested_by_id == request.user.pk and req.state == RequestState.PENDING,
+        "form": DecisionForm(),
+    }
+    return render(request, "console/request_detail.html", context)
+
+
+def _decide(request, name: str, request_id: int, approve: bool):
+    cluster = get_cluster_for_user(request, name, access.APPROVE)
+    req = _get_request_for_user(request, cluster, request_id)
+    form = DecisionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
+        return redirect("request_detail", name=cluster.name, request_id=req.pk)
+    service = requests.approve_request if approve else requests.reject_request
+    try:
+        service(
+            actor=request.user,
+            request=req,
+            comment=form.cleaned_data["comment"],
+            source_ip=client_ip(request),
+        )
+    except requests.RequestInvalid as exc:
+        messages.error(request, "Not done: " + "; ".join(exc.errors))
+    else:
+        messages.success(request, f"Request #{req.pk} {'approved' if approve else 'rejected'}.")
+    return redirect("request_detail", name=cluster.name, request_id=req.pk)
+
+
+@login_required
+@require_POST
+def request_approve(request, name: str, request_id: int):
+    return _decide(request, name, request_id, approve=True)
+
+
+@login_required
+@require_POST
+def request_reject(request, name: str, request_id: int):
+    return _decide(request, name, request_id, approve=False)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def request_rules(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.ADMINISTER)
+    rule = AutoApproveRule.objects.filter(cluster=cluster).first()
+    initial = (
+        {"enabled": rule.enabled, "kinds": rule.kinds, "max_partitions": rule.max_partitions} if rule else {}
+    )
+    form = AutoApproveRuleForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        requests.set_auto_approve_rule(
+            actor=request.user, cluster=cluster, **form.cleaned_data, source_ip=client_ip(request)
+        )
+        messages.success(request, "Auto-approve rule saved.")
+        return redirect("request_list", name=cluster.name)
+    return render(request, "console/request_rules.html", {"cluster": cluster, "form": form})

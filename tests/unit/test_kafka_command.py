@@ -1,0 +1,156 @@
+"""``manage.py kafka``: the same services and audit as the pages, with exit codes scripts rely on."""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from console.kafka import KafkaOperationError, get_gateway
+from console.models import AuditEvent
+from console.services import metadata_cache
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    metadata_cache.clear()
+    yield
+    metadata_cache.clear()
+
+
+def run(*args) -> tuple[int, str]:
+    out = io.StringIO()
+    try:
+        call_command("kafka", *args, stdout=out)
+    except CommandError as exc:
+        return exc.returncode, out.getvalue() + str(exc)
+    return 0, out.getvalue()
+
+
+def uniq(prefix="cli") -> str:
+    return f"{prefix}.{uuid.uuid4().hex[:10]}"
+
+
+def test_create_list_describe_delete_round_trip(personas, kafka_cluster):
+    name = uniq()
+    code, out = run(
+        "topics",
+        "create",
+        name,
+        "--partitions",
+        "2",
+        "--replication-factor",
+        "1",
+        "--config",
+        "retention.ms=5000",
+        "--as",
+        "operator",
+    )
+    assert code == 0 and "created" in out
+    code, out = run("topics", "list", "--query", name, "--output", "json", "--as", "viewer")
+    assert code == 0
+    assert [(t["name"], t["partitions"]) for t in json.loads(out)["items"]] == [(name, 2)]
+    code, out = run("topics", "describe", name, "--output", "json", "--as", "viewer")
+    data = json.loads(out)
+    assert code == 0 and data["configs"] == {"retention.ms": "5000"} and len(data["items"]) == 2
+    code, out = run("topics", "delete", name, "--as", "operator")
+    assert code == 4 and "confirm" in out
+    code, out = run("topics", "delete", name, "--confirm", name, "--as", "operator")
+    assert code == 0 and "deleted" in out
+    actions = list(AuditEvent.objects.order_by("id").values_list("action", "actor_name"))
+    assert actions == [("topic.create", "operator"), ("topic.delete", "operator")]
+
+
+def test_validate_only_changes_nothing(personas, kafka_cluster):
+    name = uniq()
+    code, out = run("topics", "create", name, "--partitions", "1", "--validate-only", "--output", "json")
+    assert code == 0 and json.loads(out)["items"][0]["status"] == "valid (dry run)"
+    assert isinstance(
+        get_gateway(kafka_cluster.connection()).describe_topics([name])[name], KafkaOperationError
+    )
+
+
+def test_exit_codes(personas, kafka_cluster, tmp_path):
+    taken = uniq()
+    run("topics", "create", taken, "--partitions", "1", "--replication-factor", "1")
+    assert run("topics", "create", taken, "--partitions", "1")[0] == 1  # Kafka refused it
+    assert run("topics", "create", uniq(), "--as", "viewer")[0] == 3
+    assert run("topics", "create", "bad name")[0] == 1  # per-topic refusal by policy
+    assert run("topics", "describe", uniq("missing"))[0] == 6
+    assert run("topics", "list", "--cluster", "nope")[0] == 6
+    assert run("topics", "list", "--as", "nobody")[0] == 6
+    assert run("topics", "add-partitions", taken, "--partitions", "1")[0] == 4
+    bad = tmp_path / "t.csv"
+    bad.write_text("name,partitions\na,many\n")
+    code, out = run("topics", "create", "--file", str(bad))
+    assert code == 4 and "line 2, column 2" in out
+
+
+def test_an_unreachable_cluster_exits_5(personas, offline_cluster):
+    assert run("topics", "list", "--cluster", "offline")[0] == 5
+
+
+def test_batch_create_from_a_file(personas, kafka_cluster, tmp_path):
+    a, b = uniq(), uniq()
+    f = tmp_path / "topics.yaml"
+    f.write_text(f"- name: {a}\n  partitions: 1\n  rf: 1\n- name: {b}\n  partitions: 2\n  rf: 1\n")
+    code, out = run("topics", "create", "--file", str(f), "--output", "json")
+    assert code == 0 and [i["status"] for i in json.loads(out)["items"]] == ["created", "created"]
+
+
+def test_configs_describe_and_alter(personas, kafka_cluster):
+    name = uniq()
+    run("topics", "create", name, "--partitions", "1", "--replication-factor", "1")
+    code, out = run(
+        "configs",
+        "alter",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        name,
+        "--add-config",
+        "retention.ms=9000",
+        "--validate-only",
+        "--as",
+        "operator",
+    )
+    assert code == 0 and "valid (dry run)" in out
+    code, out = run(
+        "configs",
+        "alter",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        name,
+        "--add-config",
+        "retention.ms=9000",
+        "--output",
+        "json",
+        "--as",
+        "operator",
+    )
+    data = json.loads(out)
+    assert code == 0 and data["status"] == "applied" and data["items"][0]["after"] == "9000"
+    code, out = run(
+        "configs", "describe", "--entity-type", "topics", "--entity-name", name, "--output", "json"
+    )
+    assert {
+        "name": "retention.ms",
+        "value": "9000",
+        "source": "DYNAMIC_TOPIC_CONFIG",
+        "read_only": False,
+        "sensitive": False,
+    } in json.loads(out)["items"]
+    assert (
+        run("configs", "alter", "--entity-type", "topics", "--entity-name", name, "--add-config", "x.y=1")[0]
+        == 4
+    )
+    code, out = run("configs", "describe", "--entity-type", "brokers", "--entity-name", "1")
+    assert code == 0 and "broker.id" in out
+    assert AuditEvent.objects.filter(action="config.alter").count() == 1

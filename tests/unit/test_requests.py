@@ -1,0 +1,383 @@
+"""Self-service requests: namespaces, policy and Kafka validation on submit, four eyes, execution, audit."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.test import Client
+from django.urls import reverse
+
+from console.kafka import get_gateway
+from console.kafka.types import AclBindingFilter
+from console.models import AuditEvent, Operation, OperationState, Role, RoleBinding, TopicPolicy
+from console.models.requests import AutoApproveRule, ChangeRequest, Notification, RequestState
+from console.services import requests
+from console.services.clusters import connection_for
+from tasks import requests as request_tasks
+
+pytestmark = pytest.mark.django_db
+
+
+class _Result:
+    id = "fake-task"
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    ids: list[int] = []
+    monkeypatch.setattr(request_tasks.run_request, "delay", lambda op_id: ids.append(op_id) or _Result())
+    return ids
+
+
+@pytest.fixture
+def topic():
+    return "team-a." + uuid.uuid4().hex[:10]
+
+
+def _submit(personas, cluster, topic, **overrides):
+    payload = {
+        "name": topic,
+        "partitions": 3,
+        "replication_factor": 2,
+        "configs": {"retention.ms": "3600000"},
+    }
+    return requests.submit_request(
+        actor=personas["requester"],
+        cluster=cluster,
+        kind="topic.create",
+        payload={**payload, **overrides},
+        reason="for orders",
+    )
+
+
+def _gateway(cluster):
+    return get_gateway(connection_for(cluster))
+
+
+def test_it_stores_a_valid_request_with_its_timeline_and_audit(personas, kafka_cluster, topic):
+    req = _submit(personas, kafka_cluster, topic)
+    assert (req.state, req.resource, req.requested_by_name) == ("pending", topic, "requester")
+    assert [s.step for s in req.events.all()] == ["submitted"]
+    event = AuditEvent.objects.get(action="request.submit")
+    assert event.params["payload"]["name"] == topic and event.actor_name == "requester"
+    assert event.targets == [f"request:{req.pk}", topic]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"name": "team-b.orders"}, "outside your namespaces"),
+        ({"name": "team-a.bad name!"}, "topic"),
+        ({"replication_factor": 7}, "Kafka: INVALID_REPLICATION_FACTOR"),
+        ({"partitions": "many"}, "whole number"),
+    ],
+)
+def test_it_refuses_invalid_requests_and_stores_nothing(personas, kafka_cluster, topic, overrides, message):
+    with pytest.raises(requests.RequestInvalid) as err:
+        _submit(personas, kafka_cluster, topic, **overrides)
+    assert message.lower() in str(err.value).lower()
+    assert not ChangeRequest.objects.exists()
+    assert not AuditEvent.objects.filter(action="request.submit").exists()
+
+
+def test_it_applies_the_cluster_policy_on_submit(personas, kafka_cluster, topic):
+    TopicPolicy.objects.create(
+        cluster=kafka_cluster, max_partitions=2, allowed_config_keys=["cleanup.policy"]
+    )
+    with pytest.raises(requests.RequestInvalid) as err:
+        _submit(personas, kafka_cluster, topic)
+    assert "max_partitions" in str(err.value) and "allowed_config_keys" in str(err.value)
+
+
+def test_four_eyes_the_requester_can_never_decide_their_own_request(personas, kafka_cluster, topic):
+    requester = personas["requester"]
+    RoleBinding.objects.create(cluster=kafka_cluster, user=requester, role=Role.OPERATOR)
+    req = _submit(personas, kafka_cluster, topic)
+    assert not requests.can_decide(requester, req)
+    with pytest.raises(PermissionDenied, match="Four eyes"):
+        requests.approve_request(actor=requester, request=req)
+    with pytest.raises(PermissionDenied, match="Four eyes"):
+        requests.reject_request(actor=requester, request=req, comment="no")
+    req.refresh_from_db()
+    assert req.state == "pending"
+
+
+def test_four_eyes_holds_for_superusers_too(personas, kafka_cluster):
+    admin = personas["admin"]
+    name = "admin-" + uuid.uuid4().hex[:8]
+    req = requests.submit_request(
+        actor=admin,
+        cluster=kafka_cluster,
+        kind="topic.create",
+        payload={"name": name, "partitions": 1, "replication_factor": 1},
+    )
+    with pytest.raises(PermissionDenied):
+        requests.approve_request(actor=admin, request=req)
+
+
+@pytest.mark.parametrize("role", ["viewer", "auditor", "outsider"])
+def test_only_approvers_decide(personas, kafka_cluster, topic, role):
+    req = _submit(personas, kafka_cluster, topic)
+    with pytest.raises(PermissionDenied):
+        requests.approve_request(actor=personas[role], request=req)
+
+
+def test_approval_runs_the_change_on_a_worker_and_notifies(
+    personas, kafka_cluster, topic, queued, django_capture_on_commit_callbacks
+):
+    req = _submit(personas, kafka_cluster, topic)
+    with django_capture_on_commit_callbacks(execute=True):
+        req = requests.approve_request(actor=personas["operator"], request=req, comment="looks fine")
+    assert req.state == "approved" and req.decided_by_name == "operator" and req.operation_id == queued[0]
+    request_tasks.run_request.run(req.operation_id)
+    req.refresh_from_db()
+    assert req.state == RequestState.SUCCEEDED
+    assert [s.step for s in req.events.all()] == ["submitted", "approved", "queued", "running", "succeeded"]
+    meta = _gateway(kafka_cluster).describe_topics([topic])[topic]
+    assert len(meta.partitions) == 3 and meta.replication_factor == 2
+    op = Operation.objects.get(pk=req.operation_id)
+    assert op.state == OperationState.SUCCEEDED and op.items.get().state == "succeeded"
+    created = AuditEvent.objects.get(action="topic.create", targets__icontains=topic)
+    assert (created.actor_name, created.on_behalf_of, created.request_id) == (
+        "operator",
+        "requester",
+        f"request-{req.pk}",
+    )
+    approved = AuditEvent.objects.get(action="request.approve")
+    assert approved.params["comment"] == "looks fine" and approved.on_behalf_of == "requester"
+    assert AuditEvent.objects.filter(action="request.execute.succeeded", operation_id=op.pk).exists()
+    texts = list(Notification.objects.filter(user=personas["requester"]).values_list("text", flat=True))
+    assert any("approved by operator" in t for t in texts) and any("is done" in t for t in texts)
+    # A redelivered task converges instead of failing or running twice.
+    request_tasks.run_request.run(req.operation_id)
+    req.refresh_from_db()
+    assert req.state == RequestState.SUCCEEDED
+
+
+def test_approval_revalidates_against_the_cluster_as_it_is_now(personas, kafka_cluster, topic, queued):
+    req = _submit(personas, kafka_cluster, topic)
+    from console.kafka import NewTopic
+
+    _gateway(kafka_cluster).create_topics([NewTopic(topic, 1, 1)])
+    with pytest.raises(requests.RequestInvalid, match="TOPIC_ALREADY_EXISTS"):
+        requests.approve_request(actor=personas["operator"], request=req)
+    req.refresh_from_db()
+    assert req.state == "pending" and queued == []
+
+
+def test_rejection_needs_a_comment_and_is_audited(personas, kafka_cluster, topic):
+    req = _submit(personas, kafka_cluster, topic)
+    with pytest.raises(requests.RequestInvalid, match="why"):
+        requests.reject_request(actor=personas["operator"], request=req, comment="  ")
+    req = requests.reject_request(actor=personas["operator"], request=req, comment="use the shared topic")
+    assert req.state == "rejected" and req.decision_comment == "use the shared topic"
+    assert AuditEvent.objects.get(action="request.reject").params["comment"] == "use the shared topic"
+    with pytest.raises(requests.RequestInvalid, match="already been decided"):
+        requests.approve_request(actor=personas["admin"], request=req)
+
+
+def test_the_auto_approve_rule_approves_low_risk_requests_and_says_so(
+    personas, kafka_cluster, topic, queued, django_capture_on_commit_callbacks
+):
+    AutoApproveRule.objects.create(
+        cluster=kafka_cluster, enabled=True, kinds=["topic.create"], max_partitions=3
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        req = _submit(personas, kafka_cluster, topic)
+    req.refresh_from_db()
+    assert req.state == "approved" and req.auto_approved and req.decided_by is None
+    assert AuditEvent.objects.get(action="request.auto_approve").actor_name == "auto-approve"
+    request_tasks.run_request.run(queued[0])
+    req.refresh_from_db()
+    assert req.state == "succeeded"
+    assert topic in _gateway(kafka_cluster).describe_topics([topic])
+    big = _submit(personas, kafka_cluster, topic + "-big", partitions=4)
+    assert big.state == "pending"
+
+
+def test_an_acl_request_within_namespaces_is_applied(
+    personas, kafka_cluster, topic, queued, django_capture_on_commit_callbacks
+):
+    binding = {
+        "resource_type": "TOPIC",
+        "resource_name": topic,
+        "principal": "User:team-a",
+        "operation": "READ",
+    }
+    req = requests.submit_request(
+        actor=personas["requester"], cluster=kafka_cluster, kind="acl.create", payload={"binding": binding}
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        requests.approve_request(actor=personas["operator"], request=req)
+    request_tasks.run_request.run(queued[0])
+    req.refresh_from_db()
+    assert req.state == "succeeded", req.result
+    found = _gateway(kafka_cluster).describe_acls(AclBindingFilter(resource_name=topic))
+    assert [(b.principal, b.operation) for b in found] == [("User:team-a", "READ")]
+    assert AuditEvent.objects.get(action="acl.create").on_behalf_of == "requester"
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        {
+            "resource_type": "TOPIC",
+            "resource_name": "team-a.x",
+            "principal": "User:team-b",
+            "operation": "READ",
+        },
+        {
+            "resource_type": "TOPIC",
+            "resource_name": "payments",
+            "principal": "User:team-a",
+            "operation": "READ",
+        },
+        {"resource_type": "TOPIC", "resource_name": "*", "principal": "User:team-a", "operation": "READ"},
+        {
+            "resource_type": "TOPIC",
+            "resource_name": "team",
+            "pattern_type": "PREFIXED",
+            "principal": "User:team-a",
+            "operation": "READ",
+        },
+    ],
+)
+def test_acl_requests_outside_the_namespaces_are_refused(personas, kafka_cluster, binding):
+    with pytest.raises(requests.RequestInvalid, match="outside your namespaces"):
+        requests.submit_request(
+            actor=personas["requester"],
+            cluster=kafka_cluster,
+            kind="acl.create",
+            payload={"binding": binding},
+        )
+
+
+def test_partition_increase_config_change_and_delete_requests(
+    personas, kafka_cluster, topic, queued, django_capture_on_commit_callbacks
+):
+    from console.kafka import NewTopic
+
+    _gateway(kafka_cluster).create_topics([NewTopic(topic, 1, 1)])
+    cases = [
+        ("topic.partitions", {"topic": topic, "total_count": 2}),
+        (
+            "topic.config",
+            {"topic": topic, "changes": [{"name": "retention.ms", "op": "SET", "value": "7200000"}]},
+        ),
+        ("topic.delete", {"topic": topic}),
+    ]
+    for kind, payload in cases:
+        req = requests.submit_request(
+            actor=personas["requester"], cluster=kafka_cluster, kind=kind, payload=payload
+        )
+        with django_capture_on_commit_callbacks(execute=True):
+            requests.approve_request(actor=personas["operator"], request=req)
+        request_tasks.run_request.run(queued[-1])
+        req.refresh_from_db()
+        assert req.state == "succeeded", (kind, req.result)
+    got = _gateway(kafka_cluster).describe_topics([topic])[topic]
+    assert got.__class__.__name__ == "KafkaOperationError"
+
+
+# ---- pages -------------------------------------------------------------------------------------
+
+
+def test_the_pages_submit_and_decide_with_csrf_and_escaping(personas, kafka_cluster, topic, queued):
+    requester = Client(enforce_csrf_checks=True)
+    requester.force_login(personas["requester"])
+    new_url = reverse("request_new", kwargs={"name": kafka_cluster.name})
+    token = requester.get(new_url).cookies["csrftoken"].value
+    form = {
+        "kind": "topic.create",
+        "topic": topic,
+        "partitions": 1,
+        "replication_factor": 1,
+        "reason": "<script>x</script>",
+    }
+    assert requester.post(new_url, form).status_code == 403
+    done = requester.post(new_url, {**form, "csrfmiddlewaretoken": token})
+    req = ChangeRequest.objects.get()
+    assert done.status_code == 302 and done["Location"].endswith(f"/requests/{req.pk}/")
+    page = requester.get(done["Location"])
+    assert b"<script>x" not in page.content and b"&lt;script&gt;x" in page.content
+    assert b'id="approve"' not in page.content and b"four eyes" in page.content
+    approve_url = reverse("request_approve", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
+    assert requester.post(approve_url, {"csrfmiddlewaretoken": token}).status_code == 403
+    operator = Client()
+    operator.force_login(personas["operator"])
+    queue = operator.get(reverse("request_list", kwargs={"name": kafka_cluster.name}))
+    assert topic.encode() in queue.content
+    detail = operator.get(
+        reverse("request_detail", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
+    )
+    assert b'id="approve"' in detail.content
+    operator.post(approve_url, {"comment": "ok \u2713 <b>"})
+    req.refresh_from_db()
+    assert req.state == "approved" and req.decision_comment == "ok \u2713 <b>"
+
+
+def test_hostile_and_oversized_input_is_refused_on_the_form(client, personas, kafka_cluster):
+    client.force_login(personas["requester"])
+    url = reverse("request_new", kwargs={"name": kafka_cluster.name})
+    cases = [
+        {
+            "kind": "topic.create",
+            "topic": "team-a.<img src=x onerror=alert(1)>",
+            "partitions": 1,
+            "replication_factor": 1,
+        },
+        {"kind": "topic.create", "topic": "team-a." + "x" * 400, "partitions": 1, "replication_factor": 1},
+        {"kind": "topic.create", "topic": "team-a.ünïcode", "partitions": 1, "replication_factor": 1},
+        {"kind": "topic.config", "topic": "team-a.x", "configs": "not a pair"},
+        {
+            "kind": "acl.create",
+            "acl_principal": "User:<script>",
+            "acl_resource_type": "TOPIC",
+            "acl_pattern_type": "LITERAL",
+            "acl_resource_name": "team-a.x",
+            "acl_operation": "READ",
+            "acl_permission": "ALLOW",
+            "acl_host": "*",
+        },
+        {"kind": "nope"},
+        {
+            "kind": "topic.create",
+            "topic": "team-a.x",
+            "partitions": 1,
+            "replication_factor": 1,
+            "reason": "r" * 3000,
+        },
+    ]
+    for data in cases:
+        response = client.post(url, data)
+        assert response.status_code == 200, data
+        assert b"<img src=x" not in response.content and b"<script>" not in response.content.replace(
+            b"<script src", b""
+        )
+    assert not ChangeRequest.objects.exists()
+
+
+def test_outsiders_and_other_requesters_cannot_see_a_request(client, personas, kafka_cluster, topic):
+    req = _submit(personas, kafka_cluster, topic)
+    url = reverse("request_detail", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
+    client.force_login(personas["viewer"])
+    assert client.get(url).status_code == 404
+    client.force_login(personas["outsider"])
+    assert client.get(url).status_code == 404
+    client.force_login(personas["auditor"])
+    assert client.get(url).status_code == 200
+
+
+def test_admins_set_the_auto_approve_rule(client, personas, kafka_cluster):
+    client.force_login(personas["admin"])
+    url = reverse("request_rules", kwargs={"name": kafka_cluster.name})
+    assert (
+        client.post(url, {"enabled": "on", "kinds": ["topic.create"], "max_partitions": 6}).status_code == 302
+    )
+    rule = AutoApproveRule.objects.get(cluster=kafka_cluster)
+    assert (rule.enabled, rule.kinds, rule.max_partitions) == (True, ["topic.create"], 6)
+    assert AuditEvent.objects.get(action="request.auto_approve_rule.update").after["max_partitions"] == 6
+    client.force_login(personas["operator"])
+    assert client.post(url, {"enabled": "on"}).status_code == 403
