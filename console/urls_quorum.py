@@ -2,4 +2,11 @@
 
 from __future__ import annotations
 
-urlpatterns: list = []
+from django.urls import path
+
+from console.views import quorum
+
+urlpatterns = [
+    path("", quorum.quorum_page, name="quorum_page"),
+    path("controllers/<int:node_id>/", quorum.controller_detail, name="controller_detail"),
+]

@@ -1,0 +1,78 @@
+"""The KRaft quorum page (auto-refreshing with htmx) and a controller's configs and log levels."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
+
+from console.forms.quorum import LogLevelForm
+from console.kafka import KafkaOperationError
+from console.services import access, capabilities, controllers, quorum
+from console.views._helpers import client_ip, get_cluster_for_user
+from console.views.capabilities import unavailable_page
+
+DEFAULT_REFRESH_S = 3
+
+
+@login_required
+@require_GET
+def quorum_page(request, name: str):
+    cluster = get_cluster_for_user(request, name)
+    data = quorum.describe_quorum(actor=request.user, cluster=cluster)
+    context = {
+        "cluster": cluster,
+        "q": data,
+        "refresh_s": getattr(settings, "QUORUM_REFRESH_S", DEFAULT_REFRESH_S),
+        "controller_links": not capabilities.unavailable_reason(cluster, "controllers"),
+        "capabilities": capabilities.capability_table(cluster),
+    }
+    template = "console/_quorum_live.html" if request.htmx else "console/quorum.html"
+    response = render(request, template, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def controller_detail(request, name: str, node_id: int):
+    cluster = get_cluster_for_user(request, name)
+    can_edit = access.can(request.user, cluster, access.MANAGE_CONFIGS)
+    if request.method == "POST" and not can_edit:
+        raise PermissionDenied(
+            f"You need the '{access.MANAGE_CONFIGS}' permission on cluster '{cluster.name}'."
+        )
+    if capabilities.unavailable_reason(cluster, "controllers"):
+        return unavailable_page(request, cluster, "controllers", f"Controller {node_id}")
+    form = LogLevelForm(request.POST or None)
+    context = {"cluster": cluster, "node_id": node_id, "form": form, "can_edit": can_edit, "result": None}
+    if request.method == "POST" and form.is_valid():
+        dry_run = request.POST.get("action") != "apply"
+        try:
+            result = controllers.change_log_levels(
+                actor=request.user,
+                cluster=cluster,
+                node_id=node_id,
+                levels=form.cleaned_data["levels"],
+                dry_run=dry_run,
+                source_ip=client_ip(request),
+            )
+        except controllers.LogLevelPlanError as exc:
+            for error in exc.errors:
+                form.add_error(None, error)
+        except KafkaOperationError as exc:
+            context["error"] = exc
+        else:
+            context["result"] = result
+            if result.ok and not dry_run:
+                messages.success(request, f"Controller {node_id}: {len(result.diffs)} log level(s) changed.")
+                return HttpResponseClientRedirect(request.path) if request.htmx else redirect(request.path)
+    if request.htmx and request.method == "POST":
+        return render(request, "console/_controller_log_levels.html", context)
+    context["data"] = controllers.describe_controller(actor=request.user, cluster=cluster, node_id=node_id)
+    return render(request, "console/controller.html", context)
