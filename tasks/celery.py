@@ -10,16 +10,27 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
 app = Celery("console", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.imports = ("tasks.operations", "tasks.reassignment", "tasks.requests")
+app.conf.imports = ("tasks.operations", "tasks.reassignment", "tasks.requests", "tasks.telemetry")
 
 
 def _beat_schedule() -> dict:
     from django.conf import settings
 
+    from pipeline.config import load
+
+    telemetry = load()
     return {
         "stuck-operation recovery": {
             "task": "tasks.operations.requeue_stale_operations",
             "schedule": float(settings.OPERATION_RECOVERY_INTERVAL_S),
+        },
+        "telemetry collector": {
+            "task": "tasks.telemetry.collect_snapshots",
+            "schedule": float(telemetry.snapshot_interval_s),
+        },
+        "telemetry pipeline": {
+            "task": "tasks.telemetry.schedule_pipeline_runs",
+            "schedule": float(telemetry.pipeline_interval_s),
         },
         "reassignment poller": {"task": "tasks.reassignment.poll_reassignments", "schedule": 1.0},
         "throttle janitor": {"task": "tasks.reassignment.sweep_throttles", "schedule": 10.0},

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from tasks import operations, reassignment, requests
+from tasks import operations, reassignment, requests, telemetry
 
 _TASKS = {
     "health.check": operations.run_health_check,
+    "pipeline.run": telemetry.run_pipeline,
     "reassignment.execute": reassignment.run_reassignment,
     "election.run": reassignment.run_election,
     "request.execute": requests.run_request,

@@ -1,0 +1,122 @@
+"""Capacity & usage pages: the report page with its SVG charts, and the buttons that feed it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET, require_POST
+
+from console.kafka import KafkaOperationError
+from console.services import access, capacity, telemetry
+from console.views._helpers import client_ip, get_cluster_for_user
+from pipeline import charts
+from pipeline import config as pipeline_config
+
+
+def _deletion_link(cluster_name: str, topic: str) -> str:
+    """Where a deletion of an idle topic starts: a prefilled request when the requests area has one."""
+    try:
+        base = reverse("request_new", kwargs={"name": cluster_name})
+        return f"{base}?{urlencode({'kind': 'topic.delete', 'topic': topic})}"
+    except NoReverseMatch:
+        return reverse("topic_detail", kwargs={"name": cluster_name, "topic": topic})
+
+
+def _charts(report: capacity.CapacityReport) -> dict:
+    size = [(r["ts"], r["disk_bytes"] or r["log_bytes"]) for r in report.cluster_size]
+    growing = [
+        (t["topic"], t["bytes_growth"], f"+{charts.human_bytes(t['bytes_growth'])}")
+        for t in report.top_growing
+    ]
+    caps = [b.get("capacity_bytes") for b in report.brokers if b.get("capacity_bytes")]
+    brokers = [(f"broker {b['broker']}", b["size_bytes"], _broker_text(b)) for b in report.brokers]
+    skewed = [(t["topic"], t["skew"], f"{t['skew']:.2f}× mean") for t in report.skewed]
+    lagging = [
+        (f"{g['group']} · {g['topic']}", g["lag_sum"], f"{g['lag_sum']:,} msgs") for g in report.lagging
+    ]
+    return {
+        "size": charts.line_chart(size),
+        "growing": charts.bar_chart(growing),
+        "brokers": charts.bar_chart(brokers, limit=max(caps) if caps else None),
+        "skewed": charts.bar_chart(skewed),
+        "lagging": charts.bar_chart(lagging),
+    }
+
+
+def _broker_text(b: dict) -> str:
+    used = (
+        f"{b['used_ratio'] * 100:.1f}% used"
+        if b.get("used_ratio") is not None
+        else charts.human_bytes(b["size_bytes"])
+    )
+    days = b.get("days_to_full")
+    return f"{used} · full in {days:.0f} d" if days is not None else f"{used} · not growing"
+
+
+@login_required
+@require_GET
+def capacity_overview(request, name: str):
+    cluster = get_cluster_for_user(request, name)
+    report = capacity.capacity_report(cluster)
+    idle = [{**t, "delete_url": _deletion_link(cluster.name, t["topic"])} for t in report.idle]
+    cfg = pipeline_config.load()
+    return render(
+        request,
+        "console/capacity.html",
+        {
+            "cluster": cluster,
+            "report": report,
+            "charts": _charts(report) if report.has_data else {},
+            "idle": idle,
+            "can_run": access.can(request.user, cluster, access.RUN_OPERATIONS),
+            "interval_min": cfg.snapshot_interval_s // 60,
+            "window_days": cfg.window_days,
+            "idle_days": cfg.idle_days,
+            "lake_size": charts.human_bytes(report.lake_bytes),
+        },
+    )
+
+
+@login_required
+@require_POST
+def capacity_run(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.RUN_OPERATIONS)
+    try:
+        days = max(1, min(365, int(request.POST.get("days") or pipeline_config.load().window_days)))
+    except ValueError:
+        days = pipeline_config.load().window_days
+    now = timezone.now()
+    op = capacity.start_pipeline_run(
+        actor=request.user,
+        cluster=cluster,
+        since=now - timedelta(days=days),
+        until=now,
+        source_ip=client_ip(request),
+    )
+    return redirect("operation_detail", op_id=op.pk)
+
+
+@login_required
+@require_POST
+def capacity_snapshot(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.RUN_OPERATIONS)
+    try:
+        result = telemetry.collect_snapshot(actor=request.user, cluster=cluster)
+    except KafkaOperationError as exc:
+        messages.error(request, f"Snapshot failed ({exc.name}): {exc.operator_text}")
+    else:
+        if result.skipped and result.errors:
+            messages.error(request, result.errors[0])
+        elif result.skipped:
+            messages.info(request, "This interval already has a snapshot.")
+        else:
+            messages.success(
+                request, f"Snapshot taken: {result.partitions} partitions, {result.brokers} log dirs."
+            )
+    return redirect("capacity", name=cluster.name)
