@@ -182,7 +182,7 @@ class SandboxCluster:
             self.state.controllers[controller_id].up = True
             if self.state.active_controller < 0:
                 replication.controller_down(self.state, -1)
-            self.state.touch()
+            self.state.record()
 
     def inject_fault(self, api: str | int, node: int | None = None, delay_s: float = 0.0,
                      error_code: int | None = None, count: int | None = None) -> None:
@@ -214,6 +214,9 @@ class SandboxCluster:
             if assignment is None:
                 assignment = place_replicas(self.state, partitions, replication_factor)
             self.state.add_topic(name, assignment, configs or {}, topic_id_for(self.seed, name))
+            from sandbox.handlers.meta import warm_topic
+
+            warm_topic(self.state, name)
 
     def set_broker_config(self, broker: str, name: str, value: str | None) -> None:
         """Set (or with None delete) a dynamic broker config; broker "" is the cluster default."""
@@ -223,7 +226,7 @@ class SandboxCluster:
                 cfg.pop(name, None)
             else:
                 cfg[name] = value
-            self.state.touch()
+            self.state.record()
 
     def add_group(self, group_id: str, members: dict[str, list[tuple[str, int]]] | None = None,
                   offsets: dict[tuple[str, int], int] | None = None, state: str | None = None) -> None:

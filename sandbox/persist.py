@@ -77,7 +77,7 @@ def load_state(cluster: SandboxCluster, path: str) -> bool:
                                  leader_epoch=p["leader_epoch"], partition_epoch=p["partition_epoch"],
                                  sizes={int(b): s for b, s in p["sizes"].items()},
                                  log_start_offset=p["log_start_offset"], end_offset=p["end_offset"],
-                                 adding=p["adding"], removing=p["removing"])
+                                 adding=p["adding"], removing=p["removing"], topic=t["name"])
                 parts.append(part)
                 if part.adding or part.removing or set(part.replicas) - set(part.isr):
                     st.catching_up.add((t["name"], i))

@@ -121,7 +121,7 @@ def _copy_followers(state: ClusterState, dt: float) -> None:
         if have >= lead:
             p.isr.append(b)
             p.partition_epoch += 1
-            state.touch()
+            state.touch(p.topic)
             maybe_complete_reassignment(state, p)
 
 
@@ -143,7 +143,7 @@ def maybe_complete_reassignment(state: ClusterState, p: Partition) -> None:
         p.leader = live[0] if live else -1
         p.leader_epoch += 1
     p.partition_epoch += 1
-    state.touch()
+    state.touch(p.topic)
 
 
 def elect(state: ClusterState, p: Partition) -> None:
@@ -193,7 +193,7 @@ def controller_down(state: ClusterState, controller: int) -> None:
         live = sorted(c for c, n in state.controllers.items() if n.up)
         state.active_controller = live[0] if live else -1
         state.quorum_epoch += 1
-    state.touch()
+    state.record()
 
 
 def _quorum(state: ClusterState, dt: float) -> None:

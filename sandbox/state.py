@@ -81,6 +81,7 @@ class Partition:
     batches: deque[Batch] = field(default_factory=lambda: deque(maxlen=FETCH_RETAIN_BATCHES))
     # bytes copied per virtual second by each follower during the last tick (for rates)
     max_timestamp: int = -1
+    topic: str = ""
 
     @property
     def preferred(self) -> int:
@@ -176,6 +177,8 @@ class ClusterState:
         self.now_ms: float = time.time() * 1000.0  # virtual clock, epoch ms
         self.catching_up: set[tuple[str, int]] = set()  # partitions with lagging replicas
         self.generation = 0  # bumped on every metadata change (cache key)
+        self.all_dirty = True  # Metadata's per-topic cache must be rebuilt entirely
+        self.dirty_topics: set[str] = set()  # ... or only for these topics
         self.bandwidth_bytes_per_s: float = 50 * 1024 * 1024
         self.active_controller: int = -1
         self.quorum_epoch = 1
@@ -193,9 +196,17 @@ class ClusterState:
             clone.__dict__[key] = threading.RLock() if key == "lock" else copy.deepcopy(value, memo)
         return clone
 
-    def touch(self) -> None:
-        """Record a metadata change (invalidates cached responses, grows the metadata log)."""
+    def touch(self, topic: str | None = None) -> None:
+        """Record a metadata change of one topic (or of everything when None)."""
         self.generation += 1
+        self.metadata_offset += 1
+        if topic is None:
+            self.all_dirty = True
+        else:
+            self.dirty_topics.add(topic)
+
+    def record(self) -> None:
+        """Record a change that is not visible in Metadata (configs, ACLs, features)."""
         self.metadata_offset += 1
 
     def live_brokers(self) -> list[int]:
@@ -211,11 +222,11 @@ class ClusterState:
             live = [b for b in reps if self.brokers.get(b) and self.brokers[b].up]
             parts.append(Partition(index=i, replicas=list(reps), isr=live or [reps[0]],
                                    leader=live[0] if live else -1,
-                                   sizes={b: 0.0 for b in reps}))
+                                   sizes={b: 0.0 for b in reps}, topic=name))
         topic = Topic(name=name, topic_id=tid, partitions=parts, configs=dict(configs))
         self.topics[name] = topic
         self.topic_ids[tid] = name
-        self.touch()
+        self.touch(name)
         return topic
 
     def remove_topic(self, name: str) -> None:
@@ -225,7 +236,7 @@ class ClusterState:
         for g in self.groups.values():
             for key in [k for k in g.offsets if k[0] == name]:
                 del g.offsets[key]
-        self.touch()
+        self.touch(name)
 
     def partition(self, topic: str, index: int) -> Partition | None:
         """Look up a partition, None when topic or index is unknown."""

@@ -100,7 +100,7 @@ def create_acls(ctx: RequestContext, req: Any) -> Any:
                 st.acls.append(acl)
             msg = ""
         out.append(CreateAclsResponse.AclCreationResult(error_code=code, error_message=msg))
-    st.touch()
+    st.record()
     return CreateAclsResponse(version=ctx.version, throttle_time_ms=0, results=out)
 
 
@@ -119,5 +119,5 @@ def delete_acls(ctx: RequestContext, req: Any) -> Any:
                                      resource_name=a.resource_name, pattern_type=a.pattern_type,
                                      principal=a.principal, host=a.host, operation=a.operation,
                                      permission_type=a.permission_type) for a in hit]))
-    st.touch()
+    st.record()
     return DeleteAclsResponse(version=ctx.version, throttle_time_ms=0, filter_results=out)

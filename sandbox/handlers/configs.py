@@ -198,7 +198,7 @@ def _apply(ctx: RequestContext, rtype: int, name: str, ops: list[tuple[str, int,
             st.topics[name].configs = new
         else:
             st.broker_configs[name] = new
-        st.touch()
+        st.record()
     return 0, None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import uuid
 import zlib
@@ -97,7 +98,53 @@ def _auto_create(ctx: RequestContext, name: str) -> bool:
     return True
 
 
-_cache: dict[tuple[int, int, int, bool], Encoded] = {}
+class _TopicCache:
+    """Per-topic response objects of one state, rebuilt only for topics marked dirty."""
+
+    def __init__(self) -> None:
+        self.state_id = 0
+        self.objs: dict[str, Any] = {}
+        self.encoded: dict[tuple[int, int], Encoded] = {}
+
+    def warm(self, st: ClusterState, name: str) -> None:
+        """Build one topic's object now (bulk loads), so the next full Metadata only encodes."""
+        if self.state_id != id(st) or st.all_dirty:
+            return
+        t = st.topics.get(name)
+        if t is not None:
+            self.objs[name] = _topic(t, st, False)
+            st.dirty_topics.discard(name)
+
+    def topics(self, st: ClusterState) -> list[Any]:
+        if self.state_id != id(st) or st.all_dirty:
+            self.state_id = id(st)
+            self.objs = {name: _topic(t, st, False) for name, t in st.topics.items()}
+        else:
+            for name in st.dirty_topics:
+                t = st.topics.get(name)
+                if t is None:
+                    self.objs.pop(name, None)
+                else:
+                    self.objs[name] = _topic(t, st, False)
+        st.all_dirty = False
+        st.dirty_topics.clear()
+        return list(self.objs.values())
+
+
+_cache = _TopicCache()
+
+
+def warm_topic(st: ClusterState, name: str) -> None:
+    """Pre-build the Metadata object of a topic created outside a request (bulk loads)."""
+    if _cache.state_id != id(st):
+        _cache.topics(st)
+    _cache.warm(st, name)
+
+
+def _all_topics(st: ClusterState, ops: bool) -> list[Any]:
+    if ops:
+        return [_topic(t, st, True) for t in st.topics.values()]
+    return _cache.topics(st)
 
 
 @api(MetadataRequest, 0, 13)
@@ -106,12 +153,30 @@ def metadata(ctx: RequestContext, req: Any) -> Any:
     st, v = ctx.state, ctx.version
     ops = bool(req.include_topic_authorized_operations) and v >= 8
     full = req.topics is None or (v == 0 and not req.topics)
-    key = (id(st), st.generation, v, ops)
-    if full and key in _cache:
-        return _cache[key]
+    key = (v, st.generation)
+    if full and not ops and _cache.state_id == id(st) and key in _cache.encoded:
+        return _cache.encoded[key]
+    gc_was = gc.isenabled()
+    gc.disable()  # building ~100k small objects would otherwise trigger full collections
+    try:
+        resp = _metadata(ctx, req, ops, full)
+        if not full or ops:
+            return resp
+        enc = Encoded(resp.encode(version=v), resp.flexible_version_q(v))
+    finally:
+        if gc_was:
+            gc.enable()
+    if any(k[1] != st.generation for k in _cache.encoded):
+        _cache.encoded.clear()
+    _cache.encoded[key] = enc
+    return enc
+
+
+def _metadata(ctx: RequestContext, req: Any, ops: bool, full: bool) -> Any:
+    st, v = ctx.state, ctx.version
     topics = []
     if full:
-        topics = [_topic(t, st, ops) for t in st.topics.values()]
+        topics = _all_topics(st, ops)
     else:
         for rt in req.topics:
             name = rt.name
@@ -129,7 +194,7 @@ def metadata(ctx: RequestContext, req: Any) -> Any:
                 topics.append(_error_topic(name, 5, st.topics[name].topic_id))
             else:
                 topics.append(_error_topic(name, 3))
-    resp = MetadataResponse(
+    return MetadataResponse(
         version=v, throttle_time_ms=0, cluster_id=st.cluster_id,
         controller_id=metadata_controller_id(st), topics=topics, error_code=0,
         brokers=[MetadataResponse.MetadataResponseBroker(node_id=b, host=st.brokers[b].host,
@@ -138,12 +203,6 @@ def metadata(ctx: RequestContext, req: Any) -> Any:
                  for b in st.live_brokers()],
         authorized_operations=CLUSTER_OPS if (8 <= v <= 10 and
                                               req.include_cluster_authorized_operations) else None)
-    if not full:
-        return resp
-    enc = Encoded(resp.encode(version=v), resp.flexible_version_q(v))
-    _cache.clear()
-    _cache[key] = enc
-    return enc
 
 
 @api(DescribeClusterRequest, 0, 2, controller=True)
@@ -252,6 +311,6 @@ def update_features(ctx: RequestContext, req: Any) -> Any:
     if changes and not req.validate_only and all(r.error_code == 0 for r in results):
         st.features.update(changes)
         st.features_epoch += 1
-        st.touch()
+        st.record()
     return uf(version=ctx.version, throttle_time_ms=0, error_code=0, error_message=None,
               results=results)

@@ -42,7 +42,7 @@ def cancel(st: ClusterState, p: Partition) -> None:
     if p.leader not in orig:
         replication.elect(st, p)
     p.partition_epoch += 1
-    st.touch()
+    st.touch(p.topic)
 
 
 def reassign(st: ClusterState, topic: str, p: Partition, target: list[int]) -> None:
@@ -64,7 +64,7 @@ def reassign(st: ClusterState, topic: str, p: Partition, target: list[int]) -> N
     p.partition_epoch += 1
     st.catching_up.add((topic, p.index))
     replication.maybe_complete_reassignment(st, p)
-    st.touch()
+    st.touch(p.topic)
 
 
 @api(AlterPartitionReassignmentsRequest, 0, 1, controller=True)
@@ -179,7 +179,7 @@ def _elect_one(st: ClusterState, p: Partition, unclean: bool) -> tuple[int, str 
             p.isr = [p.leader]
     p.leader_epoch += 1
     p.partition_epoch += 1
-    st.touch()
+    st.touch(p.topic)
     return 0, None
 
 

@@ -211,6 +211,6 @@ def create_partitions(ctx: RequestContext, req: Any) -> Any:
                 live = [b for b in reps if st.brokers[b].up]
                 topic.partitions.append(Partition(index=have + i, replicas=reps, isr=live or [reps[0]],
                                                   leader=live[0] if live else -1,
-                                                  sizes={b: 0.0 for b in reps}))
-            st.touch()
+                                                  sizes={b: 0.0 for b in reps}, topic=t.name))
+            st.touch(t.name)
     return CreatePartitionsResponse(version=ctx.version, throttle_time_ms=0, results=out)
