@@ -220,9 +220,12 @@ class Supervisor:
     # output ------------------------------------------------------------------
     def say(self, name: str, text: str) -> None:
         with self._lock:
-            for line in text.splitlines() or [""]:
-                self.out.write(f"{name:>{self.width}} | {line}\n")
-            self.out.flush()
+            try:
+                for line in text.splitlines() or [""]:
+                    self.out.write(f"{name:>{self.width}} | {line}\n")
+                self.out.flush()
+            except (OSError, ValueError):
+                pass  # e.g. `make run | tee log` and tee died first: keep draining and stopping children
 
     def _pump(self, name: str, stream: TextIO, on_line: Callable[[str], None] | None) -> None:
         for line in stream:
