@@ -7,21 +7,15 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
 from console.kafka import QuorumInfo, QuorumReplica
-from console.models import Cluster, Role, RoleBinding
 from console.services import quorum
+from tests.unit.quorum_helpers import register_controllers
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def controller_cluster(sandbox, personas):
-    """The sandbox's controllers registered as their own cluster (KIP-919), same personas bound."""
-    cluster = Cluster.objects.create(
-        name="sandbox-ctl", bootstrap_controllers=sandbox.bootstrap_controllers, request_timeout_s=5
-    )
-    for name, role in (("operator", Role.OPERATOR), ("auditor", Role.AUDITOR), ("viewer", Role.VIEWER)):
-        RoleBinding.objects.create(cluster=cluster, user=personas[name], role=role)
-    return cluster
+    return register_controllers(sandbox, personas)
 
 
 def _ids(rows):
@@ -65,7 +59,9 @@ def test_it_reports_an_unreachable_cluster_instead_of_raising(offline_cluster, p
 
 def test_it_shows_a_stopped_controllers_lag_growing(sandbox, controller_cluster, personas):
     victim = max(c for c in sandbox.state.controllers if c != sandbox.state.active_controller)
-    before = {r.id: r for r in quorum.describe_quorum(actor=personas["viewer"], cluster=controller_cluster).voters}
+    before = {
+        r.id: r for r in quorum.describe_quorum(actor=personas["viewer"], cluster=controller_cluster).voters
+    }
     assert not before[victim].lagging
     sandbox.stop_controller(victim)
     try:
@@ -80,7 +76,9 @@ def test_it_shows_a_stopped_controllers_lag_growing(sandbox, controller_cluster,
     finally:
         sandbox.start_controller(victim)
         sandbox.advance(1)
-    after = {r.id: r for r in quorum.describe_quorum(actor=personas["viewer"], cluster=controller_cluster).voters}
+    after = {
+        r.id: r for r in quorum.describe_quorum(actor=personas["viewer"], cluster=controller_cluster).voters
+    }
     assert after[victim].lag == 0 and not after[victim].lagging
 
 

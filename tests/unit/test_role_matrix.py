@@ -23,6 +23,7 @@ MATRIX = [
     ("cluster_remove", "post", "cluster", (LOGIN, 302, 403, 403, 403, 403, 404)),
     ("cluster_access", "get", "cluster", (LOGIN, 200, 403, 403, 403, 403, 404)),
     ("health_check_start", "post", "cluster", (LOGIN, 302, 302, 403, 403, 403, 404)),
+    ("quorum_page", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("operation_detail", "get", "operation", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("operation_progress", "get", "operation", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("topic_list", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
