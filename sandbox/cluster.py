@@ -22,6 +22,7 @@ log = logging.getLogger("sandbox")
 DEFAULT_PORT = 19092
 CONTROLLER_PORT_OFFSET = 100
 TICK_S = 0.1
+AUTOSAVE_TICKS = 300  # write the state file every 30 real seconds
 
 
 def cluster_id_for(seed: str) -> str:
@@ -105,10 +106,19 @@ class SandboxCluster:
         self._ticker = asyncio.get_running_loop().create_task(self._tick_forever())
 
     async def _tick_forever(self) -> None:
+        ticks = 0
         while True:
             await asyncio.sleep(TICK_S)
+            ticks += 1
             if self.speed > 0:
                 self.advance(TICK_S * self.speed)
+            if self.state_file and ticks % AUTOSAVE_TICKS == 0:
+                from sandbox.persist import save_state
+
+                try:
+                    save_state(self, self.state_file)
+                except OSError:
+                    log.exception("could not save %s", self.state_file)
 
     def shutdown(self) -> None:
         """Stop every listener and the loop thread; write the state file when configured."""

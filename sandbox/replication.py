@@ -49,6 +49,7 @@ def tick(state: ClusterState, dt: float) -> None:
     _grow_logs(state, dt)
     _copy_followers(state, dt)
     _quorum(state, dt)
+    _auto_rebalance(state)
 
 
 def append(p: Partition, nbytes: float, records: int) -> None:
@@ -207,3 +208,42 @@ def _quorum(state: ClusterState, dt: float) -> None:
             n.log_end_offset = state.metadata_offset
             n.last_fetch_ms = now
             n.last_caught_up_ms = now
+
+
+def _setting(state: ClusterState, name: str, default: str) -> str:
+    from sandbox.configs import broker_value
+
+    live = state.live_brokers()
+    return (broker_value(state, live[0], name) if live else None) or default
+
+
+def _auto_rebalance(state: ClusterState) -> None:
+    """Kafka's auto leader rebalance: every leader.imbalance.check.interval.seconds, brokers whose
+    share of partitions not led by them (of those they are preferred for) exceeds
+    leader.imbalance.per.broker.percentage get their preferred leadership back."""
+    if state.next_rebalance_ms < 0:
+        interval = float(_setting(state, "leader.imbalance.check.interval.seconds", "300"))
+        state.next_rebalance_ms = state.now_ms + interval * 1000
+        return
+    if state.now_ms < state.next_rebalance_ms:
+        return
+    state.next_rebalance_ms = -1
+    if _setting(state, "auto.leader.rebalance.enable", "true") != "true":
+        return
+    limit = float(_setting(state, "leader.imbalance.per.broker.percentage", "10"))
+    by_pref: dict[int, list[Partition]] = defaultdict(list)
+    for t in state.topics.values():
+        for p in t.partitions:
+            if not p.adding and not p.removing:
+                by_pref[p.preferred].append(p)
+    for broker, parts in by_pref.items():
+        if not state.brokers[broker].up:
+            continue
+        off = [p for p in parts if p.leader != broker]
+        if parts and 100.0 * len(off) / len(parts) > limit:
+            for p in off:
+                if broker in p.isr:
+                    p.leader = broker
+                    p.leader_epoch += 1
+                    p.partition_epoch += 1
+                    state.touch(p.topic)

@@ -188,6 +188,7 @@ class ClusterState:
                                          "eligible.leader.replicas.version": 1}
         self.features_epoch = 1
         self.next_producer_id = 1000
+        self.next_rebalance_ms: float = -1  # next automatic preferred-leader rebalance
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ClusterState:
         """A detached copy (new lock), used to run a handler whose effects must be discarded."""

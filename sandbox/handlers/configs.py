@@ -71,17 +71,24 @@ def _broker_entries(st: ClusterState, node_id: int, default_only: bool, keys: se
     return out
 
 
-def _broker_id_error(ctx: RequestContext, name: str, describe: bool) -> str | None:
-    """Brokers only answer for themselves (or ""); controllers accept any registered node."""
+def _broker_id_error(ctx: RequestContext, name: str, describe: bool,
+                     logger: bool = False) -> tuple[int, str] | None:
+    """Nodes describe only themselves (or ""); brokers alter only themselves, controllers any broker."""
     if name == "":
         return None
-    if not name.isdigit():
-        return f"Broker id must be an integer, but it is: {name}"
-    if ctx.node.is_controller:
+    if not name.lstrip("-").isdigit():
+        return 42, f"Broker id must be an integer, but it is: {name}"
+    me = ctx.node.node_id
+    if logger:
+        return None if int(name) == me else (42, f"Unexpected broker id, expected {me} but received {name}")
+    if describe and int(name) != me:
+        return 42, f"Unexpected broker id, expected {me} or empty string, but received {name}"
+    if not describe and ctx.node.is_controller:
+        if int(name) not in ctx.state.brokers:
+            return 102, f"No node with id {name} found."
         return None
-    if int(name) != ctx.node.node_id:
-        alt = " or empty string" if describe else ""
-        return f"Unexpected broker id, expected {ctx.node.node_id}{alt}, but received {name}"
+    if not describe and int(name) != me:
+        return 42, f"Unexpected broker id, expected {me}, but received {name}"
     return None
 
 
@@ -106,9 +113,9 @@ def describe_configs(ctx: RequestContext, req: Any) -> Any:
             else:
                 res.configs = _topic_entries(st, t, ctx.node.node_id, keys, syn, docs)
         elif r.resource_type in (BROKER, BROKER_LOGGER):
-            err = _broker_id_error(ctx, r.resource_name, True)
+            err = _broker_id_error(ctx, r.resource_name, True, r.resource_type == BROKER_LOGGER)
             if err:
-                res.error_code, res.error_message = 42, err
+                res.error_code, res.error_message = err
             elif r.resource_type == BROKER:
                 nid = int(r.resource_name or ctx.node.node_id)
                 res.configs = _broker_entries(st, nid, r.resource_name == "", keys, syn, docs)
@@ -144,16 +151,16 @@ def _apply(ctx: RequestContext, rtype: int, name: str, ops: list[tuple[str, int,
     elif rtype == BROKER:
         err = _broker_id_error(ctx, name, False)
         if err:
-            return 42, err
+            return err
         current = dict(st.broker_configs.get(name, {}))
         validate = C.validate_broker_config
         defs = {**C.BROKER_DEFS, **C.DYNAMIC_ONLY}
     elif rtype == BROKER_LOGGER:
         if not incremental:
             return 42, "AlterConfigs does not support resource type BROKER_LOGGER"
-        err = _broker_id_error(ctx, name, False)
+        err = _broker_id_error(ctx, name, False, logger=True)
         if err:
-            return 42, err
+            return err
         for k, op, v in ops:
             msg = C.validate_logger_level(k, v)
             if msg or op in (APPEND, SUBTRACT):

@@ -82,3 +82,27 @@ def test_it_moves_quorum_leadership_when_the_active_controller_stops(cluster):
     part, _ = _quorum(cluster.bootstrap_controllers.split(",")[1])
     assert part.leader_id == 102
     assert part.leader_epoch == 2
+
+
+def test_it_serves_configs_on_controllers_as_kafka_does(cluster):
+    from kafka.protocol.admin import DescribeConfigsRequest, IncrementalAlterConfigsRequest
+
+    ctl = cluster.bootstrap_controllers.split(",")[0]
+    res = DescribeConfigsRequest.DescribeConfigsResource
+
+    def describe(name: str):
+        return call(ctl, DescribeConfigsRequest(resources=[res(resource_type=4, resource_name=name,
+                                                               configuration_keys=["process.roles"])],
+                                                include_synonyms=False, include_documentation=False), 4).results[0]
+
+    mine = describe("101")
+    assert (mine.error_code, [(c.name, c.value) for c in mine.configs]) == (0, [("process.roles", "controller")])
+    other = describe("1")
+    assert (other.error_code, other.error_message) == (
+        42, "Unexpected broker id, expected 101 or empty string, but received 1")
+    ar = IncrementalAlterConfigsRequest.AlterConfigsResource
+    req = IncrementalAlterConfigsRequest(resources=[ar(resource_type=4, resource_name="2", configs=[
+        ar.AlterableConfig(name="follower.replication.throttled.rate", config_operation=0, value="1000")])],
+        validate_only=False)
+    assert call(ctl, req, 1).responses[0].error_code == 0
+    assert cluster.state.broker_configs["2"] == {"follower.replication.throttled.rate": "1000"}

@@ -124,3 +124,15 @@ def test_it_reports_preferred_leader_not_available_when_the_preferred_replica_is
 
     res = conf.elect_leaders(ElectionType.PREFERRED, [CTP("p", 0)]).result(10)
     assert res[CTP("p", 0)].code() == 80
+
+
+def test_it_rebalances_leaders_back_to_preferred_replicas_every_check_interval(cluster):
+    cluster.create_topic("ab", 2, 2, assignment=[[1, 2], [1, 2]])
+    cluster.advance(0.1)
+    cluster.stop_broker(1)
+    cluster.start_broker(1)
+    cluster.advance(1)
+    parts = cluster.state.topics["ab"].partitions
+    assert [p.leader for p in parts] == [2, 2]
+    cluster.advance(300)
+    assert [p.leader for p in parts] == [1, 1]
