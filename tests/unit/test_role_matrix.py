@@ -31,6 +31,19 @@ MATRIX = [
     ("topic_batch_create", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
     ("topic_delete", "post", "cluster", (LOGIN, 302, 302, 403, 403, 403, 404)),
     ("broker_configs_default", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
+    ("audit_list", "get", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
+    ("audit_chain", "get", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
+    ("audit_verify_all", "post", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
+    ("audit_export_csv", "get", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
+    ("audit_export_jsonl", "get", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
+    ("acl_list", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
+    ("acl_new", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
+    ("acl_delete", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
+    ("acl_apply", "post", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
+    ("acl_effective", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
+    ("request_list", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
+    ("request_new", "get", "cluster", (LOGIN, 200, 403, 200, 403, 403, 404)),
+    ("request_rules", "get", "cluster", (LOGIN, 200, 403, 403, 403, 403, 404)),
 ]
 
 CASES = [
