@@ -181,6 +181,17 @@ def describe_quorum(*, actor, cluster) -> QuorumView:
     lag_records, caught_up_ms = lag_limits()
     parts: dict = {"lag_records": lag_records, "caught_up_ms": caught_up_ms}
     quorum = controllers = None
+    if cluster.controller_mode:
+        # First, and on every refresh: DescribeCluster re-learns the active controller. The
+        # gateway only does so on NOT_CONTROLLER, so after the active controller stops it
+        # would keep sending DescribeQuorum to the stopped node.
+        try:
+            controllers = gateway.describe_cluster()
+        except KafkaOperationError as exc:
+            parts["controllers_error"] = exc
+            if exc.name in _UNREACHABLE:
+                parts["quorum_error"] = exc
+                return QuorumView(cluster=cluster, controller_mode=True, **parts)
     try:
         quorum = gateway.describe_quorum()
         parts["quorum"] = quorum
@@ -190,11 +201,6 @@ def describe_quorum(*, actor, cluster) -> QuorumView:
         if exc.name in _UNREACHABLE:
             # The other reads would wait out the same timeout: report the one failure.
             return QuorumView(cluster=cluster, controller_mode=cluster.controller_mode, **parts)
-    if cluster.controller_mode:
-        try:
-            controllers = gateway.describe_cluster()
-        except KafkaOperationError as exc:
-            parts["controllers_error"] = exc
     if quorum is not None or controllers is not None:
         parts["endpoints"] = endpoint_rows(quorum, controllers)
     try:

@@ -161,3 +161,18 @@ def test_it_highlights_a_missing_leader_on_the_page(client, sandbox, kafka_clust
     assert response.status_code == 200
     body = response.content.decode()
     assert 'id="leader-missing"' in body and "no leader" in body
+
+
+def test_it_follows_a_new_leader_when_the_active_controller_stops(sandbox, controller_cluster, personas):
+    old = sandbox.state.active_controller
+    quorum.describe_quorum(actor=personas["viewer"], cluster=controller_cluster)  # the gateway knows `old`
+    sandbox.stop_controller(old)
+    try:
+        sandbox.advance(1)
+        view = quorum.describe_quorum(actor=personas["viewer"], cluster=controller_cluster)
+        assert view.quorum_error is None, view.quorum_error
+        assert view.quorum.leader_id == sandbox.state.active_controller != old
+        assert [e.id for e in view.endpoints if e.active] == [view.quorum.leader_id]
+    finally:
+        sandbox.start_controller(old)
+        sandbox.advance(1)
