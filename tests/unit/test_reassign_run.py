@@ -1,0 +1,242 @@
+"""A reassignment against the sandbox: ledger, throttles, submit, poller, completion, cancel, janitor."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from console.kafka import ConfigChange, ConfigResource, TopicPartition
+from console.models import AuditEvent, Operation, OperationState
+from console.models.reassignment import EntryState, PartitionState, Reassignment, Stage
+from console.services import reassign_run, reassignment, throttles
+from console.services.reassignment import gateway_for
+from tasks import reassignment as reassign_tasks
+
+pytestmark = pytest.mark.django_db
+
+MB = 1024 * 1024
+_names = itertools.count()
+
+
+@pytest.fixture
+def frozen(sandbox):
+    """Stop the sandbox's own clock: the test moves it with advance()."""
+    speed = sandbox.speed
+    sandbox.speed = 0
+    yield sandbox
+    sandbox.speed = speed
+
+
+def make_topic(sandbox, assignment, mb_per_partition=10):
+    name = f"reassign-t{next(_names)}"
+    sandbox.create_topic(
+        name, partitions=len(assignment), replication_factor=len(assignment[0]), assignment=assignment
+    )
+    sandbox.produce_synthetic(name, mb_per_partition * MB * len(assignment))
+    sandbox.advance(1)
+    sandbox.produce_synthetic(name, 0)
+    return name
+
+
+def topic_configs(cluster, topic):
+    entries = gateway_for(cluster).describe_configs([ConfigResource("TOPIC", topic)])[
+        ConfigResource("TOPIC", topic)
+    ]
+    return {
+        k: entries[k].value for k in throttles.REPLICA_CONFIGS if entries[k].source == "DYNAMIC_TOPIC_CONFIG"
+    }
+
+
+def broker_rates(cluster, broker):
+    res = ConfigResource("BROKER", str(broker))
+    entries = gateway_for(cluster).describe_configs([res])[res]
+    return {
+        k: entries[k].value
+        for k in throttles.RATE_CONFIGS
+        if k in entries and entries[k].source == "DYNAMIC_BROKER_CONFIG"
+    }
+
+
+def start(personas, cluster, plan, throttle=1 * MB, **kw):
+    op = reassignment.start_reassignment(
+        actor=personas["operator"], cluster=cluster, proposed=plan, throttle=throttle, **kw
+    )
+    return op, Reassignment.objects.get(operation=op)
+
+
+def test_it_moves_a_partition_under_throttle_and_cleans_up(personas, kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2], [2, 3]])
+    op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)}, elect_preferred=True)
+    assert AuditEvent.objects.filter(action="reassignment.execute.requested", operation_id=op.pk).exists()
+
+    reassign_tasks.run_reassignment.run(op.pk)
+
+    r.refresh_from_db()
+    assert r.stage == Stage.MOVING
+    # The ledger was written before the configs were set, with the values they replaced.
+    ledger = {(e.resource_type, e.resource_name, e.config): e for e in r.throttles.all()}
+    assert ledger[("TOPIC", topic, throttles.LEADER_REPLICAS)].value == "0:1,0:2"
+    assert ledger[("TOPIC", topic, throttles.FOLLOWER_REPLICAS)].value == "0:3"
+    assert {k[1] for k in ledger if k[0] == "BROKER"} == {"1", "2", "3"}
+    assert all(e.state == EntryState.SET and e.previous is None for e in ledger.values())
+    assert topic_configs(kafka_cluster, topic) == {
+        throttles.LEADER_REPLICAS: "0:1,0:2",
+        throttles.FOLLOWER_REPLICAS: "0:3",
+    }
+    assert broker_rates(kafka_cluster, 3) == {k: str(MB) for k in throttles.RATE_CONFIGS}
+    record = AuditEvent.objects.get(action="reassignment.throttle.record", operation_id=op.pk)
+    set_event = AuditEvent.objects.get(action="reassignment.throttle.set", operation_id=op.pk)
+    assert record.pk < set_event.pk
+
+    frozen.advance(4)
+    reassign_run.poll_once(r)
+    row = r.partitions.get()
+    assert row.state == PartitionState.MOVING
+    assert 0 < row.bytes_done < row.bytes_total
+    assert {x["broker"]: x["status"] for x in row.replicas}[1] == "In sync"
+    assert {x["broker"]: x["status"] for x in row.replicas}[3].startswith("Behind: ")
+    op.refresh_from_db()
+    assert 0 < op.progress < 1 and op.state == OperationState.RUNNING
+
+    frozen.advance(20)
+    reassign_run.poll_once(r)
+
+    op.refresh_from_db()
+    r.refresh_from_db()
+    assert op.state == OperationState.SUCCEEDED, op.error
+    assert r.outcome == "succeeded" and r.partitions.get().state == PartitionState.DONE
+    assert topic_configs(kafka_cluster, topic) == {}
+    assert broker_rates(kafka_cluster, 3) == {}
+    assert not r.throttles.exclude(state=EntryState.REMOVED).exists()
+    md = gateway_for(kafka_cluster).describe_topics([topic])[topic]
+    assert md.partitions[0].replicas == (1, 3)
+    assert AuditEvent.objects.filter(action="reassignment.throttle.remove", operation_id=op.pk).exists()
+    assert (
+        AuditEvent.objects.get(action="reassignment.execute.succeeded", operation_id=op.pk).outcome
+        == "success"
+    )
+
+
+def test_previous_throttle_values_are_restored_not_deleted(personas, kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2]])
+    frozen.set_broker_config("2", throttles.LEADER_RATE, "777777")
+    try:
+        op, r = start(personas, kafka_cluster, {(topic, 0): (2, 3)})
+        reassign_tasks.run_reassignment.run(op.pk)
+        entry = r.throttles.get(resource_name="2", config=throttles.LEADER_RATE)
+        assert entry.previous == "777777"
+        frozen.advance(30)
+        reassign_run.poll_once(r)
+        assert broker_rates(kafka_cluster, 2) == {throttles.LEADER_RATE: "777777"}
+    finally:
+        frozen.set_broker_config("2", throttles.LEADER_RATE, None)
+
+
+def test_changing_the_throttle_mid_run_is_audited_and_applied(personas, kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2]])
+    op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
+    reassign_tasks.run_reassignment.run(op.pk)
+    with pytest.raises(throttles.ThrottleError):
+        throttles.change_throttle(actor=personas["operator"], reassignment=r, rate=0)
+    throttles.change_throttle(actor=personas["operator"], reassignment=r, rate=5 * MB)
+    assert broker_rates(kafka_cluster, 3)[throttles.FOLLOWER_RATE] == str(5 * MB)
+    event = AuditEvent.objects.get(action="reassignment.throttle.change", operation_id=op.pk)
+    assert (event.before, event.after) == ({"rate": MB}, {"rate": 5 * MB})
+    frozen.advance(30)
+    reassign_run.poll_once(r)
+    assert broker_rates(kafka_cluster, 3) == {}
+
+
+def test_cancel_reverts_in_flight_partitions_and_removes_throttles(
+    personas, kafka_cluster, frozen, django_capture_on_commit_callbacks, monkeypatch
+):
+    monkeypatch.setattr(reassign_tasks.poll_reassignment, "delay", lambda *a: None)
+    topic = make_topic(frozen, [[1, 2]])
+    op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
+    reassign_tasks.run_reassignment.run(op.pk)
+    reassignment.cancel_reassignment(actor=personas["operator"], reassignment=r)
+    reassign_tasks.poll_reassignment.run(r.pk)
+    op.refresh_from_db()
+    assert op.state == OperationState.CANCELLED
+    assert r.partitions.get().state == PartitionState.CANCELLED
+    assert gateway_for(kafka_cluster).describe_topics([topic])[topic].partitions[0].replicas == (1, 2)
+    assert topic_configs(kafka_cluster, topic) == {}
+    assert AuditEvent.objects.filter(action="reassignment.cancel", operation_id=op.pk).exists()
+
+
+def test_a_conflicting_second_plan_is_refused_per_partition(personas, kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2], [2, 3]])
+    op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
+    with pytest.raises(reassignment.PlanRejected) as err:
+        start(personas, kafka_cluster, {(topic, 0): (2, 3), (topic, 1): (2, 1)})
+    rows = {(c.topic, c.partition): c for c in err.value.checks}
+    assert rows[(topic, 0)].problems == ("Already being reassigned",)
+    assert rows[(topic, 1)].ok
+
+
+def test_bad_input_is_refused_before_anything_is_created(personas, kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2]])
+    with pytest.raises(throttles.ThrottleError):
+        start(personas, kafka_cluster, {(topic, 0): (1, 3)}, throttle=0)
+    with pytest.raises(throttles.ThrottleError):
+        start(personas, kafka_cluster, {(topic, 0): (1, 3)}, throttle=10**15)
+    with pytest.raises(reassignment.PlanRejected, match="empty"):
+        start(personas, kafka_cluster, {})
+    with pytest.raises(reassignment.PlanRejected):
+        start(personas, kafka_cluster, {("no-such-topic", 0): (1, 2)})
+    assert not Reassignment.objects.exists()
+
+
+def test_a_viewer_cannot_start_a_reassignment(personas, kafka_cluster, frozen):
+    from django.core.exceptions import PermissionDenied
+
+    topic = make_topic(frozen, [[1, 2]])
+    with pytest.raises(PermissionDenied):
+        reassignment.start_reassignment(
+            actor=personas["viewer"], cluster=kafka_cluster, proposed={(topic, 0): (1, 3)}, throttle=MB
+        )
+
+
+def test_a_killed_worker_loses_nothing_janitor_cleans_and_poller_resumes(personas, kafka_cluster, frozen):
+    """Fault test: the worker dies after submitting; the poller resumes, the janitor cleans throttles."""
+    topic = make_topic(frozen, [[1, 2]])
+    op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
+    reassign_tasks.run_reassignment.run(op.pk)  # the worker then "dies": nobody polls
+    assert topic_configs(kafka_cluster, topic)
+    frozen.advance(5)
+    # A new beat poller resumes where the dead worker was (its last cycle was a while ago).
+    Reassignment.objects.filter(pk=r.pk).update(last_poll_at=timezone.now() - timedelta(seconds=5))
+    assert r.pk in reassign_tasks.poll_reassignments.run()
+    r.refresh_from_db()
+    assert r.polls == 2 and 0 < r.bytes_done < r.bytes_total
+    # The move finishes while no poller runs; the janitor notices and removes the ledger throttles.
+    frozen.advance(30)
+    assert not gateway_for(kafka_cluster).list_partition_reassignments([TopicPartition(topic, 0)])
+    Operation.objects.filter(pk=op.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
+    assert r.pk in throttles.sweep_throttles()
+    assert topic_configs(kafka_cluster, topic) == {}
+    assert broker_rates(kafka_cluster, 3) == {}
+    # The poller still completes the operation afterwards.
+    Reassignment.objects.filter(pk=r.pk).update(last_poll_at=None)
+    reassign_tasks.poll_reassignments.run()
+    op.refresh_from_db()
+    assert op.state == OperationState.SUCCEEDED
+
+
+def test_foreign_throttles_are_listed_and_cleaned_with_an_audit(personas, kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2]])
+    frozen.set_broker_config("1", throttles.FOLLOWER_RATE, "1000")
+    gateway_for(kafka_cluster).incremental_alter_configs(
+        {ConfigResource("TOPIC", topic): [ConfigChange(throttles.LEADER_REPLICAS, "SET", "0:1")]}
+    )
+    found = {f["key"]: f for f in throttles.find_foreign_throttles(kafka_cluster)}
+    assert f"TOPIC|{topic}|{throttles.LEADER_REPLICAS}" in found
+    assert f"BROKER|1|{throttles.FOLLOWER_RATE}" in found
+    throttles.clean_foreign_throttles(actor=personas["operator"], cluster=kafka_cluster, keys=list(found))
+    assert topic_configs(kafka_cluster, topic) == {}
+    assert broker_rates(kafka_cluster, 1) == {}
+    event = AuditEvent.objects.get(action="throttle.cleanup")
+    assert event.before[f"broker:1/{throttles.FOLLOWER_RATE}"] == "1000"

@@ -1,0 +1,163 @@
+"""Reassignment pages: plan preview (validation, malformed JSON), start, progress fragment, elections."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from django.urls import reverse
+
+from console.models import AuditEvent, Operation, OperationState
+from console.models.reassignment import Reassignment
+from console.services import reassign_run
+from tasks import reassignment as reassign_tasks
+
+pytestmark = pytest.mark.django_db
+MB = 1024 * 1024
+_names = itertools.count()
+
+
+@pytest.fixture
+def frozen(sandbox):
+    speed = sandbox.speed
+    sandbox.speed = 0
+    yield sandbox
+    sandbox.speed = speed
+
+
+def make_topic(sandbox, assignment):
+    name = f"reassign-v{next(_names)}"
+    sandbox.create_topic(
+        name, partitions=len(assignment), replication_factor=len(assignment[0]), assignment=assignment
+    )
+    sandbox.produce_synthetic(name, 4 * MB * len(assignment))
+    sandbox.advance(1)
+    sandbox.produce_synthetic(name, 0)
+    return name
+
+
+def plan_text(topic, replicas):
+    return json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": replicas}]})
+
+
+def url(name, cluster, **kw):
+    return reverse(name, kwargs={"name": cluster.name, **kw})
+
+
+def test_malformed_json_is_shown_with_its_position(client, personas, kafka_cluster):
+    client.force_login(personas["operator"])
+    response = client.post(
+        url("reassign_new", kafka_cluster),
+        {
+            "intent": "json",
+            "plan_json": '{"version": 1,\n "partitions": [,]}',
+            "throttle_mb": "1",
+            "action": "preview",
+        },
+    )
+    assert response.status_code == 200
+    assert b"Malformed JSON" in response.content and b"line 2, column" in response.content
+    assert not Operation.objects.exists()
+
+
+def test_the_dry_run_shows_the_table_and_diff_without_changing_anything(
+    client, personas, kafka_cluster, frozen
+):
+    topic = make_topic(frozen, [[1, 2]])
+    client.force_login(personas["operator"])
+    response = client.post(
+        url("reassign_new", kafka_cluster),
+        {"intent": "json", "plan_json": plan_text(topic, [1, 3]), "throttle_mb": "1", "action": "preview"},
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert 'id="diff"' in body and "1,2 → 1,3" in body and "4.0 MB" in body
+    assert not Reassignment.objects.exists()
+
+
+def test_a_plan_with_problems_shows_them_per_partition(client, personas, kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2]])
+    client.force_login(personas["operator"])
+    response = client.post(
+        url("reassign_new", kafka_cluster),
+        {"intent": "json", "plan_json": plan_text(topic, [1, 9]), "throttle_mb": "1", "action": "start"},
+    )
+    assert response.status_code == 200
+    assert b"Unknown broker 9" in response.content
+    assert not Reassignment.objects.exists()
+
+
+def test_it_starts_and_the_progress_fragment_polls_until_done(
+    client, personas, kafka_cluster, frozen, monkeypatch
+):
+    monkeypatch.setattr(reassign_tasks.run_reassignment, "delay", lambda op_id: None)
+    topic = make_topic(frozen, [[1, 2]])
+    client.force_login(personas["operator"])
+    response = client.post(
+        url("reassign_new", kafka_cluster),
+        {"intent": "json", "plan_json": plan_text(topic, [1, 3]), "throttle_mb": "1", "action": "start"},
+    )
+    r = Reassignment.objects.get()
+    assert response.status_code == 302 and response["Location"] == url(
+        "reassign_detail", kafka_cluster, rid=r.pk
+    )
+    reassign_tasks.run_reassignment.run(r.operation_id)
+    progress = url("reassign_progress", kafka_cluster, rid=r.pk)
+    running = client.get(progress, headers={"HX-Request": "true"})
+    assert running.status_code == 200 and b'hx-trigger="every 1s"' in running.content
+    assert b"In sync" in running.content
+    page = client.get(url("reassign_detail", kafka_cluster, rid=r.pk))
+    assert b"Change throttle" in page.content and b"Cancel reassignment" in page.content
+    frozen.advance(30)
+    reassign_run.poll_once(r)
+    done = client.get(progress, headers={"HX-Request": "true"})
+    assert done.status_code == 286 and b"hx-trigger" not in done.content
+    assert b"100%" in done.content
+
+
+def test_the_export_is_a_plan_file_of_the_current_assignment(client, personas, kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2], [2, 3]])
+    client.force_login(personas["viewer"])
+    response = client.get(url("reassign_export", kafka_cluster) + f"?topics={topic}")
+    doc = json.loads(response.content)
+    assert [(p["partition"], p["replicas"]) for p in doc["partitions"]] == [(0, [1, 2]), (1, [2, 3])]
+
+
+def test_an_unclean_election_needs_an_admin_and_the_typed_confirmation(
+    client, personas, kafka_cluster, frozen
+):
+    topic = make_topic(frozen, [[1, 2]])
+    client.force_login(personas["operator"])
+    form = {"election_type": "UNCLEAN", "scope": "selected", "partitions": f"{topic}-0", "confirmation": ""}
+    assert client.post(url("election_page", kafka_cluster), form).status_code == 403
+    client.force_login(personas["admin"])
+    response = client.post(url("election_page", kafka_cluster), form)
+    assert response.status_code == 200 and b"unclean sandbox" in response.content
+    assert not Operation.objects.filter(kind="election.run").exists()
+
+
+def test_a_preferred_election_runs_per_partition(client, personas, kafka_cluster, frozen, monkeypatch):
+    monkeypatch.setattr(reassign_tasks.run_election, "delay", lambda op_id: None)
+    topic = make_topic(frozen, [[1, 2]])
+    client.force_login(personas["operator"])
+    response = client.post(
+        url("election_page", kafka_cluster),
+        {"election_type": "PREFERRED", "scope": "selected", "partitions": f"{topic}-0"},
+    )
+    op = Operation.objects.get(kind="election.run")
+    assert response.status_code == 302
+    reassign_tasks.run_election.run(op.pk)
+    op.refresh_from_db()
+    assert op.state == OperationState.SUCCEEDED
+    assert op.result["not_needed"] == 1
+    assert AuditEvent.objects.filter(action="election.run.succeeded", operation_id=op.pk).exists()
+
+
+def test_pages_render_for_a_viewer_without_actions(client, personas, kafka_cluster, frozen):
+    client.force_login(personas["viewer"])
+    for name in ("reassign_list", "throttle_list", "election_page"):
+        response = client.get(url(name, kafka_cluster))
+        assert response.status_code == 200, name
+        assert b"Remove selected" not in response.content and b"Run election" not in response.content
+    assert client.get(url("reassign_new", kafka_cluster)).status_code == 403
