@@ -29,6 +29,7 @@ def spark_conf(config: PipelineConfig, master: str | None = None) -> dict[str, s
         # cluster names like "123" must stay strings when Spark discovers the cluster=... directories
         "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
+        "spark.ui.enabled": "false",  # SPARK_CONF="spark.ui.enabled=true" to watch a run
     }
     conf.update(config.spark_conf)
     return conf
