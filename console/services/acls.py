@@ -27,6 +27,7 @@ from console.services.clusters import connection_for
 BATCH_MAX = getattr(settings, "ACL_BATCH_MAX", 1000)
 BATCH_TEXT_MAX = getattr(settings, "ACL_BATCH_TEXT_MAX", 512 * 1024)
 NAME_MAX = 255
+GROUPS_SHOWN = 200  # group counts listed on the page; the total number of groups is always shown
 
 # Kafka's AclEntry.supportedOperations, plus ALL on every type.
 OPERATIONS: dict[str, tuple[str, ...]] = {
@@ -357,10 +358,11 @@ class AclListing:
 
     rows: list[AclBinding]
     total: int
-    groups: list[tuple[str, int]]
+    groups: list[tuple[str, int]]  # the first GROUPS_SHOWN groups by key
     group_by: str
     page: int
     pages: int
+    group_count: int = 0
 
 
 def list_acls(
@@ -381,7 +383,8 @@ def list_acls(
     page = min(max(1, page), pages)
     ordered = sorted(bindings, key=_sort_key(group_by))
     rows = ordered[(page - 1) * page_size : page * page_size]
-    return AclListing(rows, len(bindings), sorted(counts.items()), group_by, page, pages)
+    groups = sorted(counts.items())[:GROUPS_SHOWN]
+    return AclListing(rows, len(bindings), groups, group_by, page, pages, len(counts))
 
 
 def preview_delete(*, actor, cluster: Cluster, filters: Iterable[AclBindingFilter]) -> list[AclBinding]:
