@@ -398,6 +398,8 @@ def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: s
     """Delete the chosen leftover throttle configs (re-checked now); audited with their values."""
     access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
     wanted = set(keys)
+    if not wanted:
+        return {}
     leftovers = [f for f in find_foreign_throttles(cluster) if f["key"] in wanted]
     if not leftovers:
         return {}
