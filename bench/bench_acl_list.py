@@ -46,8 +46,14 @@ def build_sandbox():
 
 
 def raw_admin(bootstrap: str):
-    from confluent_kafka.admin import AclBindingFilter, AdminClient, AclOperation, AclPermissionType
-    from confluent_kafka.admin import ResourcePatternType, ResourceType
+    from confluent_kafka.admin import (
+        AclBindingFilter,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        ResourcePatternType,
+        ResourceType,
+    )
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.list_topics(timeout=60)
