@@ -53,7 +53,7 @@ def _seed_records(cluster: SandboxCluster, topic: str, count: int) -> None:
                        value=json.dumps(value).encode(), headers=[])
         builder.close()
         data = bytes(builder.buffer())
-        p.batches.append(Batch(p.end_offset, p.end_offset, data))
+        p.keep(Batch(p.end_offset, p.end_offset, data))
         replication.append(p, len(data), 1)
 
 

@@ -39,8 +39,20 @@ def place_replicas(state: ClusterState, partitions: int, replication_factor: int
     return out
 
 
+_orders: dict[tuple[tuple[int, str], ...], list[int]] = {}
+
+
 def _rack_alternating(state: ClusterState, live: list[int]) -> list[int]:
-    """Brokers interleaved by rack: r1b1, r2b2, r3b3, r1b4, ..."""
+    """Brokers interleaved by rack: r1b1, r2b2, r3b3, r1b4, ... (memoized per broker/rack set)."""
+    key = tuple((b, state.brokers[b].rack or "") for b in live)
+    if key not in _orders:
+        if len(_orders) > 64:
+            _orders.clear()
+        _orders[key] = _interleave(state, live)
+    return _orders[key]
+
+
+def _interleave(state: ClusterState, live: list[int]) -> list[int]:
     by_rack: dict[str, list[int]] = {}
     for b in live:
         by_rack.setdefault(state.brokers[b].rack or "", []).append(b)

@@ -78,10 +78,16 @@ class Partition:
     # reassignment in progress (KIP-455)
     adding: list[int] = field(default_factory=list)
     removing: list[int] = field(default_factory=list)
-    batches: deque[Batch] = field(default_factory=lambda: deque(maxlen=FETCH_RETAIN_BATCHES))
+    batches: deque[Batch] | None = None  # created on the first produce (most partitions never get one)
     # bytes copied per virtual second by each follower during the last tick (for rates)
     max_timestamp: int = -1
     topic: str = ""
+
+    def keep(self, batch: Batch) -> None:
+        """Keep a produced batch for Fetch (the most recent FETCH_RETAIN_BATCHES per partition)."""
+        if self.batches is None:
+            self.batches = deque(maxlen=FETCH_RETAIN_BATCHES)
+        self.batches.append(batch)
 
     @property
     def preferred(self) -> int:

@@ -96,7 +96,7 @@ def _append(p: Partition, data: bytes) -> int:
         raw = bytearray(batch._buffer)
         count = batch.last_offset_delta + 1
         struct.pack_into(">q", raw, 0, p.end_offset)
-        p.batches.append(Batch(p.end_offset, p.end_offset + count - 1, bytes(raw)))
+        p.keep(Batch(p.end_offset, p.end_offset + count - 1, bytes(raw)))
         p.max_timestamp = max(p.max_timestamp, batch.max_timestamp)
         replication.append(p, len(raw), count)
     return first
@@ -114,7 +114,7 @@ def synthetic_batch(topic: str, p: Partition, start: int, stop: int) -> bytes:
 
 def _read(t: Topic, p: Partition, offset: int, max_bytes: int) -> bytes:
     out = bytearray()
-    for b in p.batches:
+    for b in p.batches or ():
         if b.last_offset < offset:
             continue
         if b.base_offset > offset:
@@ -176,10 +176,10 @@ def list_offsets(ctx: RequestContext, req: Any) -> Any:
                 elif lp.timestamp == -1:
                     off = p.end_offset
                 elif lp.timestamp == -3:
-                    last = max(p.batches, key=lambda b: b.last_offset, default=None)
+                    last = max(p.batches or (), key=lambda b: b.last_offset, default=None)
                     ts, off = (p.max_timestamp, last.base_offset) if last else (-1, -1)
                 else:
-                    for b in p.batches:
+                    for b in p.batches or ():
                         bts = struct.unpack_from(">q", b.data, 35)[0]
                         if bts >= lp.timestamp:
                             ts, off = bts, b.base_offset
