@@ -6,12 +6,19 @@ import zlib
 from typing import Any
 
 from kafka.protocol.admin import (
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
     DescribeGroupsRequest,
     DescribeGroupsResponse,
     ListGroupsRequest,
     ListGroupsResponse,
 )
-from kafka.protocol.consumer import OffsetFetchRequest, OffsetFetchResponse
+from kafka.protocol.consumer import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from sandbox.apis import RequestContext, api
@@ -124,3 +131,53 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
                 partition_index=p, committed_offset=o, committed_leader_epoch=-1, metadata="", error_code=0)
                 for p, o in ps]) for t, ps in res]))
     return of(version=v, throttle_time_ms=0, groups=groups)
+
+
+@api(OffsetCommitRequest, 2, 9)
+def offset_commit(ctx: RequestContext, req: Any) -> Any:
+    """Commits outside a generation (admin tools, assign()-based consumers): accepted while the
+    group has no members (the group is created Empty), UNKNOWN_MEMBER_ID otherwise."""
+    st, v = ctx.state, ctx.version
+    ot = OffsetCommitResponse.OffsetCommitResponseTopic
+    group = st.groups.get(req.group_id)
+    if coordinator(st, req.group_id) != ctx.node.node_id:
+        code = 16
+    elif group is not None and group.members:
+        code = 25
+    else:
+        code = 0
+        if group is None:
+            group = st.groups[req.group_id] = Group(req.group_id, state="Empty")
+    out = []
+    for t in req.topics:
+        topic = st.topics.get(t.name)
+        parts = []
+        for p in t.partitions:
+            pcode = code
+            if pcode == 0 and (topic is None or not 0 <= p.partition_index < len(topic.partitions)):
+                pcode = 3
+            if pcode == 0 and group is not None:
+                group.offsets[(t.name, p.partition_index)] = p.committed_offset
+            parts.append(ot.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=pcode))
+        out.append(ot(name=t.name, partitions=parts))
+    return OffsetCommitResponse(version=v, throttle_time_ms=0, topics=out)
+
+
+@api(DeleteGroupsRequest, 0, 2)
+def delete_groups(ctx: RequestContext, req: Any) -> Any:
+    """Delete groups without members; NON_EMPTY_GROUP (68) or GROUP_ID_NOT_FOUND (69) otherwise."""
+    st = ctx.state
+    out = []
+    for gid in req.groups_names:
+        g = st.groups.get(gid)
+        if coordinator(st, gid) != ctx.node.node_id:
+            code = 16
+        elif g is None:
+            code = 69
+        elif g.members:
+            code = 68
+        else:
+            code = 0
+            del st.groups[gid]
+        out.append(DeleteGroupsResponse.DeletableGroupResult(group_id=gid, error_code=code))
+    return DeleteGroupsResponse(version=ctx.version, throttle_time_ms=0, results=out)
