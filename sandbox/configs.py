@@ -162,7 +162,7 @@ def validate_value(name: str, value: str, typ: int) -> str | None:
     if err:
         return err
     if name in ENUMS:
-        items = [v.strip() for v in value.split(",")] if typ == LIST else [value]
+        items = [v.strip() for v in value.split(",") if v.strip()] if typ == LIST else [value]
         for it in items:
             if it not in ENUMS[name]:
                 return (f"Invalid value {value} for configuration {name}: String must be one of: "
@@ -171,13 +171,15 @@ def validate_value(name: str, value: str, typ: int) -> str | None:
         if float(value) < AT_LEAST[name]:
             return f"Invalid value {value} for configuration {name}: Value must be at least {AT_LEAST[name]}"
     if name == "min.cleanable.dirty.ratio" and not 0 <= float(value) <= 1:
-        return f"Invalid value {value} for configuration {name}: Value must be no more than 1"
+        bound = "be no more than 1" if float(value) > 1 else "be at least 0"
+        return f"Invalid value {float(value)!r} for configuration {name}: Value must {bound}"
     if name in THROTTLED_REPLICAS:
         items = [v.strip() for v in value.split(",") if v.strip()]
         ok = value.strip() in ("", "*") or all(
             len(p := it.split(":")) == 2 and p[0].isdigit() and p[1].isdigit() for it in items)
         if not ok:
-            return (f"Invalid value [{value}] for configuration {name}: {name} must be the literal '*' "
+            return (f"Invalid value [{', '.join(v.strip() for v in value.split(','))}] for configuration "
+                    f"{name}: {name} must be the literal '*' "
                     "or a list of replicas in the following format: [partitionId]:[brokerId],"
                     "[partitionId]:[brokerId],...")
     return None

@@ -131,6 +131,76 @@ def describe_configs(ctx: RequestContext, req: Any) -> Any:
     return DescribeConfigsResponse(version=ctx.version, throttle_time_ms=0, results=results)
 
 
+OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+
+
+def _apply_logger(ctx: RequestContext, name: str, ops: list[tuple[str, int, str | None]],
+                  validate_only: bool) -> tuple[int, str | None]:
+    err = _broker_id_error(ctx, name, False, logger=True)
+    if err:
+        return err
+    for k, op, v in ops:
+        if op in (APPEND, SUBTRACT):
+            return 42, f"{OP_NAMES[op]} operation is not allowed for the BROKER_LOGGER resource"
+        if op == DELETE and k == "root":
+            return 42, "Removing the log level of the root logger is not allowed"
+        if k not in C.LOGGERS:
+            return 40, f"Logger {k} does not exist!"
+        msg = C.validate_logger_level(k, v) if op == SET else None
+        if msg:
+            return 40, msg
+    if not validate_only:
+        levels = ctx.state.logger_levels.setdefault(int(name or ctx.node.node_id), {})
+        for k, op, v in ops:
+            levels.pop(k, None) if op == DELETE else levels.__setitem__(k, v or "INFO")
+    return 0, None
+
+
+def _list_op(rtype: int, d: C.ConfigDef | None, k: str, op: int, v: str | None,
+             cur: str | None) -> tuple[int, str] | str:
+    """The new value of an APPEND/SUBTRACT, or an error (Kafka words it differently per type)."""
+    if d is None or d.type != C.LIST:
+        if rtype == TOPIC:
+            return 40, f"Can't {OP_NAMES[op]} to key {k} because its type is not LIST."
+        return 40, f"Config value append is not allowed for config key: {k}"
+    items = [x.strip() for x in (cur if cur is not None else d.default or "").split(",") if x.strip()]
+    for x in (v or "").split(","):
+        x = x.strip()
+        if op == APPEND and x and x not in items:
+            items.append(x)
+        elif op == SUBTRACT and x in items:
+            items.remove(x)
+    return ",".join(items)
+
+
+def _apply_ops(rtype: int, current: dict[str, str], ops: list[tuple[str, int, str | None]],
+               incremental: bool) -> tuple[int, str | None, dict[str, str]]:
+    """Validate ops against a resource's dynamic configs; (code, message, new configs)."""
+    new = dict(current) if incremental else {}
+    defs = C.TOPIC_DEFS if rtype == TOPIC else {**C.BROKER_DEFS, **C.DYNAMIC_ONLY}
+    for k, op, v in ops:
+        if op not in OP_NAMES:
+            return -1, None, new
+        if op in (APPEND, SUBTRACT):
+            res = _list_op(rtype, defs.get(k), k, op, v, new.get(k))
+            if isinstance(res, tuple):
+                return res[0], res[1], new
+            v, op = res, SET
+        if op == DELETE:
+            new.pop(k, None)
+            continue
+        if v is None and rtype == TOPIC:
+            return 42, f"Null value not supported for : {k}", new
+        msg = C.validate_topic_config(k, v) if rtype == TOPIC else C.validate_broker_config(k, v)
+        if msg:
+            return (40 if rtype == TOPIC else 42), msg, new
+        if v is None:
+            new.pop(k, None)
+        else:
+            new[k] = v
+    return 0, None, new
+
+
 def _apply(ctx: RequestContext, rtype: int, name: str, ops: list[tuple[str, int, str | None]],
            validate_only: bool, incremental: bool) -> tuple[int, str | None]:
     """Validate and (unless validate_only) apply one resource's config changes."""
@@ -145,68 +215,34 @@ def _apply(ctx: RequestContext, rtype: int, name: str, ops: list[tuple[str, int,
         t = st.topics.get(name)
         if t is None:
             return 3, f"The topic '{name}' does not exist."
-        current = dict(t.configs)
-        validate = C.validate_topic_config
-        defs = C.TOPIC_DEFS
+        current = t.configs
     elif rtype == BROKER:
         err = _broker_id_error(ctx, name, False)
         if err:
             return err
-        current = dict(st.broker_configs.get(name, {}))
-        validate = C.validate_broker_config
-        defs = {**C.BROKER_DEFS, **C.DYNAMIC_ONLY}
+        current = st.broker_configs.get(name, {})
     elif rtype == BROKER_LOGGER:
         if not incremental:
             return 42, "AlterConfigs does not support resource type BROKER_LOGGER"
-        err = _broker_id_error(ctx, name, False, logger=True)
-        if err:
-            return err
-        for k, op, v in ops:
-            msg = C.validate_logger_level(k, v)
-            if msg or op in (APPEND, SUBTRACT):
-                return 40, msg or f"{op} operation is not allowed for the BROKER_LOGGER resource"
-        if not validate_only:
-            levels = st.logger_levels.setdefault(int(name or ctx.node.node_id), {})
-            for k, op, v in ops:
-                levels.pop(k, None) if op == DELETE else levels.__setitem__(k, v or "INFO")
-        return 0, None
+        return _apply_logger(ctx, name, ops, validate_only)
     else:
-        return 42, f"Unsupported resource type {rtype}"
-    new = current if incremental else {}
-    for k, op, v in ops:
-        d = defs.get(k)
-        if op in (APPEND, SUBTRACT):
-            if d is None or d.type != C.LIST:
-                return 40, f"Config value append is not allowed for config key: {k}"
-            cur = new.get(k)
-            if cur is None and rtype == TOPIC and d is not None:
-                cur = d.default or ""
-            items = [x for x in (cur or "").split(",") if x]
-            for x in (v or "").split(","):
-                if op == APPEND and x and x not in items:
-                    items.append(x)
-                elif op == SUBTRACT and x in items:
-                    items.remove(x)
-            v, op = ",".join(items), SET
-        if op == DELETE:
-            if rtype == TOPIC and k not in C.TOPIC_DEFS:
-                return 40, f"Unknown topic config name: {k}"
-            new.pop(k, None)
-            continue
-        msg = validate(k, v)
-        if msg:
-            return (42 if "dynamically" in msg else 40), msg
-        if v is None:
-            new.pop(k, None)
-        else:
-            new[k] = v
-    if not validate_only:
+        return 42, f"Unknown resource type {rtype}"
+    code, msg, new = _apply_ops(rtype, current, ops, incremental)
+    if code == 0 and not validate_only:
         if rtype == TOPIC:
             st.topics[name].configs = new
         else:
             st.broker_configs[name] = new
         st.record()
-    return 0, None
+    return code, msg
+
+
+DUPLICATE_RESOURCE = "Each resource must appear at most once."
+
+
+def _duplicates(resources: list[Any]) -> set[tuple[int, str]]:
+    keys = [(r.resource_type, r.resource_name) for r in resources]
+    return {k for k in keys if keys.count(k) > 1}
 
 
 @api(AlterConfigsRequest, 0, 2, controller=True)
@@ -214,9 +250,16 @@ def alter_configs(ctx: RequestContext, req: Any) -> Any:
     """Legacy AlterConfigs: the given set replaces the resource's dynamic configs."""
     out = []
     ar = AlterConfigsResponse.AlterConfigsResourceResponse
+    dup = _duplicates(req.resources)
     for r in req.resources:
-        code, msg = _apply(ctx, r.resource_type, r.resource_name,
-                           [(c.name, SET, c.value) for c in r.configs], req.validate_only, False)
+        nulls = [c.name for c in r.configs if c.value is None]
+        if (r.resource_type, r.resource_name) in dup:
+            code, msg = 42, DUPLICATE_RESOURCE
+        elif nulls and r.resource_type == TOPIC:
+            code, msg = 42, f"Null value not supported for : {nulls[0]}"
+        else:
+            code, msg = _apply(ctx, r.resource_type, r.resource_name,
+                               [(c.name, SET, c.value) for c in r.configs], req.validate_only, False)
         out.append(ar(error_code=code, error_message=msg, resource_type=r.resource_type,
                       resource_name=r.resource_name))
     return AlterConfigsResponse(version=ctx.version, throttle_time_ms=0, responses=out)
@@ -227,10 +270,14 @@ def incremental_alter_configs(ctx: RequestContext, req: Any) -> Any:
     """KIP-339 set / delete / append / subtract per config key."""
     out = []
     ar = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
+    dup = _duplicates(req.resources)
     for r in req.resources:
-        code, msg = _apply(ctx, r.resource_type, r.resource_name,
-                           [(c.name, c.config_operation, c.value) for c in r.configs],
-                           req.validate_only, True)
+        if (r.resource_type, r.resource_name) in dup:
+            code, msg = 42, DUPLICATE_RESOURCE
+        else:
+            code, msg = _apply(ctx, r.resource_type, r.resource_name,
+                               [(c.name, c.config_operation, c.value) for c in r.configs],
+                               req.validate_only, True)
         out.append(ar(error_code=code, error_message=msg, resource_type=r.resource_type,
                       resource_name=r.resource_name))
     return IncrementalAlterConfigsResponse(version=ctx.version, throttle_time_ms=0, responses=out)

@@ -146,12 +146,14 @@ def delete_topics(ctx: RequestContext, req: Any) -> Any:
     st, v = ctx.state, ctx.version
     dr = DeleteTopicsResponse.DeletableTopicResult
     wanted = [(t.name, t.topic_id) for t in req.topics] if v >= 6 else [(n, ZERO_UUID) for n in req.topic_names]
+    wanted.sort(key=lambda w: w[0] is not None)  # Kafka answers the by-id entries first
     out = []
     for name, tid in wanted:
         if name is None:
             name = st.topic_ids.get(tid)
             if name is None:
-                out.append(dr(name=None, topic_id=tid, error_code=100, error_message="The topic ID does not exist."))
+                out.append(dr(name=None, topic_id=tid, error_code=100,
+                              error_message="This server does not host this topic ID."))
                 continue
         t = st.topics.get(name)
         if t is None:
@@ -170,7 +172,11 @@ def create_partitions(ctx: RequestContext, req: Any) -> Any:
     cr = CreatePartitionsResponse.CreatePartitionsTopicResult
     out = []
     names = [t.name for t in req.topics]
+    seen: set[str] = set()
     for t in req.topics:
+        if t.name in seen:
+            continue
+        seen.add(t.name)
         res = cr(name=t.name, error_code=0, error_message=None)
         out.append(res)
         topic = st.topics.get(t.name)
@@ -178,7 +184,7 @@ def create_partitions(ctx: RequestContext, req: Any) -> Any:
             if names.count(t.name) > 1:
                 raise TopicError(42, "Duplicate topic name.")
             if topic is None:
-                raise TopicError(3, f"Unable to find topic {t.name}")
+                raise TopicError(3, None)
             have = len(topic.partitions)
             if t.count < have:
                 raise TopicError(37, f"The topic {t.name} currently has {have} partition(s); {t.count} "
