@@ -24,7 +24,7 @@ def parse_levels(text: str) -> dict[str, str]:
         logger, sep, level = entry.partition("=")
         logger, level = logger.strip(), level.strip().upper()
         if not sep or not logger or not level:
-            raise ValidationError(f"'{entry}' is not logger=LEVEL (for example kafka.raft=DEBUG).")
+            raise ValidationError(f"'{entry}' is not logger=LEVEL (for example org.apache.kafka.raft=DEBUG).")
         check_logger(logger)
         if level not in (*LOG_LEVELS, RESET):
             raise ValidationError(f"'{level}' in '{entry}' is not one of {', '.join((*LOG_LEVELS, RESET))}.")
@@ -53,7 +53,7 @@ class LogLevelForm(forms.Form):
         label="More (logger=LEVEL, one a line)",
         required=False,
         max_length=20000,
-        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "kafka.raft=DEBUG"}),
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "org.apache.kafka.raft=DEBUG"}),
     )
 
     def clean(self) -> dict:
