@@ -24,7 +24,7 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, Consume
 from sandbox.apis import RequestContext, api
 from sandbox.state import ClusterState, Group
 
-GROUP_OPS = {3, 6, 8}  # READ, DELETE, DESCRIBE
+GROUP_OPS = {3, 6, 8, 10, 11}  # READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
 
 
 def coordinator(st: ClusterState, group_id: str) -> int:
@@ -75,9 +75,11 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
             continue
         g = st.groups.get(gid)
         if g is None:
-            out.append(dg(error_code=69 if v >= 6 else 0, error_message=None, group_id=gid,
+            out.append(dg(error_code=69 if v >= 6 else 0, group_id=gid,
+                          error_message=f"Group {gid} not found." if v >= 6 else None,
                           group_state="Dead", protocol_type="", protocol_data="", members=[],
-                          authorized_operations=None))
+                          authorized_operations=GROUP_OPS if req.include_authorized_operations and v < 6
+                          else None))
             continue
         members = []
         for m in g.members:
