@@ -95,7 +95,8 @@ def topic_create(request, name: str):
                 messages.success(request, f"Topic '{outcome.name}' created.")
                 if outcome.warning:
                     messages.warning(request, outcome.warning)
-                return redirect("topic_detail", name=cluster.name, topic=outcome.name)
+                url = reverse("topic_detail", kwargs={"name": cluster.name, "topic": outcome.name})
+                return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     return _render(
         request,
         "console/topic_create.html",

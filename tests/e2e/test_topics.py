@@ -1,0 +1,85 @@
+"""E2E: create a topic with a config and see it listed; edit a config with a dry run, apply, see the audit entry."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from console.kafka import ConfigResource, get_gateway
+from console.models import AuditEvent
+from console.services import metadata_cache, topics
+from tests.e2e.conftest import login
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    metadata_cache.clear()
+    yield
+    metadata_cache.clear()
+
+
+def test_it_creates_a_topic_with_a_config_and_lists_it(page, live_server, personas, kafka_cluster):
+    name = f"e2e.orders-{uuid.uuid4().hex[:8]}"
+    login(page, live_server, "operator", "pw-operator")
+    page.wait_for_url(f"{live_server.url}/c/sandbox/")
+    page.click("nav >> text=Topics")
+    page.click("text=Create topic")
+    page.fill("#id_name", name)
+    page.fill("#id_partitions", "3")
+    page.fill("#id_replication_factor", "2")
+    page.fill("[name='cfg__retention.ms']", "86400000")
+    page.click("button[value=validate]")
+    page.locator("#results", has_text="valid (dry run)").wait_for()
+    page.click("button[value=create]")
+    page.wait_for_url(f"{live_server.url}/c/sandbox/topics/{name}/")
+    assert "retention.ms" in page.inner_text("#topic-configs")
+    assert page.locator("#partitions tbody tr").count() == 3
+    page.goto(f"{live_server.url}/c/sandbox/topics/")
+    page.fill("#id_q", name)
+    row = page.locator(f"#topics tr[data-topic='{name}']")
+    row.wait_for()
+    cells = row.locator("td").all_inner_texts()
+    assert name in cells[1] and cells[2] == "3" and cells[3] == "2" and cells[8] == "86400000"
+    event = AuditEvent.objects.get(action="topic.create")
+    assert event.actor_name == "operator" and event.outcomes[f"topic:{name}"]["ok"] is True
+
+
+def test_it_edits_a_config_with_a_dry_run_then_applies_and_shows_the_audit_entry(
+    page, live_server, personas, kafka_cluster
+):
+    name = f"e2e.cfg-{uuid.uuid4().hex[:8]}"
+    topics.create_topics(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        specs=[topics.TopicSpec(name, 1, 1, configs={"retention.ms": "1000"})],
+    )
+    login(page, live_server, "operator", "pw-operator")
+    page.wait_for_url(f"{live_server.url}/c/sandbox/")
+    page.goto(f"{live_server.url}/c/sandbox/topics/{name}/")
+    page.click("text=Edit configs")
+    page.select_option("#id_op_0", "SET")
+    page.fill("#id_key_0", "retention.ms")
+    page.fill("#id_value_0", "7200000")
+    page.click("button[value=preview]")
+    diff = page.locator("#config-diff")
+    diff.wait_for()
+    assert "1000" in diff.inner_text() and "7200000" in diff.inner_text()
+    page.click("button[value=validate]")
+    page.locator("#config-result", has_text="Nothing was changed").wait_for()
+    entry = get_gateway(kafka_cluster.connection()).describe_configs([ConfigResource("TOPIC", name)])
+    assert next(iter(entry.values()))["retention.ms"].value == "1000"
+    page.click("button[value=apply]")
+    page.locator(".messages", has_text="applied").wait_for()
+    assert "7200000" in page.inner_text("#configs tr[data-config='retention.ms']")
+    page.goto(f"{live_server.url}/c/sandbox/topics/{name}/")
+    events = page.inner_text("#topic-events")
+    assert "config.alter.validate" in events
+    assert [line.split("\t")[3] for line in events.splitlines()[1:3]] == [
+        "config.alter",
+        "config.alter.validate",
+    ]
+    applied = AuditEvent.objects.get(action="config.alter")
+    assert applied.before == {"retention.ms": "1000"} and applied.after == {"retention.ms": "7200000"}
