@@ -185,6 +185,7 @@ class ClusterState:
         self.generation = 0  # bumped on every metadata change (cache key)
         self.all_dirty = True  # Metadata's per-topic cache must be rebuilt entirely
         self.dirty_topics: set[str] = set()  # ... or only for these topics
+        self.meta_cache: Any = None  # owned by handlers.meta
         self.bandwidth_bytes_per_s: float = 50 * 1024 * 1024
         self.active_controller: int = -1
         self.quorum_epoch = 1
@@ -200,7 +201,13 @@ class ClusterState:
         """A detached copy (new lock), used to run a handler whose effects must be discarded."""
         clone = ClusterState.__new__(ClusterState)
         for key, value in self.__dict__.items():
-            clone.__dict__[key] = threading.RLock() if key == "lock" else copy.deepcopy(value, memo)
+            if key == "lock":
+                clone.lock = threading.RLock()
+            elif key == "meta_cache":
+                clone.meta_cache = None
+            else:
+                clone.__dict__[key] = copy.deepcopy(value, memo)
+        clone.all_dirty = True
         return clone
 
     def touch(self, topic: str | None = None) -> None:

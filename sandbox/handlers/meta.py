@@ -115,16 +115,16 @@ def _auto_create(ctx: RequestContext, name: str) -> bool:
 
 
 class _TopicCache:
-    """Per-topic response objects of one state, rebuilt only for topics marked dirty."""
+    """Per-topic response objects of one state (kept on the state), rebuilt for dirty topics."""
 
     def __init__(self) -> None:
-        self.state_id = 0
         self.objs: dict[str, Any] = {}
         self.encoded: dict[tuple[int, int], Encoded] = {}
+        self.built = False
 
     def warm(self, st: ClusterState, name: str) -> None:
         """Build one topic's object now (bulk loads), so the next full Metadata only encodes."""
-        if self.state_id != id(st) or st.all_dirty:
+        if not self.built or st.all_dirty:
             return
         t = st.topics.get(name)
         if t is not None:
@@ -132,9 +132,9 @@ class _TopicCache:
             st.dirty_topics.discard(name)
 
     def topics(self, st: ClusterState) -> list[Any]:
-        if self.state_id != id(st) or st.all_dirty:
-            self.state_id = id(st)
+        if not self.built or st.all_dirty:
             self.objs = {name: _topic(t, st, False) for name, t in st.topics.items()}
+            self.built = True
         else:
             for name in st.dirty_topics:
                 t = st.topics.get(name)
@@ -147,20 +147,24 @@ class _TopicCache:
         return list(self.objs.values())
 
 
-_cache = _TopicCache()
+def _cache_of(st: ClusterState) -> _TopicCache:
+    if st.meta_cache is None:
+        st.meta_cache = _TopicCache()
+    return st.meta_cache
 
 
 def warm_topic(st: ClusterState, name: str) -> None:
     """Pre-build the Metadata object of a topic created outside a request (bulk loads)."""
-    if _cache.state_id != id(st):
-        _cache.topics(st)
-    _cache.warm(st, name)
+    cache = _cache_of(st)
+    if not cache.built:
+        cache.topics(st)
+    cache.warm(st, name)
 
 
 def _all_topics(st: ClusterState, ops: bool) -> list[Any]:
     if ops:
         return [_topic(t, st, True) for t in st.topics.values()]
-    return _cache.topics(st)
+    return _cache_of(st).topics(st)
 
 
 @api(MetadataRequest, 0, 13)
@@ -170,8 +174,9 @@ def metadata(ctx: RequestContext, req: Any) -> Any:
     ops = bool(req.include_topic_authorized_operations) and v >= 8
     full = req.topics is None or (v == 0 and not req.topics)
     key = (v, st.generation)
-    if full and not ops and _cache.state_id == id(st) and key in _cache.encoded:
-        return _cache.encoded[key]
+    cache = _cache_of(st)
+    if full and not ops and key in cache.encoded:
+        return cache.encoded[key]
     gc_was = gc.isenabled()
     gc.disable()  # building ~100k small objects would otherwise trigger full collections
     try:
@@ -182,9 +187,9 @@ def metadata(ctx: RequestContext, req: Any) -> Any:
     finally:
         if gc_was:
             gc.enable()
-    if any(k[1] != st.generation for k in _cache.encoded):
-        _cache.encoded.clear()
-    _cache.encoded[key] = enc
+    if any(k[1] != st.generation for k in cache.encoded):
+        cache.encoded.clear()
+    cache.encoded[key] = enc
     return enc
 
 

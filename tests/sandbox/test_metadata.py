@@ -49,3 +49,17 @@ def test_it_answers_unknown_and_invalid_topics_per_topic(cluster):
                           allow_auto_topic_creation=False)
     resp = call(hostport, req, 12)
     assert [(t.name, t.error_code) for t in resp.topics] == [("nope", 3), ("bad name", 17)]
+
+
+def test_it_keeps_the_metadata_cache_of_two_clusters_apart(cluster):
+    from sandbox.testing import running_sandbox
+
+    with running_sandbox(brokers=1, controllers=0, speed=0) as other:
+        cluster.create_topic("only-in-first", 1, 1)
+        other.create_topic("only-in-second", 1, 1)
+        for _ in range(2):
+            for c, name in ((cluster, "only-in-first"), (other, "only-in-second")):
+                for version in (9, 12):
+                    resp = call(c.bootstrap_servers.split(",")[0], MetadataRequest(topics=None), version)
+                    assert [t.name for t in resp.topics] == [name]
+        assert other.bootstrap_controllers == ""
