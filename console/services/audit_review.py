@@ -123,20 +123,43 @@ class AuditPage:
     older_than: int | None  # pass as ?before= for the next (older) page
 
 
+def filtered_events(*, actor, audit_filter: AuditFilter) -> QuerySet:
+    """Every event the actor may see that matches the filter (unordered, unsliced: for export)."""
+    return _filtered(_scoped(actor), audit_filter)
+
+
+LIST_FIELDS = (
+    "id",
+    "created_at",
+    "actor_name",
+    "on_behalf_of",
+    "cluster_name",
+    "action",
+    "targets",
+    "outcome",
+)
+
+
+def list_queryset(*, actor, audit_filter: AuditFilter, before: int | None = None) -> QuerySet:
+    """The first-page query: only the columns the list shows, newest first, one row more than a page."""
+    qs = _filtered(_scoped(actor), audit_filter).only(*LIST_FIELDS)
+    if before is not None:
+        qs = qs.filter(id__lt=before)
+    return qs.order_by("-id")[: PAGE_SIZE + 1]
+
+
 def search_events(
     *, actor, audit_filter: AuditFilter, before: int | None = None, after: int | None = None
 ) -> AuditPage:
     """One page of matching events, newest first, paged by id (no COUNT over millions of rows)."""
-    qs = _filtered(_scoped(actor), audit_filter)
     if after is not None:
+        qs = _filtered(_scoped(actor), audit_filter).only(*LIST_FIELDS)
         rows = list(qs.filter(id__gt=after).order_by("id")[: PAGE_SIZE + 1])
         more_newer = len(rows) > PAGE_SIZE
         events = list(reversed(rows[:PAGE_SIZE]))
         older = events[-1].pk if events else None
         return AuditPage(events, events[0].pk if (events and more_newer) else None, older)
-    if before is not None:
-        qs = qs.filter(id__lt=before)
-    rows = list(qs.order_by("-id")[: PAGE_SIZE + 1])
+    rows = list(list_queryset(actor=actor, audit_filter=audit_filter, before=before))
     events = rows[:PAGE_SIZE]
     newer = events[0].pk if (events and before is not None) else None
     older = events[-1].pk if len(rows) > PAGE_SIZE else None
