@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from console.services.planner import TP, rack_spread_ok
+from console.services.planner import TP
 
 DEFAULT_TOLERANCE = 0.05  # ±5% of the average bytes per broker
 LEADER_TOLERANCE = 0.10
@@ -89,14 +89,16 @@ def balance_plan(
         hosted[b].sort()
     moved_bytes = 0
     changed: set[TP] = set()
+    multi_rack = len({r for r in racks.values() if r}) > 1
     for _ in range(len(work) * 2 + 10):
-        receivers = sorted((b for b in brokers if load[b] < hi), key=lambda b: load[b])
+        receivers = sorted((b for b in brokers if load[b] < hi), key=load.__getitem__)
         pick = None
-        for donor in sorted(brokers, key=lambda b: -load[b]):
+        top = max(brokers, key=load.__getitem__)
+        for donor in [top] + sorted((b for b in brokers if b != top), key=lambda b: -load[b]):
             need = max(load[donor] - hi, lo - load[receivers[0]] if receivers else 0)
             if load[donor] <= avg or need <= 0:
                 break
-            pick = _largest_fit(hosted[donor], need, work, donor, receivers, load, hi, lo, racks)
+            pick = _largest_fit(hosted[donor], need, work, donor, receivers, load, hi, lo, racks, multi_rack)
             if pick is not None:
                 break
         if pick is None:
@@ -118,22 +120,26 @@ def balance_plan(
     )
 
 
-def _largest_fit(candidates, need, work, donor, receivers, load, hi, lo, racks):
+def _largest_fit(candidates, need, work, donor, receivers, load, hi, lo, racks, multi_rack):
     """Largest replica on donor not above ``need`` (else the smallest above) that some receiver can take."""
     if not candidates or not receivers:
         return None
     i = bisect.bisect_right(candidates, (int(need), ("\uffff", 1 << 30)))
     order = list(range(i - 1, max(-1, i - 200), -1)) + list(range(i, min(len(candidates), i + 50)))
+    floor = min(lo, load[donor] - need)
     for j in order:
         size, tp = candidates[j]
-        if size <= 0 or load[donor] - size < min(lo, load[donor] - need):
+        if size <= 0 or load[donor] - size < floor:
             continue
         reps = work[tp]
+        # The rack spread holds if the new broker shares the donor's rack or brings a rack not used yet.
+        used = {racks.get(b) for b in reps if b != donor} if multi_rack else ()
         for r in receivers:
-            if r == donor or r in reps or load[r] + size > hi:
+            if load[r] + size > hi:
+                break  # receivers are sorted by load: the next ones are fuller
+            if r == donor or r in reps:
                 continue
-            trial = [r if b == donor else b for b in reps]
-            if rack_spread_ok(reps, racks) and not rack_spread_ok(trial, racks):
+            if multi_rack and racks.get(r) != racks.get(donor) and racks.get(r) in used:
                 continue
             return (size, tp), r, j
     return None

@@ -1,0 +1,130 @@
+"""Validate + submit a 10,000-partition plan vs the raw AlterPartitionReassignments calls it makes.
+
+Sandbox: 30 brokers, 100,000 partitions (100 topics x 1,000, RF 3, sized logs), clock stopped.
+The console side is the whole service path: ``start_reassignment`` (metadata, racks, in-progress
+list, per-partition validation, Operation + rows + audit) then the worker's throttle step (ledger,
+DescribeConfigs, IncrementalAlterConfigs) and ``submit`` (conflict checks, batches of 1,000,
+per-partition states). The raw side is the same batches of AlterPartitionReassignments sent
+through the gateway. Each console run moves a fresh, disjoint set of partitions. Medians.
+Prints ``RESULT reassign_submit ratio=<console/raw> goal<=1.5`` last.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+BROKERS = 30
+TOPICS = 100
+PARTITIONS_PER_TOPIC = 1000
+MOVE = 10_000
+RUNS = 3
+MB = 1024 * 1024
+
+
+def build_sandbox(seed: str = "bench-reassign"):
+    """30 brokers on 3 racks, 100,000 partitions with log sizes, the clock stopped."""
+    from sandbox.cluster import SandboxCluster
+
+    rng = random.Random(7)
+    racks = [f"rack-{i % 3}" for i in range(BROKERS)]
+    cluster = SandboxCluster(brokers=BROKERS, controllers=1, port=0, speed=0, seed=seed, racks=racks)
+    cluster.start()
+    for t in range(TOPICS):
+        assignment = []
+        for p in range(PARTITIONS_PER_TOPIC):
+            first = (t * 7 + p) % BROKERS
+            assignment.append([first + 1, (first + 10) % BROKERS + 1, (first + 20) % BROKERS + 1])
+        cluster.create_topic(
+            f"bench-{t:03d}", partitions=PARTITIONS_PER_TOPIC, replication_factor=3, assignment=assignment
+        )
+    with cluster.state.lock:
+        for topic in cluster.state.topics.values():
+            for part in topic.partitions:
+                size = float(int(rng.lognormvariate(16, 1)))
+                part.sizes = dict.fromkeys(part.replicas, size)
+                part.end_offset = int(size // 1024)
+    return cluster
+
+
+def plan_for(chunk: int, total: int = MOVE) -> dict[tuple[str, int], tuple[int, ...]]:
+    """``total`` partitions (spread over every topic), each moving its last replica to a new broker."""
+    per_topic = total // TOPICS
+    plan = {}
+    for t in range(TOPICS):
+        for i in range(per_topic):
+            p = chunk * per_topic + i
+            first = (t * 7 + p) % BROKERS
+            reps = [first + 1, (first + 10) % BROKERS + 1, (first + 23) % BROKERS + 1]
+            plan[(f"bench-{t:03d}", p)] = tuple(reps)
+    return plan
+
+
+def console_submit(cluster_row, actor, plan) -> tuple[float, object]:
+    from console.models.reassignment import Reassignment
+    from console.services import reassign_run, reassignment
+
+    start = time.perf_counter()
+    op = reassignment.start_reassignment(actor=actor, cluster=cluster_row, proposed=plan, throttle=50 * MB)
+    r = Reassignment.objects.select_related("cluster", "operation").get(operation=op)
+    assert reassign_run._throttle(r)
+    reassign_run.submit(r)
+    elapsed = time.perf_counter() - start
+    moving = r.partitions.filter(state="moving").count()
+    assert moving == len(plan), f"only {moving} of {len(plan)} partitions submitted"
+    return elapsed, r
+
+
+def raw_submit(gw, plan) -> float:
+    from console.kafka import TopicPartition
+    from console.services.reassign_run import SUBMIT_BATCH
+
+    items = [(TopicPartition(t, p), list(r)) for (t, p), r in plan.items()]
+    start = time.perf_counter()
+    for i in range(0, len(items), SUBMIT_BATCH):
+        gw.alter_partition_reassignments(dict(items[i : i + SUBMIT_BATCH]))
+    return time.perf_counter() - start
+
+
+def setup(seed: str = "bench-reassign"):
+    """Sandbox, throwaway console database, registered cluster and a superuser actor."""
+    from bench.bench_topic_list import setup_console
+
+    sandbox = build_sandbox(seed)
+    _client, cluster_row = setup_console(sandbox.bootstrap_servers)
+    from django.contrib.auth import get_user_model
+
+    actor = get_user_model().objects.get(username="bench")
+    from console.services.reassignment import gateway_for
+
+    gw = gateway_for(cluster_row)
+    gw.list_topics_metadata()  # connections up, like a long-lived worker
+    return sandbox, cluster_row, actor, gw
+
+
+def main() -> None:
+    sandbox, cluster_row, actor, gw = setup()
+    try:
+        raw_plan = plan_for(9)
+        raw_submit(gw, raw_plan)  # warm-up
+        console_times, raw_times = [], []
+        console_submit(cluster_row, actor, plan_for(0))  # warm-up
+        for run in range(RUNS):
+            elapsed, _ = console_submit(cluster_row, actor, plan_for(run + 1))
+            console_times.append(elapsed)
+            raw_times.append(raw_submit(gw, raw_plan))
+        c, r = statistics.median(console_times), statistics.median(raw_times)
+        print(f"console validate+throttle+submit of {MOVE} partitions: median {c:.3f}s ({console_times})")
+        print(f"raw AlterPartitionReassignments batches:               median {r:.3f}s ({raw_times})")
+        print(f"RESULT reassign_submit ratio={c / r:.2f} goal<=1.5")
+    finally:
+        sandbox.shutdown()
+
+
+if __name__ == "__main__":
+    main()
