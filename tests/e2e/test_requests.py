@@ -1,0 +1,93 @@
+"""E2E: a requester submits a topic request, an approver approves it, the topic exists, the audit shows both."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+from django.db import close_old_connections
+
+from tests.e2e.conftest import login
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+class _Queued:
+    id = "e2e"
+
+
+@pytest.fixture
+def worker(monkeypatch):
+    """A stand-in for the Celery worker: runs queued request executions."""
+    from console.models import Operation
+    from console.services import requests
+    from tasks import requests as request_tasks
+
+    monkeypatch.setattr(request_tasks.run_request, "delay", lambda op_id: _Queued())
+    stop = threading.Event()
+
+    def loop():
+        while not stop.is_set():
+            try:
+                pending = Operation.objects.filter(kind="request.execute", state="pending")
+                for op_id in pending.values_list("pk", flat=True):
+                    requests.run_request(op_id, worker="e2e")
+            finally:
+                close_old_connections()
+            time.sleep(0.3)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    yield
+    stop.set()
+    thread.join(10)
+
+
+def test_a_requested_topic_is_approved_created_and_audited(page, live_server, sandbox, personas, worker):
+    topic = f"team-a.e2e-{uuid.uuid4().hex[:8]}"
+    login(page, live_server, "requester", "pw-requester")
+    page.goto(f"{live_server.url}/c/sandbox/requests/new/")
+    page.select_option("#id_kind", "topic.create")
+    page.fill("#id_topic", topic)
+    page.fill("#id_partitions", "2")
+    page.fill("#id_replication_factor", "2")
+    page.fill("#id_configs", "retention.ms=3600000")
+    page.fill("#id_reason", "orders service <b>needs</b> it")
+    page.click("#request-form button[type=submit]")
+    page.locator("#request-timeline").wait_for()
+    assert "Waiting for approval" in page.inner_text("#request-state")
+    assert page.locator("#approve").count() == 0  # four eyes: no approve button for the requester
+    request_url = page.url
+
+    page.context.clear_cookies()
+    login(page, live_server, "operator", "pw-operator")
+    page.goto(f"{live_server.url}/c/sandbox/requests/")
+    page.locator("#request-queue", has_text=topic).wait_for()
+    page.goto(request_url)
+    page.fill("#id_comment", "approved for the e2e test")
+    page.click("#approve")
+    deadline = time.monotonic() + 20
+    while "Done" not in page.inner_text("#request-state") and time.monotonic() < deadline:
+        time.sleep(0.5)
+        page.reload()
+    assert "Done" in page.inner_text("#request-state")
+    timeline = page.inner_text("#request-timeline")
+    for step in ("submitted", "approved", "queued", "running", "succeeded"):
+        assert step in timeline
+
+    from console.kafka import get_gateway
+    from console.models import Cluster
+    from console.services.clusters import connection_for
+
+    meta = get_gateway(connection_for(Cluster.objects.get(name="sandbox"))).describe_topics([topic])[topic]
+    assert len(meta.partitions) == 2
+
+    page.context.clear_cookies()
+    login(page, live_server, "auditor", "pw-auditor")
+    page.goto(f"{live_server.url}/audit/?resource={topic}")
+    events = page.inner_text("#audit-events")
+    assert "request.submit" in events and "requester" in events
+    assert "request.approve" in events and "operator" in events
+    assert "topic.create" in events
