@@ -123,6 +123,51 @@ def test_the_run_button_queues_an_audited_operation(
     assert [i.resource for i in op.items.all()] == list(capacity.STEPS)
 
 
+def _reference_engine(spark, lake_dir, cluster, since, until, params, progress=None):
+    progress(0.5, "computing")
+    tables = {ds: lake.read_window(lake_dir, ds, cluster, since, until) for ds in lake.DATASETS}
+    return reference.compute(tables, params)
+
+
+def test_the_task_runs_the_operation_and_publishes_the_same_reports_on_a_rerun(
+    personas, kafka_cluster, lake_dir, monkeypatch
+):
+    # Spark itself is exercised in test_pipeline_spark.py; here the engine is the reference it is checked against.
+    monkeypatch.setattr("pipeline.jobs.run_jobs", _reference_engine)
+    monkeypatch.setattr("pipeline.spark.build_session", lambda cfg: None)
+    monkeypatch.setattr(telemetry_tasks.run_pipeline, "delay", lambda op_id: _Result())
+    generate.write_lake(lake_dir, "sandbox", SHAPE, START, per_file=12)
+    window = {"since": START, "until": START + timedelta(days=2)}
+    first = capacity.start_pipeline_run(actor=personas["operator"], cluster=kafka_cluster, **window)
+
+    telemetry_tasks.run_pipeline.run(first.pk)
+
+    first.refresh_from_db()
+    assert (first.state, first.progress, first.result["rows"]["idle_topics"]) == ("succeeded", 1.0, 1)
+    assert first.items.get(resource="publish reports").message == reports.current_run(lake_dir, "sandbox")
+    published = {name: reports.read_report(lake_dir, "sandbox", name) for name in reports.SCHEMAS}
+    assert reports.read_meta(lake_dir, "sandbox")["operation"] == first.pk
+    again = capacity.start_pipeline_run(actor=personas["operator"], cluster=kafka_cluster, **window)
+    telemetry_tasks.run_pipeline.run(again.pk)
+    assert {name: reports.read_report(lake_dir, "sandbox", name) for name in reports.SCHEMAS} == published
+    assert telemetry_tasks.run_pipeline.run(again.pk) is None  # a finished run is never re-entered
+    assert AuditEvent.objects.filter(action="pipeline.run.succeeded").count() == 2
+
+
+def test_a_failing_job_fails_the_operation_with_the_reason(personas, kafka_cluster, lake_dir, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("Java gateway process exited before sending its port number")
+
+    monkeypatch.setattr("pipeline.spark.build_session", broken)
+    monkeypatch.setattr(telemetry_tasks.run_pipeline, "delay", lambda op_id: _Result())
+    op = capacity.start_pipeline_run(actor=personas["admin"], cluster=kafka_cluster)
+    capacity.run_pipeline(op.pk, worker="test")
+    op.refresh_from_db()
+    assert op.state == "failed" and "Java gateway process exited" in op.error
+    assert AuditEvent.objects.get(action="pipeline.run.failed").outcomes["pipeline"]["ok"] is False
+    assert reports.current_run(lake_dir, "sandbox") is None
+
+
 def test_the_snapshot_button_writes_a_snapshot(client, personas, kafka_cluster, lake_dir):
     client.force_login(personas["operator"])
     response = client.post("/c/sandbox/capacity/snapshot/", follow=True)
