@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,6 +23,14 @@ class RequestContext:
     client_id: str | None
     client_host: str
     retried: bool = False
+    started: float = field(default_factory=time.monotonic)
+
+
+class Deferred:
+    """Returned by a handler to be called again after ``wait_s`` (long polls, group rebalances)."""
+
+    def __init__(self, wait_s: float) -> None:
+        self.wait_s = wait_s
 
 
 class CloseConnection(Exception):
@@ -79,6 +88,7 @@ def load_handlers() -> None:
         configs,
         data,
         groups,
+        membership,
         meta,
         reassign,
         topics,

@@ -134,6 +134,10 @@ class SandboxCluster:
                 self._ticker.cancel()
             for srv in self._servers.values():
                 await srv.stop()
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in others:  # connection handlers still waiting on their sockets
+                t.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
 
         try:
             self._call(_stop())

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.api_header import ResponseHeader
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
-from sandbox.apis import CloseConnection, RequestContext, served, set_errors
+from sandbox.apis import CloseConnection, Deferred, RequestContext, served, set_errors
 
 if TYPE_CHECKING:
     from sandbox.cluster import SandboxCluster
@@ -97,8 +97,8 @@ class NodeServer:
                 if out:
                     writer.write(out)
                     await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # peer went away, or the node is stopping
         except Exception:  # a bug in a handler must not take the node down
             log.exception("node %s: closing connection after error", self.node.node_id)
         finally:
@@ -134,7 +134,7 @@ class NodeServer:
         except CloseConnection as exc:
             log.info("node %s: closing, invalid %s: %s", self.node.node_id, spec.name, exc)
             return None
-        if type(resp).__name__ == "Deferred":  # long-poll (Fetch): wait, then answer
+        while isinstance(resp, Deferred):  # long polls (Fetch), rebalances (JoinGroup/SyncGroup)
             await asyncio.sleep(resp.wait_s)
             ctx.retried = True
             with self.cluster.state.lock:

@@ -154,8 +154,24 @@ class GroupMember:
 
 
 @dataclass(slots=True)
+class LiveMember:
+    """A member that joined through the classic group protocol (JoinGroup/SyncGroup)."""
+
+    member_id: str
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocols: dict[str, bytes] = field(default_factory=dict)
+    assignment: bytes = b""
+    last_seen: float = 0.0  # time.monotonic()
+    joined: bool = False  # rejoined for the pending generation
+    generation: int = -1  # generation whose JoinGroup answer it got
+
+
+@dataclass(slots=True)
 class Group:
-    """A synthetic consumer group with committed offsets."""
+    """A consumer group: synthetic members and/or live members, committed offsets."""
 
     group_id: str
     state: str = "Stable"
@@ -163,6 +179,10 @@ class Group:
     protocol: str = "range"
     members: list[GroupMember] = field(default_factory=list)
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    live: dict[str, LiveMember] = field(default_factory=dict)
+    generation: int = 0
+    leader: str = ""
+    rebalance_started: float = 0.0
 
 
 class ClusterState:

@@ -26,19 +26,12 @@ from kafka.protocol.producer import (
 from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 
 from sandbox import replication
-from sandbox.apis import RequestContext, api
+from sandbox.apis import Deferred, RequestContext, api
 from sandbox.configs import topic_value
 from sandbox.state import Batch, ClusterState, Partition, Topic
 
 ZERO_UUID = uuid.UUID(int=0)
 SYNTHETIC_BATCH_RECORDS = 50
-
-
-class Deferred:
-    """Ask the server to wait (long-poll) and call the handler again once."""
-
-    def __init__(self, wait_s: float) -> None:
-        self.wait_s = wait_s
 
 
 def _lookup(st: ClusterState, name: str | None, tid: uuid.UUID | None) -> Topic | None:
@@ -153,7 +146,7 @@ def fetch(ctx: RequestContext, req: Any) -> Any:
                 log_start_offset=p.log_start_offset if p else -1, aborted_transactions=None,
                 preferred_read_replica=-1, records=records))
         out.append(fr(topic=ft.topic, topic_id=ft.topic_id, partitions=parts))
-    if total == 0 and req.max_wait_ms > 0 and not getattr(ctx, "retried", False):
+    if total == 0 and req.max_wait_ms > 0 and not ctx.retried:
         return Deferred(min(req.max_wait_ms, 500) / 1000.0)
     return FetchResponse(version=v, throttle_time_ms=0, error_code=0, session_id=0, responses=out)
 

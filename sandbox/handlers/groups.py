@@ -87,8 +87,13 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
             members.append(dg.DescribedGroupMember(member_id=m.member_id, group_instance_id=None,
                                                    client_id=m.client_id, client_host=m.client_host,
                                                    member_metadata=meta, member_assignment=asg))
+        for lm in g.live.values():
+            members.append(dg.DescribedGroupMember(member_id=lm.member_id, group_instance_id=None,
+                                                   client_id=lm.client_id, client_host=lm.client_host,
+                                                   member_metadata=lm.protocols.get(g.protocol, b""),
+                                                   member_assignment=lm.assignment))
         out.append(dg(error_code=0, error_message=None, group_id=gid, group_state=g.state,
-                      protocol_type=g.protocol_type, protocol_data=g.protocol if g.members else "",
+                      protocol_type=g.protocol_type, protocol_data=g.protocol if members else "",
                       members=members,
                       authorized_operations=GROUP_OPS if req.include_authorized_operations else None))
     return DescribeGroupsResponse(version=v, throttle_time_ms=0, groups=out)
@@ -135,6 +140,15 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
     return of(version=v, throttle_time_ms=0, groups=groups)
 
 
+def _generation_error(g: Group | None, member_id: str, generation: int) -> int:
+    """UNKNOWN_MEMBER_ID / REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION for a member's commit."""
+    if g is None or member_id not in g.live:
+        return 25
+    if g.state == "PreparingRebalance":
+        return 27
+    return 22 if generation != g.generation else 0
+
+
 @api(OffsetCommitRequest, 2, 9)
 def offset_commit(ctx: RequestContext, req: Any) -> Any:
     """Commits outside a generation (admin tools, assign()-based consumers): accepted while the
@@ -142,9 +156,12 @@ def offset_commit(ctx: RequestContext, req: Any) -> Any:
     st, v = ctx.state, ctx.version
     ot = OffsetCommitResponse.OffsetCommitResponseTopic
     group = st.groups.get(req.group_id)
+    in_generation = req.generation_id_or_member_epoch >= 0 or bool(req.member_id)
     if coordinator(st, req.group_id) != ctx.node.node_id:
         code = 16
-    elif group is not None and group.members:
+    elif in_generation:
+        code = _generation_error(group, req.member_id, req.generation_id_or_member_epoch)
+    elif group is not None and (group.members or group.live):
         code = 25
     else:
         code = 0
@@ -176,7 +193,7 @@ def delete_groups(ctx: RequestContext, req: Any) -> Any:
             code = 16
         elif g is None:
             code = 69
-        elif g.members:
+        elif g.members or g.live:
             code = 68
         else:
             code = 0
