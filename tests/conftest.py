@@ -14,8 +14,12 @@ def sandbox():
     """One sandbox Kafka cluster for the whole run (3 brokers, 3 controllers, ephemeral ports)."""
     from sandbox.testing import running_sandbox
 
+    from console.kafka import close_all
+
     with running_sandbox(brokers=3, controllers=3, port=0) as cluster:
         yield cluster
+        # Clients cached by the gateway would otherwise keep reconnecting to the stopped nodes.
+        close_all()
 
 
 @pytest.fixture

@@ -140,14 +140,14 @@ def test_connection(connection: ClusterConnection) -> ConnectionReport:
     """Reach the cluster within its timeout; never raises for Kafka or network trouble."""
     mode = "controllers" if connection.bootstrap_controllers else "brokers"
     try:
-        info = get_gateway(connection).describe_cluster()
+        check = get_gateway(connection).test_connection()
     except KafkaOperationError as exc:
         return ConnectionReport(ok=False, mode=mode, error=exc.operator_text, error_name=exc.name)
     return ConnectionReport(
         ok=True,
-        cluster_id=info.cluster_id or "",
-        controller_id=info.controller_id,
-        broker_count=len(info.brokers),
+        cluster_id=check.cluster_id or "",
+        controller_id=check.controller_id,
+        broker_count=check.broker_count,
         mode=mode,
     )
 

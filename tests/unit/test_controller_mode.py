@@ -38,11 +38,6 @@ def test_test_connection_says_broker_addresses_are_not_controllers(client, sandb
     assert not Cluster.objects.filter(name="ctl").exists()
 
 
-@pytest.mark.xfail(
-    reason="services/clusters.test_connection calls gateway.describe_cluster(), which in broker mode goes "
-    "through librdkafka and times out on controllers; gateway.test_connection() answers MISMATCHED_ENDPOINT_TYPE",
-    strict=False,
-)
 def test_test_connection_says_controller_addresses_are_not_brokers(client, sandbox, personas):
     response = _post(client, personas, bootstrap_servers=sandbox.bootstrap_controllers)
     assert response.status_code == 200
