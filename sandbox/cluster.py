@@ -8,7 +8,7 @@ import hashlib
 import logging
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sandbox import replication
@@ -19,6 +19,7 @@ from sandbox.state import ClusterState, Node
 
 log = logging.getLogger("sandbox")
 
+CreateTopicPolicy = Callable[[str, int, int, dict[str, str]], "str | None"]
 DEFAULT_PORT = 19092
 CONTROLLER_PORT_OFFSET = 100
 TICK_S = 0.1
@@ -39,7 +40,8 @@ def topic_id_for(seed: str, name: str) -> uuid.UUID:
 class SandboxCluster:
     """A Kafka cluster simulator: brokers 1..N and dedicated controllers 101.. on 127.0.0.1.
 
-    ``port=0`` picks ephemeral ports. ``speed`` is how many virtual seconds pass per real
+    ``port=0`` picks ephemeral ports. ``create_topic_policy`` plays the part of Kafka's
+    ``create.topic.policy.class.name``: a message it returns fails the topic with POLICY_VIOLATION. ``speed`` is how many virtual seconds pass per real
     second (replication progress, synthetic writes). ``racks`` is a list of rack names (one per
     broker, cycled) or None. ``state_file`` is loaded at start when it exists and written at
     shutdown.
@@ -48,8 +50,11 @@ class SandboxCluster:
     def __init__(self, brokers: int = 3, controllers: int = 3, port: int = DEFAULT_PORT,
                  speed: float = 10.0, racks: Sequence[str] | None = None, seed: str = "sandbox",
                  state_file: str | None = None, host: str = "127.0.0.1",
-                 bandwidth_bytes_per_s: float = 50 * 1024 * 1024) -> None:
+                 bandwidth_bytes_per_s: float = 50 * 1024 * 1024,
+                 create_topic_policy: CreateTopicPolicy | None = None) -> None:
         self.seed = seed
+        # like Kafka's create.topic.policy.class.name: (name, partitions, rf, configs) -> message
+        self.create_topic_policy = create_topic_policy
         self.speed = speed
         self.state_file = state_file
         self.state = ClusterState(cluster_id_for(seed))

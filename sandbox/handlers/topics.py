@@ -133,6 +133,11 @@ def create_topics(ctx: RequestContext, req: Any) -> Any:
         except TopicError as exc:
             res.error_code, res.error_message = exc.code, exc.message
             continue
+        policy = ctx.cluster.create_topic_policy
+        verdict = policy(t.name, len(assignment), len(assignment[0]), dict(configs)) if policy else None
+        if verdict:
+            res.error_code, res.error_message = 44, verdict
+            continue
         res.num_partitions, res.replication_factor = len(assignment), len(assignment[0])
         res.configs = _created_configs(ctx, t.name, configs)
         if not req.validate_only:

@@ -68,3 +68,17 @@ def test_it_describes_sources_synonyms_and_hides_sensitive_values(cluster, admin
     assert bcfg["ssl.key.password"].is_sensitive and bcfg["ssl.key.password"].value is None
     assert bcfg["log.dirs"].is_read_only and bcfg["log.dirs"].source == 4
     assert bcfg["broker.rack"].value == "r1"
+
+
+def test_it_applies_a_create_topic_policy_like_kafka():
+    from sandbox.testing import running_sandbox
+
+    def policy(name: str, partitions: int, rf: int, configs: dict[str, str]) -> str | None:
+        return None if rf >= 2 else f"Topic {name} must have replication factor >= 2"
+
+    with running_sandbox(brokers=3, controllers=0, speed=0, create_topic_policy=policy) as c:
+        admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
+        assert _err(admin.create_topics([NewTopic("lone", 1, 1)], validate_only=True)["lone"]) == (
+            44, "Topic lone must have replication factor >= 2")
+        admin.create_topics([NewTopic("safe", 1, 2)])["safe"].result(10)
+        assert "safe" in c.state.topics
