@@ -214,3 +214,25 @@ def test_it_refuses_a_change_from_who_may_not(client, controller_cluster, node, 
     )
     assert response.status_code == status
     assert not AuditEvent.objects.filter(action__startswith="controller.").exists()
+
+
+def test_it_audits_and_shows_a_logger_kafka_refuses(client, controller_cluster, node, personas):
+    client.force_login(personas["operator"])
+    response = client.post(
+        _url(controller_cluster, node),
+        {"logger": "org.apache.kafka.nosuch", "level": "DEBUG", "action": "apply"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200 and "HX-Redirect" not in response
+    body = response.content.decode()
+    assert "Rejected" in body and "INVALID_CONFIG" in body and "does not exist" in body
+    event = AuditEvent.objects.get(action="controller.log_level.change")
+    assert event.outcome == "failure" and event.after is None
+    assert event.outcomes[f"controller:{node}"]["error"] == "INVALID_CONFIG"
+
+
+def test_it_refuses_to_reset_the_root_logger_before_calling_kafka(controller_cluster, node, personas):
+    with pytest.raises(controllers.LogLevelPlanError, match="root logger cannot be reset"):
+        controllers.change_log_levels(
+            actor=personas["operator"], cluster=controller_cluster, node_id=node, levels={"root": "RESET"}
+        )
