@@ -39,8 +39,8 @@ def acl_list(request, name: str):
             )
         except KafkaOperationError as exc:
             error = exc
-    query = {k: v for k, v in (form.cleaned_data if form.is_bound and form.is_valid() else {}).items() if v}
-    query.pop("filter", None), query.pop("page", None)
+    cleaned = form.cleaned_data if form.is_bound and form.is_valid() else {}
+    query = {k: v for k, v in cleaned.items() if v and k not in ("filter", "page")}
     context = {
         "cluster": cluster,
         "form": form,
