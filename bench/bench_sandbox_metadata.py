@@ -61,14 +61,21 @@ def serve() -> None:
 
 
 def main() -> None:
-    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve"], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, cwd=os.path.dirname(HERE))
+    child = subprocess.Popen(
+        [sys.executable, os.path.abspath(__file__), "--serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.path.dirname(HERE),
+    )
     try:
         first, built = child.stdout.readline().split()
         cold, decode, topics = full_metadata(first)
         warm, _, _ = full_metadata(first)
-        print(f"cluster built in {built}s; topics={topics} uncached_answer_s={cold:.3f} "
-              f"cached_answer_s={warm:.3f} client_decode_s={decode:.3f}")
+        print(
+            f"cluster built in {built}s; topics={topics} uncached_answer_s={cold:.3f} "
+            f"cached_answer_s={warm:.3f} client_decode_s={decode:.3f}"
+        )
     finally:
         child.stdin.close()
         child.wait(60)

@@ -37,8 +37,10 @@ def main() -> None:
     cluster, seconds = build()
     try:
         parts = sum(len(t.partitions) for t in cluster.state.topics.values())
-        print(f"brokers={BROKERS} partitions={parts} start_s={seconds:.2f} target_s={TARGET_S} "
-              f"(process cpu {time.process_time():.2f}s; wall time counts, a loaded host inflates it)")
+        print(
+            f"brokers={BROKERS} partitions={parts} start_s={seconds:.2f} target_s={TARGET_S} "
+            f"(process cpu {time.process_time():.2f}s; wall time counts, a loaded host inflates it)"
+        )
     finally:
         cluster.shutdown()
     print(f"RESULT sandbox_start ratio={seconds / TARGET_S:.3f} goal<=1.0")

@@ -1,7 +1,7 @@
 """Command line: run a sandbox cluster, or send it control commands.
 
-    python -m sandbox --brokers 3 --controllers 3 --port 19092 --speed 10 --demo [--state FILE]
-    python -m sandbox ctl [--control 127.0.0.1:19292] stop-broker 2
+python -m sandbox --brokers 3 --controllers 3 --port 19092 --speed 10 --demo [--state FILE]
+python -m sandbox ctl [--control 127.0.0.1:19292] stop-broker 2
 """
 
 from __future__ import annotations
@@ -22,23 +22,38 @@ def _run(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m sandbox", description="Run a Kafka sandbox cluster.")
     ap.add_argument("--brokers", type=int, default=3)
     ap.add_argument("--controllers", type=int, default=3)
-    ap.add_argument("--port", type=int, default=DEFAULT_PORT,
-                    help="first broker port (brokers port+i, controllers port+100+i); 0 = ephemeral")
+    ap.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help="first broker port (brokers port+i, controllers port+100+i); 0 = ephemeral",
+    )
     ap.add_argument("--speed", type=float, default=10.0, help="virtual seconds per real second")
     ap.add_argument("--racks", default="", help="comma-separated rack names, cycled over brokers")
     ap.add_argument("--seed", default="sandbox", help="data seed (cluster id and topic ids)")
     ap.add_argument("--demo", action="store_true", help="load demo topics, configs, ACLs, groups, data")
     ap.add_argument("--state", default=None, help="state file: restored at start, written at exit")
-    ap.add_argument("--control-port", type=int, default=None,
-                    help="control socket port (default port+200, ephemeral when --port 0)")
+    ap.add_argument(
+        "--control-port",
+        type=int,
+        default=None,
+        help="control socket port (default port+200, ephemeral when --port 0)",
+    )
     ap.add_argument("--log-level", default="WARNING")
     a = ap.parse_args(argv)
     import logging
 
     logging.basicConfig(level=a.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     racks = [r for r in a.racks.split(",") if r] or None
-    cluster = SandboxCluster(brokers=a.brokers, controllers=a.controllers, port=a.port, speed=a.speed,
-                             racks=racks, seed=a.seed, state_file=a.state)
+    cluster = SandboxCluster(
+        brokers=a.brokers,
+        controllers=a.controllers,
+        port=a.port,
+        speed=a.speed,
+        racks=racks,
+        seed=a.seed,
+        state_file=a.state,
+    )
     cluster.start()
     restored = bool(a.state and cluster.state.topics)
     if a.demo and not restored:
@@ -65,14 +80,20 @@ def _run(argv: list[str]) -> int:
 
 def _ctl(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m sandbox ctl", description="Control a running sandbox.")
-    ap.add_argument("--control", default=os.environ.get("SANDBOX_CONTROL", f"127.0.0.1:{DEFAULT_PORT + CONTROL_PORT_OFFSET}"))
+    ap.add_argument(
+        "--control",
+        default=os.environ.get("SANDBOX_CONTROL", f"127.0.0.1:{DEFAULT_PORT + CONTROL_PORT_OFFSET}"),
+    )
     ap.add_argument("--node", type=int, default=None, help="fault: only this node")
     ap.add_argument("--delay", type=float, default=0.0, help="fault: delay in seconds")
     ap.add_argument("--error", type=int, default=None, help="fault: Kafka error code to answer")
     ap.add_argument("--count", type=int, default=None, help="fault: number of requests affected")
-    ap.add_argument("command", help="status | stop-broker ID | start-broker ID | stop-controller ID | "
-                                    "start-controller ID | fault API | clear-faults | advance SECONDS | "
-                                    "synthetic TOPIC BYTES_PER_S | speed FACTOR | save [FILE]")
+    ap.add_argument(
+        "command",
+        help="status | stop-broker ID | start-broker ID | stop-controller ID | "
+        "start-controller ID | fault API | clear-faults | advance SECONDS | "
+        "synthetic TOPIC BYTES_PER_S | speed FACTOR | save [FILE]",
+    )
     ap.add_argument("args", nargs="*")
     a = ap.parse_args(argv)
     from sandbox.control import send

@@ -57,13 +57,22 @@ class ApiSpec:
 APIS: dict[int, ApiSpec] = {}
 
 
-def api(request_cls: Any, min_version: int, max_version: int, *, broker: bool = True,
-        controller: bool = False) -> Callable[[Handler], Handler]:
+def api(
+    request_cls: Any, min_version: int, max_version: int, *, broker: bool = True, controller: bool = False
+) -> Callable[[Handler], Handler]:
     """Register a handler for ``request_cls`` advertised as ``min_version..max_version``."""
 
     def deco(fn: Handler) -> Handler:
-        APIS[request_cls.API_KEY] = ApiSpec(request_cls.API_KEY, request_cls.name, request_cls,
-                                            min_version, max_version, fn, broker, controller)
+        APIS[request_cls.API_KEY] = ApiSpec(
+            request_cls.API_KEY,
+            request_cls.name,
+            request_cls,
+            min_version,
+            max_version,
+            fn,
+            broker,
+            controller,
+        )
         return fn
 
     return deco

@@ -47,11 +47,19 @@ class SandboxCluster:
     shutdown.
     """
 
-    def __init__(self, brokers: int = 3, controllers: int = 3, port: int = DEFAULT_PORT,
-                 speed: float = 10.0, racks: Sequence[str] | None = None, seed: str = "sandbox",
-                 state_file: str | None = None, host: str = "127.0.0.1",
-                 bandwidth_bytes_per_s: float = 50 * 1024 * 1024,
-                 create_topic_policy: CreateTopicPolicy | None = None) -> None:
+    def __init__(
+        self,
+        brokers: int = 3,
+        controllers: int = 3,
+        port: int = DEFAULT_PORT,
+        speed: float = 10.0,
+        racks: Sequence[str] | None = None,
+        seed: str = "sandbox",
+        state_file: str | None = None,
+        host: str = "127.0.0.1",
+        bandwidth_bytes_per_s: float = 50 * 1024 * 1024,
+        create_topic_policy: CreateTopicPolicy | None = None,
+    ) -> None:
         self.seed = seed
         # like Kafka's create.topic.policy.class.name: (name, partitions, rf, configs) -> message
         self.create_topic_policy = create_topic_policy
@@ -64,13 +72,22 @@ class SandboxCluster:
         for i in range(brokers):
             bid = i + 1
             self.state.brokers[bid] = Node(
-                bid, port + i if port else 0, rack_list[i % len(rack_list)] if rack_list else None,
-                host=host, log_dir=f"/var/lib/kafka/broker-{bid}/data")
+                bid,
+                port + i if port else 0,
+                rack_list[i % len(rack_list)] if rack_list else None,
+                host=host,
+                log_dir=f"/var/lib/kafka/broker-{bid}/data",
+            )
         for i in range(controllers):
             cid = 101 + i
             self.state.controllers[cid] = Node(
-                cid, port + CONTROLLER_PORT_OFFSET + i if port else 0, None, is_controller=True,
-                host=host, log_dir=f"/var/lib/kafka/controller-{cid}/metadata")
+                cid,
+                port + CONTROLLER_PORT_OFFSET + i if port else 0,
+                None,
+                is_controller=True,
+                host=host,
+                log_dir=f"/var/lib/kafka/controller-{cid}/metadata",
+            )
         self.state.active_controller = min(self.state.controllers, default=-1)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -203,8 +220,14 @@ class SandboxCluster:
                 replication.controller_down(self.state, -1)
             self.state.record()
 
-    def inject_fault(self, api: str | int, node: int | None = None, delay_s: float = 0.0,
-                     error_code: int | None = None, count: int | None = None) -> None:
+    def inject_fault(
+        self,
+        api: str | int,
+        node: int | None = None,
+        delay_s: float = 0.0,
+        error_code: int | None = None,
+        count: int | None = None,
+    ) -> None:
         """Delay and/or fail requests of ``api`` (name like "CreateTopics" or key) on ``node``."""
         self.faults.add(Fault(api_key_of(api), node, delay_s, error_code, count))
 
@@ -223,9 +246,14 @@ class SandboxCluster:
         with self.state.lock:
             self.state.topics[topic].synthetic_bytes_per_s = float(bytes_per_s)
 
-    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
-                     configs: dict[str, str] | None = None,
-                     assignment: list[list[int]] | None = None) -> None:
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int = 1,
+        configs: dict[str, str] | None = None,
+        assignment: list[list[int]] | None = None,
+    ) -> None:
         """Create a topic directly (demo data, tests); placement as Kafka's default."""
         from sandbox.placement import place_replicas
 
@@ -247,15 +275,26 @@ class SandboxCluster:
                 cfg[name] = value
             self.state.record()
 
-    def add_group(self, group_id: str, members: dict[str, list[tuple[str, int]]] | None = None,
-                  offsets: dict[tuple[str, int], int] | None = None, state: str | None = None) -> None:
+    def add_group(
+        self,
+        group_id: str,
+        members: dict[str, list[tuple[str, int]]] | None = None,
+        offsets: dict[tuple[str, int], int] | None = None,
+        state: str | None = None,
+    ) -> None:
         """Add a synthetic consumer group: members (client id -> partitions) and committed offsets."""
         from sandbox.state import Group, GroupMember
 
         with self.state.lock:
             g = Group(group_id, offsets=dict(offsets or {}))
             for i, (client, parts) in enumerate((members or {}).items()):
-                g.members.append(GroupMember(f"{client}-{i}-{uuid.uuid5(uuid.NAMESPACE_OID, group_id + client)}",
-                                             client, "/127.0.0.1", list(parts)))
+                g.members.append(
+                    GroupMember(
+                        f"{client}-{i}-{uuid.uuid5(uuid.NAMESPACE_OID, group_id + client)}",
+                        client,
+                        "/127.0.0.1",
+                        list(parts),
+                    )
+                )
             g.state = state or ("Stable" if g.members else "Empty")
             self.state.groups[group_id] = g

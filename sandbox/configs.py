@@ -41,45 +41,72 @@ def _load() -> tuple[dict[str, ConfigDef], dict[str, ConfigDef], list[str]]:
 
 
 TOPIC_DEFS, BROKER_DEFS, LOGGERS = _load()
-THROTTLE_RATE_DOC = ("A long representing the upper bound (bytes/sec) on replication traffic for "
-                     "{} enumerated in the property {}.replication.throttled.replicas (for each "
-                     "topic). This property can be only set dynamically. It is suggested that the "
-                     "limit be kept above 1MB/s for accurate behaviour.")
+THROTTLE_RATE_DOC = (
+    "A long representing the upper bound (bytes/sec) on replication traffic for "
+    "{} enumerated in the property {}.replication.throttled.replicas (for each "
+    "topic). This property can be only set dynamically. It is suggested that the "
+    "limit be kept above 1MB/s for accurate behaviour."
+)
 # broker configs that exist only as dynamic configs (described only once set)
 DYNAMIC_ONLY = {
     "leader.replication.throttled.rate": ConfigDef(
-        "leader.replication.throttled.rate", LONG, None, THROTTLE_RATE_DOC.format("leaders", "leader")),
+        "leader.replication.throttled.rate", LONG, None, THROTTLE_RATE_DOC.format("leaders", "leader")
+    ),
     "follower.replication.throttled.rate": ConfigDef(
-        "follower.replication.throttled.rate", LONG, None,
-        THROTTLE_RATE_DOC.format("followers", "follower")),
+        "follower.replication.throttled.rate", LONG, None, THROTTLE_RATE_DOC.format("followers", "follower")
+    ),
     "replica.alter.log.dirs.io.max.bytes.per.second": ConfigDef(
-        "replica.alter.log.dirs.io.max.bytes.per.second", LONG, None,
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+        LONG,
+        None,
         "A long representing the upper bound (bytes/sec) on disk IO used for moving replica "
-        "between log directories on the same broker."),
+        "between log directories on the same broker.",
+    ),
 }
 ENUMS = {
     "cleanup.policy": ("compact", "delete"),
     "compression.type": ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
     "message.timestamp.type": ("CreateTime", "LogAppendTime"),
 }
-AT_LEAST = {"retention.ms": -1, "segment.bytes": 1048576, "segment.ms": 1, "min.insync.replicas": 1,
-            "max.message.bytes": 0, "delete.retention.ms": 0, "file.delete.delay.ms": 0,
-            "flush.messages": 1, "flush.ms": 0, "index.interval.bytes": 0, "segment.index.bytes": 4,
-            "segment.jitter.ms": 0, "min.compaction.lag.ms": 0, "max.compaction.lag.ms": 1,
-            "local.retention.ms": -2, "local.retention.bytes": -2,
-            "message.timestamp.before.max.ms": 0, "message.timestamp.after.max.ms": 0,
-            "leader.replication.throttled.rate": 0, "follower.replication.throttled.rate": 0,
-            "num.io.threads": 1, "num.network.threads": 1, "message.max.bytes": 0}
+AT_LEAST = {
+    "retention.ms": -1,
+    "segment.bytes": 1048576,
+    "segment.ms": 1,
+    "min.insync.replicas": 1,
+    "max.message.bytes": 0,
+    "delete.retention.ms": 0,
+    "file.delete.delay.ms": 0,
+    "flush.messages": 1,
+    "flush.ms": 0,
+    "index.interval.bytes": 0,
+    "segment.index.bytes": 4,
+    "segment.jitter.ms": 0,
+    "min.compaction.lag.ms": 0,
+    "max.compaction.lag.ms": 1,
+    "local.retention.ms": -2,
+    "local.retention.bytes": -2,
+    "message.timestamp.before.max.ms": 0,
+    "message.timestamp.after.max.ms": 0,
+    "leader.replication.throttled.rate": 0,
+    "follower.replication.throttled.rate": 0,
+    "num.io.threads": 1,
+    "num.network.threads": 1,
+    "message.max.bytes": 0,
+}
 THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
 
 
 def static_broker_configs(st: ClusterState, node: Node) -> dict[str, str]:
     """Static (server.properties) values of a node, as Kafka would report them."""
     cfg = {
-        "node.id": str(node.node_id), "broker.id": str(node.node_id), "log.dirs": node.log_dir,
+        "node.id": str(node.node_id),
+        "broker.id": str(node.node_id),
+        "log.dirs": node.log_dir,
         "process.roles": "controller" if node.is_controller else "broker",
         "controller.listener.names": "CONTROLLER",
-        "controller.quorum.bootstrap.servers": ",".join(f"{c.host}:{c.port}" for c in st.controllers.values()),
+        "controller.quorum.bootstrap.servers": ",".join(
+            f"{c.host}:{c.port}" for c in st.controllers.values()
+        ),
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         "offsets.topic.replication.factor": str(min(3, max(1, len(st.brokers)))),
         "transaction.state.log.replication.factor": str(min(3, max(1, len(st.brokers)))),
@@ -124,7 +151,9 @@ def broker_value(st: ClusterState, node_id: int, name: str) -> str | None:
     return layers[0][1] if layers else None
 
 
-def topic_layers(st: ClusterState, topic: Topic, name: str, node_id: int) -> list[tuple[str, str | None, int]]:
+def topic_layers(
+    st: ClusterState, topic: Topic, name: str, node_id: int
+) -> list[tuple[str, str | None, int]]:
     """(name, value, source) synonyms of a topic config: override, then broker synonyms."""
     out: list[tuple[str, str | None, int]] = []
     if name in topic.configs:
@@ -150,7 +179,9 @@ def _type_error(name: str, value: str, typ: int) -> str | None:
         elif typ == DOUBLE:
             float(value.strip())
         elif typ == BOOLEAN and value.strip().lower() not in ("true", "false"):
-            return f"Invalid value {value} for configuration {name}: Expected value to be either true or false"
+            return (
+                f"Invalid value {value} for configuration {name}: Expected value to be either true or false"
+            )
     except ValueError:
         return f"Invalid value {value} for configuration {name}: Not a number of type {TYPE_NAMES[typ]}"
     return None
@@ -165,8 +196,10 @@ def validate_value(name: str, value: str, typ: int) -> str | None:
         items = [v.strip() for v in value.split(",") if v.strip()] if typ == LIST else [value]
         for it in items:
             if it not in ENUMS[name]:
-                return (f"Invalid value {value} for configuration {name}: String must be one of: "
-                        f"{', '.join(ENUMS[name])}")
+                return (
+                    f"Invalid value {value} for configuration {name}: String must be one of: "
+                    f"{', '.join(ENUMS[name])}"
+                )
     if name in AT_LEAST and typ in (INT, SHORT, LONG, DOUBLE):
         if float(value) < AT_LEAST[name]:
             return f"Invalid value {value} for configuration {name}: Value must be at least {AT_LEAST[name]}"
@@ -176,12 +209,15 @@ def validate_value(name: str, value: str, typ: int) -> str | None:
     if name in THROTTLED_REPLICAS:
         items = [v.strip() for v in value.split(",") if v.strip()]
         ok = value.strip() in ("", "*") or all(
-            len(p := it.split(":")) == 2 and p[0].isdigit() and p[1].isdigit() for it in items)
+            len(p := it.split(":")) == 2 and p[0].isdigit() and p[1].isdigit() for it in items
+        )
         if not ok:
-            return (f"Invalid value [{', '.join(v.strip() for v in value.split(','))}] for configuration "
-                    f"{name}: {name} must be the literal '*' "
-                    "or a list of replicas in the following format: [partitionId]:[brokerId],"
-                    "[partitionId]:[brokerId],...")
+            return (
+                f"Invalid value [{', '.join(v.strip() for v in value.split(','))}] for configuration "
+                f"{name}: {name} must be the literal '*' "
+                "or a list of replicas in the following format: [partitionId]:[brokerId],"
+                "[partitionId]:[brokerId],..."
+            )
     return None
 
 
@@ -215,6 +251,8 @@ def validate_broker_config(name: str, value: str | None) -> str | None:
 def validate_logger_level(name: str, value: str | None) -> str | None:
     """BROKER_LOGGER levels must be one of Kafka's log levels."""
     if value is not None and value not in LOG_LEVELS:
-        return (f"Cannot set the log level of {name} to {value} as it is not a supported log level. "
-                f"Valid log levels are {', '.join(LOG_LEVELS)}")
+        return (
+            f"Cannot set the log level of {name} to {value} as it is not a supported log level. "
+            f"Valid log levels are {', '.join(LOG_LEVELS)}"
+        )
     return None

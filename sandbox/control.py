@@ -15,8 +15,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sandbox.cluster import SandboxCluster
 
-COMMANDS = ("status", "stop-broker", "start-broker", "stop-controller", "start-controller", "fault",
-            "clear-faults", "advance", "synthetic", "speed", "save")
+COMMANDS = (
+    "status",
+    "stop-broker",
+    "start-broker",
+    "stop-controller",
+    "start-controller",
+    "fault",
+    "clear-faults",
+    "advance",
+    "synthetic",
+    "speed",
+    "save",
+)
 
 
 def run_command(cluster: SandboxCluster, cmd: str, args: list[Any], opts: dict[str, Any]) -> dict[str, Any]:
@@ -24,19 +35,29 @@ def run_command(cluster: SandboxCluster, cmd: str, args: list[Any], opts: dict[s
     if cmd == "status":
         st = cluster.state
         with st.lock:
-            return {"cluster_id": cluster.cluster_id, "bootstrap_servers": cluster.bootstrap_servers,
-                    "bootstrap_controllers": cluster.bootstrap_controllers,
-                    "brokers": {b: n.up for b, n in st.brokers.items()},
-                    "controllers": {c: n.up for c, n in st.controllers.items()},
-                    "active_controller": st.active_controller, "topics": len(st.topics),
-                    "partitions": sum(len(t.partitions) for t in st.topics.values()),
-                    "speed": cluster.speed, "faults": cluster.faults.describe()}
+            return {
+                "cluster_id": cluster.cluster_id,
+                "bootstrap_servers": cluster.bootstrap_servers,
+                "bootstrap_controllers": cluster.bootstrap_controllers,
+                "brokers": {b: n.up for b, n in st.brokers.items()},
+                "controllers": {c: n.up for c, n in st.controllers.items()},
+                "active_controller": st.active_controller,
+                "topics": len(st.topics),
+                "partitions": sum(len(t.partitions) for t in st.topics.values()),
+                "speed": cluster.speed,
+                "faults": cluster.faults.describe(),
+            }
     if cmd in ("stop-broker", "start-broker", "stop-controller", "start-controller"):
         getattr(cluster, cmd.replace("-", "_"))(int(args[0]))
         return {}
     if cmd == "fault":
-        cluster.inject_fault(args[0], node=opts.get("node"), delay_s=float(opts.get("delay_s") or 0),
-                             error_code=opts.get("error_code"), count=opts.get("count"))
+        cluster.inject_fault(
+            args[0],
+            node=opts.get("node"),
+            delay_s=float(opts.get("delay_s") or 0),
+            error_code=opts.get("error_code"),
+            count=opts.get("count"),
+        )
         return {}
     if cmd == "clear-faults":
         cluster.clear_faults()
@@ -67,7 +88,10 @@ class _Handler(socketserver.StreamRequestHandler):
         for line in self.rfile:
             try:
                 req = json.loads(line)
-                out = {"ok": True, **run_command(cluster, req["cmd"], req.get("args", []), req.get("opts", {}))}
+                out = {
+                    "ok": True,
+                    **run_command(cluster, req["cmd"], req.get("args", []), req.get("opts", {})),
+                }
             except Exception as exc:  # report, keep serving
                 out = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             self.wfile.write(json.dumps(out).encode() + b"\n")
@@ -101,8 +125,13 @@ class ControlServer(socketserver.ThreadingTCPServer):
         self.server_close()
 
 
-def send(address: str, cmd: str, args: list[Any] | None = None, opts: dict[str, Any] | None = None,
-         timeout: float = 30.0) -> dict[str, Any]:
+def send(
+    address: str,
+    cmd: str,
+    args: list[Any] | None = None,
+    opts: dict[str, Any] | None = None,
+    timeout: float = 30.0,
+) -> dict[str, Any]:
     """Client side: send one command and return the decoded answer."""
     host, port = address.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=timeout) as sock:

@@ -15,14 +15,29 @@ if TYPE_CHECKING:
 
 # name, partitions, replication factor, topic configs, synthetic bytes/s
 TOPICS: list[tuple[str, int, int, dict[str, str], float]] = [
-    ("__consumer_offsets", 50, 3, {"cleanup.policy": "compact", "compression.type": "producer",
-                                   "segment.bytes": "104857600"}, 2_000),
+    (
+        "__consumer_offsets",
+        50,
+        3,
+        {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"},
+        2_000,
+    ),
     ("orders", 12, 3, {"retention.ms": "604800000", "min.insync.replicas": "2"}, 400_000),
-    ("payments.events", 6, 3, {"min.insync.replicas": "2", "cleanup.policy": "delete",
-                               "retention.ms": "1209600000"}, 150_000),
+    (
+        "payments.events",
+        6,
+        3,
+        {"min.insync.replicas": "2", "cleanup.policy": "delete", "retention.ms": "1209600000"},
+        150_000,
+    ),
     ("inventory.snapshots", 6, 3, {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.2"}, 50_000),
-    ("logs.app", 24, 2, {"retention.ms": "86400000", "compression.type": "zstd",
-                         "segment.bytes": "268435456"}, 1_500_000),
+    (
+        "logs.app",
+        24,
+        2,
+        {"retention.ms": "86400000", "compression.type": "zstd", "segment.bytes": "268435456"},
+        1_500_000,
+    ),
     ("team-a.clicks", 6, 3, {"retention.ms": "259200000"}, 250_000),
     ("team-a.audit", 3, 3, {"cleanup.policy": "compact,delete"}, 5_000),
     ("team-b.notifications", 4, 2, {}, 20_000),
@@ -49,8 +64,12 @@ def _seed_records(cluster: SandboxCluster, topic: str, count: int) -> None:
         p = t.partitions[i % len(t.partitions)]
         builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 16, offset=p.end_offset)
         value = {"order_id": 100000 + i, "amount": round(10 + (i * 7.31) % 490, 2), "currency": "EUR"}
-        builder.append(timestamp=int(cluster.state.now_ms), key=f"order-{i}".encode(),
-                       value=json.dumps(value).encode(), headers=[])
+        builder.append(
+            timestamp=int(cluster.state.now_ms),
+            key=f"order-{i}".encode(),
+            value=json.dumps(value).encode(),
+            headers=[],
+        )
         builder.close()
         data = bytes(builder.buffer())
         p.keep(Batch(p.end_offset, p.end_offset, data))
@@ -72,14 +91,25 @@ def load_demo(cluster: SandboxCluster) -> None:
         replication.tick(cluster.state, 600.0)  # ten virtual minutes of traffic
         _seed_records(cluster, "orders", 200)
     orders = cluster.state.topics["orders"]
-    cluster.add_group("billing", {"billing-1": [("orders", p) for p in range(0, 6)],
-                                  "billing-2": [("orders", p) for p in range(6, 12)]},
-                      {("orders", p.index): max(0, p.end_offset - 150 * (p.index + 1)) for p in orders.partitions})
+    cluster.add_group(
+        "billing",
+        {
+            "billing-1": [("orders", p) for p in range(0, 6)],
+            "billing-2": [("orders", p) for p in range(6, 12)],
+        },
+        {("orders", p.index): max(0, p.end_offset - 150 * (p.index + 1)) for p in orders.partitions},
+    )
     clicks = cluster.state.topics["team-a.clicks"]
-    cluster.add_group("team-a.sessionizer", {"sessionizer-1": [("team-a.clicks", p.index) for p in clicks.partitions]},
-                      {("team-a.clicks", p.index): p.end_offset - 5 for p in clicks.partitions})
-    cluster.add_group("analytics-batch", {}, {("logs.app", p.index): p.end_offset // 2
-                                               for p in cluster.state.topics["logs.app"].partitions})
+    cluster.add_group(
+        "team-a.sessionizer",
+        {"sessionizer-1": [("team-a.clicks", p.index) for p in clicks.partitions]},
+        {("team-a.clicks", p.index): p.end_offset - 5 for p in clicks.partitions},
+    )
+    cluster.add_group(
+        "analytics-batch",
+        {},
+        {("logs.app", p.index): p.end_offset // 2 for p in cluster.state.topics["logs.app"].partitions},
+    )
 
 
 def _acl_bindings() -> list:

@@ -58,5 +58,13 @@ class Faults:
     def describe(self) -> list[dict[str, object]]:
         """Active faults as plain dicts (for the control socket)."""
         with self._lock:
-            return [{"api_key": f.api_key, "node": f.node, "delay_s": f.delay_s,
-                     "error_code": f.error_code, "remaining": f.remaining} for f in self._faults]
+            return [
+                {
+                    "api_key": f.api_key,
+                    "node": f.node,
+                    "delay_s": f.delay_s,
+                    "error_code": f.error_code,
+                    "remaining": f.remaining,
+                }
+                for f in self._faults
+            ]

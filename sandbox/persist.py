@@ -22,10 +22,18 @@ FORMAT = 1
 
 
 def _partition(p: Partition) -> dict[str, Any]:
-    return {"replicas": p.replicas, "isr": p.isr, "leader": p.leader, "leader_epoch": p.leader_epoch,
-            "partition_epoch": p.partition_epoch, "sizes": {str(b): s for b, s in p.sizes.items()},
-            "log_start_offset": p.log_start_offset, "end_offset": p.end_offset, "adding": p.adding,
-            "removing": p.removing}
+    return {
+        "replicas": p.replicas,
+        "isr": p.isr,
+        "leader": p.leader,
+        "leader_epoch": p.leader_epoch,
+        "partition_epoch": p.partition_epoch,
+        "sizes": {str(b): s for b, s in p.sizes.items()},
+        "log_start_offset": p.log_start_offset,
+        "end_offset": p.end_offset,
+        "adding": p.adding,
+        "removing": p.removing,
+    }
 
 
 def dump_state(cluster: SandboxCluster) -> dict[str, Any]:
@@ -33,18 +41,45 @@ def dump_state(cluster: SandboxCluster) -> dict[str, Any]:
     st = cluster.state
     with st.lock:
         return {
-            "format": FORMAT, "cluster_id": st.cluster_id, "now_ms": st.now_ms,
-            "topics": [{"name": t.name, "id": str(t.topic_id), "configs": t.configs,
-                        "synthetic_bytes_per_s": t.synthetic_bytes_per_s,
-                        "partitions": [_partition(p) for p in t.partitions]} for t in st.topics.values()],
+            "format": FORMAT,
+            "cluster_id": st.cluster_id,
+            "now_ms": st.now_ms,
+            "topics": [
+                {
+                    "name": t.name,
+                    "id": str(t.topic_id),
+                    "configs": t.configs,
+                    "synthetic_bytes_per_s": t.synthetic_bytes_per_s,
+                    "partitions": [_partition(p) for p in t.partitions],
+                }
+                for t in st.topics.values()
+            ],
             "broker_configs": st.broker_configs,
             "logger_levels": {str(k): v for k, v in st.logger_levels.items()},
-            "acls": [[a.resource_type, a.resource_name, a.pattern_type, a.principal, a.host,
-                      a.operation, a.permission_type] for a in st.acls],
-            "groups": [{"id": g.group_id, "state": g.state, "protocol": g.protocol,
-                        "members": [[m.member_id, m.client_id, m.client_host, m.assignment] for m in g.members],
-                        "offsets": [[t, p, o] for (t, p), o in g.offsets.items()]} for g in st.groups.values()],
-            "features": st.features, "features_epoch": st.features_epoch,
+            "acls": [
+                [
+                    a.resource_type,
+                    a.resource_name,
+                    a.pattern_type,
+                    a.principal,
+                    a.host,
+                    a.operation,
+                    a.permission_type,
+                ]
+                for a in st.acls
+            ],
+            "groups": [
+                {
+                    "id": g.group_id,
+                    "state": g.state,
+                    "protocol": g.protocol,
+                    "members": [[m.member_id, m.client_id, m.client_host, m.assignment] for m in g.members],
+                    "offsets": [[t, p, o] for (t, p), o in g.offsets.items()],
+                }
+                for g in st.groups.values()
+            ],
+            "features": st.features,
+            "features_epoch": st.features_epoch,
             "down_brokers": [b for b, n in st.brokers.items() if not n.up],
         }
 
@@ -73,11 +108,20 @@ def load_state(cluster: SandboxCluster, path: str) -> bool:
         for t in data["topics"]:
             parts = []
             for i, p in enumerate(t["partitions"]):
-                part = Partition(index=i, replicas=p["replicas"], isr=p["isr"], leader=p["leader"],
-                                 leader_epoch=p["leader_epoch"], partition_epoch=p["partition_epoch"],
-                                 sizes={int(b): s for b, s in p["sizes"].items()},
-                                 log_start_offset=p["log_start_offset"], end_offset=p["end_offset"],
-                                 adding=p["adding"], removing=p["removing"], topic=t["name"])
+                part = Partition(
+                    index=i,
+                    replicas=p["replicas"],
+                    isr=p["isr"],
+                    leader=p["leader"],
+                    leader_epoch=p["leader_epoch"],
+                    partition_epoch=p["partition_epoch"],
+                    sizes={int(b): s for b, s in p["sizes"].items()},
+                    log_start_offset=p["log_start_offset"],
+                    end_offset=p["end_offset"],
+                    adding=p["adding"],
+                    removing=p["removing"],
+                    topic=t["name"],
+                )
                 parts.append(part)
                 if part.adding or part.removing or set(part.replicas) - set(part.isr):
                     st.catching_up.add((t["name"], i))

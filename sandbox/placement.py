@@ -9,8 +9,9 @@ class PlacementError(ValueError):
     """Not enough live brokers for the requested replication factor."""
 
 
-def place_replicas(state: ClusterState, partitions: int, replication_factor: int,
-                   start_partition: int = 0) -> list[list[int]]:
+def place_replicas(
+    state: ClusterState, partitions: int, replication_factor: int, start_partition: int = 0
+) -> list[list[int]]:
     """Assign replicas like Kafka's striped placer: spread leaders, alternate racks.
 
     Brokers are ordered by alternating racks so consecutive replicas land on different racks
@@ -22,7 +23,8 @@ def place_replicas(state: ClusterState, partitions: int, replication_factor: int
         raise PlacementError(
             f"Unable to replicate the partition {replication_factor} time(s): The target "
             f"replication factor of {replication_factor} cannot be reached because only "
-            f"{len(live)} broker(s) are registered.")
+            f"{len(live)} broker(s) are registered."
+        )
     ordered = _rack_alternating(state, live)
     n = len(ordered)
     start = len(state.topics) % n if n else 0

@@ -111,11 +111,14 @@ def _copy_followers(state: ClusterState, dt: float) -> None:
     for (_t, p, b), (lt, ft) in zip(copies, flags, strict=True):
         budget = state.bandwidth_bytes_per_s * dt / per_follower[b]
         if lt:
-            budget = min(budget, broker_rate(state, p.leader, "leader.replication.throttled.rate")
-                         * dt / lt_count[p.leader])
+            budget = min(
+                budget,
+                broker_rate(state, p.leader, "leader.replication.throttled.rate") * dt / lt_count[p.leader],
+            )
         if ft:
-            budget = min(budget, broker_rate(state, b, "follower.replication.throttled.rate")
-                         * dt / ft_count[b])
+            budget = min(
+                budget, broker_rate(state, b, "follower.replication.throttled.rate") * dt / ft_count[b]
+            )
         lead = p.sizes.get(p.leader, 0.0)
         have = min(p.sizes.get(b, 0.0) + budget, lead)
         p.sizes[b] = have

@@ -48,10 +48,16 @@ def frame_body(correlation_id: int, body: bytes, flexible_header: bool) -> bytes
 
 def api_versions_v0_error(correlation_id: int, node: Node) -> bytes:
     """UNSUPPORTED_VERSION answer to an ApiVersions request of a version we do not know."""
-    resp = ApiVersionsResponse(version=0, error_code=UNSUPPORTED_VERSION, api_keys=[
-        ApiVersionsResponse.ApiVersion(api_key=s.key, min_version=s.min_version,
-                                       max_version=s.max_version)
-        for s in served(node.is_controller).values()])
+    resp = ApiVersionsResponse(
+        version=0,
+        error_code=UNSUPPORTED_VERSION,
+        api_keys=[
+            ApiVersionsResponse.ApiVersion(
+                api_key=s.key, min_version=s.min_version, max_version=s.max_version
+            )
+            for s in served(node.is_controller).values()
+        ],
+    )
     return frame_body(correlation_id, resp.encode(version=0), False)
 
 
@@ -67,8 +73,9 @@ class NodeServer:
 
     async def start(self) -> None:
         """Listen on the node's port (choosing one when it is 0)."""
-        self.server = await asyncio.start_server(self._serve, self.node.host, self.node.port,
-                                                 reuse_address=True, limit=1 << 20)
+        self.server = await asyncio.start_server(
+            self._serve, self.node.host, self.node.port, reuse_address=True, limit=1 << 20
+        )
         self.node.port = self.server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
@@ -109,8 +116,11 @@ class NodeServer:
         """Return the framed response, b"" for no response, None to close the connection."""
         key, version, correlation_id = _HDR.unpack_from(data)
         spec = self.apis.get(key)
-        if key == ApiVersionsRequest.API_KEY and spec and not (
-                spec.min_version <= version <= spec.max_version):
+        if (
+            key == ApiVersionsRequest.API_KEY
+            and spec
+            and not (spec.min_version <= version <= spec.max_version)
+        ):
             return api_versions_v0_error(correlation_id, self.node)
         if spec is None or not spec.min_version <= version <= spec.max_version:
             log.info("node %s: closing, unsupported api %d v%d", self.node.node_id, key, version)

@@ -30,8 +30,10 @@ def topic_name_error(name: str | None) -> str | None:
     if len(name) > 249:
         return f"Topic name is invalid: the length of '{name}' is longer than the max allowed length 249"
     if not LEGAL_TOPIC_CHARS.issuperset(name):
-        return (f"Topic name is invalid: '{name}' contains one or more characters other than "
-                "ASCII alphanumerics, '.', '_' and '-'")
+        return (
+            f"Topic name is invalid: '{name}' contains one or more characters other than "
+            "ASCII alphanumerics, '.', '_' and '-'"
+        )
     return None
 
 
@@ -210,9 +212,13 @@ class ClusterState:
         self.active_controller: int = -1
         self.quorum_epoch = 1
         self.metadata_offset = 0
-        self.features: dict[str, int] = {"metadata.version": 27, "kraft.version": 1,
-                                         "group.version": 1, "transaction.version": 2,
-                                         "eligible.leader.replicas.version": 1}
+        self.features: dict[str, int] = {
+            "metadata.version": 27,
+            "kraft.version": 1,
+            "group.version": 1,
+            "transaction.version": 2,
+            "eligible.leader.replicas.version": 1,
+        }
         self.features_epoch = 1
         self.next_producer_id = 1000
         self.next_rebalance_ms: float = -1  # next automatic preferred-leader rebalance
@@ -247,16 +253,28 @@ class ClusterState:
         """Ids of brokers that are up, sorted."""
         return sorted(b for b, n in self.brokers.items() if n.up)
 
-    def add_topic(self, name: str, assignment: list[list[int]], configs: dict[str, str],
-                  topic_id: uuid.UUID | None = None) -> Topic:
+    def add_topic(
+        self,
+        name: str,
+        assignment: list[list[int]],
+        configs: dict[str, str],
+        topic_id: uuid.UUID | None = None,
+    ) -> Topic:
         """Create a topic with the given replica assignment (leader = first live replica)."""
         tid = topic_id or uuid.uuid4()
         parts = []
         for i, reps in enumerate(assignment):
             live = [b for b in reps if self.brokers.get(b) and self.brokers[b].up]
-            parts.append(Partition(index=i, replicas=list(reps), isr=live or [reps[0]],
-                                   leader=live[0] if live else -1,
-                                   sizes={b: 0.0 for b in reps}, topic=name))
+            parts.append(
+                Partition(
+                    index=i,
+                    replicas=list(reps),
+                    isr=live or [reps[0]],
+                    leader=live[0] if live else -1,
+                    sizes={b: 0.0 for b in reps},
+                    topic=name,
+                )
+            )
         topic = Topic(name=name, topic_id=tid, partitions=parts, configs=dict(configs))
         self.topics[name] = topic
         self.topic_ids[tid] = name

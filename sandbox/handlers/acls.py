@@ -63,24 +63,41 @@ def describe_acls(ctx: RequestContext, req: Any) -> Any:
     for acl in ctx.state.acls:
         if matches(req, acl):
             groups.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(
-                dr.DescribeAclsResource.AclDescription(principal=acl.principal, host=acl.host,
-                                                        operation=acl.operation,
-                                                        permission_type=acl.permission_type))
-    return dr(version=ctx.version, throttle_time_ms=0, error_code=0, error_message="",
-              resources=[dr.DescribeAclsResource(resource_type=k[0], resource_name=k[1], pattern_type=k[2],
-                                                 acls=v) for k, v in groups.items()])
+                dr.DescribeAclsResource.AclDescription(
+                    principal=acl.principal,
+                    host=acl.host,
+                    operation=acl.operation,
+                    permission_type=acl.permission_type,
+                )
+            )
+    return dr(
+        version=ctx.version,
+        throttle_time_ms=0,
+        error_code=0,
+        error_message="",
+        resources=[
+            dr.DescribeAclsResource(resource_type=k[0], resource_name=k[1], pattern_type=k[2], acls=v)
+            for k, v in groups.items()
+        ],
+    )
 
 
 def _validate(c: Any) -> tuple[int, str | None]:
     """Kafka's checks for a new binding: (error code, message) or (0, None)."""
-    if c.resource_type in (0, ANY) or c.resource_pattern_type not in (LITERAL, PREFIXED) or \
-            c.operation in (0, ANY) or c.permission_type not in (2, 3):
+    if (
+        c.resource_type in (0, ANY)
+        or c.resource_pattern_type not in (LITERAL, PREFIXED)
+        or c.operation in (0, ANY)
+        or c.permission_type not in (2, 3)
+    ):
         return -1, None  # Kafka answers UNKNOWN_SERVER_ERROR for these
     if not c.resource_name:
         return 42, "Invalid empty resource name"
     if ":" not in c.principal:
-        return 42, (f"Could not parse principal from `{c.principal}` (no colon is present separating "
-                    "the principal type from the principal name)")
+        return 42, (
+            f"Could not parse principal from `{c.principal}` (no colon is present separating "
+            "the principal type from the principal name)"
+        )
     if c.resource_type == CLUSTER and c.resource_name != "kafka-cluster":
         return 42, "The only valid name for the CLUSTER resource is kafka-cluster"
     return 0, None
@@ -94,8 +111,15 @@ def create_acls(ctx: RequestContext, req: Any) -> Any:
     for c in req.creations:
         code, msg = _validate(c)
         if code == 0:
-            acl = AclBinding(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal,
-                             c.host, c.operation, c.permission_type)
+            acl = AclBinding(
+                c.resource_type,
+                c.resource_name,
+                c.resource_pattern_type,
+                c.principal,
+                c.host,
+                c.operation,
+                c.permission_type,
+            )
             if acl not in st.acls:
                 st.acls.append(acl)
             msg = ""
@@ -114,10 +138,25 @@ def delete_acls(ctx: RequestContext, req: Any) -> Any:
         _check_filter(f)
         hit = [a for a in st.acls if matches(f, a)]
         st.acls = [a for a in st.acls if a not in hit]
-        out.append(fr(error_code=0, error_message=None, matching_acls=[
-            fr.DeleteAclsMatchingAcl(error_code=0, error_message=None, resource_type=a.resource_type,
-                                     resource_name=a.resource_name, pattern_type=a.pattern_type,
-                                     principal=a.principal, host=a.host, operation=a.operation,
-                                     permission_type=a.permission_type) for a in hit]))
+        out.append(
+            fr(
+                error_code=0,
+                error_message=None,
+                matching_acls=[
+                    fr.DeleteAclsMatchingAcl(
+                        error_code=0,
+                        error_message=None,
+                        resource_type=a.resource_type,
+                        resource_name=a.resource_name,
+                        pattern_type=a.pattern_type,
+                        principal=a.principal,
+                        host=a.host,
+                        operation=a.operation,
+                        permission_type=a.permission_type,
+                    )
+                    for a in hit
+                ],
+            )
+        )
     st.record()
     return DeleteAclsResponse(version=ctx.version, throttle_time_ms=0, filter_results=out)

@@ -23,20 +23,37 @@ DR = DescribeConfigsResponse.DescribeConfigsResult
 Entry = DR.DescribeConfigsResourceResult
 
 
-def _entry(name: str, d: C.ConfigDef | None, layers: list[tuple[str, str | None, int]],
-           synonyms: bool, docs: bool, read_only: bool = False) -> Any:
+def _entry(
+    name: str,
+    d: C.ConfigDef | None,
+    layers: list[tuple[str, str | None, int]],
+    synonyms: bool,
+    docs: bool,
+    read_only: bool = False,
+) -> Any:
     sensitive = bool(d and d.sensitive)
     value, source = (layers[0][1], layers[0][2]) if layers else (d.default if d else None, C.DEFAULT)
-    syns = [Entry.DescribeConfigsSynonym(name=n, value=None if sensitive else v, source=s)
-            for n, v, s in layers] if synonyms else []
-    return Entry(name=name, value=None if sensitive else value, read_only=read_only,
-                 config_source=source, is_default=source == C.DEFAULT, is_sensitive=sensitive,
-                 synonyms=syns, config_type=d.type if d else 0,
-                 documentation=(d.doc if d else "") if docs else None)
+    syns = (
+        [Entry.DescribeConfigsSynonym(name=n, value=None if sensitive else v, source=s) for n, v, s in layers]
+        if synonyms
+        else []
+    )
+    return Entry(
+        name=name,
+        value=None if sensitive else value,
+        read_only=read_only,
+        config_source=source,
+        is_default=source == C.DEFAULT,
+        is_sensitive=sensitive,
+        synonyms=syns,
+        config_type=d.type if d else 0,
+        documentation=(d.doc if d else "") if docs else None,
+    )
 
 
-def _topic_entries(st: ClusterState, t: Topic, node_id: int, keys: set[str] | None,
-                   synonyms: bool, docs: bool) -> list[Any]:
+def _topic_entries(
+    st: ClusterState, t: Topic, node_id: int, keys: set[str] | None, synonyms: bool, docs: bool
+) -> list[Any]:
     out = []
     for name, d in C.TOPIC_DEFS.items():
         if keys is not None and name not in keys:
@@ -50,13 +67,19 @@ def _topic_entries(st: ClusterState, t: Topic, node_id: int, keys: set[str] | No
     return out
 
 
-def _broker_entries(st: ClusterState, node_id: int, default_only: bool, keys: set[str] | None,
-                    synonyms: bool, docs: bool) -> list[Any]:
+def _broker_entries(
+    st: ClusterState, node_id: int, default_only: bool, keys: set[str] | None, synonyms: bool, docs: bool
+) -> list[Any]:
     out = []
-    extra = [n for n in C.DYNAMIC_ONLY if n in st.broker_configs.get("" if default_only else str(node_id), {})
-             or (not default_only and n in st.broker_configs.get("", {}))]
-    unknown = [n for n in st.broker_configs.get("" if default_only else str(node_id), {})
-               if C.broker_def(n) is None]
+    extra = [
+        n
+        for n in C.DYNAMIC_ONLY
+        if n in st.broker_configs.get("" if default_only else str(node_id), {})
+        or (not default_only and n in st.broker_configs.get("", {}))
+    ]
+    unknown = [
+        n for n in st.broker_configs.get("" if default_only else str(node_id), {}) if C.broker_def(n) is None
+    ]
     for name in [*C.BROKER_DEFS, *extra, *unknown]:
         if keys is not None and name not in keys:
             continue
@@ -71,8 +94,9 @@ def _broker_entries(st: ClusterState, node_id: int, default_only: bool, keys: se
     return out
 
 
-def _broker_id_error(ctx: RequestContext, name: str, describe: bool,
-                     logger: bool = False) -> tuple[int, str] | None:
+def _broker_id_error(
+    ctx: RequestContext, name: str, describe: bool, logger: bool = False
+) -> tuple[int, str] | None:
     """Nodes describe only themselves (or ""); brokers alter only themselves, controllers any broker."""
     if name == "":
         return None
@@ -99,8 +123,13 @@ def describe_configs(ctx: RequestContext, req: Any) -> Any:
     results = []
     for r in req.resources:
         keys = set(r.configuration_keys) if r.configuration_keys is not None else None
-        res = DR(error_code=0, error_message="", resource_type=r.resource_type,
-                 resource_name=r.resource_name, configs=[])
+        res = DR(
+            error_code=0,
+            error_message="",
+            resource_type=r.resource_type,
+            resource_name=r.resource_name,
+            configs=[],
+        )
         results.append(res)
         syn, docs = bool(req.include_synonyms), bool(req.include_documentation)
         if r.resource_type == TOPIC:
@@ -121,11 +150,21 @@ def describe_configs(ctx: RequestContext, req: Any) -> Any:
                 res.configs = _broker_entries(st, nid, r.resource_name == "", keys, syn, docs)
             else:
                 levels = st.logger_levels.get(int(r.resource_name or ctx.node.node_id), {})
-                res.configs = [Entry(name=n, value=levels.get(n, "INFO"), read_only=False,
-                                     config_source=C.BROKER_LOGGER, is_default=False,
-                                     is_sensitive=False, synonyms=[], config_type=0,
-                                     documentation="" if docs else None)
-                               for n in C.LOGGERS if keys is None or n in keys]
+                res.configs = [
+                    Entry(
+                        name=n,
+                        value=levels.get(n, "INFO"),
+                        read_only=False,
+                        config_source=C.BROKER_LOGGER,
+                        is_default=False,
+                        is_sensitive=False,
+                        synonyms=[],
+                        config_type=0,
+                        documentation="" if docs else None,
+                    )
+                    for n in C.LOGGERS
+                    if keys is None or n in keys
+                ]
         else:
             res.error_code, res.error_message = 42, f"Unsupported resource type {r.resource_type}"
     return DescribeConfigsResponse(version=ctx.version, throttle_time_ms=0, results=results)
@@ -134,8 +173,9 @@ def describe_configs(ctx: RequestContext, req: Any) -> Any:
 OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 
 
-def _apply_logger(ctx: RequestContext, name: str, ops: list[tuple[str, int, str | None]],
-                  validate_only: bool) -> tuple[int, str | None]:
+def _apply_logger(
+    ctx: RequestContext, name: str, ops: list[tuple[str, int, str | None]], validate_only: bool
+) -> tuple[int, str | None]:
     err = _broker_id_error(ctx, name, False, logger=True)
     if err:
         return err
@@ -156,8 +196,9 @@ def _apply_logger(ctx: RequestContext, name: str, ops: list[tuple[str, int, str 
     return 0, None
 
 
-def _list_op(rtype: int, d: C.ConfigDef | None, k: str, op: int, v: str | None,
-             cur: str | None) -> tuple[int, str] | str:
+def _list_op(
+    rtype: int, d: C.ConfigDef | None, k: str, op: int, v: str | None, cur: str | None
+) -> tuple[int, str] | str:
     """The new value of an APPEND/SUBTRACT, or an error (Kafka words it differently per type)."""
     if d is None or d.type != C.LIST:
         if rtype == TOPIC:
@@ -173,8 +214,9 @@ def _list_op(rtype: int, d: C.ConfigDef | None, k: str, op: int, v: str | None,
     return ",".join(items)
 
 
-def _apply_ops(rtype: int, current: dict[str, str], ops: list[tuple[str, int, str | None]],
-               incremental: bool) -> tuple[int, str | None, dict[str, str]]:
+def _apply_ops(
+    rtype: int, current: dict[str, str], ops: list[tuple[str, int, str | None]], incremental: bool
+) -> tuple[int, str | None, dict[str, str]]:
     """Validate ops against a resource's dynamic configs; (code, message, new configs)."""
     new = dict(current) if incremental else {}
     defs = C.TOPIC_DEFS if rtype == TOPIC else {**C.BROKER_DEFS, **C.DYNAMIC_ONLY}
@@ -201,8 +243,14 @@ def _apply_ops(rtype: int, current: dict[str, str], ops: list[tuple[str, int, st
     return 0, None, new
 
 
-def _apply(ctx: RequestContext, rtype: int, name: str, ops: list[tuple[str, int, str | None]],
-           validate_only: bool, incremental: bool) -> tuple[int, str | None]:
+def _apply(
+    ctx: RequestContext,
+    rtype: int,
+    name: str,
+    ops: list[tuple[str, int, str | None]],
+    validate_only: bool,
+    incremental: bool,
+) -> tuple[int, str | None]:
     """Validate and (unless validate_only) apply one resource's config changes."""
     st = ctx.state
     keys = [k for k, _, _ in ops]
@@ -258,10 +306,22 @@ def alter_configs(ctx: RequestContext, req: Any) -> Any:
         elif nulls and r.resource_type == TOPIC:
             code, msg = 42, f"Null value not supported for : {nulls[0]}"
         else:
-            code, msg = _apply(ctx, r.resource_type, r.resource_name,
-                               [(c.name, SET, c.value) for c in r.configs], req.validate_only, False)
-        out.append(ar(error_code=code, error_message=msg, resource_type=r.resource_type,
-                      resource_name=r.resource_name))
+            code, msg = _apply(
+                ctx,
+                r.resource_type,
+                r.resource_name,
+                [(c.name, SET, c.value) for c in r.configs],
+                req.validate_only,
+                False,
+            )
+        out.append(
+            ar(
+                error_code=code,
+                error_message=msg,
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+            )
+        )
     return AlterConfigsResponse(version=ctx.version, throttle_time_ms=0, responses=out)
 
 
@@ -275,9 +335,20 @@ def incremental_alter_configs(ctx: RequestContext, req: Any) -> Any:
         if (r.resource_type, r.resource_name) in dup:
             code, msg = 42, DUPLICATE_RESOURCE
         else:
-            code, msg = _apply(ctx, r.resource_type, r.resource_name,
-                               [(c.name, c.config_operation, c.value) for c in r.configs],
-                               req.validate_only, True)
-        out.append(ar(error_code=code, error_message=msg, resource_type=r.resource_type,
-                      resource_name=r.resource_name))
+            code, msg = _apply(
+                ctx,
+                r.resource_type,
+                r.resource_name,
+                [(c.name, c.config_operation, c.value) for c in r.configs],
+                req.validate_only,
+                True,
+            )
+        out.append(
+            ar(
+                error_code=code,
+                error_message=msg,
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+            )
+        )
     return IncrementalAlterConfigsResponse(version=ctx.version, throttle_time_ms=0, responses=out)

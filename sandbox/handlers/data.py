@@ -40,7 +40,9 @@ def _lookup(st: ClusterState, name: str | None, tid: uuid.UUID | None) -> Topic 
     return st.topics.get(name) if name is not None else None
 
 
-def _leader_error(ctx: RequestContext, t: Topic | None, index: int, by_id: bool) -> tuple[int, Partition | None]:
+def _leader_error(
+    ctx: RequestContext, t: Topic | None, index: int, by_id: bool
+) -> tuple[int, Partition | None]:
     if t is None:
         return (100 if by_id else 3), None
     if not 0 <= index < len(t.partitions):
@@ -69,9 +71,17 @@ def produce(ctx: RequestContext, req: Any) -> Any:
                     code = 19  # NOT_ENOUGH_REPLICAS
                 else:
                     base = _append(p, bytes(pd.records or b""))
-            parts.append(pr.PartitionProduceResponse(
-                index=pd.index, error_code=code, base_offset=base, log_append_time_ms=-1,
-                log_start_offset=p.log_start_offset if p else -1, record_errors=[], error_message=None))
+            parts.append(
+                pr.PartitionProduceResponse(
+                    index=pd.index,
+                    error_code=code,
+                    base_offset=base,
+                    log_append_time_ms=-1,
+                    log_start_offset=p.log_start_offset if p else -1,
+                    record_errors=[],
+                    error_message=None,
+                )
+            )
         out.append(pr(name=td.name, topic_id=td.topic_id, partition_responses=parts))
     if req.acks == 0:
         return None
@@ -140,11 +150,18 @@ def fetch(ctx: RequestContext, req: Any) -> Any:
                 else:
                     records = _read(t, p, fp.fetch_offset, fp.partition_max_bytes)
                     total += len(records)
-            parts.append(fr.PartitionData(
-                partition_index=fp.partition, error_code=code,
-                high_watermark=p.end_offset if p else -1, last_stable_offset=p.end_offset if p else -1,
-                log_start_offset=p.log_start_offset if p else -1, aborted_transactions=None,
-                preferred_read_replica=-1, records=records))
+            parts.append(
+                fr.PartitionData(
+                    partition_index=fp.partition,
+                    error_code=code,
+                    high_watermark=p.end_offset if p else -1,
+                    last_stable_offset=p.end_offset if p else -1,
+                    log_start_offset=p.log_start_offset if p else -1,
+                    aborted_transactions=None,
+                    preferred_read_replica=-1,
+                    records=records,
+                )
+            )
         out.append(fr(topic=ft.topic, topic_id=ft.topic_id, partitions=parts))
     if total == 0 and req.max_wait_ms > 0 and not ctx.retried:
         return Deferred(min(req.max_wait_ms, 500) / 1000.0)
@@ -177,9 +194,15 @@ def list_offsets(ctx: RequestContext, req: Any) -> Any:
                         if bts >= lp.timestamp:
                             ts, off = bts, b.base_offset
                             break
-            parts.append(lr.ListOffsetsPartitionResponse(
-                partition_index=lp.partition_index, error_code=code, timestamp=ts, offset=off,
-                leader_epoch=p.leader_epoch if p else -1))
+            parts.append(
+                lr.ListOffsetsPartitionResponse(
+                    partition_index=lp.partition_index,
+                    error_code=code,
+                    timestamp=ts,
+                    offset=off,
+                    leader_epoch=p.leader_epoch if p else -1,
+                )
+            )
         out.append(lr(name=lt.name, partitions=parts))
     return ListOffsetsResponse(version=v, throttle_time_ms=0, topics=out)
 
@@ -189,8 +212,14 @@ def init_producer_id(ctx: RequestContext, req: Any) -> Any:
     """Hand out producer ids for idempotent producers (transactions are not simulated)."""
     st = ctx.state
     if req.transactional_id is not None:
-        return InitProducerIdResponse(version=ctx.version, throttle_time_ms=0, error_code=53,
-                                      producer_id=-1, producer_epoch=-1)
+        return InitProducerIdResponse(
+            version=ctx.version, throttle_time_ms=0, error_code=53, producer_id=-1, producer_epoch=-1
+        )
     st.next_producer_id += 1
-    return InitProducerIdResponse(version=ctx.version, throttle_time_ms=0, error_code=0,
-                                  producer_id=st.next_producer_id, producer_epoch=0)
+    return InitProducerIdResponse(
+        version=ctx.version,
+        throttle_time_ms=0,
+        error_code=0,
+        producer_id=st.next_producer_id,
+        producer_epoch=0,
+    )

@@ -45,8 +45,11 @@ def list_groups(ctx: RequestContext, req: Any) -> Any:
             continue
         if states and g.state.lower() not in states or types and "classic" not in types:
             continue
-        out.append(ListGroupsResponse.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type,
-                                                  group_state=g.state, group_type="Classic"))
+        out.append(
+            ListGroupsResponse.ListedGroup(
+                group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type="Classic"
+            )
+        )
     return ListGroupsResponse(version=v, throttle_time_ms=0, error_code=0, groups=out)
 
 
@@ -57,8 +60,11 @@ def _member_bytes(g: Group, m: Any) -> tuple[bytes, bytes]:
     for t, p in m.assignment:
         by_topic.setdefault(t, []).append(p)
     asg = ConsumerProtocolAssignment(
-        assigned_partitions=[ConsumerProtocolAssignment.TopicPartition(topic=t, partitions=ps)
-                             for t, ps in by_topic.items()], user_data=None)
+        assigned_partitions=[
+            ConsumerProtocolAssignment.TopicPartition(topic=t, partitions=ps) for t, ps in by_topic.items()
+        ],
+        user_data=None,
+    )
     return sub.encode(version=0), asg.encode(version=0)
 
 
@@ -70,36 +76,76 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
     out = []
     for gid in req.groups:
         if coordinator(st, gid) != ctx.node.node_id:
-            out.append(dg(error_code=16, error_message=None, group_id=gid, group_state="", protocol_type="",
-                          protocol_data="", members=[], authorized_operations=None))
+            out.append(
+                dg(
+                    error_code=16,
+                    error_message=None,
+                    group_id=gid,
+                    group_state="",
+                    protocol_type="",
+                    protocol_data="",
+                    members=[],
+                    authorized_operations=None,
+                )
+            )
             continue
         g = st.groups.get(gid)
         if g is None:
-            out.append(dg(error_code=69 if v >= 6 else 0, group_id=gid,
-                          error_message=f"Group {gid} not found." if v >= 6 else None,
-                          group_state="Dead", protocol_type="", protocol_data="", members=[],
-                          authorized_operations=GROUP_OPS if req.include_authorized_operations and v < 6
-                          else None))
+            out.append(
+                dg(
+                    error_code=69 if v >= 6 else 0,
+                    group_id=gid,
+                    error_message=f"Group {gid} not found." if v >= 6 else None,
+                    group_state="Dead",
+                    protocol_type="",
+                    protocol_data="",
+                    members=[],
+                    authorized_operations=GROUP_OPS if req.include_authorized_operations and v < 6 else None,
+                )
+            )
             continue
         members = []
         for m in g.members:
             meta, asg = _member_bytes(g, m)
-            members.append(dg.DescribedGroupMember(member_id=m.member_id, group_instance_id=None,
-                                                   client_id=m.client_id, client_host=m.client_host,
-                                                   member_metadata=meta, member_assignment=asg))
+            members.append(
+                dg.DescribedGroupMember(
+                    member_id=m.member_id,
+                    group_instance_id=None,
+                    client_id=m.client_id,
+                    client_host=m.client_host,
+                    member_metadata=meta,
+                    member_assignment=asg,
+                )
+            )
         for lm in g.live.values():
-            members.append(dg.DescribedGroupMember(member_id=lm.member_id, group_instance_id=None,
-                                                   client_id=lm.client_id, client_host=lm.client_host,
-                                                   member_metadata=lm.protocols.get(g.protocol, b""),
-                                                   member_assignment=lm.assignment))
-        out.append(dg(error_code=0, error_message=None, group_id=gid, group_state=g.state,
-                      protocol_type=g.protocol_type, protocol_data=g.protocol if members else "",
-                      members=members,
-                      authorized_operations=GROUP_OPS if req.include_authorized_operations else None))
+            members.append(
+                dg.DescribedGroupMember(
+                    member_id=lm.member_id,
+                    group_instance_id=None,
+                    client_id=lm.client_id,
+                    client_host=lm.client_host,
+                    member_metadata=lm.protocols.get(g.protocol, b""),
+                    member_assignment=lm.assignment,
+                )
+            )
+        out.append(
+            dg(
+                error_code=0,
+                error_message=None,
+                group_id=gid,
+                group_state=g.state,
+                protocol_type=g.protocol_type,
+                protocol_data=g.protocol if members else "",
+                members=members,
+                authorized_operations=GROUP_OPS if req.include_authorized_operations else None,
+            )
+        )
     return DescribeGroupsResponse(version=v, throttle_time_ms=0, groups=out)
 
 
-def _offsets(st: ClusterState, g: Group | None, topics: list[tuple[str, list[int]]] | None) -> list[tuple[str, list[tuple[int, int]]]]:
+def _offsets(
+    st: ClusterState, g: Group | None, topics: list[tuple[str, list[int]]] | None
+) -> list[tuple[str, list[tuple[int, int]]]]:
     if g is None:
         return [(t, [(p, -1) for p in ps]) for t, ps in (topics or [])]
     if topics is None:
@@ -121,10 +167,27 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
             return of(version=v, throttle_time_ms=0, topics=[], error_code=16)
         res = _offsets(st, st.groups.get(req.group_id), topics)
         ot = of.OffsetFetchResponseTopic
-        return of(version=v, throttle_time_ms=0, error_code=0, topics=[
-            ot(name=t, partitions=[ot.OffsetFetchResponsePartition(
-                partition_index=p, committed_offset=o, committed_leader_epoch=-1, metadata="",
-                error_code=0) for p, o in ps]) for t, ps in res])
+        return of(
+            version=v,
+            throttle_time_ms=0,
+            error_code=0,
+            topics=[
+                ot(
+                    name=t,
+                    partitions=[
+                        ot.OffsetFetchResponsePartition(
+                            partition_index=p,
+                            committed_offset=o,
+                            committed_leader_epoch=-1,
+                            metadata="",
+                            error_code=0,
+                        )
+                        for p, o in ps
+                    ],
+                )
+                for t, ps in res
+            ],
+        )
     groups = []
     og = of.OffsetFetchResponseGroup
     for rg in req.groups:
@@ -133,10 +196,28 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
             continue
         topics = None if rg.topics is None else [(t.name, list(t.partition_indexes)) for t in rg.topics]
         res = _offsets(st, st.groups.get(rg.group_id), topics)
-        groups.append(og(group_id=rg.group_id, error_code=0, topics=[
-            og.OffsetFetchResponseTopics(name=t, partitions=[og.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
-                partition_index=p, committed_offset=o, committed_leader_epoch=-1, metadata="", error_code=0)
-                for p, o in ps]) for t, ps in res]))
+        groups.append(
+            og(
+                group_id=rg.group_id,
+                error_code=0,
+                topics=[
+                    og.OffsetFetchResponseTopics(
+                        name=t,
+                        partitions=[
+                            og.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
+                                partition_index=p,
+                                committed_offset=o,
+                                committed_leader_epoch=-1,
+                                metadata="",
+                                error_code=0,
+                            )
+                            for p, o in ps
+                        ],
+                    )
+                    for t, ps in res
+                ],
+            )
+        )
     return of(version=v, throttle_time_ms=0, groups=groups)
 
 
@@ -177,7 +258,9 @@ def offset_commit(ctx: RequestContext, req: Any) -> Any:
                 pcode = 3
             if pcode == 0 and group is not None:
                 group.offsets[(t.name, p.partition_index)] = p.committed_offset
-            parts.append(ot.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=pcode))
+            parts.append(
+                ot.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=pcode)
+            )
         out.append(ot(name=t.name, partitions=parts))
     return OffsetCommitResponse(version=v, throttle_time_ms=0, topics=out)
 

@@ -82,18 +82,43 @@ def _complete(g: Group) -> None:
 def _join_response(ctx: RequestContext, g: Group, m: LiveMember, code: int = 0) -> Any:
     jr = JoinGroupResponse
     leader = m.member_id == g.leader
-    members = [jr.JoinGroupResponseMember(member_id=x.member_id, group_instance_id=None,
-                                          metadata=x.protocols.get(g.protocol, b""))
-               for x in g.live.values()] if leader else []
-    return jr(version=ctx.version, throttle_time_ms=0, error_code=code, generation_id=g.generation,
-              protocol_type=g.protocol_type, protocol_name=g.protocol, leader=g.leader, skip_assignment=False,
-              member_id=m.member_id, members=members)
+    members = (
+        [
+            jr.JoinGroupResponseMember(
+                member_id=x.member_id, group_instance_id=None, metadata=x.protocols.get(g.protocol, b"")
+            )
+            for x in g.live.values()
+        ]
+        if leader
+        else []
+    )
+    return jr(
+        version=ctx.version,
+        throttle_time_ms=0,
+        error_code=code,
+        generation_id=g.generation,
+        protocol_type=g.protocol_type,
+        protocol_name=g.protocol,
+        leader=g.leader,
+        skip_assignment=False,
+        member_id=m.member_id,
+        members=members,
+    )
 
 
 def _join_error(ctx: RequestContext, code: int, member_id: str = "") -> Any:
-    return JoinGroupResponse(version=ctx.version, throttle_time_ms=0, error_code=code, generation_id=-1,
-                             protocol_type=None, protocol_name=None if ctx.version >= 7 else "",
-                             leader="", skip_assignment=False, member_id=member_id, members=[])
+    return JoinGroupResponse(
+        version=ctx.version,
+        throttle_time_ms=0,
+        error_code=code,
+        generation_id=-1,
+        protocol_type=None,
+        protocol_name=None if ctx.version >= 7 else "",
+        leader="",
+        skip_assignment=False,
+        member_id=member_id,
+        members=[],
+    )
 
 
 @api(JoinGroupRequest, 0, 9)
@@ -112,8 +137,13 @@ def join_group(ctx: RequestContext, req: Any) -> Any:
         if req.member_id:
             return _join_error(ctx, UNKNOWN_MEMBER_ID)
         mid = f"{ctx.client_id or 'client'}-{uuid.uuid4()}"
-        m = g.live[mid] = LiveMember(mid, ctx.client_id or "", f"/{ctx.client_host}", req.session_timeout_ms,
-                                     req.rebalance_timeout_ms if ctx.version >= 1 else req.session_timeout_ms)
+        m = g.live[mid] = LiveMember(
+            mid,
+            ctx.client_id or "",
+            f"/{ctx.client_host}",
+            req.session_timeout_ms,
+            req.rebalance_timeout_ms if ctx.version >= 1 else req.session_timeout_ms,
+        )
         m.last_seen = time.monotonic()
         if ctx.version >= 4:
             return _join_error(ctx, MEMBER_ID_REQUIRED, mid)
@@ -150,9 +180,14 @@ def sync_group(ctx: RequestContext, req: Any) -> Any:
     code = code or _member_check(g, req.member_id, req.generation_id)
 
     def answer(c: int, assignment: bytes = b"") -> Any:
-        return SyncGroupResponse(version=ctx.version, throttle_time_ms=0, error_code=c,
-                                 protocol_type=g.protocol_type if g and not c else None,
-                                 protocol_name=g.protocol if g and not c else None, assignment=assignment)
+        return SyncGroupResponse(
+            version=ctx.version,
+            throttle_time_ms=0,
+            error_code=c,
+            protocol_type=g.protocol_type if g and not c else None,
+            protocol_name=g.protocol if g and not c else None,
+            assignment=assignment,
+        )
 
     if code:
         return answer(code)
@@ -191,7 +226,9 @@ def leave_group(ctx: RequestContext, req: Any) -> Any:
         mcode = code or (0 if g is not None and mid in g.live else UNKNOWN_MEMBER_ID)
         if mcode == 0 and g is not None:
             del g.live[mid]
-        results.append(LeaveGroupResponse.MemberResponse(member_id=mid, group_instance_id=None, error_code=mcode))
+        results.append(
+            LeaveGroupResponse.MemberResponse(member_id=mid, group_instance_id=None, error_code=mcode)
+        )
     if g is not None and not code:
         _membership_changed(g)
     top = code or (results[0].error_code if ctx.version < 3 and results else 0)

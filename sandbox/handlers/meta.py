@@ -32,8 +32,13 @@ from sandbox.state import ClusterState, Partition, Topic
 ZERO_UUID = uuid.UUID(int=0)
 CLUSTER_OPS = {5, 7, 8, 9, 10, 11, 12}
 TOPIC_OPS = {3, 4, 5, 6, 7, 8, 10, 11}
-FEATURE_RANGES = {"metadata.version": (7, 27), "kraft.version": (0, 1), "group.version": (0, 1),
-                  "transaction.version": (0, 2), "eligible.leader.replicas.version": (0, 1)}
+FEATURE_RANGES = {
+    "metadata.version": (7, 27),
+    "kraft.version": (0, 1),
+    "group.version": (0, 1),
+    "transaction.version": (0, 2),
+    "eligible.leader.replicas.version": (0, 1),
+}
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 MISMATCH = "The request was sent to an endpoint of type {}, but we wanted an endpoint of type {}"
 
@@ -43,15 +48,25 @@ def api_versions(ctx: RequestContext, req: Any) -> Any:
     """The APIs this node serves, plus supported/finalized features."""
     st = ctx.state
     av = ApiVersionsResponse
-    return av(version=ctx.version, error_code=0, throttle_time_ms=0, api_keys=[
-        av.ApiVersion(api_key=s.key, min_version=s.min_version, max_version=s.max_version)
-        for s in served(ctx.node.is_controller).values()],
-        supported_features=[av.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
-                            for n, (lo, hi) in FEATURE_RANGES.items()],
+    return av(
+        version=ctx.version,
+        error_code=0,
+        throttle_time_ms=0,
+        api_keys=[
+            av.ApiVersion(api_key=s.key, min_version=s.min_version, max_version=s.max_version)
+            for s in served(ctx.node.is_controller).values()
+        ],
+        supported_features=[
+            av.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
+            for n, (lo, hi) in FEATURE_RANGES.items()
+        ],
         finalized_features_epoch=st.features_epoch,
-        finalized_features=[av.FinalizedFeatureKey(name=n, max_version_level=v, min_version_level=v)
-                            for n, v in st.features.items()],
-        zk_migration_ready=False)
+        finalized_features=[
+            av.FinalizedFeatureKey(name=n, max_version_level=v, min_version_level=v)
+            for n, v in st.features.items()
+        ],
+        zk_migration_ready=False,
+    )
 
 
 def metadata_controller_id(st: ClusterState) -> int:
@@ -79,22 +94,32 @@ def _fast_partition(**values: Any) -> Any:
 def _partition(p: Partition, st: ClusterState) -> Any:
     brokers = st.brokers
     offline = [b for b in p.replicas if not brokers[b].up]
-    return _fast_partition(error_code=5 if p.leader < 0 else 0, partition_index=p.index,
-                           leader_id=p.leader, leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas),
-                           isr_nodes=list(p.isr), offline_replicas=offline)
+    return _fast_partition(
+        error_code=5 if p.leader < 0 else 0,
+        partition_index=p.index,
+        leader_id=p.leader,
+        leader_epoch=p.leader_epoch,
+        replica_nodes=list(p.replicas),
+        isr_nodes=list(p.isr),
+        offline_replicas=offline,
+    )
 
 
 def _topic(t: Topic, st: ClusterState, ops: bool) -> Any:
     return MetadataResponse.MetadataResponseTopic(
-        error_code=0, name=t.name, topic_id=t.topic_id, is_internal=t.internal,
+        error_code=0,
+        name=t.name,
+        topic_id=t.topic_id,
+        is_internal=t.internal,
         partitions=[_partition(p, st) for p in t.partitions],
-        authorized_operations=TOPIC_OPS if ops else None)
+        authorized_operations=TOPIC_OPS if ops else None,
+    )
 
 
 def _error_topic(name: str | None, code: int, tid: uuid.UUID = ZERO_UUID) -> Any:
     return MetadataResponse.MetadataResponseTopic(
-        error_code=code, name=name, topic_id=tid, is_internal=False, partitions=[],
-        authorized_operations=None)
+        error_code=code, name=name, topic_id=tid, is_internal=False, partitions=[], authorized_operations=None
+    )
 
 
 def _auto_create(ctx: RequestContext, name: str) -> bool:
@@ -216,14 +241,22 @@ def _metadata(ctx: RequestContext, req: Any, ops: bool, full: bool) -> Any:
             else:
                 topics.append(_error_topic(name, 3))
     return MetadataResponse(
-        version=v, throttle_time_ms=0, cluster_id=st.cluster_id,
-        controller_id=metadata_controller_id(st), topics=topics, error_code=0,
-        brokers=[MetadataResponse.MetadataResponseBroker(node_id=b, host=st.brokers[b].host,
-                                                          port=st.brokers[b].port,
-                                                          rack=st.brokers[b].rack)
-                 for b in st.live_brokers()],
-        authorized_operations=CLUSTER_OPS if (8 <= v <= 10 and
-                                              req.include_cluster_authorized_operations) else None)
+        version=v,
+        throttle_time_ms=0,
+        cluster_id=st.cluster_id,
+        controller_id=metadata_controller_id(st),
+        topics=topics,
+        error_code=0,
+        brokers=[
+            MetadataResponse.MetadataResponseBroker(
+                node_id=b, host=st.brokers[b].host, port=st.brokers[b].port, rack=st.brokers[b].rack
+            )
+            for b in st.live_brokers()
+        ],
+        authorized_operations=CLUSTER_OPS
+        if (8 <= v <= 10 and req.include_cluster_authorized_operations)
+        else None,
+    )
 
 
 @api(DescribeClusterRequest, 0, 2, controller=True)
@@ -235,21 +268,39 @@ def describe_cluster(ctx: RequestContext, req: Any) -> Any:
     dc = DescribeClusterResponse
     if wanted != mine:
         names = {1: "BROKER", 2: "CONTROLLER"}
-        return dc(version=ctx.version, throttle_time_ms=0, endpoint_type=mine,
-                  error_code=114 if ctx.version >= 1 else 42, cluster_id="", controller_id=-1,
-                  error_message=MISMATCH.format(names[mine], names.get(wanted, "UNKNOWN")),
-                  brokers=[], authorized_operations=None)
+        return dc(
+            version=ctx.version,
+            throttle_time_ms=0,
+            endpoint_type=mine,
+            error_code=114 if ctx.version >= 1 else 42,
+            cluster_id="",
+            controller_id=-1,
+            error_message=MISMATCH.format(names[mine], names.get(wanted, "UNKNOWN")),
+            brokers=[],
+            authorized_operations=None,
+        )
     if node.is_controller:
         nodes = list(st.controllers.values())
         controller = st.active_controller
     else:
         nodes = [n for n in st.brokers.values() if n.up or req.include_fenced_brokers]
         controller = metadata_controller_id(st)
-    return dc(version=ctx.version, throttle_time_ms=0, error_code=0, error_message=None,
-              endpoint_type=mine, cluster_id=st.cluster_id, controller_id=controller,
-              brokers=[dc.DescribeClusterBroker(broker_id=n.node_id, host=n.host, port=n.port,
-                                                rack=n.rack, is_fenced=not n.up) for n in nodes],
-              authorized_operations=CLUSTER_OPS if req.include_cluster_authorized_operations else None)
+    return dc(
+        version=ctx.version,
+        throttle_time_ms=0,
+        error_code=0,
+        error_message=None,
+        endpoint_type=mine,
+        cluster_id=st.cluster_id,
+        controller_id=controller,
+        brokers=[
+            dc.DescribeClusterBroker(
+                broker_id=n.node_id, host=n.host, port=n.port, rack=n.rack, is_fenced=not n.up
+            )
+            for n in nodes
+        ],
+        authorized_operations=CLUSTER_OPS if req.include_cluster_authorized_operations else None,
+    )
 
 
 def _dir_id(node_id: int) -> uuid.UUID:
@@ -264,9 +315,13 @@ def describe_quorum(ctx: RequestContext, req: Any) -> Any:
     ps = dq.TopicData.PartitionData
 
     def rs(n: Any) -> Any:
-        return ps.ReplicaState(replica_id=n.node_id, replica_directory_id=_dir_id(n.node_id),
-                               log_end_offset=n.log_end_offset, last_fetch_timestamp=n.last_fetch_ms,
-                               last_caught_up_timestamp=n.last_caught_up_ms)
+        return ps.ReplicaState(
+            replica_id=n.node_id,
+            replica_directory_id=_dir_id(n.node_id),
+            log_end_offset=n.log_end_offset,
+            last_fetch_timestamp=n.last_fetch_ms,
+            last_caught_up_timestamp=n.last_caught_up_ms,
+        )
 
     msg = "" if v >= 2 else None
     topics = []
@@ -274,20 +329,38 @@ def describe_quorum(ctx: RequestContext, req: Any) -> Any:
         parts = []
         for p in t.partitions:
             if t.topic_name != "__cluster_metadata" or p.partition_index != 0:
-                parts.append(ps(partition_index=p.partition_index, error_code=3, error_message=msg,
-                                leader_id=-1, leader_epoch=-1, high_watermark=-1,
-                                current_voters=[], observers=[]))
+                parts.append(
+                    ps(
+                        partition_index=p.partition_index,
+                        error_code=3,
+                        error_message=msg,
+                        leader_id=-1,
+                        leader_epoch=-1,
+                        high_watermark=-1,
+                        current_voters=[],
+                        observers=[],
+                    )
+                )
                 continue
             leader = st.active_controller
             hw = st.controllers[leader].log_end_offset if leader in st.controllers else -1
-            parts.append(ps(partition_index=0, error_code=0, error_message=msg, leader_id=leader,
-                            leader_epoch=st.quorum_epoch, high_watermark=hw,
-                            current_voters=[rs(n) for n in st.controllers.values()],
-                            observers=[rs(n) for n in st.brokers.values() if n.up]))
+            parts.append(
+                ps(
+                    partition_index=0,
+                    error_code=0,
+                    error_message=msg,
+                    leader_id=leader,
+                    leader_epoch=st.quorum_epoch,
+                    high_watermark=hw,
+                    current_voters=[rs(n) for n in st.controllers.values()],
+                    observers=[rs(n) for n in st.brokers.values() if n.up],
+                )
+            )
         topics.append(dq.TopicData(topic_name=t.topic_name, partitions=parts))
-    nodes = [dq.Node(node_id=n.node_id, listeners=[dq.Node.Listener(name="CONTROLLER", host=n.host,
-                                                                     port=n.port)])
-             for n in st.controllers.values()]
+    nodes = [
+        dq.Node(node_id=n.node_id, listeners=[dq.Node.Listener(name="CONTROLLER", host=n.host, port=n.port)])
+        for n in st.controllers.values()
+    ]
     return dq(version=v, error_code=0, error_message=msg, topics=topics, nodes=nodes)
 
 
@@ -301,17 +374,35 @@ def find_coordinator(ctx: RequestContext, req: Any) -> Any:
     out = []
     for k in keys:
         if not live:
-            out.append(fc.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=15,
-                                      error_message="The coordinator is not available."))
+            out.append(
+                fc.Coordinator(
+                    key=k,
+                    node_id=-1,
+                    host="",
+                    port=-1,
+                    error_code=15,
+                    error_message="The coordinator is not available.",
+                )
+            )
             continue
         b = st.brokers[live[zlib.crc32(k.encode()) % len(live)]]
-        out.append(fc.Coordinator(key=k, node_id=b.node_id, host=b.host, port=b.port,
-                                  error_code=0, error_message=None))
+        out.append(
+            fc.Coordinator(
+                key=k, node_id=b.node_id, host=b.host, port=b.port, error_code=0, error_message=None
+            )
+        )
     if v >= 4:
         return fc(version=v, throttle_time_ms=0, coordinators=out)
     c = out[0]
-    return fc(version=v, throttle_time_ms=0, error_code=c.error_code, error_message=c.error_message,
-              node_id=c.node_id, host=c.host, port=c.port)
+    return fc(
+        version=v,
+        throttle_time_ms=0,
+        error_code=c.error_code,
+        error_message=c.error_message,
+        node_id=c.node_id,
+        host=c.host,
+        port=c.port,
+    )
 
 
 @api(UpdateFeaturesRequest, 0, 2, controller=True)
@@ -323,9 +414,13 @@ def update_features(ctx: RequestContext, req: Any) -> Any:
     for u in req.feature_updates:
         lo, hi = FEATURE_RANGES.get(u.feature, (None, None))
         if lo is None or not (u.max_version_level == 0 or lo <= u.max_version_level <= hi):
-            results.append(uf.UpdatableFeatureResult(
-                feature=u.feature, error_code=42,
-                error_message=f"Invalid update version {u.max_version_level} for feature {u.feature}."))
+            results.append(
+                uf.UpdatableFeatureResult(
+                    feature=u.feature,
+                    error_code=42,
+                    error_message=f"Invalid update version {u.max_version_level} for feature {u.feature}.",
+                )
+            )
             continue
         changes[u.feature] = u.max_version_level
         results.append(uf.UpdatableFeatureResult(feature=u.feature, error_code=0, error_message=None))
@@ -333,5 +428,4 @@ def update_features(ctx: RequestContext, req: Any) -> Any:
         st.features.update(changes)
         st.features_epoch += 1
         st.record()
-    return uf(version=ctx.version, throttle_time_ms=0, error_code=0, error_message=None,
-              results=results)
+    return uf(version=ctx.version, throttle_time_ms=0, error_code=0, error_message=None, results=results)

@@ -94,16 +94,26 @@ def alter_partition_reassignments(ctx: RequestContext, req: Any) -> Any:
                     validate_assignment(st, [target])
                     orig = _original(p)
                     if not req.allow_replication_factor_change and len(target) != len(orig):
-                        raise TopicError(38, f"The replication factor is changed from {len(orig)} to "
-                                             f"{len(target)}")
+                        raise TopicError(
+                            38, f"The replication factor is changed from {len(orig)} to {len(target)}"
+                        )
                     reassign(st, t.name, p, target)
             except TopicError as exc:
                 code, msg = exc.code, exc.message
-            parts.append(rt.ReassignablePartitionResponse(partition_index=rp.partition_index,
-                                                          error_code=code, error_message=msg))
+            parts.append(
+                rt.ReassignablePartitionResponse(
+                    partition_index=rp.partition_index, error_code=code, error_message=msg
+                )
+            )
         out.append(rt(name=t.name, partitions=parts))
-    return ar(version=ctx.version, throttle_time_ms=0, allow_replication_factor_change=
-              req.allow_replication_factor_change, error_code=0, error_message=None, responses=out)
+    return ar(
+        version=ctx.version,
+        throttle_time_ms=0,
+        allow_replication_factor_change=req.allow_replication_factor_change,
+        error_code=0,
+        error_message=None,
+        responses=out,
+    )
 
 
 @api(ListPartitionReassignmentsRequest, 0, 0, controller=True)
@@ -125,9 +135,14 @@ def list_partition_reassignments(ctx: RequestContext, req: Any) -> Any:
         parts = []
         for p in topic.partitions:
             if (idxs is None or p.index in idxs) and (p.adding or p.removing):
-                parts.append(ot.OngoingPartitionReassignment(
-                    partition_index=p.index, replicas=list(p.replicas), adding_replicas=list(p.adding),
-                    removing_replicas=list(p.removing)))
+                parts.append(
+                    ot.OngoingPartitionReassignment(
+                        partition_index=p.index,
+                        replicas=list(p.replicas),
+                        adding_replicas=list(p.adding),
+                        removing_replicas=list(p.removing),
+                    )
+                )
         if parts:
             out.append(ot(name=name, partitions=parts))
     return lr(version=ctx.version, throttle_time_ms=0, error_code=0, error_message=None, topics=out)
@@ -149,13 +164,21 @@ def describe_log_dirs(ctx: RequestContext, req: Any) -> Any:
             if node.node_id in p.replicas and (wanted is None or p.index in wanted[name]):
                 size = p.sizes.get(node.node_id, 0.0)
                 used += size
-                parts.append(dt.DescribeLogDirsPartition(partition_index=p.index, partition_size=int(size),
-                                                         offset_lag=0, is_future_key=False))
+                parts.append(
+                    dt.DescribeLogDirsPartition(
+                        partition_index=p.index, partition_size=int(size), offset_lag=0, is_future_key=False
+                    )
+                )
         if parts:
             topics.append(dt(name=name, partitions=parts))
-    res = dr.DescribeLogDirsResult(error_code=0, log_dir=node.log_dir, topics=topics,
-                                   total_bytes=DISK_TOTAL_BYTES,
-                                   usable_bytes=max(0, DISK_TOTAL_BYTES - int(used)), is_cordoned=False)
+    res = dr.DescribeLogDirsResult(
+        error_code=0,
+        log_dir=node.log_dir,
+        topics=topics,
+        total_bytes=DISK_TOTAL_BYTES,
+        usable_bytes=max(0, DISK_TOTAL_BYTES - int(used)),
+        is_cordoned=False,
+    )
     return dr(version=ctx.version, throttle_time_ms=0, error_code=0, results=[res])
 
 
@@ -212,5 +235,6 @@ def elect_leaders(ctx: RequestContext, req: Any) -> Any:
                     code, msg = _elect_one(st, topic.partitions[i], unclean)
                 results.append(pr(partition_id=i, error_code=code, error_message=msg))
             out.append(er(topic=tp.topic, partition_result=results))
-    return ElectLeadersResponse(version=ctx.version, throttle_time_ms=0, error_code=0,
-                                replica_election_results=out)
+    return ElectLeadersResponse(
+        version=ctx.version, throttle_time_ms=0, error_code=0, replica_election_results=out
+    )

@@ -40,15 +40,22 @@ def validate_assignment(st: ClusterState, assignment: list[list[int]], first_ind
         seen = set()
         for b in reps:
             if b in seen:
-                raise TopicError(39, f"The manual partition assignment includes the broker {b} more than once.")
+                raise TopicError(
+                    39, f"The manual partition assignment includes the broker {b} more than once."
+                )
             seen.add(b)
             if b not in st.brokers:
-                raise TopicError(39, f"The manual partition assignment includes broker {b}, but no such "
-                                     "broker is registered.")
+                raise TopicError(
+                    39,
+                    f"The manual partition assignment includes broker {b}, but no such broker is registered.",
+                )
         if rf is not None and len(reps) != rf:
-            raise TopicError(39, f"The manual partition assignment includes a partition with {len(reps)} "
-                                 f"replica(s), but this is not consistent with previous partitions, which "
-                                 f"have {rf} replica(s).")
+            raise TopicError(
+                39,
+                f"The manual partition assignment includes a partition with {len(reps)} "
+                f"replica(s), but this is not consistent with previous partitions, which "
+                f"have {rf} replica(s).",
+            )
         rf = len(reps)
 
 
@@ -71,11 +78,13 @@ def _plan(ctx: RequestContext, t: Any) -> tuple[list[list[int]], dict[str, str]]
         configs[c.name] = c.value
     if t.assignments:
         if t.num_partitions != -1:
-            raise TopicError(42, "A manual partition assignment was specified, but numPartitions was "
-                                 "not set to -1.")
+            raise TopicError(
+                42, "A manual partition assignment was specified, but numPartitions was not set to -1."
+            )
         if t.replication_factor != -1:
-            raise TopicError(42, "A manual partition assignment was specified, but replication factor "
-                                 "was not set to -1.")
+            raise TopicError(
+                42, "A manual partition assignment was specified, but replication factor was not set to -1."
+            )
         by_index = sorted(t.assignments, key=lambda a: a.partition_index)
         if [a.partition_index for a in by_index] != list(range(len(by_index))):
             raise TopicError(39, "partitions should be a consecutive 0-based integer sequence")
@@ -122,8 +131,16 @@ def create_topics(ctx: RequestContext, req: Any) -> Any:
         if t.name in done:
             continue
         done.add(t.name)
-        res = ctr(name=t.name, topic_id=ZERO_UUID, error_code=0, error_message=None,
-                  topic_config_error_code=0, num_partitions=-1, replication_factor=-1, configs=None)
+        res = ctr(
+            name=t.name,
+            topic_id=ZERO_UUID,
+            error_code=0,
+            error_message=None,
+            topic_config_error_code=0,
+            num_partitions=-1,
+            replication_factor=-1,
+            configs=None,
+        )
         results.append(res)
         if names.count(t.name) > 1:
             res.error_code, res.error_message = 42, "Duplicate topic name."
@@ -150,20 +167,34 @@ def delete_topics(ctx: RequestContext, req: Any) -> Any:
     """Delete topics by name (or by id from v6)."""
     st, v = ctx.state, ctx.version
     dr = DeleteTopicsResponse.DeletableTopicResult
-    wanted = [(t.name, t.topic_id) for t in req.topics] if v >= 6 else [(n, ZERO_UUID) for n in req.topic_names]
+    wanted = (
+        [(t.name, t.topic_id) for t in req.topics] if v >= 6 else [(n, ZERO_UUID) for n in req.topic_names]
+    )
     wanted.sort(key=lambda w: w[0] is not None)  # Kafka answers the by-id entries first
     out = []
     for name, tid in wanted:
         if name is None:
             name = st.topic_ids.get(tid)
             if name is None:
-                out.append(dr(name=None, topic_id=tid, error_code=100,
-                              error_message="This server does not host this topic ID."))
+                out.append(
+                    dr(
+                        name=None,
+                        topic_id=tid,
+                        error_code=100,
+                        error_message="This server does not host this topic ID.",
+                    )
+                )
                 continue
         t = st.topics.get(name)
         if t is None:
-            out.append(dr(name=name, topic_id=ZERO_UUID, error_code=3,
-                          error_message="This server does not host this topic-partition."))
+            out.append(
+                dr(
+                    name=name,
+                    topic_id=ZERO_UUID,
+                    error_code=3,
+                    error_message="This server does not host this topic-partition.",
+                )
+            )
             continue
         st.remove_topic(name)
         out.append(dr(name=name, topic_id=t.topic_id, error_code=0, error_message=None))
@@ -192,21 +223,30 @@ def create_partitions(ctx: RequestContext, req: Any) -> Any:
                 raise TopicError(3, None)
             have = len(topic.partitions)
             if t.count < have:
-                raise TopicError(37, f"The topic {t.name} currently has {have} partition(s); {t.count} "
-                                     "would not be an increase.")
+                raise TopicError(
+                    37,
+                    f"The topic {t.name} currently has {have} partition(s); {t.count} "
+                    "would not be an increase.",
+                )
             if t.count == have:
                 raise TopicError(37, f"Topic already has {have} partition(s).")
             add = t.count - have
             if t.assignments is not None:
                 if len(t.assignments) != add:
-                    raise TopicError(39, f"Attempted to add {add} additional partition(s), but only "
-                                         f"{len(t.assignments)} assignment(s) were specified.")
+                    raise TopicError(
+                        39,
+                        f"Attempted to add {add} additional partition(s), but only "
+                        f"{len(t.assignments)} assignment(s) were specified.",
+                    )
                 assignment = [list(a.broker_ids) for a in t.assignments]
                 validate_assignment(st, assignment)
                 if len(assignment[0]) != topic.replication_factor:
-                    raise TopicError(39, f"The manual partition assignment includes a partition with "
-                                         f"{len(assignment[0])} replica(s), but this is not consistent with "
-                                         f"previous partitions, which have {topic.replication_factor} replica(s).")
+                    raise TopicError(
+                        39,
+                        f"The manual partition assignment includes a partition with "
+                        f"{len(assignment[0])} replica(s), but this is not consistent with "
+                        f"previous partitions, which have {topic.replication_factor} replica(s).",
+                    )
             else:
                 try:
                     assignment = place_replicas(st, add, topic.replication_factor, have)
@@ -220,8 +260,15 @@ def create_partitions(ctx: RequestContext, req: Any) -> Any:
 
             for i, reps in enumerate(assignment):
                 live = [b for b in reps if st.brokers[b].up]
-                topic.partitions.append(Partition(index=have + i, replicas=reps, isr=live or [reps[0]],
-                                                  leader=live[0] if live else -1,
-                                                  sizes={b: 0.0 for b in reps}, topic=t.name))
+                topic.partitions.append(
+                    Partition(
+                        index=have + i,
+                        replicas=reps,
+                        isr=live or [reps[0]],
+                        leader=live[0] if live else -1,
+                        sizes={b: 0.0 for b in reps},
+                        topic=t.name,
+                    )
+                )
             st.touch(t.name)
     return CreatePartitionsResponse(version=ctx.version, throttle_time_ms=0, results=out)

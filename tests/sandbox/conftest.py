@@ -48,7 +48,9 @@ def call(hostport: str, request: Any, version: int, sock: socket.socket | None =
         sock.sendall(request.encode(version=version, header=True, framed=True))
         size = struct.unpack(">i", recv_exact(sock, 4))[0]
         data = recv_exact(sock, size)
-        return ResponseClassRegistry.get_response_class(request.header).decode(data, version=version, header=True)
+        return ResponseClassRegistry.get_response_class(request.header).decode(
+            data, version=version, header=True
+        )
     finally:
         if own:
             sock.close()

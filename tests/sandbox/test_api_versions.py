@@ -15,16 +15,22 @@ CONTROLLER_KEYS = {18, 60, 32, 44, 33, 29, 30, 31, 43, 45, 46, 55, 57}
 
 
 def test_it_advertises_the_controller_subset_on_controllers(cluster):
-    resp = call(cluster.bootstrap_controllers.split(",")[0], ApiVersionsRequest(client_software_name="t",
-                                                                                 client_software_version="1"), 3)
+    resp = call(
+        cluster.bootstrap_controllers.split(",")[0],
+        ApiVersionsRequest(client_software_name="t", client_software_version="1"),
+        3,
+    )
     assert resp.error_code == 0
     assert {k.api_key for k in resp.api_keys} == CONTROLLER_KEYS
     assert {f.name for f in resp.finalized_features} >= {"metadata.version", "kraft.version"}
 
 
 def test_it_advertises_data_and_admin_apis_on_brokers(cluster):
-    resp = call(cluster.bootstrap_servers.split(",")[0], ApiVersionsRequest(client_software_name="t",
-                                                                             client_software_version="1"), 3)
+    resp = call(
+        cluster.bootstrap_servers.split(",")[0],
+        ApiVersionsRequest(client_software_name="t", client_software_version="1"),
+        3,
+    )
     keys = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     assert keys[3] == (0, 13) and keys[0] == (3, 13) and keys[19] == (2, 7)
     assert 55 in keys and 60 in keys and 45 in keys

@@ -26,14 +26,17 @@ def _still_serves(hostport: str) -> None:
     assert len(resp.brokers) == 3
 
 
-@pytest.mark.parametrize("frame", [
-    struct.pack(">i", 3) + b"abc",                                       # shorter than a header
-    struct.pack(">i", 100 * 1024 * 1024 + 1),                            # over socket.request.max.bytes
-    struct.pack(">i", -5),                                               # negative size
-    struct.pack(">i", 10) + struct.pack(">hhih", 3, 12, 1, 200),         # header runs past the frame
-    struct.pack(">i", 10) + struct.pack(">hhih", 999, 0, 1, -1),         # unknown api key
-    struct.pack(">i", 10) + struct.pack(">hhih", 3, 77, 1, -1),          # unsupported version
-])
+@pytest.mark.parametrize(
+    "frame",
+    [
+        struct.pack(">i", 3) + b"abc",  # shorter than a header
+        struct.pack(">i", 100 * 1024 * 1024 + 1),  # over socket.request.max.bytes
+        struct.pack(">i", -5),  # negative size
+        struct.pack(">i", 10) + struct.pack(">hhih", 3, 12, 1, 200),  # header runs past the frame
+        struct.pack(">i", 10) + struct.pack(">hhih", 999, 0, 1, -1),  # unknown api key
+        struct.pack(">i", 10) + struct.pack(">hhih", 3, 77, 1, -1),  # unsupported version
+    ],
+)
 def test_it_closes_the_connection_on_bad_frames_and_keeps_serving(cluster, frame):
     hostport = cluster.bootstrap_servers.split(",")[0]
     bad = socket.create_connection(addr(hostport), timeout=5)

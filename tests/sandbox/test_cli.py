@@ -14,8 +14,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _start(*args: str) -> tuple[subprocess.Popen, dict[str, str]]:
-    proc = subprocess.Popen([sys.executable, "-m", "sandbox", "--port", "0", "--speed", "0", *args],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sandbox", "--port", "0", "--speed", "0", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     info = {}
     while len(info) < 4:
         line = proc.stdout.readline()
@@ -33,8 +38,13 @@ def _stop(proc: subprocess.Popen) -> str:
 
 
 def _ctl(control: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sandbox", "ctl", "--control", control, *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=20)
+    return subprocess.run(
+        [sys.executable, "-m", "sandbox", "ctl", "--control", control, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
 
 
 def test_it_runs_the_demo_and_takes_faults_from_the_command_line(tmp_path):

@@ -12,9 +12,15 @@ pytestmark = []
 
 
 def _describe(hostport: str, endpoint_type: int, version: int = 1):
-    return call(hostport, DescribeClusterRequest(include_cluster_authorized_operations=False,
-                                                 endpoint_type=endpoint_type, include_fenced_brokers=True),
-                version)
+    return call(
+        hostport,
+        DescribeClusterRequest(
+            include_cluster_authorized_operations=False,
+            endpoint_type=endpoint_type,
+            include_fenced_brokers=True,
+        ),
+        version,
+    )
 
 
 def test_it_answers_describe_cluster_by_endpoint_type(cluster):
@@ -56,8 +62,17 @@ def test_it_is_described_by_both_clients(cluster):
 
 def _quorum(hostport: str):
     q = DescribeQuorumRequest
-    resp = call(hostport, q(topics=[q.TopicData(topic_name="__cluster_metadata",
-                                                  partitions=[q.TopicData.PartitionData(partition_index=0)])]), 2)
+    resp = call(
+        hostport,
+        q(
+            topics=[
+                q.TopicData(
+                    topic_name="__cluster_metadata", partitions=[q.TopicData.PartitionData(partition_index=0)]
+                )
+            ]
+        ),
+        2,
+    )
     return resp.topics[0].partitions[0], resp
 
 
@@ -91,18 +106,40 @@ def test_it_serves_configs_on_controllers_as_kafka_does(cluster):
     res = DescribeConfigsRequest.DescribeConfigsResource
 
     def describe(name: str):
-        return call(ctl, DescribeConfigsRequest(resources=[res(resource_type=4, resource_name=name,
-                                                               configuration_keys=["process.roles"])],
-                                                include_synonyms=False, include_documentation=False), 4).results[0]
+        return call(
+            ctl,
+            DescribeConfigsRequest(
+                resources=[res(resource_type=4, resource_name=name, configuration_keys=["process.roles"])],
+                include_synonyms=False,
+                include_documentation=False,
+            ),
+            4,
+        ).results[0]
 
     mine = describe("101")
-    assert (mine.error_code, [(c.name, c.value) for c in mine.configs]) == (0, [("process.roles", "controller")])
+    assert (mine.error_code, [(c.name, c.value) for c in mine.configs]) == (
+        0,
+        [("process.roles", "controller")],
+    )
     other = describe("1")
     assert (other.error_code, other.error_message) == (
-        42, "Unexpected broker id, expected 101 or empty string, but received 1")
+        42,
+        "Unexpected broker id, expected 101 or empty string, but received 1",
+    )
     ar = IncrementalAlterConfigsRequest.AlterConfigsResource
-    req = IncrementalAlterConfigsRequest(resources=[ar(resource_type=4, resource_name="2", configs=[
-        ar.AlterableConfig(name="follower.replication.throttled.rate", config_operation=0, value="1000")])],
-        validate_only=False)
+    req = IncrementalAlterConfigsRequest(
+        resources=[
+            ar(
+                resource_type=4,
+                resource_name="2",
+                configs=[
+                    ar.AlterableConfig(
+                        name="follower.replication.throttled.rate", config_operation=0, value="1000"
+                    )
+                ],
+            )
+        ],
+        validate_only=False,
+    )
     assert call(ctl, req, 1).responses[0].error_code == 0
     assert cluster.state.broker_configs["2"] == {"follower.replication.throttled.rate": "1000"}

@@ -18,9 +18,16 @@ def _produce(cluster, topic: str, n: int) -> None:
 
 
 def _consumer(cluster, group: str) -> Consumer:
-    return Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group,
-                     "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                     "session.timeout.ms": 6000, "heartbeat.interval.ms": 200})
+    return Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 200,
+        }
+    )
 
 
 def test_it_lets_a_subscribed_consumer_read_and_commit(cluster):

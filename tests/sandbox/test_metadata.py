@@ -11,14 +11,26 @@ pytestmark = []
 
 
 def test_it_encodes_fast_partitions_exactly_like_the_library():
-    values = dict(error_code=0, partition_index=3, leader_id=2, leader_epoch=7, replica_nodes=[2, 1],
-                  isr_nodes=[2], offline_replicas=[1])
+    values = dict(
+        error_code=0,
+        partition_index=3,
+        leader_id=2,
+        leader_epoch=7,
+        replica_nodes=[2, 1],
+        isr_nodes=[2],
+        offline_replicas=[1],
+    )
     slow = MetadataResponse.MetadataResponseTopic.MetadataResponsePartition(**values)
     for version in (0, 5, 9, 12, 13):
         topic = MetadataResponse.MetadataResponseTopic
-        a = MetadataResponse(version=version, topics=[topic(name="t", partitions=[slow], error_code=0)], brokers=[])
-        b = MetadataResponse(version=version, topics=[topic(name="t", partitions=[_fast_partition(**values)],
-                                                            error_code=0)], brokers=[])
+        a = MetadataResponse(
+            version=version, topics=[topic(name="t", partitions=[slow], error_code=0)], brokers=[]
+        )
+        b = MetadataResponse(
+            version=version,
+            topics=[topic(name="t", partitions=[_fast_partition(**values)], error_code=0)],
+            brokers=[],
+        )
         assert a.encode(version=version) == b.encode(version=version)
 
 
@@ -27,8 +39,10 @@ def test_it_serves_fresh_metadata_after_each_change(cluster):
 
     def leaders() -> dict[str, list[int]]:
         resp = call(hostport, MetadataRequest(topics=None, allow_auto_topic_creation=False), 12)
-        return {t.name: [p.leader_id for p in sorted(t.partitions, key=lambda p: p.partition_index)]
-                for t in resp.topics}
+        return {
+            t.name: [p.leader_id for p in sorted(t.partitions, key=lambda p: p.partition_index)]
+            for t in resp.topics
+        }
 
     cluster.create_topic("a", 2, 2, assignment=[[1, 2], [2, 1]])
     assert leaders() == {"a": [1, 2]}
@@ -45,8 +59,10 @@ def test_it_serves_fresh_metadata_after_each_change(cluster):
 
 def test_it_answers_unknown_and_invalid_topics_per_topic(cluster):
     hostport = cluster.bootstrap_servers.split(",")[0]
-    req = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=n) for n in ("nope", "bad name")],
-                          allow_auto_topic_creation=False)
+    req = MetadataRequest(
+        topics=[MetadataRequest.MetadataRequestTopic(name=n) for n in ("nope", "bad name")],
+        allow_auto_topic_creation=False,
+    )
     resp = call(hostport, req, 12)
     assert [(t.name, t.error_code) for t in resp.topics] == [("nope", 3), ("bad name", 17)]
 

@@ -20,8 +20,14 @@ def admins(cluster):
 
 
 def _set(conf: AdminClient, kind: str, name: str, **cfg: str) -> None:
-    res = ConfigResource(kind, name, incremental_configs=[
-        ConfigEntry(k.replace("_", "."), v, incremental_operation=AlterConfigOpType.SET) for k, v in cfg.items()])
+    res = ConfigResource(
+        kind,
+        name,
+        incremental_configs=[
+            ConfigEntry(k.replace("_", "."), v, incremental_operation=AlterConfigOpType.SET)
+            for k, v in cfg.items()
+        ],
+    )
     conf.incremental_alter_configs([res])[res].result(10)
 
 
@@ -41,15 +47,28 @@ def test_it_copies_a_moving_replica_at_the_throttled_rate_then_finishes(cluster,
     cluster.produce_synthetic("move", 10 * MB)
     cluster.advance(10)  # 100 MiB on broker 1
     cluster.produce_synthetic("move", 0)
-    _set(conf, "topic", "move", leader_replication_throttled_replicas="0:1",
-         follower_replication_throttled_replicas="0:2")
+    _set(
+        conf,
+        "topic",
+        "move",
+        leader_replication_throttled_replicas="0:1",
+        follower_replication_throttled_replicas="0:2",
+    )
     for b in ("1", "2"):
-        _set(conf, "broker", b, leader_replication_throttled_rate=str(10 * MB),
-             follower_replication_throttled_rate=str(10 * MB))
+        _set(
+            conf,
+            "broker",
+            b,
+            leader_replication_throttled_rate=str(10 * MB),
+            follower_replication_throttled_rate=str(10 * MB),
+        )
     kp.alter_partition_reassignments({TopicPartition("move", 0): [2]})
     ongoing = kp.list_partition_reassignments()
-    assert ongoing[TopicPartition("move", 0)] == {"replicas": [2, 1], "adding_replicas": [2],
-                                                  "removing_replicas": [1]}
+    assert ongoing[TopicPartition("move", 0)] == {
+        "replicas": [2, 1],
+        "adding_replicas": [2],
+        "removing_replicas": [1],
+    }
     cluster.advance(3)
     sizes = _sizes(kp, "move")
     assert sizes[1] == 100 * MB

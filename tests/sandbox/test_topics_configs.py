@@ -21,16 +21,23 @@ def _err(fut) -> tuple[int, str]:
     return e.code(), e.str()
 
 
-@pytest.mark.parametrize("topic,code,text", [
-    (NewTopic("t", 3, 4), 38, "only 3 broker(s) are registered"),
-    (NewTopic("t", 0, 1), 37, "invalid non-positive value"),
-    (NewTopic("bad name", 1, 1), 17, "contains one or more characters"),
-    (NewTopic("t", 1, 1, config={"retention.ms": "abc"}), 40, "Not a number of type LONG"),
-    (NewTopic("t", 1, 1, config={"no.such": "1"}), 40, "Unknown topic config name: no.such"),
-    (NewTopic("t", 1, 1, config={"cleanup.policy": "bogus"}), 40, "String must be one of: compact, delete"),
-    (NewTopic("t", 1, replica_assignment=[[1, 1]]), 39, "includes the broker 1 more than once"),
-    (NewTopic("t", 1, replica_assignment=[[1, 9]]), 39, "broker 9, but no such broker is registered"),
-])
+@pytest.mark.parametrize(
+    "topic,code,text",
+    [
+        (NewTopic("t", 3, 4), 38, "only 3 broker(s) are registered"),
+        (NewTopic("t", 0, 1), 37, "invalid non-positive value"),
+        (NewTopic("bad name", 1, 1), 17, "contains one or more characters"),
+        (NewTopic("t", 1, 1, config={"retention.ms": "abc"}), 40, "Not a number of type LONG"),
+        (NewTopic("t", 1, 1, config={"no.such": "1"}), 40, "Unknown topic config name: no.such"),
+        (
+            NewTopic("t", 1, 1, config={"cleanup.policy": "bogus"}),
+            40,
+            "String must be one of: compact, delete",
+        ),
+        (NewTopic("t", 1, replica_assignment=[[1, 1]]), 39, "includes the broker 1 more than once"),
+        (NewTopic("t", 1, replica_assignment=[[1, 9]]), 39, "broker 9, but no such broker is registered"),
+    ],
+)
 def test_it_rejects_topics_like_kafka(admin, topic, code, text):
     got_code, msg = _err(admin.create_topics([topic])[topic.topic])
     assert got_code == code and text in msg
@@ -79,6 +86,8 @@ def test_it_applies_a_create_topic_policy_like_kafka():
     with running_sandbox(brokers=3, controllers=0, speed=0, create_topic_policy=policy) as c:
         admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
         assert _err(admin.create_topics([NewTopic("lone", 1, 1)], validate_only=True)["lone"]) == (
-            44, "Topic lone must have replication factor >= 2")
+            44,
+            "Topic lone must have replication factor >= 2",
+        )
         admin.create_topics([NewTopic("safe", 1, 2)])["safe"].result(10)
         assert "safe" in c.state.topics
