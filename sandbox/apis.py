@@ -94,6 +94,7 @@ def load_handlers() -> None:
         return
     from sandbox.handlers import (  # noqa: F401
         acls,
+        cluster,
         configs,
         data,
         groups,

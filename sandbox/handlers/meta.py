@@ -8,14 +8,6 @@ import uuid
 import zlib
 from typing import Any
 
-from kafka.protocol.admin import (
-    DescribeClusterRequest,
-    DescribeClusterResponse,
-    DescribeQuorumRequest,
-    DescribeQuorumResponse,
-    UpdateFeaturesRequest,
-    UpdateFeaturesResponse,
-)
 from kafka.protocol.metadata import (
     ApiVersionsRequest,
     ApiVersionsResponse,
@@ -40,7 +32,6 @@ FEATURE_RANGES = {
     "eligible.leader.replicas.version": (0, 1),
 }
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
-MISMATCH = "The request was sent to an endpoint of type {}, but we wanted an endpoint of type {}"
 
 
 @api(ApiVersionsRequest, 0, 4, controller=True)
@@ -259,111 +250,6 @@ def _metadata(ctx: RequestContext, req: Any, ops: bool, full: bool) -> Any:
     )
 
 
-@api(DescribeClusterRequest, 0, 2, controller=True)
-def describe_cluster(ctx: RequestContext, req: Any) -> Any:
-    """KIP-919: brokers answer endpoint type 1 with brokers, controllers type 2 with voters."""
-    st, node = ctx.state, ctx.node
-    mine = 2 if node.is_controller else 1
-    wanted = req.endpoint_type if ctx.version >= 1 else 1
-    dc = DescribeClusterResponse
-    if wanted != mine:
-        names = {1: "BROKER", 2: "CONTROLLER"}
-        return dc(
-            version=ctx.version,
-            throttle_time_ms=0,
-            endpoint_type=mine,
-            error_code=114 if ctx.version >= 1 else 42,
-            cluster_id="",
-            controller_id=-1,
-            error_message=MISMATCH.format(names[mine], names.get(wanted, "UNKNOWN")),
-            brokers=[],
-            authorized_operations=None,
-        )
-    if node.is_controller:
-        nodes = list(st.controllers.values())
-        controller = st.active_controller
-    else:
-        nodes = [n for n in st.brokers.values() if n.up or req.include_fenced_brokers]
-        controller = metadata_controller_id(st)
-    return dc(
-        version=ctx.version,
-        throttle_time_ms=0,
-        error_code=0,
-        error_message=None,
-        endpoint_type=mine,
-        cluster_id=st.cluster_id,
-        controller_id=controller,
-        brokers=[
-            dc.DescribeClusterBroker(
-                broker_id=n.node_id, host=n.host, port=n.port, rack=n.rack, is_fenced=not n.up
-            )
-            for n in nodes
-        ],
-        authorized_operations=CLUSTER_OPS if req.include_cluster_authorized_operations else None,
-    )
-
-
-def _dir_id(node_id: int) -> uuid.UUID:
-    return uuid.uuid5(uuid.NAMESPACE_OID, f"sandbox-dir-{node_id}")
-
-
-@api(DescribeQuorumRequest, 0, 2, controller=True)
-def describe_quorum(ctx: RequestContext, req: Any) -> Any:
-    """The KRaft quorum: voters are the controllers, observers the brokers."""
-    st, v = ctx.state, ctx.version
-    dq = DescribeQuorumResponse
-    ps = dq.TopicData.PartitionData
-
-    def rs(n: Any) -> Any:
-        return ps.ReplicaState(
-            replica_id=n.node_id,
-            replica_directory_id=_dir_id(n.node_id),
-            log_end_offset=n.log_end_offset,
-            last_fetch_timestamp=n.last_fetch_ms,
-            last_caught_up_timestamp=n.last_caught_up_ms,
-        )
-
-    msg = "" if v >= 2 else None
-    topics = []
-    for t in req.topics:
-        parts = []
-        for p in t.partitions:
-            if t.topic_name != "__cluster_metadata" or p.partition_index != 0:
-                parts.append(
-                    ps(
-                        partition_index=p.partition_index,
-                        error_code=3,
-                        error_message=msg,
-                        leader_id=-1,
-                        leader_epoch=-1,
-                        high_watermark=-1,
-                        current_voters=[],
-                        observers=[],
-                    )
-                )
-                continue
-            leader = st.active_controller
-            hw = st.controllers[leader].log_end_offset if leader in st.controllers else -1
-            parts.append(
-                ps(
-                    partition_index=0,
-                    error_code=0,
-                    error_message=msg,
-                    leader_id=leader,
-                    leader_epoch=st.quorum_epoch,
-                    high_watermark=hw,
-                    current_voters=[rs(n) for n in st.controllers.values()],
-                    observers=[rs(n) for n in st.brokers.values() if n.up],
-                )
-            )
-        topics.append(dq.TopicData(topic_name=t.topic_name, partitions=parts))
-    nodes = [
-        dq.Node(node_id=n.node_id, listeners=[dq.Node.Listener(name="CONTROLLER", host=n.host, port=n.port)])
-        for n in st.controllers.values()
-    ]
-    return dq(version=v, error_code=0, error_message=msg, topics=topics, nodes=nodes)
-
-
 @api(FindCoordinatorRequest, 0, 6)
 def find_coordinator(ctx: RequestContext, req: Any) -> Any:
     """Group/transaction coordinator: a live broker chosen by hashing the key."""
@@ -403,29 +289,3 @@ def find_coordinator(ctx: RequestContext, req: Any) -> Any:
         host=c.host,
         port=c.port,
     )
-
-
-@api(UpdateFeaturesRequest, 0, 2, controller=True)
-def update_features(ctx: RequestContext, req: Any) -> Any:
-    """Finalize feature levels within the supported ranges (validate_only honoured)."""
-    st = ctx.state
-    uf = UpdateFeaturesResponse
-    results, changes = [], {}
-    for u in req.feature_updates:
-        lo, hi = FEATURE_RANGES.get(u.feature, (None, None))
-        if lo is None or not (u.max_version_level == 0 or lo <= u.max_version_level <= hi):
-            results.append(
-                uf.UpdatableFeatureResult(
-                    feature=u.feature,
-                    error_code=42,
-                    error_message=f"Invalid update version {u.max_version_level} for feature {u.feature}.",
-                )
-            )
-            continue
-        changes[u.feature] = u.max_version_level
-        results.append(uf.UpdatableFeatureResult(feature=u.feature, error_code=0, error_message=None))
-    if changes and not req.validate_only and all(r.error_code == 0 for r in results):
-        st.features.update(changes)
-        st.features_epoch += 1
-        st.record()
-    return uf(version=ctx.version, throttle_time_ms=0, error_code=0, error_message=None, results=results)
