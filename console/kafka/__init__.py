@@ -12,6 +12,7 @@ from __future__ import annotations
 from .connection import SASL_MECHANISMS, SECURITY_PROTOCOLS, ClusterConnection, parse_addresses
 from .errors import OPERATOR_TEXT, KafkaOperationError
 from .gateway import KafkaGateway, close_all, get_gateway
+from .groups import ConsumerGroupListing
 from .types import (
     OK,
     AclBinding,
@@ -44,7 +45,7 @@ __all__ = [
     "OK", "OPERATOR_TEXT", "SASL_MECHANISMS", "SECURITY_PROTOCOLS",
     "AclBinding", "AclBindingFilter", "BrokerInfo", "ClusterConnection", "ClusterInfo", "ClusterMetadata",
     "ConfigChange", "ConfigEntry", "ConfigResource", "ConfigSynonym", "ConnectionCheck", "FeatureInfo",
-    "KafkaGateway", "KafkaOperationError", "LogDirInfo", "NewPartitions", "NewTopic", "Ok", "PartitionMetadata",
+    "ConsumerGroupListing", "KafkaGateway", "KafkaOperationError", "LogDirInfo", "NewPartitions", "NewTopic", "Ok", "PartitionMetadata",
     "PartitionOffsets", "PartitionReassignment", "QuorumInfo", "QuorumReplica", "ReplicaLogInfo",
     "TopicMetadata", "TopicPartition", "TopicSummary", "close_all", "get_gateway", "parse_addresses",
 ]
