@@ -20,4 +20,4 @@ USER console
 # shares it between web, worker and beat so all of them use the same keys.
 VOLUME ["/app/var"]
 EXPOSE 8000
-CMD ["python", "manage.py", "runserver", "0.0.0.0:8000", "--noreload"]
+CMD ["gunicorn", "console.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "60"]
