@@ -181,26 +181,32 @@ def describe_quorum(*, actor, cluster) -> QuorumView:
     lag_records, caught_up_ms = lag_limits()
     parts: dict = {"lag_records": lag_records, "caught_up_ms": caught_up_ms}
     quorum = controllers = None
-    if cluster.controller_mode:
-        # First, and on every refresh: DescribeCluster re-learns the active controller. The
-        # gateway only does so on NOT_CONTROLLER, so after the active controller stops it
-        # would keep sending DescribeQuorum to the stopped node.
+    try:
+        quorum = gateway.describe_quorum()
+    except KafkaOperationError as exc:
+        parts["quorum_error"] = exc
+        if cluster.controller_mode and exc.name in _UNREACHABLE:
+            # The active controller may have stopped. The gateway re-learns it through
+            # DescribeCluster (by itself only on NOT_CONTROLLER, not on a refused connection).
+            try:
+                controllers = gateway.describe_cluster()
+                quorum = gateway.describe_quorum()
+                del parts["quorum_error"]
+            except KafkaOperationError as retry_exc:
+                parts["quorum_error"] = retry_exc
+    if quorum is not None:
+        parts["quorum"] = quorum
+        parts["voters"], parts["observers"] = classify(quorum, lag_records, caught_up_ms)
+    elif parts["quorum_error"].name in _UNREACHABLE:
+        # The other reads would wait out the same timeout: report the one failure.
+        return QuorumView(cluster=cluster, controller_mode=cluster.controller_mode, **parts)
+    if cluster.controller_mode and controllers is None and not (quorum and quorum.nodes):
+        # DescribeQuorum v2 names every controller's endpoints; ask DescribeCluster only when it
+        # did not (a bootstrap controller that is down costs a timeout on every DescribeCluster).
         try:
             controllers = gateway.describe_cluster()
         except KafkaOperationError as exc:
             parts["controllers_error"] = exc
-            if exc.name in _UNREACHABLE:
-                parts["quorum_error"] = exc
-                return QuorumView(cluster=cluster, controller_mode=True, **parts)
-    try:
-        quorum = gateway.describe_quorum()
-        parts["quorum"] = quorum
-        parts["voters"], parts["observers"] = classify(quorum, lag_records, caught_up_ms)
-    except KafkaOperationError as exc:
-        parts["quorum_error"] = exc
-        if exc.name in _UNREACHABLE:
-            # The other reads would wait out the same timeout: report the one failure.
-            return QuorumView(cluster=cluster, controller_mode=cluster.controller_mode, **parts)
     if quorum is not None or controllers is not None:
         parts["endpoints"] = endpoint_rows(quorum, controllers)
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
@@ -175,4 +177,24 @@ def test_it_follows_a_new_leader_when_the_active_controller_stops(sandbox, contr
         assert [e.id for e in view.endpoints if e.active] == [view.quorum.leader_id]
     finally:
         sandbox.start_controller(old)
+        sandbox.advance(1)
+
+
+def test_it_stays_quick_while_the_first_bootstrap_controller_is_down(sandbox, controller_cluster, personas):
+    first = int(sandbox.bootstrap_controllers.split(",")[0].rsplit(":", 1)[1])
+    node = next(n.node_id for n in sandbox.state.controllers.values() if n.port == first)
+    quorum.describe_quorum(actor=personas["viewer"], cluster=controller_cluster)
+    sandbox.stop_controller(node)
+    try:
+        sandbox.advance(1)
+        quorum.describe_quorum(
+            actor=personas["viewer"], cluster=controller_cluster
+        )  # may re-learn the leader
+        start = time.monotonic()
+        view = quorum.describe_quorum(actor=personas["viewer"], cluster=controller_cluster)
+        elapsed = time.monotonic() - start
+        assert view.quorum_error is None and view.quorum.leader_id != node
+        assert elapsed < controller_cluster.request_timeout_s
+    finally:
+        sandbox.start_controller(node)
         sandbox.advance(1)
