@@ -1,11 +1,12 @@
 """The KRaft metadata quorum as the quorum page shows it (both connection modes).
 
-Reads only: DescribeQuorum (leader, epoch, high watermark, voters, observers, and in v2 the
-controller endpoints), DescribeCluster (in controller mode: every controller and the active
-one) and ApiVersions (finalized features). Each read fails on its own: a quorum that answers
-while the features do not still shows the quorum, with the features' error beside it.
+Reads only: DescribeQuorum (leader, epoch, high watermark, voters, observers, and in v2 every
+controller's endpoints), ApiVersions (finalized features) and, in controller mode, DescribeCluster
+when DescribeQuorum named no endpoints or the active controller stopped answering. Each read
+fails on its own: a quorum that answers while the features do not still shows the quorum,
+with the features' error beside it.
 
-``classify`` is pure so the highlighting rules are tested without Kafka.
+``classify`` and ``endpoint_rows`` are pure so the highlighting rules are tested without Kafka.
 """
 
 from __future__ import annotations
