@@ -281,12 +281,17 @@ class SandboxCluster:
         members: dict[str, list[tuple[str, int]]] | None = None,
         offsets: dict[tuple[str, int], int] | None = None,
         state: str | None = None,
+        consume_ratio: float = 0.0,
     ) -> None:
-        """Add a synthetic consumer group: members (client id -> partitions) and committed offsets."""
+        """Add a synthetic consumer group: members (client id -> partitions) and committed offsets.
+
+        With ``consume_ratio`` > 0 the committed offsets advance on the virtual clock by that share
+        of the records produced meanwhile (1.0 keeps the lag steady, less lets it grow).
+        """
         from sandbox.state import Group, GroupMember
 
         with self.state.lock:
-            g = Group(group_id, offsets=dict(offsets or {}))
+            g = Group(group_id, offsets=dict(offsets or {}), consume_ratio=consume_ratio)
             for i, (client, parts) in enumerate((members or {}).items()):
                 g.members.append(
                     GroupMember(

@@ -98,12 +98,14 @@ def load_demo(cluster: SandboxCluster) -> None:
             "billing-2": [("orders", p) for p in range(6, 12)],
         },
         {("orders", p.index): max(0, p.end_offset - 150 * (p.index + 1)) for p in orders.partitions},
+        consume_ratio=1.0,
     )
     clicks = cluster.state.topics["team-a.clicks"]
     cluster.add_group(
         "team-a.sessionizer",
         {"sessionizer-1": [("team-a.clicks", p.index) for p in clicks.partitions]},
         {("team-a.clicks", p.index): p.end_offset - 5 for p in clicks.partitions},
+        consume_ratio=0.97,  # falls slowly behind
     )
     cluster.add_group(
         "analytics-batch",

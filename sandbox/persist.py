@@ -75,6 +75,7 @@ def dump_state(cluster: SandboxCluster) -> dict[str, Any]:
                     "protocol": g.protocol,
                     "members": [[m.member_id, m.client_id, m.client_host, m.assignment] for m in g.members],
                     "offsets": [[t, p, o] for (t, p), o in g.offsets.items()],
+                    "consume_ratio": g.consume_ratio,
                 }
                 for g in st.groups.values()
             ],
@@ -134,6 +135,7 @@ def load_state(cluster: SandboxCluster, path: str) -> bool:
         st.groups = {}
         for g in data["groups"]:
             grp = Group(g["id"], state=g["state"], protocol=g["protocol"])
+            grp.consume_ratio = g.get("consume_ratio", 0.0)
             grp.members = [GroupMember(m[0], m[1], m[2], [tuple(x) for x in m[3]]) for m in g["members"]]
             grp.offsets = {(t, p): o for t, p, o in g["offsets"]}
             st.groups[grp.group_id] = grp

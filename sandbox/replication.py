@@ -50,6 +50,7 @@ def tick(state: ClusterState, dt: float) -> None:
     _copy_followers(state, dt)
     _quorum(state, dt)
     _auto_rebalance(state)
+    _consume(state)
 
 
 def append(p: Partition, nbytes: float, records: int) -> None:
@@ -250,3 +251,17 @@ def _auto_rebalance(state: ClusterState) -> None:
                     p.leader_epoch += 1
                     p.partition_epoch += 1
                     state.touch(p.topic)
+
+
+def _consume(state: ClusterState) -> None:
+    """Synthetic groups commit offsets following what was produced since the last tick."""
+    for g in state.groups.values():
+        if g.consume_ratio <= 0 or not g.members:
+            continue
+        for key, offset in list(g.offsets.items()):
+            p = state.partition(*key)
+            if p is None:
+                continue
+            produced = p.end_offset - g.seen_end.get(key, p.end_offset)
+            g.seen_end[key] = p.end_offset
+            g.offsets[key] = min(p.end_offset, offset + round(produced * g.consume_ratio))

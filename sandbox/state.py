@@ -181,6 +181,9 @@ class Group:
     protocol: str = "range"
     members: list[GroupMember] = field(default_factory=list)
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    # synthetic consumption: committed offsets follow the produced records at this ratio
+    consume_ratio: float = 0.0
+    seen_end: dict[tuple[str, int], int] = field(default_factory=dict)
     live: dict[str, LiveMember] = field(default_factory=dict)
     generation: int = 0
     leader: str = ""

@@ -38,3 +38,18 @@ def test_it_commits_offsets_for_empty_groups_and_deletes_them(cluster):
         assert "UNKNOWN_MEMBER_ID" in str(exc)
     admin.delete_consumer_groups(["new-group"])["new-group"].result(10)
     assert "new-group" not in cluster.state.groups
+
+
+def test_it_moves_synthetic_committed_offsets_with_the_consume_ratio(cluster):
+    cluster.create_topic("flow", 1, 1)
+    cluster.produce_synthetic("flow", 100 * 1024)  # 100 records per virtual second
+    cluster.add_group("steady", {"c": [("flow", 0)]}, {("flow", 0): 0}, consume_ratio=1.0)
+    cluster.add_group("slow", {"c": [("flow", 0)]}, {("flow", 0): 0}, consume_ratio=0.5)
+    cluster.add_group("stopped", {}, {("flow", 0): 0})
+    cluster.advance(0.1)
+    cluster.advance(10)
+    end = cluster.state.topics["flow"].partitions[0].end_offset
+    lag = {g: end - cluster.state.groups[g].offsets[("flow", 0)] for g in ("steady", "slow", "stopped")}
+    assert lag["steady"] <= 10
+    assert 400 <= lag["slow"] <= 600
+    assert lag["stopped"] == end
