@@ -13,4 +13,5 @@ urlpatterns = [
     path("<int:request_id>/", requests.request_detail, name="request_detail"),
     path("<int:request_id>/approve/", requests.request_approve, name="request_approve"),
     path("<int:request_id>/reject/", requests.request_reject, name="request_reject"),
+    path("<int:request_id>/cancel/", requests.request_cancel, name="request_cancel"),
 ]

@@ -411,6 +411,32 @@ def reject_request(
     return request
 
 
+def cancel_request(*, actor, request: ChangeRequest, source_ip: str | None = None) -> ChangeRequest:
+    """The requester withdraws their own request while it waits for approval."""
+    access.require(actor, request.cluster, access.VIEW)
+    if request.requested_by_id != actor.pk:
+        raise PermissionDenied("Only the requester can cancel a request.")
+    with transaction.atomic():
+        updated = ChangeRequest.objects.filter(pk=request.pk, state=RequestState.PENDING).update(
+            state=RequestState.CANCELLED, finished_at=timezone.now()
+        )
+        if not updated:
+            raise RequestInvalid(["only a request waiting for approval can be cancelled"])
+        _step(request, actor.get_username(), "cancelled")
+        audit.record(
+            actor=actor,
+            action="request.cancel",
+            cluster=request.cluster,
+            targets=[f"request:{request.pk}", request.resource],
+            params={"kind": request.kind},
+            outcome="success",
+            source_ip=source_ip,
+            request_id=f"request-{request.pk}",
+        )
+    request.refresh_from_db()
+    return request
+
+
 # ---- execution (worker) ------------------------------------------------------------------------
 
 

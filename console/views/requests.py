@@ -115,6 +115,20 @@ def request_reject(request, name: str, request_id: int):
 
 
 @login_required
+@require_POST
+def request_cancel(request, name: str, request_id: int):
+    cluster = get_cluster_for_user(request, name)
+    req = _get_request_for_user(request, cluster, request_id)
+    try:
+        requests.cancel_request(actor=request.user, request=req, source_ip=client_ip(request))
+    except requests.RequestInvalid as exc:
+        messages.error(request, "; ".join(exc.errors))
+    else:
+        messages.success(request, f"Request #{req.pk} cancelled.")
+    return redirect("request_detail", name=cluster.name, request_id=req.pk)
+
+
+@login_required
 @require_http_methods(["GET", "POST"])
 def request_rules(request, name: str):
     cluster = get_cluster_for_user(request, name, access.ADMINISTER)

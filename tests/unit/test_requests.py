@@ -178,6 +178,21 @@ def test_rejection_needs_a_comment_and_is_audited(personas, kafka_cluster, topic
         requests.approve_request(actor=personas["admin"], request=req)
 
 
+def test_only_the_requester_cancels_a_pending_request(personas, kafka_cluster, topic, client):
+    req = _submit(personas, kafka_cluster, topic)
+    with pytest.raises(PermissionDenied):
+        requests.cancel_request(actor=personas["operator"], request=req)
+    client.force_login(personas["requester"])
+    url = reverse("request_cancel", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
+    assert client.post(url).status_code == 302
+    req.refresh_from_db()
+    assert (
+        req.state == "cancelled" and AuditEvent.objects.get(action="request.cancel").actor_name == "requester"
+    )
+    with pytest.raises(requests.RequestInvalid):
+        requests.approve_request(actor=personas["operator"], request=req)
+
+
 def test_the_auto_approve_rule_approves_low_risk_requests_and_says_so(
     personas, kafka_cluster, topic, queued, django_capture_on_commit_callbacks
 ):
