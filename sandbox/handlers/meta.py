@@ -147,6 +147,15 @@ class _TopicCache:
             self.objs[name] = _topic(t, st, False)
             st.dirty_topics.discard(name)
 
+    def get(self, st: ClusterState, t: Topic) -> Any:
+        """One topic's object, from the cache when it is current."""
+        if not self.built or st.all_dirty:
+            return _topic(t, st, False)
+        if t.name in st.dirty_topics or t.name not in self.objs:
+            self.objs[t.name] = _topic(t, st, False)
+            st.dirty_topics.discard(t.name)
+        return self.objs[t.name]
+
     def topics(self, st: ClusterState) -> list[Any]:
         if not self.built or st.all_dirty:
             self.objs = {name: _topic(t, st, False) for name, t in st.topics.items()}
@@ -224,7 +233,7 @@ def _metadata(ctx: RequestContext, req: Any, ops: bool, full: bool) -> Any:
                     continue
             t = st.topics.get(name)
             if t is not None:
-                topics.append(_topic(t, st, ops))
+                topics.append(_topic(t, st, True) if ops else _cache_of(st).get(st, t))
             elif not name or len(name) > 249 or not LEGAL_TOPIC.match(name) or name in (".", ".."):
                 topics.append(_error_topic(name, 17))
             elif (v < 4 or req.allow_auto_topic_creation) and _auto_create(ctx, name):

@@ -79,3 +79,18 @@ def test_it_keeps_the_metadata_cache_of_two_clusters_apart(cluster):
                     resp = call(c.bootstrap_servers.split(",")[0], MetadataRequest(topics=None), version)
                     assert [t.name for t in resp.topics] == [name]
         assert other.bootstrap_controllers == ""
+
+
+def test_it_serves_fresh_named_topic_metadata_after_changes(cluster):
+    hostport = cluster.bootstrap_servers.split(",")[2]
+    cluster.create_topic("n", 1, 2, assignment=[[1, 2]])
+    req = MetadataRequest(
+        topics=[MetadataRequest.MetadataRequestTopic(name="n")], allow_auto_topic_creation=False
+    )
+    call(hostport, MetadataRequest(topics=None), 12)  # build the cache
+    assert call(hostport, req, 12).topics[0].partitions[0].leader_id == 1
+    cluster.stop_broker(1)
+    assert call(hostport, req, 12).topics[0].partitions[0].leader_id == 2
+    cluster.start_broker(1)
+    cluster.advance(1)
+    assert call(hostport, req, 12).topics[0].partitions[0].isr_nodes == [2, 1]
