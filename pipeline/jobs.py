@@ -165,12 +165,9 @@ def _broker_disk(brokers, leaders):
     )
 
 
-def _broker_forecast(disk, params: JobParams):
+def _broker_forecast(disk, end: int, params: JobParams):
     from pyspark.sql import functions as F
 
-    end = disk.agg(F.max("ts")).first()[0]
-    if end is None:
-        return None
     recent = F.col("ts") >= F.lit(end - params.forecast_window_days * DAY_MS)
     x = (F.col("ts") - F.lit(end)) / DAY_MS
     y = F.col("size_bytes").cast("double")
@@ -238,12 +235,9 @@ def _group_frames(groups):
     return per_ts, lag, summary
 
 
-def _idle(summary, group_summary, params: JobParams):
+def _idle(summary, group_summary, end: int, params: JobParams):
     from pyspark.sql import functions as F
 
-    end = summary.agg(F.max("last_ts")).first()[0]
-    if end is None:
-        return None
     s = summary.where(~F.col("topic").startswith("__"))
     if group_summary is not None:
         consumed = group_summary.groupBy("topic").agg(F.max("last_progress_ts").alias("last_consume_ts"))
@@ -330,8 +324,10 @@ def run_jobs(
                 disk = _broker_disk(brokers, leaders).cache()
                 cached.append(disk)
                 out["broker_disk"] = _collect(disk)
-                forecast = _broker_forecast(disk, params)
-                out["broker_forecast"] = _collect(forecast) if forecast is not None else []
+                end = max((d["ts"] for d in out["broker_disk"]), default=None)
+                out["broker_forecast"] = (
+                    _collect(_broker_forecast(disk, end, params)) if end is not None else []
+                )
         if groups is not None:
             step(0.8, "consumer lag")
             per_ts, lag, group_summary = _group_frames(groups)
@@ -339,8 +335,10 @@ def run_jobs(
             out["group_lag"] = _collect(lag)
             out["group_summary"] = _collect(group_summary)
         if summary is not None:
-            idle = _idle(summary, group_summary, params)
-            out["idle_topics"] = _collect(idle) if idle is not None else []
+            end = max((t["last_ts"] for t in out["topic_summary"]), default=None)
+            out["idle_topics"] = (
+                _collect(_idle(summary, group_summary, end, params)) if end is not None else []
+            )
     finally:
         for df in cached:
             df.unpersist()
