@@ -215,12 +215,12 @@ class ClusterState:
         self.active_controller: int = -1
         self.quorum_epoch = 1
         self.metadata_offset = 0
-        self.features: dict[str, int] = {
-            "metadata.version": 27,
-            "kraft.version": 1,
+        self.features: dict[str, int] = {  # finalized levels, in Kafka 4.1's order
             "group.version": 1,
             "transaction.version": 2,
             "eligible.leader.replicas.version": 1,
+            "kraft.version": 1,
+            "metadata.version": 27,
         }
         self.features_epoch = 1
         self.next_producer_id = 1000

@@ -24,10 +24,11 @@ from sandbox.state import ClusterState, Partition, Topic
 ZERO_UUID = uuid.UUID(int=0)
 CLUSTER_OPS = {5, 7, 8, 9, 10, 11, 12}
 TOPIC_OPS = {3, 4, 5, 6, 7, 8, 10, 11}
-FEATURE_RANGES = {
-    "metadata.version": (7, 27),
-    "kraft.version": (0, 1),
+FEATURE_RANGES = {  # Kafka 4.1's supported feature levels, in its order
     "group.version": (0, 1),
+    "kraft.version": (0, 1),
+    "metadata.version": (7, 27),
+    "share.version": (0, 1),
     "transaction.version": (0, 2),
     "eligible.leader.replicas.version": (0, 1),
 }
