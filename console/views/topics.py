@@ -40,6 +40,7 @@ def topic_list(request, name: str):
         context["error"] = exc
     context["can_manage"] = access.can(request.user, cluster, access.MANAGE_TOPICS)
     context["querystring"] = _querystring(request, drop=("page", "refresh"))
+    context["sort_querystring"] = _querystring(request, drop=("page", "refresh", "sort", "desc"))
     return _render(request, "console/topic_list.html", "console/_topic_table.html", context)
 
 

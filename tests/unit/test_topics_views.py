@@ -156,3 +156,29 @@ def test_add_partitions_page_warns_about_keyed_data(client, personas, kafka_clus
         url("topic_add_partitions", kafka_cluster, topic=name), {"total_count": "2", "action": "apply"}
     )
     assert shrink.status_code == 200 and b"more than the current 3" in shrink.content
+
+
+def test_a_page_view_costs_at_most_one_metadata_fetch_and_one_configs_batch(
+    client, personas, kafka_cluster, monkeypatch
+):
+    from console.kafka import KafkaGateway
+
+    prefix = uniq("count")
+    make(personas, kafka_cluster, *[TopicSpec(f"{prefix}.{i:02d}", 1, 1) for i in range(30)])
+    calls = []
+    for method in ("list_topics_metadata", "describe_configs", "describe_topics", "list_offsets"):
+        real = getattr(KafkaGateway, method)
+
+        def spy(self, *args, _real=real, _name=method, **kwargs):
+            calls.append(_name)
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(KafkaGateway, method, spy)
+    client.force_login(personas["viewer"])
+    client.get(url("topic_list", kafka_cluster), {"q": prefix})
+    assert calls == ["list_topics_metadata", "describe_configs"]
+    calls.clear()
+    client.get(url("topic_list", kafka_cluster), {"q": prefix, "sort": "partitions", "desc": "1"})
+    assert calls == []  # metadata and the page's configs come from the cache
+    client.get(url("topic_list", kafka_cluster), {"q": prefix, "refresh": "1"})
+    assert calls == ["list_topics_metadata", "describe_configs"]
