@@ -25,7 +25,7 @@ from console.models.reassignment import (
     ReassignmentPartition,
     Stage,
 )
-from console.services import operations, planner, throttles
+from console.services import metadata_cache, operations, planner, throttles
 from console.services.reassign_progress import human_bytes, human_duration, partition_progress, rate_and_eta
 from console.services.reassignment import console_busy, flatten_logs, gateway_for
 
@@ -85,14 +85,12 @@ def _throttle(r: Reassignment) -> bool:
     """Record then set the throttles; on failure take back what was set and fail the operation."""
     if not r.throttle_bytes_per_s:
         return True
-    rows = list(r.partitions.filter(state__in=OPEN_PARTITION_STATES))
-    gw = gateway_for(r.cluster)
-    in_progress = gw.list_partition_reassignments(_tps(rows))
-    current = {(tp.topic, tp.partition): x.replicas for tp, x in in_progress.items()}
-    adding = {(tp.topic, tp.partition): x.adding for tp, x in in_progress.items()}
-    for row in rows:
-        current.setdefault((row.topic, row.partition), tuple(row.original))
-    moves = planner.plan_moves(current, {(x.topic, x.partition): x.target for x in rows}, adding)
+    # The plan was validated against Kafka moments ago (nothing in progress); the originals stand.
+    rows = r.partitions.filter(state__in=OPEN_PARTITION_STATES).values_list(
+        "topic", "partition", "original", "target"
+    )
+    current = {(t, p): tuple(orig) for t, p, orig, _ in rows}
+    moves = planner.plan_moves(current, {(t, p): tuple(target) for t, p, _, target in rows})
     throttles.record_throttles(r, moves)
     outcomes = throttles.apply_throttles(r)
     failed = {k: v for k, v in outcomes.items() if not v.get("ok")}
@@ -114,7 +112,11 @@ def _throttle(r: Reassignment) -> bool:
 
 def submit(r: Reassignment) -> None:
     """AlterPartitionReassignments in batches; conflicts are refused per partition, never merged."""
-    rows = list(r.partitions.filter(state=PartitionState.PENDING))
+    rows = list(
+        r.partitions.filter(state=PartitionState.PENDING).values_list(
+            "id", "topic", "partition", "target", named=True
+        )
+    )
     if not rows:
         return
     gw = gateway_for(r.cluster)
@@ -127,20 +129,21 @@ def submit(r: Reassignment) -> None:
         if others.get(tp, r.pk) < r.pk:
             updates[
                 (PartitionState.REFUSED, f"Already being reassigned by reassignment #{others[tp]}")
-            ].append(row.pk)
+            ].append(row.id)
             continue
         found = listed.get(TopicPartition(*tp))
         if found is not None:
             target = [b for b in found.replicas if b not in found.removing]
             if target == list(row.target):
-                updates[(PartitionState.MOVING, "")].append(row.pk)  # ours, submitted before a crash
+                updates[(PartitionState.MOVING, "")].append(row.id)  # ours, submitted before a crash
             else:
                 updates[(PartitionState.REFUSED, "Already being reassigned outside this operation")].append(
-                    row.pk
+                    row.id
                 )
             continue
         todo.append(row)
-    todo = _drop_settled(gw, todo, updates)
+    # Deleted topics and partitions already at their target need no pre-check: Kafka answers
+    # UNKNOWN_TOPIC_OR_PARTITION for the first, and the poller's verification marks the second done.
     for i in range(0, len(todo), SUBMIT_BATCH):
         batch = todo[i : i + SUBMIT_BATCH]
         results = gw.alter_partition_reassignments(
@@ -154,32 +157,11 @@ def submit(r: Reassignment) -> None:
                     if res.name == "REASSIGNMENT_IN_PROGRESS"
                     else PartitionState.FAILED
                 )
-                updates[(state, f"{res.name}: {res.operator_text}")].append(x.pk)
+                updates[(state, f"{res.name}: {res.operator_text}")].append(x.id)
             else:
-                updates[(PartitionState.MOVING, "")].append(x.pk)
+                updates[(PartitionState.MOVING, "")].append(x.id)
         operations.heartbeat(r.operation, text=f"submitted {min(i + SUBMIT_BATCH, len(todo))} of {len(todo)}")
     _set_states(updates)
-
-
-def _drop_settled(gw, rows, updates) -> list:
-    """Partitions of deleted topics fail; partitions already at their target are done."""
-    if not rows:
-        return rows
-    described = gw.describe_topics(sorted({x.topic for x in rows}))
-    keep = []
-    for x in rows:
-        md = described.get(x.topic)
-        if isinstance(md, KafkaOperationError) or md is None:
-            updates[(PartitionState.FAILED, "Unknown topic (deleted?)")].append(x.pk)
-            continue
-        part = next((p for p in md.partitions if p.id == x.partition), None)
-        if part is None:
-            updates[(PartitionState.FAILED, "Unknown partition")].append(x.pk)
-        elif list(part.replicas) == list(x.target):
-            updates[(PartitionState.DONE, "already at target")].append(x.pk)
-        else:
-            keep.append(x)
-    return keep
 
 
 # ---- the poller ------------------------------------------------------------------------------
@@ -331,6 +313,7 @@ def complete(r: Reassignment):
     """Every partition settled: remove the ledger's throttles, optional preferred election, finish."""
     _stage(r, Stage.FINISHED)
     Reassignment.objects.filter(pk=r.pk).update(completed_at=timezone.now())
+    metadata_cache.invalidate(r.cluster)  # replicas changed
     throttles.remove_throttles(r, reason="completed")
     election = {}
     if r.elect_preferred:
@@ -405,6 +388,7 @@ def finish_cancel(r: Reassignment):
     _stage(r, Stage.FINISHED)
     with transaction.atomic():
         Reassignment.objects.filter(pk=r.pk).update(outcome="cancelled", completed_at=timezone.now())
+    metadata_cache.invalidate(r.cluster)
     throttles.remove_throttles(r, reason="cancelled")
     counts, outcomes = _final_outcomes(r)
     return operations.finish(

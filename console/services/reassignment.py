@@ -64,20 +64,40 @@ def log_dir_sizes(logs: Mapping[int, object]) -> dict[planner.TP, int]:
     return sizes
 
 
-def read_cluster(cluster, *, with_sizes: bool = False) -> ClusterView:
-    """Assignment, racks, reassignments in progress (and replica sizes) of the cluster."""
+def read_cluster(cluster, *, with_sizes: bool = False, cached: bool = True) -> ClusterView:
+    """Assignment, racks, reassignments in progress (and replica sizes) of the cluster.
+
+    The assignment comes from the shared metadata snapshot (at most its TTL old): the worker
+    re-checks every partition against Kafka when it submits, so a stale row is refused there.
+    """
+    from console.services import metadata_cache
+
     gw = gateway_for(cluster)
-    md = gw.list_topics_metadata()
+    md = metadata_cache.get_snapshot(cluster, refresh=not cached).metadata
     racks = {b.id: b.rack for b in gw.describe_cluster().brokers}
     assignment = {}
     leaders = {}
     for t in md.topics:
         for p in t.partitions:
-            assignment[(t.name, p.id)] = tuple(p.replicas)
+            assignment[(t.name, p.id)] = p.replicas
             leaders[(t.name, p.id)] = p.leader
     in_progress = {(tp.topic, tp.partition): r for tp, r in gw.list_partition_reassignments().items()}
     sizes = log_dir_sizes(gw.describe_log_dirs()) if with_sizes else {}
     return ClusterView(assignment, racks, in_progress, sizes, leaders)
+
+
+def fresh_view(
+    cluster,
+    proposed: Mapping[planner.TP, Sequence[int]],
+    view: ClusterView | None,
+    *,
+    with_sizes: bool = False,
+) -> ClusterView:
+    """The view to validate against; re-read once when the plan names partitions the snapshot lacks."""
+    view = view or read_cluster(cluster, with_sizes=with_sizes)
+    if any(tp not in view.assignment for tp in proposed):
+        view = read_cluster(cluster, with_sizes=with_sizes, cached=False)
+    return view
 
 
 def console_busy(cluster, exclude: int | None = None) -> dict[planner.TP, int]:
@@ -124,7 +144,7 @@ def preview_plan(
     """Validate every partition and compute the diff (no change is made)."""
     if not proposed:
         raise PlanRejected("The plan is empty: there is nothing to move.")
-    view = view or read_cluster(cluster, with_sizes=True)
+    view = fresh_view(cluster, proposed, view, with_sizes=True)
     busy = set(view.in_progress) | set(console_busy(cluster))
     checks = planner.validate_plan(
         proposed, current=view.assignment, racks=view.racks, in_progress=busy, rf_change=rf_change
@@ -163,7 +183,7 @@ def build_plan(
 def export_assignment(cluster, topics: Iterable[str]) -> str:
     """The current assignment of the topics as a plan file (the rollback file)."""
     wanted = set(topics)
-    view = read_cluster(cluster)
+    view = read_cluster(cluster, cached=False)  # a rollback file must be exact
     return planner.export_plan({tp: r for tp, r in view.assignment.items() if not wanted or tp[0] in wanted})
 
 
@@ -183,7 +203,7 @@ def start_reassignment(
     throttle = throttles.validate_rate(throttle)
     if not proposed:
         raise PlanRejected("The plan is empty: there is nothing to move.")
-    view = view or read_cluster(cluster)
+    view = fresh_view(cluster, proposed, view)
     busy = set(view.in_progress) | set(console_busy(cluster))
     checks = planner.validate_plan(
         proposed, current=view.assignment, racks=view.racks, in_progress=busy, rf_change=rf_change

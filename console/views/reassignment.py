@@ -59,6 +59,8 @@ def reassign_new(request, name: str):
             view = reassignment.read_cluster(cluster, with_sizes=True)
             plan, rf_change = data.get("plan"), False
             if data["intent"] != "json":
+                if any(t not in {tp[0] for tp in view.assignment} for t in data.get("topic_list", ())):
+                    view = reassignment.read_cluster(cluster, with_sizes=True, cached=False)
                 plan, rf_change = reassignment.build_plan(
                     view,
                     intent=data["intent"],
