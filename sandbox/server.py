@@ -112,6 +112,13 @@ class NodeServer:
             self.writers.discard(writer)
             writer.close()
 
+    def _not_active_controller(self, key: int) -> str | None:
+        """NOT_CONTROLLER's message when a write reaches a controller that is not the active one."""
+        active = self.cluster.state.active_controller
+        if self.node.is_controller and key in CONTROLLER_WRITES and active != self.node.node_id:
+            return f"The active controller appears to be node {active}."
+        return None
+
     async def _handle(self, data: bytes, host: str) -> bytes | None:
         """Return the framed response, b"" for no response, None to close the connection."""
         key, version, correlation_id = _HDR.unpack_from(data)
@@ -134,7 +141,8 @@ class NodeServer:
         if fault is not None and fault.delay_s > 0:
             await asyncio.sleep(fault.delay_s)
         state = self.cluster.state
-        if fault is not None and fault.error_code is not None:
+        not_active = self._not_active_controller(key)
+        if (fault is not None and fault.error_code is not None) or not_active:
             with state.lock:  # a failed request must leave no trace: run it on a throwaway copy
                 state = copy.deepcopy(state)
         ctx = RequestContext(self.cluster, state, self.node, version, req.header.client_id, host)
@@ -155,10 +163,30 @@ class NodeServer:
             if isinstance(resp, Encoded):
                 resp = _decode_response(key, version, resp)
             set_errors(resp, fault.error_code, fault.error_message)
+        if not_active:
+            not_controller(resp, key, not_active)
         if isinstance(resp, Encoded):
             return frame_body(correlation_id, resp.body, resp.flexible)
         flexible = resp.flexible_version_q(version) and key != ApiVersionsRequest.API_KEY
         return frame_body(correlation_id, resp.encode(version=version), flexible)
+
+
+CONTROLLER_WRITES = {30, 31, 33, 43, 44, 45, 57}  # Create/DeleteAcls, (Incremental)AlterConfigs, ...
+
+
+def not_controller(resp: Any, key: int, message: str) -> None:
+    """Rewrite a write's response the way an inactive KRaft controller answers (NOT_CONTROLLER)."""
+    if key == 30:  # CreateAcls: entries that failed validation keep their own error
+        for r in resp.results:
+            if r.error_code == 0:
+                r.error_code, r.error_message = 41, message
+        return
+    set_errors(resp, 41, message)
+    if key == 31:
+        for r in resp.filter_results:
+            r.matching_acls = []
+    elif key == 57:
+        resp.results = []
 
 
 def _decode_response(key: int, version: int, enc: Encoded) -> Any:

@@ -17,6 +17,11 @@ from kafka.protocol.admin import (
 from sandbox.apis import RequestContext, api
 from sandbox.handlers.meta import CLUSTER_OPS, FEATURE_RANGES, metadata_controller_id
 
+NOT_LEADER = (
+    "For requests intended only for the leader, this error indicates that the broker is not the current "
+    "leader. For requests intended for any replica, this error indicates that the broker is not a "
+    "replica of the topic partition."
+)
 MISMATCH = "The request was sent to an endpoint of type {}, but we wanted an endpoint of type {}"
 
 
@@ -103,6 +108,20 @@ def describe_quorum(ctx: RequestContext, req: Any) -> Any:
                     )
                 )
                 continue
+            if ctx.node.is_controller and ctx.node.node_id != st.active_controller:
+                parts.append(
+                    ps(
+                        partition_index=0,
+                        error_code=6,
+                        error_message=NOT_LEADER if v >= 2 else None,
+                        leader_id=0,
+                        leader_epoch=0,
+                        high_watermark=0,
+                        current_voters=[],
+                        observers=[],
+                    )
+                )
+                continue
             leader = st.active_controller
             hw = st.controllers[leader].log_end_offset if leader in st.controllers else -1
             parts.append(
@@ -122,6 +141,8 @@ def describe_quorum(ctx: RequestContext, req: Any) -> Any:
         dq.Node(node_id=n.node_id, listeners=[dq.Node.Listener(name="CONTROLLER", host=n.host, port=n.port)])
         for n in st.controllers.values()
     ]
+    if ctx.node.is_controller and ctx.node.node_id != st.active_controller:
+        nodes = []  # an inactive controller does not describe the quorum
     return dq(version=v, error_code=0, error_message=msg, topics=topics, nodes=nodes)
 
 

@@ -143,3 +143,55 @@ def test_it_serves_configs_on_controllers_as_kafka_does(cluster):
     )
     assert call(ctl, req, 1).responses[0].error_code == 0
     assert cluster.state.broker_configs["2"] == {"follower.replication.throttled.rate": "1000"}
+
+
+def test_it_answers_writes_on_an_inactive_controller_with_not_controller(cluster):
+    from kafka.protocol.admin import (
+        AlterPartitionReassignmentsRequest,
+        DeleteAclsRequest,
+        IncrementalAlterConfigsRequest,
+        ListPartitionReassignmentsRequest,
+    )
+
+    cluster.create_topic("nc", 1, 1, assignment=[[1]])
+    inactive = cluster.bootstrap_controllers.split(",")[1]
+    ar = IncrementalAlterConfigsRequest.AlterConfigsResource
+    iac = IncrementalAlterConfigsRequest(
+        resources=[
+            ar(
+                resource_type=2,
+                resource_name="nc",
+                configs=[ar.AlterableConfig(name="retention.ms", config_operation=0, value="5")],
+            )
+        ],
+        validate_only=False,
+    )
+    resp = call(inactive, iac, 1).responses[0]
+    assert (resp.error_code, resp.error_message) == (41, "The active controller appears to be node 101.")
+    assert cluster.state.topics["nc"].configs == {}
+    t = AlterPartitionReassignmentsRequest.ReassignableTopic
+    apr = AlterPartitionReassignmentsRequest(
+        topics=[t(name="nc", partitions=[t.ReassignablePartition(partition_index=0, replicas=[2])])]
+    )
+    out = call(inactive, apr, 0)
+    assert out.error_code == 41 and out.responses[0].partitions[0].error_code == 41
+    assert cluster.state.topics["nc"].partitions[0].replicas == [1]
+    f = DeleteAclsRequest.DeleteAclsFilter
+    dacl = DeleteAclsRequest(
+        filters=[
+            f(
+                resource_type_filter=1,
+                resource_name_filter=None,
+                pattern_type_filter=1,
+                principal_filter=None,
+                host_filter=None,
+                operation=1,
+                permission_type=1,
+            )
+        ]
+    )
+    assert call(inactive, dacl, 3).filter_results[0].error_code == 41
+    assert call(inactive, ListPartitionReassignmentsRequest(topics=None), 0).error_code == 0
+    part, resp = _quorum(inactive)
+    assert (part.error_code, part.leader_id, resp.nodes) == (6, 0, [])
+    assert call(cluster.bootstrap_controllers.split(",")[0], iac, 1).responses[0].error_code == 0
