@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
@@ -19,13 +19,16 @@ from pipeline import charts
 from pipeline import config as pipeline_config
 
 
-def _deletion_link(cluster_name: str, topic: str) -> str:
-    """Where a deletion of an idle topic starts: a prefilled request when the requests area has one."""
-    try:
-        base = reverse("request_new", kwargs={"name": cluster_name})
-        return f"{base}?{urlencode({'kind': 'topic.delete', 'topic': topic})}"
-    except NoReverseMatch:
-        return reverse("topic_detail", kwargs={"name": cluster_name, "topic": topic})
+def _idle_rows(request, cluster, report: capacity.CapacityReport) -> list[dict]:
+    """Idle topics with how this user can act on each: request a deletion, or delete (operators)."""
+    can_delete = access.can(request.user, cluster, access.MANAGE_TOPICS)
+    base = reverse("request_new", kwargs={"name": cluster.name})
+    rows = []
+    for t in report.idle:
+        may_request = access.can(request.user, cluster, access.REQUEST, resource=t["topic"])
+        query = urlencode({"kind": "topic.delete", "topic": t["topic"]})
+        rows.append({**t, "request_url": f"{base}?{query}" if may_request else "", "can_delete": can_delete})
+    return rows
 
 
 def _charts(report: capacity.CapacityReport) -> dict:
@@ -64,7 +67,7 @@ def _broker_text(b: dict) -> str:
 def capacity_overview(request, name: str):
     cluster = get_cluster_for_user(request, name)
     report = capacity.capacity_report(cluster)
-    idle = [{**t, "delete_url": _deletion_link(cluster.name, t["topic"])} for t in report.idle]
+    idle = _idle_rows(request, cluster, report)
     cfg = pipeline_config.load()
     return render(
         request,

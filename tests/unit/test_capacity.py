@@ -66,7 +66,20 @@ def test_it_draws_the_reports_as_svg_without_any_cdn(client, personas, kafka_clu
         assert broker in html
     assert "app-1 · topic-001" in html  # a group that falls behind
     idle = html[html.index('id="idle"') :]
-    assert "topic-006" in idle and "Request deletion" in idle
+    assert 'name="names" value="topic-006"' in idle and "Request deletion" not in idle  # operators delete
+
+
+def test_idle_topics_link_to_a_prefilled_deletion_request(client, personas, kafka_cluster, lake_dir):
+    _publish_reference(lake_dir)
+    client.force_login(personas["admin"])
+    html = client.get("/c/sandbox/capacity/").content.decode()
+    assert (
+        '<a href="/c/sandbox/requests/new/?kind=topic.delete&amp;topic=topic-006">Request deletion</a>'
+        in html
+    )
+    client.force_login(personas["viewer"])
+    idle = client.get("/c/sandbox/capacity/").content.decode().split('id="idle"')[1]
+    assert "topic-006" in idle and "Request deletion" not in idle and "Delete…" not in idle
 
 
 def test_the_report_ranks_topics_brokers_and_groups(kafka_cluster, lake_dir):
