@@ -30,6 +30,8 @@ class Section:
     reason: str
     #: the Kafka APIs the section relies on (shown on the quorum page's capability table)
     apis: str = ""
+    #: what is limited in controller mode when the section is offered there only in part
+    controller_note: str = ""
 
 
 _BOTH = frozenset({BROKERS, CONTROLLERS})
@@ -55,7 +57,15 @@ SECTIONS: dict[str, Section] = {
             ),
             "Metadata, CreateTopics, DeleteTopics, CreatePartitions",
         ),
-        Section("configs", "Configs", _BOTH, "", "DescribeConfigs, IncrementalAlterConfigs"),
+        Section(
+            "configs",
+            "Configs",
+            _BOTH,
+            "",
+            "DescribeConfigs, IncrementalAlterConfigs",
+            "Topic configs and changes to broker configs go through the controllers; a controller "
+            "describes only its own node's configs, so a broker's current configs need brokers.",
+        ),
         Section("acls", "ACLs", _BOTH, "", "DescribeAcls, CreateAcls, DeleteAcls"),
         Section(
             "reassignments",
@@ -63,8 +73,18 @@ SECTIONS: dict[str, Section] = {
             _BOTH,
             "",
             "AlterPartitionReassignments, ListPartitionReassignments",
+            "Listing, submitting and cancelling reassignments work; planning from the current "
+            "placement (Metadata) and copy progress in bytes (DescribeLogDirs) need brokers.",
         ),
-        Section("elections", "Leader elections", _BOTH, "", "ElectLeaders"),
+        Section(
+            "elections",
+            "Leader elections",
+            _BOTH,
+            "",
+            "ElectLeaders",
+            "Electing leaders of named partitions works; finding partitions whose leader is not "
+            "the preferred replica needs Metadata from the brokers.",
+        ),
         Section(
             "requests",
             "Requests",
@@ -100,13 +120,7 @@ SECTIONS: dict[str, Section] = {
             _NEEDS_BROKERS.format(what="Consumer groups", api="ListGroups/DescribeGroups"),
             "ListGroups, DescribeGroups, OffsetFetch",
         ),
-        Section(
-            "health",
-            "Health check",
-            _BROKERS_ONLY,
-            _NEEDS_BROKERS.format(what="The end-to-end health check", api="Metadata"),
-            "Metadata",
-        ),
+        Section("health", "Health check", _BOTH, "", "DescribeCluster (from a worker)"),
         Section(
             "controllers",
             "Controller configs and log levels",
@@ -149,12 +163,20 @@ class CapabilityRow:
     available: bool
     reason: str
     apis: str
+    note: str = ""
 
 
 def capability_table(cluster) -> list[CapabilityRow]:
     """Every section with its availability on this cluster (for display)."""
     mode = mode_of(cluster)
     return [
-        CapabilityRow(s.key, s.label, mode in s.modes, "" if mode in s.modes else s.reason, s.apis)
+        CapabilityRow(
+            s.key,
+            s.label,
+            mode in s.modes,
+            "" if mode in s.modes else s.reason,
+            s.apis,
+            s.controller_note if mode == CONTROLLERS and mode in s.modes else "",
+        )
         for s in SECTIONS.values()
     ]

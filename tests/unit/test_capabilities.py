@@ -22,6 +22,7 @@ OFFERED_BY_CONTROLLERS = {
     "reassignments",
     "elections",
     "controllers",
+    "health",  # the health check only needs DescribeCluster
 }
 
 
@@ -35,7 +36,7 @@ def test_it_offers_everything_but_controller_pages_with_brokers():
     assert missing == {"controllers"}
 
 
-@pytest.mark.parametrize("key", ["topics", "log_dirs", "offsets", "groups", "capacity", "requests", "health"])
+@pytest.mark.parametrize("key", ["topics", "log_dirs", "offsets", "groups", "capacity", "requests"])
 def test_it_says_why_a_broker_section_is_unavailable(key):
     reason = capabilities.unavailable_reason(CONTROLLERS, key)
     assert reason and "UNSUPPORTED_ENDPOINT_TYPE" in reason and "bootstrap servers" in reason
@@ -52,6 +53,8 @@ def test_it_lists_every_section_with_its_reason():
     assert set(rows) == set(capabilities.SECTIONS)
     assert not rows["topics"].available and rows["topics"].reason
     assert rows["acls"].available and rows["acls"].reason == ""
+    assert "DescribeLogDirs" in rows["reassignments"].note  # offered in part
+    assert all(r.note == "" for r in capabilities.capability_table(BROKERS))
 
 
 def test_it_renders_the_fragment_other_pages_include():

@@ -25,6 +25,7 @@ def _ids(rows):
 
 
 def test_it_describes_the_quorum_through_the_brokers(sandbox, kafka_cluster, personas):
+    sandbox.advance(1)  # a fresh sandbox has not appended to the metadata log yet
     view = quorum.describe_quorum(actor=personas["viewer"], cluster=kafka_cluster)
     assert view.quorum_error is None and view.features_error is None
     assert _ids(view.voters) == set(sandbox.state.controllers)
