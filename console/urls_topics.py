@@ -15,6 +15,7 @@ urlpatterns = [
     path("-/new/", topics.topic_create, name="topic_create"),
     path("-/batch/", topics.topic_batch_create, name="topic_batch_create"),
     path("-/delete/", topics.topic_delete, name="topic_delete"),
+    path("-/policy/", topics.topic_policy, name="topic_policy"),
     path("-/brokers/", configs.broker_configs, name="broker_configs_default"),
     path("-/brokers/<str:broker>/", configs.broker_configs, name="broker_configs"),
     path("<str:topic>/", topics.topic_detail, name="topic_detail"),

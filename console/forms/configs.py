@@ -70,7 +70,12 @@ class ConfigChangesForm(forms.Form):
             self.fields[f"op_{i}"] = forms.ChoiceField(
                 choices=OP_CHOICES, initial="SET", required=False, label="Operation"
             )
-            self.fields[f"key_{i}"] = forms.CharField(required=False, max_length=255, label="Config")
+            self.fields[f"key_{i}"] = forms.CharField(
+                required=False,
+                max_length=255,
+                label="Config",
+                widget=forms.TextInput(attrs={"list": "config-keys"}),
+            )
             self.fields[f"value_{i}"] = forms.CharField(required=False, max_length=10_000, label="Value")
 
     def rows(self):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 from django import forms
 
 from console.forms.configs import KNOWN_TOPIC_CONFIGS, parse_key_values
@@ -177,3 +180,92 @@ class AddPartitionsForm(forms.Form):
     def clean_assignment(self):
         text = self.cleaned_data.get("assignment") or ""
         return parse_assignment(text) if text.strip() else None
+
+
+def _lines(text: str) -> list[str]:
+    return [p.strip() for line in (text or "").splitlines() for p in line.split(",") if p.strip()]
+
+
+class TopicPolicyForm(forms.Form):
+    """The cluster's topic policy as an admin edits it (blank = unrestricted / the default)."""
+
+    max_partitions = forms.IntegerField(required=False, min_value=1, help_text="per topic")
+    allowed_replication_factors = forms.CharField(required=False, help_text="e.g. 3 or 2, 3 (blank = any)")
+    allowed_config_keys = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="one per line or comma-separated (blank = any)",
+    )
+    config_ranges = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text='JSON, e.g. {"retention.ms": {"min": 60000, "max": 604800000}, "cleanup.policy": {"choices": ["delete"]}}',
+    )
+    name_pattern = forms.CharField(
+        required=False,
+        max_length=500,
+        help_text=r"a regular expression topic names must match, e.g. [a-z]+\..+",
+    )
+    protected_topics = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="regular expressions (one per line) of topics that cannot be deleted",
+    )
+    max_batch_size = forms.IntegerField(required=False, min_value=1, help_text="topics per batch create")
+
+    @classmethod
+    def initial_from(cls, rules) -> dict:
+        return {
+            "max_partitions": rules.max_partitions,
+            "allowed_replication_factors": ", ".join(str(r) for r in rules.allowed_replication_factors),
+            "allowed_config_keys": "\n".join(rules.allowed_config_keys),
+            "config_ranges": json.dumps(dict(rules.config_ranges), indent=1) if rules.config_ranges else "",
+            "name_pattern": rules.name_pattern,
+            "protected_topics": "\n".join(rules.protected_topics),
+            "max_batch_size": rules.max_batch_size,
+        }
+
+    def clean_allowed_replication_factors(self) -> list[int]:
+        try:
+            values = [int(v) for v in _lines(self.cleaned_data["allowed_replication_factors"])]
+        except ValueError:
+            raise forms.ValidationError("Replication factors are whole numbers, e.g. 2, 3.") from None
+        if any(v < 1 for v in values):
+            raise forms.ValidationError("Replication factors are at least 1.")
+        return values
+
+    def clean_allowed_config_keys(self) -> list[str]:
+        return _lines(self.cleaned_data["allowed_config_keys"])
+
+    def clean_config_ranges(self) -> dict:
+        text = self.cleaned_data["config_ranges"].strip()
+        if not text:
+            return {}
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+            raise forms.ValidationError('Write {"key": {"min": n, "max": n} or {"choices": [...]}}.')
+        for key, bounds in data.items():
+            unknown = set(bounds) - {"min", "max", "choices"}
+            if unknown:
+                raise forms.ValidationError(
+                    f"'{key}': unknown bound {', '.join(sorted(unknown))} (use min, max, choices)."
+                )
+        return data
+
+    def _regex(self, text: str) -> str:
+        try:
+            re.compile(text)
+        except re.error as exc:
+            raise forms.ValidationError(f"'{text}' is not a valid regular expression: {exc}") from None
+        return text
+
+    def clean_name_pattern(self) -> str:
+        text = self.cleaned_data["name_pattern"].strip()
+        return self._regex(text) if text else ""
+
+    def clean_protected_topics(self) -> list[str]:
+        lines = [line.strip() for line in self.cleaned_data["protected_topics"].splitlines() if line.strip()]
+        return [self._regex(line) for line in lines]

@@ -151,7 +151,10 @@ def describe_configs(*, actor, cluster, resource: ConfigResource) -> ConfigView:
 
 def broker_ids(cluster) -> list[int]:
     """The brokers whose configs can be opened (from the cached metadata)."""
-    return metadata_cache.get_snapshot(cluster).broker_ids
+    try:
+        return metadata_cache.get_snapshot(cluster).broker_ids
+    except KafkaOperationError:  # e.g. controller mode (no metadata); the page still shows the configs
+        return []
 
 
 # -- planning (pure) -----------------------------------------------------------------------------

@@ -13,6 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import transaction
+
+from console.services import access, audit
 
 # Kafka's own topic-name rules (org.apache.kafka.common.internals.Topic).
 TOPIC_NAME_MAX_LENGTH = 249
@@ -290,3 +293,46 @@ def enforce(violations: list[Violation]) -> None:
     """Raise PolicyViolation when there is anything to report."""
     if violations:
         raise PolicyViolation(violations)
+
+
+# -- editing the policy --------------------------------------------------------------------------
+
+POLICY_FIELDS = (
+    "max_partitions",
+    "allowed_replication_factors",
+    "allowed_config_keys",
+    "config_ranges",
+    "name_pattern",
+    "protected_topics",
+    "max_batch_size",
+)
+
+
+def policy_snapshot(row) -> dict:
+    return {f: getattr(row, f) for f in POLICY_FIELDS}
+
+
+def update_topic_policy(*, actor, cluster, values: Mapping, source_ip: str | None = None):
+    """Change the cluster's topic policy (cluster admins); audited with before and after."""
+    from console.models import TopicPolicy
+
+    access.require(actor, cluster, access.ADMINISTER)
+    row = TopicPolicy.objects.filter(cluster=cluster).first() or TopicPolicy(cluster=cluster)
+    before = policy_snapshot(row) if row.pk else None
+    for key in POLICY_FIELDS:
+        if key in values:
+            setattr(row, key, values[key])
+    row.full_clean()
+    with transaction.atomic():
+        row.save()
+        audit.record(
+            actor=actor,
+            action="topic_policy.update",
+            cluster=cluster,
+            targets=[f"cluster:{cluster.name}"],
+            before=before,
+            after=policy_snapshot(row),
+            outcome="success",
+            source_ip=source_ip,
+        )
+    return row

@@ -10,9 +10,15 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from console.forms.topics import AddPartitionsForm, BatchCreateForm, TopicCreateForm, TopicListForm
+from console.forms.topics import (
+    AddPartitionsForm,
+    BatchCreateForm,
+    TopicCreateForm,
+    TopicListForm,
+    TopicPolicyForm,
+)
 from console.kafka import KafkaOperationError
-from console.services import access, topics
+from console.services import access, policy, topics
 from console.services.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
 
@@ -189,4 +195,31 @@ def topic_add_partitions(request, name: str, topic: str):
         request,
         "console/topic_partitions.html",
         {"cluster": cluster, "topic": topic, "form": form, "outcome": outcome},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def topic_policy(request, name: str):
+    """The cluster's create-topic / alter-config limits: everyone who sees the cluster reads them, admins edit."""
+    cluster = get_cluster_for_user(
+        request, name, access.ADMINISTER if request.method == "POST" else access.VIEW
+    )
+    rules = policy.rules_for(cluster)
+    form = TopicPolicyForm(request.POST or None, initial=TopicPolicyForm.initial_from(rules))
+    if request.method == "POST" and form.is_valid():
+        policy.update_topic_policy(
+            actor=request.user, cluster=cluster, values=form.cleaned_data, source_ip=client_ip(request)
+        )
+        messages.success(request, "Topic policy saved.")
+        return redirect("topic_policy", name=cluster.name)
+    return render(
+        request,
+        "console/topic_policy.html",
+        {
+            "cluster": cluster,
+            "form": form,
+            "rules": rules,
+            "can_edit": access.can(request.user, cluster, access.ADMINISTER),
+        },
     )

@@ -126,3 +126,56 @@ def test_rules_come_from_the_clusters_policy_row(offline_cluster):
     got = policy.rules_for(offline_cluster)
     assert got.max_partitions == 7 and got.allowed_replication_factors == (3,)
     assert got.max_batch_size == policy.DEFAULT_MAX_BATCH_SIZE
+
+
+@pytest.mark.django_db
+def test_admins_edit_the_policy_and_it_is_audited(client, personas, kafka_cluster):
+    from django.urls import reverse
+
+    from console.models import AuditEvent
+
+    page = reverse("topic_policy", kwargs={"name": kafka_cluster.name})
+    client.force_login(personas["admin"])
+    response = client.post(
+        page,
+        {
+            "max_partitions": "12",
+            "allowed_replication_factors": "2, 3",
+            "allowed_config_keys": "retention.ms\ncleanup.policy",
+            "config_ranges": '{"retention.ms": {"min": 60000}}',
+            "name_pattern": r"[a-z]+\..+",
+            "protected_topics": "prod\\..*",
+            "max_batch_size": "",
+        },
+    )
+    assert response.status_code == 302
+    rules = policy.rules_for(kafka_cluster)
+    assert rules.max_partitions == 12 and rules.allowed_replication_factors == (2, 3)
+    assert rules.config_ranges == {"retention.ms": {"min": 60000}} and rules.protected_topics == (
+        "prod\\..*",
+    )
+    event = AuditEvent.objects.get(action="topic_policy.update")
+    assert event.before is None and event.after["max_partitions"] == 12
+
+
+@pytest.mark.django_db
+def test_bad_policy_input_is_shown_not_saved(client, personas, kafka_cluster):
+    from django.urls import reverse
+
+    page = reverse("topic_policy", kwargs={"name": kafka_cluster.name})
+    client.force_login(personas["admin"])
+    response = client.post(page, {"name_pattern": "([", "config_ranges": '{"retention.ms": 5}'})
+    assert response.status_code == 200
+    assert b"not a valid regular expression" in response.content and b"min" in response.content
+    assert not TopicPolicy.objects.exists()
+
+
+@pytest.mark.django_db
+def test_operators_read_the_policy_but_only_admins_change_it(client, personas, kafka_cluster):
+    from django.urls import reverse
+
+    page = reverse("topic_policy", kwargs={"name": kafka_cluster.name})
+    client.force_login(personas["operator"])
+    response = client.get(page)
+    assert response.status_code == 200 and b'id="policy"' in response.content
+    assert client.post(page, {"max_partitions": "1"}).status_code == 403

@@ -31,6 +31,7 @@ MATRIX = [
     ("topic_batch_create", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
     ("topic_delete", "post", "cluster", (LOGIN, 302, 302, 403, 403, 403, 404)),
     ("broker_configs_default", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
+    ("topic_policy", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("audit_list", "get", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
     ("audit_chain", "get", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
     ("audit_verify_all", "post", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
