@@ -157,7 +157,7 @@ def test_the_htmx_search_answers_the_results_fragment(client, people, offline_cl
     client.force_login(people["auditor"])
     response = client.get(reverse("audit_list"), {"action": "topic"}, headers={"HX-Request": "true"})
     assert response.status_code == 200
-    assert response.content.lstrip().startswith(b'<section id="audit-results">')
+    assert response.content.lstrip().startswith(b"<section id=\"audit-results\">")
     assert "HX-Request" in response["Vary"]
 
 
