@@ -70,8 +70,48 @@ def _grow_logs(state: ClusterState, dt: float) -> None:
             continue
         per = t.synthetic_bytes_per_s * dt / len(t.partitions)
         recs = max(1, int(per / AVG_RECORD_BYTES))
+        cap = _retained_bytes(state, t)
         for p in t.partitions:
             append(p, per, recs)
+            if cap is not None:
+                _apply_retention(p, *cap)
+
+
+def _retained_bytes(state: ClusterState, t: Topic) -> tuple[float, float] | None:
+    """(bytes a partition keeps, segment size) under delete retention; None to keep everything.
+
+    Synthetic writes are steady, so retention.ms keeps rate x retention.ms bytes.
+    """
+    from sandbox.configs import topic_value
+
+    node = t.partitions[0].leader if t.partitions[0].leader >= 0 else next(iter(state.brokers))
+    policy = topic_value(state, t, "cleanup.policy", node)[0] or "delete"
+    if "delete" not in policy:
+        return None
+    caps = []
+    rbytes = int(topic_value(state, t, "retention.bytes", node)[0] or -1)
+    if rbytes >= 0:
+        caps.append(float(rbytes))
+    rms = int(topic_value(state, t, "retention.ms", node)[0] or -1)
+    if rms >= 0:
+        caps.append(t.synthetic_bytes_per_s / len(t.partitions) * rms / 1000.0)
+    segment = float(topic_value(state, t, "segment.bytes", node)[0] or 1 << 30)
+    return (min(caps), segment) if caps else None
+
+
+def _apply_retention(p: Partition, keep: float, segment: float) -> None:
+    """Delete whole old segments beyond what retention keeps (never the active segment)."""
+    size = p.leader_size()
+    excess = size - keep - segment
+    if excess <= 0:
+        return
+    removed = (excess // segment + 1) * segment
+    records = p.end_offset - p.log_start_offset
+    p.log_start_offset += int(records * removed / size) if size > 0 else 0
+    for b in p.sizes:
+        p.sizes[b] = max(0.0, p.sizes[b] - removed)
+    while p.batches and p.batches[0].last_offset < p.log_start_offset:
+        p.batches.popleft()
 
 
 def _copies(state: ClusterState) -> list[tuple[Topic, Partition, int]]:

@@ -155,3 +155,23 @@ def test_it_rebalances_leaders_back_to_preferred_replicas_every_check_interval(c
     assert [p.leader for p in parts] == [2, 2]
     cluster.advance(300)
     assert [p.leader for p in parts] == [1, 1]
+
+
+def test_it_deletes_old_segments_beyond_retention(cluster):
+    cluster.create_topic(
+        "ret",
+        1,
+        2,
+        assignment=[[1, 2]],
+        configs={"retention.bytes": str(20 * MB), "segment.bytes": str(4 * MB)},
+    )
+    cluster.produce_synthetic("ret", 2 * MB)
+    for _ in range(30):
+        cluster.advance(1)
+    p = cluster.state.topics["ret"].partitions[0]
+    assert 20 * MB <= p.sizes[1] <= 24 * MB and p.sizes[2] == p.sizes[1]
+    assert p.log_start_offset > 0
+    cluster.create_topic("compact", 1, 1, configs={"cleanup.policy": "compact", "retention.bytes": "1"})
+    cluster.produce_synthetic("compact", MB)
+    cluster.advance(10)
+    assert cluster.state.topics["compact"].partitions[0].log_start_offset == 0
