@@ -26,6 +26,7 @@ from console.services import access, audit
 
 PAGE_SIZE = getattr(settings, "AUDIT_PAGE_SIZE", 50)
 EXPORT_CHUNK = getattr(settings, "AUDIT_EXPORT_CHUNK", 2000)
+SCAN_WINDOW = getattr(settings, "AUDIT_SCAN_WINDOW", 100_000)
 EXPORT_FIELDS = (
     "id",
     "created_at",
@@ -121,6 +122,7 @@ class AuditPage:
     events: list[AuditEvent]
     newer_than: int | None  # pass as ?after= to go one page towards the newest
     older_than: int | None  # pass as ?before= for the next (older) page
+    searched: tuple[int, int] | None = None  # (lowest, highest) id scanned when the search was windowed
 
 
 def filtered_events(*, actor, audit_filter: AuditFilter) -> QuerySet:
@@ -148,22 +150,59 @@ def list_queryset(*, actor, audit_filter: AuditFilter, before: int | None = None
     return qs.order_by("-id")[: PAGE_SIZE + 1]
 
 
+def _window(audit_filter: AuditFilter) -> int | None:
+    """Filters no index can answer (resource substring) scan at most this many ids per page."""
+    return SCAN_WINDOW if audit_filter.resource else None
+
+
 def search_events(
     *, actor, audit_filter: AuditFilter, before: int | None = None, after: int | None = None
 ) -> AuditPage:
-    """One page of matching events, newest first, paged by id (no COUNT over millions of rows)."""
+    """One page of matching events, newest first, paged by id (no COUNT over millions of rows).
+
+    A resource-name search (a substring of the JSON targets) cannot use an index, so it scans a
+    window of SCAN_WINDOW ids per page: the page may hold fewer events than PAGE_SIZE and still
+    offer "older", and says which ids it searched.
+    """
+    window = _window(audit_filter)
+    qs = _filtered(_scoped(actor), audit_filter).only(*LIST_FIELDS)
     if after is not None:
-        qs = _filtered(_scoped(actor), audit_filter).only(*LIST_FIELDS)
-        rows = list(qs.filter(id__gt=after).order_by("id")[: PAGE_SIZE + 1])
-        more_newer = len(rows) > PAGE_SIZE
+        upper = after + window if window else None
+        span = qs.filter(id__gt=after) if upper is None else qs.filter(id__gt=after, id__lte=upper)
+        rows = list(span.order_by("id")[: PAGE_SIZE + 1])
         events = list(reversed(rows[:PAGE_SIZE]))
-        older = events[-1].pk if events else None
-        return AuditPage(events, events[0].pk if (events and more_newer) else None, older)
-    rows = list(list_queryset(actor=actor, audit_filter=audit_filter, before=before))
+        head = _head_id()
+        if len(rows) > PAGE_SIZE:
+            newer = events[0].pk
+        elif upper is not None and upper < head:
+            newer = upper
+        else:
+            newer = None
+        older = events[-1].pk if events else after + 1
+        searched = (after + 1, min(upper, head)) if upper is not None else None
+        return AuditPage(events, newer, older, searched)
+    if window is None:
+        rows = list(list_queryset(actor=actor, audit_filter=audit_filter, before=before))
+        events = rows[:PAGE_SIZE]
+        newer = events[0].pk if (events and before is not None) else None
+        older = events[-1].pk if len(rows) > PAGE_SIZE else None
+        return AuditPage(events, newer, older)
+    upper = before if before is not None else _head_id() + 1
+    lower = max(1, upper - window)
+    rows = list(qs.filter(id__lt=upper, id__gte=lower).order_by("-id")[: PAGE_SIZE + 1])
     events = rows[:PAGE_SIZE]
-    newer = events[0].pk if (events and before is not None) else None
-    older = events[-1].pk if len(rows) > PAGE_SIZE else None
-    return AuditPage(events, newer, older)
+    if len(rows) > PAGE_SIZE:
+        older = events[-1].pk
+    else:
+        older = lower if lower > 1 else None
+    newer = upper - 1 if before is not None else None
+    scanned_to = events[-1].pk if len(rows) > PAGE_SIZE else lower
+    return AuditPage(events, newer, older, (scanned_to, upper - 1))
+
+
+def _head_id() -> int:
+    head = AuditChainHead.objects.filter(pk=1).values_list("last_id", flat=True).first()
+    return head or 0
 
 
 def get_event(*, actor, event_id: int) -> AuditEvent | None:

@@ -157,7 +157,7 @@ def test_the_htmx_search_answers_the_results_fragment(client, people, offline_cl
     client.force_login(people["auditor"])
     response = client.get(reverse("audit_list"), {"action": "topic"}, headers={"HX-Request": "true"})
     assert response.status_code == 200
-    assert response.content.lstrip().startswith(b"<section id=\"audit-results\">")
+    assert response.content.lstrip().startswith(b'<section id="audit-results">')
     assert "HX-Request" in response["Vary"]
 
 
@@ -216,3 +216,25 @@ def test_re_verify_needs_a_post_with_csrf(people, offline_cluster):
     strict.force_login(people["auditor"])
     assert strict.post(reverse("audit_verify_all")).status_code == 403
     assert strict.get(reverse("audit_verify_all")).status_code == 405
+
+
+def test_a_resource_search_scans_a_bounded_window_per_page(people, offline_cluster, monkeypatch):
+    monkeypatch.setattr(audit_review, "SCAN_WINDOW", 3)
+    events = [
+        _event(cluster=offline_cluster, targets=["topic:needle" if i in (1, 8) else f"topic:hay{i}"])
+        for i in range(10)
+    ]
+    needle = AuditFilter(resource="needle")
+    seen, before, pages = [], None, 0
+    while True:
+        page = audit_review.search_events(actor=people["auditor"], audit_filter=needle, before=before)
+        seen += [e.pk for e in page.events]
+        pages += 1
+        assert page.searched[1] - page.searched[0] < 3
+        if page.older_than is None:
+            break
+        before = page.older_than
+    assert seen == [events[8].pk, events[1].pk]
+    assert pages == 4
+    first = audit_review.search_events(actor=people["auditor"], audit_filter=needle)
+    assert first.searched == (events[7].pk, events[9].pk)
