@@ -29,7 +29,9 @@ def _run(argv: list[str]) -> int:
         help="first broker port (brokers port+i, controllers port+100+i); 0 = ephemeral",
     )
     ap.add_argument("--speed", type=float, default=10.0, help="virtual seconds per real second")
-    ap.add_argument("--racks", default="", help="comma-separated rack names, cycled over brokers")
+    ap.add_argument(
+        "--racks", default="", help="comma-separated rack names, cycled over brokers (demo: r1,r2,r3)"
+    )
     ap.add_argument("--seed", default="sandbox", help="data seed (cluster id and topic ids)")
     ap.add_argument("--demo", action="store_true", help="load demo topics, configs, ACLs, groups, data")
     ap.add_argument("--state", default=None, help="state file: restored at start, written at exit")
@@ -44,7 +46,7 @@ def _run(argv: list[str]) -> int:
     import logging
 
     logging.basicConfig(level=a.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    racks = [r for r in a.racks.split(",") if r] or None
+    racks = [r for r in a.racks.split(",") if r] or (["r1", "r2", "r3"] if a.demo else None)
     cluster = SandboxCluster(
         brokers=a.brokers,
         controllers=a.controllers,

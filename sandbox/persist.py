@@ -81,7 +81,6 @@ def dump_state(cluster: SandboxCluster) -> dict[str, Any]:
             ],
             "features": st.features,
             "features_epoch": st.features_epoch,
-            "down_brokers": [b for b, n in st.brokers.items() if not n.up],
         }
 
 
