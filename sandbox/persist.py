@@ -81,6 +81,7 @@ def dump_state(cluster: SandboxCluster) -> dict[str, Any]:
             ],
             "features": st.features,
             "features_epoch": st.features_epoch,
+            "racks": {str(b): n.rack for b, n in st.brokers.items()},
         }
 
 
@@ -140,6 +141,9 @@ def load_state(cluster: SandboxCluster, path: str) -> bool:
             st.groups[grp.group_id] = grp
         st.features = data["features"]
         st.features_epoch = data["features_epoch"]
+        for b, rack in data.get("racks", {}).items():
+            if int(b) in st.brokers and rack:
+                st.brokers[int(b)].rack = rack
         st.now_ms = max(st.now_ms, data["now_ms"])
         st.touch()
     return True

@@ -70,6 +70,7 @@ def test_it_runs_the_demo_and_takes_faults_from_the_command_line(tmp_path):
         admin = AdminClient({"bootstrap.servers": info["BOOTSTRAP_SERVERS"]})
         md = admin.list_topics(timeout=10)
         assert len(md.topics["orders"].partitions) == 12
+        assert admin.describe_cluster().result(10).nodes[0].rack == "r1"
         assert info["CLUSTER_ID"]
     finally:
         _stop(proc)
