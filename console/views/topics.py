@@ -19,6 +19,7 @@ from console.forms.topics import (
 )
 from console.kafka import KafkaOperationError
 from console.services import access, policy, topics
+from console.services.configs import source_label
 from console.services.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
 
@@ -72,6 +73,7 @@ def topic_detail(request, name: str, topic: str):
         "cluster": cluster,
         "topic": topic,
         "detail": detail,
+        "config_rows": [(e, source_label(e.source)) for e in detail.configs],
         "can_manage": can_manage and not detail.internal,
         "can_edit_configs": access.can(request.user, cluster, access.MANAGE_CONFIGS),
     }
