@@ -28,7 +28,8 @@ class TopicListForm(forms.Form):
     per_page = forms.IntegerField(required=False, min_value=1, max_value=500)
 
     def query(self) -> dict:
-        data = self.cleaned_data if self.is_valid() else {}
+        self.is_valid()  # invalid fields fall back to their defaults; the valid ones still apply
+        data = getattr(self, "cleaned_data", {})  # an unbound form (no query string) has none
         return {
             "query": data.get("q") or "",
             "regex": bool(data.get("regex")),

@@ -182,3 +182,40 @@ def test_a_page_view_costs_at_most_one_metadata_fetch_and_one_configs_batch(
     assert calls == []  # metadata and the page's configs come from the cache
     client.get(url("topic_list", kafka_cluster), {"q": prefix, "refresh": "1"})
     assert calls == ["list_topics_metadata", "describe_configs"]
+
+
+@pytest.mark.parametrize(
+    ("method", "view", "kwargs", "data"),
+    [
+        ("get", "topic_list", {}, {"q": "x", "page": "abc", "per_page": "999999"}),
+        ("get", "topic_detail", {"topic": "orders"}, {}),
+        ("get", "topic_configs", {"topic": "orders"}, {}),
+        (
+            "post",
+            "topic_configs",
+            {"topic": "orders"},
+            {"key_0": "retention.ms", "value_0": "1", "action": "apply"},
+        ),
+        ("get", "broker_configs", {"broker": "1"}, {}),
+        ("get", "broker_configs_default", {}, {}),
+        ("post", "topic_create", {}, {"name": "orders", "partitions": "1", "action": "create"}),
+        ("post", "topic_batch_create", {}, {"text": "- name: a\n", "action": "create"}),
+        ("post", "topic_delete", {}, {"names": ["orders"]}),
+        ("post", "topic_delete", {}, {"names": ["orders"], "confirmation": "orders"}),
+        ("post", "topic_add_partitions", {"topic": "orders"}, {"total_count": "3", "action": "apply"}),
+    ],
+)
+def test_an_unreachable_cluster_never_gives_a_500(
+    client, personas, offline_cluster, method, view, kwargs, data
+):
+    client.force_login(personas["admin"])
+    response = getattr(client, method)(url(view, offline_cluster, **kwargs), data)
+    assert response.status_code in (200, 404), response.content[:300]
+    assert b"NETWORK_EXCEPTION" in response.content or b"could not be reached" in response.content
+
+
+def test_odd_names_and_broker_ids_are_errors_on_the_page(client, personas, kafka_cluster):
+    client.force_login(personas["admin"])
+    assert client.get(url("topic_detail", kafka_cluster, topic="bad name!")).status_code in (200, 404)
+    response = client.get(url("broker_configs", kafka_cluster, broker="abc"))
+    assert response.status_code == 200 and b"INVALID_REQUEST" in response.content
