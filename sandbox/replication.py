@@ -188,7 +188,7 @@ def maybe_complete_reassignment(state: ClusterState, p: Partition) -> None:
         p.leader = live[0] if live else -1
         p.leader_epoch += 1
     p.partition_epoch += 1
-    state.touch(p.topic)
+    state.touch(p.topic, placement=True)
 
 
 def elect(state: ClusterState, p: Partition) -> None:

@@ -211,6 +211,9 @@ class ClusterState:
         self.all_dirty = True  # Metadata's per-topic cache must be rebuilt entirely
         self.dirty_topics: set[str] = set()  # ... or only for these topics
         self.meta_cache: Any = None  # owned by handlers.meta
+        self.placement_gen = 0  # bumped when replica sets change
+        self._index: dict[int, list[tuple[str, Partition]]] = {}
+        self._index_gen = -1
         self.bandwidth_bytes_per_s: float = 50 * 1024 * 1024
         self.active_controller: int = -1
         self.quorum_epoch = 1
@@ -239,14 +242,29 @@ class ClusterState:
         clone.all_dirty = True
         return clone
 
-    def touch(self, topic: str | None = None) -> None:
-        """Record a metadata change of one topic (or of everything when None)."""
+    def touch(self, topic: str | None = None, placement: bool = False) -> None:
+        """Record a metadata change of one topic (or of everything when None); ``placement`` when
+        replica sets changed (invalidates the per-broker replica index)."""
         self.generation += 1
         self.metadata_offset += 1
         if topic is None:
             self.all_dirty = True
+            self.placement_gen += 1
         else:
             self.dirty_topics.add(topic)
+        if placement:
+            self.placement_gen += 1
+
+    def replicas_on(self, broker: int) -> list[tuple[str, Partition]]:
+        """(topic, partition) of every replica a broker hosts (index rebuilt on placement changes)."""
+        if self._index_gen != self.placement_gen:
+            index: dict[int, list[tuple[str, Partition]]] = {}
+            for name, t in self.topics.items():
+                for p in t.partitions:
+                    for b in p.replicas:
+                        index.setdefault(b, []).append((name, p))
+            self._index, self._index_gen = index, self.placement_gen
+        return self._index.get(broker, [])
 
     def record(self) -> None:
         """Record a change that is not visible in Metadata (configs, ACLs, features)."""
@@ -281,7 +299,7 @@ class ClusterState:
         topic = Topic(name=name, topic_id=tid, partitions=parts, configs=dict(configs))
         self.topics[name] = topic
         self.topic_ids[tid] = name
-        self.touch(name)
+        self.touch(name, placement=True)
         return topic
 
     def remove_topic(self, name: str) -> None:
@@ -291,7 +309,7 @@ class ClusterState:
         for g in self.groups.values():
             for key in [k for k in g.offsets if k[0] == name]:
                 del g.offsets[key]
-        self.touch(name)
+        self.touch(name, placement=True)
 
     def partition(self, topic: str, index: int) -> Partition | None:
         """Look up a partition, None when topic or index is unknown."""

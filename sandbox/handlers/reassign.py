@@ -16,7 +16,7 @@ from kafka.protocol.admin import (
 )
 
 from sandbox import replication
-from sandbox.apis import RequestContext, api
+from sandbox.apis import RequestContext, api, fast_factory
 from sandbox.handlers.topics import TopicError, validate_assignment
 from sandbox.state import ClusterState, Partition
 
@@ -42,7 +42,7 @@ def cancel(st: ClusterState, p: Partition) -> None:
     if p.leader not in orig:
         replication.elect(st, p)
     p.partition_epoch += 1
-    st.touch(p.topic)
+    st.touch(p.topic, placement=True)
 
 
 def reassign(st: ClusterState, topic: str, p: Partition, target: list[int]) -> None:
@@ -64,7 +64,7 @@ def reassign(st: ClusterState, topic: str, p: Partition, target: list[int]) -> N
     p.partition_epoch += 1
     st.catching_up.add((topic, p.index))
     replication.maybe_complete_reassignment(st, p)
-    st.touch(p.topic)
+    st.touch(p.topic, placement=True)
 
 
 @api(AlterPartitionReassignmentsRequest, 0, 1, controller=True)
@@ -151,35 +151,37 @@ def list_partition_reassignments(ctx: RequestContext, req: Any) -> Any:
 @api(DescribeLogDirsRequest, 1, 4)
 def describe_log_dirs(ctx: RequestContext, req: Any) -> Any:
     """This broker's single log dir: size of each replica it hosts (offset lag as Kafka: 0)."""
-    st, node = ctx.state, ctx.node
+    st, nid = ctx.state, ctx.node.node_id
     dr = DescribeLogDirsResponse
     dt = dr.DescribeLogDirsResult.DescribeLogDirsTopic
     wanted = None if req.topics is None else {t.topic: set(t.partitions) for t in req.topics}
-    topics, used = [], 0.0
-    for name, topic in st.topics.items():
-        if wanted is not None and name not in wanted:
-            continue
-        parts = []
-        for p in topic.partitions:
-            if node.node_id in p.replicas and (wanted is None or p.index in wanted[name]):
-                size = p.sizes.get(node.node_id, 0.0)
-                used += size
-                parts.append(
-                    dt.DescribeLogDirsPartition(
-                        partition_index=p.index, partition_size=int(size), offset_lag=0, is_future_key=False
-                    )
+    hosted = st.replicas_on(nid)
+    used = sum(p.sizes.get(nid, 0.0) for _, p in hosted)
+    by_topic: dict[str, list[Any]] = {}
+    for name, p in hosted:
+        if wanted is None or (name in wanted and p.index in wanted[name]):
+            by_topic.setdefault(name, []).append(
+                _log_dir_partition(
+                    partition_index=p.index,
+                    partition_size=int(p.sizes.get(nid, 0.0)),
+                    offset_lag=0,
+                    is_future_key=False,
                 )
-        if parts:
-            topics.append(dt(name=name, partitions=parts))
+            )
     res = dr.DescribeLogDirsResult(
         error_code=0,
-        log_dir=node.log_dir,
-        topics=topics,
+        log_dir=ctx.node.log_dir,
+        topics=[dt(name=name, partitions=parts) for name, parts in by_topic.items()],
         total_bytes=DISK_TOTAL_BYTES,
         usable_bytes=max(0, DISK_TOTAL_BYTES - int(used)),
         is_cordoned=False,
     )
     return dr(version=ctx.version, throttle_time_ms=0, error_code=0, results=[res])
+
+
+_log_dir_partition = fast_factory(
+    DescribeLogDirsResponse.DescribeLogDirsResult.DescribeLogDirsTopic.DescribeLogDirsPartition
+)
 
 
 def _elect_one(st: ClusterState, p: Partition, unclean: bool) -> tuple[int, str | None]:

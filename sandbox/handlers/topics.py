@@ -270,5 +270,5 @@ def create_partitions(ctx: RequestContext, req: Any) -> Any:
                         topic=t.name,
                     )
                 )
-            st.touch(t.name)
+            st.touch(t.name, placement=True)
     return CreatePartitionsResponse(version=ctx.version, throttle_time_ms=0, results=out)

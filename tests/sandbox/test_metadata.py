@@ -94,3 +94,27 @@ def test_it_serves_fresh_named_topic_metadata_after_changes(cluster):
     cluster.start_broker(1)
     cluster.advance(1)
     assert call(hostport, req, 12).topics[0].partitions[0].isr_nodes == [2, 1]
+
+
+def test_it_encodes_fast_log_dir_entries_exactly_like_the_library():
+    from kafka.protocol.admin import DescribeLogDirsResponse
+
+    from sandbox.apis import fast_factory
+
+    cls = DescribeLogDirsResponse.DescribeLogDirsResult.DescribeLogDirsTopic.DescribeLogDirsPartition
+    values = dict(partition_index=4, partition_size=123456789, offset_lag=0, is_future_key=False)
+    topic = DescribeLogDirsResponse.DescribeLogDirsResult.DescribeLogDirsTopic
+    for version in (1, 2, 4):
+        a, b = (
+            DescribeLogDirsResponse(
+                version=version,
+                error_code=0,
+                results=[
+                    DescribeLogDirsResponse.DescribeLogDirsResult(
+                        error_code=0, log_dir="/d", topics=[topic(name="t", partitions=[p])]
+                    )
+                ],
+            ).encode(version=version)
+            for p in (cls(**values), fast_factory(cls)(**values))
+        )
+        assert a == b

@@ -77,6 +77,7 @@ def test_it_copies_a_moving_replica_at_the_throttled_rate_then_finishes(cluster,
     assert kp.list_partition_reassignments() == {}
     part = conf.list_topics(timeout=5).topics["move"].partitions[0]
     assert (part.replicas, part.isrs, part.leader) == ([2], [2], 2)
+    assert _sizes(kp, "move") == {2: 100 * MB}
 
 
 def test_it_copies_unthrottled_replicas_at_broker_bandwidth(cluster, admins):
