@@ -173,6 +173,7 @@ class QuorumView:
 
 
 _UNREACHABLE = frozenset({"NETWORK_EXCEPTION", "REQUEST_TIMED_OUT"})
+_MOVED = frozenset({"NOT_LEADER_OR_FOLLOWER", "NOT_CONTROLLER"})
 
 
 def describe_quorum(*, actor, cluster) -> QuorumView:
@@ -186,9 +187,9 @@ def describe_quorum(*, actor, cluster) -> QuorumView:
         quorum = gateway.describe_quorum()
     except KafkaOperationError as exc:
         parts["quorum_error"] = exc
-        if cluster.controller_mode and exc.name in _UNREACHABLE:
-            # The active controller may have stopped. The gateway re-learns it through
-            # DescribeCluster (by itself only on NOT_CONTROLLER, not on a refused connection).
+        if cluster.controller_mode and exc.name in _UNREACHABLE | _MOVED:
+            # The active controller may have stopped or lost the leadership. The gateway re-learns
+            # it through DescribeCluster (by itself only on a top-level NOT_CONTROLLER).
             try:
                 controllers = gateway.describe_cluster()
                 quorum = gateway.describe_quorum()

@@ -199,3 +199,14 @@ def test_it_stays_quick_while_the_first_bootstrap_controller_is_down(sandbox, co
     finally:
         sandbox.start_controller(node)
         sandbox.advance(1)
+
+
+def test_it_follows_a_leader_that_moved_while_the_old_one_still_runs(sandbox, controller_cluster, personas):
+    old = sandbox.state.active_controller
+    quorum.describe_quorum(actor=personas["viewer"], cluster=controller_cluster)  # the gateway knows `old`
+    sandbox.stop_controller(old)
+    sandbox.start_controller(old)  # back, but no longer the leader
+    sandbox.advance(1)
+    view = quorum.describe_quorum(actor=personas["viewer"], cluster=controller_cluster)
+    assert view.quorum_error is None, view.quorum_error
+    assert view.quorum.leader_id == sandbox.state.active_controller != old
