@@ -36,6 +36,10 @@ class Reassignment(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
     throttles_removed_at = models.DateTimeField(null=True, blank=True)
     outcome = models.CharField(max_length=16, blank=True)  # succeeded / diverged / cancelled / failed
+    # The poller's latest per-partition progress of the moving partitions, written in one UPDATE
+    # per cycle: {"topic|partition": [bytes_total, bytes_done, [{broker, status, bytes, new}]]}.
+    # Partition rows are written only when their state changes (10,000 rows per second would not be).
+    live = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-id"]

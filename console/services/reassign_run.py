@@ -203,34 +203,39 @@ def claim_poll(r: Reassignment) -> bool:
 
 
 def poll_once(r: Reassignment):
-    """One cycle: one ListPartitionReassignments + one DescribeLogDirs per involved broker."""
+    """One cycle: one ListPartitionReassignments + one DescribeLogDirs per involved broker.
+
+    Progress of the moving partitions goes to ``Reassignment.live`` in one UPDATE; a partition
+    row is written only when its state changes.
+    """
     r.refresh_from_db()
     if r.operation.finished:
         return r.operation
     if r.cancel_requested:
         return finish_cancel(r)
     started = time.monotonic()
-    rows = list(r.partitions.filter(state=PartitionState.MOVING))
+    rows = list(
+        r.partitions.filter(state=PartitionState.MOVING).values_list(
+            "id", "topic", "partition", "original", "target", named=True
+        )
+    )
     gw = gateway_for(r.cluster)
     tps = _tps(rows)
     listed = gw.list_partition_reassignments(tps) if rows else {}
     brokers = sorted({b for x in rows for b in (*x.original, *x.target)})
     logs = flatten_logs(gw.describe_log_dirs(broker_ids=brokers, partitions=tps)) if rows else {}
+    live: dict[str, list] = {}
     finished = []
-    changed = []
     for x in rows:
-        tp = TopicPartition(x.topic, x.partition)
-        moving = tp in listed
+        moving = TopicPartition(x.topic, x.partition) in listed
         prog = partition_progress((x.topic, x.partition), x.original, x.target, moving, logs)
-        x.bytes_total, x.bytes_done, x.replicas = prog.bytes_total, prog.bytes_done, list(prog.replicas)
-        changed.append(x)
-        if not moving:
-            finished.append(x)
+        entry = [prog.bytes_total, prog.bytes_done, list(prog.replicas)]
+        if moving:
+            live[f"{x.topic}|{x.partition}"] = entry
+        else:
+            finished.append((x, entry))
     _verify(gw, finished)
-    ReassignmentPartition.objects.bulk_update(
-        changed, ["bytes_total", "bytes_done", "replicas", "state", "message"], batch_size=500
-    )
-    _summarise(r, started)
+    _summarise(r, live, started)
     if not r.partitions.filter(state__in=OPEN_PARTITION_STATES).exists():
         return complete(r)
     return r.operation
@@ -240,35 +245,49 @@ def _verify(gw, finished) -> None:
     """No reassignment in progress is not "reached the target": compare the replicas (else DIVERGED)."""
     if not finished:
         return
-    described = gw.describe_topics(sorted({x.topic for x in finished}))
-    for x in finished:
+    described = gw.describe_topics(sorted({x.topic for x, _ in finished}))
+    updated = []
+    for x, (total, _done, replicas) in finished:
         md = described.get(x.topic)
         part = (
             None
             if isinstance(md, KafkaOperationError) or md is None
             else next((p for p in md.partitions if p.id == x.partition), None)
         )
+        row = ReassignmentPartition(
+            pk=x.id, bytes_total=total, bytes_done=total, replicas=replicas, message=""
+        )
         if part is None:
-            x.state, x.message = PartitionState.DIVERGED, "Unknown partition (topic deleted?)"
+            row.state, row.message, row.bytes_done = (
+                PartitionState.DIVERGED,
+                "Unknown partition (topic deleted?)",
+                0,
+            )
         elif list(part.replicas) == list(x.target):
-            x.state, x.message = PartitionState.DONE, ""
-            x.bytes_done = x.bytes_total
+            row.state = PartitionState.DONE
         else:
-            x.state = PartitionState.DIVERGED
-            x.message = (
+            row.state, row.bytes_done = PartitionState.DIVERGED, _done
+            row.message = (
                 f"No reassignment in progress but replicas are {list(part.replicas)}, not {list(x.target)}"
             )
+        updated.append(row)
+    ReassignmentPartition.objects.bulk_update(
+        updated, ["bytes_total", "bytes_done", "replicas", "state", "message"], batch_size=500
+    )
 
 
-def _summarise(r: Reassignment, started: float) -> None:
+def _summarise(r: Reassignment, live: dict[str, list], started: float) -> None:
     """Totals, rate and ETA on the Reassignment and the Operation (what the progress page reads)."""
     from django.db.models import Count, Sum
 
-    agg = r.partitions.aggregate(total=Sum("bytes_total"), done=Sum("bytes_done"))
+    settled_rows = r.partitions.exclude(state__in=OPEN_PARTITION_STATES)
+    agg = settled_rows.aggregate(total=Sum("bytes_total"), done=Sum("bytes_done"))
     counts = dict(r.partitions.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
-    total, done = int(agg["total"] or 0), int(agg["done"] or 0)
-    now = timezone.now()
-    seconds = (now - r.last_poll_at).total_seconds() if r.last_poll_at and r.polls else 0.0
+    total = int(agg["total"] or 0) + sum(e[0] for e in live.values())
+    done = int(agg["done"] or 0) + sum(e[1] for e in live.values())
+    now = time.time()
+    last = r.live.get("_at") if isinstance(r.live, dict) else None
+    seconds = now - last if last else 0.0
     rate, eta = rate_and_eta(done, r.bytes_done, seconds, total - done, r.rate_bytes_per_s)
     settled = sum(n for s, n in counts.items() if s not in OPEN_PARTITION_STATES)
     Reassignment.objects.filter(pk=r.pk).update(
@@ -277,7 +296,8 @@ def _summarise(r: Reassignment, started: float) -> None:
         rate_bytes_per_s=rate,
         partitions_done=counts.get("done", 0),
         polls=r.polls + 1,
-        last_poll_at=now,
+        last_poll_at=timezone.now(),
+        live={**live, "_at": now},
     )
     text = (
         f"{settled}/{r.partitions_total} partitions · {human_bytes(done)} of {human_bytes(total)}"

@@ -238,20 +238,52 @@ def start_reassignment(
             elect_preferred=elect_preferred,
             partitions_total=len(moving),
         )
-        ReassignmentPartition.objects.bulk_create(
-            (
-                ReassignmentPartition(
-                    reassignment=r,
-                    topic=c.topic,
-                    partition=c.partition,
-                    original=list(c.current),
-                    target=list(c.target),
-                )
-                for c in moving
-            ),
-            batch_size=2000,
-        )
+        _insert_rows(r, moving)
     return op
+
+
+def _insert_rows(r: Reassignment, checks: Sequence[planner.PartitionCheck]) -> None:
+    """One executemany for the partition rows: a 10,000-partition plan is a hot path, model
+    instances and per-row SQL compilation cost more than the Kafka calls it makes."""
+    from django.db import connection
+
+    meta = ReassignmentPartition._meta
+    cols = [
+        "reassignment_id",
+        "topic",
+        "partition",
+        "original",
+        "target",
+        "state",
+        "bytes_total",
+        "bytes_done",
+        "replicas",
+        "message",
+    ]
+    prep = {c: meta.get_field(c).get_db_prep_save for c in ("original", "target", "replicas")}
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        connection.ops.quote_name(meta.db_table),
+        ", ".join(connection.ops.quote_name(meta.get_field(c).column) for c in cols),
+        ", ".join(["%s"] * len(cols)),
+    )
+    empty = prep["replicas"]([], connection)
+    rows = [
+        (
+            r.pk,
+            c.topic,
+            c.partition,
+            prep["original"](list(c.current), connection),
+            prep["target"](list(c.target), connection),
+            "pending",
+            0,
+            0,
+            empty,
+            "",
+        )
+        for c in checks
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 def cancel_reassignment(*, actor, reassignment: Reassignment, source_ip: str | None = None) -> None:

@@ -111,6 +111,17 @@ def reassign_export(request, name: str):
     return response
 
 
+def _rows_with_live(r: Reassignment, limit: int = 500) -> list:
+    """Partition rows, with the poller's latest bytes and replica states for the moving ones."""
+    rows = list(r.partitions.all()[:limit])
+    live = r.live if isinstance(r.live, dict) else {}
+    for x in rows:
+        entry = live.get(f"{x.topic}|{x.partition}") if x.state == "moving" else None
+        if entry:
+            x.bytes_total, x.bytes_done, x.replicas = entry
+    return rows
+
+
 def _progress_context(r: Reassignment) -> dict:
     op = r.operation
     eta = None
@@ -120,7 +131,7 @@ def _progress_context(r: Reassignment) -> dict:
         "r": r,
         "op": op,
         "polling": not op.finished,
-        "rows": list(r.partitions.all()[:500]),
+        "rows": _rows_with_live(r),
         "more": max(0, r.partitions_total - 500),
         "stage": reassignment.stage_label(r),
         "done_bytes": human_bytes(r.bytes_done),
