@@ -7,6 +7,7 @@ import base64
 import hashlib
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,7 +24,7 @@ CreateTopicPolicy = Callable[[str, int, int, dict[str, str]], "str | None"]
 DEFAULT_PORT = 19092
 CONTROLLER_PORT_OFFSET = 100
 TICK_S = 0.1
-AUTOSAVE_TICKS = 300  # write the state file every 30 real seconds
+AUTOSAVE_S = 30.0  # write the state file this often (real seconds)
 
 
 def cluster_id_for(seed: str) -> str:
@@ -128,13 +129,21 @@ class SandboxCluster:
         self._ticker = asyncio.get_running_loop().create_task(self._tick_forever())
 
     async def _tick_forever(self) -> None:
-        ticks = 0
+        """Advance the virtual clock with real time x speed; tick less often when ticks are costly
+        (big reassignments), so that serving requests keeps most of the loop."""
+        loop = asyncio.get_running_loop()
+        last = last_save = loop.time()
+        cost = 0.0
         while True:
-            await asyncio.sleep(TICK_S)
-            ticks += 1
+            await asyncio.sleep(max(TICK_S, 3 * cost))
+            now = loop.time()
+            started = time.perf_counter()
             if self.speed > 0:
-                self.advance(TICK_S * self.speed)
-            if self.state_file and ticks % AUTOSAVE_TICKS == 0:
+                self.advance((now - last) * self.speed)
+            cost = time.perf_counter() - started
+            last = now
+            if self.state_file and now - last_save >= AUTOSAVE_S:
+                last_save = now
                 from sandbox.persist import save_state
 
                 try:

@@ -105,6 +105,7 @@ def load_state(cluster: SandboxCluster, path: str) -> bool:
     st = cluster.state
     with st.lock:
         st.topics.clear()
+        st.reset_index()
         st.topic_ids.clear()
         for t in data["topics"]:
             parts = []

@@ -21,12 +21,8 @@ QUORUM_NOOP_PER_S = 2  # KRaft appends a no-op record every 500 ms
 
 def throttled(spec: str | None, partition: int, broker: int) -> bool:
     """Whether ``partition:broker`` is covered by a ``*.replication.throttled.replicas`` value."""
-    if not spec:
-        return False
-    spec = spec.strip()
-    if spec == "*":
-        return True
-    return f"{partition}:{broker}" in {s.strip() for s in spec.split(",")}
+    parsed = parse_throttled(spec)
+    return parsed is True or (partition, broker) in parsed  # type: ignore[operator]
 
 
 def broker_rate(state: ClusterState, broker: int, name: str) -> float:
@@ -134,32 +130,54 @@ def _copies(state: ClusterState) -> list[tuple[Topic, Partition, int]]:
     return out
 
 
+def parse_throttled(spec: str | None) -> bool | frozenset[tuple[int, int]]:
+    """A ``*.replication.throttled.replicas`` value: True for ``*``, else its (partition, broker) set."""
+    if not spec or not spec.strip():
+        return frozenset()
+    if spec.strip() == "*":
+        return True
+    out = set()
+    for item in spec.split(","):
+        part, _, broker = item.strip().partition(":")
+        if part.isdigit() and broker.isdigit():
+            out.add((int(part), int(broker)))
+    return frozenset(out)
+
+
 def _copy_followers(state: ClusterState, dt: float) -> None:
     copies = _copies(state)
     if not copies:
         return
+    specs: dict[str, tuple[bool | frozenset[tuple[int, int]], bool | frozenset[tuple[int, int]]]] = {}
     per_follower: dict[int, int] = defaultdict(int)
     lt_count: dict[int, int] = defaultdict(int)
     ft_count: dict[int, int] = defaultdict(int)
     flags = []
     for t, p, b in copies:
-        lt = throttled(t.configs.get("leader.replication.throttled.replicas"), p.index, p.leader)
-        ft = throttled(t.configs.get("follower.replication.throttled.replicas"), p.index, b)
+        spec = specs.get(t.name)
+        if spec is None:
+            spec = specs[t.name] = (
+                parse_throttled(t.configs.get("leader.replication.throttled.replicas")),
+                parse_throttled(t.configs.get("follower.replication.throttled.replicas")),
+            )
+        lt = spec[0] is True or (p.index, p.leader) in spec[0]  # type: ignore[operator]
+        ft = spec[1] is True or (p.index, b) in spec[1]  # type: ignore[operator]
         flags.append((lt, ft))
         per_follower[b] += 1
         lt_count[p.leader] += int(lt)
         ft_count[b] += int(ft)
+    leader_rate = {
+        n: broker_rate(state, n, "leader.replication.throttled.rate") for n in lt_count if lt_count[n]
+    }
+    follower_rate = {
+        n: broker_rate(state, n, "follower.replication.throttled.rate") for n in ft_count if ft_count[n]
+    }
     for (_t, p, b), (lt, ft) in zip(copies, flags, strict=True):
         budget = state.bandwidth_bytes_per_s * dt / per_follower[b]
         if lt:
-            budget = min(
-                budget,
-                broker_rate(state, p.leader, "leader.replication.throttled.rate") * dt / lt_count[p.leader],
-            )
+            budget = min(budget, leader_rate[p.leader] * dt / lt_count[p.leader])
         if ft:
-            budget = min(
-                budget, broker_rate(state, b, "follower.replication.throttled.rate") * dt / ft_count[b]
-            )
+            budget = min(budget, follower_rate[b] * dt / ft_count[b])
         lead = p.sizes.get(p.leader, 0.0)
         have = min(p.sizes.get(b, 0.0) + budget, lead)
         p.sizes[b] = have
@@ -177,7 +195,7 @@ def maybe_complete_reassignment(state: ClusterState, p: Partition) -> None:
     target = [b for b in p.replicas if b not in p.removing]
     if not all(b in p.isr for b in target):
         return
-    p.replicas = target
+    state.set_replicas(p, target)
     p.isr = [b for b in p.isr if b in target]
     for b in list(p.sizes):
         if b not in target:
@@ -188,7 +206,7 @@ def maybe_complete_reassignment(state: ClusterState, p: Partition) -> None:
         p.leader = live[0] if live else -1
         p.leader_epoch += 1
     p.partition_epoch += 1
-    state.touch(p.topic, placement=True)
+    state.touch(p.topic)
 
 
 def elect(state: ClusterState, p: Partition) -> None:

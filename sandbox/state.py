@@ -211,9 +211,8 @@ class ClusterState:
         self.all_dirty = True  # Metadata's per-topic cache must be rebuilt entirely
         self.dirty_topics: set[str] = set()  # ... or only for these topics
         self.meta_cache: Any = None  # owned by handlers.meta
-        self.placement_gen = 0  # bumped when replica sets change
-        self._index: dict[int, list[tuple[str, Partition]]] = {}
-        self._index_gen = -1
+        # broker -> {(topic, partition): Partition}: which replicas each broker hosts
+        self._index: dict[int, dict[tuple[str, int], Partition]] | None = None
         self.bandwidth_bytes_per_s: float = 50 * 1024 * 1024
         self.active_controller: int = -1
         self.quorum_epoch = 1
@@ -242,29 +241,43 @@ class ClusterState:
         clone.all_dirty = True
         return clone
 
-    def touch(self, topic: str | None = None, placement: bool = False) -> None:
-        """Record a metadata change of one topic (or of everything when None); ``placement`` when
-        replica sets changed (invalidates the per-broker replica index)."""
+    def touch(self, topic: str | None = None) -> None:
+        """Record a metadata change of one topic (or of everything when None)."""
         self.generation += 1
         self.metadata_offset += 1
         if topic is None:
             self.all_dirty = True
-            self.placement_gen += 1
         else:
             self.dirty_topics.add(topic)
-        if placement:
-            self.placement_gen += 1
 
-    def replicas_on(self, broker: int) -> list[tuple[str, Partition]]:
-        """(topic, partition) of every replica a broker hosts (index rebuilt on placement changes)."""
-        if self._index_gen != self.placement_gen:
-            index: dict[int, list[tuple[str, Partition]]] = {}
-            for name, t in self.topics.items():
+    def replicas_on(self, broker: int) -> list[Partition]:
+        """Every partition a broker hosts a replica of (index kept up to date incrementally)."""
+        if self._index is None:
+            self._index = {}
+            for t in self.topics.values():
                 for p in t.partitions:
-                    for b in p.replicas:
-                        index.setdefault(b, []).append((name, p))
-            self._index, self._index_gen = index, self.placement_gen
-        return self._index.get(broker, [])
+                    self.index(p, add=p.replicas)
+        return list(self._index.get(broker, {}).values())
+
+    def index(self, p: Partition, add: list[int] = (), remove: list[int] = ()) -> None:  # type: ignore[assignment]
+        """Record replicas added to / removed from brokers in the per-broker index."""
+        if self._index is None:
+            return
+        key = (p.topic, p.index)
+        for b in remove:
+            self._index.get(b, {}).pop(key, None)
+        for b in add:
+            self._index.setdefault(b, {})[key] = p
+
+    def reset_index(self) -> None:
+        """Forget the per-broker index (rebuilt on next use), e.g. after loading a state file."""
+        self._index = None
+
+    def set_replicas(self, p: Partition, replicas: list[int]) -> None:
+        """Change a partition's replica list, keeping the per-broker index in step."""
+        old = p.replicas
+        p.replicas = replicas
+        self.index(p, add=[b for b in replicas if b not in old], remove=[b for b in old if b not in replicas])
 
     def record(self) -> None:
         """Record a change that is not visible in Metadata (configs, ACLs, features)."""
@@ -299,7 +312,9 @@ class ClusterState:
         topic = Topic(name=name, topic_id=tid, partitions=parts, configs=dict(configs))
         self.topics[name] = topic
         self.topic_ids[tid] = name
-        self.touch(name, placement=True)
+        for p in parts:
+            self.index(p, add=p.replicas)
+        self.touch(name)
         return topic
 
     def remove_topic(self, name: str) -> None:
@@ -309,7 +324,9 @@ class ClusterState:
         for g in self.groups.values():
             for key in [k for k in g.offsets if k[0] == name]:
                 del g.offsets[key]
-        self.touch(name, placement=True)
+        for p in topic.partitions:
+            self.index(p, remove=p.replicas)
+        self.touch(name)
 
     def partition(self, topic: str, index: int) -> Partition | None:
         """Look up a partition, None when topic or index is unknown."""

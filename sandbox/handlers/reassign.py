@@ -38,11 +38,12 @@ def cancel(st: ClusterState, p: Partition) -> None:
     p.isr = isr or [b for b in orig if st.brokers[b].up][:1] or orig[:1]
     for b in p.adding:
         p.sizes.pop(b, None)
-    p.replicas, p.adding, p.removing = orig, [], []
+    st.set_replicas(p, orig)
+    p.adding, p.removing = [], []
     if p.leader not in orig:
         replication.elect(st, p)
     p.partition_epoch += 1
-    st.touch(p.topic, placement=True)
+    st.touch(p.topic)
 
 
 def reassign(st: ClusterState, topic: str, p: Partition, target: list[int]) -> None:
@@ -54,7 +55,7 @@ def reassign(st: ClusterState, topic: str, p: Partition, target: list[int]) -> N
         return
     p.adding = [b for b in target if b not in orig]
     p.removing = [b for b in orig if b not in target]
-    p.replicas = target + p.removing
+    st.set_replicas(p, target + p.removing)
     p.isr = [b for b in p.isr if b in p.replicas]
     for b in list(p.sizes):
         if b not in p.replicas:
@@ -64,7 +65,7 @@ def reassign(st: ClusterState, topic: str, p: Partition, target: list[int]) -> N
     p.partition_epoch += 1
     st.catching_up.add((topic, p.index))
     replication.maybe_complete_reassignment(st, p)
-    st.touch(p.topic, placement=True)
+    st.touch(p.topic)
 
 
 @api(AlterPartitionReassignmentsRequest, 0, 1, controller=True)
@@ -156,9 +157,10 @@ def describe_log_dirs(ctx: RequestContext, req: Any) -> Any:
     dt = dr.DescribeLogDirsResult.DescribeLogDirsTopic
     wanted = None if req.topics is None else {t.topic: set(t.partitions) for t in req.topics}
     hosted = st.replicas_on(nid)
-    used = sum(p.sizes.get(nid, 0.0) for _, p in hosted)
+    used = sum(p.sizes.get(nid, 0.0) for p in hosted)
     by_topic: dict[str, list[Any]] = {}
-    for name, p in hosted:
+    for p in hosted:
+        name = p.topic
         if wanted is None or (name in wanted and p.index in wanted[name]):
             by_topic.setdefault(name, []).append(
                 _log_dir_partition(

@@ -270,5 +270,6 @@ def create_partitions(ctx: RequestContext, req: Any) -> Any:
                         topic=t.name,
                     )
                 )
-            st.touch(t.name, placement=True)
+                st.index(topic.partitions[-1], add=reps)
+            st.touch(t.name)
     return CreatePartitionsResponse(version=ctx.version, throttle_time_ms=0, results=out)
