@@ -15,6 +15,7 @@ INTENTS = [
     ("move_off", "Move selected topics off brokers"),
     ("spread", "Spread selected topics onto brokers"),
     ("rf", "Set the replication factor of selected topics"),
+    ("balance", "Balance bytes and leaders across brokers (selected topics, or all)"),
 ]
 
 
@@ -79,6 +80,8 @@ class PlanForm(forms.Form):
                 data["plan"] = planner.parse_plan(text)
             except planner.PlanParseError as exc:
                 self.add_error("plan_json", str(exc))
+        elif intent == "balance":
+            data["topic_list"] = _names(data.get("topics") or "")
         elif intent in ("move_off", "spread", "rf"):
             data["topic_list"] = _names(data.get("topics") or "")
             if not data["topic_list"]:

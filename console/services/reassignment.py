@@ -44,6 +44,7 @@ class ClusterView:
     in_progress: dict[planner.TP, object]
     sizes: dict[planner.TP, int] = field(default_factory=dict)
     leaders: dict[planner.TP, int] = field(default_factory=dict)
+    balance: object = None  # the balance planner's result, when the plan came from it
 
 
 def gateway_for(cluster):
@@ -163,6 +164,8 @@ def build_plan(
     """A plan from an operator's intent (move off / spread onto brokers, set RF) and whether RF changes."""
     wanted = set(topics)
     missing = sorted(wanted - {t for t, _ in view.assignment})
+    if intent == "balance" and not view.sizes:
+        raise PlanRejected("Balancing needs replica sizes; they could not be read (DescribeLogDirs).")
     if missing:
         raise PlanRejected(f"Unknown topic(s): {', '.join(missing)}.")
     selected = [tp for tp in view.assignment if tp[0] in wanted]
@@ -171,6 +174,13 @@ def build_plan(
             return planner.move_off_brokers(view.assignment, view.racks, brokers, selected), False
         if intent == "spread":
             return planner.spread_onto(view.assignment, view.racks, brokers, selected), False
+        if intent == "balance":
+            from console.services.reassign_balance import balance_plan
+
+            scope = {tp: r for tp, r in view.assignment.items() if not wanted or tp[0] in wanted}
+            result = balance_plan(scope, view.sizes, view.racks)
+            view.balance = result
+            return result.plan, False
         if intent == "rf":
             return planner.set_replication_factor(
                 view.assignment, view.racks, int(replication_factor or 0), selected

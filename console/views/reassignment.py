@@ -85,6 +85,7 @@ def reassign_new(request, name: str):
                 cluster, plan, throttle=data["throttle"], rf_change=rf_change, view=view
             )
             ctx["plan_json"] = planner.export_plan(plan)
+            ctx["balance"] = _balance_rows(view.balance)
         except reassignment.PlanRejected as exc:
             ctx["error"], ctx["checks"] = str(exc), exc.checks or None
         except throttles.ThrottleError as exc:
@@ -95,6 +96,27 @@ def reassign_new(request, name: str):
         ctx["eta"] = human_duration(ctx["preview"].estimated_seconds)
         ctx["bytes"] = human_bytes(ctx["preview"].diff.total_bytes)
     return render(request, "console/reassign_new.html", ctx)
+
+
+def _balance_rows(result) -> dict | None:
+    """Per-broker bytes and preferred leaders before/after, for the balance section of the dry run."""
+    if result is None:
+        return None
+    rows = [
+        {
+            "broker": b,
+            "before": human_bytes(result.before[b]),
+            "after": human_bytes(result.after[b]),
+            "leaders_before": result.leaders_before.get(b, 0),
+            "leaders_after": result.leaders_after.get(b, 0),
+        }
+        for b in sorted(result.before)
+    ]
+    return {
+        "rows": rows,
+        "moved": human_bytes(result.bytes_to_move),
+        "bound": human_bytes(result.lower_bound),
+    }
 
 
 @login_required

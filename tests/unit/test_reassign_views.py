@@ -161,3 +161,18 @@ def test_pages_render_for_a_viewer_without_actions(client, personas, kafka_clust
         assert response.status_code == 200, name
         assert b"Remove selected" not in response.content and b"Run election" not in response.content
     assert client.get(url("reassign_new", kafka_cluster)).status_code == 403
+
+
+def test_the_balance_planner_shows_bytes_per_broker_and_its_lower_bound(
+    client, personas, kafka_cluster, frozen
+):
+    topic = make_topic(frozen, [[1, 2]] * 6)
+    client.force_login(personas["operator"])
+    response = client.post(
+        url("reassign_new", kafka_cluster),
+        {"intent": "balance", "topics": topic, "throttle_mb": "1", "action": "preview"},
+    )
+    body = response.content.decode()
+    assert response.status_code == 200, body[:2000]
+    assert 'id="balance"' in body and "lower bound" in body
+    assert 'id="diff"' in body and "→" in body
