@@ -11,6 +11,7 @@ urlpatterns = [
     path("new/", requests.request_new, name="request_new"),
     path("rules/", requests.request_rules, name="request_rules"),
     path("<int:request_id>/", requests.request_detail, name="request_detail"),
+    path("<int:request_id>/status/", requests.request_status, name="request_status"),
     path("<int:request_id>/approve/", requests.request_approve, name="request_approve"),
     path("<int:request_id>/reject/", requests.request_reject, name="request_reject"),
     path("<int:request_id>/cancel/", requests.request_cancel, name="request_cancel"),

@@ -26,7 +26,7 @@ from console.services import access, audit
 
 PAGE_SIZE = getattr(settings, "AUDIT_PAGE_SIZE", 50)
 EXPORT_CHUNK = getattr(settings, "AUDIT_EXPORT_CHUNK", 2000)
-SCAN_WINDOW = getattr(settings, "AUDIT_SCAN_WINDOW", 100_000)
+SCAN_WINDOW = getattr(settings, "AUDIT_SCAN_WINDOW", 50_000)
 EXPORT_FIELDS = (
     "id",
     "created_at",

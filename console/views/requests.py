@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console.forms.requests import AutoApproveRuleForm, DecisionForm, RequestForm
-from console.models.requests import AutoApproveRule, RequestState
+from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
 from console.services import access, requests
 from console.views._helpers import client_ip, get_cluster_for_user
 
@@ -70,14 +70,34 @@ def request_detail(request, name: str, request_id: int):
     if req.requested_by_id == request.user.pk:
         requests.mark_read(actor=request.user, request=req)
     context = {
-        "cluster": cluster,
-        "req": req,
-        "steps": list(req.events.all()),
+        **_status_context(cluster, req),
         "can_decide": requests.can_decide(request.user, req),
         "awaiting_other": req.requested_by_id == request.user.pk and req.state == RequestState.PENDING,
         "form": DecisionForm(),
     }
     return render(request, "console/request_detail.html", context)
+
+
+def _status_context(cluster, req) -> dict:
+    return {
+        "cluster": cluster,
+        "req": req,
+        "steps": list(req.events.all()),
+        "polling": req.state not in FINAL_STATES,
+    }
+
+
+@login_required
+@require_GET
+def request_status(request, name: str, request_id: int):
+    """The htmx fragment the detail page polls until the request is finished (then 286: stop polling)."""
+    cluster = get_cluster_for_user(request, name)
+    req = _get_request_for_user(request, cluster, request_id)
+    context = _status_context(cluster, req)
+    response = render(request, "console/_request_status.html", context)
+    if not context["polling"] and request.htmx:
+        response.status_code = 286
+    return response
 
 
 def _decide(request, name: str, request_id: int, approve: bool):

@@ -396,3 +396,14 @@ def test_admins_set_the_auto_approve_rule(client, personas, kafka_cluster):
     assert AuditEvent.objects.get(action="request.auto_approve_rule.update").after["max_partitions"] == 6
     client.force_login(personas["operator"])
     assert client.post(url, {"enabled": "on"}).status_code == 403
+
+
+def test_the_status_fragment_polls_until_the_request_is_finished(client, personas, kafka_cluster, topic):
+    req = _submit(personas, kafka_cluster, topic)
+    client.force_login(personas["requester"])
+    url = reverse("request_status", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
+    waiting = client.get(url, headers={"HX-Request": "true"})
+    assert waiting.status_code == 200 and b'hx-trigger="every 2s"' in waiting.content
+    requests.reject_request(actor=personas["operator"], request=req, comment="no")
+    done = client.get(url, headers={"HX-Request": "true"})
+    assert done.status_code == 286 and b"hx-trigger" not in done.content and b"rejected" in done.content
