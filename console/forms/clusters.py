@@ -8,6 +8,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from console.models import Cluster
+from console.services.clusters import EDITABLE_FIELDS
 
 _HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$")
 MAX_ENDPOINTS = 50
@@ -68,17 +69,7 @@ class ClusterForm(forms.ModelForm):
 
     class Meta:
         model = Cluster
-        fields = [
-            "name",
-            "description",
-            "bootstrap_servers",
-            "bootstrap_controllers",
-            "security_protocol",
-            "sasl_mechanism",
-            "sasl_username",
-            "ca_certificate",
-            "request_timeout_s",
-        ]
+        fields = list(EDITABLE_FIELDS)
         widgets = {
             "bootstrap_servers": forms.TextInput(attrs={"placeholder": "broker1:9092,broker2:9092"}),
             "bootstrap_controllers": forms.TextInput(
@@ -87,6 +78,16 @@ class ClusterForm(forms.ModelForm):
             "ca_certificate": forms.Textarea(attrs={"rows": 3, "placeholder": "-----BEGIN CERTIFICATE-----"}),
         }
         labels = {"request_timeout_s": "Request timeout (s)", "ca_certificate": "CA certificate (PEM)"}
+        help_texts = {
+            "bootstrap_controllers": "KIP-919: either bootstrap servers or bootstrap controllers, never both."
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and self.instance.has_sasl_password:
+            self.fields[
+                "sasl_password"
+            ].help_text = "A password is stored (encrypted). Leave blank to keep it."
 
     def clean_request_timeout_s(self) -> float:
         value = self.cleaned_data["request_timeout_s"]
