@@ -34,9 +34,9 @@ def poll_reassignments() -> list[int]:
 @app.task(name="tasks.reassignment.sweep_throttles")
 def sweep_throttles() -> list[int]:
     """Beat: the throttle janitor removes ledger throttles of reassignments no longer running."""
-    from console.services import throttles
+    from console.services import reassign_janitor
 
-    return throttles.sweep_throttles()
+    return reassign_janitor.sweep_throttles()
 
 
 @app.task(name="tasks.reassignment.run_election", acks_late=True)

@@ -12,7 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 from console.forms.reassignment import ElectionForm, PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
-from console.services import access, elections, planner, reassignment, throttles
+from console.services import access, elections, planner, reassign_janitor, reassignment, throttles
 from console.services.reassign_progress import human_bytes, human_duration
 from console.views._helpers import client_ip, get_cluster_for_user
 
@@ -261,7 +261,7 @@ def throttle_list(request, name: str):
     cluster = get_cluster_for_user(request, name)
     foreign, error = [], None
     try:
-        foreign = throttles.find_foreign_throttles(cluster)
+        foreign = reassign_janitor.find_foreign_throttles(cluster)
     except KafkaOperationError as exc:
         error = exc
     return render(
@@ -284,7 +284,7 @@ def throttle_list(request, name: str):
 def throttle_cleanup(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_REASSIGNMENTS)
     try:
-        outcomes = throttles.clean_foreign_throttles(
+        outcomes = reassign_janitor.clean_foreign_throttles(
             actor=request.user,
             cluster=cluster,
             keys=request.POST.getlist("key"),

@@ -11,7 +11,7 @@ from django.utils import timezone
 from console.kafka import ConfigChange, ConfigResource, TopicPartition
 from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import EntryState, PartitionState, Reassignment, Stage
-from console.services import reassign_run, reassignment, throttles
+from console.services import reassign_janitor, reassign_run, reassignment, throttles
 from console.services.reassignment import gateway_for
 from tasks import reassignment as reassign_tasks
 
@@ -217,7 +217,7 @@ def test_a_killed_worker_loses_nothing_janitor_cleans_and_poller_resumes(persona
     frozen.advance(30)
     assert not gateway_for(kafka_cluster).list_partition_reassignments([TopicPartition(topic, 0)])
     Operation.objects.filter(pk=op.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
-    assert r.pk in throttles.sweep_throttles()
+    assert r.pk in reassign_janitor.sweep_throttles()
     assert topic_configs(kafka_cluster, topic) == {}
     assert broker_rates(kafka_cluster, 3) == {}
     # The poller still completes the operation afterwards.
@@ -233,10 +233,12 @@ def test_foreign_throttles_are_listed_and_cleaned_with_an_audit(personas, kafka_
     gateway_for(kafka_cluster).incremental_alter_configs(
         {ConfigResource("TOPIC", topic): [ConfigChange(throttles.LEADER_REPLICAS, "SET", "0:1")]}
     )
-    found = {f["key"]: f for f in throttles.find_foreign_throttles(kafka_cluster)}
+    found = {f["key"]: f for f in reassign_janitor.find_foreign_throttles(kafka_cluster)}
     assert f"TOPIC|{topic}|{throttles.LEADER_REPLICAS}" in found
     assert f"BROKER|1|{throttles.FOLLOWER_RATE}" in found
-    throttles.clean_foreign_throttles(actor=personas["operator"], cluster=kafka_cluster, keys=list(found))
+    reassign_janitor.clean_foreign_throttles(
+        actor=personas["operator"], cluster=kafka_cluster, keys=list(found)
+    )
     assert topic_configs(kafka_cluster, topic) == {}
     assert broker_rates(kafka_cluster, 1) == {}
     event = AuditEvent.objects.get(action="throttle.cleanup")
