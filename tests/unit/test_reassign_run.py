@@ -243,3 +243,33 @@ def test_foreign_throttles_are_listed_and_cleaned_with_an_audit(personas, kafka_
     assert broker_rates(kafka_cluster, 1) == {}
     event = AuditEvent.objects.get(action="throttle.cleanup")
     assert event.before[f"broker:1/{throttles.FOLLOWER_RATE}"] == "1000"
+
+
+def test_a_replication_factor_change_is_executed(personas, kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2]])
+    op, r = start(personas, kafka_cluster, {(topic, 0): (1, 2, 3)}, rf_change=True)
+    reassign_tasks.run_reassignment.run(op.pk)
+    frozen.advance(30)
+    reassign_run.poll_once(r)
+    op.refresh_from_db()
+    assert op.state == OperationState.SUCCEEDED, op.error
+    assert gateway_for(kafka_cluster).describe_topics([topic])[topic].partitions[0].replicas == (1, 2, 3)
+
+
+def test_a_target_broker_going_down_mid_move_shows_unknown_broker(personas, kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2]])
+    op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
+    reassign_tasks.run_reassignment.run(op.pk)
+    frozen.stop_broker(3)
+    try:
+        frozen.advance(5)
+        reassign_run.poll_once(r)
+        r.refresh_from_db()
+        _total, _done, replicas = r.live[f"{topic}|0"]
+        assert {x["broker"]: x["status"] for x in replicas}[3] == "Unknown broker"
+        assert Operation.objects.get(pk=op.pk).state == OperationState.RUNNING
+    finally:
+        frozen.start_broker(3)
+    frozen.advance(30)
+    reassign_run.poll_once(r)
+    assert Operation.objects.get(pk=op.pk).state == OperationState.SUCCEEDED
