@@ -136,13 +136,19 @@ class ConnectionReport:
     error_name: str = ""
 
 
+def _explain(exc: KafkaOperationError) -> str:
+    """The operator-facing advice plus Kafka's own detail (address, direction) when it adds something."""
+    text = exc.operator_text
+    return text if not exc.message or exc.message in text else f"{text} ({exc.message})"
+
+
 def test_connection(connection: ClusterConnection) -> ConnectionReport:
     """Reach the cluster within its timeout; never raises for Kafka or network trouble."""
     mode = "controllers" if connection.bootstrap_controllers else "brokers"
     try:
         check = get_gateway(connection).test_connection()
     except KafkaOperationError as exc:
-        return ConnectionReport(ok=False, mode=mode, error=exc.operator_text, error_name=exc.name)
+        return ConnectionReport(ok=False, mode=mode, error=_explain(exc), error_name=exc.name)
     return ConnectionReport(
         ok=True,
         cluster_id=check.cluster_id or "",

@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console.forms.clusters import ClusterForm
-from console.services import access, clusters
+from console.services import access, capabilities, clusters
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
@@ -111,5 +111,6 @@ def cluster_overview(request, name: str):
             "controller_id": data.info.controller_id if data.info else None,
             "can_administer": access.can(request.user, cluster, access.ADMINISTER),
             "can_run": access.can(request.user, cluster, access.RUN_OPERATIONS),
+            "topics_unavailable": capabilities.unavailable_reason(cluster, "topics"),
         },
     )

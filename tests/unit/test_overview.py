@@ -66,3 +66,19 @@ def test_registering_through_the_form_audits_it(client, personas, sandbox):
     assert event.actor_name == "admin" and event.after["bootstrap_servers"] == sandbox.bootstrap_servers
     again = client.post(reverse("cluster_new"), data)
     assert again.status_code == 200 and b"already exists" in again.content
+
+
+def test_in_controller_mode_it_lists_the_controllers_and_says_what_needs_brokers(client, personas, sandbox):
+    from console.models import Cluster
+
+    cluster = Cluster.objects.create(
+        name="quorum", bootstrap_controllers=sandbox.bootstrap_controllers, request_timeout_s=5
+    )
+    client.force_login(personas["admin"])
+    response = client.get(reverse("cluster_overview", kwargs={"name": cluster.name}))
+    assert response.status_code == 200
+    assert [b.id for b in response.context["brokers"]] == [101, 102, 103]
+    assert response.context["controller_id"] == sandbox.state.active_controller
+    body = response.content.decode()
+    assert "Topic and partition counts: unavailable in controller mode" in body
+    assert reverse("controller_detail", kwargs={"name": "quorum", "node_id": 101}) in body
