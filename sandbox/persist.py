@@ -1,7 +1,7 @@
 """Save and restore a sandbox cluster's state as JSON (``--state FILE``).
 
 Kept: topics (ids, configs, placement, ISR, leaders, sizes, offsets, reassignments, synthetic
-rates), dynamic broker configs, logger levels, ACLs, groups, features and the virtual clock.
+rates), dynamic broker configs, logger levels, ACLs, groups, features, racks and the virtual clock.
 Not kept: record batches (offsets survive, the bytes do not; Fetch serves synthetic records).
 """
 
