@@ -13,6 +13,7 @@ Every failure leaves as :class:`KafkaOperationError`.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from typing import Any
@@ -23,6 +24,7 @@ from .types import BrokerInfo, ClusterInfo
 
 BROKER_ENDPOINT = 1
 CONTROLLER_ENDPOINT = 2
+_LEADER_MOVED = (6, 41)  # NOT_LEADER_OR_FOLLOWER, NOT_CONTROLLER
 
 
 class KpClient:
@@ -92,7 +94,7 @@ class KpClient:
         """Send one request to ``node_id`` (None: any broker / the active controller)."""
         self.ensure_ready()
         if node_id is None and self.conn.controller_mode:
-            node_id = self.active_controller
+            return self._send_to_active(request)
         return self._send(request, node_id)
 
     def _send(self, request: Any, node_id: Any) -> Any:
@@ -116,9 +118,18 @@ class KpClient:
         self.ensure_ready()
         if not self.conn.controller_mode:
             return self._send(request, None)
-        response = self._send(request, self.active_controller)
-        code = getattr(response, "error_code", 0)
-        if code == 41:  # NOT_CONTROLLER: the leader moved
+        return self._send_to_active(request)
+
+    def _send_to_active(self, request: Any) -> Any:
+        """To the active controller; when leadership moved or it went away, re-learn it and retry once."""
+        try:
+            response = self._send(request, self.active_controller)
+        except KafkaOperationError as err:
+            if err.name != "NETWORK_EXCEPTION" and err.name != "REQUEST_TIMED_OUT":
+                raise
+            self.refresh_controllers()
+            return self._send(request, self.active_controller)
+        if getattr(response, "error_code", 0) in _LEADER_MOVED:
             self.refresh_controllers()
             response = self._send(request, self.active_controller)
         return response
@@ -171,7 +182,10 @@ class KpClient:
         )
         cluster = self._manager.cluster
         errors: list[KafkaOperationError] = []
-        for boot in cluster.bootstrap_brokers():
+        # Addresses that refuse a connection are tried last, so one stopped controller does not
+        # cost a whole request timeout before a live one is asked.
+        boots = sorted(cluster.bootstrap_brokers(), key=lambda b: not _accepts(b.host, b.port, self.conn.connect_timeout_s))
+        for boot in boots:
             try:
                 response = self._send(request, boot.node_id)
             except KafkaOperationError as err:
@@ -197,6 +211,14 @@ class KpClient:
             raise KafkaOperationError(115, "UNSUPPORTED_ENDPOINT_TYPE",
                                       "the controllers do not support DescribeCluster v1 (KIP-919)", False)
         raise errors[0] if errors else KafkaOperationError(13, "NETWORK_EXCEPTION", "no controller answered", True)
+
+
+def _accepts(host: str, port: int, timeout: float) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=min(timeout, 1.0)).close()
+    except OSError:
+        return False
+    return True
 
 
 def check(response: Any) -> None:
