@@ -179,7 +179,8 @@ def merge_throttle(current: str | None, ours: str) -> tuple[str, list[str]]:
     have = throttle_entries(current)
     if "*" in have:
         return "*", []
-    added = [e for e in throttle_entries(ours) if e not in set(have)]
+    present = set(have)
+    added = [e for e in throttle_entries(ours) if e not in present]
     return ",".join(have + added), added
 
 

@@ -65,25 +65,40 @@ def log_dir_sizes(logs: Mapping[int, object]) -> dict[planner.TP, int]:
     return sizes
 
 
-def read_cluster(cluster, *, with_sizes: bool = False, cached: bool = True) -> ClusterView:
+def read_cluster(
+    cluster, *, with_sizes: bool = False, cached: bool = True, only: Iterable[planner.TP] | None = None
+) -> ClusterView:
     """Assignment, racks, reassignments in progress (and replica sizes) of the cluster.
 
     The assignment comes from the shared metadata snapshot (at most its TTL old): the worker
     re-checks every partition against Kafka when it submits, so a stale row is refused there.
+    ``only`` limits the assignment and the in-progress list to a plan's partitions (and topics).
     """
     from console.services import metadata_cache
 
     gw = gateway_for(cluster)
     md = metadata_cache.get_snapshot(cluster, refresh=not cached).metadata
     racks = {b.id: b.rack for b in gw.describe_cluster().brokers}
-    assignment = {}
-    leaders = {}
+    wanted = None if only is None else {t for t, _ in only}
+    assignment: dict[planner.TP, tuple[int, ...]] = {}
+    leaders: dict[planner.TP, int] = {}
+    names = set()
     for t in md.topics:
+        names.add(t.name)
+        if wanted is not None and t.name not in wanted:
+            continue
         for p in t.partitions:
             assignment[(t.name, p.id)] = p.replicas
             leaders[(t.name, p.id)] = p.leader
-    in_progress = {(tp.topic, tp.partition): r for tp, r in gw.list_partition_reassignments().items()}
-    sizes = log_dir_sizes(gw.describe_log_dirs()) if with_sizes else {}
+    asked = None if only is None else [TopicPartition(t, p) for t, p in only if t in names]
+    if asked == []:
+        listed = {}
+    else:
+        listed = gw.list_partition_reassignments(asked)
+    in_progress = {(tp.topic, tp.partition): r for tp, r in listed.items()}
+    sizes = {}
+    if with_sizes and asked != []:
+        sizes = log_dir_sizes(gw.describe_log_dirs(partitions=asked))
     return ClusterView(assignment, racks, in_progress, sizes, leaders)
 
 
@@ -95,9 +110,9 @@ def fresh_view(
     with_sizes: bool = False,
 ) -> ClusterView:
     """The view to validate against; re-read once when the plan names partitions the snapshot lacks."""
-    view = view or read_cluster(cluster, with_sizes=with_sizes)
+    view = view or read_cluster(cluster, with_sizes=with_sizes, only=proposed)
     if any(tp not in view.assignment for tp in proposed):
-        view = read_cluster(cluster, with_sizes=with_sizes, cached=False)
+        view = read_cluster(cluster, with_sizes=with_sizes, cached=False, only=proposed)
     return view
 
 
