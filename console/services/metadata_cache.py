@@ -69,6 +69,8 @@ class Snapshot:
     by_name: dict[str, TopicMetadata]
     # topic name -> (monotonic time, {config: value}) for the few topics whose configs a page showed
     configs: dict[str, tuple[float, dict[str, str | None]]] = field(default_factory=dict)
+    # topic name -> bytes from the telemetry pipeline's latest topic_summary (None = not read yet)
+    sizes: dict[str, int] | None = None
     _sorted: dict[str, list[TopicRow]] = field(default_factory=dict)
 
     @property

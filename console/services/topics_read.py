@@ -34,6 +34,21 @@ class TopicListItem:
     cleanup_policy: str | None = None
     retention_ms: str | None = None
     under_min_isr: int | None = None  # None when min.insync.replicas is unknown
+    size_bytes: int | None = None  # from telemetry, when the pipeline has run
+
+
+def telemetry_sizes(cluster, snap) -> dict[str, int]:
+    """Topic sizes from the telemetry pipeline's current topic_summary, read once per snapshot."""
+    if snap.sizes is None:
+        try:
+            from pipeline import config as pipeline_config
+            from pipeline import reports
+
+            rows = reports.read_report(pipeline_config.load().lake_dir, cluster.name, "topic_summary")
+            snap.sizes = {r["topic"]: int(r["size_bytes"]) for r in rows if r.get("size_bytes") is not None}
+        except Exception:  # noqa: BLE001 - no lake, no pyarrow, a half-written run: the column says "—"
+            snap.sizes = {}
+    return snap.sizes
 
 
 @dataclass(frozen=True)
@@ -131,6 +146,7 @@ def _with_configs(cluster, snap, rows: list[TopicRow]) -> list[TopicListItem]:
         }
         metadata_cache.remember_configs(snap, fetched)
         known.update(fetched)
+    sizes = telemetry_sizes(cluster, snap)
     items = []
     for r in rows:
         cfg = known.get(r.name)
@@ -147,6 +163,7 @@ def _with_configs(cluster, snap, rows: list[TopicRow]) -> list[TopicListItem]:
                 cfg.get("cleanup.policy") if cfg else None,
                 cfg.get("retention.ms") if cfg else None,
                 under_min,
+                sizes.get(r.name),
             )
         )
     return items

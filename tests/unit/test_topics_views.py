@@ -219,3 +219,18 @@ def test_odd_names_and_broker_ids_are_errors_on_the_page(client, personas, kafka
     assert client.get(url("topic_detail", kafka_cluster, topic="bad name!")).status_code in (200, 404)
     response = client.get(url("broker_configs", kafka_cluster, broker="abc"))
     assert response.status_code == 200 and b"INVALID_REQUEST" in response.content
+
+
+def test_the_size_column_comes_from_telemetry_when_the_pipeline_has_run(
+    client, personas, kafka_cluster, monkeypatch
+):
+    from pipeline import reports
+
+    name = uniq("sized")
+    make(personas, kafka_cluster, TopicSpec(name, 1, 1))
+    monkeypatch.setattr(
+        reports, "read_report", lambda root, cluster, report: [{"topic": name, "size_bytes": 3 * 1024 * 1024}]
+    )
+    client.force_login(personas["viewer"])
+    body = client.get(url("topic_list", kafka_cluster), {"q": name}).content.decode()
+    assert "3.0\xa0MB" in body or "3.0 MB" in body
