@@ -32,6 +32,7 @@ from console.services.topics_read import (  # noqa: F401  (re-exported: topics.l
     describe_topic,
     list_topics,
     overrides_first,
+    partition_count,
     recent_events,
     target,
 )

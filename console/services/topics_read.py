@@ -289,3 +289,13 @@ def describe_topic(*, actor, cluster, name: str) -> TopicDetail:
         offsets_error=offsets_error,
         events=recent_events(cluster, name),
     )
+
+
+def partition_count(*, actor, cluster, name: str) -> int | None:
+    """The topic's partition count from the cached metadata (None when unknown or unreadable)."""
+    access.require(actor, cluster, access.VIEW)
+    try:
+        meta = metadata_cache.get_snapshot(cluster).by_name.get(name)
+    except KafkaOperationError:
+        return None
+    return len(meta.partitions) if meta is not None else None

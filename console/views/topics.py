@@ -193,10 +193,11 @@ def topic_add_partitions(request, name: str, topic: str):
                 )
                 url = reverse("topic_detail", kwargs={"name": cluster.name, "topic": topic})
                 return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    current = topics.partition_count(actor=request.user, cluster=cluster, name=topic)
     return render(
         request,
         "console/topic_partitions.html",
-        {"cluster": cluster, "topic": topic, "form": form, "outcome": outcome},
+        {"cluster": cluster, "topic": topic, "form": form, "outcome": outcome, "current": current},
     )
 
 

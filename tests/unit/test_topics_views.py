@@ -148,6 +148,7 @@ def test_add_partitions_page_warns_about_keyed_data(client, personas, kafka_clus
     client.force_login(personas["operator"])
     page = client.get(url("topic_add_partitions", kafka_cluster, topic=name))
     assert b"Keyed data will move" in page.content
+    assert b"has <strong>1</strong> partition now" in page.content
     done = client.post(
         url("topic_add_partitions", kafka_cluster, topic=name), {"total_count": "3", "action": "apply"}
     )
