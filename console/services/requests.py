@@ -252,6 +252,28 @@ def _notify(req: ChangeRequest, text: str) -> None:
         )
 
 
+def _notify_approvers(req: ChangeRequest) -> None:
+    """Tell everyone who may decide (except the requester) that a request is waiting."""
+    from django.contrib.auth import get_user_model
+
+    from console.models import Role
+
+    roles = [Role.OPERATOR, Role.ADMIN]
+    deciders = (
+        get_user_model()
+        .objects.filter(
+            Q(is_superuser=True)
+            | Q(bindings__cluster=req.cluster, bindings__role__in=roles)
+            | Q(groups__bindings__cluster=req.cluster, groups__bindings__role__in=roles),
+            is_active=True,
+        )
+        .exclude(pk=req.requested_by_id)
+        .distinct()
+    )
+    text = f"Request #{req.pk} by {req.requested_by_name} waits for approval: {req.get_kind_display()} {req.resource}"
+    Notification.objects.bulk_create(Notification(user=u, request=req, text=text[:300]) for u in deciders)
+
+
 def _auto_rule_allows(cluster: Cluster, kind: str, payload: Mapping[str, Any]) -> bool:
     rule = AutoApproveRule.objects.filter(cluster=cluster, enabled=True).first()
     if rule is None or kind not in (rule.kinds or []):
@@ -298,6 +320,8 @@ def submit_request(
         )
         if auto:
             _approve(req, AUTO_APPROVER, "approved by this cluster's auto-approve rule", source_ip, auto=True)
+        else:
+            _notify_approvers(req)
     return req
 
 

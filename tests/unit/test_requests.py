@@ -91,6 +91,15 @@ def test_it_applies_the_cluster_policy_on_submit(personas, kafka_cluster, topic)
     assert "max_partitions" in str(err.value) and "allowed_config_keys" in str(err.value)
 
 
+def test_approvers_are_notified_of_a_waiting_request(personas, kafka_cluster, topic):
+    req = _submit(personas, kafka_cluster, topic)
+    notified = set(Notification.objects.filter(request=req).values_list("user__username", flat=True))
+    assert notified == {"admin", "operator"}
+    assert requests.unread_notifications(actor=personas["operator"])[0].text.startswith(
+        f"Request #{req.pk} by requester"
+    )
+
+
 def test_four_eyes_the_requester_can_never_decide_their_own_request(personas, kafka_cluster, topic):
     requester = personas["requester"]
     RoleBinding.objects.create(cluster=kafka_cluster, user=requester, role=Role.OPERATOR)
