@@ -293,3 +293,41 @@ def test_hostile_input_is_refused_and_escaped(client, personas, kafka_cluster):
         {"principal": "nobody", "resource_type": "TOPIC", "resource_name": "x"},
     )
     assert b"User:name" in effective.content
+
+
+@pytest.mark.django_db
+def test_an_unreachable_cluster_is_a_message_not_a_500(client, offline_cluster):
+    from tests.conftest import make_personas
+
+    people = make_personas(offline_cluster)
+    client.force_login(people["operator"])
+    base = f"/c/{offline_cluster.name}/acls/"
+    listing = client.get(base)
+    assert listing.status_code == 200 and b"Kafka could not list the ACLs" in listing.content
+    effective = client.get(
+        base + "effective/", {"principal": "User:app", "resource_type": "TOPIC", "resource_name": "orders"}
+    )
+    assert effective.status_code == 200 and b"error-box" in effective.content
+    value = json.dumps(acls.to_dict(B()))
+    applied = client.post(base + "apply/", {"create": value})
+    assert applied.status_code == 200 and b"failed" in applied.content
+    event = AuditEvent.objects.get(action="acl.create")
+    assert event.outcome == "failure"
+
+
+@pytest.mark.django_db
+def test_a_mixed_batch_is_reviewed_with_the_matched_deletes_first(client, personas, kafka_cluster, uniq):
+    acls.change_acls(
+        actor=personas["operator"], cluster=kafka_cluster, creates=[B(uniq, principal="User:old")]
+    )
+    client.force_login(personas["operator"])
+    text = (
+        f"delete:\n  - {{principal: 'User:old', resource_name: {uniq}}}\n"
+        f"create:\n  - {{resource_type: TOPIC, resource_name: {uniq}, principal: 'User:new', operation: READ}}\n"
+    )
+    review = client.post(
+        reverse("acl_new", kwargs={"name": kafka_cluster.name}), {"mode": "batch", "text": text}
+    )
+    body = review.content.decode()
+    assert body.index("Delete 1 binding") < body.index("Create 1 binding")
+    assert "User:old" in body and "User:new" in body
