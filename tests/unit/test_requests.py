@@ -416,3 +416,16 @@ def test_the_status_fragment_polls_until_the_request_is_finished(client, persona
     requests.reject_request(actor=personas["operator"], request=req, comment="no")
     done = client.get(url, headers={"HX-Request": "true"})
     assert done.status_code == 286 and b"hx-trigger" not in done.content and b"rejected" in done.content
+
+
+def test_a_request_to_an_unreachable_cluster_is_refused_with_the_reason(client, offline_cluster):
+    from tests.conftest import make_personas
+
+    people = make_personas(offline_cluster)
+    client.force_login(people["requester"])
+    response = client.post(
+        reverse("request_new", kwargs={"name": offline_cluster.name}),
+        {"kind": "topic.create", "topic": "team-a.orders", "partitions": 1, "replication_factor": 1},
+    )
+    assert response.status_code == 200 and b"could not be reached" in response.content
+    assert not ChangeRequest.objects.exists()
