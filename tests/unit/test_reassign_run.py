@@ -276,3 +276,22 @@ def test_a_target_broker_going_down_mid_move_shows_unknown_broker(personas, kafk
     frozen.advance(30)
     reassign_run.poll_once(r)
     assert Operation.objects.get(pk=op.pk).state == OperationState.SUCCEEDED
+
+
+def test_two_operators_racing_on_a_partition_the_second_is_refused_per_partition(
+    personas, kafka_cluster, frozen, monkeypatch
+):
+    topic = make_topic(frozen, [[1, 2], [2, 3]])
+    first, r1 = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
+    # Both validated at the same moment: the second did not see the first yet.
+    monkeypatch.setattr(reassignment, "console_busy", lambda cluster, exclude=None: {})
+    second, r2 = start(personas, kafka_cluster, {(topic, 0): (2, 3), (topic, 1): (2, 1)})
+    monkeypatch.undo()
+    reassign_tasks.run_reassignment.run(first.pk)
+    reassign_tasks.run_reassignment.run(second.pk)
+    states = {x.partition: (x.state, x.message) for x in r2.partitions.all()}
+    assert states[0] == (PartitionState.REFUSED, f"Already being reassigned by reassignment #{r1.pk}")
+    assert states[1][0] == PartitionState.MOVING
+    assert r1.partitions.get().state == PartitionState.MOVING
+    listed = gateway_for(kafka_cluster).list_partition_reassignments([TopicPartition(topic, 0)])
+    assert list(listed[TopicPartition(topic, 0)].adding) == [3]  # the first plan's target, not merged
