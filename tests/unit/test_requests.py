@@ -429,3 +429,19 @@ def test_a_request_to_an_unreachable_cluster_is_refused_with_the_reason(client, 
     )
     assert response.status_code == 200 and b"could not be reached" in response.content
     assert not ChangeRequest.objects.exists()
+
+
+def test_the_requester_is_emailed_when_email_is_configured(
+    personas, kafka_cluster, topic, monkeypatch, mailoutbox, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(requests, "EMAIL_FROM", "kafka-console@example.com")
+    personas["requester"].email = "requester@example.com"
+    personas["requester"].save()
+    req = _submit(personas, kafka_cluster, topic)
+    with django_capture_on_commit_callbacks(execute=True):
+        requests.reject_request(actor=personas["operator"], request=req, comment="use team-a.shared")
+    assert [m.to for m in mailoutbox] == [["requester@example.com"]]
+    assert (
+        "rejected by operator" in mailoutbox[0].body
+        and mailoutbox[0].from_email == "kafka-console@example.com"
+    )
