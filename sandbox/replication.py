@@ -221,31 +221,27 @@ def elect(state: ClusterState, p: Partition) -> None:
 def broker_down(state: ClusterState, broker: int) -> None:
     """A broker stopped: shrink ISRs (never below one member) and move leadership."""
     state.brokers[broker].up = False
-    for t in state.topics.values():
-        for p in t.partitions:
-            if broker not in p.replicas:
-                continue
-            if broker in p.isr and len(p.isr) > 1:
-                p.isr.remove(broker)
-                p.partition_epoch += 1
-            if p.leader == broker:
-                elect(state, p)
-    state.touch()
+    for p in state.replicas_on(broker):
+        if broker in p.isr and len(p.isr) > 1:
+            p.isr.remove(broker)
+            p.partition_epoch += 1
+        if p.leader == broker:
+            elect(state, p)
+        state.touch(p.topic)  # offline replicas changed even where nothing else did
+    state.touch("")  # the broker list changed (and bump the generation when it hosts nothing)
 
 
 def broker_up(state: ClusterState, broker: int) -> None:
     """A broker restarted: leaderless partitions it is in sync for get it back; others catch up."""
     state.brokers[broker].up = True
-    for t in state.topics.values():
-        for p in t.partitions:
-            if broker not in p.replicas:
-                continue
-            if p.leader < 0 and broker in p.isr:
-                p.leader = broker
-                p.leader_epoch += 1
-            if broker not in p.isr:
-                state.catching_up.add((t.name, p.index))
-    state.touch()
+    for p in state.replicas_on(broker):
+        if p.leader < 0 and broker in p.isr:
+            p.leader = broker
+            p.leader_epoch += 1
+        if broker not in p.isr:
+            state.catching_up.add((p.topic, p.index))
+        state.touch(p.topic)
+    state.touch("")
 
 
 def controller_down(state: ClusterState, controller: int) -> None:

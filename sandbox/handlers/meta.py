@@ -16,6 +16,8 @@ from kafka.protocol.metadata import (
     MetadataRequest,
     MetadataResponse,
 )
+from kafka.protocol.schemas.fields.codecs import Int32, UnsignedVarInt32
+from kafka.protocol.schemas.fields.codecs.encode_buffer import EncodeBufferPool
 
 from sandbox.apis import RequestContext, api, fast_factory, served
 from sandbox.server import Encoded
@@ -118,46 +120,142 @@ def _auto_create(ctx: RequestContext, name: str) -> bool:
     return True
 
 
+HOT_VERSIONS = (12, 13)  # librdkafka 2.16 / kafka-python 3: topic bytes pre-encoded at bulk creation
+_TOPIC_STRUCT = MetadataResponse.MetadataResponseTopic._struct.array_of
+
+
+def _encode_topic(obj: Any, version: int) -> bytes:
+    """One topic entry encoded by kafka-python's compiled encoder for that response version."""
+    flex = MetadataResponse.flexible_version_q(version)
+    fn = _TOPIC_STRUCT.compiled_encode_into(version, compact=flex, tagged=flex)
+    with EncodeBufferPool.acquire() as out:
+        fn(obj, out)
+        return bytes(out.result())
+
+
 class _TopicCache:
-    """Per-topic response objects of one state (kept on the state), rebuilt for dirty topics."""
+    """Per-topic response objects and encoded entries of one state (kept on the state); only
+    topics marked dirty are rebuilt, so a full Metadata after a small change is cheap."""
 
     def __init__(self) -> None:
         self.objs: dict[str, Any] = {}
+        self.blobs: dict[int, dict[str, bytes]] = {}
         self.encoded: dict[tuple[int, int], Encoded] = {}
         self.built = False
 
+    def _set(self, name: str, obj: Any | None) -> None:
+        if obj is None:
+            self.objs.pop(name, None)
+        else:
+            self.objs[name] = obj
+        for per_version in self.blobs.values():
+            per_version.pop(name, None)
+
     def warm(self, st: ClusterState, name: str) -> None:
-        """Build one topic's object now (bulk loads), so the next full Metadata only encodes."""
-        if not self.built or st.all_dirty:
-            return
-        t = st.topics.get(name)
-        if t is not None:
-            self.objs[name] = _topic(t, st, False)
-            st.dirty_topics.discard(name)
+        """Build (and pre-encode) one topic now (bulk loads), so a full Metadata only joins bytes."""
+        self.refresh(st)  # builds the new topic's object (it is marked dirty)
+        if name in self.objs:
+            for v in HOT_VERSIONS:
+                self.blobs.setdefault(v, {})[name] = _encode_topic(self.objs[name], v)
 
     def get(self, st: ClusterState, t: Topic) -> Any:
         """One topic's object, from the cache when it is current."""
         if not self.built or st.all_dirty:
             return _topic(t, st, False)
         if t.name in st.dirty_topics or t.name not in self.objs:
-            self.objs[t.name] = _topic(t, st, False)
+            self._set(t.name, _topic(t, st, False))
             st.dirty_topics.discard(t.name)
         return self.objs[t.name]
 
-    def topics(self, st: ClusterState) -> list[Any]:
+    def refresh(self, st: ClusterState) -> None:
+        """Rebuild what changed since the last use."""
         if not self.built or st.all_dirty:
             self.objs = {name: _topic(t, st, False) for name, t in st.topics.items()}
+            self.blobs = {}
             self.built = True
         else:
             for name in st.dirty_topics:
                 t = st.topics.get(name)
-                if t is None:
-                    self.objs.pop(name, None)
-                else:
-                    self.objs[name] = _topic(t, st, False)
+                self._set(name, None if t is None else _topic(t, st, False))
         st.all_dirty = False
         st.dirty_topics.clear()
+
+    def topics(self, st: ClusterState) -> list[Any]:
+        self.refresh(st)
         return list(self.objs.values())
+
+    def entries(self, st: ClusterState, version: int) -> list[bytes]:
+        """Encoded topic entries for ``version``, in the order of ``topics``."""
+        self.refresh(st)
+        cached = self.blobs.setdefault(version, {})
+        out = []
+        for name, obj in self.objs.items():
+            blob = cached.get(name)
+            if blob is None:
+                blob = cached[name] = _encode_topic(obj, version)
+            out.append(blob)
+        return out
+
+
+_splice_ok: dict[int, bool] = {}
+
+
+def _splice(head: Any, version: int, entries: list[bytes]) -> bytes | None:
+    """The full body: ``head`` (a response with no topics) encoded by kafka-python, with the
+    pre-encoded topic entries put in place of its empty topics array."""
+    flex = MetadataResponse.flexible_version_q(version)
+    empty = head.encode(version=version)
+    # after Topics come: ClusterAuthorizedOperations (v8-10), ErrorCode (v13+), tagged fields
+    suffix = (4 if 8 <= version <= 10 else 0) + (2 if version >= 13 else 0) + (1 if flex else 0)
+    mark = b"\x01" if flex else b"\x00\x00\x00\x00"
+    cut = len(empty) - suffix - len(mark)
+    if empty[cut : cut + len(mark)] != mark:
+        return None
+    count = UnsignedVarInt32.encode(len(entries) + 1) if flex else Int32.encode(len(entries))
+    return b"".join([empty[:cut], count, *entries, empty[cut + len(mark) :]])
+
+
+def splice_works(version: int) -> bool:
+    """Check once per version that splicing gives exactly kafka-python's own encoding."""
+    if version not in _splice_ok:
+        topic = MetadataResponse.MetadataResponseTopic
+        part = topic.MetadataResponsePartition
+        topics = [
+            topic(
+                error_code=0,
+                name=f"t{i}",
+                topic_id=uuid.UUID(int=i + 1),
+                is_internal=bool(i),
+                partitions=[
+                    part(
+                        error_code=0,
+                        partition_index=0,
+                        leader_id=1,
+                        leader_epoch=2,
+                        replica_nodes=[1, 2],
+                        isr_nodes=[1],
+                        offline_replicas=[2],
+                    )
+                ],
+                authorized_operations=None,
+            )
+            for i in range(2)
+        ]
+        kw = dict(
+            version=version,
+            throttle_time_ms=0,
+            cluster_id="c",
+            controller_id=1,
+            error_code=0,
+            brokers=[MetadataResponse.MetadataResponseBroker(node_id=1, host="h", port=1, rack="r")],
+            authorized_operations=None,
+        )
+        full = MetadataResponse(topics=topics, **kw).encode(version=version)
+        spliced = _splice(
+            MetadataResponse(topics=[], **kw), version, [_encode_topic(t, version) for t in topics]
+        )
+        _splice_ok[version] = spliced == bytes(full)
+    return _splice_ok[version]
 
 
 def _cache_of(st: ClusterState) -> _TopicCache:
@@ -167,11 +265,8 @@ def _cache_of(st: ClusterState) -> _TopicCache:
 
 
 def warm_topic(st: ClusterState, name: str) -> None:
-    """Pre-build the Metadata object of a topic created outside a request (bulk loads)."""
-    cache = _cache_of(st)
-    if not cache.built:
-        cache.topics(st)
-    cache.warm(st, name)
+    """Pre-build the Metadata entry of a topic created outside a request (bulk loads)."""
+    _cache_of(st).warm(st, name)
 
 
 def _all_topics(st: ClusterState, ops: bool) -> list[Any]:
@@ -193,6 +288,13 @@ def metadata(ctx: RequestContext, req: Any) -> Any:
     gc_was = gc.isenabled()
     gc.disable()  # building ~100k small objects would otherwise trigger full collections
     try:
+        if full and not ops and splice_works(v):
+            body = _splice(_metadata(ctx, req, ops, False, no_topics=True), v, cache.entries(st, v))
+            if body is not None:
+                enc = Encoded(body, MetadataResponse.flexible_version_q(v))
+                cache.encoded = {k: e for k, e in cache.encoded.items() if k[1] == st.generation}
+                cache.encoded[key] = enc
+                return enc
         resp = _metadata(ctx, req, ops, full)
         if not full or ops:
             return resp
@@ -206,10 +308,12 @@ def metadata(ctx: RequestContext, req: Any) -> Any:
     return enc
 
 
-def _metadata(ctx: RequestContext, req: Any, ops: bool, full: bool) -> Any:
+def _metadata(ctx: RequestContext, req: Any, ops: bool, full: bool, no_topics: bool = False) -> Any:
     st, v = ctx.state, ctx.version
     topics = []
-    if full:
+    if no_topics:
+        pass
+    elif full:
         topics = _all_topics(st, ops)
     else:
         for rt in req.topics:

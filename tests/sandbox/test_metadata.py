@@ -118,3 +118,23 @@ def test_it_encodes_fast_log_dir_entries_exactly_like_the_library():
             for p in (cls(**values), fast_factory(cls)(**values))
         )
         assert a == b
+
+
+def test_it_splices_pre_encoded_topics_exactly_like_the_library(cluster):
+    from sandbox.handlers.meta import splice_works
+
+    assert all(splice_works(v) for v in range(14))
+    for i in range(5):
+        cluster.create_topic(f"s{i}", 3, 2)
+    hostport = cluster.bootstrap_servers.split(",")[0]
+    for version in (1, 9, 12, 13):
+        spliced = call(hostport, MetadataRequest(topics=None), version)
+        named = call(
+            hostport,
+            MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=f"s{i}") for i in range(5)]),
+            version,
+        )
+        assert [t.to_dict() for t in spliced.topics] == [t.to_dict() for t in named.topics]
+    cluster.stop_broker(3)
+    after = call(hostport, MetadataRequest(topics=None), 12)
+    assert all(3 not in p.isr_nodes for t in after.topics for p in t.partitions)
