@@ -17,6 +17,8 @@ from pipeline.reference import JobParams
 START = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)  # crosses a day boundary
 SHAPE = generate.Shape(topics=8, partitions=3, brokers=3, replication=2, snapshots=30, interval_s=1800)
 PARAMS = JobParams(idle_days=0.5, forecast_window_days=0.25)
+# A JVM start plus ~20 small Spark jobs: generous under a loaded 2-core machine.
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="session")
