@@ -101,7 +101,11 @@ def _ctl(argv: list[str]) -> int:
     from sandbox.control import send
 
     opts = {"node": a.node, "delay_s": a.delay, "error_code": a.error, "count": a.count}
-    out = send(a.control, a.command, a.args, opts)
+    try:
+        out = send(a.control, a.command, a.args, opts)
+    except OSError as exc:
+        print(f"cannot reach the sandbox control socket at {a.control}: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps(out, indent=2))
     return 0 if out.get("ok") else 1
 
