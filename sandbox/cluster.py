@@ -107,7 +107,11 @@ class SandboxCluster:
         self._thread = threading.Thread(target=self._run_loop, name="sandbox-loop", daemon=True)
         self._thread.start()
         self._started.wait()
-        self._call(self._start_all())
+        try:
+            self._call(self._start_all())
+        except BaseException:  # e.g. a port in use: release what was started, then report
+            self.shutdown()
+            raise
         return self
 
     def _run_loop(self) -> None:

@@ -75,3 +75,13 @@ def test_it_delays_an_api_on_one_node(cluster):
     start = time.monotonic()
     call(cluster.bootstrap_servers.split(",")[1], MetadataRequest(topics=[]), 12)
     assert time.monotonic() - start < 0.5
+
+
+def test_it_reports_a_port_in_use_and_releases_everything(cluster):
+    from sandbox import SandboxCluster
+
+    taken = int(cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)[1])
+    other = SandboxCluster(brokers=1, controllers=0, port=taken, speed=0)
+    with pytest.raises(OSError):
+        other.start()
+    assert other._loop is None
