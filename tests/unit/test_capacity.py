@@ -208,3 +208,27 @@ def test_line_and_bar_geometry():
 
 class _Result:
     id = "fake-task"
+
+
+def test_the_command_reads_dates_and_durations():
+    from django.core.management import CommandError
+
+    from console.management.commands.run_pipeline import parse_when
+
+    now = datetime(2026, 5, 10, 12, tzinfo=UTC)
+    assert parse_when("7d", now) == datetime(2026, 5, 3, 12, tzinfo=UTC)
+    assert parse_when("36h", now) == datetime(2026, 5, 9, 0, tzinfo=UTC)
+    assert parse_when("2026-05-01", now) == datetime(2026, 5, 1, tzinfo=UTC)
+    assert parse_when("2026-05-01T06:00+02:00", now) == datetime(2026, 5, 1, 4, tzinfo=UTC)
+    with pytest.raises(CommandError, match="cannot read"):
+        parse_when("last tuesday", now)
+
+
+def test_the_command_refuses_an_unknown_cluster_and_an_empty_window(kafka_cluster, lake_dir):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="no cluster named 'nope'"):
+        call_command("run_pipeline", "--cluster", "nope")
+    with pytest.raises(CommandError, match="must start before it ends"):
+        call_command("run_pipeline", "--cluster", "sandbox", "--since", "1d", "--until", "2d")
+    assert not Operation.objects.filter(kind=capacity.KIND).exists()
