@@ -52,7 +52,7 @@ class ConfigsMixin(GatewayBase):
     def _send_to(self, node: int | None, request: Any) -> Any:
         if node is None:
             return self._kp.send_to_controller(request) if self.conn.controller_mode else self._kp.send(request)
-        if node not in self._kp.broker_ids():
+        if node not in self._kp.broker_ids(expect=[node]):
             raise KafkaOperationError(
                 8 if not self.conn.controller_mode else 116,
                 "BROKER_NOT_AVAILABLE" if not self.conn.controller_mode else "UNKNOWN_CONTROLLER_ID",

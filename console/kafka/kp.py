@@ -16,6 +16,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from .connection import ClusterConnection, probe_addresses
@@ -134,8 +135,22 @@ class KpClient:
             response = self._send(request, self.active_controller)
         return response
 
-    def broker_ids(self) -> list[int]:
+    def broker_ids(self, expect: Iterable[int] = ()) -> list[int]:
+        """Live node ids; re-read them once when a node the caller expects is missing (it restarted)."""
         self.ensure_ready()
+        ids = self._known_ids()
+        if any(node not in ids for node in expect):
+            try:
+                if self.conn.controller_mode:
+                    self.refresh_controllers()
+                else:
+                    self._manager.run(self._manager.cluster.refresh_metadata)
+            except Exception:  # noqa: BLE001 - a failed refresh leaves the ids we had
+                return ids
+            ids = self._known_ids()
+        return ids
+
+    def _known_ids(self) -> list[int]:
         if self.conn.controller_mode:
             return [c.id for c in self.controllers]
         return sorted(b.node_id for b in self._manager.cluster.brokers())

@@ -92,8 +92,9 @@ class ReplicasMixin(GatewayBase):
         self._require_brokers("describing log dirs")
         from kafka.protocol.admin import DescribeLogDirsRequest
 
-        live = self._kp.broker_ids()
-        ids = live if broker_ids is None else list(dict.fromkeys(broker_ids))
+        ids = None if broker_ids is None else list(dict.fromkeys(broker_ids))
+        live = self._kp.broker_ids(expect=ids or ())
+        ids = live if ids is None else ids
         T = DescribeLogDirsRequest.DescribableLogDirTopic
         topics = None if partitions is None else [
             T(topic=topic, partitions=parts)
