@@ -34,6 +34,7 @@ FEATURE_RANGES = {  # Kafka 4.1's supported feature levels, in its order
     "transaction.version": (0, 2),
     "eligible.leader.replicas.version": (0, 1),
 }
+SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")  # client software name/version
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
@@ -42,6 +43,11 @@ def api_versions(ctx: RequestContext, req: Any) -> Any:
     """The APIs this node serves, plus supported/finalized features."""
     st = ctx.state
     av = ApiVersionsResponse
+    if ctx.version >= 3 and not (
+        SOFTWARE.fullmatch(req.client_software_name or "")
+        and SOFTWARE.fullmatch(req.client_software_version or "")
+    ):
+        return av(version=ctx.version, error_code=42, throttle_time_ms=0, api_keys=[])
     return av(
         version=ctx.version,
         error_code=0,

@@ -48,3 +48,14 @@ def test_it_answers_an_unknown_api_versions_version_with_v0_unsupported_version(
     assert resp.error_code == 35
     assert any(k.api_key == 3 for k in resp.api_keys)
     sock.close()
+
+
+def test_it_rejects_invalid_client_software_names_like_kafka(cluster):
+    # Kafka answers a v3 body (error 42, no APIs) that kafka-python cannot decode: compare bytes
+    sock = socket.create_connection(addr(cluster.bootstrap_servers.split(",")[0]), timeout=5)
+    req = ApiVersionsRequest(client_software_name="bad name!", client_software_version="1")
+    req.with_header(correlation_id=3, client_id="p")
+    sock.sendall(req.encode(version=3, header=True, framed=True))
+    size = struct.unpack(">i", recv_exact(sock, 4))[0]
+    assert recv_exact(sock, size) == bytes.fromhex("00000003002a010000000000")
+    sock.close()
