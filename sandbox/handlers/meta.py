@@ -314,6 +314,29 @@ def metadata(ctx: RequestContext, req: Any) -> Any:
     return enc
 
 
+def _requested_topics(ctx: RequestContext, req: Any, ops: bool) -> list[Any]:
+    """Named topics; as Kafka, when any topic id is given the ids decide (unknown ones first)."""
+    st, v = ctx.state, ctx.version
+    ids = [rt.topic_id for rt in req.topics if v >= 10 and rt.topic_id not in (None, ZERO_UUID)]
+    if ids:
+        unknown = [_error_topic(None, 100, tid) for tid in dict.fromkeys(ids) if tid not in st.topic_ids]
+        names = [st.topic_ids[tid] for tid in dict.fromkeys(ids) if tid in st.topic_ids]
+    else:
+        unknown, names = [], [rt.name for rt in req.topics]
+    topics = unknown
+    for name in names:
+        t = st.topics.get(name)
+        if t is not None:
+            topics.append(_topic(t, st, True) if ops else _cache_of(st).get(st, t))
+        elif not name or len(name) > 249 or not LEGAL_TOPIC.match(name) or name in (".", ".."):
+            topics.append(_error_topic(name, 17))
+        elif (v < 4 or req.allow_auto_topic_creation) and _auto_create(ctx, name):
+            topics.append(_error_topic(name, 5, st.topics[name].topic_id))
+        else:
+            topics.append(_error_topic(name, 3))
+    return topics
+
+
 def _metadata(ctx: RequestContext, req: Any, ops: bool, full: bool, no_topics: bool = False) -> Any:
     st, v = ctx.state, ctx.version
     topics = []
@@ -322,22 +345,7 @@ def _metadata(ctx: RequestContext, req: Any, ops: bool, full: bool, no_topics: b
     elif full:
         topics = _all_topics(st, ops)
     else:
-        for rt in req.topics:
-            name = rt.name
-            if name is None and v >= 10:
-                name = st.topic_ids.get(rt.topic_id)
-                if name is None:
-                    topics.append(_error_topic(None, 100, rt.topic_id))  # UNKNOWN_TOPIC_ID
-                    continue
-            t = st.topics.get(name)
-            if t is not None:
-                topics.append(_topic(t, st, True) if ops else _cache_of(st).get(st, t))
-            elif not name or len(name) > 249 or not LEGAL_TOPIC.match(name) or name in (".", ".."):
-                topics.append(_error_topic(name, 17))
-            elif (v < 4 or req.allow_auto_topic_creation) and _auto_create(ctx, name):
-                topics.append(_error_topic(name, 5, st.topics[name].topic_id))
-            else:
-                topics.append(_error_topic(name, 3))
+        topics = _requested_topics(ctx, req, ops)
     return MetadataResponse(
         version=v,
         throttle_time_ms=0,
