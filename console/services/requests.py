@@ -490,10 +490,12 @@ def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
             >= p["total_count"]
         ):
             return True, "the topic already has the requested partitions"
-        outcome = topics.add_partitions(**common, topic=p["topic"], total_count=p["total_count"])
+        outcome = topics.add_partitions(**common, topic=p["topic"], total_count=p["total_count"], **on_behalf)
         return outcome.ok, outcome.message or outcome.status
     if req.kind == RequestKind.TOPIC_DELETE:
-        outcome = topics.delete_topics(**common, names=[p["topic"]], confirmation=p["topic"]).outcomes[0]
+        outcome = topics.delete_topics(
+            **common, names=[p["topic"]], confirmation=p["topic"], **on_behalf
+        ).outcomes[0]
         if not outcome.ok and outcome.status == "does not exist" and retry:
             return True, "the topic is gone (deleted by an earlier attempt)"
         return outcome.ok, outcome.message or outcome.status

@@ -294,7 +294,14 @@ def delete_preview(*, actor, cluster, names: list[str]) -> list[tuple[str, str]]
 
 
 def delete_topics(
-    *, actor, cluster, names: list[str], confirmation: str, source_ip: str | None = None
+    *,
+    actor,
+    cluster,
+    names: list[str],
+    confirmation: str,
+    source_ip: str | None = None,
+    on_behalf_of: str = "",
+    request_id: str = "",
 ) -> BatchResult:
     """Delete topics after a typed confirmation; internal and protected topics are refused with the reason."""
     access.require(actor, cluster, access.MANAGE_TOPICS)
@@ -355,6 +362,8 @@ def delete_topics(
         params={"count": len(names)},
         before=before,
         source_ip=source_ip,
+        on_behalf_of=on_behalf_of,
+        request_id=request_id,
     )
     return BatchResult(ordered, False, event_id)
 
@@ -368,6 +377,8 @@ def add_partitions(
     assignment: list[list[int]] | None = None,
     validate_only: bool = False,
     source_ip: str | None = None,
+    on_behalf_of: str = "",
+    request_id: str = "",
 ) -> TopicOutcome:
     """Grow a topic to ``total_count`` partitions (CreatePartitions); keyed data will re-map."""
     access.require(actor, cluster, access.MANAGE_TOPICS)
@@ -428,5 +439,7 @@ def add_partitions(
         before={"partitions": current},
         after={"partitions": total_count},
         source_ip=source_ip,
+        on_behalf_of=on_behalf_of,
+        request_id=request_id,
     )
     return outcome

@@ -303,6 +303,10 @@ def test_partition_increase_config_change_and_delete_requests(
         assert req.state == "succeeded", (kind, req.result)
     got = _gateway(kafka_cluster).describe_topics([topic])[topic]
     assert got.__class__.__name__ == "KafkaOperationError"
+    for action in ("topic.partitions.add", "config.alter", "topic.delete"):
+        executed = AuditEvent.objects.filter(action=action).latest("id")
+        assert (executed.actor_name, executed.on_behalf_of) == ("operator", "requester"), action
+        assert executed.request_id.startswith("request-")
 
 
 # ---- pages -------------------------------------------------------------------------------------
