@@ -274,7 +274,7 @@ class SandboxCluster:
             if assignment is None:
                 assignment = place_replicas(self.state, partitions, replication_factor)
             self.state.add_topic(name, assignment, configs or {}, topic_id_for(self.seed, name))
-            from sandbox.handlers.meta import warm_topic
+            from sandbox.handlers.metacache import warm_topic
 
             warm_topic(self.state, name)
 

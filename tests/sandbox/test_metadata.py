@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from sandbox.handlers.meta import _fast_partition
+from sandbox.handlers.metacache import fast_partition
 from tests.sandbox.conftest import call
 
 pytestmark = []
@@ -28,7 +28,7 @@ def test_it_encodes_fast_partitions_exactly_like_the_library():
         )
         b = MetadataResponse(
             version=version,
-            topics=[topic(name="t", partitions=[_fast_partition(**values)], error_code=0)],
+            topics=[topic(name="t", partitions=[fast_partition(**values)], error_code=0)],
             brokers=[],
         )
         assert a.encode(version=version) == b.encode(version=version)
@@ -121,7 +121,7 @@ def test_it_encodes_fast_log_dir_entries_exactly_like_the_library():
 
 
 def test_it_splices_pre_encoded_topics_exactly_like_the_library(cluster):
-    from sandbox.handlers.meta import splice_works
+    from sandbox.handlers.metacache import splice_works
 
     assert all(splice_works(v) for v in range(14))
     for i in range(5):
