@@ -136,8 +136,11 @@ def delete_acls(ctx: RequestContext, req: Any) -> Any:
     out = []
     for f in req.filters:
         _check_filter(f)
-        hit = [a for a in st.acls if matches(f, a)]
-        st.acls = [a for a in st.acls if a not in hit]
+    # as Kafka, every filter is matched against the bindings as they were before this request
+    hits = [[a for a in st.acls if matches(f, a)] for f in req.filters]
+    gone = {a for hit in hits for a in hit}
+    st.acls = [a for a in st.acls if a not in gone]
+    for hit in hits:
         out.append(
             fr(
                 error_code=0,

@@ -74,3 +74,15 @@ def test_it_deletes_what_the_filter_matches(cluster, admin):
     deleted = admin.delete_acls([f])[f].result(10)
     assert len(deleted) == 3
     assert [a.resource_type for a in cluster.state.acls] == [3]
+
+
+def test_it_matches_every_delete_filter_against_the_bindings_before_the_request(cluster, admin):
+    literal = AclBindingFilter(
+        ResourceType.TOPIC, "orders", P.LITERAL, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
+    match = AclBindingFilter(
+        ResourceType.TOPIC, "orders", P.MATCH, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
+    results = admin.delete_acls([literal, match])
+    assert len(results[literal].result(10)) == 1
+    assert len(results[match].result(10)) == 3  # includes the binding the first filter also matched
