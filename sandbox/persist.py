@@ -8,6 +8,7 @@ Not kept: record batches (offsets survive, the bytes do not; Fetch serves synthe
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 import uuid
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from sandbox.cluster import SandboxCluster
 
 FORMAT = 1
+log = logging.getLogger("sandbox.persist")
 
 
 def _partition(p: Partition) -> dict[str, Any]:
@@ -100,8 +102,15 @@ def load_state(cluster: SandboxCluster, path: str) -> bool:
     """Restore a state file into a not-yet-started cluster; False when there is no file."""
     if not os.path.exists(path):
         return False
-    with open(path) as fh:
-        data = json.load(fh)
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+        if data.get("format") != FORMAT:
+            raise ValueError(f"unknown state format {data.get('format')!r}")
+    except (OSError, ValueError) as exc:  # keep the bad file for inspection, start fresh
+        log.warning("ignoring unreadable state file %s (%s); kept as %s.bad", path, exc, path)
+        os.replace(path, path + ".bad")
+        return False
     st = cluster.state
     with st.lock:
         st.topics.clear()
