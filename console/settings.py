@@ -151,3 +151,34 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"kafka": {"level": "WARNING"}},
 }
+
+
+# Limits and tunables of each area (one place; every one can be overridden from the environment).
+def _env_num(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return type(default)(value) if value not in (None, "") else default
+
+
+TOPIC_METADATA_CACHE_S = _env_num("TOPIC_METADATA_CACHE_S", 30.0)
+TOPIC_CONFIG_CACHE_S = _env_num("TOPIC_CONFIG_CACHE_S", 60.0)
+TOPIC_POLICY_MAX_PARTITIONS = _env_num("TOPIC_POLICY_MAX_PARTITIONS", 10_000)
+TOPIC_POLICY_MAX_BATCH_SIZE = _env_num("TOPIC_POLICY_MAX_BATCH_SIZE", 5_000)
+ACL_BATCH_MAX = _env_num("ACL_BATCH_MAX", 1000)
+ACL_BATCH_TEXT_MAX = _env_num("ACL_BATCH_TEXT_MAX", 512 * 1024)
+AUDIT_PAGE_SIZE = _env_num("AUDIT_PAGE_SIZE", 50)
+AUDIT_EXPORT_CHUNK = _env_num("AUDIT_EXPORT_CHUNK", 2000)
+AUDIT_SCAN_WINDOW = _env_num("AUDIT_SCAN_WINDOW", 50_000)
+REQUESTS_EMAIL_FROM = os.environ.get("REQUESTS_EMAIL_FROM", "")  # empty: no e-mail notifications
+QUORUM_LAG_WARN_RECORDS = _env_num("QUORUM_LAG_WARN_RECORDS", 100)
+QUORUM_CAUGHT_UP_WARN_MS = _env_num("QUORUM_CAUGHT_UP_WARN_MS", 5000)
+QUORUM_REFRESH_S = _env_num("QUORUM_REFRESH_S", 3)
+REASSIGN_MIN_THROTTLE_BYTES_PER_S = _env_num("REASSIGN_MIN_THROTTLE_BYTES_PER_S", 1024)
+REASSIGN_MAX_THROTTLE_BYTES_PER_S = _env_num("REASSIGN_MAX_THROTTLE_BYTES_PER_S", 10 * 1024**3)
+REASSIGN_JANITOR_GRACE_S = _env_num("REASSIGN_JANITOR_GRACE_S", 30)
+REASSIGN_SUBMIT_BATCH = _env_num("REASSIGN_SUBMIT_BATCH", 1000)
+
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+# Pasted reassignment plans and batch files can be large.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(_env_num("DATA_UPLOAD_MAX_MEMORY_SIZE", 25 * 1024 * 1024))

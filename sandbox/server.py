@@ -112,12 +112,20 @@ class NodeServer:
             self.writers.discard(writer)
             writer.close()
 
-    def _not_active_controller(self, key: int) -> str | None:
-        """NOT_CONTROLLER's message when a write reaches a controller that is not the active one."""
+    def _not_active_controller(self, key: int, req: Any) -> str | None:
+        """NOT_CONTROLLER's message when a write reaches a controller that is not the active one.
+
+        Changing a node's own log levels (BROKER_LOGGER) is handled by that node itself, so every
+        controller accepts it (KIP-919), not only the active one.
+        """
         active = self.cluster.state.active_controller
-        if self.node.is_controller and key in CONTROLLER_WRITES and active != self.node.node_id:
-            return f"The active controller appears to be node {active}."
-        return None
+        if not (self.node.is_controller and key in CONTROLLER_WRITES and active != self.node.node_id):
+            return None
+        if key == INCREMENTAL_ALTER_CONFIGS and all(
+            r.resource_type == BROKER_LOGGER and r.resource_name == str(self.node.node_id) for r in req.resources
+        ):
+            return None
+        return f"The active controller appears to be node {active}."
 
     async def _handle(self, data: bytes, host: str) -> bytes | None:
         """Return the framed response, b"" for no response, None to close the connection."""
@@ -141,7 +149,7 @@ class NodeServer:
         if fault is not None and fault.delay_s > 0:
             await asyncio.sleep(fault.delay_s)
         state = self.cluster.state
-        not_active = self._not_active_controller(key)
+        not_active = self._not_active_controller(key, req)
         if (fault is not None and fault.error_code is not None) or not_active:
             with state.lock:  # a failed request must leave no trace: run it on a throwaway copy
                 state = copy.deepcopy(state)
@@ -172,6 +180,8 @@ class NodeServer:
 
 
 CONTROLLER_WRITES = {30, 31, 33, 43, 44, 45, 57}  # Create/DeleteAcls, (Incremental)AlterConfigs, ...
+INCREMENTAL_ALTER_CONFIGS = 44
+BROKER_LOGGER = 8  # config resource type
 
 
 def not_controller(resp: Any, key: int, message: str) -> None:

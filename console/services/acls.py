@@ -24,8 +24,8 @@ from console.models import Cluster
 from console.services import access, audit
 from console.services.clusters import connection_for
 
-BATCH_MAX = getattr(settings, "ACL_BATCH_MAX", 1000)
-BATCH_TEXT_MAX = getattr(settings, "ACL_BATCH_TEXT_MAX", 512 * 1024)
+BATCH_MAX = settings.ACL_BATCH_MAX
+BATCH_TEXT_MAX = settings.ACL_BATCH_TEXT_MAX
 NAME_MAX = 255
 GROUPS_SHOWN = 200  # group counts listed on the page; the total number of groups is always shown
 

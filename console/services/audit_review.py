@@ -24,9 +24,9 @@ from django.db.models import Q, QuerySet
 from console.models import AuditChainHead, AuditEvent
 from console.services import access, audit
 
-PAGE_SIZE = getattr(settings, "AUDIT_PAGE_SIZE", 50)
-EXPORT_CHUNK = getattr(settings, "AUDIT_EXPORT_CHUNK", 2000)
-SCAN_WINDOW = getattr(settings, "AUDIT_SCAN_WINDOW", 50_000)
+PAGE_SIZE = settings.AUDIT_PAGE_SIZE
+EXPORT_CHUNK = settings.AUDIT_EXPORT_CHUNK
+SCAN_WINDOW = settings.AUDIT_SCAN_WINDOW
 EXPORT_FIELDS = (
     "id",
     "created_at",

@@ -25,8 +25,8 @@ from django.conf import settings
 
 from console.kafka import ClusterMetadata, TopicMetadata, get_gateway
 
-TTL_S = float(getattr(settings, "TOPIC_METADATA_CACHE_S", 30.0))
-CONFIG_TTL_S = float(getattr(settings, "TOPIC_CONFIG_CACHE_S", 60.0))
+TTL_S = float(settings.TOPIC_METADATA_CACHE_S)
+CONFIG_TTL_S = float(settings.TOPIC_CONFIG_CACHE_S)
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ TOPIC_NAME_MAX_LENGTH = 249
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 
 # Defaults when a cluster has no TopicPolicy row; overridable from settings.
-DEFAULT_MAX_PARTITIONS = getattr(settings, "TOPIC_POLICY_MAX_PARTITIONS", 10_000)
-DEFAULT_MAX_BATCH_SIZE = getattr(settings, "TOPIC_POLICY_MAX_BATCH_SIZE", 5_000)
+DEFAULT_MAX_PARTITIONS = settings.TOPIC_POLICY_MAX_PARTITIONS
+DEFAULT_MAX_BATCH_SIZE = settings.TOPIC_POLICY_MAX_BATCH_SIZE
 
 
 @dataclass(frozen=True)

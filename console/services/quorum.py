@@ -36,8 +36,8 @@ DEFAULT_CAUGHT_UP_WARN_MS = 5000
 def lag_limits() -> tuple[int, int]:
     """(records, milliseconds) beyond which a replica counts as lagging (settings may override)."""
     return (
-        int(getattr(settings, "QUORUM_LAG_WARN_RECORDS", DEFAULT_LAG_WARN_RECORDS)),
-        int(getattr(settings, "QUORUM_CAUGHT_UP_WARN_MS", DEFAULT_CAUGHT_UP_WARN_MS)),
+        int(settings.QUORUM_LAG_WARN_RECORDS),
+        int(settings.QUORUM_CAUGHT_UP_WARN_MS),
     )
 
 

@@ -12,6 +12,7 @@ import time
 from collections import defaultdict
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -32,7 +33,7 @@ from console.services.reassignment import console_busy, flatten_logs, gateway_fo
 log = logging.getLogger(__name__)
 
 # Limits (to move to settings.py).
-SUBMIT_BATCH = 1000  # partitions per AlterPartitionReassignments request
+SUBMIT_BATCH = settings.REASSIGN_SUBMIT_BATCH  # partitions per AlterPartitionReassignments request
 POLL_INTERVAL_S = 1.0  # the poller's beat interval; a cycle is skipped if the last one is fresher than half
 OUTCOMES_IN_AUDIT = 1000  # above this many partitions the final audit event lists only the ones not done
 

@@ -30,7 +30,7 @@ from console.services import access, acls, audit, configs, operations, policy, t
 log = logging.getLogger(__name__)
 EXECUTE_KIND = "request.execute"
 COMMENT_MAX = 2000
-EMAIL_FROM = getattr(settings, "REQUESTS_EMAIL_FROM", "")
+EMAIL_FROM = settings.REQUESTS_EMAIL_FROM
 _TOPIC_KINDS = (
     RequestKind.TOPIC_CREATE,
     RequestKind.TOPIC_CONFIG,

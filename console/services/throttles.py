@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -29,10 +30,10 @@ REPLICA_CONFIGS = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
 RATE_CONFIGS = (LEADER_RATE, FOLLOWER_RATE)
 
 # Limits (to move to settings.py): a throttle below 1 KB/s never finishes, above 10 GB/s is a typo.
-MIN_THROTTLE_BYTES_PER_S = 1024
-MAX_THROTTLE_BYTES_PER_S = 10 * 1024**3
+MIN_THROTTLE_BYTES_PER_S = settings.REASSIGN_MIN_THROTTLE_BYTES_PER_S
+MAX_THROTTLE_BYTES_PER_S = settings.REASSIGN_MAX_THROTTLE_BYTES_PER_S
 # The janitor leaves a reassignment alone while its worker submitted within this many seconds.
-JANITOR_GRACE_S = 30
+JANITOR_GRACE_S = settings.REASSIGN_JANITOR_GRACE_S
 
 ACTIVE = (EntryState.RECORDED, EntryState.SET)
 

@@ -17,8 +17,6 @@ from console.services import access, capabilities, controllers, quorum
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.capabilities import unavailable_page
 
-DEFAULT_REFRESH_S = 3
-
 
 @login_required
 @require_GET
@@ -28,7 +26,7 @@ def quorum_page(request, name: str):
     context = {
         "cluster": cluster,
         "q": data,
-        "refresh_s": getattr(settings, "QUORUM_REFRESH_S", DEFAULT_REFRESH_S),
+        "refresh_s": settings.QUORUM_REFRESH_S,
         "controller_links": not capabilities.unavailable_reason(cluster, "controllers"),
         "capabilities": capabilities.capability_table(cluster),
     }

@@ -239,11 +239,6 @@ def test_it_refuses_to_reset_the_root_logger_before_calling_kafka(controller_clu
         )
 
 
-@pytest.mark.xfail(
-    reason="sandbox 50135d7 answers NOT_CONTROLLER to BROKER_LOGGER IncrementalAlterConfigs on an inactive "
-    "controller; Kafka 4.1 accepts it (KIP-919: the one request not sent to the active controller)",
-    strict=False,
-)
 def test_it_changes_the_log_level_of_an_inactive_controller(sandbox, controller_cluster, personas):
     inactive = max(c for c in sandbox.state.controllers if c != sandbox.state.active_controller)
     result = controllers.change_log_levels(
