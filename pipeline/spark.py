@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -45,6 +46,8 @@ def build_session(config: PipelineConfig | None = None, master: str | None = Non
     builder = SparkSession.builder
     for key, value in spark_conf(config or load(), master).items():
         builder = builder.config(key, value)
+    # py4j logs at INFO from __del__ during interpreter shutdown, after logging's streams are closed
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
