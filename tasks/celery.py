@@ -11,6 +11,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 app = Celery("console", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.imports = ("tasks.operations", "tasks.reassignment", "tasks.requests", "tasks.telemetry")
+app.conf.imports += ("tasks.audit",)
 
 
 def _beat_schedule() -> dict:

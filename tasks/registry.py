@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks import operations, reassignment, requests, telemetry
+from tasks import audit, operations, reassignment, requests, telemetry
 
 _TASKS = {
     "health.check": operations.run_health_check,
@@ -10,6 +10,7 @@ _TASKS = {
     "reassignment.execute": reassignment.run_reassignment,
     "election.run": reassignment.run_election,
     "request.execute": requests.run_request,
+    "audit.verify": audit.run_verify,
 }
 
 

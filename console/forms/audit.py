@@ -11,7 +11,15 @@ class AuditFilterForm(forms.Form):
     actor = forms.CharField(required=False, max_length=150)
     action = forms.CharField(required=False, max_length=64, help_text="e.g. topic.create or topic")
     cluster = forms.CharField(required=False, max_length=64)
-    resource = forms.CharField(required=False, max_length=300, label="Resource name")
+    resource = forms.CharField(
+        required=False,
+        max_length=300,
+        label="Resource",
+        help_text=(
+            "Exact and case-sensitive: topic:orders, or a bare name (orders) for any resource of that "
+            "name; end with * for names starting with it (topic:orders*)."
+        ),
+    )
     outcome = forms.ChoiceField(required=False, choices=[("", "any")] + [(o, o) for o in OUTCOMES])
     since = forms.DateTimeField(
         required=False, label="From (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
@@ -23,6 +31,9 @@ class AuditFilterForm(forms.Form):
     def clean(self):
         data = super().clean()
         since, until = data.get("since"), data.get("until")
+        resource = (data.get("resource") or "").strip()
+        if resource and not resource.rstrip("*"):
+            self.add_error("resource", "Give the start of the name before the *, e.g. topic:orders*.")
         if since and until and since >= until:
             self.add_error("until", "'Until' must be after 'From'.")
         return data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from console.models.access import Role, RoleBinding
 from console.models.audit import AuditChainHead, AuditEvent, AuditImmutableError
+from console.models.audit import AuditTarget as AuditTarget
 from console.models.clusters import Cluster, SecurityProtocol
 from console.models.operations import Operation, OperationItem, OperationState
 from console.models.reassignment import Reassignment as Reassignment

@@ -87,11 +87,52 @@ class AuditEvent(models.Model):
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+TARGET_MAX = 300  # longer target names are indexed by their first TARGET_MAX characters
+
+
+class AuditTarget(models.Model):
+    """One resource named by an event: the index behind the resource filter.
+
+    A copy of AuditEvent.targets (which the event hash already covers), written by audit.record() in
+    the same transaction. ``name`` is the target without its type ("orders" for "topic:orders"), so a
+    bare name finds the resource whatever the event called it. The (target, event) and (name, event)
+    indexes answer exact and prefix searches newest first.
+    No database constraint on the event: the trail's own tamper checks (raw deletes) must still run,
+    and archiving removes targets and events together.
+    """
+
+    event = models.ForeignKey(
+        AuditEvent, on_delete=models.DO_NOTHING, db_constraint=False, related_name="target_rows"
+    )
+    target = models.CharField(max_length=TARGET_MAX)
+    name = models.CharField(max_length=TARGET_MAX)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["target", "event"], name="audit_target_event"),
+            models.Index(fields=["name", "event"], name="audit_target_name_event"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.target} in event {self.event_id}"
+
+    @staticmethod
+    def name_of(target: str) -> str:
+        """'orders' for 'topic:orders'; a target without a type is its own name."""
+        return target.split(":", 1)[1] if ":" in target else target
+
+
 class AuditChainHead(models.Model):
-    """A single row naming the last event; locking it serialises appends to the chain."""
+    """A single row naming the last event; locking it serialises appends to the chain.
+
+    After `manage.py audit_archive`, anchor_id/anchor_hash name the last archived event: the first
+    kept event must link to anchor_hash, so the chain verifies from there instead of the genesis hash.
+    """
 
     last_id = models.BigIntegerField(default=0)
     last_hash = models.CharField(max_length=64, default="0" * 64)
+    anchor_id = models.BigIntegerField(default=0)
+    anchor_hash = models.CharField(max_length=64, default="0" * 64)
 
     def __str__(self) -> str:
         return f"audit chain head at event {self.last_id}"

@@ -1,9 +1,9 @@
 """Audit review: search, detail, streamed export and chain status, scoped to what the reader may see.
 
-Writing and full verification live in services/audit.py; this module only reads. Auditors and admins
-see the events of the clusters where they hold ``audit.view``; events without a cluster (or of a
-removed cluster) are for superusers only, so a viewer never sees the parameters of a cluster they
-cannot view.
+Writing and the chain walk live in services/audit.py; this module reads, records exports and queues the
+full re-verification (an Operation, kind audit.verify). Auditors and admins see the events of the
+clusters where they hold ``audit.view``; events without a cluster (or of a removed cluster) are for
+superusers only, so a viewer never sees the parameters of a cluster they cannot view.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -19,14 +19,15 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from console.models import AuditChainHead, AuditEvent
-from console.services import access, audit
+from console.models import AuditChainHead, AuditEvent, AuditTarget, Operation
+from console.models.audit import TARGET_MAX
+from console.models.operations import FINISHED_STATES, OperationState
+from console.services import access, audit, operations
 
 PAGE_SIZE = settings.AUDIT_PAGE_SIZE
 EXPORT_CHUNK = settings.AUDIT_EXPORT_CHUNK
-SCAN_WINDOW = settings.AUDIT_SCAN_WINDOW
 EXPORT_FIELDS = (
     "id",
     "created_at",
@@ -48,6 +49,10 @@ EXPORT_FIELDS = (
 )
 OUTCOMES = ("requested", "success", "partial", "failure", "rejected", "approved")
 _CHECKPOINT_KEY = "audit_review:chain_checkpoint"
+# A resource search matching more index rows than this walks events newest first instead (_by_resource).
+DENSE_MATCHES = 10_000
+VERIFY_KIND = "audit.verify"
+VERIFY_ITEM = "audit:chain"
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,7 @@ def _filtered(qs: QuerySet, f: AuditFilter) -> QuerySet:
     if f.cluster:
         qs = qs.filter(cluster_name=f.cluster)
     if f.resource:
-        qs = qs.filter(targets__icontains=f.resource)
+        qs = _by_resource(qs, f.resource)
     if f.outcome:
         qs = qs.filter(outcome=f.outcome)
     if f.since:
@@ -117,12 +122,49 @@ def _filtered(qs: QuerySet, f: AuditFilter) -> QuerySet:
     return qs
 
 
+def resource_pattern(value: str) -> tuple[str, str, bool]:
+    """(column, text, prefix?) for a resource search.
+
+    "topic:orders" is that exact target; a bare "orders" is any target named orders (topic:orders,
+    group:orders, a request's bare name); a trailing * means "starts with" ("topic:ord*", "team-a.*").
+    """
+    value = value.strip()
+    prefix = value.endswith("*")
+    text = value.rstrip("*")[:TARGET_MAX]
+    return ("target" if ":" in text else "name"), text, prefix
+
+
+def _target_matches(value: str) -> QuerySet:
+    """Index rows for a resource search: an equality or a range scan of a (column, event) index.
+
+    A prefix is the range text <= column < text + U+10FFFF: case-sensitive like Kafka names and, unlike
+    SQLite's LIKE, always answered by the index.
+    """
+    column, text, prefix = resource_pattern(value)
+    if not prefix:
+        return AuditTarget.objects.filter(**{column: text})
+    return AuditTarget.objects.filter(**{f"{column}__gte": text, f"{column}__lt": text + "\U0010ffff"})
+
+
+def _by_resource(qs: QuerySet, value: str) -> QuerySet:
+    """Events naming the resource, each once, in a plan that suits how many events match.
+
+    Up to DENSE_MATCHES index rows: the matching ids are collected from the index (small, then sorted).
+    More: the events are walked newest first and each is probed through the target index, so a page
+    needs about PAGE_SIZE x (events / matches) probes. Matches crowded into old events with many newer
+    ones between are the slow case of that walk.
+    """
+    matches = _target_matches(value)
+    if matches[:DENSE_MATCHES].count() < DENSE_MATCHES:
+        return qs.filter(id__in=matches.values("event_id"))
+    return qs.filter(Exists(matches.filter(event_id=OuterRef("pk"))))
+
+
 @dataclass(frozen=True)
 class AuditPage:
     events: list[AuditEvent]
     newer_than: int | None  # pass as ?after= to go one page towards the newest
     older_than: int | None  # pass as ?before= for the next (older) page
-    searched: tuple[int, int] | None = None  # (lowest, highest) id scanned when the search was windowed
 
 
 def filtered_events(*, actor, audit_filter: AuditFilter) -> QuerySet:
@@ -150,59 +192,21 @@ def list_queryset(*, actor, audit_filter: AuditFilter, before: int | None = None
     return qs.order_by("-id")[: PAGE_SIZE + 1]
 
 
-def _window(audit_filter: AuditFilter) -> int | None:
-    """Filters no index can answer (resource substring) scan at most this many ids per page."""
-    return SCAN_WINDOW if audit_filter.resource else None
-
-
 def search_events(
     *, actor, audit_filter: AuditFilter, before: int | None = None, after: int | None = None
 ) -> AuditPage:
-    """One page of matching events, newest first, paged by id (no COUNT over millions of rows).
-
-    A resource-name search (a substring of the JSON targets) cannot use an index, so it scans a
-    window of SCAN_WINDOW ids per page: the page may hold fewer events than PAGE_SIZE and still
-    offer "older", and says which ids it searched.
-    """
-    window = _window(audit_filter)
-    qs = _filtered(_scoped(actor), audit_filter).only(*LIST_FIELDS)
+    """One page of matching events, newest first, paged by id (no COUNT over millions of rows)."""
     if after is not None:
-        upper = after + window if window else None
-        span = qs.filter(id__gt=after) if upper is None else qs.filter(id__gt=after, id__lte=upper)
-        rows = list(span.order_by("id")[: PAGE_SIZE + 1])
+        qs = _filtered(_scoped(actor), audit_filter).only(*LIST_FIELDS)
+        rows = list(qs.filter(id__gt=after).order_by("id")[: PAGE_SIZE + 1])
         events = list(reversed(rows[:PAGE_SIZE]))
-        head = _head_id()
-        if len(rows) > PAGE_SIZE:
-            newer = events[0].pk
-        elif upper is not None and upper < head:
-            newer = upper
-        else:
-            newer = None
-        older = events[-1].pk if events else after + 1
-        searched = (after + 1, min(upper, head)) if upper is not None else None
-        return AuditPage(events, newer, older, searched)
-    if window is None:
-        rows = list(list_queryset(actor=actor, audit_filter=audit_filter, before=before))
-        events = rows[:PAGE_SIZE]
-        newer = events[0].pk if (events and before is not None) else None
-        older = events[-1].pk if len(rows) > PAGE_SIZE else None
-        return AuditPage(events, newer, older)
-    upper = before if before is not None else _head_id() + 1
-    lower = max(1, upper - window)
-    rows = list(qs.filter(id__lt=upper, id__gte=lower).order_by("-id")[: PAGE_SIZE + 1])
+        newer = events[0].pk if len(rows) > PAGE_SIZE else None
+        return AuditPage(events, newer, events[-1].pk if events else after + 1)
+    rows = list(list_queryset(actor=actor, audit_filter=audit_filter, before=before))
     events = rows[:PAGE_SIZE]
-    if len(rows) > PAGE_SIZE:
-        older = events[-1].pk
-    else:
-        older = lower if lower > 1 else None
-    newer = upper - 1 if before is not None else None
-    scanned_to = events[-1].pk if len(rows) > PAGE_SIZE else lower
-    return AuditPage(events, newer, older, (scanned_to, upper - 1))
-
-
-def _head_id() -> int:
-    head = AuditChainHead.objects.filter(pk=1).values_list("last_id", flat=True).first()
-    return head or 0
+    newer = events[0].pk if (events and before is not None) else None
+    older = events[-1].pk if len(rows) > PAGE_SIZE else None
+    return AuditPage(events, newer, older)
 
 
 def get_event(*, actor, event_id: int) -> AuditEvent | None:
@@ -294,42 +298,92 @@ class ChainView:
     head_id: int
     broken_at: int | None = None
     reason: str = ""
+    archived_up_to: int = 0
 
 
 def chain_status(*, actor, batch_size: int = 2000) -> ChainView:
     """Verify the chain incrementally from the last verified checkpoint up to the head.
 
     The checkpoint (id and hash of the last event proven good) lives in the cache; the event at the
-    checkpoint is re-hashed each time so editing it is still noticed. `manage.py audit_verify`
-    (or `full=True` through `verify_all`) re-walks the whole chain from the genesis hash.
+    checkpoint is re-hashed each time so editing it is still noticed. Without a usable checkpoint the
+    walk starts at the archive anchor (or the genesis hash). The full re-walk is an Operation
+    (start_verify / run_verify) or `manage.py audit_verify`.
     """
     _require_reviewer(actor)
     head = AuditChainHead.objects.filter(pk=1).first()
     head_id = head.last_id if head else 0
+    prev_id, prev_hash = audit.chain_start(head)
+    archived = prev_id
     checkpoint = cache.get(_CHECKPOINT_KEY)
-    prev_id, prev_hash = 0, audit.GENESIS_HASH
-    if checkpoint:
+    if checkpoint and checkpoint[0] > prev_id:
         anchor = AuditEvent.objects.filter(pk=checkpoint[0]).first()
         if anchor is not None and anchor.hash == checkpoint[1] and anchor.compute_hash() == anchor.hash:
             prev_id, prev_hash = checkpoint
-    for event in AuditEvent.objects.filter(id__gt=prev_id).order_by("id").iterator(chunk_size=batch_size):
-        if event.prev_hash != prev_hash:
-            gap = " (an earlier event is missing)" if event.pk != prev_id + 1 else ""
-            reason = f"event {event.pk} does not link to the event before it{gap}"
-            return ChainView(False, prev_id, head_id, event.pk, reason)
-        if event.compute_hash() != event.hash:
-            reason = f"event {event.pk} was edited: its hash does not match its content"
-            return ChainView(False, prev_id, head_id, event.pk, reason)
-        prev_id, prev_hash = event.pk, event.hash
-    cache.set(_CHECKPOINT_KEY, (prev_id, prev_hash), None)
-    if head is not None and (head.last_id != prev_id or head.last_hash != prev_hash):
-        reason = f"the chain should end at event {head.last_id}, it ends at {prev_id} (events were removed)"
-        return ChainView(False, prev_id, head_id, head.last_id, reason)
-    return ChainView(True, prev_id, head_id)
+    walked = audit.walk(prev_id, prev_hash, batch_size=batch_size)
+    if not walked.ok:
+        return ChainView(False, walked.last_id, head_id, walked.broken_at, walked.reason, archived)
+    cache.set(_CHECKPOINT_KEY, (walked.last_id, walked.last_hash), None)
+    problem = audit.head_problem(head, walked.last_id, walked.last_hash)
+    if problem is not None:
+        return ChainView(False, walked.last_id, head_id, problem[0], problem[1], archived)
+    return ChainView(True, walked.last_id, head_id, archived_up_to=archived)
 
 
-def verify_all(*, actor) -> ChainView:
-    """A full walk from the genesis hash (forgets the checkpoint first)."""
+def latest_verify() -> Operation | None:
+    """The newest full-verification operation (shown on the audit page with its progress)."""
+    return Operation.objects.filter(kind=VERIFY_KIND).order_by("-id").first()
+
+
+def get_verify(*, actor, op_id: int) -> Operation | None:
+    """A full-verification operation for a reviewer (None for any other operation id)."""
     _require_reviewer(actor)
-    cache.delete(_CHECKPOINT_KEY)
-    return chain_status(actor=actor)
+    return Operation.objects.filter(pk=op_id, kind=VERIFY_KIND).first()
+
+
+def start_verify(*, actor, source_ip: str | None = None) -> Operation:
+    """Queue a full re-walk of the chain on a worker; an unfinished one is reused, not duplicated."""
+    _require_reviewer(actor)
+    running = Operation.objects.filter(kind=VERIFY_KIND).exclude(state__in=FINISHED_STATES).first()
+    if running is not None:
+        return running
+    return operations.start_operation(
+        actor=actor,
+        kind=VERIFY_KIND,
+        cluster=None,
+        params={"scope": "full chain"},
+        items=[VERIFY_ITEM],
+        source_ip=source_ip,
+    )
+
+
+def run_verify(op_id: int, *, worker: str, batch_size: int = 2000) -> Operation | None:
+    """Worker side: walk every kept event from the archive anchor, with progress on the Operation."""
+    op = operations.claim(op_id, worker)
+    if op is None:
+        return None
+    head = AuditChainHead.objects.filter(pk=1).first()
+    start_id, _ = audit.chain_start(head)
+    total = max(1, (head.last_id if head else 0) - start_id)
+
+    def progress(count: int, last_id: int) -> None:
+        operations.heartbeat(op, progress=count / total, text=f"verified up to event {last_id}")
+
+    status = audit.verify_chain(batch_size=batch_size, progress=progress)
+    if status.ok:
+        text = f"intact: {status.count} events verified up to event {status.verified_up_to}"
+        last = AuditEvent.objects.filter(pk=status.verified_up_to).values_list("hash", flat=True).first()
+        if last:
+            cache.set(_CHECKPOINT_KEY, (status.verified_up_to, last), None)
+    else:
+        text = f"broken at event {status.broken_at}: {status.reason}"
+    if status.archived_up_to:
+        text += f" (archived up to event {status.archived_up_to})"
+    state = OperationState.SUCCEEDED if status.ok else OperationState.FAILED
+    operations.set_item(op, VERIFY_ITEM, state=state, progress=1.0, message=text)
+    return operations.finish(
+        op,
+        state=state,
+        result=asdict(status),
+        error="" if status.ok else text,
+        outcomes={VERIFY_ITEM: {"ok": status.ok, "message": text}},
+    )

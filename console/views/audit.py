@@ -96,15 +96,36 @@ def audit_export_jsonl(request):
     return _export(request, "jsonl", audit_review.export_jsonl, "application/x-ndjson; charset=utf-8")
 
 
+def _verify_context(request, op) -> dict:
+    """The full-verification operation as the chain fragment shows it (link only where it opens)."""
+    if op is None:
+        return {"verify_op": None}
+    # Operations without a cluster (this one) open for superusers only (views/_helpers.py).
+    return {"verify_op": op, "verify_polling": not op.finished, "verify_link": request.user.is_superuser}
+
+
 @login_required
 @require_GET
 def audit_chain(request):
+    """The chain status (incremental check); with ?op=N, only the full-verification progress."""
+    op_id = _int_param(request, "op")
+    if op_id is not None:
+        op = audit_review.get_verify(actor=request.user, op_id=op_id)
+        if op is None:
+            raise Http404("No such verification.")
+        response = render(request, "console/_audit_verify.html", _verify_context(request, op))
+        if request.htmx and op.finished:
+            response.status_code = 286  # htmx stops polling; the fragment is still swapped in
+        return response
     status = audit_review.chain_status(actor=request.user)
-    return render(request, "console/_audit_chain.html", {"status": status})
+    context = {"status": status, **_verify_context(request, audit_review.latest_verify())}
+    return render(request, "console/_audit_chain.html", context)
 
 
 @login_required
 @require_POST
 def audit_verify_all(request):
-    status = audit_review.verify_all(actor=request.user)
-    return render(request, "console/_audit_chain.html", {"status": status, "full": True})
+    """Queue the full re-walk from the archive anchor as an Operation; show its progress."""
+    op = audit_review.start_verify(actor=request.user, source_ip=client_ip(request))
+    status = audit_review.chain_status(actor=request.user)
+    return render(request, "console/_audit_chain.html", {"status": status, **_verify_context(request, op)})

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
+from importlib import import_module
+
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, transaction
+from django.utils import timezone
 
-from console.models import AuditEvent, AuditImmutableError
+from console.models import AuditChainHead, AuditEvent, AuditImmutableError, AuditTarget
 from console.services import audit
 
 pytestmark = pytest.mark.django_db
@@ -114,3 +119,90 @@ def test_audit_verify_command_reports_intact_and_broken_chains(capsys):
         cursor.execute("UPDATE console_auditevent SET params = '{}' WHERE id = %s", [events[0].pk])
     with pytest.raises(CommandError, match=f"BROKEN at event {events[0].pk}"):
         call_command("audit_verify")
+
+
+def test_archive_exports_then_prunes_and_the_chain_verifies_from_the_anchor(tmp_path, capsys):
+    events = _write(5)
+    out = tmp_path / "audit-1.jsonl"
+    call_command("audit_archive", "--before", str(events[3].pk), "--out", str(out))
+    assert f"anchored at event {events[2].pk}" in capsys.readouterr().out
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["id"] for line in lines] == [e.pk for e in events[:3]]
+    assert [line["hash"] for line in lines] == [e.hash for e in events[:3]]
+    assert lines[0]["prev_hash"] == audit.GENESIS_HASH and lines[0]["targets"] == ["topic:t0"]
+    assert not AuditEvent.objects.filter(pk__lte=events[2].pk).exists()
+    assert not AuditTarget.objects.filter(event_id__lte=events[2].pk).exists()
+    head = AuditChainHead.objects.get(pk=1)
+    assert (head.anchor_id, head.anchor_hash) == (events[2].pk, events[2].hash)
+    archive = AuditEvent.objects.get(action="audit.archive")
+    assert archive.params["anchor"] == {"id": events[2].pk, "hash": events[2].hash}
+    assert archive.params["count"] == 3 and archive.params["file"] == "audit-1.jsonl"
+    status = audit.verify_chain()
+    assert (status.ok, status.archived_up_to, status.count) == (True, events[2].pk, 3)  # 2 kept + archive
+    call_command("audit_verify")
+    assert f"archived up to event {events[2].pk}" in capsys.readouterr().out
+
+
+def test_archive_by_date_and_the_anchor_moves_forward(tmp_path):
+    events = _write(4)
+    with pytest.raises(CommandError, match="No events to archive"):
+        call_command("audit_archive", "--before", "2000-01-01", "--out", str(tmp_path / "none.jsonl"))
+    assert not (tmp_path / "none.jsonl").exists()
+    audit.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk)
+    cut = (timezone.now() + timedelta(minutes=1)).isoformat()
+    call_command("audit_archive", "--before", cut, "--out", str(tmp_path / "b.jsonl"))
+    second = [json.loads(line) for line in (tmp_path / "b.jsonl").read_text().splitlines()]
+    assert second[0]["id"] == events[2].pk and second[0]["prev_hash"] == events[1].hash  # continues file a
+    assert AuditEvent.objects.count() == 1  # only the newest audit.archive event is left
+    status = audit.verify_chain()
+    assert status.ok and status.archived_up_to == second[-1]["id"]
+    with pytest.raises(CommandError, match="never overwritten"):
+        call_command("audit_archive", "--before", cut, "--out", str(tmp_path / "b.jsonl"))
+    with pytest.raises(CommandError, match="event id or an ISO date"):
+        call_command("audit_archive", "--before", "last tuesday", "--out", str(tmp_path / "c.jsonl"))
+
+
+def test_deleting_rows_outside_the_archive_command_is_still_detected(tmp_path):
+    events = _write(6)
+    audit.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk)
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM console_auditevent WHERE id = %s", [events[2].pk])  # first kept event
+    status = audit.verify_chain()
+    assert (status.ok, status.broken_at) == (False, events[3].pk)
+    assert "missing" in status.reason and status.verified_up_to == events[1].pk
+
+
+def test_an_anchor_moved_without_an_archive_event_is_detected():
+    events = _write(4)
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM console_auditevent WHERE id <= %s", [events[1].pk])
+        cursor.execute(
+            "UPDATE console_auditchainhead SET anchor_id = %s, anchor_hash = %s",
+            [events[1].pk, events[1].hash],
+        )
+    status = audit.verify_chain()
+    assert (status.ok, status.broken_at) == (False, events[1].pk)
+    assert "not the one an audit.archive event recorded" in status.reason
+
+
+def test_archiving_a_broken_chain_is_refused_and_deletes_nothing(tmp_path):
+    events = _write(3)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE console_auditevent SET params = '{}' WHERE id = %s", [events[1].pk])
+    with pytest.raises(audit.AuditArchiveError, match=f"broken at event {events[1].pk}"):
+        audit.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk + 1)
+    assert AuditEvent.objects.count() == 3 and list(tmp_path.iterdir()) == []
+    assert AuditChainHead.objects.get(pk=1).anchor_id == 0
+
+
+def test_the_migration_backfills_the_target_index_from_existing_events():
+    from django.apps import apps
+
+    backfill = import_module("console.migrations.0005_audit_targets").backfill_targets
+    events = _write(3)
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM console_audittarget")
+    backfill(apps, None)
+    rows = AuditTarget.objects.order_by("event_id").values_list("event_id", "target", "name")
+    assert list(rows) == [(e.pk, f"topic:t{i}", f"t{i}") for i, e in enumerate(events)]
+    assert audit.verify_chain().ok

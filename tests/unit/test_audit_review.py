@@ -8,13 +8,15 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from console.models import AuditEvent, Cluster, Role, RoleBinding
+from console.models import AuditEvent, AuditTarget, Cluster, Operation, OperationState, Role, RoleBinding
 from console.services import audit, audit_review
 from console.services.audit_review import AuditFilter
+from tasks import audit as audit_tasks
 from tests.conftest import make_personas
 
 pytestmark = pytest.mark.django_db
@@ -74,7 +76,12 @@ def test_it_filters_by_every_field(people, offline_cluster):
     assert ids(actor="requester") == [new.pk]  # on behalf of
     assert ids(action="topic") == [new.pk, old.pk]
     assert ids(action="topic.create") == [old.pk]
-    assert ids(resource="ORDERS") == [new.pk, old.pk]
+    assert ids(resource="topic:orders") == [new.pk, old.pk]
+    assert ids(resource="orders") == [new.pk, old.pk]  # a bare name: any type
+    assert ids(resource="ORDERS") == []  # exact and case-sensitive, like Kafka names
+    assert ids(resource="topic:ord*") == [new.pk, old.pk]
+    assert ids(resource="acl:*") != [] and old.pk not in ids(resource="acl:*")
+    assert ids(resource="topic:order") == []  # not a substring search
     assert ids(outcome="failure") != [] and all(
         AuditEvent.objects.get(pk=i).outcome == "failure" for i in ids(outcome="failure")
     )
@@ -193,7 +200,10 @@ def test_chain_status_says_verified_up_to_and_names_the_first_broken_link(client
         cur.execute(
             "UPDATE console_auditevent SET params = %s WHERE id = %s", ['{"edited": true}', events[3].pk]
         )
-    status = audit_review.verify_all(actor=people["auditor"])
+    status = audit.verify_chain()
+    assert (status.ok, status.broken_at, status.verified_up_to) == (False, events[3].pk, events[2].pk)
+    cache.clear()  # without a checkpoint the page walks from the start (the full walk is an Operation)
+    status = audit_review.chain_status(actor=people["auditor"])
     assert (status.ok, status.broken_at, status.verified_up_to) == (False, events[3].pk, events[2].pk)
     client.force_login(people["auditor"])
     body = client.get(reverse("audit_chain")).content.decode()
@@ -218,23 +228,89 @@ def test_re_verify_needs_a_post_with_csrf(people, offline_cluster):
     assert strict.get(reverse("audit_verify_all")).status_code == 405
 
 
-def test_a_resource_search_scans_a_bounded_window_per_page(people, offline_cluster, monkeypatch):
-    monkeypatch.setattr(audit_review, "SCAN_WINDOW", 3)
+@pytest.mark.parametrize("dense_matches", [10_000, 1], ids=["ids-from-index", "walk-newest-first"])
+def test_a_resource_search_is_complete_across_pages_and_uses_the_target_index(
+    people, offline_cluster, monkeypatch, dense_matches
+):
+    monkeypatch.setattr(audit_review, "PAGE_SIZE", 2)
+    monkeypatch.setattr(audit_review, "DENSE_MATCHES", dense_matches)
     events = [
-        _event(cluster=offline_cluster, targets=["topic:needle" if i in (1, 8) else f"topic:hay{i}"])
+        _event(
+            cluster=offline_cluster,
+            targets=["topic:needle-a", "topic:needle-b"] if i in (1, 4, 8) else [f"topic:hay{i}"],
+        )
         for i in range(10)
     ]
-    needle = AuditFilter(resource="needle")
-    seen, before, pages = [], None, 0
+    seen, before = [], None
+    needle = AuditFilter(resource="topic:needle*")  # two matching targets per event: still one row
     while True:
         page = audit_review.search_events(actor=people["auditor"], audit_filter=needle, before=before)
+        assert len(page.events) == 2 or page.older_than is None  # full pages until the last
         seen += [e.pk for e in page.events]
-        pages += 1
-        assert page.searched[1] - page.searched[0] < 3
         if page.older_than is None:
             break
         before = page.older_than
-    assert seen == [events[8].pk, events[1].pk]
-    assert pages == 4
-    first = audit_review.search_events(actor=people["auditor"], audit_filter=needle)
-    assert first.searched == (events[7].pk, events[9].pk)
+    assert seen == [events[8].pk, events[4].pk, events[1].pk]
+    if dense_matches == 1:
+        return  # the walk probes each event through the event index
+    for value, index in (("topic:needle*", "audit_target_event"), ("needle-a", "audit_target_name_event")):
+        qs = audit_review.list_queryset(actor=people["auditor"], audit_filter=AuditFilter(resource=value))
+        sql, params = qs.query.sql_with_params()
+        assert "LIKE" not in sql.upper()
+        with connection.cursor() as cur:
+            cur.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+            plan = " ".join(str(row) for row in cur.fetchall())
+        assert f"INDEX {index}" in plan, plan
+
+
+def test_audit_record_writes_one_index_row_per_distinct_target(people, offline_cluster):
+    event = _event(cluster=offline_cluster, targets=["topic:a", "topic:a", "request:7", "bare", "x" * 400])
+    rows = AuditTarget.objects.filter(event=event).order_by("id")
+    assert [(r.target, r.name) for r in rows] == [
+        ("topic:a", "a"),
+        ("request:7", "7"),
+        ("bare", "bare"),
+        ("x" * 300, "x" * 300),
+    ]
+
+
+def test_the_full_re_verify_runs_as_an_operation_with_progress(
+    client, people, offline_cluster, django_capture_on_commit_callbacks, monkeypatch
+):
+    events = [_event(cluster=offline_cluster) for _ in range(5)]
+    client.force_login(people["auditor"])
+    dispatched = []
+    monkeypatch.setattr("console.services.operations.dispatch", dispatched.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        body = client.post(reverse("audit_verify_all")).content.decode()
+    op = Operation.objects.get(kind="audit.verify")
+    assert dispatched == [op.pk] and op.state == OperationState.PENDING
+    assert f"operation #{op.pk}" in body and f"?op={op.pk}" in body  # polls its progress
+    again = client.post(reverse("audit_verify_all"))
+    assert again.status_code == 200 and Operation.objects.filter(kind="audit.verify").count() == 1
+    heartbeats = []
+    real = audit_review.operations.heartbeat
+    monkeypatch.setattr(
+        audit_review.operations, "heartbeat", lambda o, **kw: (heartbeats.append(kw), real(o, **kw))
+    )
+    audit_tasks.run_verify(op.pk)
+    op.refresh_from_db()
+    assert op.state == OperationState.SUCCEEDED and op.result["ok"] is True
+    assert op.result["verified_up_to"] >= events[-1].pk
+    assert heartbeats and all(0 < h["progress"] <= 1 for h in heartbeats)
+    assert AuditEvent.objects.filter(action="audit.verify.succeeded", operation_id=op.pk).exists()
+    done = client.get(reverse("audit_chain"), {"op": op.pk}, HTTP_HX_REQUEST="true")
+    assert done.status_code == 286 and "Succeeded" in done.content.decode()
+    assert client.get(reverse("audit_chain"), {"op": 999999}).status_code == 404
+
+
+def test_the_full_re_verify_operation_fails_on_a_broken_chain(people, offline_cluster):
+    events = [_event(cluster=offline_cluster) for _ in range(3)]
+    with connection.cursor() as cur:
+        cur.execute("UPDATE console_auditevent SET actor_name = 'mallory' WHERE id = %s", [events[1].pk])
+    op = audit_review.start_verify(actor=people["auditor"])
+    audit_review.run_verify(op.pk, worker="test", batch_size=1)
+    op.refresh_from_db()
+    assert op.state == OperationState.FAILED
+    assert (op.result["broken_at"], op.result["verified_up_to"]) == (events[1].pk, events[0].pk)
+    assert f"broken at event {events[1].pk}" in op.error

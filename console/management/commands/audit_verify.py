@@ -19,6 +19,7 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             self.style.SUCCESS(
-                f"Audit chain intact: {status.count} events, up to event {status.verified_up_to}."
+                f"Audit chain intact: {status.count} events, up to event {status.verified_up_to}"
+                + (f" (archived up to event {status.archived_up_to})." if status.archived_up_to else ".")
             )
         )
