@@ -12,7 +12,7 @@ from django.urls import reverse
 from console.kafka import get_gateway
 from console.kafka.types import AclBinding, AclBindingFilter
 from console.models import AuditEvent
-from console.services import acls
+from console.services import acl_rules, acls
 from console.services.clusters import connection_for
 
 
@@ -97,7 +97,7 @@ def test_it_refuses_bad_batches(text, problem):
 
 
 def test_it_refuses_oversized_batches(monkeypatch):
-    monkeypatch.setattr(acls, "BATCH_MAX", 2)
+    monkeypatch.setattr(acl_rules, "BATCH_MAX", 2)  # the limit lives with the parser
     with pytest.raises(acls.AclValidationError, match="at most 2"):
         acls.parse_batch(json.dumps([acls.to_dict(B(name=f"t{i}")) for i in range(3)]))
 
