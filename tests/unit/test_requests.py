@@ -13,7 +13,7 @@ from console.kafka import get_gateway
 from console.kafka.types import AclBindingFilter
 from console.models import AuditEvent, Operation, OperationState, Role, RoleBinding, TopicPolicy
 from console.models.requests import AutoApproveRule, ChangeRequest, Notification, RequestState
-from console.services import requests
+from console.services import requests, requests_notify
 from console.services.clusters import connection_for
 from tasks import requests as request_tasks
 
@@ -438,7 +438,7 @@ def test_a_request_to_an_unreachable_cluster_is_refused_with_the_reason(client, 
 def test_the_requester_is_emailed_when_email_is_configured(
     personas, kafka_cluster, topic, monkeypatch, mailoutbox, django_capture_on_commit_callbacks
 ):
-    monkeypatch.setattr(requests, "EMAIL_FROM", "kafka-console@example.com")
+    monkeypatch.setattr(requests_notify, "EMAIL_FROM", "kafka-console@example.com")
     personas["requester"].email = "requester@example.com"
     personas["requester"].save()
     req = _submit(personas, kafka_cluster, topic)
