@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .base import GatewayBase
+from .base import GatewayBase, group_by_topic
 from .errors import KafkaOperationError, from_code
 from .types import OK, NewPartitions, NewTopic, Ok, PartitionOffsets, TopicPartition
 
 #: ``list_offsets`` specs besides an integer timestamp (ms).
-OFFSET_SPECS = ("earliest", "latest", "max_timestamp")
+OFFSET_SPECS = {"earliest": -2, "latest": -1, "max_timestamp": -3}
+ISOLATION_LEVELS = {"READ_UNCOMMITTED": 0, "READ_COMMITTED": 1}
 
 
 class TopicsMixin(GatewayBase):
@@ -36,19 +39,38 @@ class TopicsMixin(GatewayBase):
             if s.name in out or any(t.name == s.name for t in todo):
                 out[s.name] = KafkaOperationError(42, "INVALID_REQUEST", f"topic '{s.name}' is listed twice")
                 continue
-            configs = [T.CreatableTopicConfig(name=str(k), value=None if v is None else str(v))
-                       for k, v in (s.configs or {}).items()]
+            configs = [
+                T.CreatableTopicConfig(name=str(k), value=None if v is None else str(v))
+                for k, v in (s.configs or {}).items()
+            ]
             if s.replica_assignment is not None:
-                assignments = [T.CreatableReplicaAssignment(partition_index=i, broker_ids=list(r))
-                               for i, r in enumerate(s.replica_assignment)]
-                todo.append(T(name=s.name, num_partitions=-1, replication_factor=-1, assignments=assignments,
-                              configs=configs))
+                assignments = [
+                    T.CreatableReplicaAssignment(partition_index=i, broker_ids=list(r))
+                    for i, r in enumerate(s.replica_assignment)
+                ]
+                todo.append(
+                    T(
+                        name=s.name,
+                        num_partitions=-1,
+                        replication_factor=-1,
+                        assignments=assignments,
+                        configs=configs,
+                    )
+                )
             else:
-                todo.append(T(name=s.name, num_partitions=s.partitions, replication_factor=s.replication_factor,
-                              assignments=[], configs=configs))
+                todo.append(
+                    T(
+                        name=s.name,
+                        num_partitions=s.partitions,
+                        replication_factor=s.replication_factor,
+                        assignments=[],
+                        configs=configs,
+                    )
+                )
         if todo:
-            request = CreateTopicsRequest(topics=todo, timeout_ms=int(self._timeout * 1000),
-                                          validate_only=validate_only)
+            request = CreateTopicsRequest(
+                topics=todo, timeout_ms=int(self._timeout * 1000), validate_only=validate_only
+            )
             try:
                 response = self._kp.send(request)
             except KafkaOperationError as err:
@@ -57,7 +79,9 @@ class TopicsMixin(GatewayBase):
                 for r in response.topics:
                     out.setdefault(r.name, from_code(r.error_code, r.error_message) or OK)
                 for t in todo:
-                    out.setdefault(t.name, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this topic"))
+                    out.setdefault(
+                        t.name, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this topic")
+                    )
         return {s.name: out[s.name] for s in specs}
 
     def delete_topics(self, names: list[str]) -> dict[str, Ok | KafkaOperationError]:
@@ -67,8 +91,13 @@ class TopicsMixin(GatewayBase):
             return {}
         self._reachable()
         names = list(dict.fromkeys(names))
-        futures = self._call(self._admin.delete_topics, names, operation_timeout=self._timeout,
-                             what="delete topics", **self._admin_kwargs())
+        futures = self._call(
+            self._admin.delete_topics,
+            names,
+            operation_timeout=self._timeout,
+            what="delete topics",
+            **self._admin_kwargs(),
+        )
         return self._wait_all(futures, lambda k, v: OK, "delete topic")
 
     def create_partitions(
@@ -83,11 +112,15 @@ class TopicsMixin(GatewayBase):
         T = CreatePartitionsRequest.CreatePartitionsTopic
         todo = []
         for s in specs:
-            assignment = None if s.assignment is None else [
-                T.CreatePartitionsAssignment(broker_ids=list(r)) for r in s.assignment]
+            assignment = (
+                None
+                if s.assignment is None
+                else [T.CreatePartitionsAssignment(broker_ids=list(r)) for r in s.assignment]
+            )
             todo.append(T(name=s.topic, count=s.total_count, assignments=assignment))
-        request = CreatePartitionsRequest(topics=todo, timeout_ms=int(self._timeout * 1000),
-                                          validate_only=validate_only)
+        request = CreatePartitionsRequest(
+            topics=todo, timeout_ms=int(self._timeout * 1000), validate_only=validate_only
+        )
         try:
             response = self._kp.send(request)
         except KafkaOperationError as err:
@@ -95,38 +128,113 @@ class TopicsMixin(GatewayBase):
         out: dict[str, Ok | KafkaOperationError] = {}
         for r in response.results:
             out.setdefault(r.name, from_code(r.error_code, r.error_message) or OK)
-        return {s.topic: out.get(s.topic, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer"))
-                for s in specs}
+        return {
+            s.topic: out.get(s.topic, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer"))
+            for s in specs
+        }
 
     def list_offsets(
-        self, partitions: list[TopicPartition], spec: str | int = "latest", isolation: str = "READ_UNCOMMITTED"
+        self,
+        partitions: list[TopicPartition],
+        spec: str | int = "latest",
+        isolation: str = "READ_UNCOMMITTED",
+        leaders: dict[TopicPartition, int] | None = None,
     ) -> dict[TopicPartition, PartitionOffsets | KafkaOperationError]:
         """Offsets for each partition by ``spec``: earliest, latest, max_timestamp or a timestamp (ms).
 
-        librdkafka batches the requests per partition leader.
+        One ListOffsets per partition leader, all in flight together. ``leaders`` (e.g. from a
+        metadata snapshot the caller already holds) saves the Metadata request that finds them.
         """
         self._require_brokers("listing offsets")
-        import confluent_kafka
-        from confluent_kafka.admin import OffsetSpec
+        from kafka.protocol.consumer.offsets import ListOffsetsRequest
 
-        if not partitions:
-            return {}
         if isinstance(spec, int) and not isinstance(spec, bool):
-            ospec = OffsetSpec.for_timestamp(spec)
+            timestamp = spec
         elif spec in OFFSET_SPECS:
-            ospec = getattr(OffsetSpec, spec)()
+            timestamp = OFFSET_SPECS[spec]
         else:
             raise KafkaOperationError(42, "INVALID_REQUEST", f"unknown offset spec {spec!r}")
-        self._reachable()
-        request = {confluent_kafka.TopicPartition(tp.topic, tp.partition): ospec for tp in dict.fromkeys(partitions)}
-        level = getattr(confluent_kafka.IsolationLevel, isolation)
-        futures = self._call(self._admin.list_offsets, request, isolation_level=level, what="list offsets",
-                             **self._admin_kwargs())
-        by_key = {TopicPartition(k.topic, k.partition): f for k, f in futures.items()}
+        if isolation not in ISOLATION_LEVELS:
+            raise KafkaOperationError(42, "INVALID_REQUEST", f"unknown isolation level {isolation!r}")
+        wanted = list(dict.fromkeys(partitions))
+        if not wanted:
+            return {}
+        out: dict[TopicPartition, PartitionOffsets | KafkaOperationError] = {}
+        by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
+        known = leaders if leaders is not None else self._leaders({tp.topic for tp in wanted})
+        for tp in wanted:
+            leader = known.get(tp) if not isinstance(known.get(tp), KafkaOperationError) else None
+            if leader is None or leader < 0:
+                err = known.get(tp)
+                out[tp] = (
+                    err
+                    if isinstance(err, KafkaOperationError)
+                    else KafkaOperationError(
+                        3 if leader is None else 5,
+                        "UNKNOWN_TOPIC_OR_PARTITION" if leader is None else "LEADER_NOT_AVAILABLE",
+                        f"{tp.topic}-{tp.partition} "
+                        + ("does not exist" if leader is None else "has no leader"),
+                    )
+                )
+                continue
+            by_leader[leader].append(tp)
+        topic_cls = ListOffsetsRequest.ListOffsetsTopic
+        part_cls = topic_cls.ListOffsetsPartition
 
-        def convert(_k: TopicPartition, r: Any) -> PartitionOffsets:
-            epoch = r.leader_epoch if r.leader_epoch is not None and r.leader_epoch >= 0 else None
-            ts = r.timestamp if r.timestamp is not None and r.timestamp >= 0 else None
-            return PartitionOffsets(r.offset, ts, epoch)
+        def one(broker: int) -> Any:
+            grouped = group_by_topic((tp.topic, tp.partition) for tp in by_leader[broker])
+            request = ListOffsetsRequest(
+                replica_id=-1,
+                isolation_level=ISOLATION_LEVELS[isolation],
+                topics=[
+                    topic_cls(
+                        name=t, partitions=[part_cls(partition_index=p, timestamp=timestamp) for p in ps]
+                    )
+                    for t, ps in grouped.items()
+                ],
+                timeout_ms=int(self._timeout * 1000),
+                min_version=1,
+            )
+            try:
+                return self._kp.send(request, broker)
+            except KafkaOperationError as err:
+                return err
 
-        return self._wait_all(by_key, convert, "list offsets of")
+        brokers = sorted(by_leader)
+        if len(brokers) > 1:
+            with ThreadPoolExecutor(max_workers=min(16, len(brokers))) as pool:
+                answers = dict(zip(brokers, pool.map(one, brokers), strict=True))
+        else:
+            answers = {b: one(b) for b in brokers}
+        for broker, response in answers.items():
+            if isinstance(response, KafkaOperationError):
+                out.update((tp, response) for tp in by_leader[broker])
+                continue
+            for t in response.topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.name, p.partition_index)
+                    err = from_code(p.error_code)
+                    if err is not None:
+                        out[tp] = err.with_message(f"{err.message} ({tp.topic}-{tp.partition})")
+                        continue
+                    epoch = getattr(p, "leader_epoch", -1)
+                    out[tp] = PartitionOffsets(
+                        p.offset, p.timestamp if p.timestamp >= 0 else None, epoch if epoch >= 0 else None
+                    )
+        for tp in wanted:
+            out.setdefault(
+                tp,
+                KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", f"no answer for {tp.topic}-{tp.partition}"),
+            )
+        return {tp: out[tp] for tp in wanted}
+
+    def _leaders(self, topics: set[str]) -> dict[TopicPartition, int | KafkaOperationError]:
+        """The current leader of every partition of the named topics (one Metadata request)."""
+        described = self.describe_topics(sorted(topics))
+        out: dict[TopicPartition, int | KafkaOperationError] = {}
+        for name, meta in described.items():
+            if isinstance(meta, KafkaOperationError):
+                continue  # its partitions come out as unknown, with the topic's name
+            for p in meta.partitions:
+                out[TopicPartition(name, p.id)] = p.leader
+        return out

@@ -67,10 +67,12 @@ def fetch_snapshot(gw) -> RawSnapshot:
     started = time.perf_counter()
     errors: list[str] = []
     md = gw.list_topics_metadata()
-    tps = [TopicPartition(t.name, p.id) for t in md.topics for p in t.partitions]
-    latest = gw.list_offsets(tps, "latest")
-    earliest = gw.list_offsets(tps, "earliest")
-    log_dirs = gw.describe_log_dirs()
+    leaders = {TopicPartition(t.name, p.id): p.leader for t in md.topics for p in t.partitions}
+    tps = list(leaders)
+    latest = gw.list_offsets(tps, "latest", leaders=leaders)
+    earliest = gw.list_offsets(tps, "earliest", leaders=leaders)
+    # The brokers of this snapshot's metadata, so a broker that just restarted is asked too.
+    log_dirs = gw.describe_log_dirs([b.id for b in md.brokers])
     configs: dict = {}
     try:
         configs = gw.describe_configs(

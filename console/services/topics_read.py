@@ -245,10 +245,11 @@ def describe_topic(*, actor, cluster, name: str) -> TopicDetail:
     if isinstance(meta, KafkaOperationError):
         raise meta
     tps = [TopicPartition(name, p.id) for p in meta.partitions]
+    leaders = {TopicPartition(name, p.id): p.leader for p in meta.partitions}
     starts, ends, offsets_error = {}, {}, None
     try:
-        starts = gw.list_offsets(tps, "earliest")
-        ends = gw.list_offsets(tps, "latest")
+        starts = gw.list_offsets(tps, "earliest", leaders=leaders)
+        ends = gw.list_offsets(tps, "latest", leaders=leaders)
     except KafkaOperationError as exc:
         offsets_error = exc
 
