@@ -22,6 +22,9 @@ MATRIX = [
     ("cluster_test", "post", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("cluster_remove", "post", "cluster", (LOGIN, 302, 403, 403, 403, 403, 404)),
     ("cluster_access", "get", "cluster", (LOGIN, 200, 403, 403, 403, 403, 404)),
+    ("capacity", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
+    ("capacity_run", "post", "cluster", (LOGIN, 302, 302, 403, 403, 403, 404)),
+    ("capacity_snapshot", "post", "cluster", (LOGIN, 302, 302, 403, 403, 403, 404)),
     ("health_check_start", "post", "cluster", (LOGIN, 302, 302, 403, 403, 403, 404)),
     ("quorum_page", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("operation_detail", "get", "operation", (LOGIN, 200, 200, 200, 200, 200, 404)),
@@ -58,6 +61,12 @@ CASES = [
     for view, method, kind, statuses in MATRIX
     for role, expected in zip(ROLES, statuses, strict=True)
 ]
+
+
+@pytest.fixture(autouse=True)
+def _private_lake(tmp_path, monkeypatch):
+    # The capacity buttons write snapshots; keep them out of the developer's var/lake.
+    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
 
 
 @pytest.mark.parametrize(("view", "method", "kind", "role", "expected"), CASES)
