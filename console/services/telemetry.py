@@ -29,7 +29,6 @@ log = logging.getLogger(__name__)
 
 # The gateway method that answers committed offsets of consumer groups (asked of the gateway's owner):
 # list_consumer_group_offsets(groups=None) -> {group: {TopicPartition: offset} | KafkaOperationError}
-GROUP_OFFSETS_METHOD = "list_consumer_group_offsets"
 
 
 @dataclass
@@ -81,12 +80,10 @@ def fetch_snapshot(gw) -> RawSnapshot:
     except KafkaOperationError as exc:
         errors.append(f"retention configs: {exc.operator_text}")
     group_offsets: dict = {}
-    method = getattr(gw, GROUP_OFFSETS_METHOD, None)
-    if method is not None:
-        try:
-            group_offsets = method()
-        except KafkaOperationError as exc:
-            errors.append(f"consumer groups: {exc.operator_text}")
+    try:
+        group_offsets = gw.list_consumer_group_offsets()
+    except KafkaOperationError as exc:
+        errors.append(f"consumer groups: {exc.operator_text}")
     return RawSnapshot(
         md, latest, earliest, log_dirs, configs, group_offsets, errors, time.perf_counter() - started
     )

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pyarrow.parquet as pq
 import pytest
 
-from console.kafka import KafkaGateway, PartitionOffsets, TopicPartition
+from console.kafka import PartitionOffsets, TopicPartition
 from console.models import Cluster
 from console.services import telemetry
 from pipeline import lake
@@ -130,10 +130,6 @@ def test_it_computes_lag_from_committed_offsets():
     ]
 
 
-@pytest.mark.skipif(
-    not hasattr(KafkaGateway, telemetry.GROUP_OFFSETS_METHOD),
-    reason="the gateway does not list consumer group offsets yet",
-)
 def test_it_records_consumer_lag_from_the_sandbox(kafka_cluster, sandbox, busy_topic, lake_dir):
     from sandbox.state import Group
 
