@@ -101,7 +101,8 @@ def _verify_context(request, op) -> dict:
     if op is None:
         return {"verify_op": None}
     # Operations without a cluster (this one) open for superusers only (views/_helpers.py).
-    return {"verify_op": op, "verify_polling": not op.finished, "verify_link": request.user.is_superuser}
+    visible = request.user.is_superuser or op.created_by_id == request.user.pk
+    return {"verify_op": op, "verify_polling": not op.finished, "verify_link": visible}
 
 
 @login_required

@@ -111,3 +111,13 @@ def test_the_progress_fragment_stops_polling_when_done(client, personas, kafka_c
 
 class _Result:
     id = "fake-task"
+
+
+def test_a_cluster_less_operation_is_visible_to_its_starter_only(client, personas):
+    op = Operation.objects.create(kind="audit.verify", created_by=personas["auditor"])
+    client.force_login(personas["auditor"])
+    assert client.get(f"/operations/{op.pk}/").status_code == 200
+    client.force_login(personas["viewer"])
+    assert client.get(f"/operations/{op.pk}/").status_code == 404
+    client.force_login(personas["admin"])
+    assert client.get(f"/operations/{op.pk}/").status_code == 200
