@@ -17,18 +17,18 @@ def run_reassignment(op_id: int) -> None:
 def poll_reassignment(reassignment_id: int) -> None:
     """One poll cycle now (after a cancel, so the operator does not wait for beat)."""
     from console.models.reassignment import Reassignment
-    from console.services import reassign_run
+    from console.services import reassign_poll
 
     r = Reassignment.objects.select_related("cluster", "operation").get(pk=reassignment_id)
-    reassign_run.poll_once(r)
+    reassign_poll.poll_once(r)
 
 
 @app.task(name="tasks.reassignment.poll_reassignments")
 def poll_reassignments() -> list[int]:
     """Beat: one cycle for every moving reassignment (the worker that started it may be gone)."""
-    from console.services import reassign_run
+    from console.services import reassign_poll
 
-    return reassign_run.poll_due()
+    return reassign_poll.poll_due()
 
 
 @app.task(name="tasks.reassignment.sweep_throttles")

@@ -114,6 +114,49 @@ class KpClient:
                     continue
                 raise self._error(last, what) from None
 
+    def send_many(self, requests: list[tuple[Any, int]]) -> list[Any]:
+        """Send ``[(request, node_id)]`` all at once; ``[response | KafkaOperationError]`` in order.
+
+        kafka-python's I/O thread multiplexes the requests, so one request per broker costs the
+        slowest broker, not their sum, and needs no caller thread each (threads blocking on the
+        one I/O thread only add GIL switching). A request that fails because its connection is
+        still being set up is retried the way ``send`` retries it.
+        """
+        self.ensure_ready()
+        if not requests:
+            return []
+        futures = [self._manager.call_soon(self._manager.send, request, node) for request, node in requests]
+        left = [len(futures)]
+        lock = threading.Lock()
+        all_done = threading.Event()
+
+        def one_done(_: Any) -> None:
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    all_done.set()
+
+        for future in futures:
+            future.add_both(one_done)
+        all_done.wait(self.conn.request_timeout_s + self.conn.connect_timeout_s + 1)
+        out: list[Any] = []
+        for (request, node), future in zip(requests, futures, strict=True):
+            what = type(request).__name__.removesuffix("Request")
+            if not future.is_done:
+                from kafka.errors import KafkaTimeoutError
+
+                out.append(self._error(KafkaTimeoutError(f"no answer from node {node}"), what))
+            elif future.exception is None:
+                out.append(future.value)
+            elif translate(future.exception).name == "NETWORK_EXCEPTION":
+                try:  # a connection being (re)established: the one-by-one path retries briefly
+                    out.append(self._send(request, node))
+                except KafkaOperationError as err:
+                    out.append(err)
+            else:
+                out.append(self._error(future.exception, what))
+        return out
+
     def send_to_controller(self, request: Any) -> Any:
         """Send a request that the active controller must handle (brokers forward it)."""
         self.ensure_ready()

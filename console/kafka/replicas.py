@@ -6,7 +6,7 @@ librdkafka has none of the first two, so all of these go over kafka-python's pro
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .base import GatewayBase, group_by_topic
@@ -86,51 +86,51 @@ class ReplicasMixin(GatewayBase):
         return out
 
     def describe_log_dirs(
-        self, broker_ids: list[int] | None = None, partitions: list[TopicPartition] | None = None
+        self,
+        broker_ids: list[int] | None = None,
+        partitions: list[TopicPartition] | Mapping[int, Iterable[TopicPartition]] | None = None,
     ) -> dict[int, tuple[LogDirInfo, ...] | KafkaOperationError]:
-        """Log dirs of each broker (one request per broker) with per-replica size and lag."""
+        """Log dirs of each broker (one request per broker) with per-replica size and lag.
+
+        ``partitions`` is one filter for every broker, or ``{broker: partitions}`` asking each
+        broker only about the partitions it may host (its brokers default to the mapping's keys):
+        a poll of 10,000 moving partitions then names each partition to its 3-4 replicas only,
+        not to every involved broker.
+        """
         self._require_brokers("describing log dirs")
         from kafka.protocol.admin import DescribeLogDirsRequest
 
+        per_broker = isinstance(partitions, Mapping)
+        if broker_ids is None and per_broker:
+            broker_ids = list(partitions)
         ids = None if broker_ids is None else list(dict.fromkeys(broker_ids))
         live = self._kp.broker_ids(expect=ids or ())
         ids = live if ids is None else ids
         T = DescribeLogDirsRequest.DescribableLogDirTopic
-        topics = None if partitions is None else [
-            T(topic=topic, partitions=parts)
-            for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()]
+
+        def filter_for(tps: Iterable[TopicPartition] | None) -> list[Any] | None:
+            if tps is None:
+                return None
+            return [T(topic=topic, partitions=parts)
+                    for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in tps).items()]
+
+        shared = None if per_broker else filter_for(partitions)
         out: dict[int, tuple[LogDirInfo, ...] | KafkaOperationError] = {}
-
-        def one(broker: int) -> tuple[LogDirInfo, ...] | KafkaOperationError:
+        asked = []
+        for broker in ids:
             if broker not in live:
-                return KafkaOperationError(8, "BROKER_NOT_AVAILABLE", f"broker {broker} is not live")
-            try:
-                response = self._kp.send(DescribeLogDirsRequest(topics=topics), broker)
-                check(response)
-            except KafkaOperationError as err:
-                return err
-            return tuple(self._log_dir(d) for d in response.results)
-
+                out[broker] = KafkaOperationError(8, "BROKER_NOT_AVAILABLE", f"broker {broker} is not live")
+            else:
+                topics = filter_for(partitions.get(broker, ())) if per_broker else shared
+                asked.append((DescribeLogDirsRequest(topics=topics), broker))
         # one request per broker, in flight together (kafka-python's I/O thread multiplexes them)
-        if len(ids) > 1:
-            with ThreadPoolExecutor(max_workers=min(16, len(ids))) as pool:
-                out.update(zip(ids, pool.map(one, ids), strict=True))
-        else:
-            out.update((b, one(b)) for b in ids)
-        return out
-
-    @staticmethod
-    def _log_dir(d: Any) -> LogDirInfo:
-        replicas = {}
-        for t in d.topics:
-            for p in t.partitions:
-                replicas[TopicPartition(t.name, p.partition_index)] = ReplicaLogInfo(
-                    p.partition_size, p.offset_lag, bool(p.is_future_key))
-        total = getattr(d, "total_bytes", -1)
-        usable = getattr(d, "usable_bytes", -1)
-        return LogDirInfo(d.log_dir, from_code(d.error_code), replicas,
-                          total if total is not None and total >= 0 else None,
-                          usable if usable is not None and usable >= 0 else None)
+        for (_, broker), response in zip(asked, self._kp.send_many(asked), strict=True):
+            if isinstance(response, KafkaOperationError):
+                out[broker] = response
+                continue
+            err = from_code(getattr(response, "error_code", 0), getattr(response, "error_message", None))
+            out[broker] = err if err is not None else tuple(_log_dir(d) for d in response.results)
+        return {b: out[b] for b in ids}
 
     def elect_leaders(
         self, election_type: str = "PREFERRED", partitions: list[TopicPartition] | None = None
@@ -169,3 +169,18 @@ class ReplicasMixin(GatewayBase):
             for tp in partitions:
                 out.setdefault(tp, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this partition"))
         return out
+
+
+def _log_dir(d: Any) -> LogDirInfo:
+    """One log dir of a DescribeLogDirs answer (a hot path: 10,000s of replicas per poll)."""
+    replicas: dict[TopicPartition, ReplicaLogInfo] = {}
+    for t in d.topics:
+        name = t.name
+        for p in t.partitions:
+            replicas[TopicPartition(name, p.partition_index)] = ReplicaLogInfo(
+                p.partition_size, p.offset_lag, bool(p.is_future_key))
+    total = getattr(d, "total_bytes", -1)
+    usable = getattr(d, "usable_bytes", -1)
+    return LogDirInfo(d.log_dir, from_code(d.error_code), replicas,
+                      total if total is not None and total >= 0 else None,
+                      usable if usable is not None and usable >= 0 else None)

@@ -6,10 +6,14 @@ involved broker, the replicas in its log dirs (``None`` when the broker did not 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+from console.kafka import KafkaOperationError
 
 TP = tuple[str, int]
+K = TypeVar("K")
 # broker -> {partition: (size bytes, offset lag)} or None when the broker is unknown / down
 BrokerReplicas = Mapping[int, Mapping[TP, tuple[int, int]] | None]
 
@@ -51,42 +55,97 @@ def partition_progress(
     """Bytes copied by the new replicas against the leader's size, and each target replica's state.
 
     The leader's size is the largest log among the original replicas (the leader has every
-    record the others have); new replicas copy up to it.
+    record the others have); new replicas copy up to it. A replica level with the leader is in
+    sync whether or not Kafka still lists the reassignment (``in_progress``).
     """
+    total, done, rows, known = _measure(tp, original, target, logs)
+    return PartitionProgress(total, done, tuple(rows), known)
+
+
+def live_entry(tp: TP, original: Sequence[int], target: Sequence[int], logs: BrokerReplicas) -> list:
+    """``[bytes_total, bytes_done, [replica states]]``: ``partition_progress`` as the poller stores it."""
+    total, done, rows, _known = _measure(tp, original, target, logs)
+    return [total, done, rows]
+
+
+def _measure(
+    tp: TP, original: Sequence[int], target: Sequence[int], logs: BrokerReplicas
+) -> tuple[int, int, list[dict], bool]:
+    # Once per moving partition in every poll cycle: no per-replica temporaries.
     leader_size = 0
     known = False
     for b in original:
-        found = (logs.get(b) or {}).get(tp)
+        broker_logs = logs.get(b)
+        found = broker_logs.get(tp) if broker_logs else None
         if found is not None:
             known = True
-            leader_size = max(leader_size, int(found[0]))
+            size = int(found[0])
+            if size > leader_size:
+                leader_size = size
     adding = [b for b in target if b not in original]
     total = leader_size * len(adding)
     done = 0
     rows = []
     for b in target:
+        new = b in adding
         broker_logs = logs.get(b, None)
         if broker_logs is None:
-            rows.append({"broker": b, "status": UNKNOWN_BROKER, "bytes": 0, "new": b in adding})
+            rows.append({"broker": b, "status": UNKNOWN_BROKER, "bytes": 0, "new": new})
             continue
         found = broker_logs.get(tp)
         if found is None:
-            status = NOT_HOSTED if known or b in adding else UNKNOWN_PARTITION
-            rows.append({"broker": b, "status": status, "bytes": 0, "new": b in adding})
+            status = NOT_HOSTED if known or new else UNKNOWN_PARTITION
+            rows.append({"broker": b, "status": status, "bytes": 0, "new": new})
             continue
         known = True
         size, lag = int(found[0]), int(found[1])
-        have = min(size, leader_size) if leader_size else size
-        if b in adding:
-            done += have
-        behind = max(0, leader_size - size)
-        status = IN_SYNC if behind == 0 and (not in_progress or b not in adding or leader_size == 0) else None
-        if status is None:
-            status = behind_text(behind, lag) if behind else IN_SYNC
-        rows.append({"broker": b, "status": status, "bytes": size, "new": b in adding})
+        if new:
+            done += min(size, leader_size) if leader_size else size
+        behind = leader_size - size
+        rows.append(
+            {
+                "broker": b,
+                "status": IN_SYNC if behind <= 0 else behind_text(behind, lag),
+                "bytes": size,
+                "new": new,
+            }
+        )
     if not known:
         rows = [dict(r, status=UNKNOWN_PARTITION if r["status"] == NOT_HOSTED else r["status"]) for r in rows]
-    return PartitionProgress(total, min(done, total) if total else done, tuple(rows), known)
+    return total, min(done, total) if total else done, rows, known
+
+
+def hosts(moves: Iterable[tuple[K, Sequence[int], Sequence[int]]]) -> dict[int, list[K]]:
+    """{broker: partitions it may host} for ``(partition, original, target)`` moves, brokers sorted.
+
+    A poll asks each broker's DescribeLogDirs only about these: the original and target
+    replicas are the only brokers whose logs ``partition_progress`` reads.
+    """
+    out: dict[int, list[K]] = {}
+    for tp, original, target in moves:
+        for b in original:
+            out.setdefault(b, []).append(tp)
+        for b in target:
+            if b not in original:
+                out.setdefault(b, []).append(tp)
+    return dict(sorted(out.items()))
+
+
+def flatten_logs(logs: Mapping[int, object]) -> dict[int, dict[TP, tuple[int, int]] | None]:
+    """DescribeLogDirs answers -> {broker: {partition: (size, lag)}} (None: broker did not answer)."""
+    out: dict[int, dict[TP, tuple[int, int]] | None] = {}
+    for broker, dirs in logs.items():
+        if isinstance(dirs, KafkaOperationError):
+            out[broker] = None
+            continue
+        found: dict[TP, tuple[int, int]] = {}
+        for d in dirs:
+            for tp, info in d.replicas.items():
+                if not info.is_future:
+                    lag = info.offset_lag
+                    found[(tp.topic, tp.partition)] = (int(info.size), int(lag) if lag > 0 else 0)
+        out[broker] = found
+    return out
 
 
 def rate_and_eta(

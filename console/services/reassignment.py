@@ -1,6 +1,7 @@
 """Partition reassignment: read the cluster, preview a plan, start/cancel it, external reassignments.
 
-The worker side (throttles, submission, the poller, completion) is ``reassign_run.py``; the
+The worker side is ``reassign_run.py`` (throttles, submission), ``reassign_poll.py`` (the poller)
+and ``reassign_finish.py`` (completion, cancel); the
 pure planners are ``planner.py``; the throttle ledger is ``throttles.py``.
 """
 
@@ -21,10 +22,15 @@ from console.models.reassignment import (
 )
 from console.services import access, audit, operations, planner, throttles
 from console.services.clusters import connection_for
-from console.services.reassign_progress import partition_progress
+from console.services.reassign_progress import flatten_logs, partition_progress
+from console.services.reassign_rows import insert_rows
 
 KIND = "reassignment.execute"
 ELECT_KIND = "election.run"
+# Above this many partitions, list every reassignment in progress (a small answer
+# to filter: in-flight reassignments are mostly ours) instead of naming each partition in the
+# request, which the controller then has to look up one by one.
+LIST_ALL_ABOVE = 1000
 
 
 class PlanRejected(ValueError):
@@ -65,6 +71,14 @@ def log_dir_sizes(logs: Mapping[int, object]) -> dict[planner.TP, int]:
     return sizes
 
 
+def list_in_progress(gw, tps: list[TopicPartition]) -> dict[TopicPartition, object]:
+    """Reassignments in progress among ``tps`` (one ListPartitionReassignments)."""
+    if len(tps) <= LIST_ALL_ABOVE:
+        return gw.list_partition_reassignments(tps)
+    wanted = set(tps)
+    return {tp: r for tp, r in gw.list_partition_reassignments().items() if tp in wanted}
+
+
 def read_cluster(
     cluster, *, with_sizes: bool = False, cached: bool = True, only: Iterable[planner.TP] | None = None
 ) -> ClusterView:
@@ -91,10 +105,13 @@ def read_cluster(
             assignment[(t.name, p.id)] = p.replicas
             leaders[(t.name, p.id)] = p.leader
     asked = None if only is None else [TopicPartition(t, p) for t, p in only if t in names]
-    if asked == []:
-        listed = {}
-    else:
-        listed = gw.list_partition_reassignments(asked)
+    listed = (
+        {}
+        if asked == []
+        else gw.list_partition_reassignments()
+        if asked is None
+        else list_in_progress(gw, asked)
+    )
     in_progress = {(tp.topic, tp.partition): r for tp, r in listed.items()}
     sizes = {}
     if with_sizes and asked != []:
@@ -263,52 +280,8 @@ def start_reassignment(
             elect_preferred=elect_preferred,
             partitions_total=len(moving),
         )
-        _insert_rows(r, moving)
+        insert_rows(r, moving)
     return op
-
-
-def _insert_rows(r: Reassignment, checks: Sequence[planner.PartitionCheck]) -> None:
-    """One executemany for the partition rows: a 10,000-partition plan is a hot path, model
-    instances and per-row SQL compilation cost more than the Kafka calls it makes."""
-    from django.db import connection
-
-    meta = ReassignmentPartition._meta
-    cols = [
-        "reassignment_id",
-        "topic",
-        "partition",
-        "original",
-        "target",
-        "state",
-        "bytes_total",
-        "bytes_done",
-        "replicas",
-        "message",
-    ]
-    prep = {c: meta.get_field(c).get_db_prep_save for c in ("original", "target", "replicas")}
-    sql = "INSERT INTO {} ({}) VALUES ({})".format(
-        connection.ops.quote_name(meta.db_table),
-        ", ".join(connection.ops.quote_name(meta.get_field(c).column) for c in cols),
-        ", ".join(["%s"] * len(cols)),
-    )
-    empty = prep["replicas"]([], connection)
-    rows = [
-        (
-            r.pk,
-            c.topic,
-            c.partition,
-            prep["original"](list(c.current), connection),
-            prep["target"](list(c.target), connection),
-            "pending",
-            0,
-            0,
-            empty,
-            "",
-        )
-        for c in checks
-    ]
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, rows)
 
 
 def cancel_reassignment(*, actor, reassignment: Reassignment, source_ip: str | None = None) -> None:
@@ -374,22 +347,6 @@ def external_reassignments(cluster) -> list[dict]:
                 "key": f"{r.topic}|{r.partition}",
             }
         )
-    return out
-
-
-def flatten_logs(logs: Mapping[int, object]) -> dict[int, dict[planner.TP, tuple[int, int]] | None]:
-    """DescribeLogDirs answers -> {broker: {partition: (size, lag)}} (None: broker did not answer)."""
-    out: dict[int, dict[planner.TP, tuple[int, int]] | None] = {}
-    for broker, dirs in logs.items():
-        if isinstance(dirs, KafkaOperationError):
-            out[broker] = None
-            continue
-        found: dict[planner.TP, tuple[int, int]] = {}
-        for d in dirs:
-            for tp, info in d.replicas.items():
-                if not info.is_future:
-                    found[(tp.topic, tp.partition)] = (int(info.size), int(max(info.offset_lag, 0)))
-        out[broker] = found
     return out
 
 
