@@ -5,8 +5,7 @@ reassignment is submitted through the console, then the clock moves so every par
 way. The console side is ``reassign_run.poll_once`` (ListPartitionReassignments, DescribeLogDirs
 per involved broker, KIP-179 states, per-partition rows, totals, rate/ETA, heartbeat); the raw
 side is the same ListPartitionReassignments + DescribeLogDirs calls through the gateway (each
-broker's DescribeLogDirs names only the moving partitions it hosts or will host, and above
-``LIST_ALL_ABOVE`` partitions ListPartitionReassignments lists all in progress, as the poll's).
+broker's DescribeLogDirs names only the moving partitions it hosts or will host,, as the poll's).
 Medians. Prints ``RESULT progress_poll ratio=<console/raw> goal<=1.5`` last (and checks < 1 s).
 """
 
@@ -30,7 +29,6 @@ def main() -> None:
         from console.kafka import TopicPartition
         from console.services import reassign_run
         from console.services.reassign_progress import hosts
-        from console.services.reassignment import LIST_ALL_ABOVE
 
         _, r = console_submit(cluster_row, actor, plan_for(0))
         sandbox.advance(1)  # every new replica has copied a little, none is done
@@ -40,11 +38,8 @@ def main() -> None:
         # The same requests the poll makes: each broker is asked about the partitions it may host.
         by_broker = hosts((TopicPartition(x.topic, x.partition), x.original, x.target) for x in rows)
 
-        # ... and, for this many partitions, lists every reassignment in progress (as the poll does).
-        listed = None if len(tps) > LIST_ALL_ABOVE else tps
-
         def raw() -> None:
-            gw.list_partition_reassignments(listed)
+            gw.list_partition_reassignments(tps)
             gw.describe_log_dirs(partitions=by_broker)
 
         def console() -> None:

@@ -216,11 +216,14 @@ class PartitionCheck:
 
 def rack_spread_ok(replicas: Sequence[int], racks: Mapping[int, str | None]) -> bool:
     """Replicas use as many distinct racks as they can (min(RF, number of racks))."""
-    known = {r for r in racks.values() if r}
-    if len(known) <= 1:
+    return _spread_ok(replicas, racks, len({r for r in racks.values() if r}))
+
+
+def _spread_ok(replicas: Sequence[int], racks: Mapping[int, str | None], known_racks: int) -> bool:
+    if known_racks <= 1:
         return True
     used = {racks.get(b) for b in replicas}
-    return len(used) >= min(len(replicas), len(known))
+    return len(used) >= min(len(replicas), known_racks)
 
 
 def validate_plan(
@@ -230,30 +233,36 @@ def validate_plan(
     racks: Mapping[int, str | None],
     in_progress: Iterable[TP] = (),
     rf_change: bool = False,
+    topics: Iterable[str] | None = None,
 ) -> list[PartitionCheck]:
-    """Check every partition of a plan: unknown topic/partition/broker, duplicates, RF, conflicts, racks."""
-    topics = {t for t, _ in current}
+    """Check every partition of a plan: unknown topic/partition/broker, duplicates, RF, conflicts, racks.
+
+    ``topics`` names the cluster's topics when ``current`` holds only the plan's partitions.
+    """
+    known_topics = {t for t, _ in current} if topics is None else set(topics)
     busy = set(in_progress)
+    known_racks = len({r for r in racks.values() if r})
     rows = []
     for tp in sorted(proposed):
         target = tuple(proposed[tp])
         have = tuple(current.get(tp, ()))
         problems: list[str] = []
         warnings: list[str] = []
-        if tp[0] not in topics:
+        if tp[0] not in known_topics:
             problems.append("Unknown topic")
         elif tp not in current:
             problems.append("Unknown partition")
         unknown = [b for b in target if b not in racks]
         if unknown:
             problems.append(f"Unknown broker {', '.join(map(str, unknown))}")
-        if len(set(target)) != len(target):
+        distinct = len(set(target)) == len(target)
+        if not distinct:
             problems.append("Duplicate brokers")
         if have and len(target) != len(have) and not rf_change:
             problems.append(f"Replication factor changes {len(have)} → {len(target)} (not intended)")
         if tp in busy:
             problems.append("Already being reassigned")
-        if not unknown and len(set(target)) == len(target) and not rack_spread_ok(target, racks):
+        if not unknown and distinct and not _spread_ok(target, racks, known_racks):
             problems.append("Rack constraint broken")
         if have and target == have:
             warnings.append("Already at target (nothing to move)")

@@ -36,7 +36,7 @@ from console.services.reassign_progress import (
     rate_and_eta,
 )
 from console.services.reassign_rows import partition_rows
-from console.services.reassignment import gateway_for, list_in_progress
+from console.services.reassignment import gateway_for
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def poll_once(r: Reassignment):
     tps = [TopicPartition(x.topic, x.partition) for x in rows]
     listed, logs = {}, {}
     if rows:
-        listed = list_in_progress(gw, tps)
+        listed = gw.list_partition_reassignments(tps)
         by_broker = hosts((tp, x.original, x.target) for tp, x in zip(tps, rows, strict=True))
         logs = flatten_logs(gw.describe_log_dirs(partitions=by_broker))
     live: dict[str, list] = {}

@@ -27,10 +27,6 @@ from console.services.reassign_rows import insert_rows
 
 KIND = "reassignment.execute"
 ELECT_KIND = "election.run"
-# Above this many partitions, list every reassignment in progress (a small answer
-# to filter: in-flight reassignments are mostly ours) instead of naming each partition in the
-# request, which the controller then has to look up one by one.
-LIST_ALL_ABOVE = 1000
 
 
 class PlanRejected(ValueError):
@@ -51,6 +47,7 @@ class ClusterView:
     sizes: dict[planner.TP, int] = field(default_factory=dict)
     leaders: dict[planner.TP, int] = field(default_factory=dict)
     balance: object = None  # the balance planner's result, when the plan came from it
+    topics: set[str] | None = None  # every topic (``assignment`` may hold only a plan's partitions)
 
 
 def gateway_for(cluster):
@@ -71,14 +68,6 @@ def log_dir_sizes(logs: Mapping[int, object]) -> dict[planner.TP, int]:
     return sizes
 
 
-def list_in_progress(gw, tps: list[TopicPartition]) -> dict[TopicPartition, object]:
-    """Reassignments in progress among ``tps`` (one ListPartitionReassignments)."""
-    if len(tps) <= LIST_ALL_ABOVE:
-        return gw.list_partition_reassignments(tps)
-    wanted = set(tps)
-    return {tp: r for tp, r in gw.list_partition_reassignments().items() if tp in wanted}
-
-
 def read_cluster(
     cluster, *, with_sizes: bool = False, cached: bool = True, only: Iterable[planner.TP] | None = None
 ) -> ClusterView:
@@ -86,37 +75,45 @@ def read_cluster(
 
     The assignment comes from the shared metadata snapshot (at most its TTL old): the worker
     re-checks every partition against Kafka when it submits, so a stale row is refused there.
-    ``only`` limits the assignment and the in-progress list to a plan's partitions (and topics).
+    ``only`` limits the assignment and the in-progress list to a plan's partitions.
     """
     from console.services import metadata_cache
 
     gw = gateway_for(cluster)
     md = metadata_cache.get_snapshot(cluster, refresh=not cached).metadata
     racks = {b.id: b.rack for b in gw.describe_cluster().brokers}
-    wanted = None if only is None else {t for t, _ in only}
     assignment: dict[planner.TP, tuple[int, ...]] = {}
     leaders: dict[planner.TP, int] = {}
-    names = set()
-    for t in md.topics:
-        names.add(t.name)
-        if wanted is not None and t.name not in wanted:
-            continue
-        for p in t.partitions:
-            assignment[(t.name, p.id)] = p.replicas
-            leaders[(t.name, p.id)] = p.leader
+    by_name = {t.name: t.partitions for t in md.topics}
+    names = set(by_name)
+    if only is None:
+        for name, parts in by_name.items():
+            for p in parts:
+                assignment[(name, p.id)] = p.replicas
+                leaders[(name, p.id)] = p.leader
+    else:
+        only = list(only)
+        indexed: dict[str, dict[int, object]] = {}
+        for tp in only:
+            parts = by_name.get(tp[0])
+            if parts is None:
+                continue
+            p = parts[tp[1]] if 0 <= tp[1] < len(parts) else None  # partitions come sorted by id
+            if p is None or p.id != tp[1]:
+                if tp[0] not in indexed:
+                    indexed[tp[0]] = {x.id: x for x in parts}
+                p = indexed[tp[0]].get(tp[1])
+                if p is None:
+                    continue
+            assignment[tp] = p.replicas
+            leaders[tp] = p.leader
     asked = None if only is None else [TopicPartition(t, p) for t, p in only if t in names]
-    listed = (
-        {}
-        if asked == []
-        else gw.list_partition_reassignments()
-        if asked is None
-        else list_in_progress(gw, asked)
-    )
+    listed = {} if asked == [] else gw.list_partition_reassignments(asked)
     in_progress = {(tp.topic, tp.partition): r for tp, r in listed.items()}
     sizes = {}
     if with_sizes and asked != []:
         sizes = log_dir_sizes(gw.describe_log_dirs(partitions=asked))
-    return ClusterView(assignment, racks, in_progress, sizes, leaders)
+    return ClusterView(assignment, racks, in_progress, sizes, leaders, topics=names)
 
 
 def fresh_view(
@@ -180,7 +177,12 @@ def preview_plan(
     view = fresh_view(cluster, proposed, view, with_sizes=True)
     busy = set(view.in_progress) | set(console_busy(cluster))
     checks = planner.validate_plan(
-        proposed, current=view.assignment, racks=view.racks, in_progress=busy, rf_change=rf_change
+        proposed,
+        current=view.assignment,
+        racks=view.racks,
+        in_progress=busy,
+        rf_change=rf_change,
+        topics=view.topics,
     )
     return Preview(checks, planner.plan_diff(proposed, view.assignment, view.sizes), throttle)
 
@@ -248,7 +250,12 @@ def start_reassignment(
     view = fresh_view(cluster, proposed, view)
     busy = set(view.in_progress) | set(console_busy(cluster))
     checks = planner.validate_plan(
-        proposed, current=view.assignment, racks=view.racks, in_progress=busy, rf_change=rf_change
+        proposed,
+        current=view.assignment,
+        racks=view.racks,
+        in_progress=busy,
+        rf_change=rf_change,
+        topics=view.topics,
     )
     bad = [c for c in checks if not c.ok]
     if bad:
