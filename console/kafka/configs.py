@@ -59,10 +59,36 @@ class ConfigsMixin(GatewayBase):
                 f"node {node} is not a live {'controller' if self.conn.controller_mode else 'broker'}")
         return self._kp.send(request, node)
 
+    def _send_each(self, requests: dict[int | None, Any]) -> dict[int | None, Any]:
+        """One request per node, in flight together: ``{node: response | KafkaOperationError}``.
+
+        A throttle touches a config resource on every involved broker: 30 brokers cost one
+        round trip, not 30.
+        """
+        out: dict[int | None, Any] = {}
+        direct = []
+        for node, request in requests.items():
+            if node is not None and node in self._kp.broker_ids(expect=[node]):
+                direct.append((request, node))
+                continue
+            try:
+                out[node] = self._send_to(node, request)
+            except KafkaOperationError as err:
+                out[node] = err
+        if len(direct) == 1:
+            request, node = direct[0]
+            try:
+                out[node] = self._kp.send(request, node)
+            except KafkaOperationError as err:
+                out[node] = err
+        elif direct:
+            out.update(zip((node for _, node in direct), self._kp.send_many(direct), strict=True))
+        return out
+
     def describe_configs(
-        self, resources: list[ConfigResource], include_documentation: bool = True
+        self, resources: list[ConfigResource], include_documentation: bool = True, keys: list[str] | None = None
     ) -> dict[ConfigResource, dict[str, ConfigEntry] | KafkaOperationError]:
-        """Every config entry of each resource with value, source, flags, synonyms and docs.
+        """Every config entry of each resource (or only ``keys``) with value, source, flags, synonyms and docs.
 
         Sensitive values are never returned by Kafka (``value`` is None).
         """
@@ -70,15 +96,18 @@ class ConfigsMixin(GatewayBase):
 
         R = DescribeConfigsRequest.DescribeConfigsResource
         out: dict[ConfigResource, dict[str, ConfigEntry] | KafkaOperationError] = {}
-        for node, group in self._by_node_safe(resources, out).items():
-            request = DescribeConfigsRequest(
-                resources=[R(resource_type=_resource_code(r), resource_name=r.name, configuration_keys=None)
+        groups = self._by_node_safe(resources, out)
+        requests = {
+            node: DescribeConfigsRequest(
+                resources=[R(resource_type=_resource_code(r), resource_name=r.name,
+                             configuration_keys=None if keys is None else list(keys))
                            for r in group],
                 include_synonyms=True, include_documentation=include_documentation)
-            try:
-                response = self._send_to(node, request)
-            except KafkaOperationError as err:
-                out.update(dict.fromkeys(group, err))
+            for node, group in groups.items()}
+        for node, response in self._send_each(requests).items():
+            group = groups[node]
+            if isinstance(response, KafkaOperationError):
+                out.update(dict.fromkeys(group, response))
                 continue
             got = {(r.resource_type, r.resource_name): r for r in response.results}
             for res in group:
@@ -135,14 +164,16 @@ class ConfigsMixin(GatewayBase):
                 valid[res] = items
             except KafkaOperationError as err:
                 out[res] = err
-        for node, group in self._by_node_safe(list(valid), out).items():
-            request = IncrementalAlterConfigsRequest(
+        groups = self._by_node_safe(list(valid), out)
+        requests = {
+            node: IncrementalAlterConfigsRequest(
                 resources=[R(resource_type=_resource_code(r), resource_name=r.name, configs=valid[r]) for r in group],
                 validate_only=validate_only)
-            try:
-                response = self._send_to(node, request)
-            except KafkaOperationError as err:
-                out.update(dict.fromkeys(group, err))
+            for node, group in groups.items()}
+        for node, response in self._send_each(requests).items():
+            group = groups[node]
+            if isinstance(response, KafkaOperationError):
+                out.update(dict.fromkeys(group, response))
                 continue
             got = {(r.resource_type, r.resource_name): r for r in response.responses}
             for res in group:

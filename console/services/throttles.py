@@ -68,7 +68,9 @@ def _current_values(
     """{(resource, config): override value or None}; an unreadable resource raises (or, not strict, is left out)."""
     wanted = set(names)
     out: dict[tuple[ConfigResource, str], str | None] = {}
-    answers = gw.describe_configs(list(dict.fromkeys(resources)), include_documentation=False)
+    answers = gw.describe_configs(
+        list(dict.fromkeys(resources)), include_documentation=False, keys=sorted(wanted)
+    )
     for res, entries in answers.items():
         if isinstance(entries, KafkaOperationError):
             if strict:
@@ -108,6 +110,7 @@ def record_throttles(
     current = _current_values(
         gw, (ConfigResource(t, n) for t, n, _ in wanted), REPLICA_CONFIGS + RATE_CONFIGS
     )
+    holders = _holders(reassignment)
     rows = []
     for (rtype, name, config), value in wanted.items():
         previous = current.get((ConfigResource(rtype, name), config))
@@ -115,7 +118,7 @@ def record_throttles(
             value, added = planner.merge_throttle(previous, value)
         else:
             # Another console reassignment may hold this rate: remember the value before it.
-            holder = _holder(reassignment, rtype, name, config)
+            holder = holders.get((rtype, name, config))
             previous = holder.previous if holder is not None else previous
             added = [value]
         rows.append(
@@ -151,19 +154,24 @@ def _key(e: ThrottleEntry) -> str:
     return f"{e.resource_type.lower()}:{e.resource_name}/{e.config}"
 
 
-def _holder(reassignment: Reassignment, rtype: str, name: str, config: str) -> ThrottleEntry | None:
-    return (
-        ThrottleEntry.objects.filter(
-            cluster=reassignment.cluster,
-            resource_type=rtype,
-            resource_name=name,
-            config=config,
-            state__in=ACTIVE,
-        )
+def _holders(reassignment: Reassignment) -> dict[tuple[str, str, str], ThrottleEntry]:
+    """The entry another console reassignment holds on each (resource, config): the oldest active one."""
+    out: dict[tuple[str, str, str], ThrottleEntry] = {}
+    others = (
+        ThrottleEntry.objects.filter(cluster=reassignment.cluster, state__in=ACTIVE)
         .exclude(reassignment=reassignment)
         .order_by("id")
-        .first()
     )
+    for e in others:
+        out.setdefault((e.resource_type, e.resource_name, e.config), e)
+    return out
+
+
+def _set_entry_states(updates: dict[tuple[str, str], list[int]]) -> None:
+    """Ledger state changes in one UPDATE per outcome: {(state, message): [entry ids]}."""
+    for (state, message), ids in updates.items():
+        for i in range(0, len(ids), 900):
+            ThrottleEntry.objects.filter(pk__in=ids[i : i + 900]).update(state=state, message=message)
 
 
 def apply_throttles(reassignment: Reassignment) -> dict[str, dict]:
@@ -178,13 +186,14 @@ def apply_throttles(reassignment: Reassignment) -> dict[str, dict]:
         )
     results = _gateway(reassignment.cluster).incremental_alter_configs(changes)
     outcomes = {}
+    updates: dict[tuple[str, str], list[int]] = {}
     for e in entries:
         res = results.get(ConfigResource(e.resource_type, e.resource_name))
         ok = not isinstance(res, KafkaOperationError)
-        ThrottleEntry.objects.filter(pk=e.pk).update(
-            state=EntryState.SET if ok else EntryState.RECORDED, message="" if ok else res.operator_text
-        )
+        state = (EntryState.SET, "") if ok else (EntryState.RECORDED, res.operator_text)
+        updates.setdefault(state, []).append(e.pk)
         outcomes[_key(e)] = {"ok": ok, "value": e.value} if ok else {"ok": False, "error": res.name}
+    _set_entry_states(updates)
     op = reassignment.operation
     with transaction.atomic():
         audit.record(
@@ -213,6 +222,7 @@ def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "c
         return {"describe": {"ok": False, "error": err.name}}
     changes: dict[ConfigResource, list[ConfigChange]] = {}
     decided: dict[int, tuple[str, str]] = {}
+    holders = _holders(reassignment)
     for e in entries:
         res = ConfigResource(e.resource_type, e.resource_name)
         if (res, e.config) not in current:  # unreadable now (broker down): the janitor retries
@@ -225,7 +235,7 @@ def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "c
                 decided[e.pk] = (EntryState.REMOVED, "nothing of ours left")
                 continue
         else:
-            holder = _holder(reassignment, e.resource_type, e.resource_name, e.config)
+            holder = holders.get((e.resource_type, e.resource_name, e.config))
             if holder is not None:
                 decided[e.pk] = (EntryState.REMOVED, f"still used by reassignment #{holder.reassignment_id}")
                 continue
@@ -237,6 +247,7 @@ def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "c
         changes.setdefault(res, []).append(change)
     results = gw.incremental_alter_configs(changes) if changes else {}
     outcomes: dict[str, dict] = {}
+    updates: dict[tuple[str, str], list[int]] = {}
     for e in entries:
         res = ConfigResource(e.resource_type, e.resource_name)
         if e.pk in decided:
@@ -245,8 +256,9 @@ def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "c
             state, message = EntryState.SET, results[res].operator_text  # retried by the janitor
         else:
             state, message = EntryState.REMOVED, "restored" if e.previous is not None else "removed"
-        ThrottleEntry.objects.filter(pk=e.pk).update(state=state, message=message[:2000])
+        updates.setdefault((state, message[:2000]), []).append(e.pk)
         outcomes[_key(e)] = {"ok": state != EntryState.SET, "state": state, "message": message}
+    _set_entry_states(updates)
     with transaction.atomic():
         audit.record(
             actor=actor,
