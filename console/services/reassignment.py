@@ -20,7 +20,7 @@ from console.models.reassignment import (
     ReassignmentPartition,
     Stage,
 )
-from console.services import access, audit, operations, planner, throttles
+from console.services import access, audit, operations, planner, planner_intents, throttles
 from console.services.clusters import connection_for
 from console.services.reassign_progress import flatten_logs, partition_progress
 from console.services.reassign_rows import insert_rows
@@ -205,9 +205,9 @@ def build_plan(
     selected = [tp for tp in view.assignment if tp[0] in wanted]
     try:
         if intent == "move_off":
-            return planner.move_off_brokers(view.assignment, view.racks, brokers, selected), False
+            return planner_intents.move_off_brokers(view.assignment, view.racks, brokers, selected), False
         if intent == "spread":
-            return planner.spread_onto(view.assignment, view.racks, brokers, selected), False
+            return planner_intents.spread_onto(view.assignment, view.racks, brokers, selected), False
         if intent == "balance":
             from console.services.reassign_balance import balance_plan
 
@@ -216,7 +216,7 @@ def build_plan(
             view.balance = result
             return result.plan, False
         if intent == "rf":
-            return planner.set_replication_factor(
+            return planner_intents.set_replication_factor(
                 view.assignment, view.racks, int(replication_factor or 0), selected
             ), True
     except ValueError as exc:

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from console.services import planner as p
+from console.services import planner_intents as pi
 
 
 def test_it_parses_a_kafka_reassign_partitions_file():
@@ -179,7 +180,7 @@ def test_moving_off_brokers_keeps_rf_and_leaves_them_empty(cluster, data):
     rf = max(len(r) for r in current.values())
     removable = [b for b in racks][: max(0, len(racks) - rf)]
     remove = set(data.draw(st.lists(st.sampled_from(removable), max_size=2))) if removable else set()
-    plan = p.move_off_brokers(current, racks, remove)
+    plan = pi.move_off_brokers(current, racks, remove)
     _assert_sound(plan, racks, current=current)
     assert not any(remove.intersection(reps) for reps in plan.values())
     for tp, reps in plan.items():
@@ -192,7 +193,7 @@ def test_moving_off_brokers_keeps_rf_and_leaves_them_empty(cluster, data):
 def test_setting_the_replication_factor_is_rack_aware(cluster, rf):
     racks, current = cluster
     rf = min(rf, len(racks))
-    plan = p.set_replication_factor(current, racks, rf)
+    plan = pi.set_replication_factor(current, racks, rf)
     _assert_sound(plan, racks, rf=rf)
     for tp, reps in plan.items():
         if len(current[tp]) < rf:
@@ -205,7 +206,7 @@ def test_setting_the_replication_factor_is_rack_aware(cluster, rf):
 def test_spreading_onto_new_brokers_keeps_rf_and_racks(cluster, data):
     racks, current = cluster
     new = data.draw(st.lists(st.sampled_from(sorted(racks)), min_size=1, max_size=2, unique=True))
-    plan = p.spread_onto(current, racks, new)
+    plan = pi.spread_onto(current, racks, new)
     _assert_sound(plan, racks, current=current)
     for tp, reps in plan.items():
         assert p.rack_spread_ok(reps, racks) or not p.rack_spread_ok(current[tp], racks)
