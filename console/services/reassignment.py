@@ -22,7 +22,7 @@ from console.models.reassignment import (
 )
 from console.services import access, audit, operations, planner, planner_intents, throttles
 from console.services.clusters import connection_for
-from console.services.reassign_progress import flatten_logs, partition_progress
+from console.services.reassign_progress import flatten_logs, hosts, partition_progress
 from console.services.reassign_rows import insert_rows
 
 KIND = "reassignment.execute"
@@ -330,9 +330,9 @@ def external_reassignments(cluster) -> list[dict]:
     rows = [r for tp, r in listed.items() if (tp.topic, tp.partition) not in ours]
     if not rows:
         return []
-    brokers = sorted({b for r in rows for b in r.replicas})
+    # Each replica's broker is asked about its partitions only (as the poller does).
     logs = gw.describe_log_dirs(
-        broker_ids=brokers, partitions=[TopicPartition(r.topic, r.partition) for r in rows]
+        partitions=hosts((TopicPartition(r.topic, r.partition), r.replicas, ()) for r in rows)
     )
     flat = flatten_logs(logs)
     out = []

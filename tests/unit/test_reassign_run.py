@@ -295,3 +295,23 @@ def test_two_operators_racing_on_a_partition_the_second_is_refused_per_partition
     assert r1.partitions.get().state == PartitionState.MOVING
     listed = gateway_for(kafka_cluster).list_partition_reassignments([TopicPartition(topic, 0)])
     assert list(listed[TopicPartition(topic, 0)].adding) == [3]  # the first plan's target, not merged
+
+
+def test_a_reassignment_started_outside_the_console_is_listed_with_its_replica_states(
+    personas, kafka_cluster, frozen
+):
+    topic = make_topic(frozen, [[1, 2], [2, 3]])
+    gw = gateway_for(kafka_cluster)
+    tp = TopicPartition(topic, 1)
+    assert gw.alter_partition_reassignments({tp: [2, 1]})[tp].__class__.__name__ == "Ok"
+    try:
+        rows = [x for x in reassignment.external_reassignments(kafka_cluster) if x["topic"] == topic]
+        assert [
+            (x["partition"], x["original"], x["target"], x["adding"], x["removing"], x["percent"])
+            for x in rows
+        ] == [(1, [2, 3], [2, 1], [1], [3], 0)]
+        states = {x["broker"]: (x["status"], x["new"]) for x in rows[0]["replicas"]}
+        assert states[2] == ("In sync", False)
+        assert states[1][0].startswith("Behind: ") and states[1][1] is True
+    finally:
+        gw.alter_partition_reassignments({tp: None})
