@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.kafka import KafkaOperationError, Ok, TopicPartition
+from console.kafka import ConfigResource, KafkaOperationError, Ok, TopicPartition
 
 from .conftest import describe, eventually, unique
 
@@ -100,6 +100,29 @@ def test_log_dirs_filtered_and_unknown_broker(gw, topics, broker_ids):
     dirs = out[broker_ids[0]]
     assert {k for d in dirs for k in d.replicas} == {tp}
     assert isinstance(out[987654], KafkaOperationError)
+
+
+def test_log_dirs_asked_per_broker_name_only_that_brokers_partitions(gw, topics, broker_ids):
+    a, b = broker_ids[:2]
+    name = topics.create(replica_assignment=((a, b), (a, b)))
+    p0, p1 = TopicPartition(name, 0), TopicPartition(name, 1)
+    out = eventually(lambda: gw.describe_log_dirs(partitions={a: [p0], b: [p0, p1], 987654: [p1]}),
+                     lambda o: any(p1 in d.replicas for d in o[b]))
+    assert list(out) == [a, b, 987654]
+    assert {k for d in out[a] for k in d.replicas} == {p0}
+    assert {k for d in out[b] for k in d.replicas} == {p0, p1}
+    assert isinstance(out[987654], KafkaOperationError)
+
+
+def test_throttle_configs_are_described_by_key(gw, topics, broker_ids):
+    name = topics.create(replica_assignment=((broker_ids[0],),))
+    res, broker = ConfigResource("TOPIC", name), ConfigResource("BROKER", str(broker_ids[0]))
+    keys = ["leader.replication.throttled.replicas", "follower.replication.throttled.replicas",
+            "leader.replication.throttled.rate"]
+    out = eventually(lambda: gw.describe_configs([res, broker], include_documentation=False, keys=keys),
+                     lambda o: not any(isinstance(v, KafkaOperationError) for v in o.values()))
+    assert set(out[res]) == set(keys[:2])
+    assert set(out[broker]) <= {keys[2]}
 
 
 def test_preferred_election(gw, topics, broker_ids):
