@@ -125,7 +125,10 @@ class KpClient:
         self.ensure_ready()
         if not requests:
             return []
-        futures = [self._manager.call_soon(self._manager.send, request, node) for request, node in requests]
+        try:
+            futures = [self._manager.call_soon(self._manager.send, request, node) for request, node in requests]
+        except Exception:  # noqa: BLE001 - the I/O thread refused work: one by one, translated there
+            return [self._send_or_error(request, node) for request, node in requests]
         left = [len(futures)]
         lock = threading.Lock()
         all_done = threading.Event()
@@ -149,13 +152,17 @@ class KpClient:
             elif future.exception is None:
                 out.append(future.value)
             elif translate(future.exception).name == "NETWORK_EXCEPTION":
-                try:  # a connection being (re)established: the one-by-one path retries briefly
-                    out.append(self._send(request, node))
-                except KafkaOperationError as err:
-                    out.append(err)
+                # a connection being (re)established: the one-by-one path retries briefly
+                out.append(self._send_or_error(request, node))
             else:
                 out.append(self._error(future.exception, what))
         return out
+
+    def _send_or_error(self, request: Any, node: int) -> Any:
+        try:
+            return self._send(request, node)
+        except KafkaOperationError as err:
+            return err
 
     def send_to_controller(self, request: Any) -> Any:
         """Send a request that the active controller must handle (brokers forward it)."""
