@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .base import GatewayBase, group_by_topic
@@ -181,9 +180,9 @@ class TopicsMixin(GatewayBase):
         topic_cls = ListOffsetsRequest.ListOffsetsTopic
         part_cls = topic_cls.ListOffsetsPartition
 
-        def one(broker: int) -> Any:
+        def request_for(broker: int) -> Any:
             grouped = group_by_topic((tp.topic, tp.partition) for tp in by_leader[broker])
-            request = ListOffsetsRequest(
+            return ListOffsetsRequest(
                 replica_id=-1,
                 isolation_level=ISOLATION_LEVELS[isolation],
                 topics=[
@@ -195,17 +194,11 @@ class TopicsMixin(GatewayBase):
                 timeout_ms=int(self._timeout * 1000),
                 min_version=1,
             )
-            try:
-                return self._kp.send(request, broker)
-            except KafkaOperationError as err:
-                return err
 
         brokers = sorted(by_leader)
-        if len(brokers) > 1:
-            with ThreadPoolExecutor(max_workers=min(16, len(brokers))) as pool:
-                answers = dict(zip(brokers, pool.map(one, brokers), strict=True))
-        else:
-            answers = {b: one(b) for b in brokers}
+        self._kp.broker_ids(expect=brokers)  # a leader that restarted since the client last looked
+        responses = self._kp.send_many([(request_for(b), b) for b in brokers])
+        answers = dict(zip(brokers, responses, strict=True))
         for broker, response in answers.items():
             if isinstance(response, KafkaOperationError):
                 out.update((tp, response) for tp in by_leader[broker])

@@ -7,6 +7,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -58,6 +60,42 @@ def _querystring(request, drop: tuple[str, ...]) -> str:
     return params.urlencode()
 
 
+_DASH = "—"
+
+
+def _partition_rows(partitions) -> str:
+    """The partitions table body, rendered in one pass: a 1,000-partition topic is 9,000 cells."""
+
+    def cells(p):
+        health = "".join(
+            text
+            for flag, text in (
+                (p.offline, '<span class="badge state-failed">offline</span>'),
+                (p.under_replicated, '<span class="badge state-failed">under-replicated</span>'),
+                (p.leader_not_preferred, '<span class="badge">leader is not preferred</span>'),
+            )
+            if flag
+        )
+        return (
+            p.id,
+            mark_safe('<span class="state-failed">none</span>') if p.offline else p.leader,
+            ", ".join(map(str, p.replicas)),
+            ", ".join(map(str, p.isr)),
+            ", ".join(map(str, p.offline_replicas)) or _DASH,
+            _DASH if p.start_offset is None else p.start_offset,
+            _DASH if p.end_offset is None else p.end_offset,
+            _DASH if p.messages is None else p.messages,
+            mark_safe(health),
+        )
+
+    return format_html_join(
+        "\n",
+        '<tr><td>{}</td><td>{}</td><td class="mono">{}</td><td class="mono">{}</td><td class="mono">{}</td>'
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        (cells(p) for p in partitions),
+    )
+
+
 @login_required
 @require_GET
 def topic_detail(request, name: str, topic: str):
@@ -73,6 +111,7 @@ def topic_detail(request, name: str, topic: str):
         "cluster": cluster,
         "topic": topic,
         "detail": detail,
+        "partition_rows": _partition_rows(detail.partitions),
         "config_rows": [(e, source_label(e.source)) for e in detail.configs],
         "can_manage": can_manage and not detail.internal,
         "can_edit_configs": access.can(request.user, cluster, access.MANAGE_CONFIGS),
