@@ -5,7 +5,7 @@ reassignment is submitted through the console, then the clock moves so every par
 way. The console side is ``reassign_run.poll_once`` (ListPartitionReassignments, DescribeLogDirs
 per involved broker, KIP-179 states, per-partition rows, totals, rate/ETA, heartbeat); the raw
 side is the same ListPartitionReassignments + DescribeLogDirs calls through the gateway (each
-broker's DescribeLogDirs names only the moving partitions it hosts or will host,, as the poll's).
+broker's DescribeLogDirs names only the moving partitions it hosts or will host, as the poll's).
 Medians. Prints ``RESULT progress_poll ratio=<console/raw> goal<=1.5`` last (and checks < 1 s).
 """
 
