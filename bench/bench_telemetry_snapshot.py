@@ -4,9 +4,8 @@ Sandbox: 1,000 topics x 100 partitions x RF 2 on 6 brokers, in-process, with dat
 Raw: the snapshot's requests through the gateway (one Metadata, ListOffsets earliest and latest
 batched per leader, one DescribeLogDirs per broker, one DescribeConfigs), timed inside the run.
 Console: the whole ``collect_snapshot`` service of the same run (those requests, Arrow columns,
-three Parquet files written atomically). One run: at 100k partitions the requests take minutes
-(ListOffsets through librdkafka grows faster than linearly), so both figures come from the
-same snapshot. ``BENCH_PARTITIONS_TOPICS`` (default 1000) scales the sandbox down for a quick look.
+three Parquet files written atomically). Both figures come from the same snapshot (one run of
+100k partitions takes tens of seconds). ``BENCH_PARTITIONS_TOPICS`` (default 1000) scales the sandbox down for a quick look.
 Prints ``RESULT telemetry_snapshot ratio=<snapshot/raw requests> goal<=1.5`` last.
 """
 
