@@ -257,6 +257,8 @@ def test_a_resource_search_is_complete_across_pages_and_uses_the_target_index(
         qs = audit_review.list_queryset(actor=people["auditor"], audit_filter=AuditFilter(resource=value))
         sql, params = qs.query.sql_with_params()
         assert "LIKE" not in sql.upper()
+        if connection.vendor != "sqlite":
+            continue  # the plan check reads SQLite's EXPLAIN QUERY PLAN; PostgreSQL plans tiny tables differently
         with connection.cursor() as cur:
             cur.execute(f"EXPLAIN QUERY PLAN {sql}", params)
             plan = " ".join(str(row) for row in cur.fetchall())
