@@ -33,6 +33,27 @@ class ConfigDef:
     synonyms: tuple[str, ...] = ()
 
 
+_TYPE_NAMES = {
+    1: "boolean",
+    2: "string",
+    3: "int",
+    4: "short",
+    5: "long",
+    6: "double",
+    7: "list",
+    8: "class",
+    9: "password",
+}
+
+
+def describe_doc(d: ConfigDef) -> str:
+    """A short documentation line of our own (the sandbox does not carry Kafka's documentation text)."""
+    if d.doc:
+        return d.doc
+    default = "none" if d.default is None else f"'{d.default}'"
+    return f"{d.name}: a {_TYPE_NAMES.get(d.type, 'value')} setting, default {default} (see Apache Kafka's documentation)."
+
+
 def _load() -> tuple[dict[str, ConfigDef], dict[str, ConfigDef], list[str]]:
     raw = json.loads((Path(__file__).parent / "data" / "kafka41_configs.json").read_text())
     topic = {n: ConfigDef(n, t, d, doc, synonyms=tuple(s)) for n, t, d, s, doc in raw["topic"]}
@@ -42,10 +63,8 @@ def _load() -> tuple[dict[str, ConfigDef], dict[str, ConfigDef], list[str]]:
 
 TOPIC_DEFS, BROKER_DEFS, LOGGERS = _load()
 THROTTLE_RATE_DOC = (
-    "A long representing the upper bound (bytes/sec) on replication traffic for "
-    "{} enumerated in the property {}.replication.throttled.replicas (for each "
-    "topic). This property can be only set dynamically. It is suggested that the "
-    "limit be kept above 1MB/s for accurate behaviour."
+    "Bytes per second this broker may spend replicating the {} listed in each topic's "
+    "{}.replication.throttled.replicas. Dynamic only."
 )
 # broker configs that exist only as dynamic configs (described only once set)
 DYNAMIC_ONLY = {
@@ -59,8 +78,8 @@ DYNAMIC_ONLY = {
         "replica.alter.log.dirs.io.max.bytes.per.second",
         LONG,
         None,
-        "A long representing the upper bound (bytes/sec) on disk IO used for moving replica "
-        "between log directories on the same broker.",
+        "Bytes per second this broker may spend copying replicas from one of its log "
+        "directories to another. Dynamic only.",
     ),
 }
 ENUMS = {

@@ -47,7 +47,7 @@ def _entry(
         is_sensitive=sensitive,
         synonyms=syns,
         config_type=d.type if d else 0,
-        documentation=(d.doc if d else "") if docs else None,
+        documentation=(C.describe_doc(d) if d else "") if docs else None,
     )
 
 
