@@ -53,6 +53,16 @@ def main() -> None:
     spark = build_session(load(), master=master)
     until = START + timedelta(seconds=SHAPE.snapshots * SHAPE.interval_s)
 
+    jvm_pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+
+    def jvm_cpu_s() -> float:
+        """CPU seconds of the Spark JVM (all threads: tasks, JIT, GC): steadier than wall time on a shared VM."""
+        try:
+            fields = Path(f"/proc/{jvm_pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            return float("nan")
+
     def scan() -> tuple[float, int]:
         started = time.perf_counter()
         total = 0
@@ -62,15 +72,19 @@ def main() -> None:
         return time.perf_counter() - started, total
 
     scan()  # warm-up: JVM, file listing, Parquet footers
+    cpu = jvm_cpu_s()
     scan_s, counted = scan()
+    scan_cpu = jvm_cpu_s() - cpu
+    cpu = jvm_cpu_s()
     started = time.perf_counter()
     out = jobs.run_jobs(spark, root, CLUSTER, START, until, JobParams(idle_days=1, forecast_window_days=1))
     jobs_s = time.perf_counter() - started
+    jobs_cpu = jvm_cpu_s() - cpu
     lake_bytes = sum(lake.lake_size(root, CLUSTER).values())
     days = SHAPE.snapshots * SHAPE.interval_s / 86400
     print(
         f"master={master} partition_rows={rows} rows_counted={counted} scan_s={scan_s:.2f} jobs_s={jobs_s:.2f} "
-        f"report_rows={sum(len(v) for v in out.values())} lake_bytes={lake_bytes} "
+        f"scan_cpu_s={scan_cpu:.1f} jobs_cpu_s={jobs_cpu:.1f} report_rows={sum(len(v) for v in out.values())} lake_bytes={lake_bytes} "
         f"lake_bytes_per_day={lake_bytes / days:.0f}"
     )
     spark.stop()

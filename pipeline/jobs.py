@@ -9,6 +9,7 @@ Results are small and collected to the driver, which publishes them (:mod:`pipel
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
@@ -32,15 +33,30 @@ def _read(
 
 
 def _collect(df) -> list[dict]:
-    return [row.asDict() for row in df.collect()]
+    """A small result to the driver as Arrow (one batch transfer, no per-row pickling)."""
+    return df.toArrow().to_pylist()
 
 
-def _topic_frames(parts):
+# Leader counts ride along in the (snapshot, topic) aggregate as one conditional count per broker
+# of the brokers dataset, so the raw partition rows are scanned once; past this many brokers the
+# aggregate would grow too wide and the leaders get their own (snapshot, leader) aggregation.
+MAX_PIVOT_BROKERS = 64
+WORKERS = 4  # driver threads submitting Spark jobs (two scans, then the small report jobs)
+
+
+def _topic_frames(parts, broker_ids: list[int] | None):
+    """The one pass over the raw partition rows: one aggregate per (snapshot, topic), cached.
+
+    With ``broker_ids`` it also counts the leaders per broker (``leaders_<i>``, the i-th id).
+    """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     pos = lambda c: F.greatest(F.col(c), F.lit(0))  # noqa: E731 - -1 means unknown
-    # Two narrow aggregations over the raw rows are ~40% cheaper than one by (ts, topic, leader).
+    leader_counts = [
+        F.count(F.when(F.col("leader") == F.lit(b), 1)).alias(f"leaders_{i}")
+        for i, b in enumerate(broker_ids or [])
+    ]
     topic_ts = parts.groupBy("ts", "topic").agg(
         F.sum(pos("size_bytes")).alias("size"),
         F.max(pos("size_bytes")).alias("max_part"),
@@ -49,16 +65,57 @@ def _topic_frames(parts):
         F.count(F.lit(1)).alias("partitions"),
         F.max("retention_ms").alias("retention_ms"),
         F.max("retention_bytes").alias("retention_bytes"),
+        *leader_counts,
     )
     w = Window.partitionBy("topic").orderBy("ts")
-    topic_ts = topic_ts.select(
+    return topic_ts.select(
         "*",
         F.coalesce(F.col("size") - F.lag("size").over(w), F.lit(0)).alias("d_size"),
         F.coalesce(F.greatest(F.col("end") - F.lag("end").over(w), F.lit(0)), F.lit(0)).alias("d_msgs"),
         F.coalesce((F.col("ts") - F.lag("ts").over(w)) / 1000.0, F.lit(0.0)).alias("dt"),
     ).cache()
-    leaders = parts.groupBy("ts", "leader").agg(F.count(F.lit(1)).alias("leaders"))
-    return topic_ts, leaders
+
+
+def _leaders(parts, topic_ts, broker_ids: list[int] | None):
+    """Leader count per (snapshot, broker): from the cached topic aggregate when it carries them."""
+    from pyspark.sql import functions as F
+
+    if broker_ids is None:
+        return parts.groupBy("ts", "leader").agg(F.count(F.lit(1)).alias("leaders"))
+    per_ts = topic_ts.groupBy("ts").agg(
+        *[F.sum(f"leaders_{i}").alias(f"leaders_{i}") for i in range(len(broker_ids))]
+    )
+    pairs = F.array(
+        *[
+            F.struct(F.lit(b).cast("long").alias("leader"), F.col(f"leaders_{i}").alias("leaders"))
+            for i, b in enumerate(broker_ids)
+        ]
+    )
+    return per_ts.select("ts", F.inline(pairs))
+
+
+def _cluster_size(topic_ts, disk):
+    from pyspark.sql import functions as F
+
+    cluster_size = topic_ts.groupBy("ts").agg(
+        F.sum("size").alias("log_bytes"),
+        F.sum(F.col("end") - F.col("start")).alias("messages"),
+        F.sum("partitions").alias("partitions"),
+        F.count(F.lit(1)).alias("topics"),
+    )
+    if disk is not None:
+        disk_ts = disk.groupBy("ts").agg(F.sum("size_bytes").alias("disk_bytes"))
+        cluster_size = cluster_size.join(disk_ts, "ts", "left")
+    else:
+        cluster_size = cluster_size.withColumn("disk_bytes", F.lit(None))
+    return cluster_size.select(
+        "ts",
+        "log_bytes",
+        F.coalesce("disk_bytes", F.lit(0)).cast("long").alias("disk_bytes"),
+        "messages",
+        "partitions",
+        "topics",
+    )
 
 
 def _rate(num, den):
@@ -136,13 +193,19 @@ def _topic_summary(topic_ts):
     )
 
 
-def _broker_disk(brokers, leaders):
+def _disk(brokers):
+    """Bytes on disk and capacity per (snapshot, broker), from the brokers dataset (DescribeLogDirs)."""
     from pyspark.sql import functions as F
 
-    disk = brokers.groupBy("ts", "broker").agg(
+    return brokers.groupBy("ts", "broker").agg(
         F.sum(F.greatest(F.coalesce("size_bytes", F.lit(0)), F.lit(0))).alias("size_bytes"),
         F.sum("total_bytes").alias("total_bytes"),
     )
+
+
+def _broker_disk(disk, leaders):
+    from pyspark.sql import functions as F
+
     lead = leaders.withColumnRenamed("leader", "broker")
     return disk.join(lead, ["ts", "broker"], "left").select(
         "ts",
@@ -153,21 +216,30 @@ def _broker_disk(brokers, leaders):
     )
 
 
-def _broker_forecast(disk, end: int, params: JobParams):
+def _broker_forecast(disk, params: JobParams):
+    """Per broker: the latest size and a least-squares slope over the last forecast window.
+
+    The window ends at the last snapshot of any broker (``end``, joined in as a one-row frame).
+    """
     from pyspark.sql import functions as F
 
-    recent = F.col("ts") >= F.lit(end - params.forecast_window_days * DAY_MS)
-    x = (F.col("ts") - F.lit(end)) / DAY_MS
+    end = F.col("end")
+    recent = F.col("ts") >= end - F.lit(params.forecast_window_days * DAY_MS)
+    x = (F.col("ts") - end) / DAY_MS
     y = F.col("size_bytes").cast("double")
-    s = disk.groupBy("broker").agg(
-        F.max("ts").alias("last_ts"),
-        F.max_by("size_bytes", "ts").alias("size_bytes"),
-        F.max_by("total_bytes", "ts").alias("total_bytes"),
-        F.count(F.when(recent, 1)).alias("n"),
-        F.sum(F.when(recent, x)).alias("sx"),
-        F.sum(F.when(recent, y)).alias("sy"),
-        F.sum(F.when(recent, x * x)).alias("sxx"),
-        F.sum(F.when(recent, x * y)).alias("sxy"),
+    s = (
+        disk.crossJoin(disk.agg(F.max("ts").alias("end")))
+        .groupBy("broker")
+        .agg(
+            F.max("ts").alias("last_ts"),
+            F.max_by("size_bytes", "ts").alias("size_bytes"),
+            F.max_by("total_bytes", "ts").alias("total_bytes"),
+            F.count(F.when(recent, 1)).alias("n"),
+            F.sum(F.when(recent, x)).alias("sx"),
+            F.sum(F.when(recent, y)).alias("sy"),
+            F.sum(F.when(recent, x * x)).alias("sxx"),
+            F.sum(F.when(recent, x * y)).alias("sxy"),
+        )
     )
     den = F.col("n") * F.col("sxx") - F.col("sx") * F.col("sx")
     slope = F.when(
@@ -223,20 +295,38 @@ def _group_frames(groups):
     return per_ts, lag, summary
 
 
-def _idle(summary, group_summary, end: int, params: JobParams):
-    from pyspark.sql import functions as F
+def _idle(topic_summary: list[dict], group_summary: list[dict] | None, params: JobParams) -> list[dict]:
+    """Topics with no write and no consumer progress for ``idle_days`` before the last snapshot.
 
-    s = summary.where(~F.col("topic").startswith("__"))
-    if group_summary is not None:
-        consumed = group_summary.groupBy("topic").agg(F.max("last_progress_ts").alias("last_consume_ts"))
-        s = s.join(consumed, "topic", "left")
-    else:
-        s = s.withColumn("last_consume_ts", F.lit(None).cast("long"))
-    since = F.coalesce(F.greatest("last_write_ts", "last_consume_ts"), F.col("first_ts"))
-    s = s.withColumn("idle_days", (F.lit(end) - since) / DAY_MS)
-    return s.where(F.col("idle_days") >= params.idle_days).select(
-        "topic", "partitions", "size_bytes", "last_write_ts", "last_consume_ts", "idle_days"
-    )
+    A join of two reports already on the driver (one row per topic, one per group and topic), so
+    it is done there rather than as one more Spark job.
+    """
+    if not topic_summary:
+        return []
+    end = max(t["last_ts"] for t in topic_summary)
+    consumed: dict[str, int] = {}
+    for g in group_summary or []:
+        if g["last_progress_ts"] is not None:
+            consumed[g["topic"]] = max(consumed.get(g["topic"], g["last_progress_ts"]), g["last_progress_ts"])
+    idle = []
+    for t in topic_summary:
+        if t["topic"].startswith("__"):
+            continue
+        consume = consumed.get(t["topic"])
+        seen = [ts for ts in (t["last_write_ts"], consume) if ts is not None]
+        idle_days = (end - (max(seen) if seen else t["first_ts"])) / DAY_MS
+        if idle_days >= params.idle_days:
+            idle.append(
+                {
+                    "topic": t["topic"],
+                    "partitions": t["partitions"],
+                    "size_bytes": t["size_bytes"],
+                    "last_write_ts": t["last_write_ts"],
+                    "last_consume_ts": consume,
+                    "idle_days": idle_days,
+                }
+            )
+    return idle
 
 
 def run_jobs(
@@ -248,10 +338,15 @@ def run_jobs(
     params: JobParams | None = None,
     progress: Progress | None = None,
 ) -> dict[str, list[dict]]:
-    """Every report for one cluster and window [since, until). Re-running a window gives the same rows."""
+    """Every report for one cluster and window [since, until). Re-running a window gives the same rows.
+
+    Each raw dataset is scanned once: the partition rows into the cached (snapshot, topic)
+    aggregate, the group rows into the cached (group, topic, snapshot) aggregate; every report
+    is then a small Spark job over those. The jobs are submitted from a few driver threads so
+    the two scans share the cores and the small jobs' planning and scheduling overlap.
+    """
     params = params or JobParams()
     step = progress or (lambda _f, _t: None)
-    out: dict[str, list[dict]] = {}
     parts = _read(
         spark,
         lake_dir,
@@ -276,58 +371,66 @@ def run_jobs(
     groups = _read(
         spark, lake_dir, "groups", cluster, since, until, ["ts", "group", "topic", "lag", "committed_offset"]
     )
-    cached = []
-    try:
-        summary = group_summary = None
-        if parts is not None:
-            step(0.1, "scanning partition snapshots")
-            topic_ts, leaders = _topic_frames(parts)
-            cached.append(topic_ts)
-            from pyspark.sql import functions as F
+    cached: list = []
+    out: dict[str, list[dict]] = {}
+    tasks: dict[str, Future] = {}
+    pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="pipeline-job")
 
-            cluster_size = topic_ts.groupBy("ts").agg(
-                F.sum("size").alias("log_bytes"),
-                F.sum(F.col("end") - F.col("start")).alias("messages"),
-                F.sum("partitions").alias("partitions"),
-                F.count(F.lit(1)).alias("topics"),
-            )
-            if brokers is not None:
-                disk_ts = brokers.groupBy("ts").agg(
-                    F.sum(F.greatest(F.coalesce("size_bytes", F.lit(0)), F.lit(0))).alias("disk_bytes")
-                )
-                cluster_size = cluster_size.join(disk_ts, "ts", "left")
-            else:
-                cluster_size = cluster_size.withColumn("disk_bytes", F.lit(None))
-            cluster_size = cluster_size.withColumn(
-                "disk_bytes", F.coalesce("disk_bytes", F.lit(0)).cast("long")
-            )
-            out["cluster_size"] = _collect(cluster_size)
-            step(0.4, "topic growth")
-            out["topic_growth"] = _collect(_topic_growth(topic_ts))
-            summary = _topic_summary(topic_ts).cache()
-            cached.append(summary)
-            out["topic_summary"] = _collect(summary)
-            if brokers is not None:
-                step(0.6, "broker disk and forecast")
-                disk = _broker_disk(brokers, leaders).cache()
-                cached.append(disk)
-                out["broker_disk"] = _collect(disk)
-                end = max((d["ts"] for d in out["broker_disk"]), default=None)
-                out["broker_forecast"] = (
-                    _collect(_broker_forecast(disk, end, params)) if end is not None else []
-                )
+    def submit(name: str, fn: Callable[[], object]) -> Future:
+        tasks[name] = pool.submit(fn)
+        return tasks[name]
+
+    def materialize(df):
+        cached.append(df)
+        df.count()
+        return df
+
+    try:
+        step(0.1, "scanning partition and group snapshots")
+        # The scans first: the thread pool starts tasks in submission order, so every report
+        # task below waits on a scan that is already running.
+        group_scan = topic_scan = disk = None
         if groups is not None:
-            step(0.8, "consumer lag")
             per_ts, lag, group_summary = _group_frames(groups)
-            cached.append(per_ts)
-            out["group_lag"] = _collect(lag)
-            out["group_summary"] = _collect(group_summary)
-        if summary is not None:
-            end = max((t["last_ts"] for t in out["topic_summary"]), default=None)
-            out["idle_topics"] = (
-                _collect(_idle(summary, group_summary, end, params)) if end is not None else []
-            )
+            group_scan = submit("group scan", lambda: materialize(per_ts))
+        if parts is not None:
+            disk = _disk(brokers).cache() if brokers is not None else None
+
+            def scan_partitions():
+                ids = None
+                if disk is not None:
+                    found = sorted(r[0] for r in materialize(disk).select("broker").distinct().collect())
+                    ids = found if len(found) <= MAX_PIVOT_BROKERS else None
+                return ids, materialize(_topic_frames(parts, ids))
+
+            topic_scan = submit("partition scan", scan_partitions)
+
+            def over_topics(report):
+                return lambda: _collect(report(topic_scan.result()[1]))
+
+            submit("cluster_size", over_topics(lambda t: _cluster_size(t, disk)))
+            submit("topic_growth", over_topics(_topic_growth))
+            submit("topic_summary", over_topics(_topic_summary))
+            if disk is not None:
+
+                def broker_disk():
+                    ids, topic_ts = topic_scan.result()
+                    return _collect(_broker_disk(disk, _leaders(parts, topic_ts, ids)))
+
+                submit("broker_disk", broker_disk)
+                submit("broker_forecast", lambda: _collect(_broker_forecast(disk, params)))
+        if group_scan is not None:
+            submit("group_lag", lambda: (group_scan.result(), _collect(lag))[1])
+            submit("group_summary", lambda: (group_scan.result(), _collect(group_summary))[1])
+        for done, (name, task) in enumerate(tasks.items(), 1):
+            result = task.result()  # progress is reported from the caller's thread only
+            step(0.1 + 0.85 * done / len(tasks), name)
+            if not name.endswith(" scan"):
+                out[name] = result
+        if "topic_summary" in out:
+            out["idle_topics"] = _idle(out["topic_summary"], out.get("group_summary"), params)
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         for df in cached:
             df.unpersist()
     step(1.0, "done")
