@@ -82,6 +82,10 @@ def _leaders(parts, topic_ts, broker_ids: list[int] | None):
 
     if broker_ids is None:
         return parts.groupBy("ts", "leader").agg(F.count(F.lit(1)).alias("leaders"))
+    if not broker_ids:  # no broker rows in the window: nothing to join the counts to
+        return topic_ts.select(
+            "ts", F.lit(None).cast("long").alias("leader"), F.lit(0).cast("long").alias("leaders")
+        ).where(F.lit(False))
     per_ts = topic_ts.groupBy("ts").agg(
         *[F.sum(f"leaders_{i}").alias(f"leaders_{i}") for i in range(len(broker_ids))]
     )
