@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -46,3 +49,27 @@ def login(page, live_server, username: str, password: str) -> None:
     page.fill("#id_username", username)
     page.fill("#id_password", password)
     page.click("button[type=submit]")
+
+
+@contextmanager
+def background_worker(step, interval_s: float = 0.3):
+    """Stand in for Celery in a browser test: call ``step()`` every interval on a thread until the test ends."""
+    from django.db import close_old_connections
+
+    stop = threading.Event()
+
+    def loop():
+        while not stop.is_set():
+            try:
+                step()
+            finally:
+                close_old_connections()
+            time.sleep(interval_s)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(10)

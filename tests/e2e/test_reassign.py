@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 
 import pytest
-from django.db import close_old_connections
 
-from tests.e2e.conftest import login
+from tests.e2e.conftest import background_worker, login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 MB = 1024 * 1024
@@ -23,25 +21,16 @@ def worker(monkeypatch):
     from tasks import reassignment as reassign_tasks
 
     monkeypatch.setattr(reassign_tasks.run_reassignment, "delay", lambda op_id: _Queued())
-    stop = threading.Event()
 
-    def loop():
-        while not stop.is_set():
-            try:
-                for op_id in Operation.objects.filter(
-                    kind="reassignment.execute", state="pending"
-                ).values_list("pk", flat=True):
-                    reassign_run.run_reassignment(op_id, worker="e2e")
-                reassign_run.poll_due()
-            finally:
-                close_old_connections()
-            time.sleep(0.3)
+    def step():
+        for op_id in Operation.objects.filter(kind="reassignment.execute", state="pending").values_list(
+            "pk", flat=True
+        ):
+            reassign_run.run_reassignment(op_id, worker="e2e")
+        reassign_run.poll_due()
 
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    yield
-    stop.set()
-    thread.join(10)
+    with background_worker(step):
+        yield
 
 
 def test_a_throttled_reassignment_advances_to_done(page, live_server, sandbox, personas, worker):

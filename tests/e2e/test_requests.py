@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 
 import pytest
-from django.db import close_old_connections
 
-from tests.e2e.conftest import login
+from tests.e2e.conftest import background_worker, login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -26,23 +23,14 @@ def worker(monkeypatch):
     from tasks import requests as request_tasks
 
     monkeypatch.setattr(request_tasks.run_request, "delay", lambda op_id: _Queued())
-    stop = threading.Event()
 
-    def loop():
-        while not stop.is_set():
-            try:
-                pending = Operation.objects.filter(kind="request.execute", state="pending")
-                for op_id in pending.values_list("pk", flat=True):
-                    requests.run_request(op_id, worker="e2e")
-            finally:
-                close_old_connections()
-            time.sleep(0.3)
+    def step():
+        pending = Operation.objects.filter(kind="request.execute", state="pending")
+        for op_id in pending.values_list("pk", flat=True):
+            requests.run_request(op_id, worker="e2e")
 
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    yield
-    stop.set()
-    thread.join(10)
+    with background_worker(step):
+        yield
 
 
 def test_a_requested_topic_is_approved_created_and_audited(page, live_server, sandbox, personas, worker):
