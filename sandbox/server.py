@@ -122,7 +122,8 @@ class NodeServer:
         if not (self.node.is_controller and key in CONTROLLER_WRITES and active != self.node.node_id):
             return None
         if key == INCREMENTAL_ALTER_CONFIGS and all(
-            r.resource_type == BROKER_LOGGER and r.resource_name == str(self.node.node_id) for r in req.resources
+            r.resource_type == BROKER_LOGGER and r.resource_name == str(self.node.node_id)
+            for r in req.resources
         ):
             return None
         return f"The active controller appears to be node {active}."

@@ -12,9 +12,8 @@ PERSONAS = ("admin", "operator", "requester", "auditor", "viewer", "outsider")
 @pytest.fixture(scope="session")
 def sandbox():
     """One sandbox Kafka cluster for the whole run (3 brokers, 3 controllers, ephemeral ports)."""
-    from sandbox.testing import running_sandbox
-
     from console.kafka import close_all
+    from sandbox.testing import running_sandbox
 
     with running_sandbox(brokers=3, controllers=3, port=0) as cluster:
         yield cluster

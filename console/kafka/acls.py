@@ -13,15 +13,39 @@ from .errors import KafkaOperationError, from_code
 from .kp import check
 from .types import OK, AclBinding, AclBindingFilter, Ok
 
-RESOURCE_TYPES = {"UNKNOWN": 0, "ANY": 1, "TOPIC": 2, "GROUP": 3, "CLUSTER": 4, "TRANSACTIONAL_ID": 5,
-                  "DELEGATION_TOKEN": 6, "USER": 7}
+RESOURCE_TYPES = {
+    "UNKNOWN": 0,
+    "ANY": 1,
+    "TOPIC": 2,
+    "GROUP": 3,
+    "CLUSTER": 4,
+    "TRANSACTIONAL_ID": 5,
+    "DELEGATION_TOKEN": 6,
+    "USER": 7,
+}
 PATTERN_TYPES = {"UNKNOWN": 0, "ANY": 1, "MATCH": 2, "LITERAL": 3, "PREFIXED": 4}
-OPERATIONS = {"UNKNOWN": 0, "ANY": 1, "ALL": 2, "READ": 3, "WRITE": 4, "CREATE": 5, "DELETE": 6, "ALTER": 7,
-              "DESCRIBE": 8, "CLUSTER_ACTION": 9, "DESCRIBE_CONFIGS": 10, "ALTER_CONFIGS": 11,
-              "IDEMPOTENT_WRITE": 12, "CREATE_TOKENS": 13, "DESCRIBE_TOKENS": 14}
+OPERATIONS = {
+    "UNKNOWN": 0,
+    "ANY": 1,
+    "ALL": 2,
+    "READ": 3,
+    "WRITE": 4,
+    "CREATE": 5,
+    "DELETE": 6,
+    "ALTER": 7,
+    "DESCRIBE": 8,
+    "CLUSTER_ACTION": 9,
+    "DESCRIBE_CONFIGS": 10,
+    "ALTER_CONFIGS": 11,
+    "IDEMPOTENT_WRITE": 12,
+    "CREATE_TOKENS": 13,
+    "DESCRIBE_TOKENS": 14,
+}
 PERMISSIONS = {"UNKNOWN": 0, "ANY": 1, "DENY": 2, "ALLOW": 3}
 
-_NAMES = {id(m): {v: k for k, v in m.items()} for m in (RESOURCE_TYPES, PATTERN_TYPES, OPERATIONS, PERMISSIONS)}
+_NAMES = {
+    id(m): {v: k for k, v in m.items()} for m in (RESOURCE_TYPES, PATTERN_TYPES, OPERATIONS, PERMISSIONS)
+}
 
 
 def _code(table: dict[str, int], value: str, what: str) -> int:
@@ -35,10 +59,18 @@ def _name(table: dict[str, int], code: int) -> str:
     return _NAMES[id(table)].get(code, "UNKNOWN")
 
 
-def _binding(resource_type: int, name: str, pattern: int, principal: str, host: str, op: int,
-             perm: int) -> AclBinding:
-    return AclBinding(_name(RESOURCE_TYPES, resource_type), name, _name(PATTERN_TYPES, pattern), principal,
-                      host, _name(OPERATIONS, op), _name(PERMISSIONS, perm))
+def _binding(
+    resource_type: int, name: str, pattern: int, principal: str, host: str, op: int, perm: int
+) -> AclBinding:
+    return AclBinding(
+        _name(RESOURCE_TYPES, resource_type),
+        name,
+        _name(PATTERN_TYPES, pattern),
+        principal,
+        host,
+        _name(OPERATIONS, op),
+        _name(PERMISSIONS, perm),
+    )
 
 
 def _filter_fields(f: AclBindingFilter) -> dict[str, Any]:
@@ -55,16 +87,20 @@ def _filter_fields(f: AclBindingFilter) -> dict[str, Any]:
 
 def validate_binding(b: AclBinding) -> None:
     """Reject what Kafka would reject before sending (types must be concrete, principal typed)."""
-    for table, value, what in ((RESOURCE_TYPES, b.resource_type, "resource type"),
-                               (PATTERN_TYPES, b.pattern_type, "pattern type"),
-                               (OPERATIONS, b.operation, "operation"), (PERMISSIONS, b.permission, "permission")):
+    for table, value, what in (
+        (RESOURCE_TYPES, b.resource_type, "resource type"),
+        (PATTERN_TYPES, b.pattern_type, "pattern type"),
+        (OPERATIONS, b.operation, "operation"),
+        (PERMISSIONS, b.permission, "permission"),
+    ):
         if _code(table, value, what) <= 1:
             raise KafkaOperationError(42, "INVALID_REQUEST", f"{what} must be concrete, not {value!r}")
     if b.pattern_type.upper() == "MATCH":
         raise KafkaOperationError(42, "INVALID_REQUEST", "pattern type MATCH is only valid in filters")
     if ":" not in (b.principal or ""):
         raise KafkaOperationError(
-            42, "INVALID_REQUEST", f"principal {b.principal!r} must look like 'User:name' or 'Group:name'")
+            42, "INVALID_REQUEST", f"principal {b.principal!r} must look like 'User:name' or 'Group:name'"
+        )
 
 
 class AclsMixin(GatewayBase):
@@ -81,9 +117,18 @@ class AclsMixin(GatewayBase):
         response = self._acl_send(request)
         check(response)
         return tuple(
-            _binding(r.resource_type, r.resource_name, r.pattern_type, a.principal, a.host, a.operation,
-                     a.permission_type)
-            for r in response.resources for a in r.acls)
+            _binding(
+                r.resource_type,
+                r.resource_name,
+                r.pattern_type,
+                a.principal,
+                a.host,
+                a.operation,
+                a.permission_type,
+            )
+            for r in response.resources
+            for a in r.acls
+        )
 
     def create_acls(self, bindings: list[AclBinding]) -> dict[AclBinding, Ok | KafkaOperationError]:
         """Create bindings (creating an existing one succeeds); per-binding result."""
@@ -99,11 +144,20 @@ class AclsMixin(GatewayBase):
                 out[b] = err
         if todo:
             C = CreateAclsRequest.AclCreation
-            request = CreateAclsRequest(creations=[C(
-                resource_type=RESOURCE_TYPES[b.resource_type.upper()], resource_name=b.resource_name,
-                resource_pattern_type=PATTERN_TYPES[b.pattern_type.upper()], principal=b.principal, host=b.host,
-                operation=OPERATIONS[b.operation.upper()], permission_type=PERMISSIONS[b.permission.upper()])
-                for b in todo])
+            request = CreateAclsRequest(
+                creations=[
+                    C(
+                        resource_type=RESOURCE_TYPES[b.resource_type.upper()],
+                        resource_name=b.resource_name,
+                        resource_pattern_type=PATTERN_TYPES[b.pattern_type.upper()],
+                        principal=b.principal,
+                        host=b.host,
+                        operation=OPERATIONS[b.operation.upper()],
+                        permission_type=PERMISSIONS[b.permission.upper()],
+                    )
+                    for b in todo
+                ]
+            )
             try:
                 response = self._acl_send(request)
             except KafkaOperationError as err:
@@ -150,8 +204,17 @@ class AclsMixin(GatewayBase):
                         if merr is not None:
                             out[f] = merr
                             break
-                        matched.append(_binding(m.resource_type, m.resource_name, m.pattern_type, m.principal,
-                                                m.host, m.operation, m.permission_type))
+                        matched.append(
+                            _binding(
+                                m.resource_type,
+                                m.resource_name,
+                                m.pattern_type,
+                                m.principal,
+                                m.host,
+                                m.operation,
+                                m.permission_type,
+                            )
+                        )
                     else:
                         out[f] = tuple(matched)
         return {f: out[f] for f in dict.fromkeys(filters)}

@@ -65,9 +65,11 @@ class GatewayBase:
     def _require_brokers(self, what: str) -> None:
         if self.conn.controller_mode:
             raise KafkaOperationError(
-                115, "UNSUPPORTED_ENDPOINT_TYPE",
+                115,
+                "UNSUPPORTED_ENDPOINT_TYPE",
                 f"{what} needs a broker connection; it is not offered in direct-to-controller mode (KIP-919)",
-                False)
+                False,
+            )
 
     def _reachable(self) -> None:
         """Fail fast, naming the address, when no bootstrap address accepts a connection.

@@ -55,8 +55,9 @@ class ClusterMixin(GatewayBase):
         self._reachable()
         admin = self._admin
         res = self._wait(admin.describe_cluster(**self._admin_kwargs()), "describe cluster")
-        brokers = tuple(sorted(
-            (BrokerInfo(n.id, n.host, n.port, n.rack) for n in res.nodes), key=lambda b: b.id))
+        brokers = tuple(
+            sorted((BrokerInfo(n.id, n.host, n.port, n.rack) for n in res.nodes), key=lambda b: b.id)
+        )
         controller = res.controller.id if res.controller is not None else None
         return ClusterInfo(res.cluster_id, controller, brokers, "broker")
 
@@ -71,7 +72,9 @@ class ClusterMixin(GatewayBase):
         admin = self._admin
         md = self._call(admin.list_topics, timeout=self._timeout, what="list topics")
         live = md.brokers
-        brokers = tuple(BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id))
+        brokers = tuple(
+            BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id)
+        )
         topics = []
         P = PartitionMetadata
         live_ids = set(live)
@@ -117,16 +120,29 @@ class ClusterMixin(GatewayBase):
         for name in names:
             t = by_name.get(name)
             if t is None:
-                out[name] = KafkaOperationError(3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist")
+                out[name] = KafkaOperationError(
+                    3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist"
+                )
                 continue
             err = from_code(t.error_code)
             if err is not None:
                 out[name] = err.with_message(f"{err.message} (topic '{name}')")
                 continue
-            parts = tuple(sorted((
-                PartitionMetadata(p.partition_index, p.leader_id, tuple(p.replica_nodes), tuple(p.isr_nodes),
-                                  tuple(p.offline_replicas or ()))
-                for p in t.partitions), key=lambda p: p.id))
+            parts = tuple(
+                sorted(
+                    (
+                        PartitionMetadata(
+                            p.partition_index,
+                            p.leader_id,
+                            tuple(p.replica_nodes),
+                            tuple(p.isr_nodes),
+                            tuple(p.offline_replicas or ()),
+                        )
+                        for p in t.partitions
+                    ),
+                    key=lambda p: p.id,
+                )
+            )
             topic_id = str(t.topic_id) if getattr(t, "topic_id", None) else None
             out[name] = TopicMetadata(name, parts, bool(t.is_internal), topic_id)
         return out
@@ -138,8 +154,13 @@ class ClusterMixin(GatewayBase):
         self._reachable()
         self._kp.ensure_ready()  # precise errors: wrong endpoint type, auth, no Kafka answer
         info = self.describe_cluster()
-        return ConnectionCheck(info.cluster_id, info.controller_id, len(info.brokers), info.endpoint_type,
-                               time.monotonic() - start)
+        return ConnectionCheck(
+            info.cluster_id,
+            info.controller_id,
+            len(info.brokers),
+            info.endpoint_type,
+            time.monotonic() - start,
+        )
 
     def describe_quorum(self) -> QuorumInfo:
         """The KRaft metadata quorum: leader, epoch, high watermark, voters and observers."""
@@ -147,7 +168,8 @@ class ClusterMixin(GatewayBase):
 
         T = DescribeQuorumRequest.TopicData
         request = DescribeQuorumRequest(
-            topics=[T(topic_name="__cluster_metadata", partitions=[T.PartitionData(partition_index=0)])])
+            topics=[T(topic_name="__cluster_metadata", partitions=[T.PartitionData(partition_index=0)])]
+        )
         response = self._kp.send_to_controller(request)
         check(response)
         part = response.topics[0].partitions[0]
@@ -159,27 +181,40 @@ class ClusterMixin(GatewayBase):
         def replica(r: Any) -> QuorumReplica:
             lf = getattr(r, "last_fetch_timestamp", -1)
             lc = getattr(r, "last_caught_up_timestamp", -1)
-            return QuorumReplica(r.replica_id, r.log_end_offset, max(0, hw - r.log_end_offset),
-                                 lf if lf is not None and lf >= 0 else None,
-                                 lc if lc is not None and lc >= 0 else None)
+            return QuorumReplica(
+                r.replica_id,
+                r.log_end_offset,
+                max(0, hw - r.log_end_offset),
+                lf if lf is not None and lf >= 0 else None,
+                lc if lc is not None and lc >= 0 else None,
+            )
 
-        nodes = {n.node_id: tuple(f"{li.host}:{li.port}" for li in n.listeners)
-                 for n in (getattr(response, "nodes", None) or ())}
-        return QuorumInfo(part.leader_id, part.leader_epoch, hw,
-                          tuple(replica(r) for r in part.current_voters),
-                          tuple(replica(r) for r in part.observers), nodes)
+        nodes = {
+            n.node_id: tuple(f"{li.host}:{li.port}" for li in n.listeners)
+            for n in (getattr(response, "nodes", None) or ())
+        }
+        return QuorumInfo(
+            part.leader_id,
+            part.leader_epoch,
+            hw,
+            tuple(replica(r) for r in part.current_voters),
+            tuple(replica(r) for r in part.observers),
+            nodes,
+        )
 
     def describe_features(self) -> dict[str, FeatureInfo]:
         """Supported and finalized feature levels (e.g. ``metadata.version``, ``kraft.version``)."""
         from kafka.protocol.metadata import ApiVersionsRequest
 
-        request = ApiVersionsRequest(client_software_name="kafka-operator-console",
-                                     client_software_version="1", min_version=3)
+        request = ApiVersionsRequest(
+            client_software_name="kafka-operator-console", client_software_version="1", min_version=3
+        )
         response = self._kp.send(request)
         check(response)
         supported = {f.name: (f.min_version, f.max_version) for f in (response.supported_features or ())}
-        finalized = {f.name: (f.min_version_level, f.max_version_level)
-                     for f in (response.finalized_features or ())}
+        finalized = {
+            f.name: (f.min_version_level, f.max_version_level) for f in (response.finalized_features or ())
+        }
         out = {}
         for name in sorted(set(supported) | set(finalized)):
             s = supported.get(name, (None, None))

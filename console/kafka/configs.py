@@ -16,12 +16,28 @@ from .types import OK, ConfigChange, ConfigEntry, ConfigResource, ConfigSynonym,
 
 RESOURCE_TYPES = {"TOPIC": 2, "BROKER": 4, "BROKER_LOGGER": 8, "CLIENT_METRICS": 16, "GROUP": 32}
 CONFIG_SOURCES = {
-    0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
-    4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
-    7: "CLIENT_METRICS_CONFIG", 8: "GROUP_CONFIG",
+    0: "UNKNOWN",
+    1: "DYNAMIC_TOPIC_CONFIG",
+    2: "DYNAMIC_BROKER_CONFIG",
+    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    4: "STATIC_BROKER_CONFIG",
+    5: "DEFAULT_CONFIG",
+    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+    7: "CLIENT_METRICS_CONFIG",
+    8: "GROUP_CONFIG",
 }
-CONFIG_TYPES = {0: None, 1: "BOOLEAN", 2: "STRING", 3: "INT", 4: "SHORT", 5: "LONG", 6: "DOUBLE", 7: "LIST",
-                8: "CLASS", 9: "PASSWORD"}
+CONFIG_TYPES = {
+    0: None,
+    1: "BOOLEAN",
+    2: "STRING",
+    3: "INT",
+    4: "SHORT",
+    5: "LONG",
+    6: "DOUBLE",
+    7: "LIST",
+    8: "CLASS",
+    9: "PASSWORD",
+}
 ALTER_OPS = {"SET": 0, "DELETE": 1, "APPEND": 2, "SUBTRACT": 3}
 
 
@@ -29,7 +45,9 @@ def _resource_code(res: ConfigResource) -> int:
     try:
         return RESOURCE_TYPES[res.type]
     except KeyError:
-        raise KafkaOperationError(42, "INVALID_REQUEST", f"unknown config resource type {res.type!r}") from None
+        raise KafkaOperationError(
+            42, "INVALID_REQUEST", f"unknown config resource type {res.type!r}"
+        ) from None
 
 
 class ConfigsMixin(GatewayBase):
@@ -40,7 +58,9 @@ class ConfigsMixin(GatewayBase):
             try:
                 return int(res.name)
             except ValueError:
-                raise KafkaOperationError(42, "INVALID_REQUEST", f"broker id must be a number, not {res.name!r}") from None
+                raise KafkaOperationError(
+                    42, "INVALID_REQUEST", f"broker id must be a number, not {res.name!r}"
+                ) from None
         return None
 
     def _by_node(self, resources: list[ConfigResource]) -> dict[int | None, list[ConfigResource]]:
@@ -51,12 +71,15 @@ class ConfigsMixin(GatewayBase):
 
     def _send_to(self, node: int | None, request: Any) -> Any:
         if node is None:
-            return self._kp.send_to_controller(request) if self.conn.controller_mode else self._kp.send(request)
+            return (
+                self._kp.send_to_controller(request) if self.conn.controller_mode else self._kp.send(request)
+            )
         if node not in self._kp.broker_ids(expect=[node]):
             raise KafkaOperationError(
                 8 if not self.conn.controller_mode else 116,
                 "BROKER_NOT_AVAILABLE" if not self.conn.controller_mode else "UNKNOWN_CONTROLLER_ID",
-                f"node {node} is not a live {'controller' if self.conn.controller_mode else 'broker'}")
+                f"node {node} is not a live {'controller' if self.conn.controller_mode else 'broker'}",
+            )
         return self._kp.send(request, node)
 
     def _send_each(self, requests: dict[int | None, Any]) -> dict[int | None, Any]:
@@ -86,7 +109,10 @@ class ConfigsMixin(GatewayBase):
         return out
 
     def describe_configs(
-        self, resources: list[ConfigResource], include_documentation: bool = True, keys: list[str] | None = None
+        self,
+        resources: list[ConfigResource],
+        include_documentation: bool = True,
+        keys: list[str] | None = None,
     ) -> dict[ConfigResource, dict[str, ConfigEntry] | KafkaOperationError]:
         """Every config entry of each resource (or only ``keys``) with value, source, flags, synonyms and docs.
 
@@ -99,11 +125,19 @@ class ConfigsMixin(GatewayBase):
         groups = self._by_node_safe(resources, out)
         requests = {
             node: DescribeConfigsRequest(
-                resources=[R(resource_type=_resource_code(r), resource_name=r.name,
-                             configuration_keys=None if keys is None else list(keys))
-                           for r in group],
-                include_synonyms=True, include_documentation=include_documentation)
-            for node, group in groups.items()}
+                resources=[
+                    R(
+                        resource_type=_resource_code(r),
+                        resource_name=r.name,
+                        configuration_keys=None if keys is None else list(keys),
+                    )
+                    for r in group
+                ],
+                include_synonyms=True,
+                include_documentation=include_documentation,
+            )
+            for node, group in groups.items()
+        }
         for node, response in self._send_each(requests).items():
             group = groups[node]
             if isinstance(response, KafkaOperationError):
@@ -113,13 +147,17 @@ class ConfigsMixin(GatewayBase):
             for res in group:
                 r = got.get((_resource_code(res), res.name))
                 if r is None:
-                    out[res] = KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", f"no answer for {res.type} {res.name!r}")
+                    out[res] = KafkaOperationError(
+                        -1, "UNKNOWN_SERVER_ERROR", f"no answer for {res.type} {res.name!r}"
+                    )
                     continue
                 err = from_code(r.error_code, r.error_message)
                 out[res] = err if err is not None else {c.name: self._entry(c) for c in r.configs}
         return {r: out[r] for r in dict.fromkeys(resources)}
 
-    def _by_node_safe(self, resources: list[ConfigResource], out: dict) -> dict[int | None, list[ConfigResource]]:
+    def _by_node_safe(
+        self, resources: list[ConfigResource], out: dict
+    ) -> dict[int | None, list[ConfigResource]]:
         ok = []
         for res in dict.fromkeys(resources):
             try:
@@ -133,12 +171,21 @@ class ConfigsMixin(GatewayBase):
     @staticmethod
     def _entry(c: Any) -> ConfigEntry:
         source = CONFIG_SOURCES.get(c.config_source, "UNKNOWN")
-        synonyms = tuple(ConfigSynonym(s.name, s.value, CONFIG_SOURCES.get(s.source, "UNKNOWN"))
-                         for s in (c.synonyms or ()))
+        synonyms = tuple(
+            ConfigSynonym(s.name, s.value, CONFIG_SOURCES.get(s.source, "UNKNOWN"))
+            for s in (c.synonyms or ())
+        )
         return ConfigEntry(
-            name=c.name, value=None if c.is_sensitive else c.value, source=source, read_only=bool(c.read_only),
-            sensitive=bool(c.is_sensitive), default=source == "DEFAULT_CONFIG", synonyms=synonyms,
-            documentation=getattr(c, "documentation", None), type=CONFIG_TYPES.get(getattr(c, "config_type", 0)))
+            name=c.name,
+            value=None if c.is_sensitive else c.value,
+            source=source,
+            read_only=bool(c.read_only),
+            sensitive=bool(c.is_sensitive),
+            default=source == "DEFAULT_CONFIG",
+            synonyms=synonyms,
+            documentation=getattr(c, "documentation", None),
+            type=CONFIG_TYPES.get(getattr(c, "config_type", 0)),
+        )
 
     def incremental_alter_configs(
         self, changes: dict[ConfigResource, list[ConfigChange]], validate_only: bool = False
@@ -155,11 +202,18 @@ class ConfigsMixin(GatewayBase):
                 items = []
                 for ch in ops:
                     if ch.op not in ALTER_OPS:
-                        raise KafkaOperationError(42, "INVALID_REQUEST", f"unknown config operation {ch.op!r}")
+                        raise KafkaOperationError(
+                            42, "INVALID_REQUEST", f"unknown config operation {ch.op!r}"
+                        )
                     if ch.op != "DELETE" and ch.value is None:
                         raise KafkaOperationError(42, "INVALID_REQUEST", f"{ch.op} {ch.name} needs a value")
-                    items.append(C(name=ch.name, config_operation=ALTER_OPS[ch.op],
-                                   value=None if ch.op == "DELETE" else str(ch.value)))
+                    items.append(
+                        C(
+                            name=ch.name,
+                            config_operation=ALTER_OPS[ch.op],
+                            value=None if ch.op == "DELETE" else str(ch.value),
+                        )
+                    )
                 _resource_code(res)
                 valid[res] = items
             except KafkaOperationError as err:
@@ -167,9 +221,13 @@ class ConfigsMixin(GatewayBase):
         groups = self._by_node_safe(list(valid), out)
         requests = {
             node: IncrementalAlterConfigsRequest(
-                resources=[R(resource_type=_resource_code(r), resource_name=r.name, configs=valid[r]) for r in group],
-                validate_only=validate_only)
-            for node, group in groups.items()}
+                resources=[
+                    R(resource_type=_resource_code(r), resource_name=r.name, configs=valid[r]) for r in group
+                ],
+                validate_only=validate_only,
+            )
+            for node, group in groups.items()
+        }
         for node, response in self._send_each(requests).items():
             group = groups[node]
             if isinstance(response, KafkaOperationError):
@@ -179,7 +237,9 @@ class ConfigsMixin(GatewayBase):
             for res in group:
                 r = got.get((_resource_code(res), res.name))
                 if r is None:
-                    out[res] = KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", f"no answer for {res.type} {res.name!r}")
+                    out[res] = KafkaOperationError(
+                        -1, "UNKNOWN_SERVER_ERROR", f"no answer for {res.type} {res.name!r}"
+                    )
                 else:
                     out[res] = from_code(r.error_code, r.error_message) or OK
         return {r: out[r] for r in changes if r in out}

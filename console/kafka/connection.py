@@ -140,8 +140,11 @@ class ClusterConnection:
             conf["sasl_plain_username"] = self.sasl_username
             conf["sasl_plain_password"] = self.sasl_password or ""
         if self.uses_ssl:
-            ctx = ssl.create_default_context(cadata=self.ca_cert_pem) if self.ca_cert_pem else (
-                ssl.create_default_context())
+            ctx = (
+                ssl.create_default_context(cadata=self.ca_cert_pem)
+                if self.ca_cert_pem
+                else (ssl.create_default_context())
+            )
             conf["ssl_context"] = ctx
         return conf
 
@@ -175,5 +178,8 @@ def probe_addresses(conn: ClusterConnection) -> None:
             failures.append(f"{host}:{port} (no answer within {conn.connect_timeout_s:g} s)")
         except OSError as exc:
             failures.append(f"{host}:{port} ({exc.strerror or exc})")
-    raise network_error(", ".join(failures)) if failures else KafkaOperationError(
-        13, "NETWORK_EXCEPTION", "no address to connect to", True)
+    raise (
+        network_error(", ".join(failures))
+        if failures
+        else KafkaOperationError(13, "NETWORK_EXCEPTION", "no address to connect to", True)
+    )

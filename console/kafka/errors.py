@@ -126,7 +126,11 @@ def _kp_errors() -> Any:
 
 
 #: Where kafka-python's names differ from Kafka's own (org.apache.kafka.common.protocol.Errors).
-_CANONICAL_NAMES = {6: "NOT_LEADER_OR_FOLLOWER", 17: "INVALID_TOPIC_EXCEPTION", 39: "INVALID_REPLICA_ASSIGNMENT"}
+_CANONICAL_NAMES = {
+    6: "NOT_LEADER_OR_FOLLOWER",
+    17: "INVALID_TOPIC_EXCEPTION",
+    39: "INVALID_REPLICA_ASSIGNMENT",
+}
 
 
 def from_code(code: int, message: str | None = None) -> KafkaOperationError | None:
@@ -197,17 +201,18 @@ def from_kafka_python(exc: BaseException, context: str = "") -> KafkaOperationEr
     errno = getattr(exc, "errno", None)
     if isinstance(exc, kerrors.BrokerResponseError) and errno is not None:
         name = _CANONICAL_NAMES.get(errno) or getattr(exc, "message", None) or exc.__class__.__name__
-        return KafkaOperationError(int(errno), str(name), text or str(exc.description or name),
-                                   bool(exc.retriable))
+        return KafkaOperationError(
+            int(errno), str(name), text or str(exc.description or name), bool(exc.retriable)
+        )
     if isinstance(exc, kerrors.KafkaTimeoutError):
         return KafkaOperationError(REQUEST_TIMED_OUT, "REQUEST_TIMED_OUT", text or "timed out", True)
     if isinstance(exc, kerrors.IncompatibleBrokerVersion | kerrors.UnsupportedVersionError):
         return KafkaOperationError(UNSUPPORTED_VERSION, "UNSUPPORTED_VERSION", text or str(exc), False)
-    if isinstance(exc, kerrors.KafkaConnectionError | kerrors.NodeNotReadyError
-                  | ConnectionError | OSError):
+    if isinstance(exc, kerrors.KafkaConnectionError | kerrors.NodeNotReadyError | ConnectionError | OSError):
         return KafkaOperationError(NETWORK_EXCEPTION, "NETWORK_EXCEPTION", text or str(exc), True)
-    return KafkaOperationError(UNKNOWN_SERVER_ERROR, "UNKNOWN_SERVER_ERROR",
-                               f"{exc.__class__.__name__}: {text or exc}", False)
+    return KafkaOperationError(
+        UNKNOWN_SERVER_ERROR, "UNKNOWN_SERVER_ERROR", f"{exc.__class__.__name__}: {text or exc}", False
+    )
 
 
 def translate(exc: BaseException, context: str = "") -> KafkaOperationError:
@@ -215,9 +220,14 @@ def translate(exc: BaseException, context: str = "") -> KafkaOperationError:
     if isinstance(exc, KafkaOperationError):
         return exc
     module = type(exc).__module__ or ""
-    if module.startswith("confluent_kafka") or module == "cimpl" or type(exc).__name__ in (
-        "KafkaException", "KafkaError"
-    ) and hasattr(exc, "args") and exc.args and hasattr(exc.args[0], "code"):
+    if (
+        module.startswith("confluent_kafka")
+        or module == "cimpl"
+        or type(exc).__name__ in ("KafkaException", "KafkaError")
+        and hasattr(exc, "args")
+        and exc.args
+        and hasattr(exc.args[0], "code")
+    ):
         return from_confluent(exc, context)
     if isinstance(exc, TimeoutError):
         return KafkaOperationError(REQUEST_TIMED_OUT, "REQUEST_TIMED_OUT", context or "timed out", True)

@@ -81,14 +81,17 @@ class KpClient:
     def _error(self, exc: BaseException, what: str) -> KafkaOperationError:
         err = translate(exc, f"{what} via {self.conn.address_text}")
         if err.name == "REQUEST_TIMED_OUT":
-            err = err.with_message(f"no answer to {what} from {self.conn.address_text} "
-                                   f"within {self.conn.request_timeout_s:g} s")
+            err = err.with_message(
+                f"no answer to {what} from {self.conn.address_text} within {self.conn.request_timeout_s:g} s"
+            )
         elif err.name == "NETWORK_EXCEPTION":
-            err = err.with_message(f"cannot talk to Kafka at {self.conn.address_text} ({what}): "
-                                   f"{str(exc) or type(exc).__name__}")
+            err = err.with_message(
+                f"cannot talk to Kafka at {self.conn.address_text} ({what}): {str(exc) or type(exc).__name__}"
+            )
         if err.name in ("UNSUPPORTED_VERSION",) and self.conn.controller_mode:
-            return KafkaOperationError(115, "UNSUPPORTED_ENDPOINT_TYPE",
-                                       f"{what} is not served by the controllers", False)
+            return KafkaOperationError(
+                115, "UNSUPPORTED_ENDPOINT_TYPE", f"{what} is not served by the controllers", False
+            )
         return err
 
     def send(self, request: Any, node_id: Any = None) -> Any:
@@ -126,7 +129,9 @@ class KpClient:
         if not requests:
             return []
         try:
-            futures = [self._manager.call_soon(self._manager.send, request, node) for request, node in requests]
+            futures = [
+                self._manager.call_soon(self._manager.send, request, node) for request, node in requests
+            ]
         except Exception:  # noqa: BLE001 - the I/O thread refused work: one by one, translated there
             return [self._send_or_error(request, node) for request, node in requests]
         left = [len(futures)]
@@ -213,8 +218,9 @@ class KpClient:
         """
         from kafka.protocol.admin import DescribeClusterRequest
 
-        request = DescribeClusterRequest(include_cluster_authorized_operations=False,
-                                         endpoint_type=BROKER_ENDPOINT, min_version=1)
+        request = DescribeClusterRequest(
+            include_cluster_authorized_operations=False, endpoint_type=BROKER_ENDPOINT, min_version=1
+        )
         last: KafkaOperationError | None = None
         for boot in self._manager.cluster.bootstrap_brokers():
             try:
@@ -226,9 +232,12 @@ class KpClient:
                 continue
             if response.error_code == 114:
                 raise KafkaOperationError(
-                    114, "MISMATCHED_ENDPOINT_TYPE",
+                    114,
+                    "MISMATCHED_ENDPOINT_TYPE",
                     f"{boot.host}:{boot.port} is a controller, not a broker: "
-                    "register these addresses as bootstrap controllers", False)
+                    "register these addresses as bootstrap controllers",
+                    False,
+                )
             return
         if last is not None:
             raise last
@@ -249,7 +258,10 @@ class KpClient:
         errors: list[KafkaOperationError] = []
         # Addresses that refuse a connection are tried last, so one stopped controller does not
         # cost a whole request timeout before a live one is asked.
-        boots = sorted(cluster.bootstrap_brokers(), key=lambda b: not _accepts(b.host, b.port, self.conn.connect_timeout_s))
+        boots = sorted(
+            cluster.bootstrap_brokers(),
+            key=lambda b: not _accepts(b.host, b.port, self.conn.connect_timeout_s),
+        )
         for boot in boots:
             try:
                 response = self._send(request, boot.node_id)
@@ -261,7 +273,8 @@ class KpClient:
                 if err.name == "MISMATCHED_ENDPOINT_TYPE":
                     err = err.with_message(
                         f"{boot.host}:{boot.port} is a broker, not a controller: "
-                        "register these addresses as bootstrap servers")
+                        "register these addresses as bootstrap servers"
+                    )
                 elif err.name == "UNSUPPORTED_VERSION":
                     err = KafkaOperationError(115, "UNSUPPORTED_ENDPOINT_TYPE", err.message, False)
                 raise err
@@ -273,9 +286,17 @@ class KpClient:
             self.cluster_id = response.cluster_id
             return ClusterInfo(response.cluster_id, response.controller_id, brokers, "controller")
         if errors and any(e.name == "UNSUPPORTED_VERSION" for e in errors):
-            raise KafkaOperationError(115, "UNSUPPORTED_ENDPOINT_TYPE",
-                                      "the controllers do not support DescribeCluster v1 (KIP-919)", False)
-        raise errors[0] if errors else KafkaOperationError(13, "NETWORK_EXCEPTION", "no controller answered", True)
+            raise KafkaOperationError(
+                115,
+                "UNSUPPORTED_ENDPOINT_TYPE",
+                "the controllers do not support DescribeCluster v1 (KIP-919)",
+                False,
+            )
+        raise (
+            errors[0]
+            if errors
+            else KafkaOperationError(13, "NETWORK_EXCEPTION", "no controller answered", True)
+        )
 
 
 def _accepts(host: str, port: int, timeout: float) -> bool:

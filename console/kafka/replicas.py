@@ -34,8 +34,11 @@ class ReplicasMixin(GatewayBase):
             if replicas is not None:
                 reps = list(replicas)
                 if not reps or not all(isinstance(r, int) and not isinstance(r, bool) for r in reps):
-                    out[tp] = KafkaOperationError(39, "INVALID_REPLICA_ASSIGNMENT",
-                                                  f"replicas of {tp.topic}-{tp.partition} must be broker ids")
+                    out[tp] = KafkaOperationError(
+                        39,
+                        "INVALID_REPLICA_ASSIGNMENT",
+                        f"replicas of {tp.topic}-{tp.partition} must be broker ids",
+                    )
                     continue
                 valid[tp] = reps
             else:
@@ -43,11 +46,16 @@ class ReplicasMixin(GatewayBase):
         if valid:
             T = AlterPartitionReassignmentsRequest.ReassignableTopic
             P = T.ReassignablePartition
-            topics = [T(name=topic, partitions=[P(partition_index=p, replicas=valid[TopicPartition(topic, p)])
-                                                for p in parts])
-                      for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in valid).items()]
-            request = AlterPartitionReassignmentsRequest(
-                timeout_ms=int(self._timeout * 1000), topics=topics)
+            topics = [
+                T(
+                    name=topic,
+                    partitions=[
+                        P(partition_index=p, replicas=valid[TopicPartition(topic, p)]) for p in parts
+                    ],
+                )
+                for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in valid).items()
+            ]
+            request = AlterPartitionReassignmentsRequest(timeout_ms=int(self._timeout * 1000), topics=topics)
             try:
                 response = self._kp.send_to_controller(request)
                 check(response)
@@ -59,7 +67,9 @@ class ReplicasMixin(GatewayBase):
                         tp = TopicPartition(t.name, p.partition_index)
                         out[tp] = from_code(p.error_code, p.error_message) or OK
                 for tp in valid:
-                    out.setdefault(tp, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this partition"))
+                    out.setdefault(
+                        tp, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this partition")
+                    )
         return {tp: out[tp] for tp in mapping}
 
     def list_partition_reassignments(
@@ -69,9 +79,14 @@ class ReplicasMixin(GatewayBase):
         from kafka.protocol.admin import ListPartitionReassignmentsRequest
 
         T = ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics
-        topics = None if partitions is None else [
-            T(name=topic, partition_indexes=parts)
-            for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()]
+        topics = (
+            None
+            if partitions is None
+            else [
+                T(name=topic, partition_indexes=parts)
+                for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()
+            ]
+        )
         if topics == []:
             return {}
         request = ListPartitionReassignmentsRequest(timeout_ms=int(self._timeout * 1000), topics=topics)
@@ -81,8 +96,13 @@ class ReplicasMixin(GatewayBase):
         for t in response.topics:
             for p in t.partitions:
                 tp = TopicPartition(t.name, p.partition_index)
-                out[tp] = PartitionReassignment(t.name, p.partition_index, tuple(p.replicas),
-                                                tuple(p.adding_replicas), tuple(p.removing_replicas))
+                out[tp] = PartitionReassignment(
+                    t.name,
+                    p.partition_index,
+                    tuple(p.replicas),
+                    tuple(p.adding_replicas),
+                    tuple(p.removing_replicas),
+                )
         return out
 
     def describe_log_dirs(
@@ -111,8 +131,10 @@ class ReplicasMixin(GatewayBase):
         def filter_for(tps: Iterable[TopicPartition] | None) -> list[Any] | None:
             if tps is None:
                 return None
-            return [T(topic=topic, partitions=parts)
-                    for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in tps).items()]
+            return [
+                T(topic=topic, partitions=parts)
+                for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in tps).items()
+            ]
 
         shared = None if per_broker else filter_for(partitions)
         out: dict[int, tuple[LogDirInfo, ...] | KafkaOperationError] = {}
@@ -145,15 +167,23 @@ class ReplicasMixin(GatewayBase):
         try:
             etype = ELECTION_TYPES[election_type.upper()]
         except (KeyError, AttributeError):
-            raise KafkaOperationError(42, "INVALID_REQUEST", f"unknown election type {election_type!r}") from None
+            raise KafkaOperationError(
+                42, "INVALID_REQUEST", f"unknown election type {election_type!r}"
+            ) from None
         T = ElectLeadersRequest.TopicPartitions
-        tps = None if partitions is None else [
-            T(topic=topic, partitions=parts)
-            for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()]
+        tps = (
+            None
+            if partitions is None
+            else [
+                T(topic=topic, partitions=parts)
+                for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()
+            ]
+        )
         if tps == []:
             return {}
-        request = ElectLeadersRequest(election_type=etype, topic_partitions=tps,
-                                      timeout_ms=int(self._timeout * 1000), min_version=1)
+        request = ElectLeadersRequest(
+            election_type=etype, topic_partitions=tps, timeout_ms=int(self._timeout * 1000), min_version=1
+        )
         try:
             response = self._kp.send_to_controller(request)
             check(response)
@@ -167,7 +197,9 @@ class ReplicasMixin(GatewayBase):
                 out[TopicPartition(r.topic, p.partition_id)] = from_code(p.error_code, p.error_message) or OK
         if partitions is not None:
             for tp in partitions:
-                out.setdefault(tp, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this partition"))
+                out.setdefault(
+                    tp, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this partition")
+                )
         return out
 
 
@@ -178,9 +210,14 @@ def _log_dir(d: Any) -> LogDirInfo:
         name = t.name
         for p in t.partitions:
             replicas[TopicPartition(name, p.partition_index)] = ReplicaLogInfo(
-                p.partition_size, p.offset_lag, bool(p.is_future_key))
+                p.partition_size, p.offset_lag, bool(p.is_future_key)
+            )
     total = getattr(d, "total_bytes", -1)
     usable = getattr(d, "usable_bytes", -1)
-    return LogDirInfo(d.log_dir, from_code(d.error_code), replicas,
-                      total if total is not None and total >= 0 else None,
-                      usable if usable is not None and usable >= 0 else None)
+    return LogDirInfo(
+        d.log_dir,
+        from_code(d.error_code),
+        replicas,
+        total if total is not None and total >= 0 else None,
+        usable if usable is not None and usable >= 0 else None,
+    )

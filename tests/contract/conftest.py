@@ -56,13 +56,19 @@ def endpoints(request: pytest.FixtureRequest) -> Endpoints:
     if servers:
         return Endpoints(servers, os.environ.get("KAFKA_BOOTSTRAP_CONTROLLERS", "").strip() or None, True)
     cluster = request.getfixturevalue("sandbox")
-    return Endpoints(cluster.bootstrap_servers, getattr(cluster, "bootstrap_controllers", None) or None, False)
+    return Endpoints(
+        cluster.bootstrap_servers, getattr(cluster, "bootstrap_controllers", None) or None, False
+    )
 
 
 @pytest.fixture(scope="session")
 def conn(endpoints: Endpoints) -> ClusterConnection:
-    return ClusterConnection(bootstrap_servers=endpoints.bootstrap_servers, request_timeout_s=15,
-                             connect_timeout_s=5, **_security())
+    return ClusterConnection(
+        bootstrap_servers=endpoints.bootstrap_servers,
+        request_timeout_s=15,
+        connect_timeout_s=5,
+        **_security(),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -75,8 +81,12 @@ def gw(conn: ClusterConnection) -> Iterator[KafkaGateway]:
 def controller_conn(endpoints: Endpoints) -> ClusterConnection:
     if not endpoints.bootstrap_controllers:
         pytest.skip("no bootstrap controllers (set KAFKA_BOOTSTRAP_CONTROLLERS)")
-    return ClusterConnection(bootstrap_controllers=endpoints.bootstrap_controllers, request_timeout_s=15,
-                             connect_timeout_s=5, **_security())
+    return ClusterConnection(
+        bootstrap_controllers=endpoints.bootstrap_controllers,
+        request_timeout_s=15,
+        connect_timeout_s=5,
+        **_security(),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -93,8 +103,9 @@ def unique(prefix: str = "ct") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-def eventually(fn: Callable[[], T], check: Callable[[T], bool] = bool, timeout: float = 20.0,
-               interval: float = 0.2) -> T:
+def eventually(
+    fn: Callable[[], T], check: Callable[[T], bool] = bool, timeout: float = 20.0, interval: float = 0.2
+) -> T:
     """Poll ``fn`` until ``check(result)`` (metadata propagates asynchronously in Kafka)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -116,15 +127,21 @@ class TopicFactory:
         self.names.append(n)
         return n
 
-    def create(self, partitions: int = 1, replication_factor: int = 1, configs: dict[str, str] | None = None,
-               replica_assignment: tuple[tuple[int, ...], ...] | None = None) -> str:
+    def create(
+        self,
+        partitions: int = 1,
+        replication_factor: int = 1,
+        configs: dict[str, str] | None = None,
+        replica_assignment: tuple[tuple[int, ...], ...] | None = None,
+    ) -> str:
         n = self.name()
         spec = NewTopic(n, partitions, replication_factor, replica_assignment, configs or {})
         result = self.gw.create_topics([spec])[n]
         assert not isinstance(result, KafkaOperationError), result
-        eventually(lambda: self.gw.describe_topics([n])[n],
-                   lambda r: not isinstance(r, KafkaOperationError)
-                   and all(p.leader >= 0 for p in r.partitions))
+        eventually(
+            lambda: self.gw.describe_topics([n])[n],
+            lambda r: not isinstance(r, KafkaOperationError) and all(p.leader >= 0 for p in r.partitions),
+        )
         return n
 
     def cleanup(self) -> None:
@@ -141,6 +158,8 @@ def topics(gw: KafkaGateway) -> Iterator[TopicFactory]:
 
 def describe(gw: KafkaGateway, name: str):
     """Describe one topic, waiting until the broker that answers knows it (metadata propagates)."""
-    result = eventually(lambda: gw.describe_topics([name])[name], lambda r: not isinstance(r, KafkaOperationError))
+    result = eventually(
+        lambda: gw.describe_topics([name])[name], lambda r: not isinstance(r, KafkaOperationError)
+    )
     assert not isinstance(result, KafkaOperationError), result
     return result

@@ -12,7 +12,9 @@ pytestmark = pytest.mark.contract
 
 
 def _configs(gw, res):
-    out = eventually(lambda: gw.describe_configs([res])[res], lambda r: not isinstance(r, KafkaOperationError))
+    out = eventually(
+        lambda: gw.describe_configs([res])[res], lambda r: not isinstance(r, KafkaOperationError)
+    )
     assert not isinstance(out, KafkaOperationError), out
     return out
 
@@ -58,14 +60,22 @@ def test_broker_default_and_unknown_resources(gw):
 def test_broker_logger_levels(gw, broker_ids):
     res = ConfigResource("BROKER_LOGGER", str(broker_ids[0]))
     cfg = _configs(gw, res)
-    assert cfg and all(e.value in ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF") for e in cfg.values())
+    assert cfg and all(
+        e.value in ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF") for e in cfg.values()
+    )
 
 
 def test_incremental_set_and_delete(gw, topics):
     name = topics.create()
     res = ConfigResource("TOPIC", name)
-    assert gw.incremental_alter_configs({res: [ConfigChange("retention.ms", "SET", "7200000"),
-                                               ConfigChange("max.message.bytes", "SET", "2000000")]}) == {res: Ok()}
+    assert gw.incremental_alter_configs(
+        {
+            res: [
+                ConfigChange("retention.ms", "SET", "7200000"),
+                ConfigChange("max.message.bytes", "SET", "2000000"),
+            ]
+        }
+    ) == {res: Ok()}
     cfg = eventually(lambda: _configs(gw, res), lambda c: c["retention.ms"].value == "7200000")
     assert cfg["retention.ms"].source == "DYNAMIC_TOPIC_CONFIG"
     assert cfg["max.message.bytes"].value == "2000000"
@@ -78,10 +88,14 @@ def test_incremental_set_and_delete(gw, topics):
 def test_append_and_subtract_list_values(gw, topics):
     name = topics.create()
     res = ConfigResource("TOPIC", name)
-    assert gw.incremental_alter_configs({res: [ConfigChange("cleanup.policy", "APPEND", "compact")]}) == {res: Ok()}
+    assert gw.incremental_alter_configs({res: [ConfigChange("cleanup.policy", "APPEND", "compact")]}) == {
+        res: Ok()
+    }
     cfg = eventually(lambda: _configs(gw, res), lambda c: "compact" in c["cleanup.policy"].value)
     assert set(cfg["cleanup.policy"].value.split(",")) == {"delete", "compact"}
-    assert gw.incremental_alter_configs({res: [ConfigChange("cleanup.policy", "SUBTRACT", "delete")]}) == {res: Ok()}
+    assert gw.incremental_alter_configs({res: [ConfigChange("cleanup.policy", "SUBTRACT", "delete")]}) == {
+        res: Ok()
+    }
     cfg = eventually(lambda: _configs(gw, res), lambda c: c["cleanup.policy"].value == "compact")
     assert cfg["cleanup.policy"].value == "compact"
 
@@ -90,8 +104,9 @@ def test_validate_only_changes_nothing(gw, topics):
     name = topics.create()
     res = ConfigResource("TOPIC", name)
     before = _configs(gw, res)["retention.ms"]
-    assert gw.incremental_alter_configs({res: [ConfigChange("retention.ms", "SET", "1000")]},
-                                        validate_only=True) == {res: Ok()}
+    assert gw.incremental_alter_configs(
+        {res: [ConfigChange("retention.ms", "SET", "1000")]}, validate_only=True
+    ) == {res: Ok()}
     assert _configs(gw, res)["retention.ms"] == before
 
 
@@ -100,12 +115,14 @@ def test_rejections_are_per_resource(gw, topics):
     unknown_key = ConfigResource("TOPIC", topics.create())
     bad_value = ConfigResource("TOPIC", topics.create())
     missing = ConfigResource("TOPIC", unique("missing"))
-    out = gw.incremental_alter_configs({
-        good: [ConfigChange("retention.ms", "SET", "60000")],
-        unknown_key: [ConfigChange("no.such.config", "SET", "1")],
-        bad_value: [ConfigChange("retention.ms", "SET", "soon")],
-        missing: [ConfigChange("retention.ms", "SET", "60000")],
-    })
+    out = gw.incremental_alter_configs(
+        {
+            good: [ConfigChange("retention.ms", "SET", "60000")],
+            unknown_key: [ConfigChange("no.such.config", "SET", "1")],
+            bad_value: [ConfigChange("retention.ms", "SET", "soon")],
+            missing: [ConfigChange("retention.ms", "SET", "60000")],
+        }
+    )
     assert out[good] == Ok()
     assert out[unknown_key].name == "INVALID_CONFIG"
     assert out[bad_value].name == "INVALID_CONFIG"
@@ -123,9 +140,13 @@ def test_dynamic_broker_config_roundtrip(gw, broker_ids):
     change = ConfigChange("leader.replication.throttled.rate", "SET", "10485760")
     assert gw.incremental_alter_configs({res: [change]}) == {res: Ok()}
     try:
-        cfg = eventually(lambda: _configs(gw, res),
-                         lambda c: c.get("leader.replication.throttled.rate") is not None
-                         and c["leader.replication.throttled.rate"].value == "10485760")
+        cfg = eventually(
+            lambda: _configs(gw, res),
+            lambda c: (
+                c.get("leader.replication.throttled.rate") is not None
+                and c["leader.replication.throttled.rate"].value == "10485760"
+            ),
+        )
         assert cfg["leader.replication.throttled.rate"].source == "DYNAMIC_BROKER_CONFIG"
     finally:
         gw.incremental_alter_configs({res: [ConfigChange("leader.replication.throttled.rate", "DELETE")]})

@@ -52,8 +52,9 @@ def test_controller_configs(cgw):
     assert not isinstance(cfg, KafkaOperationError), cfg
     assert cfg["node.id"].value == node
     logger = ConfigResource("BROKER_LOGGER", node)
-    out = cgw.incremental_alter_configs({logger: [ConfigChange("org.apache.kafka.controller", "SET", "DEBUG")]},
-                                        validate_only=True)
+    out = cgw.incremental_alter_configs(
+        {logger: [ConfigChange("org.apache.kafka.controller", "SET", "DEBUG")]}, validate_only=True
+    )
     assert out == {logger: Ok()}
 
 
@@ -67,8 +68,10 @@ def test_topic_configs_through_controllers(cgw, topics):
     res = ConfigResource("TOPIC", name)
     out = cgw.incremental_alter_configs({res: [ConfigChange("retention.ms", "SET", "86400000")]})
     assert out == {res: Ok()}
-    cfg = eventually(lambda: cgw.describe_configs([res])[res],
-                     lambda c: isinstance(c, dict) and c["retention.ms"].value == "86400000")
+    cfg = eventually(
+        lambda: cgw.describe_configs([res])[res],
+        lambda c: isinstance(c, dict) and c["retention.ms"].value == "86400000",
+    )
     assert cfg["retention.ms"].source == "DYNAMIC_TOPIC_CONFIG"
 
 
@@ -91,15 +94,18 @@ def test_reassignments_through_controllers(cgw, gw, topics, broker_ids):
     assert cgw.elect_leaders("PREFERRED", [tp])[tp].name == "ELECTION_NOT_NEEDED"
 
 
-@pytest.mark.parametrize("call", [
-    lambda g: g.list_topics_metadata(),
-    lambda g: g.topic_summary(),
-    lambda g: g.describe_topics(["x"]),
-    lambda g: g.create_topics([NewTopic("x", 1, 1)]),
-    lambda g: g.delete_topics(["x"]),
-    lambda g: g.describe_log_dirs(),
-    lambda g: g.list_offsets([TopicPartition("x", 0)]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda g: g.list_topics_metadata(),
+        lambda g: g.topic_summary(),
+        lambda g: g.describe_topics(["x"]),
+        lambda g: g.create_topics([NewTopic("x", 1, 1)]),
+        lambda g: g.delete_topics(["x"]),
+        lambda g: g.describe_log_dirs(),
+        lambda g: g.list_offsets([TopicPartition("x", 0)]),
+    ],
+)
 def test_broker_only_operations_are_unsupported(cgw, call):
     with pytest.raises(KafkaOperationError) as exc:
         call(cgw)

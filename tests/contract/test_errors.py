@@ -18,12 +18,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("method", ["test_connection", "describe_cluster", "topic_summary", "describe_quorum",
-                                    "list_partition_reassignments"])
+@pytest.mark.parametrize(
+    "method",
+    [
+        "test_connection",
+        "describe_cluster",
+        "topic_summary",
+        "describe_quorum",
+        "list_partition_reassignments",
+    ],
+)
 def test_unreachable_address_fails_fast(method):
     port = _free_port()
-    gw = get_gateway(ClusterConnection(bootstrap_servers=f"127.0.0.1:{port}", request_timeout_s=3,
-                                       connect_timeout_s=2))
+    gw = get_gateway(
+        ClusterConnection(bootstrap_servers=f"127.0.0.1:{port}", request_timeout_s=3, connect_timeout_s=2)
+    )
     start = time.monotonic()
     with pytest.raises(KafkaOperationError) as exc:
         getattr(gw, method)()
@@ -36,8 +45,9 @@ def test_unreachable_address_fails_fast(method):
 
 def test_unreachable_controllers_fail_fast():
     port = _free_port()
-    gw = get_gateway(ClusterConnection(bootstrap_controllers=f"127.0.0.1:{port}", request_timeout_s=3,
-                                       connect_timeout_s=2))
+    gw = get_gateway(
+        ClusterConnection(bootstrap_controllers=f"127.0.0.1:{port}", request_timeout_s=3, connect_timeout_s=2)
+    )
     start = time.monotonic()
     with pytest.raises(KafkaOperationError) as exc:
         gw.test_connection()
@@ -55,7 +65,9 @@ def test_connection_settings_are_validated():
 
 
 def test_brokers_registered_as_controllers(endpoints):
-    gw = get_gateway(ClusterConnection(bootstrap_controllers=endpoints.bootstrap_servers, request_timeout_s=5))
+    gw = get_gateway(
+        ClusterConnection(bootstrap_controllers=endpoints.bootstrap_servers, request_timeout_s=5)
+    )
     with pytest.raises(KafkaOperationError) as exc:
         gw.test_connection()
     assert exc.value.name == "MISMATCHED_ENDPOINT_TYPE"
@@ -63,8 +75,9 @@ def test_brokers_registered_as_controllers(endpoints):
 
 
 def test_controllers_registered_as_brokers(controller_conn):
-    gw = get_gateway(ClusterConnection(bootstrap_servers=controller_conn.bootstrap_controllers,
-                                       request_timeout_s=5))
+    gw = get_gateway(
+        ClusterConnection(bootstrap_servers=controller_conn.bootstrap_controllers, request_timeout_s=5)
+    )
     with pytest.raises(KafkaOperationError) as exc:
         gw.test_connection()
     assert exc.value.name == "MISMATCHED_ENDPOINT_TYPE"

@@ -45,12 +45,14 @@ def test_reassignment_errors_per_partition(gw, topics, broker_ids):
     missing_partition = TopicPartition(name, 42)
     missing_topic = TopicPartition(unique("missing"), 0)
     unknown_broker = TopicPartition(name, 1)
-    out = gw.alter_partition_reassignments({
-        good: target,
-        missing_partition: target,
-        missing_topic: target,
-        unknown_broker: (max(broker_ids) + 100,),
-    })
+    out = gw.alter_partition_reassignments(
+        {
+            good: target,
+            missing_partition: target,
+            missing_topic: target,
+            unknown_broker: (max(broker_ids) + 100,),
+        }
+    )
     assert out[good] == Ok()
     assert out[missing_partition].name == "UNKNOWN_TOPIC_OR_PARTITION"
     assert out[missing_topic].name == "UNKNOWN_TOPIC_OR_PARTITION"
@@ -77,8 +79,10 @@ def test_log_dirs_report_replicas(gw, topics, broker_ids):
     a, b = broker_ids[:2]
     name = topics.create(replica_assignment=((a, b),))
     tp = TopicPartition(name, 0)
-    out = eventually(lambda: gw.describe_log_dirs([a, b, broker_ids[-1]]),
-                     lambda o: all(any(tp in d.replicas for d in o[x]) for x in (a, b)))
+    out = eventually(
+        lambda: gw.describe_log_dirs([a, b, broker_ids[-1]]),
+        lambda o: all(any(tp in d.replicas for d in o[x]) for x in (a, b)),
+    )
     assert set(out) == {a, b, broker_ids[-1]}
     for broker in (a, b):
         dirs = out[broker]
@@ -95,8 +99,10 @@ def test_log_dirs_report_replicas(gw, topics, broker_ids):
 def test_log_dirs_filtered_and_unknown_broker(gw, topics, broker_ids):
     name = topics.create(replica_assignment=((broker_ids[0],),))
     tp = TopicPartition(name, 0)
-    out = eventually(lambda: gw.describe_log_dirs([broker_ids[0], 987654], partitions=[tp]),
-                     lambda o: any(tp in d.replicas for d in o[broker_ids[0]]))
+    out = eventually(
+        lambda: gw.describe_log_dirs([broker_ids[0], 987654], partitions=[tp]),
+        lambda o: any(tp in d.replicas for d in o[broker_ids[0]]),
+    )
     dirs = out[broker_ids[0]]
     assert {k for d in dirs for k in d.replicas} == {tp}
     assert isinstance(out[987654], KafkaOperationError)
@@ -106,8 +112,10 @@ def test_log_dirs_asked_per_broker_name_only_that_brokers_partitions(gw, topics,
     a, b = broker_ids[:2]
     name = topics.create(replica_assignment=((a, b), (a, b)))
     p0, p1 = TopicPartition(name, 0), TopicPartition(name, 1)
-    out = eventually(lambda: gw.describe_log_dirs(partitions={a: [p0], b: [p0, p1], 987654: [p1]}),
-                     lambda o: any(p1 in d.replicas for d in o[b]))
+    out = eventually(
+        lambda: gw.describe_log_dirs(partitions={a: [p0], b: [p0, p1], 987654: [p1]}),
+        lambda o: any(p1 in d.replicas for d in o[b]),
+    )
     assert list(out) == [a, b, 987654]
     assert {k for d in out[a] for k in d.replicas} == {p0}
     assert {k for d in out[b] for k in d.replicas} == {p0, p1}
@@ -117,10 +125,15 @@ def test_log_dirs_asked_per_broker_name_only_that_brokers_partitions(gw, topics,
 def test_throttle_configs_are_described_by_key(gw, topics, broker_ids):
     name = topics.create(replica_assignment=((broker_ids[0],),))
     res, broker = ConfigResource("TOPIC", name), ConfigResource("BROKER", str(broker_ids[0]))
-    keys = ["leader.replication.throttled.replicas", "follower.replication.throttled.replicas",
-            "leader.replication.throttled.rate"]
-    out = eventually(lambda: gw.describe_configs([res, broker], include_documentation=False, keys=keys),
-                     lambda o: not any(isinstance(v, KafkaOperationError) for v in o.values()))
+    keys = [
+        "leader.replication.throttled.replicas",
+        "follower.replication.throttled.replicas",
+        "leader.replication.throttled.rate",
+    ]
+    out = eventually(
+        lambda: gw.describe_configs([res, broker], include_documentation=False, keys=keys),
+        lambda o: not any(isinstance(v, KafkaOperationError) for v in o.values()),
+    )
     assert set(out[res]) == set(keys[:2])
     assert set(out[broker]) <= {keys[2]}
 

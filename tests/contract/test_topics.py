@@ -20,8 +20,9 @@ def test_create_describe_delete(gw, topics, broker_ids):
     name = topics.name()
     res = gw.create_topics([NewTopic(name, 3, 2, configs={"retention.ms": "3600000"})])
     assert res == {name: Ok()}
-    desc = eventually(lambda: gw.describe_topics([name])[name],
-                      lambda r: not isinstance(r, KafkaOperationError))
+    desc = eventually(
+        lambda: gw.describe_topics([name])[name], lambda r: not isinstance(r, KafkaOperationError)
+    )
     assert not isinstance(desc, KafkaOperationError)
     assert desc.name == name and not desc.internal
     assert [p.id for p in desc.partitions] == [0, 1, 2]
@@ -73,8 +74,15 @@ def test_per_topic_errors_are_independent(gw, topics, broker_ids):
     assert list(res) == [s.name for s in specs]
     assert res[good] == Ok()
     names = [_err(res[s.name]) for s in specs[1:]]
-    assert names == ["TOPIC_ALREADY_EXISTS", "INVALID_PARTITIONS", "INVALID_REPLICATION_FACTOR",
-                     "INVALID_REPLICA_ASSIGNMENT", "INVALID_CONFIG", "INVALID_CONFIG", "INVALID_TOPIC_EXCEPTION"]
+    assert names == [
+        "TOPIC_ALREADY_EXISTS",
+        "INVALID_PARTITIONS",
+        "INVALID_REPLICATION_FACTOR",
+        "INVALID_REPLICA_ASSIGNMENT",
+        "INVALID_CONFIG",
+        "INVALID_CONFIG",
+        "INVALID_TOPIC_EXCEPTION",
+    ]
     for s in specs[1:]:
         assert res[s.name].message and res[s.name].operator_text
 

@@ -39,7 +39,10 @@ class TestClusterConnection:
 
     def test_addresses_parsed(self):
         assert parse_addresses(" a:1, b.example.com:9092 ,[::1]:9093") == (
-            ("a", 1), ("b.example.com", 9092), ("::1", 9093))
+            ("a", 1),
+            ("b.example.com", 9092),
+            ("::1", 9093),
+        )
 
     def test_modes(self):
         assert ClusterConnection(bootstrap_controllers="c:9093").controller_mode
@@ -50,8 +53,13 @@ class TestClusterConnection:
             ClusterConnection(bootstrap_servers="b:1", security_protocol="TLS")
         with pytest.raises(ValueError, match="SASL mechanism"):
             ClusterConnection(bootstrap_servers="b:1", security_protocol="SASL_PLAINTEXT")
-        conn = ClusterConnection(bootstrap_servers="b:1", security_protocol="SASL_SSL", sasl_mechanism="PLAIN",
-                                 sasl_username="u", sasl_password="secret")
+        conn = ClusterConnection(
+            bootstrap_servers="b:1",
+            security_protocol="SASL_SSL",
+            sasl_mechanism="PLAIN",
+            sasl_username="u",
+            sasl_password="secret",
+        )
         assert "secret" not in repr(conn)
         conf = conn.confluent_config()
         assert conf["sasl.username"] == "u" and conf["security.protocol"] == "SASL_SSL"
@@ -67,12 +75,24 @@ class TestErrors:
     def test_from_code(self):
         assert from_code(0) is None
         err = from_code(36, "Topic 't' already exists.")
-        assert (err.code, err.name, err.message, err.retriable) == (36, "TOPIC_ALREADY_EXISTS",
-                                                                     "Topic 't' already exists.", False)
+        assert (err.code, err.name, err.message, err.retriable) == (
+            36,
+            "TOPIC_ALREADY_EXISTS",
+            "Topic 't' already exists.",
+            False,
+        )
 
-    @pytest.mark.parametrize("code,name", [(17, "INVALID_TOPIC_EXCEPTION"), (39, "INVALID_REPLICA_ASSIGNMENT"),
-                                           (6, "NOT_LEADER_OR_FOLLOWER"), (114, "MISMATCHED_ENDPOINT_TYPE"),
-                                           (115, "UNSUPPORTED_ENDPOINT_TYPE"), (116, "UNKNOWN_CONTROLLER_ID")])
+    @pytest.mark.parametrize(
+        "code,name",
+        [
+            (17, "INVALID_TOPIC_EXCEPTION"),
+            (39, "INVALID_REPLICA_ASSIGNMENT"),
+            (6, "NOT_LEADER_OR_FOLLOWER"),
+            (114, "MISMATCHED_ENDPOINT_TYPE"),
+            (115, "UNSUPPORTED_ENDPOINT_TYPE"),
+            (116, "UNKNOWN_CONTROLLER_ID"),
+        ],
+    )
     def test_kafka_names(self, code, name):
         assert from_code(code).name == name
 
@@ -107,9 +127,17 @@ class TestErrors:
         assert translate(err) is err
 
     def test_operator_text(self):
-        for name in ("TOPIC_ALREADY_EXISTS", "UNKNOWN_TOPIC_OR_PARTITION", "INVALID_REPLICATION_FACTOR",
-                     "POLICY_VIOLATION", "CLUSTER_AUTHORIZATION_FAILED", "REQUEST_TIMED_OUT",
-                     "MISMATCHED_ENDPOINT_TYPE", "UNSUPPORTED_ENDPOINT_TYPE", "UNKNOWN_CONTROLLER_ID"):
+        for name in (
+            "TOPIC_ALREADY_EXISTS",
+            "UNKNOWN_TOPIC_OR_PARTITION",
+            "INVALID_REPLICATION_FACTOR",
+            "POLICY_VIOLATION",
+            "CLUSTER_AUTHORIZATION_FAILED",
+            "REQUEST_TIMED_OUT",
+            "MISMATCHED_ENDPOINT_TYPE",
+            "UNSUPPORTED_ENDPOINT_TYPE",
+            "UNKNOWN_CONTROLLER_ID",
+        ):
             assert name in OPERATOR_TEXT
         assert "bootstrap servers" in KafkaOperationError(114, "MISMATCHED_ENDPOINT_TYPE").operator_text
         net = KafkaOperationError(13, "NETWORK_EXCEPTION", "cannot connect to 10.0.0.1:9092")
@@ -134,15 +162,23 @@ def test_summarize():
         TopicMetadata("__consumer_offsets", (PartitionMetadata(0, -1, (3,), (), (3,)),), internal=True),
     )
     s = summarize(topics)
-    assert (s.topic_count, s.partition_count, s.under_replicated, s.offline, s.internal_topics) == (2, 3, 2, 1, 1)
+    assert (s.topic_count, s.partition_count, s.under_replicated, s.offline, s.internal_topics) == (
+        2,
+        3,
+        2,
+        1,
+        1,
+    )
 
 
 def test_acl_binding_validation():
     validate_binding(AclBinding("TOPIC", "t", "LITERAL", "User:a", "*", "READ", "ALLOW"))
-    for bad in (AclBinding("TOPIC", "t", "LITERAL", "a", "*", "READ", "ALLOW"),
-                AclBinding("ANY", "t", "LITERAL", "User:a", "*", "READ", "ALLOW"),
-                AclBinding("TOPIC", "t", "MATCH", "User:a", "*", "READ", "ALLOW"),
-                AclBinding("TOPIC", "t", "LITERAL", "User:a", "*", "FLY", "ALLOW")):
+    for bad in (
+        AclBinding("TOPIC", "t", "LITERAL", "a", "*", "READ", "ALLOW"),
+        AclBinding("ANY", "t", "LITERAL", "User:a", "*", "READ", "ALLOW"),
+        AclBinding("TOPIC", "t", "MATCH", "User:a", "*", "READ", "ALLOW"),
+        AclBinding("TOPIC", "t", "LITERAL", "User:a", "*", "FLY", "ALLOW"),
+    ):
         with pytest.raises(KafkaOperationError):
             validate_binding(bad)
 
