@@ -8,6 +8,7 @@ sent to that node (broker, or controller in KIP-919 mode); the others to any nod
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 from .base import GatewayBase
@@ -138,22 +139,31 @@ class ConfigsMixin(GatewayBase):
             )
             for node, group in groups.items()
         }
+        for res, r in self._answers(groups, requests, out, lambda response: response.results):
+            err = from_code(r.error_code, r.error_message)
+            out[res] = err if err is not None else {c.name: self._entry(c) for c in r.configs}
+        return {r: out[r] for r in dict.fromkeys(resources)}
+
+    def _answers(self, groups: dict, requests: dict, out: dict, results_of: Any) -> Iterator[tuple[Any, Any]]:
+        """Send one request per node together; yield (resource, its result) and record failures in ``out``.
+
+        A node that failed fails all of its resources; a resource missing from an answer gets its
+        own error, so every resource ends with exactly one outcome.
+        """
         for node, response in self._send_each(requests).items():
             group = groups[node]
             if isinstance(response, KafkaOperationError):
                 out.update(dict.fromkeys(group, response))
                 continue
-            got = {(r.resource_type, r.resource_name): r for r in response.results}
+            got = {(r.resource_type, r.resource_name): r for r in results_of(response)}
             for res in group:
                 r = got.get((_resource_code(res), res.name))
                 if r is None:
                     out[res] = KafkaOperationError(
                         -1, "UNKNOWN_SERVER_ERROR", f"no answer for {res.type} {res.name!r}"
                     )
-                    continue
-                err = from_code(r.error_code, r.error_message)
-                out[res] = err if err is not None else {c.name: self._entry(c) for c in r.configs}
-        return {r: out[r] for r in dict.fromkeys(resources)}
+                else:
+                    yield res, r
 
     def _by_node_safe(
         self, resources: list[ConfigResource], out: dict
@@ -228,18 +238,6 @@ class ConfigsMixin(GatewayBase):
             )
             for node, group in groups.items()
         }
-        for node, response in self._send_each(requests).items():
-            group = groups[node]
-            if isinstance(response, KafkaOperationError):
-                out.update(dict.fromkeys(group, response))
-                continue
-            got = {(r.resource_type, r.resource_name): r for r in response.responses}
-            for res in group:
-                r = got.get((_resource_code(res), res.name))
-                if r is None:
-                    out[res] = KafkaOperationError(
-                        -1, "UNKNOWN_SERVER_ERROR", f"no answer for {res.type} {res.name!r}"
-                    )
-                else:
-                    out[res] = from_code(r.error_code, r.error_message) or OK
+        for res, r in self._answers(groups, requests, out, lambda response: response.responses):
+            out[res] = from_code(r.error_code, r.error_message) or OK
         return {r: out[r] for r in changes if r in out}
