@@ -114,7 +114,8 @@ def test_log_dirs_asked_per_broker_name_only_that_brokers_partitions(gw, topics,
     p0, p1 = TopicPartition(name, 0), TopicPartition(name, 1)
     out = eventually(
         lambda: gw.describe_log_dirs(partitions={a: [p0], b: [p0, p1], 987654: [p1]}),
-        lambda o: any(p1 in d.replicas for d in o[b]),
+        # each broker creates its replicas when it learns the new topic, not all at once
+        lambda o: any(p0 in d.replicas for d in o[a]) and any(p1 in d.replicas for d in o[b]),
     )
     assert list(out) == [a, b, 987654]
     assert {k for d in out[a] for k in d.replicas} == {p0}
