@@ -12,13 +12,13 @@ import csv
 import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from console.models import AuditChainHead, AuditEvent, AuditTarget, Operation
@@ -108,7 +108,10 @@ def _filtered(qs: QuerySet, f: AuditFilter) -> QuerySet:
         qs = qs.filter(Q(actor_name=f.actor) | Q(on_behalf_of=f.actor))
     if f.action:
         # "topic" finds topic.create, topic.delete...; a full name matches exactly.
-        qs = qs.filter(action=f.action) if "." in f.action else qs.filter(action__startswith=f.action + ".")
+        if "." in f.action:
+            qs = qs.filter(action=f.action)
+        else:
+            qs = qs.filter(action__gte=f.action + ".", action__lt=f.action + "." + _TOP)
     if f.cluster:
         qs = qs.filter(cluster_name=f.cluster)
     if f.resource:
@@ -134,6 +137,9 @@ def resource_pattern(value: str) -> tuple[str, str, bool]:
     return ("target" if ":" in text else "name"), text, prefix
 
 
+_TOP = "\U0010ffff"  # above every character: "text <= x < text + _TOP" is "x starts with text"
+
+
 def _target_matches(value: str) -> QuerySet:
     """Index rows for a resource search: an equality or a range scan of a (column, event) index.
 
@@ -143,7 +149,28 @@ def _target_matches(value: str) -> QuerySet:
     column, text, prefix = resource_pattern(value)
     if not prefix:
         return AuditTarget.objects.filter(**{column: text})
-    return AuditTarget.objects.filter(**{f"{column}__gte": text, f"{column}__lt": text + "\U0010ffff"})
+    return AuditTarget.objects.filter(**{f"{column}__gte": text, f"{column}__lt": text + _TOP})
+
+
+def _match_sql(value: str, alias: str) -> tuple[str, list[str]]:
+    """The same index condition as _target_matches, as SQL on the AuditTarget table ``alias``."""
+    column, text, prefix = resource_pattern(value)
+    if prefix:
+        return f"{alias}.{column} >= %s AND {alias}.{column} < %s", [text, text + _TOP]
+    return f"{alias}.{column} = %s", [text]
+
+
+def _qn(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+def _dense(value: str) -> bool:
+    """Does the resource match at least DENSE_MATCHES index rows? (one row fetched, no COUNT)"""
+    match, params = _match_sql(value, "t")
+    sql = f"SELECT 1 FROM {_qn(AuditTarget._meta.db_table)} t WHERE {match} LIMIT 1 OFFSET %s"
+    with connection.cursor() as cur:
+        cur.execute(sql, [*params, DENSE_MATCHES - 1])
+        return cur.fetchone() is not None
 
 
 def _by_resource(qs: QuerySet, value: str) -> QuerySet:
@@ -155,14 +182,32 @@ def _by_resource(qs: QuerySet, value: str) -> QuerySet:
     ones between are the slow case of that walk.
     """
     matches = _target_matches(value)
-    if matches[:DENSE_MATCHES].count() < DENSE_MATCHES:
+    if not _dense(value):
         return qs.filter(id__in=matches.values("event_id"))
     return qs.filter(Exists(matches.filter(event_id=OuterRef("pk"))))
 
 
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    """One line of the audit list: the columns it shows, read straight from the cursor."""
+
+    id: int
+    created_at: datetime
+    actor_name: str
+    on_behalf_of: str
+    cluster_name: str
+    action: str
+    targets: list[str]
+    outcome: str
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+
 @dataclass(frozen=True)
 class AuditPage:
-    events: list[AuditEvent]
+    events: list[AuditRow]
     newer_than: int | None  # pass as ?after= to go one page towards the newest
     older_than: int | None  # pass as ?before= for the next (older) page
 
@@ -184,12 +229,84 @@ LIST_FIELDS = (
 )
 
 
-def list_queryset(*, actor, audit_filter: AuditFilter, before: int | None = None) -> QuerySet:
-    """The first-page query: only the columns the list shows, newest first, one row more than a page."""
-    qs = _filtered(_scoped(actor), audit_filter).only(*LIST_FIELDS)
+def page_query(
+    *, actor, audit_filter: AuditFilter, before: int | None = None, after: int | None = None
+) -> tuple[str, list]:
+    """The list page's SELECT and parameters: the rows _filtered() selects, newest first (oldest
+    first past ``after``), one more than a page, only the columns the list shows.
+
+    Written out rather than built through the ORM: a page is answered by an index in well under a
+    millisecond on a million events, and assembling and compiling the equivalent queryset cost
+    more than that. The export and detail views keep the ORM (_filtered); tests hold the two to the
+    same rows for every filter field.
+    """
+    ids = _require_reviewer(actor)
+    f = audit_filter
+    where: list[str] = []
+    params: list[Any] = []
+
+    def add(condition: str, *values: Any) -> None:
+        where.append(condition)
+        params.extend(values)
+
+    if ids is not None:
+        add(f"e.cluster_id IN ({', '.join(['%s'] * len(ids))})", *ids)
+    if f.actor:
+        add("(e.actor_name = %s OR e.on_behalf_of = %s)", f.actor, f.actor)
+    if f.action:
+        if "." in f.action:
+            add("e.action = %s", f.action)
+        else:
+            add("e.action >= %s AND e.action < %s", f.action + ".", f.action + "." + _TOP)
+    if f.cluster:
+        add("e.cluster_name = %s", f.cluster)
+    if f.resource:
+        target = _qn(AuditTarget._meta.db_table)
+        match, values = _match_sql(f.resource, "t")
+        if _dense(f.resource):
+            add(f"EXISTS (SELECT 1 FROM {target} t WHERE t.event_id = e.id AND {match})", *values)
+        else:
+            add(f"e.id IN (SELECT t.event_id FROM {target} t WHERE {match})", *values)
+    if f.outcome:
+        add("e.outcome = %s", f.outcome)
+    adapt = connection.ops.adapt_datetimefield_value
+    if f.since:
+        add("e.created_at >= %s", adapt(f.since))
+    if f.until:
+        add("e.created_at < %s", adapt(f.until))
     if before is not None:
-        qs = qs.filter(id__lt=before)
-    return qs.order_by("-id")[: PAGE_SIZE + 1]
+        add("e.id < %s", before)
+    if after is not None:
+        add("e.id > %s", after)
+    columns = ", ".join(f"e.{c}" for c in LIST_FIELDS)
+    sql = (
+        f"SELECT {columns} FROM {_qn(AuditEvent._meta.db_table)} e WHERE {' AND '.join(where) or '1 = 1'} "
+        f"ORDER BY e.id {'ASC' if after is not None else 'DESC'} LIMIT %s"
+    )
+    return sql, [*params, PAGE_SIZE + 1]
+
+
+def _utc(value) -> datetime:
+    """created_at as the ORM would give it: aware, in UTC (SQLite hands back naive UTC or text)."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+_decode = json.JSONDecoder().decode
+
+
+def _json(value):
+    return _decode(value) if isinstance(value, str) else value  # PostgreSQL may hand back decoded JSON
+
+
+def _fetch_rows(sql: str, params: list) -> list[AuditRow]:
+    """The page's rows straight from the cursor, decoded here rather than as model instances."""
+    with connection.cursor() as cur:
+        cur.execute(sql, params)
+        return [
+            AuditRow(i, _utc(c), a, b, n, act, _json(t), o) for i, c, a, b, n, act, t, o in cur.fetchall()
+        ]
 
 
 def search_events(
@@ -197,12 +314,11 @@ def search_events(
 ) -> AuditPage:
     """One page of matching events, newest first, paged by id (no COUNT over millions of rows)."""
     if after is not None:
-        qs = _filtered(_scoped(actor), audit_filter).only(*LIST_FIELDS)
-        rows = list(qs.filter(id__gt=after).order_by("id")[: PAGE_SIZE + 1])
+        rows = _fetch_rows(*page_query(actor=actor, audit_filter=audit_filter, after=after))
         events = list(reversed(rows[:PAGE_SIZE]))
         newer = events[0].pk if len(rows) > PAGE_SIZE else None
         return AuditPage(events, newer, events[-1].pk if events else after + 1)
-    rows = list(list_queryset(actor=actor, audit_filter=audit_filter, before=before))
+    rows = _fetch_rows(*page_query(actor=actor, audit_filter=audit_filter, before=before))
     events = rows[:PAGE_SIZE]
     newer = events[0].pk if (events and before is not None) else None
     older = events[-1].pk if len(rows) > PAGE_SIZE else None
