@@ -1,6 +1,6 @@
 """One progress poll cycle for 10,000 moving partitions vs the raw calls it makes.
 
-Same sandbox as ``bench_reassign_submit`` (30 brokers, 100,000 partitions). A 10,000-partition
+Same sandbox as ``bench_reassign_submit`` (30 brokers, 100,000 partitions, its own process). A 10,000-partition
 reassignment is submitted through the console, then the clock moves so every partition is part
 way. The console side is ``reassign_run.poll_once`` (ListPartitionReassignments, DescribeLogDirs
 per involved broker, KIP-179 states, per-partition rows, totals, rate/ETA, heartbeat); the raw
@@ -68,7 +68,9 @@ def main() -> None:
         print(f"under one second: {'yes' if c < 1.0 else 'NO'}")
         print(f"RESULT progress_poll ratio={c / w:.2f} goal<=1.5")
     finally:
-        sandbox.shutdown()
+        from bench.bench_topic_list import teardown
+
+        teardown(sandbox)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ This module also holds the setup the other topic benchmarks share.
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -33,13 +34,17 @@ def build_sandbox(topics: int = TOPICS, partitions: int = PARTITIONS, brokers: i
 
 
 def teardown(sandbox) -> None:
-    """Close the console's clients first so they do not log reconnect errors at shutdown."""
+    """Close the console's clients first so they do not log reconnect errors at shutdown; then
+    stop the sandbox and remove the throwaway console directory."""
     try:
         from console.kafka import close_all
 
         close_all()
     finally:
         sandbox.shutdown()
+        var_dir = os.environ.get("CONSOLE_VAR_DIR", "")
+        if os.path.basename(var_dir).startswith("bench-console-"):
+            shutil.rmtree(var_dir, ignore_errors=True)
 
 
 def setup_console(bootstrap: str):

@@ -206,11 +206,12 @@ class ReplicasMixin(GatewayBase):
 def _log_dir(d: Any) -> LogDirInfo:
     """One log dir of a DescribeLogDirs answer (a hot path: 10,000s of replicas per poll)."""
     replicas: dict[TopicPartition, ReplicaLogInfo] = {}
+    new = tuple.__new__  # the named tuples built without their Python-level __new__
     for t in d.topics:
         name = t.name
         for p in t.partitions:
-            replicas[TopicPartition(name, p.partition_index)] = ReplicaLogInfo(
-                p.partition_size, p.offset_lag, bool(p.is_future_key)
+            replicas[new(TopicPartition, (name, p.partition_index))] = new(
+                ReplicaLogInfo, (p.partition_size, p.offset_lag, bool(p.is_future_key))
             )
     total = getattr(d, "total_bytes", -1)
     usable = getattr(d, "usable_bytes", -1)

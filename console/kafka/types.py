@@ -7,7 +7,7 @@ Enumerations are plain upper-case strings with Kafka's names (``"TOPIC"``, ``"LI
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from .errors import KafkaOperationError
 
@@ -128,8 +128,10 @@ class NewPartitions:
     assignment: tuple[tuple[int, ...], ...] | None = None
 
 
-@dataclass(frozen=True)
-class TopicPartition:
+class TopicPartition(NamedTuple):
+    """A partition of a topic. A named tuple: built by the 10,000s per poll, and equal to the
+    plain ``(topic, partition)`` keys the services use."""
+
     topic: str
     partition: int
 
@@ -204,8 +206,9 @@ class PartitionReassignment:
     removing: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class ReplicaLogInfo:
+class ReplicaLogInfo(NamedTuple):
+    """One replica in a DescribeLogDirs answer (a named tuple: 10,000s per poll)."""
+
     size: int
     offset_lag: int
     is_future: bool

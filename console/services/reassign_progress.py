@@ -14,8 +14,8 @@ from console.kafka import KafkaOperationError
 
 TP = tuple[str, int]
 K = TypeVar("K")
-# broker -> {partition: (size bytes, offset lag)} or None when the broker is unknown / down
-BrokerReplicas = Mapping[int, Mapping[TP, tuple[int, int]] | None]
+# broker -> {partition: (size bytes, offset lag, ...)} or None when the broker is unknown / down
+BrokerReplicas = Mapping[int, Mapping[TP, Sequence[int]] | None]
 
 IN_SYNC = "In sync"
 UNKNOWN_BROKER = "Unknown broker"
@@ -131,19 +131,27 @@ def hosts(moves: Iterable[tuple[K, Sequence[int], Sequence[int]]]) -> dict[int, 
     return dict(sorted(out.items()))
 
 
-def flatten_logs(logs: Mapping[int, object]) -> dict[int, dict[TP, tuple[int, int]] | None]:
-    """DescribeLogDirs answers -> {broker: {partition: (size, lag)}} (None: broker did not answer)."""
-    out: dict[int, dict[TP, tuple[int, int]] | None] = {}
+def flatten_logs(logs: Mapping[int, object]) -> dict[int, Mapping[TP, Sequence[int]] | None]:
+    """DescribeLogDirs answers -> {broker: {partition: (size, lag, ...)}} (None: broker did not answer).
+
+    The gateway's replica entries are ``(size, offset_lag, is_future)`` tuples keyed by partitions
+    that equal ``(topic, partition)``: a log dir without future replicas is taken as it is (a
+    poll reads 10,000s of them); future replicas (a move between a broker's own dirs) are left out.
+    """
+    out: dict[int, Mapping[TP, Sequence[int]] | None] = {}
     for broker, dirs in logs.items():
         if isinstance(dirs, KafkaOperationError):
             out[broker] = None
             continue
-        found: dict[TP, tuple[int, int]] = {}
+        found: dict[TP, Sequence[int]] = {}
         for d in dirs:
-            for tp, info in d.replicas.items():
-                if not info.is_future:
-                    lag = info.offset_lag
-                    found[(tp.topic, tp.partition)] = (int(info.size), int(lag) if lag > 0 else 0)
+            replicas = d.replicas
+            if any(info[2] for info in replicas.values()):
+                found.update((tp, info) for tp, info in replicas.items() if not info[2])
+            elif len(dirs) == 1:
+                found = replicas
+            else:
+                found.update(replicas)
         out[broker] = found
     return out
 
