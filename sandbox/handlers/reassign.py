@@ -134,8 +134,13 @@ def list_partition_reassignments(ctx: RequestContext, req: Any) -> Any:
         if topic is None:
             continue
         parts = []
-        for p in topic.partitions:
-            if (idxs is None or p.index in idxs) and (p.adding or p.removing):
+        if idxs is None:
+            candidates = topic.partitions
+        else:  # the asked partitions only, by index (partitions are kept in index order)
+            n = len(topic.partitions)
+            candidates = [topic.partitions[i] for i in dict.fromkeys(idxs) if 0 <= i < n]
+        for p in candidates:
+            if p.adding or p.removing:
                 parts.append(
                     ot.OngoingPartitionReassignment(
                         partition_index=p.index,
