@@ -34,8 +34,9 @@ class TopicsMixin(GatewayBase):
         T = CreateTopicsRequest.CreatableTopic
         out: dict[str, Ok | KafkaOperationError] = {}
         todo = []
+        listed: set[str] = set()
         for s in specs:
-            if s.name in out or any(t.name == s.name for t in todo):
+            if s.name in out or s.name in listed:
                 out[s.name] = KafkaOperationError(42, "INVALID_REQUEST", f"topic '{s.name}' is listed twice")
                 continue
             configs = [
@@ -66,6 +67,7 @@ class TopicsMixin(GatewayBase):
                         configs=configs,
                     )
                 )
+            listed.add(s.name)
         if todo:
             request = CreateTopicsRequest(
                 topics=todo, timeout_ms=int(self._timeout * 1000), validate_only=validate_only

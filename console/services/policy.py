@@ -106,13 +106,25 @@ def collision_key(name: str) -> str:
     return name.replace(".", "_")
 
 
-def collision_warning(name: str, existing: Iterable[str]) -> str:
-    """A warning when ``name`` differs from an existing topic only by '.' versus '_'."""
+def collision_index(names: Iterable[str]) -> dict[str, list[str]]:
+    """{collision key: names} of the existing topics, built once for a whole batch."""
+    index: dict[str, list[str]] = {}
+    for other in names:
+        if "." in other or "_" in other:
+            index.setdefault(collision_key(other), []).append(other)
+    return index
+
+
+def collision_warning(name: str, existing: Iterable[str] | Mapping[str, list[str]]) -> str:
+    """A warning when ``name`` differs from an existing topic only by '.' versus '_'.
+
+    ``existing`` is the existing names or, for a batch, their ``collision_index``.
+    """
     if "." not in name and "_" not in name:
         return ""
-    key = collision_key(name)
-    for other in existing:
-        if other != name and collision_key(other) == key:
+    index = existing if isinstance(existing, Mapping) else collision_index(existing)
+    for other in index.get(collision_key(name), ()):
+        if other != name:
             return (
                 f"'{name}' collides with the existing topic '{other}': '.' and '_' map to the same "
                 "metric name. Kafka warns about this; pick a name without the mix."

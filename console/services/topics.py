@@ -204,10 +204,11 @@ def create_topics(
     policy.enforce(policy.check_batch_size(rules, len(specs)))
     gw = get_gateway(cluster.connection())
     broker_ids = _broker_ids(cluster, gw)
-    existing = _existing_names(cluster)
+    existing = policy.collision_index(_existing_names(cluster))
     outcomes: dict[str, TopicOutcome] = {}
     warnings: dict[str, str] = {}
     to_send: list[NewTopic] = []
+    sending: set[str] = set()
     for spec in specs:
         violations = policy.check_create(
             rules,
@@ -219,7 +220,7 @@ def create_topics(
         )
         if spec.assignment is not None:
             violations += policy.check_assignment([list(r) for r in spec.assignment], broker_ids, spec.name)
-        if spec.name in outcomes or any(t.name == spec.name for t in to_send):
+        if spec.name in outcomes or spec.name in sending:
             violations.append(policy.Violation("duplicate", "The batch lists this topic twice.", spec.name))
         if violations:
             text = "; ".join(f"{v.message} [policy rule: {v.rule}]" for v in violations)
@@ -231,6 +232,7 @@ def create_topics(
         to_send.append(
             NewTopic(spec.name, spec.partitions, spec.replication_factor, spec.assignment, dict(spec.configs))
         )
+        sending.add(spec.name)
     try:
         results = gw.create_topics(to_send, validate_only=validate_only)
     except KafkaOperationError as exc:  # the whole request failed before Kafka answered per topic

@@ -179,3 +179,11 @@ def test_operators_read_the_policy_but_only_admins_change_it(client, personas, k
     response = client.get(page)
     assert response.status_code == 200 and b'id="policy"' in response.content
     assert client.post(page, {"max_partitions": "1"}).status_code == 403
+
+
+def test_collision_warning_against_an_index_of_existing_names():
+    index = policy.collision_index(["a_b", "other", "x.y.z", "x_y.z"])
+    assert "collides with the existing topic 'a_b'" in policy.collision_warning("a.b", index)
+    assert "collides" in policy.collision_warning("x_y_z", index)
+    assert policy.collision_warning("a_b", index) == ""  # the same topic is no collision
+    assert policy.collision_warning("fresh.name", index) == ""
