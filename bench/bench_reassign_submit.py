@@ -8,6 +8,10 @@ in-progress list, per-partition validation, Operation + rows + audit) and the wo
 (ledger, DescribeConfigs, IncrementalAlterConfigs) is timed and printed apart. The raw side is the same batches of AlterPartitionReassignments sent
 through the gateway. Each console run moves a fresh, disjoint set of partitions. Medians.
 Prints ``RESULT reassign_submit ratio=<console/raw> goal<=1.5`` last.
+
+With ``BENCH_KAFKA_BOOTSTRAP_SERVERS`` set, the same comparison runs against that real cluster
+instead (``main_real``: smaller, 1,000 partitions per run by default), where Kafka's controller
+does the work a real AlterPartitionReassignments costs.
 """
 
 from __future__ import annotations
@@ -119,13 +123,15 @@ def plan_for(chunk: int, total: int = MOVE) -> dict[tuple[str, int], tuple[int, 
     return plan
 
 
-def console_submit(cluster_row, actor, plan, timings: dict | None = None) -> tuple[float, object]:
+def console_submit(
+    cluster_row, actor, plan, timings: dict | None = None, throttle: int | None = 50 * MB
+) -> tuple[float, object]:
     """Validate + submit (the RESULT); the throttle step in between is timed apart in ``timings``."""
     from console.models.reassignment import Reassignment
     from console.services import reassign_run, reassignment
 
     start = time.perf_counter()
-    op = reassignment.start_reassignment(actor=actor, cluster=cluster_row, proposed=plan, throttle=50 * MB)
+    op = reassignment.start_reassignment(actor=actor, cluster=cluster_row, proposed=plan, throttle=throttle)
     r = Reassignment.objects.select_related("cluster", "operation").get(operation=op)
     validated = time.perf_counter()
     assert reassign_run._throttle(r)
@@ -176,7 +182,71 @@ def setup(seed: str = "bench-reassign"):
     return sandbox, cluster_row, actor, gw
 
 
+def main_real(bootstrap: str) -> None:
+    """The same comparison against a real cluster (``BENCH_KAFKA_BOOTSTRAP_SERVERS``, 3+ brokers).
+
+    A topic of 2 x (RUNS + 1) chunks of ``BENCH_REAL_PARTITIONS`` (default 1,000) RF 2 partitions
+    is created; console and raw runs alternate over disjoint chunks, each moving every
+    partition's second replica to the third broker, without throttles (real data would move).
+    The topic is deleted at the end.
+    """
+    from bench.bench_topic_list import setup_console, teardown
+    from console.kafka import NewTopic
+
+    n = int(os.environ.get("BENCH_REAL_PARTITIONS", "1000"))
+    _client, cluster_row = setup_console(bootstrap)
+    from django.contrib.auth import get_user_model
+
+    from console.services.reassignment import gateway_for
+    from tasks import reassignment as reassign_tasks
+
+    reassign_tasks.run_reassignment.delay = lambda op_id: type("Queued", (), {"id": "bench"})()
+    actor = get_user_model().objects.get(username="bench")
+    gw = gateway_for(cluster_row)
+    brokers = sorted(b.id for b in gw.describe_cluster().brokers)[:3]
+    if len(brokers) < 3:
+        raise SystemExit("the real-cluster run needs at least 3 brokers")
+    name = f"bench-reassign-{os.getpid()}"
+    chunks = 2 * (RUNS + 1)
+    assign = [[brokers[p % 3], brokers[(p + 1) % 3]] for p in range(chunks * n)]
+    created = gw.create_topics([NewTopic(name, -1, -1, assign, {})])[name]
+    if created.__class__.__name__ != "Ok":
+        raise SystemExit(f"could not create {name}: {created}")
+
+    def plan(chunk: int) -> dict:
+        return {(name, p): (assign[p][0], brokers[(p + 2) % 3]) for p in range(chunk * n, (chunk + 1) * n)}
+
+    class _NoSandbox:
+        def shutdown(self) -> None:
+            pass
+
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # every partition has a leader before anything moves
+            md = gw.describe_topics([name]).get(name)
+            if getattr(md, "partitions", None) and all(p.leader >= 0 for p in md.partitions):
+                break
+            time.sleep(1)
+        console_submit(cluster_row, actor, plan(0), throttle=None)  # warm-up
+        raw_submit(gw, plan(1))
+        console_times, raw_times = [], []
+        for run in range(RUNS):
+            console_times.append(console_submit(cluster_row, actor, plan(2 + 2 * run), throttle=None)[0])
+            raw_times.append(raw_submit(gw, plan(3 + 2 * run)))
+        c, r = statistics.median(console_times), statistics.median(raw_times)
+        print(f"real cluster {bootstrap}: {n} partitions per run")
+        print(f"console validate+submit: median {c:.3f}s ({console_times})")
+        print(f"raw AlterPartitionReassignments batches: median {r:.3f}s ({raw_times})")
+        print(f"RESULT reassign_submit ratio={c / r:.2f} goal<=1.5")
+    finally:
+        gw.delete_topics([name])
+        teardown(_NoSandbox())
+
+
 def main() -> None:
+    bootstrap = os.environ.get("BENCH_KAFKA_BOOTSTRAP_SERVERS")
+    if bootstrap:
+        return main_real(bootstrap)
     sandbox, cluster_row, actor, gw = setup()
     try:
         raw_plan = plan_for(9)

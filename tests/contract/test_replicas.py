@@ -79,10 +79,15 @@ def test_log_dirs_report_replicas(gw, topics, broker_ids):
     a, b = broker_ids[:2]
     name = topics.create(replica_assignment=((a, b),))
     tp = TopicPartition(name, 0)
-    out = eventually(
-        lambda: gw.describe_log_dirs([a, b, broker_ids[-1]]),
-        lambda o: all(any(tp in d.replicas for d in o[x]) for x in (a, b)),
-    )
+
+    def settled(o) -> bool:  # each replica's broker reports it (a new topic reaches brokers one by one)
+        return all(
+            not isinstance(o[x], KafkaOperationError)
+            and any(tp in d.replicas and d.replicas[tp].offset_lag >= 0 for d in o[x])
+            for x in (a, b)
+        )
+
+    out = eventually(lambda: gw.describe_log_dirs([a, b, broker_ids[-1]]), settled)
     assert set(out) == {a, b, broker_ids[-1]}
     for broker in (a, b):
         dirs = out[broker]
