@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_reassign_submit import console_submit, plan_for, setup  # noqa: E402
 
-RUNS = 5
+RUNS = 9
 
 
 def main() -> None:

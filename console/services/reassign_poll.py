@@ -34,6 +34,7 @@ from console.services.reassign_progress import (
     human_duration,
     live_entry,
     rate_and_eta,
+    replica_dicts,
 )
 from console.services.reassign_rows import partition_rows
 from console.services.reassignment import gateway_for
@@ -125,7 +126,7 @@ def _verify(gw, finished) -> None:
             else next((p for p in md.partitions if p.id == x.partition), None)
         )
         row = ReassignmentPartition(
-            pk=x.id, bytes_total=total, bytes_done=total, replicas=replicas, message=""
+            pk=x.id, bytes_total=total, bytes_done=total, replicas=replica_dicts(replicas), message=""
         )
         if part is None:
             row.state, row.message, row.bytes_done = (

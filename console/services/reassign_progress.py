@@ -59,18 +59,27 @@ def partition_progress(
     sync whether or not Kafka still lists the reassignment (``in_progress``).
     """
     total, done, rows, known = _measure(tp, original, target, logs)
-    return PartitionProgress(total, done, tuple(rows), known)
+    return PartitionProgress(total, done, tuple(replica_dicts(rows)), known)
 
 
 def live_entry(tp: TP, original: Sequence[int], target: Sequence[int], logs: BrokerReplicas) -> list:
-    """``[bytes_total, bytes_done, [replica states]]``: ``partition_progress`` as the poller stores it."""
+    """``[bytes_total, bytes_done, [[broker, status, bytes, new], ...]]``: the poller's compact form
+    (10,000s of entries are written every cycle); ``replica_dicts`` turns the states back into rows."""
     total, done, rows, _known = _measure(tp, original, target, logs)
     return [total, done, rows]
 
 
+REPLICA_KEYS = ("broker", "status", "bytes", "new")
+
+
+def replica_dicts(rows: Iterable) -> list[dict]:
+    """Compact replica states -> ``{broker, status, bytes, new}`` rows (rows already dicts pass)."""
+    return [r if isinstance(r, dict) else dict(zip(REPLICA_KEYS, r, strict=True)) for r in rows]
+
+
 def _measure(
     tp: TP, original: Sequence[int], target: Sequence[int], logs: BrokerReplicas
-) -> tuple[int, int, list[dict], bool]:
+) -> tuple[int, int, list[list], bool]:
     # Once per moving partition in every poll cycle: no per-replica temporaries.
     leader_size = 0
     known = False
@@ -90,28 +99,23 @@ def _measure(
         new = b in adding
         broker_logs = logs.get(b, None)
         if broker_logs is None:
-            rows.append({"broker": b, "status": UNKNOWN_BROKER, "bytes": 0, "new": new})
+            rows.append([b, UNKNOWN_BROKER, 0, new])
             continue
         found = broker_logs.get(tp)
         if found is None:
             status = NOT_HOSTED if known or new else UNKNOWN_PARTITION
-            rows.append({"broker": b, "status": status, "bytes": 0, "new": new})
+            rows.append([b, status, 0, new])
             continue
         known = True
         size, lag = int(found[0]), int(found[1])
         if new:
             done += min(size, leader_size) if leader_size else size
         behind = leader_size - size
-        rows.append(
-            {
-                "broker": b,
-                "status": IN_SYNC if behind <= 0 else behind_text(behind, lag),
-                "bytes": size,
-                "new": new,
-            }
-        )
+        rows.append([b, IN_SYNC if behind <= 0 else behind_text(behind, lag), size, new])
     if not known:
-        rows = [dict(r, status=UNKNOWN_PARTITION if r["status"] == NOT_HOSTED else r["status"]) for r in rows]
+        for r in rows:
+            if r[1] == NOT_HOSTED:
+                r[1] = UNKNOWN_PARTITION
     return total, min(done, total) if total else done, rows, known
 
 

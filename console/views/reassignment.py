@@ -13,7 +13,7 @@ from console.forms.reassignment import ElectionForm, PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.services import access, elections, planner, reassign_janitor, reassignment, throttles
-from console.services.reassign_progress import human_bytes, human_duration
+from console.services.reassign_progress import human_bytes, human_duration, replica_dicts
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
@@ -140,7 +140,7 @@ def _rows_with_live(r: Reassignment, limit: int = 500) -> list:
     for x in rows:
         entry = live.get(f"{x.topic}|{x.partition}") if x.state == "moving" else None
         if entry:
-            x.bytes_total, x.bytes_done, x.replicas = entry
+            x.bytes_total, x.bytes_done, x.replicas = entry[0], entry[1], replica_dicts(entry[2])
     return rows
 
 

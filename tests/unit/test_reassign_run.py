@@ -12,6 +12,7 @@ from console.kafka import ConfigChange, ConfigResource, TopicPartition, close_al
 from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import EntryState, PartitionState, Reassignment, Stage
 from console.services import reassign_janitor, reassign_run, reassignment, throttles
+from console.services.reassign_progress import replica_dicts
 from console.services.reassignment import gateway_for
 from tasks import reassignment as reassign_tasks
 
@@ -95,7 +96,8 @@ def test_it_moves_a_partition_under_throttle_and_cleans_up(personas, kafka_clust
     reassign_run.poll_once(r)
     assert r.partitions.get().state == PartitionState.MOVING
     r.refresh_from_db()
-    total, done, replicas = r.live[f"{topic}|0"]  # the poller's snapshot: one UPDATE per cycle
+    total, done, compact = r.live[f"{topic}|0"]  # the poller's snapshot: one UPDATE per cycle
+    replicas = replica_dicts(compact)
     assert 0 < done < total and (r.bytes_done, r.bytes_total) == (done, total)
     assert {x["broker"]: x["status"] for x in replicas}[1] == "In sync"
     assert {x["broker"]: x["status"] for x in replicas}[3].startswith("Behind: ")
@@ -265,7 +267,8 @@ def test_a_target_broker_going_down_mid_move_shows_unknown_broker(personas, kafk
         frozen.advance(5)
         reassign_run.poll_once(r)
         r.refresh_from_db()
-        _total, _done, replicas = r.live[f"{topic}|0"]
+        _total, _done, compact = r.live[f"{topic}|0"]
+        replicas = replica_dicts(compact)
         assert {x["broker"]: x["status"] for x in replicas}[3] == "Unknown broker"
         assert Operation.objects.get(pk=op.pk).state == OperationState.RUNNING
     finally:
