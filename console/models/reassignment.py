@@ -89,7 +89,11 @@ class ReassignmentPartition(models.Model):
                 fields=["reassignment", "topic", "partition"], name="uniq_reassign_partition"
             )
         ]
-        indexes = [models.Index(fields=["reassignment", "state"], name="reassign_part_state")]
+        indexes = [
+            models.Index(fields=["reassignment", "state"], name="reassign_part_state"),
+            # which reassignments hold a given partition (the submit-time conflict check)
+            models.Index(fields=["topic", "partition"], name="reassign_part_tp"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}: {self.state}"

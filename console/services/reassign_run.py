@@ -25,7 +25,7 @@ from console.services import operations, planner, throttles
 from console.services.reassign_finish import OUTCOMES_IN_AUDIT, close_rows, complete, finish_cancel
 from console.services.reassign_poll import POLL_INTERVAL_S, claim_poll, due_reassignments, poll_due, poll_once
 from console.services.reassign_rows import partition_rows, set_stage, set_states
-from console.services.reassignment import console_busy, gateway_for
+from console.services.reassignment import console_conflicts, gateway_for
 
 # The poller and the end of a run are used through this module by tasks, views and tests.
 __all__ = [
@@ -109,7 +109,7 @@ def submit(r: Reassignment) -> None:
         return
     gw = gateway_for(r.cluster)
     updates: dict[tuple[str, str], list[int]] = defaultdict(list)
-    others = console_busy(r.cluster, exclude=r.pk)
+    others = console_conflicts(r)
     listed = gw.list_partition_reassignments([TopicPartition(x.topic, x.partition) for x in rows])
     todo = []
     for row in rows:

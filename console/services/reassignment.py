@@ -11,11 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 
 from console.kafka import KafkaOperationError, TopicPartition, get_gateway
 from console.models import Operation
 from console.models.reassignment import (
     OPEN_PARTITION_STATES,
+    PartitionState,
     Reassignment,
     ReassignmentPartition,
     Stage,
@@ -140,6 +142,31 @@ def console_busy(cluster, exclude: int | None = None) -> dict[planner.TP, int]:
     if exclude is not None:
         rows = rows.exclude(reassignment_id=exclude)
     return {(t, p): rid for t, p, rid in rows.values_list("topic", "partition", "reassignment_id")}
+
+
+def console_conflicts(r: Reassignment) -> dict[planner.TP, int]:
+    """Of ``r``'s pending partitions, those another unfinished console reassignment also holds:
+    {partition: the lowest such reassignment id}. One query probing the (topic, partition) index
+    per pending row, rather than loading every open row of the cluster as ``console_busy`` does."""
+    holder = (
+        ReassignmentPartition.objects.filter(
+            reassignment__cluster_id=r.cluster_id,
+            state__in=OPEN_PARTITION_STATES,
+            reassignment__operation__state__in=("pending", "running"),
+            topic=OuterRef("topic"),
+            partition=OuterRef("partition"),
+        )
+        .exclude(reassignment_id=r.pk)
+        .order_by("reassignment_id")
+        .values("reassignment_id")[:1]
+    )
+    rows = (
+        r.partitions.filter(state=PartitionState.PENDING)
+        .annotate(holder=Subquery(holder))
+        .filter(holder__isnull=False)
+        .order_by()
+    )
+    return {(t, p): rid for t, p, rid in rows.values_list("topic", "partition", "holder")}
 
 
 @dataclass(frozen=True)

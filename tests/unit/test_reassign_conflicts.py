@@ -1,0 +1,52 @@
+"""The submit-time conflict check between console reassignments (console_conflicts)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from console.models import Cluster, Operation
+from console.models.reassignment import PartitionState, Reassignment, ReassignmentPartition
+from console.services.reassignment import console_conflicts
+
+pytestmark = pytest.mark.django_db
+
+
+def _reassignment(cluster, partitions, op_state="running", state=PartitionState.PENDING):
+    op = Operation.objects.create(kind="reassignment.execute", cluster=cluster, state=op_state)
+    r = Reassignment.objects.create(operation=op, cluster=cluster, partitions_total=len(partitions))
+    ReassignmentPartition.objects.bulk_create(
+        ReassignmentPartition(reassignment=r, topic=t, partition=p, original=[1], target=[2], state=state)
+        for t, p in partitions
+    )
+    return r
+
+
+def test_pending_partitions_held_by_another_unfinished_reassignment_name_the_oldest_holder(offline_cluster):
+    other_cluster = Cluster.objects.create(name="elsewhere", bootstrap_servers="127.0.0.1:1")
+    older = _reassignment(offline_cluster, [("a", 0), ("a", 1)], state=PartitionState.MOVING)
+    newer = _reassignment(offline_cluster, [("a", 1), ("b", 0)], op_state="pending")
+    _reassignment(offline_cluster, [("b", 1)], op_state="succeeded", state=PartitionState.MOVING)  # finished
+    _reassignment(offline_cluster, [("b", 2)], state=PartitionState.DONE)  # that partition has settled
+    _reassignment(other_cluster, [("b", 3)], state=PartitionState.MOVING)  # another cluster's partition
+    mine = _reassignment(
+        offline_cluster, [("a", 0), ("a", 1), ("b", 0), ("b", 1), ("b", 2), ("b", 3), ("c", 0)]
+    )
+    assert console_conflicts(mine) == {("a", 0): older.pk, ("a", 1): older.pk, ("b", 0): newer.pk}
+    # rows past pending (already submitted) are not checked again
+    mine.partitions.filter(topic="a").update(state=PartitionState.MOVING)
+    assert console_conflicts(mine) == {("b", 0): newer.pk}
+
+
+def test_the_check_probes_the_topic_partition_index(offline_cluster):
+    mine = _reassignment(offline_cluster, [("a", 0)])
+    with CaptureQueriesContext(connection) as ctx:
+        console_conflicts(mine)
+    (query,) = [q["sql"] for q in ctx.captured_queries]
+    if connection.vendor != "sqlite":
+        return  # the plan check reads SQLite's EXPLAIN QUERY PLAN
+    with connection.cursor() as cur:
+        cur.execute("EXPLAIN QUERY PLAN " + query)
+        plan = " ".join(str(row) for row in cur.fetchall())
+    assert "reassign_part_tp" in plan, plan
