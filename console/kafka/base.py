@@ -120,7 +120,7 @@ class GatewayBase:
 
 
 def group_by_topic(pairs: Iterable[tuple[str, int]]) -> dict[str, list[int]]:
-    """``[(topic, partition)]`` -> ``{topic: [partitions]}`` preserving first-seen order."""
+    """``[(topic, partition)]`` (or TopicPartitions) -> ``{topic: [partitions]}``, first-seen order."""
     out: dict[str, list[int]] = {}
     for topic, partition in pairs:
         out.setdefault(topic, []).append(partition)

@@ -53,7 +53,7 @@ class ReplicasMixin(GatewayBase):
                         P(partition_index=p, replicas=valid[TopicPartition(topic, p)]) for p in parts
                     ],
                 )
-                for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in valid).items()
+                for topic, parts in group_by_topic(valid).items()
             ]
             request = AlterPartitionReassignmentsRequest(timeout_ms=int(self._timeout * 1000), topics=topics)
             try:
@@ -83,8 +83,7 @@ class ReplicasMixin(GatewayBase):
             None
             if partitions is None
             else [
-                T(name=topic, partition_indexes=parts)
-                for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()
+                T(name=topic, partition_indexes=parts) for topic, parts in group_by_topic(partitions).items()
             ]
         )
         if topics == []:
@@ -131,10 +130,7 @@ class ReplicasMixin(GatewayBase):
         def filter_for(tps: Iterable[TopicPartition] | None) -> list[Any] | None:
             if tps is None:
                 return None
-            return [
-                T(topic=topic, partitions=parts)
-                for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in tps).items()
-            ]
+            return [T(topic=topic, partitions=parts) for topic, parts in group_by_topic(tps).items()]
 
         shared = None if per_broker else filter_for(partitions)
         out: dict[int, tuple[LogDirInfo, ...] | KafkaOperationError] = {}
@@ -174,10 +170,7 @@ class ReplicasMixin(GatewayBase):
         tps = (
             None
             if partitions is None
-            else [
-                T(topic=topic, partitions=parts)
-                for topic, parts in group_by_topic((tp.topic, tp.partition) for tp in partitions).items()
-            ]
+            else [T(topic=topic, partitions=parts) for topic, parts in group_by_topic(partitions).items()]
         )
         if tps == []:
             return {}

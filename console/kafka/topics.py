@@ -183,7 +183,7 @@ class TopicsMixin(GatewayBase):
         part_cls = topic_cls.ListOffsetsPartition
 
         def request_for(broker: int) -> Any:
-            grouped = group_by_topic((tp.topic, tp.partition) for tp in by_leader[broker])
+            grouped = group_by_topic(by_leader[broker])
             return ListOffsetsRequest(
                 replica_id=-1,
                 isolation_level=ISOLATION_LEVELS[isolation],

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from console.kafka import KafkaOperationError
 from console.models import AuditChainHead, AuditEvent, AuditTarget
 from console.models.audit import TARGET_MAX
 
@@ -45,6 +46,13 @@ def mask_secrets(value: Any, sensitive_keys: Iterable[str] = ()) -> Any:
 def _jsonable(value: Any) -> Any:
     """What the JSON column will give back, so the hash computed now matches the one verified later."""
     return json.loads(json.dumps(value, default=str))
+
+
+def result_outcome(value: Any) -> dict[str, Any]:
+    """One resource's gateway result as an audit outcome: ``{"ok": True}`` or the error's name and text."""
+    if isinstance(value, KafkaOperationError):
+        return {"ok": False, "error": value.name, "message": value.operator_text}
+    return {"ok": True}
 
 
 def _overall(outcomes: Mapping[str, Any]) -> str:

@@ -114,11 +114,7 @@ def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: s
     outcomes = {}
     for f in leftovers:
         res = results.get(ConfigResource(f["type"], f["name"]))
-        outcomes[f"{f['type'].lower()}:{f['name']}/{f['config']}"] = (
-            {"ok": True}
-            if not isinstance(res, KafkaOperationError)
-            else {"ok": False, "error": res.name, "message": res.operator_text}
-        )
+        outcomes[f"{f['type'].lower()}:{f['name']}/{f['config']}"] = audit.result_outcome(res)
     with transaction.atomic():
         audit.record(
             actor=actor,

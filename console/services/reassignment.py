@@ -394,14 +394,7 @@ def cancel_external(
     if not wanted:
         raise PlanRejected("Select at least one reassignment started outside the console.")
     results = gateway_for(cluster).alter_partition_reassignments(dict.fromkeys(wanted))
-    outcomes = {
-        f"{tp.topic}-{tp.partition}": (
-            {"ok": True}
-            if not isinstance(v, KafkaOperationError)
-            else {"ok": False, "error": v.name, "message": v.operator_text}
-        )
-        for tp, v in results.items()
-    }
+    outcomes = {f"{tp.topic}-{tp.partition}": audit.result_outcome(v) for tp, v in results.items()}
     with transaction.atomic():
         audit.record(
             actor=actor,

@@ -313,14 +313,7 @@ def change_throttle(*, actor, reassignment: Reassignment, rate: int, source_ip: 
             ConfigChange(e.config, "SET", str(rate))
         )
     results = _gateway(reassignment.cluster).incremental_alter_configs(changes)
-    outcomes = {
-        f"broker:{r.name}": (
-            {"ok": True}
-            if not isinstance(v, KafkaOperationError)
-            else {"ok": False, "error": v.name, "message": v.operator_text}
-        )
-        for r, v in results.items()
-    }
+    outcomes = {f"broker:{r.name}": audit.result_outcome(v) for r, v in results.items()}
     with transaction.atomic():
         audit.record(
             actor=actor,
