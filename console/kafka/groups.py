@@ -6,6 +6,7 @@ a group's offsets: one batched OffsetFetch per coordinator, never one request pe
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -14,6 +15,11 @@ from .base import GatewayBase
 from .errors import KafkaOperationError, from_code
 from .kp import check
 from .types import OK, Ok, TopicPartition
+
+# Answers meaning "the group coordinator is not ready or moved; ask again".
+COORDINATOR_RETRY = frozenset(
+    {"COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR"}
+)
 
 
 @dataclass(frozen=True)
@@ -113,11 +119,16 @@ class GroupsMixin(GatewayBase):
         from kafka.protocol.consumer.group import OffsetCommitRequest
         from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 
-        found = self._kp.send(FindCoordinatorRequest(key_type=0, coordinator_keys=[group_id], min_version=4))
-        (coordinator,) = found.coordinators
-        err = from_code(coordinator.error_code, coordinator.error_message)
-        if err is not None:
-            raise err.with_message(f"{err.message} (finding the coordinator of group '{group_id}')")
+        def find() -> int:
+            found = self._kp.send(
+                FindCoordinatorRequest(key_type=0, coordinator_keys=[group_id], min_version=4)
+            )
+            (coordinator,) = found.coordinators
+            err = from_code(coordinator.error_code, coordinator.error_message)
+            if err is not None:
+                raise err.with_message(f"{err.message} (finding the coordinator of group '{group_id}')")
+            return coordinator.node_id
+
         topic_cls = OffsetCommitRequest.OffsetCommitRequestTopic
         part_cls = topic_cls.OffsetCommitRequestPartition
         by_topic: dict[str, list[tuple[int, int]]] = defaultdict(list)
@@ -140,13 +151,43 @@ class GroupsMixin(GatewayBase):
             ],
             max_version=9,  # v10 names topics by id only
         )
-        response = self._kp.send(request, coordinator.node_id)
-        out: dict[TopicPartition, Ok | KafkaOperationError] = {}
-        for topic in response.topics:
-            for p in topic.partitions:
-                tp = TopicPartition(topic.name, p.partition_index)
-                perr = from_code(p.error_code)
-                out[tp] = (
-                    OK if perr is None else perr.with_message(f"{perr.message} ({tp.topic}-{tp.partition})")
-                )
-        return out
+
+        def commit() -> dict[TopicPartition, Ok | KafkaOperationError]:
+            response = self._kp.send(request, find())
+            out: dict[TopicPartition, Ok | KafkaOperationError] = {}
+            for topic in response.topics:
+                for p in topic.partitions:
+                    tp = TopicPartition(topic.name, p.partition_index)
+                    perr = from_code(p.error_code)
+                    out[tp] = (
+                        OK
+                        if perr is None
+                        else perr.with_message(f"{perr.message} ({tp.topic}-{tp.partition})")
+                    )
+            return out
+
+        def refused(out: dict) -> bool:  # the coordinator turned the whole commit away
+            return any(
+                isinstance(v, KafkaOperationError) and v.name in COORDINATOR_RETRY for v in out.values()
+            )
+
+        return self._while_coordinator_moves(commit, refused)
+
+    def _while_coordinator_moves(self, fn, refused):
+        """``fn()`` again while the group coordinator is not ready, as Kafka's admin client does: on a
+        new cluster the offsets topic is created by the first FindCoordinator and its partitions
+        load for a moment; a coordinator that moved is found again. Up to the request timeout;
+        then the last answer (or error) stands."""
+        deadline = time.monotonic() + self._timeout
+        delay = 0.05
+        while True:
+            try:
+                result = fn()
+            except KafkaOperationError as err:
+                if err.name not in COORDINATOR_RETRY or time.monotonic() + delay > deadline:
+                    raise
+            else:
+                if not refused(result) or time.monotonic() + delay > deadline:
+                    return result
+            time.sleep(delay)
+            delay = min(2 * delay, 1.0)
