@@ -142,6 +142,13 @@ KAFKA_CONNECT_TIMEOUT_S = float(os.environ.get("KAFKA_CONNECT_TIMEOUT_S", "5"))
 # Operations: a running operation whose heartbeat is older than this is re-queued by beat.
 OPERATION_STALE_AFTER_S = int(os.environ.get("OPERATION_STALE_AFTER_S", "60"))
 OPERATION_RECOVERY_INTERVAL_S = int(os.environ.get("OPERATION_RECOVERY_INTERVAL_S", "30"))
+# A step that fails (or whose worker dies) this many times in a row ends the operation "errored".
+OPERATION_MAX_ATTEMPTS = int(os.environ.get("OPERATION_MAX_ATTEMPTS", "5"))
+# Backoff before retry n: OPERATION_BACKOFF_S * 2**(n-1), at most OPERATION_BACKOFF_MAX_S.
+OPERATION_BACKOFF_S = float(os.environ.get("OPERATION_BACKOFF_S", "2"))
+OPERATION_BACKOFF_MAX_S = float(os.environ.get("OPERATION_BACKOFF_MAX_S", "300"))
+# How the runner hands an operation id to a worker; the console itself never imports Celery.
+OPERATION_DISPATCHER = os.environ.get("OPERATION_DISPATCHER", "tasks.operations.enqueue")
 
 LOGGING = {
     "version": 1,

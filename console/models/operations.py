@@ -12,9 +12,16 @@ class OperationState(models.TextChoices):
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
+    # The runner gave up: a step kept failing past OPERATION_MAX_ATTEMPTS (or the kind is unknown).
+    ERRORED = "errored", "Errored"
 
 
-FINISHED_STATES = (OperationState.SUCCEEDED, OperationState.FAILED, OperationState.CANCELLED)
+FINISHED_STATES = (
+    OperationState.SUCCEEDED,
+    OperationState.FAILED,
+    OperationState.CANCELLED,
+    OperationState.ERRORED,
+)
 
 
 class Operation(models.Model):
@@ -40,8 +47,20 @@ class Operation(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     celery_task_id = models.CharField(max_length=64, blank=True)
+    # Empty while nobody holds it (pending, or running but waiting for its next poll or retry).
     claimed_by = models.CharField(max_length=128, blank=True)
+    # Failed attempts of the current step (a crash counts when the claim is recovered); reset
+    # when a step completes. The runner gives up at settings.OPERATION_MAX_ATTEMPTS.
     attempts = models.PositiveIntegerField(default=0)
+    # The runner's place: which path ("run" or "cancel") and the index of the next step on it.
+    path = models.CharField(max_length=8, default="run")
+    step = models.PositiveIntegerField(default=0)
+    # When the operation may run next (a poll interval or a retry's backoff); null: at once.
+    next_run_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    cancel_requested = models.BooleanField(default=False)
+    last_error = models.TextField(blank=True)  # the latest failed attempt's error, while retrying
+    # What steps hand to later steps (e.g. the health check's per-check outcomes), saved with the step.
+    data = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-id"]

@@ -1,0 +1,48 @@
+"""Operations: the one runner every long-running kind goes through (see ``runner.py``).
+
+Areas declare a kind in their ``worker.py`` (``register(Kind(name, steps=(Step(...), ...)))``),
+start it from an action with ``start(...)``, and never write claim, heartbeat or finish code.
+Celery (``tasks/operations.py``) calls ``run`` with an id; beat calls ``run_due`` and
+``requeue_pending``.
+"""
+
+from __future__ import annotations
+
+from console.operations.actions import request_cancel, start
+from console.operations.core import Done, Kind, Step, Wait, backoff_s
+from console.operations.registry import dispatch, kind_for, register
+from console.operations.runner import (
+    Context,
+    LostClaim,
+    claim,
+    due_ids,
+    error_text,
+    heartbeat,
+    requeue_pending,
+    run,
+    run_due,
+    set_item,
+)
+
+__all__ = [
+    "Context",
+    "Done",
+    "Kind",
+    "LostClaim",
+    "Step",
+    "Wait",
+    "backoff_s",
+    "claim",
+    "dispatch",
+    "due_ids",
+    "error_text",
+    "heartbeat",
+    "kind_for",
+    "register",
+    "request_cancel",
+    "requeue_pending",
+    "run",
+    "run_due",
+    "set_item",
+    "start",
+]

@@ -1,0 +1,75 @@
+"""What an Operation kind declares, and the runner's arithmetic (pure: no Django, no I/O).
+
+An area describes a kind as ordered steps. A step is a function of the run's context that
+either completes (returns None: the runner moves to the next step), asks to be run again later
+(``Wait``: a poll that is not finished yet), or ends the operation (``Done``). Any exception is
+a failed attempt of that step: the runner retries it with backoff and, after the attempt limit,
+ends the operation ``errored``. Steps must converge when re-entered: a worker may die between a
+step's effect and the runner's record that the step completed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+RUN = "run"
+CANCEL = "cancel"
+
+
+@dataclass(frozen=True)
+class Wait:
+    """The step is not finished: run it again after ``seconds`` (the attempt counter resets)."""
+
+    seconds: float
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Done:
+    """End the operation with this state (succeeded, failed or cancelled) and its audit event."""
+
+    state: str
+    result: Mapping[str, Any] = field(default_factory=dict)
+    outcomes: Mapping[str, Any] = field(default_factory=dict)
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One resumable step. ``cancellable=False``: a cancel request waits until the step is past."""
+
+    name: str
+    fn: Callable[[Any], Wait | Done | None]
+    cancellable: bool = True
+
+
+@dataclass(frozen=True)
+class Kind:
+    """An Operation kind: its steps, the steps that replace the rest on cancel, and its give-up hook.
+
+    ``give_up(ctx, error)`` runs once, best effort, before the operation is ended ``errored``
+    (e.g. a reassignment tries to take its throttles back; what it cannot is left owed in the
+    ledger). Without ``cancel_steps`` a cancel ends the operation at the next step boundary.
+    """
+
+    name: str
+    steps: tuple[Step, ...]
+    cancel_steps: tuple[Step, ...] = ()
+    give_up: Callable[[Any, str], None] | None = None
+
+    def path(self, name: str) -> tuple[Step, ...]:
+        return self.cancel_steps if name == CANCEL else self.steps
+
+
+def backoff_s(attempt: int, base: float, cap: float) -> float:
+    """Seconds to wait before retry ``attempt`` (1-based): base, 2·base, 4·base … at most ``cap``."""
+    if attempt < 1:
+        return 0.0
+    return min(cap, base * 2 ** min(attempt - 1, 30))
+
+
+def audit_outcome(state: str) -> str:
+    """The audit event outcome of an operation's end state."""
+    return {"succeeded": "success", "cancelled": "cancelled", "errored": "errored"}.get(state, "failure")
