@@ -11,7 +11,6 @@ retried with backoff and after ``OPERATION_MAX_ATTEMPTS`` the operation ends ``e
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
