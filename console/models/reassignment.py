@@ -122,8 +122,10 @@ class ThrottleEntry(models.Model):
     lists ``added`` holds the entries we added, so removal takes back only ours.
     """
 
-    reassignment = models.ForeignKey(Reassignment, on_delete=models.CASCADE, related_name="throttles")
-    cluster = models.ForeignKey("console.Cluster", on_delete=models.CASCADE, related_name="+")
+    # PROTECT: the ledger is what lets anyone take a throttle back, so nothing deletes it in
+    # passing (removing a cluster with owed throttles is refused; see clusters.remove_cluster).
+    reassignment = models.ForeignKey(Reassignment, on_delete=models.PROTECT, related_name="throttles")
+    cluster = models.ForeignKey("console.Cluster", on_delete=models.PROTECT, related_name="+")
     resource_type = models.CharField(max_length=8)  # TOPIC or BROKER
     resource_name = models.CharField(max_length=249)
     config = models.CharField(max_length=64)
