@@ -66,8 +66,8 @@ def fill(n: int) -> None:
 
     from django.db import connection, transaction
 
+    from console.audit.store import GENESIS_HASH
     from console.models import AuditChainHead, AuditEvent
-    from console.services.audit import GENESIS_HASH
 
     rnd = random.Random(7)
     start = datetime(2026, 1, 1, tzinfo=UTC)
@@ -147,8 +147,8 @@ def main() -> None:
     user = setup()
     from django.db import connection
 
-    from console.services import audit_review
-    from console.services.audit_review import AuditFilter
+    from console.audit import review as audit_review
+    from console.audit.review import AuditFilter
 
     t = time.perf_counter()
     fill(EVENTS)

@@ -39,8 +39,8 @@ def skewed_cluster(seed: int = 1):
 
 
 def main() -> None:
-    from console.services import planner
-    from console.services.reassign_balance import balance_plan
+    from console.reassignment import planner
+    from console.reassignment.balance import balance_plan
 
     assignment, sizes, racks = skewed_cluster()
     start = time.perf_counter()

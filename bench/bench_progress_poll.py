@@ -27,8 +27,8 @@ def main() -> None:
     sandbox, cluster_row, actor, gw = setup("bench-poll")
     try:
         from console.kafka import TopicPartition
-        from console.services import reassign_run
-        from console.services.reassign_progress import hosts
+        from console.reassignment import worker as reassign_run
+        from console.reassignment.progress import hosts
 
         _, r = console_submit(cluster_row, actor, plan_for(0))
         sandbox.advance(1)  # every new replica has copied a little, none is done

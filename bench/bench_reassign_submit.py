@@ -128,7 +128,8 @@ def console_submit(
 ) -> tuple[float, object]:
     """Validate + submit (the RESULT); the throttle step in between is timed apart in ``timings``."""
     from console.models.reassignment import Reassignment
-    from console.services import reassign_run, reassignment
+    from console.reassignment import actions as reassignment
+    from console.reassignment import worker as reassign_run
 
     start = time.perf_counter()
     op = reassignment.start_reassignment(actor=actor, cluster=cluster_row, proposed=plan, throttle=throttle)
@@ -149,7 +150,7 @@ def console_submit(
 
 def raw_submit(gw, plan) -> float:
     from console.kafka import TopicPartition
-    from console.services.reassign_run import SUBMIT_BATCH
+    from console.reassignment.worker import SUBMIT_BATCH
 
     items = [(TopicPartition(t, p), list(r)) for (t, p), r in plan.items()]
     start = time.perf_counter()
@@ -167,7 +168,7 @@ def setup(seed: str = "bench-reassign"):
     from django.contrib.auth import get_user_model
 
     actor = get_user_model().objects.get(username="bench")
-    from console.services.reassignment import gateway_for
+    from console.reassignment.actions import gateway_for
 
     gw = gateway_for(cluster_row)
     gw.list_topics_metadata()  # connections up, like a long-lived worker
@@ -197,7 +198,7 @@ def main_real(bootstrap: str) -> None:
     _client, cluster_row = setup_console(bootstrap)
     from django.contrib.auth import get_user_model
 
-    from console.services.reassignment import gateway_for
+    from console.reassignment.actions import gateway_for
     from tasks import reassignment as reassign_tasks
 
     reassign_tasks.run_reassignment.delay = lambda op_id: type("Queued", (), {"id": "bench"})()

@@ -39,10 +39,10 @@ def main() -> None:
         django.setup()
         from django.core.management import call_command
 
+        from console.clusters.actions import connection_for
         from console.kafka import get_gateway
         from console.models import Cluster
-        from console.services import telemetry
-        from console.services.clusters import connection_for
+        from console.telemetry import snapshots as telemetry
 
         call_command("migrate", verbosity=0)
         cluster = Cluster.objects.create(

@@ -105,7 +105,7 @@ def main() -> None:
     sandbox = build_sandbox()
     try:
         client, cluster = setup_console(sandbox.bootstrap_servers)
-        from console.services import metadata_cache
+        from console.topics import cache as metadata_cache
 
         admin = raw_admin(sandbox.bootstrap_servers)
         url = f"/c/{cluster.name}/topics/"

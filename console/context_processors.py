@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from console import access
 from console.models import Cluster
-from console.services import access
 
 
 def navigation(request):

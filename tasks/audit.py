@@ -8,6 +8,6 @@ from tasks.operations import worker_name
 
 @app.task(name="tasks.audit.run_verify", acks_late=True)
 def run_verify(op_id: int) -> None:
-    from console.services import audit_review
+    from console.audit import review as audit_review
 
     audit_review.run_verify(op_id, worker=worker_name())

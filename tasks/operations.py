@@ -21,6 +21,6 @@ def requeue_stale_operations() -> list[int]:
 
 @app.task(name="tasks.operations.run_health_check", acks_late=True)
 def run_health_check(op_id: int) -> None:
-    from console.services import health
+    from console.clusters import worker as health
 
     health.run_health_check(op_id, worker=worker_name())

@@ -8,7 +8,7 @@ from tasks.operations import worker_name
 
 @app.task(name="tasks.reassignment.run_reassignment", acks_late=True)
 def run_reassignment(op_id: int) -> None:
-    from console.services import reassign_run
+    from console.reassignment import worker as reassign_run
 
     reassign_run.run_reassignment(op_id, worker=worker_name())
 
@@ -17,7 +17,7 @@ def run_reassignment(op_id: int) -> None:
 def poll_reassignment(reassignment_id: int) -> None:
     """One poll cycle now (after a cancel, so the operator does not wait for beat)."""
     from console.models.reassignment import Reassignment
-    from console.services import reassign_poll
+    from console.reassignment import poll as reassign_poll
 
     r = Reassignment.objects.select_related("cluster", "operation").get(pk=reassignment_id)
     reassign_poll.poll_once(r)
@@ -26,7 +26,7 @@ def poll_reassignment(reassignment_id: int) -> None:
 @app.task(name="tasks.reassignment.poll_reassignments")
 def poll_reassignments() -> list[int]:
     """Beat: one cycle for every moving reassignment (the worker that started it may be gone)."""
-    from console.services import reassign_poll
+    from console.reassignment import poll as reassign_poll
 
     return reassign_poll.poll_due()
 
@@ -34,13 +34,13 @@ def poll_reassignments() -> list[int]:
 @app.task(name="tasks.reassignment.sweep_throttles")
 def sweep_throttles() -> list[int]:
     """Beat: the throttle janitor removes ledger throttles of reassignments no longer running."""
-    from console.services import reassign_janitor
+    from console.reassignment import janitor as reassign_janitor
 
     return reassign_janitor.sweep_throttles()
 
 
 @app.task(name="tasks.reassignment.run_election", acks_late=True)
 def run_election(op_id: int) -> None:
-    from console.services import elections
+    from console.reassignment import elections
 
     elections.run_election(op_id, worker=worker_name())

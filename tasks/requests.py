@@ -8,6 +8,6 @@ from tasks.operations import worker_name
 
 @app.task(name="tasks.requests.run_request", acks_late=True)
 def run_request(op_id: int) -> None:
-    from console.services import requests
+    from console.requests import actions as requests
 
     requests.run_request(op_id, worker=worker_name())

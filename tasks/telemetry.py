@@ -9,7 +9,7 @@ from tasks.operations import worker_name
 @app.task(name="tasks.telemetry.collect_snapshots")
 def collect_snapshots() -> dict[str, str]:
     """Beat: one snapshot per cluster per interval (a repeated run in the same interval is a no-op)."""
-    from console.services import telemetry
+    from console.telemetry import snapshots as telemetry
 
     results = telemetry.collect_all_snapshots()
     return {
@@ -20,13 +20,13 @@ def collect_snapshots() -> dict[str, str]:
 @app.task(name="tasks.telemetry.schedule_pipeline_runs")
 def schedule_pipeline_runs() -> list[int]:
     """Beat: start a pipeline run for every cluster with snapshots (not while one is in flight)."""
-    from console.services import capacity
+    from console.telemetry import capacity
 
     return capacity.start_scheduled_runs()
 
 
 @app.task(name="tasks.telemetry.run_pipeline", acks_late=True)
 def run_pipeline(op_id: int) -> None:
-    from console.services import capacity
+    from console.telemetry import capacity
 
     capacity.run_pipeline(op_id, worker=worker_name())

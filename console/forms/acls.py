@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from console.services import acls
+from console.acls import actions as acls
 
 _ANY = [("ANY", "any")]
 

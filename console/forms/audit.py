@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from console.services.audit_review import OUTCOMES, AuditFilter
+from console.audit.review import OUTCOMES, AuditFilter
 
 
 class AuditFilterForm(forms.Form):

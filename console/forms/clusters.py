@@ -7,8 +7,8 @@ import re
 from django import forms
 from django.core.exceptions import ValidationError
 
+from console.clusters.actions import EDITABLE_FIELDS
 from console.models import Cluster
-from console.services.clusters import EDITABLE_FIELDS
 
 _HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$")
 MAX_ENDPOINTS = 50

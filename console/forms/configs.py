@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
+from console.configs.actions import OPS
 from console.kafka import ConfigChange
-from console.services.configs import OPS
 
 CHANGE_ROWS = 5
 OP_CHOICES = [

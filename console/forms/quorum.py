@@ -7,7 +7,7 @@ import re
 from django import forms
 from django.core.exceptions import ValidationError
 
-from console.services.controllers import LOG_LEVELS, RESET
+from console.quorum.controllers import LOG_LEVELS, RESET
 
 # Logger names are Java class/package names (log4j), or "root".
 _LOGGER = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$-]*)*$")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
-from console.services import planner
+from console.reassignment import planner
 
 MB = 1024 * 1024
 MAX_UPLOAD_BYTES = 20 * MB

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django import forms
 
+from console.acls import actions as acls
 from console.models.requests import RequestKind
-from console.services import acls
-from console.services.requests import COMMENT_MAX
+from console.requests.actions import COMMENT_MAX
 
 _NEEDS_TOPIC = {"topic.create", "topic.config", "topic.partitions", "topic.delete"}
 

@@ -8,9 +8,9 @@ import re
 from django import forms
 
 from console.forms.configs import KNOWN_TOPIC_CONFIGS, parse_key_values
-from console.services import policy
-from console.services.topics import DEFAULT_PER_PAGE, SORT_KEYS, TopicSpec
-from console.services.topics_batch import BatchParseError, parse_batch
+from console.topics import policy
+from console.topics.actions import DEFAULT_PER_PAGE, SORT_KEYS, TopicSpec
+from console.topics.batch import BatchParseError, parse_batch
 
 MAX_BATCH_UPLOAD_BYTES = 5 * 1024 * 1024
 

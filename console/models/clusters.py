@@ -66,6 +66,6 @@ class Cluster(models.Model):
 
     def connection(self):
         """The gateway's connection settings for this cluster (decrypts the SASL password)."""
-        from console.services.clusters import connection_for
+        from console.clusters.actions import connection_for
 
         return connection_for(self)

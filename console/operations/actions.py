@@ -8,9 +8,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from console.audit import store as audit
 from console.models import Operation, OperationItem, OperationState
 from console.operations import registry
-from console.services import audit
 
 
 def start(

@@ -20,10 +20,10 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from console.audit import store as audit
 from console.models import Operation, OperationItem, OperationState
 from console.operations import registry
 from console.operations.core import CANCEL, RUN, Done, Kind, Wait, audit_outcome, backoff_s
-from console.services import audit
 
 log = logging.getLogger(__name__)
 

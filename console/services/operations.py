@@ -12,8 +12,8 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from console.audit import store as audit
 from console.models import Operation, OperationItem, OperationState
-from console.services import audit
 
 log = logging.getLogger(__name__)
 

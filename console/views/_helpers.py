@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.http import Http404
 
+from console import access
 from console.models import Cluster, Operation
-from console.services import access
 
 
 def client_ip(request) -> str | None:

@@ -10,9 +10,10 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from console import access
+from console.acls import actions as acls
 from console.forms.acls import AclBatchForm, AclBindingForm, AclFilterForm, EffectiveAccessForm
 from console.kafka import KafkaOperationError
-from console.services import access, acls
 from console.views._helpers import client_ip, get_cluster_for_user
 
 

@@ -12,8 +12,8 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from console.audit import review as audit_review
 from console.forms.audit import AuditFilterForm
-from console.services import audit_review
 from console.views._helpers import client_ip
 
 

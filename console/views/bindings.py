@@ -9,9 +9,10 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from console import access
+from console.clusters import bindings
 from console.forms.bindings import GrantRoleForm
 from console.models import RoleBinding
-from console.services import access, bindings
 from console.views._helpers import client_ip, get_cluster_for_user
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
-from console.services import capabilities
+from console.clusters import capabilities
 
 
 def unavailable_page(request, cluster, key: str, title: str | None = None):

@@ -12,8 +12,10 @@ from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from console import access
 from console.kafka import KafkaOperationError
-from console.services import access, capacity, telemetry
+from console.telemetry import capacity
+from console.telemetry import snapshots as telemetry
 from console.views._helpers import client_ip, get_cluster_for_user
 from pipeline import charts
 from pipeline import config as pipeline_config

@@ -7,8 +7,10 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from console import access
+from console.clusters import actions as clusters
+from console.clusters import capabilities
 from console.forms.clusters import ClusterForm
-from console.services import access, capabilities, clusters
 from console.views._helpers import client_ip, get_cluster_for_user
 
 

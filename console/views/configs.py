@@ -11,10 +11,11 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
+from console import access
+from console.configs import actions as configs
 from console.forms.configs import ConfigChangesForm
 from console.kafka import KafkaOperationError
-from console.services import access, configs
-from console.services.policy import PolicyViolation
+from console.topics.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
 
 

@@ -6,7 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from console.services import access, health
+from console import access
+from console.clusters import worker as health
 from console.views._helpers import client_ip, get_cluster_for_user, get_operation_for_user
 
 

@@ -11,9 +11,12 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
+from console import access
+from console.clusters import capabilities
 from console.forms.quorum import LogLevelForm
 from console.kafka import KafkaOperationError
-from console.services import access, capabilities, controllers, quorum
+from console.quorum import actions as quorum
+from console.quorum import controllers
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.capabilities import unavailable_page
 

@@ -9,11 +9,14 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from console import access
 from console.forms.reassignment import ElectionForm, PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
-from console.services import access, elections, planner, reassign_janitor, reassignment, throttles
-from console.services.reassign_progress import human_bytes, human_duration, replica_dicts
+from console.reassignment import actions as reassignment
+from console.reassignment import elections, planner, throttles
+from console.reassignment import janitor as reassign_janitor
+from console.reassignment.progress import human_bytes, human_duration, replica_dicts
 from console.views._helpers import client_ip, get_cluster_for_user
 
 

@@ -8,9 +8,10 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from console import access
 from console.forms.requests import AutoApproveRuleForm, DecisionForm, RequestForm
 from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
-from console.services import access, requests
+from console.requests import actions as requests
 from console.views._helpers import client_ip, get_cluster_for_user
 
 

@@ -12,6 +12,8 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from console import access
+from console.configs.actions import source_label
 from console.forms.topics import (
     AddPartitionsForm,
     BatchCreateForm,
@@ -20,9 +22,9 @@ from console.forms.topics import (
     TopicPolicyForm,
 )
 from console.kafka import KafkaOperationError
-from console.services import access, policy, topics
-from console.services.configs import source_label
-from console.services.policy import PolicyViolation
+from console.topics import actions as topics
+from console.topics import policy
+from console.topics.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
 
 

@@ -17,7 +17,7 @@ MB = 1024 * 1024
 def worker(monkeypatch):
     """A stand-in for the Celery worker and beat: runs queued reassignments and the poller."""
     from console.models import Operation
-    from console.services import reassign_run
+    from console.reassignment import worker as reassign_run
     from tasks import reassignment as reassign_tasks
 
     monkeypatch.setattr(reassign_tasks.run_reassignment, "delay", lambda op_id: _Queued())

@@ -19,7 +19,7 @@ class _Queued:
 def worker(monkeypatch):
     """A stand-in for the Celery worker: runs queued request executions."""
     from console.models import Operation
-    from console.services import requests
+    from console.requests import actions as requests
     from tasks import requests as request_tasks
 
     monkeypatch.setattr(request_tasks.run_request, "delay", lambda op_id: _Queued())
@@ -62,9 +62,9 @@ def test_a_requested_topic_is_approved_created_and_audited(page, live_server, sa
     for step in ("submitted", "approved", "queued", "running", "succeeded"):
         assert step in timeline
 
+    from console.clusters.actions import connection_for
     from console.kafka import get_gateway
     from console.models import Cluster
-    from console.services.clusters import connection_for
 
     meta = get_gateway(connection_for(Cluster.objects.get(name="sandbox"))).describe_topics([topic])[topic]
     assert len(meta.partitions) == 2

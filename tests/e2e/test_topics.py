@@ -8,7 +8,8 @@ import pytest
 
 from console.kafka import ConfigResource, get_gateway
 from console.models import AuditEvent
-from console.services import metadata_cache, topics
+from console.topics import actions as topics
+from console.topics import cache as metadata_cache
 from tests.e2e.conftest import login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

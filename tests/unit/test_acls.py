@@ -9,11 +9,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from console.acls import actions as acls
+from console.acls import core as acl_rules
+from console.clusters.actions import connection_for
 from console.kafka import get_gateway
 from console.kafka.types import AclBinding, AclBindingFilter
 from console.models import AuditEvent
-from console.services import acl_rules, acls
-from console.services.clusters import connection_for
 
 
 def B(

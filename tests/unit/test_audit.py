@@ -12,8 +12,8 @@ from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from console.audit import store as audit
 from console.models import AuditChainHead, AuditEvent, AuditImmutableError, AuditTarget
-from console.services import audit
 
 pytestmark = pytest.mark.django_db
 

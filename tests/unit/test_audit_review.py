@@ -13,9 +13,10 @@ from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from console.audit import review as audit_review
+from console.audit import store as audit
+from console.audit.review import AuditFilter
 from console.models import AuditEvent, AuditTarget, Cluster, Operation, OperationState, Role, RoleBinding
-from console.services import audit, audit_review
-from console.services.audit_review import AuditFilter
 from tasks import audit as audit_tasks
 from tests.conftest import make_personas
 

@@ -6,8 +6,9 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 
+from console import access
+from console.clusters import bindings
 from console.models import AuditEvent, Role, RoleBinding
-from console.services import access, bindings
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ import pytest
 from django.template.loader import render_to_string
 from django.test import RequestFactory
 
+from console.clusters import capabilities
 from console.models import Cluster
-from console.services import capabilities
 from console.views.capabilities import unavailable_page
 
 BROKERS = Cluster(name="b", bootstrap_servers="h:9092")

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from console.models import AuditEvent, Operation
-from console.services import capacity
+from console.telemetry import capacity
 from pipeline import charts, generate, lake, reference, reports
 from pipeline.reference import JobParams
 from tasks import telemetry as telemetry_tasks

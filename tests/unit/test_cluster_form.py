@@ -6,9 +6,9 @@ import time
 
 import pytest
 
+from console.clusters import actions as clusters
 from console.forms.clusters import ClusterForm
 from console.models import Cluster
-from console.services import clusters
 
 pytestmark = pytest.mark.django_db
 

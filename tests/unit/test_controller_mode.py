@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from console.clusters import actions as clusters
 from console.forms.clusters import ClusterForm
 from console.models import Cluster
-from console.services import clusters
 
 pytestmark = pytest.mark.django_db
 

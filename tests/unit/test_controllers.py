@@ -6,10 +6,10 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
+from console.clusters.actions import connection_for
 from console.kafka import ConfigResource, KafkaOperationError, get_gateway
 from console.models import AuditEvent
-from console.services import controllers
-from console.services.clusters import connection_for
+from console.quorum import controllers
 from tests.unit.quorum_helpers import register_controllers
 
 pytestmark = pytest.mark.django_db

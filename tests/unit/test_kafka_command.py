@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 
 from console.kafka import KafkaOperationError, get_gateway
 from console.models import AuditEvent
-from console.services import metadata_cache
+from console.topics import cache as metadata_cache
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from console.clusters import worker as health
 from console.models import AuditEvent, Operation, OperationState
-from console.services import health, operations
+from console.services import operations
 from tasks import operations as op_tasks
 
 pytestmark = pytest.mark.django_db

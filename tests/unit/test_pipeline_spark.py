@@ -65,7 +65,7 @@ def test_it_runs_from_the_command_as_an_audited_operation(spark, kafka_cluster, 
     from django.core.management import call_command
 
     from console.models import AuditEvent, Operation, OperationState
-    from console.services import capacity
+    from console.telemetry import capacity
 
     monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path))
     monkeypatch.setenv("PIPELINE_IDLE_DAYS", str(PARAMS.idle_days))

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from console.services import planner as p
-from console.services import planner_intents as pi
+from console.reassignment import intents as pi
+from console.reassignment import planner as p
 
 
 def test_it_parses_a_kafka_reassign_partitions_file():

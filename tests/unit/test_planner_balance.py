@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from console.services import planner
-from console.services.reassign_balance import balance_plan, bytes_per_broker, lower_bound
+from console.reassignment import planner
+from console.reassignment.balance import balance_plan, bytes_per_broker, lower_bound
 
 
 @st.composite

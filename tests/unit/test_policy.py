@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from console.models import TopicPolicy
-from console.services import policy
-from console.services.policy import PolicyRules
+from console.topics import policy
+from console.topics.policy import PolicyRules
 
 LEGAL = st.text(alphabet="abcXYZ019._-", min_size=1, max_size=249).filter(lambda s: s not in (".", ".."))
 

@@ -9,7 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
 from console.kafka import QuorumInfo, QuorumReplica
-from console.services import quorum
+from console.quorum import actions as quorum
 from tests.unit.quorum_helpers import register_controllers
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from console.models import Cluster, Operation
 from console.models.reassignment import PartitionState, Reassignment, ReassignmentPartition
-from console.services.reassignment import console_conflicts
+from console.reassignment.actions import console_conflicts
 
 pytestmark = pytest.mark.django_db
 

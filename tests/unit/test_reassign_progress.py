@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from console.kafka import KafkaOperationError, TopicPartition
 from console.kafka.types import LogDirInfo, ReplicaLogInfo
-from console.services.reassign_progress import (
+from console.reassignment.progress import (
     IN_SYNC,
     NOT_HOSTED,
     UNKNOWN_BROKER,

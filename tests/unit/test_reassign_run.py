@@ -11,9 +11,12 @@ from django.utils import timezone
 from console.kafka import ConfigChange, ConfigResource, TopicPartition, close_all
 from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import EntryState, PartitionState, Reassignment, Stage
-from console.services import reassign_janitor, reassign_run, reassignment, throttles
-from console.services.reassign_progress import replica_dicts
-from console.services.reassignment import gateway_for
+from console.reassignment import actions as reassignment
+from console.reassignment import janitor as reassign_janitor
+from console.reassignment import throttles
+from console.reassignment import worker as reassign_run
+from console.reassignment.actions import gateway_for
+from console.reassignment.progress import replica_dicts
 from tasks import reassignment as reassign_tasks
 
 pytestmark = pytest.mark.django_db

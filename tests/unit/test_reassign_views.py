@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import Reassignment
-from console.services import reassign_run
+from console.reassignment import worker as reassign_run
 from tasks import reassignment as reassign_tasks
 
 pytestmark = pytest.mark.django_db

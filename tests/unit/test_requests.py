@@ -9,12 +9,13 @@ from django.core.exceptions import PermissionDenied
 from django.test import Client
 from django.urls import reverse
 
+from console.clusters.actions import connection_for
 from console.kafka import get_gateway
 from console.kafka.types import AclBindingFilter
 from console.models import AuditEvent, Operation, OperationState, Role, RoleBinding, TopicPolicy
 from console.models.requests import AutoApproveRule, ChangeRequest, Notification, RequestState
-from console.services import requests, requests_notify
-from console.services.clusters import connection_for
+from console.requests import actions as requests
+from console.requests import notify as requests_notify
 from tasks import requests as request_tasks
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ import pytest
 
 from console.kafka import PartitionOffsets, TopicPartition
 from console.models import Cluster
-from console.services import telemetry
+from console.telemetry import snapshots as telemetry
 from pipeline import lake
 
 pytestmark = pytest.mark.django_db

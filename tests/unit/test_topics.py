@@ -7,11 +7,13 @@ import uuid
 import pytest
 from django.core.exceptions import PermissionDenied
 
+from console.audit import store as audit
 from console.kafka import KafkaOperationError, get_gateway
 from console.models import AuditEvent, TopicPolicy
-from console.services import audit, metadata_cache, topics
-from console.services.policy import PolicyViolation
-from console.services.topics import TopicSpec
+from console.topics import actions as topics
+from console.topics import cache as metadata_cache
+from console.topics.actions import TopicSpec
+from console.topics.policy import PolicyViolation
 
 pytestmark = pytest.mark.django_db
 

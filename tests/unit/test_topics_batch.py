@@ -11,8 +11,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from console.services.topics import TopicSpec
-from console.services.topics_batch import (
+from console.topics.actions import TopicSpec
+from console.topics.batch import (
     BatchParseError,
     detect_format,
     parse_batch,

@@ -9,8 +9,9 @@ import pytest
 
 from console.kafka import KafkaOperationError, get_gateway
 from console.models import AuditEvent
-from console.services import metadata_cache, topics
-from console.services.topics import TopicSpec
+from console.topics import actions as topics
+from console.topics import cache as metadata_cache
+from console.topics.actions import TopicSpec
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from console.services.audit import verify_chain
+from console.audit.store import verify_chain
 
 
 class Command(BaseCommand):

@@ -21,13 +21,14 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
+from console.configs import actions as configs
 from console.forms.configs import parse_key_values
 from console.kafka import ConfigChange, KafkaOperationError
 from console.models import Cluster
-from console.services import configs, topics
-from console.services.policy import PolicyViolation
-from console.services.topics import TopicSpec
-from console.services.topics_batch import BatchParseError, parse_batch
+from console.topics import actions as topics
+from console.topics.actions import TopicSpec
+from console.topics.batch import BatchParseError, parse_batch
+from console.topics.policy import PolicyViolation
 
 OK, FAILED, USAGE, DENIED, REFUSED, KAFKA, NOT_FOUND = 0, 1, 2, 3, 4, 5, 6
 

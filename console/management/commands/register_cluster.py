@@ -6,9 +6,9 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from console.clusters import actions as clusters
 from console.forms.clusters import validate_connection_fields
 from console.models import Cluster
-from console.services import clusters
 
 
 class Command(BaseCommand):

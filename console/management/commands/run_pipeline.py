@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from console.models import Cluster, OperationState
-from console.services import capacity
+from console.telemetry import capacity
 
 _RELATIVE = re.compile(r"^(\d+)([hd])$")
 

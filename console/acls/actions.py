@@ -1,0 +1,267 @@
+"""ACLs: list, preview deletes, change (deletes before adds), effective access (KIP-4, KIP-290).
+
+The imperative shell: each service checks access, calls the gateway and audits every change with the
+bindings it affected. Parsing, validation and evaluation live in services/acl_rules.py (re-exported
+here, where views and tests import them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from console import access
+from console.acls import core as acl_rules
+from console.acls.core import (  # noqa: F401  (re-exported: views, forms and tests import them here)
+    ALL_OPERATIONS,
+    BATCH_TEXT_MAX,
+    BINDING_FIELDS,
+    FILTER_PATTERN_TYPES,
+    GROUPS_SHOWN,
+    IMPLIED_BY,
+    NAME_MAX,
+    OPERATIONS,
+    PATTERN_TYPES,
+    PERMISSIONS,
+    RESOURCE_TYPES,
+    AclValidationError,
+    OperationAccess,
+    _sort_key,
+    bindings_from_json,
+    check_host,
+    check_principal,
+    check_resource_name,
+    evaluate,
+    exact_filter,
+    group_key,
+    label,
+    parse_batch,
+    principal_matches,
+    resource_matches,
+    to_dict,
+    validate_binding,
+    validate_filter,
+)
+from console.audit import store as audit
+from console.clusters.actions import connection_for
+from console.kafka import KafkaOperationError, get_gateway
+from console.kafka.types import AclBinding, AclBindingFilter
+from console.models import Cluster
+
+
+def _gateway(cluster: Cluster):
+    return get_gateway(connection_for(cluster))
+
+
+@dataclass(frozen=True)
+class AclListing:
+    """One page of bindings (sorted by group), the group counts and the total."""
+
+    rows: list[AclBinding]
+    total: int
+    groups: list[tuple[str, int]]  # the first GROUPS_SHOWN groups by key
+    group_by: str
+    page: int
+    pages: int
+    group_count: int = 0
+
+
+def list_acls(
+    *,
+    actor,
+    cluster: Cluster,
+    acl_filter: AclBindingFilter,
+    group_by: str = "principal",
+    page: int = 1,
+    page_size: int = 100,
+) -> AclListing:
+    """Bindings matching the filter (one DescribeAcls), grouped by principal or resource, paged."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    group_by = "resource" if group_by == "resource" else "principal"
+    bindings = _gateway(cluster).describe_acls(acl_filter)
+    counts = Counter(group_key(b, group_by) for b in bindings)
+    pages = max(1, -(-len(bindings) // page_size))
+    page = min(max(1, page), pages)
+    ordered = sorted(bindings, key=_sort_key(group_by))
+    rows = ordered[(page - 1) * page_size : page * page_size]
+    groups = sorted(counts.items())[:GROUPS_SHOWN]
+    return AclListing(rows, len(bindings), groups, group_by, page, pages, len(counts))
+
+
+def preview_delete(*, actor, cluster: Cluster, filters: Iterable[AclBindingFilter]) -> list[AclBinding]:
+    """Exactly the bindings the filters match now (DescribeAcls with the same filters)."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    gateway = _gateway(cluster)
+    matched: dict[AclBinding, None] = {}
+    for f in filters:
+        matched.update(dict.fromkeys(gateway.describe_acls(f)))
+    return sorted(matched, key=_sort_key("principal"))
+
+
+@dataclass(frozen=True)
+class BindingResult:
+    action: str  # "delete" or "create"
+    binding: AclBinding
+    ok: bool
+    message: str = ""
+
+
+@dataclass
+class AclChange:
+    """Per-binding outcomes of a change, deletes first."""
+
+    results: list[BindingResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return sum(not r.ok for r in self.results)
+
+
+def _error_text(err: KafkaOperationError) -> str:
+    return f"{err.name}: {err.operator_text}" if getattr(err, "operator_text", "") else f"{err.name}: {err}"
+
+
+def _confirm(gateway, binding: AclBinding, present: bool) -> bool:
+    """After a timeout the change may still have happened: re-read instead of assuming failure."""
+    try:
+        return bool(gateway.describe_acls(exact_filter(binding))) == present
+    except KafkaOperationError:
+        return False
+
+
+def _run_deletes(gateway, deletes: list[AclBinding]) -> list[BindingResult]:
+    if not deletes:
+        return []
+    try:
+        outcome = gateway.delete_acls([exact_filter(b) for b in deletes])
+    except KafkaOperationError as exc:
+        outcome = {exact_filter(b): exc for b in deletes}
+    results = []
+    for b in deletes:
+        got = outcome.get(exact_filter(b))
+        if isinstance(got, KafkaOperationError):
+            if "TIMED_OUT" in got.name and _confirm(gateway, b, present=False):
+                results.append(BindingResult("delete", b, True, "deleted (confirmed after a timeout)"))
+            else:
+                results.append(BindingResult("delete", b, False, _error_text(got)))
+        else:
+            # Converge: a binding already gone is what the operator asked for.
+            results.append(BindingResult("delete", b, True, "deleted" if got else "already absent"))
+    return results
+
+
+def _run_creates(gateway, creates: list[AclBinding]) -> list[BindingResult]:
+    if not creates:
+        return []
+    try:
+        outcome = gateway.create_acls(creates)
+    except KafkaOperationError as exc:
+        outcome = dict.fromkeys(creates, exc)
+    results = []
+    for b in creates:
+        got = outcome.get(b)
+        if isinstance(got, KafkaOperationError):
+            if "TIMED_OUT" in got.name and _confirm(gateway, b, present=True):
+                results.append(BindingResult("create", b, True, "created (confirmed after a timeout)"))
+            else:
+                results.append(BindingResult("create", b, False, _error_text(got)))
+        else:
+            results.append(BindingResult("create", b, True, "created"))
+    return results
+
+
+def _record(actor, cluster, action, results, *, source_ip, on_behalf_of, operation=None) -> None:
+    if not results:
+        return
+    bindings = [to_dict(r.binding) for r in results]
+    audit.record(
+        actor=actor,
+        action=action,
+        cluster=cluster,
+        targets=[f"acl:{label(r.binding)}" for r in results],
+        params={"bindings": bindings},
+        before=bindings if action == "acl.delete" else None,
+        after=bindings if action == "acl.create" else None,
+        outcomes={f"acl:{label(r.binding)}": {"ok": r.ok, "message": r.message} for r in results},
+        operation=operation,
+        source_ip=source_ip,
+        on_behalf_of=on_behalf_of,
+    )
+
+
+def change_acls(
+    *,
+    actor,
+    cluster: Cluster,
+    deletes: Iterable[AclBinding] = (),
+    creates: Iterable[AclBinding] = (),
+    source_ip: str | None = None,
+    on_behalf_of: str = "",
+    operation=None,
+) -> AclChange:
+    """Delete exact bindings, then create bindings (KIP-4: deletes before adds); per-binding results."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    deletes, creates = list(dict.fromkeys(deletes)), list(dict.fromkeys(creates))
+    problems = [p for b in deletes + creates for p in validate_binding(to_dict(b))[1]]
+    if problems:
+        raise AclValidationError(problems)
+    if not deletes and not creates:
+        raise AclValidationError(["nothing to change"])
+    if len(deletes) + len(creates) > acl_rules.BATCH_MAX:
+        raise AclValidationError([f"at most {acl_rules.BATCH_MAX} bindings per change"])
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="acl.change",
+            cluster=cluster,
+            targets=[f"acl:{label(b)}" for b in deletes + creates],
+            params={"delete": [to_dict(b) for b in deletes], "create": [to_dict(b) for b in creates]},
+            outcome="requested",
+            operation=operation,
+            source_ip=source_ip,
+            on_behalf_of=on_behalf_of,
+        )
+    gateway = _gateway(cluster)
+    change = AclChange(_run_deletes(gateway, deletes))
+    change.results += _run_creates(gateway, creates)
+    with transaction.atomic():
+        kw = {"source_ip": source_ip, "on_behalf_of": on_behalf_of, "operation": operation}
+        _record(actor, cluster, "acl.delete", [r for r in change.results if r.action == "delete"], **kw)
+        _record(actor, cluster, "acl.create", [r for r in change.results if r.action == "create"], **kw)
+    return change
+
+
+@dataclass(frozen=True)
+class EffectiveAccess:
+    principal: str
+    host: str
+    resource_type: str
+    resource_name: str
+    applying: list[AclBinding]
+    operations: list[OperationAccess]
+
+
+def effective_access(
+    *, actor, cluster: Cluster, principal: str, resource_type: str, resource_name: str, host: str = "*"
+) -> EffectiveAccess:
+    """Why can (or can't) this principal do X on this resource: the bindings and the outcome per operation."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    errors = [e for e in (check_principal(principal), check_host(host)) if e]
+    if resource_type not in RESOURCE_TYPES:
+        errors.append("unknown resource type")
+    elif not resource_name or len(resource_name) > NAME_MAX:
+        errors.append("resource name is required")
+    if errors:
+        raise AclValidationError(errors)
+    candidates = _gateway(cluster).describe_acls(AclBindingFilter(resource_type=resource_type))
+    applying, ops = evaluate(
+        candidates, principal=principal, host=host, resource_type=resource_type, resource_name=resource_name
+    )
+    return EffectiveAccess(principal, host, resource_type, resource_name, applying, ops)

@@ -1,0 +1,1 @@
+"""clusters area."""

@@ -1,0 +1,186 @@
+"""The cluster registry and the cluster overview: register, change, remove, test, describe."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from console import access
+from console.audit import store as audit
+from console.kafka import ClusterConnection, KafkaOperationError, get_gateway
+from console.models import Cluster
+
+# Fields an operator edits on the registry form (the password travels separately, write-only).
+EDITABLE_FIELDS = (
+    "name",
+    "description",
+    "bootstrap_servers",
+    "bootstrap_controllers",
+    "security_protocol",
+    "sasl_mechanism",
+    "sasl_username",
+    "ca_certificate",
+    "request_timeout_s",
+)
+
+
+def connection_for(cluster: Cluster, sasl_password: str | None = None) -> ClusterConnection:
+    """Build the gateway's connection settings from a (possibly unsaved) cluster."""
+    password = sasl_password if sasl_password is not None else cluster.sasl_password()
+    return ClusterConnection(
+        bootstrap_servers=cluster.bootstrap_servers.strip(),
+        bootstrap_controllers=cluster.bootstrap_controllers.strip(),
+        security_protocol=cluster.security_protocol,
+        sasl_mechanism=cluster.sasl_mechanism or None,
+        sasl_username=cluster.sasl_username or None,
+        sasl_password=password,
+        ca_cert_pem=cluster.ca_certificate or None,
+        request_timeout_s=cluster.request_timeout_s,
+        connect_timeout_s=min(cluster.request_timeout_s, settings.KAFKA_CONNECT_TIMEOUT_S),
+    )
+
+
+def _snapshot(cluster: Cluster) -> dict[str, Any]:
+    data = {f: getattr(cluster, f) for f in EDITABLE_FIELDS if f != "ca_certificate"}
+    data["ca_certificate"] = "present" if cluster.ca_certificate else ""
+    data["sasl_password"] = "set" if cluster.has_sasl_password else ""
+    return data
+
+
+def register_cluster(
+    *, actor, values: Mapping[str, Any], sasl_password: str = "", source_ip: str | None = None
+) -> Cluster:
+    """Add a cluster to the registry (superusers only); the password is encrypted at rest."""
+    access.require(actor, None, access.ADMINISTER)
+    cluster = Cluster(**{k: v for k, v in values.items() if k in EDITABLE_FIELDS})
+    cluster.set_sasl_password(sasl_password)
+    cluster.full_clean()
+    with transaction.atomic():
+        cluster.save()
+        audit.record(
+            actor=actor,
+            action="cluster.register",
+            cluster=cluster,
+            targets=[f"cluster:{cluster.name}"],
+            after=_snapshot(cluster),
+            outcome="success",
+            source_ip=source_ip,
+        )
+    return cluster
+
+
+def update_cluster(
+    *,
+    actor,
+    cluster: Cluster,
+    values: Mapping[str, Any],
+    sasl_password: str = "",
+    source_ip: str | None = None,
+) -> Cluster:
+    """Change a registered cluster (its admins). A blank password keeps the stored one."""
+    access.require(actor, cluster, access.ADMINISTER)
+    before = _snapshot(Cluster.objects.get(pk=cluster.pk))
+    for field in EDITABLE_FIELDS:
+        if field in values:
+            setattr(cluster, field, values[field])
+    if sasl_password:
+        cluster.set_sasl_password(sasl_password)
+    if not cluster.security_protocol.startswith("SASL"):
+        cluster.sasl_mechanism, cluster.sasl_username = "", ""
+        cluster.set_sasl_password("")
+    cluster.full_clean()
+    with transaction.atomic():
+        cluster.save()
+        audit.record(
+            actor=actor,
+            action="cluster.update",
+            cluster=cluster,
+            targets=[f"cluster:{cluster.name}"],
+            before=before,
+            after=_snapshot(cluster),
+            outcome="success",
+            source_ip=source_ip,
+        )
+    return cluster
+
+
+def remove_cluster(*, actor, cluster: Cluster, source_ip: str | None = None) -> None:
+    """Forget a cluster (the Kafka cluster itself is untouched); its audit history stays."""
+    access.require(actor, cluster, access.ADMINISTER)
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="cluster.remove",
+            cluster=cluster,
+            targets=[f"cluster:{cluster.name}"],
+            before=_snapshot(cluster),
+            outcome="success",
+            source_ip=source_ip,
+        )
+        cluster.delete()
+
+
+@dataclass(frozen=True)
+class ConnectionReport:
+    """What "Test connection" shows: the cluster's identity, or the precise error."""
+
+    ok: bool
+    cluster_id: str = ""
+    controller_id: int | None = None
+    broker_count: int = 0
+    mode: str = "brokers"
+    error: str = ""
+    error_name: str = ""
+
+
+def _explain(exc: KafkaOperationError) -> str:
+    """The operator-facing advice plus Kafka's own detail (address, direction) when it adds something."""
+    text = exc.operator_text
+    return text if not exc.message or exc.message in text else f"{text} ({exc.message})"
+
+
+def test_connection(connection: ClusterConnection) -> ConnectionReport:
+    """Reach the cluster within its timeout; never raises for Kafka or network trouble."""
+    mode = "controllers" if connection.bootstrap_controllers else "brokers"
+    try:
+        check = get_gateway(connection).test_connection()
+    except KafkaOperationError as exc:
+        return ConnectionReport(ok=False, mode=mode, error=_explain(exc), error_name=exc.name)
+    return ConnectionReport(
+        ok=True,
+        cluster_id=check.cluster_id or "",
+        controller_id=check.controller_id,
+        broker_count=check.broker_count,
+        mode=mode,
+    )
+
+
+def test_registered(*, actor, cluster: Cluster) -> ConnectionReport:
+    access.require(actor, cluster, access.VIEW)
+    return test_connection(connection_for(cluster))
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The cluster overview page's data; error is set when Kafka could not be reached."""
+
+    cluster: Cluster
+    info: Any = None
+    summary: Any = None
+    error: KafkaOperationError | None = None
+
+
+def overview(*, actor, cluster: Cluster) -> Overview:
+    """Brokers, controller, topic/partition counts and health, in two gateway reads."""
+    access.require(actor, cluster, access.VIEW)
+    gateway = get_gateway(connection_for(cluster))
+    try:
+        info = gateway.describe_cluster()
+        summary = None if cluster.controller_mode else gateway.topic_summary()
+    except KafkaOperationError as exc:
+        return Overview(cluster=cluster, error=exc)
+    return Overview(cluster=cluster, info=info, summary=summary)

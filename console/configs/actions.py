@@ -1,0 +1,398 @@
+"""Topic and broker configs (KIP-133 describe, KIP-339 incremental alter).
+
+Sensitive values are never shown, logged or audited: Kafka does not return them, the diff
+shows them as hidden, and the audit event masks them (before, after and the requested value).
+Every alter computes a diff first (``plan_changes``, pure), checks the console policy for
+topics, runs Kafka's validate-only, and only then applies — or stops there for a dry run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from console import access
+from console.audit import store as audit
+from console.kafka import ConfigChange, ConfigEntry, ConfigResource, KafkaOperationError, get_gateway
+from console.topics import cache as metadata_cache
+from console.topics import policy
+
+OPS = ("SET", "DELETE", "APPEND", "SUBTRACT")
+HIDDEN = "(hidden)"
+NOT_SET = "(not set)"
+SOURCE_LABELS = {
+    "DYNAMIC_TOPIC_CONFIG": "topic override",
+    "DYNAMIC_BROKER_CONFIG": "dynamic broker",
+    "DYNAMIC_DEFAULT_BROKER_CONFIG": "dynamic default",
+    "DYNAMIC_BROKER_LOGGER_CONFIG": "broker logger",
+    "STATIC_BROKER_CONFIG": "static broker",
+    "DEFAULT_CONFIG": "default",
+    "UNKNOWN": "unknown",
+}
+# Where a SET lands, per resource.
+_SET_SOURCE = {"TOPIC": "DYNAMIC_TOPIC_CONFIG", "BROKER": "DYNAMIC_BROKER_CONFIG"}
+
+
+class ConfigPlanError(ValueError):
+    """The requested changes cannot be applied as asked (unknown key, read-only, bad op)."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(errors))
+
+
+def topic_resource(name: str) -> ConfigResource:
+    return ConfigResource("TOPIC", name)
+
+
+def broker_resource(broker_id: int | str | None) -> ConfigResource:
+    """A broker's configs, or (None / "") the cluster-wide dynamic defaults."""
+    return ConfigResource("BROKER", "" if broker_id in (None, "") else str(broker_id))
+
+
+def target(resource: ConfigResource) -> str:
+    """How a config resource is named in the audit trail."""
+    if resource.type == "TOPIC":
+        return f"topic:{resource.name}"
+    return f"broker:{resource.name}" if resource.name else "broker:default"
+
+
+def source_label(source: str) -> str:
+    return SOURCE_LABELS.get(source, source.lower().replace("_", " "))
+
+
+def _set_source(resource: ConfigResource) -> str:
+    if resource.type == "BROKER" and not resource.name:
+        return "DYNAMIC_DEFAULT_BROKER_CONFIG"
+    return _SET_SOURCE.get(resource.type, "DYNAMIC_BROKER_CONFIG")
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """One config as the page shows it (``value`` is never a sensitive value)."""
+
+    name: str
+    value: str | None
+    source: str
+    read_only: bool
+    sensitive: bool
+    is_override: bool
+    documentation: str
+    type: str | None
+
+    @property
+    def source_label(self) -> str:
+        return source_label(self.source)
+
+    @property
+    def display_value(self) -> str:
+        if self.sensitive:
+            return HIDDEN
+        return NOT_SET if self.value is None else self.value
+
+    @property
+    def editable(self) -> bool:
+        return not self.read_only
+
+
+def _rows(entries: Mapping[str, ConfigEntry], resource: ConfigResource) -> list[ConfigRow]:
+    override = _set_source(resource)
+    rows = [
+        ConfigRow(
+            e.name,
+            None if e.sensitive else e.value,
+            e.source,
+            e.read_only,
+            e.sensitive,
+            e.source == override,
+            e.documentation or "",
+            e.type,
+        )
+        for e in entries.values()
+    ]
+    return sorted(rows, key=lambda r: (not r.is_override, r.source == "DEFAULT_CONFIG", r.name))
+
+
+@dataclass(frozen=True)
+class ConfigView:
+    resource: ConfigResource
+    rows: list[ConfigRow]
+
+    @property
+    def overrides(self) -> list[ConfigRow]:
+        return [r for r in self.rows if r.is_override]
+
+
+def _describe(gw, resource: ConfigResource) -> dict[str, ConfigEntry]:
+    got = gw.describe_configs([resource])[resource]
+    if isinstance(got, KafkaOperationError):
+        raise got
+    return got
+
+
+def _catalogue(gw, resource: ConfigResource, entries: dict[str, ConfigEntry]) -> dict[str, ConfigEntry]:
+    """Every key that could be set: the cluster default only lists what is set, so ask a broker."""
+    if resource.type != "BROKER" or resource.name:
+        return entries
+    brokers = gw.describe_cluster().brokers
+    if not brokers:
+        return entries
+    return {**_describe(gw, broker_resource(brokers[0].id)), **entries}
+
+
+def describe_configs(*, actor, cluster, resource: ConfigResource) -> ConfigView:
+    """Every entry with value, source, read-only and sensitive flags; overrides first."""
+    access.require(actor, cluster, access.VIEW)
+    gw = get_gateway(cluster.connection())
+    return ConfigView(resource, _rows(_describe(gw, resource), resource))
+
+
+def broker_ids(cluster) -> list[int]:
+    """The brokers whose configs can be opened (from the cached metadata)."""
+    try:
+        return metadata_cache.get_snapshot(cluster).broker_ids
+    except KafkaOperationError:  # e.g. controller mode (no metadata); the page still shows the configs
+        return []
+
+
+# -- planning (pure) -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigDiff:
+    """One line of the diff shown before anything is applied."""
+
+    name: str
+    op: str
+    old_value: str | None
+    new_value: str | None
+    old_source: str
+    new_source: str
+    sensitive: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return (self.old_value, self.old_source) != (self.new_value, self.new_source) or self.sensitive
+
+    @property
+    def old_display(self) -> str:
+        return HIDDEN if self.sensitive else (NOT_SET if self.old_value is None else self.old_value)
+
+    @property
+    def new_display(self) -> str:
+        return HIDDEN if self.sensitive else (NOT_SET if self.new_value is None else self.new_value)
+
+    @property
+    def old_source_label(self) -> str:
+        return source_label(self.old_source)
+
+    @property
+    def new_source_label(self) -> str:
+        return source_label(self.new_source)
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _inherited(entry: ConfigEntry | None, override_source: str) -> tuple[str | None, str]:
+    """The value and source a key falls back to once its override is deleted."""
+    if entry is None:
+        return None, "DEFAULT_CONFIG"
+    for syn in entry.synonyms:
+        if syn.source != override_source:
+            return syn.value, syn.source
+    if entry.source != override_source:
+        return entry.value, entry.source
+    return None, "DEFAULT_CONFIG"
+
+
+def plan_changes(
+    resource: ConfigResource,
+    entries: Mapping[str, ConfigEntry],
+    changes: list[ConfigChange],
+    catalogue: Mapping[str, ConfigEntry] | None = None,
+) -> list[ConfigDiff]:
+    """The diff of applying ``changes`` to ``entries``; raises ConfigPlanError listing every problem."""
+    catalogue = entries if catalogue is None else catalogue
+    override = _set_source(resource)
+    errors, diffs, seen = [], [], set()
+    for ch in changes:
+        known = catalogue.get(ch.name)
+        current = entries.get(ch.name)
+        if ch.op not in OPS:
+            errors.append(f"'{ch.op}' is not a config operation (use {', '.join(OPS)}).")
+            continue
+        if ch.name in seen:
+            errors.append(f"'{ch.name}' is changed twice; combine the changes into one.")
+            continue
+        seen.add(ch.name)
+        if known is None:
+            errors.append(f"'{ch.name}' is not a known config of this {resource.type.lower()}.")
+            continue
+        if known.read_only:
+            errors.append(
+                f"'{ch.name}' is read-only: it can only be changed in the broker's static configuration."
+            )
+            continue
+        if ch.op in ("APPEND", "SUBTRACT") and known.type not in (None, "LIST"):
+            errors.append(f"'{ch.name}' is not a list ({known.type}); {ch.op} only applies to list configs.")
+            continue
+        if ch.op != "DELETE" and ch.value is None:
+            errors.append(f"{ch.op} '{ch.name}' needs a value.")
+            continue
+        sensitive = known.sensitive or (known.type == "PASSWORD")
+        old_value = None if current is None else current.value
+        old_source = "DEFAULT_CONFIG" if current is None else current.source
+        if ch.op == "SET":
+            new_value, new_source = ch.value, override
+        elif ch.op == "DELETE":
+            if old_source != override:
+                errors.append(
+                    f"'{ch.name}' has no override here to delete (its value comes from {source_label(old_source)})."
+                )
+                continue
+            new_value, new_source = _inherited(current, override)
+        else:
+            items = _split(old_value)
+            given = _split(ch.value)
+            if ch.op == "APPEND":
+                items += [v for v in given if v not in items]
+            else:
+                items = [v for v in items if v not in given]
+            new_value, new_source = ",".join(items), override
+        diffs.append(ConfigDiff(ch.name, ch.op, old_value, new_value, old_source, new_source, sensitive))
+    if errors:
+        raise ConfigPlanError(errors)
+    return diffs
+
+
+def check_policy(cluster, resource: ConfigResource, changes: list[ConfigChange]) -> None:
+    """Topic configs obey the cluster's policy (allowed keys, value ranges)."""
+    if resource.type != "TOPIC":
+        return
+    rules = policy.rules_for(cluster)
+    policy.enforce(
+        policy.check_alter(rules, resource=resource.name, changes=[(c.op, c.name, c.value) for c in changes])
+    )
+
+
+# -- altering ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AlterResult:
+    resource: ConfigResource
+    diffs: list[ConfigDiff]
+    validate_only: bool
+    ok: bool
+    error: KafkaOperationError | None = None
+    message: str = ""
+    event_id: int | None = None
+
+
+def preview_changes(
+    *, actor, cluster, resource: ConfigResource, changes: list[ConfigChange]
+) -> list[ConfigDiff]:
+    """The diff the operator confirms before validating or applying."""
+    access.require(actor, cluster, access.MANAGE_CONFIGS)
+    gw = get_gateway(cluster.connection())
+    entries = _describe(gw, resource)
+    diffs = plan_changes(resource, entries, changes, _catalogue(gw, resource, entries))
+    check_policy(cluster, resource, changes)
+    return diffs
+
+
+def _snapshot(diffs: list[ConfigDiff], entries: Mapping[str, ConfigEntry] | None, new: bool) -> dict:
+    if new and entries is not None:
+        return {d.name: (entries[d.name].value if d.name in entries else None) for d in diffs}
+    return {d.name: (d.new_value if new else d.old_value) for d in diffs}
+
+
+def alter_configs(
+    *,
+    actor,
+    cluster,
+    resource: ConfigResource,
+    changes: list[ConfigChange],
+    validate_only: bool = False,
+    source_ip: str | None = None,
+    on_behalf_of: str = "",
+    request_id: str = "",
+) -> AlterResult:
+    """Diff → policy → Kafka validate-only → apply (unless a dry run) → re-read → audit (masked).
+
+    Raises ConfigPlanError / PolicyViolation before anything reaches Kafka, and
+    KafkaOperationError when the current configs cannot be read.
+    """
+    access.require(actor, cluster, access.MANAGE_CONFIGS)
+    gw = get_gateway(cluster.connection())
+    entries = _describe(gw, resource)
+    catalogue = _catalogue(gw, resource, entries)
+    diffs = plan_changes(resource, entries, changes, catalogue)
+    check_policy(cluster, resource, changes)
+    sensitive = sorted(
+        {d.name for d in diffs if d.sensitive} | {k for k, e in catalogue.items() if e.sensitive}
+    )
+    request = {resource: [ConfigChange(c.name, c.op, c.value) for c in changes]}
+    error = _one(gw, request, resource, validate_only=True)
+    after_entries = None
+    message = ""
+    if error is None and not validate_only:
+        error = _one(gw, request, resource, validate_only=False)
+        try:
+            after_entries = _describe(gw, resource)
+        except KafkaOperationError:
+            after_entries = None
+        if error is not None and error.name == "REQUEST_TIMED_OUT" and after_entries is not None:
+            applied = all(
+                d.sensitive or (after_entries.get(d.name) and after_entries[d.name].value) == d.new_value
+                for d in diffs
+            )
+            if applied:
+                error, message = None, "Kafka answered late; re-reading shows the change applied."
+            else:
+                message = (
+                    "The request timed out and re-reading does not show the change (it may still apply)."
+                )
+        if resource.type == "TOPIC":
+            snap = metadata_cache.peek(cluster)
+            if snap is not None:
+                snap.configs.pop(resource.name, None)
+    ok = error is None
+    outcome = {"ok": ok, "status": ("valid (dry run)" if validate_only else "applied") if ok else "failed"}
+    if error is not None:
+        outcome["error"] = error.name
+    with transaction.atomic():
+        event = audit.record(
+            actor=actor,
+            action="config.alter.validate" if validate_only else "config.alter",
+            cluster=cluster,
+            targets=[target(resource)],
+            params={
+                "resource": {"type": resource.type, "name": resource.name},
+                "validate_only": validate_only,
+                "changes": {c.name: {"op": c.op, "value": c.value} for c in changes},
+            },
+            before=_snapshot(diffs, None, new=False),
+            after=_snapshot(diffs, after_entries, new=True) if ok else None,
+            outcomes={target(resource): outcome},
+            source_ip=source_ip,
+            on_behalf_of=on_behalf_of,
+            request_id=request_id,
+            sensitive_keys=sensitive,
+        )
+    return AlterResult(resource, diffs, validate_only, ok, error, message, event.pk)
+
+
+def _one(gw, request, resource, *, validate_only: bool) -> KafkaOperationError | None:
+    try:
+        result = gw.incremental_alter_configs(request, validate_only=validate_only).get(resource)
+    except KafkaOperationError as exc:
+        return exc
+    return result if isinstance(result, KafkaOperationError) else None

@@ -1,0 +1,417 @@
+"""Partition reassignment: read the cluster, preview a plan, start/cancel it, external reassignments.
+
+The worker side is ``reassign_run.py`` (throttles, submission), ``reassign_poll.py`` (the poller)
+and ``reassign_finish.py`` (completion, cancel); the
+pure planners are ``planner.py``; the throttle ledger is ``throttles.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import OuterRef, Subquery
+
+from console import access
+from console.audit import store as audit
+from console.clusters.actions import connection_for
+from console.kafka import KafkaOperationError, TopicPartition, get_gateway
+from console.models import Operation
+from console.models.reassignment import (
+    OPEN_PARTITION_STATES,
+    PartitionState,
+    Reassignment,
+    ReassignmentPartition,
+    Stage,
+)
+from console.reassignment import intents as planner_intents
+from console.reassignment import planner, throttles
+from console.reassignment.progress import flatten_logs, hosts, partition_progress
+from console.reassignment.store import insert_rows
+from console.services import operations
+
+KIND = "reassignment.execute"
+ELECT_KIND = "election.run"
+
+
+class PlanRejected(ValueError):
+    """A plan with per-partition problems; ``checks`` is the validation table."""
+
+    def __init__(self, message: str, checks: Sequence[planner.PartitionCheck] = ()) -> None:
+        super().__init__(message)
+        self.checks = list(checks)
+
+
+@dataclass
+class ClusterView:
+    """What the planners need from the cluster, read in a few calls."""
+
+    assignment: dict[planner.TP, tuple[int, ...]]
+    racks: dict[int, str | None]
+    in_progress: dict[planner.TP, object]
+    sizes: dict[planner.TP, int] = field(default_factory=dict)
+    leaders: dict[planner.TP, int] = field(default_factory=dict)
+    balance: object = None  # the balance planner's result, when the plan came from it
+    topics: set[str] | None = None  # every topic (``assignment`` may hold only a plan's partitions)
+
+
+def gateway_for(cluster):
+    return get_gateway(connection_for(cluster))
+
+
+def log_dir_sizes(logs: Mapping[int, object]) -> dict[planner.TP, int]:
+    """Largest replica size per partition across the brokers' log dirs (the leader's size)."""
+    sizes: dict[planner.TP, int] = {}
+    for dirs in logs.values():
+        if isinstance(dirs, KafkaOperationError):
+            continue
+        for d in dirs:
+            for tp, info in d.replicas.items():
+                if not info.is_future:
+                    key = (tp.topic, tp.partition)
+                    sizes[key] = max(sizes.get(key, 0), int(info.size))
+    return sizes
+
+
+def read_cluster(
+    cluster, *, with_sizes: bool = False, cached: bool = True, only: Iterable[planner.TP] | None = None
+) -> ClusterView:
+    """Assignment, racks, reassignments in progress (and replica sizes) of the cluster.
+
+    The assignment comes from the shared metadata snapshot (at most its TTL old): the worker
+    re-checks every partition against Kafka when it submits, so a stale row is refused there.
+    ``only`` limits the assignment and the in-progress list to a plan's partitions.
+    """
+    from console.topics import cache as metadata_cache
+
+    gw = gateway_for(cluster)
+    md = metadata_cache.get_snapshot(cluster, refresh=not cached).metadata
+    racks = {b.id: b.rack for b in gw.describe_cluster().brokers}
+    assignment: dict[planner.TP, tuple[int, ...]] = {}
+    leaders: dict[planner.TP, int] = {}
+    by_name = {t.name: t.partitions for t in md.topics}
+    names = set(by_name)
+    if only is None:
+        for name, parts in by_name.items():
+            for p in parts:
+                assignment[(name, p.id)] = p.replicas
+                leaders[(name, p.id)] = p.leader
+    else:
+        only = list(only)
+        indexed: dict[str, dict[int, object]] = {}
+        for tp in only:
+            parts = by_name.get(tp[0])
+            if parts is None:
+                continue
+            p = parts[tp[1]] if 0 <= tp[1] < len(parts) else None  # partitions come sorted by id
+            if p is None or p.id != tp[1]:
+                if tp[0] not in indexed:
+                    indexed[tp[0]] = {x.id: x for x in parts}
+                p = indexed[tp[0]].get(tp[1])
+                if p is None:
+                    continue
+            assignment[tp] = p.replicas
+            leaders[tp] = p.leader
+    asked = None if only is None else [TopicPartition(t, p) for t, p in only if t in names]
+    listed = {} if asked == [] else gw.list_partition_reassignments(asked)
+    in_progress = {(tp.topic, tp.partition): r for tp, r in listed.items()}
+    sizes = {}
+    if with_sizes and asked != []:
+        sizes = log_dir_sizes(gw.describe_log_dirs(partitions=asked))
+    return ClusterView(assignment, racks, in_progress, sizes, leaders, topics=names)
+
+
+def fresh_view(
+    cluster,
+    proposed: Mapping[planner.TP, Sequence[int]],
+    view: ClusterView | None,
+    *,
+    with_sizes: bool = False,
+) -> ClusterView:
+    """The view to validate against; re-read once when the plan names partitions the snapshot lacks."""
+    view = view or read_cluster(cluster, with_sizes=with_sizes, only=proposed)
+    if any(tp not in view.assignment for tp in proposed):
+        view = read_cluster(cluster, with_sizes=with_sizes, cached=False, only=proposed)
+    return view
+
+
+def console_busy(cluster, exclude: int | None = None) -> dict[planner.TP, int]:
+    """Partitions an unfinished console reassignment owns: {partition: reassignment id}."""
+    rows = ReassignmentPartition.objects.filter(
+        reassignment__cluster=cluster,
+        state__in=OPEN_PARTITION_STATES,
+        reassignment__operation__state__in=("pending", "running"),
+    )
+    if exclude is not None:
+        rows = rows.exclude(reassignment_id=exclude)
+    return {(t, p): rid for t, p, rid in rows.values_list("topic", "partition", "reassignment_id")}
+
+
+def console_conflicts(r: Reassignment) -> dict[planner.TP, int]:
+    """Of ``r``'s pending partitions, those another unfinished console reassignment also holds:
+    {partition: the lowest such reassignment id}. One query probing the (topic, partition) index
+    per pending row, rather than loading every open row of the cluster as ``console_busy`` does."""
+    holder = (
+        ReassignmentPartition.objects.filter(
+            reassignment__cluster_id=r.cluster_id,
+            state__in=OPEN_PARTITION_STATES,
+            reassignment__operation__state__in=("pending", "running"),
+            topic=OuterRef("topic"),
+            partition=OuterRef("partition"),
+        )
+        .exclude(reassignment_id=r.pk)
+        .order_by("reassignment_id")
+        .values("reassignment_id")[:1]
+    )
+    rows = (
+        r.partitions.filter(state=PartitionState.PENDING)
+        .annotate(holder=Subquery(holder))
+        .filter(holder__isnull=False)
+        .order_by()
+    )
+    return {(t, p): rid for t, p, rid in rows.values_list("topic", "partition", "holder")}
+
+
+@dataclass(frozen=True)
+class Preview:
+    """The dry run shown before starting: validation table, diff, bytes and time."""
+
+    checks: list[planner.PartitionCheck]
+    diff: planner.PlanDiff
+    throttle: int | None
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def problems(self) -> int:
+        return sum(1 for c in self.checks if not c.ok)
+
+    @property
+    def estimated_seconds(self) -> float | None:
+        return self.diff.estimated_seconds(self.throttle)
+
+
+def preview_plan(
+    cluster,
+    proposed: Mapping[planner.TP, Sequence[int]],
+    *,
+    throttle: int | None = None,
+    rf_change: bool = False,
+    view: ClusterView | None = None,
+) -> Preview:
+    """Validate every partition and compute the diff (no change is made)."""
+    if not proposed:
+        raise PlanRejected("The plan is empty: there is nothing to move.")
+    view = fresh_view(cluster, proposed, view, with_sizes=True)
+    busy = set(view.in_progress) | set(console_busy(cluster))
+    checks = planner.validate_plan(
+        proposed,
+        current=view.assignment,
+        racks=view.racks,
+        in_progress=busy,
+        rf_change=rf_change,
+        topics=view.topics,
+    )
+    return Preview(checks, planner.plan_diff(proposed, view.assignment, view.sizes), throttle)
+
+
+def build_plan(
+    view: ClusterView,
+    *,
+    intent: str,
+    topics: Iterable[str] = (),
+    brokers: Iterable[int] = (),
+    replication_factor: int | None = None,
+) -> tuple[dict[planner.TP, tuple[int, ...]], bool]:
+    """A plan from an operator's intent (move off / spread onto brokers, set RF) and whether RF changes."""
+    wanted = set(topics)
+    missing = sorted(wanted - {t for t, _ in view.assignment})
+    if intent == "balance" and not view.sizes:
+        raise PlanRejected("Balancing needs replica sizes; they could not be read (DescribeLogDirs).")
+    if missing:
+        raise PlanRejected(f"Unknown topic(s): {', '.join(missing)}.")
+    selected = [tp for tp in view.assignment if tp[0] in wanted]
+    try:
+        if intent == "move_off":
+            return planner_intents.move_off_brokers(view.assignment, view.racks, brokers, selected), False
+        if intent == "spread":
+            return planner_intents.spread_onto(view.assignment, view.racks, brokers, selected), False
+        if intent == "balance":
+            from console.reassignment.balance import balance_plan
+
+            scope = {tp: r for tp, r in view.assignment.items() if not wanted or tp[0] in wanted}
+            result = balance_plan(scope, view.sizes, view.racks)
+            view.balance = result
+            return result.plan, False
+        if intent == "rf":
+            return planner_intents.set_replication_factor(
+                view.assignment, view.racks, int(replication_factor or 0), selected
+            ), True
+    except ValueError as exc:
+        raise PlanRejected(str(exc)) from None
+    raise PlanRejected(f"Unknown intent {intent!r}.")
+
+
+def export_assignment(cluster, topics: Iterable[str]) -> str:
+    """The current assignment of the topics as a plan file (the rollback file)."""
+    wanted = set(topics)
+    view = read_cluster(cluster, cached=False)  # a rollback file must be exact
+    return planner.export_plan({tp: r for tp, r in view.assignment.items() if not wanted or tp[0] in wanted})
+
+
+def start_reassignment(
+    *,
+    actor,
+    cluster,
+    proposed: Mapping[planner.TP, Sequence[int]],
+    throttle: int | None,
+    elect_preferred: bool = False,
+    rf_change: bool = False,
+    source_ip: str | None = None,
+    view: ClusterView | None = None,
+) -> Operation:
+    """Validate the plan, then create the Operation, its partition rows and audit event together."""
+    access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
+    throttle = throttles.validate_rate(throttle)
+    if not proposed:
+        raise PlanRejected("The plan is empty: there is nothing to move.")
+    view = fresh_view(cluster, proposed, view)
+    busy = set(view.in_progress) | set(console_busy(cluster))
+    checks = planner.validate_plan(
+        proposed,
+        current=view.assignment,
+        racks=view.racks,
+        in_progress=busy,
+        rf_change=rf_change,
+        topics=view.topics,
+    )
+    bad = [c for c in checks if not c.ok]
+    if bad:
+        raise PlanRejected(f"{len(bad)} of {len(checks)} partitions cannot be moved; see the table.", checks)
+    moving = [c for c in checks if c.moving]
+    if not moving:
+        raise PlanRejected("Every partition is already at its target; nothing to move.", checks)
+    topics = sorted({c.topic for c in moving})
+    params = {
+        "partitions": len(moving),
+        "topics": topics[:50],
+        "throttle": throttle,
+        "elect_preferred": elect_preferred,
+        "rf_change": rf_change,
+    }
+    with transaction.atomic():
+        op = operations.start_operation(
+            actor=actor,
+            kind=KIND,
+            cluster=cluster,
+            params=params,
+            targets=[f"topic:{t}" for t in topics],
+            source_ip=source_ip,
+        )
+        r = Reassignment.objects.create(
+            operation=op,
+            cluster=cluster,
+            throttle_bytes_per_s=throttle,
+            elect_preferred=elect_preferred,
+            partitions_total=len(moving),
+        )
+        insert_rows(r, moving)
+    return op
+
+
+def cancel_reassignment(*, actor, reassignment: Reassignment, source_ip: str | None = None) -> None:
+    """Ask the poller to revert the in-flight partitions (KIP-455 cancel) and remove the throttles."""
+    from tasks.reassignment import poll_reassignment
+
+    access.require(actor, reassignment.cluster, access.MANAGE_REASSIGNMENTS)
+    if reassignment.operation.finished:
+        raise PlanRejected("This reassignment has already finished.")
+    with transaction.atomic():
+        Reassignment.objects.filter(pk=reassignment.pk).update(cancel_requested=True)
+        audit.record(
+            actor=actor,
+            action="reassignment.cancel",
+            cluster=reassignment.cluster,
+            targets=[f"operation:{reassignment.operation_id}"],
+            outcome="requested",
+            operation=reassignment.operation,
+            source_ip=source_ip,
+        )
+        transaction.on_commit(lambda: _enqueue(poll_reassignment, reassignment.pk))
+
+
+def _enqueue(task, *args) -> None:
+    try:
+        task.delay(*args)
+    except Exception:  # noqa: BLE001 - the queue being down leaves the work to beat
+        pass
+
+
+# ---- reassignments started outside the console ------------------------------------------------
+
+
+def external_reassignments(cluster) -> list[dict]:
+    """Reassignments in progress that no console reassignment owns, with their progress."""
+    gw = gateway_for(cluster)
+    listed = gw.list_partition_reassignments()
+    ours = set(console_busy(cluster))
+    rows = [r for tp, r in listed.items() if (tp.topic, tp.partition) not in ours]
+    if not rows:
+        return []
+    # Each replica's broker is asked about its partitions only (as the poller does).
+    logs = gw.describe_log_dirs(
+        partitions=hosts((TopicPartition(r.topic, r.partition), r.replicas, ()) for r in rows)
+    )
+    flat = flatten_logs(logs)
+    out = []
+    for r in sorted(rows, key=lambda r: (r.topic, r.partition)):
+        original = [b for b in r.replicas if b not in r.adding]
+        target = [b for b in r.replicas if b not in r.removing]
+        prog = partition_progress((r.topic, r.partition), original, target, True, flat)
+        pct = round(100 * prog.bytes_done / prog.bytes_total) if prog.bytes_total else 0
+        out.append(
+            {
+                "topic": r.topic,
+                "partition": r.partition,
+                "original": original,
+                "target": target,
+                "adding": list(r.adding),
+                "removing": list(r.removing),
+                "percent": pct,
+                "replicas": prog.replicas,
+                "key": f"{r.topic}|{r.partition}",
+            }
+        )
+    return out
+
+
+def cancel_external(
+    *, actor, cluster, partitions: Iterable[planner.TP], source_ip: str | None = None
+) -> dict:
+    """Cancel reassignments started outside the console; per-partition outcome, audited."""
+    access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
+    ours = set(console_busy(cluster))
+    wanted = [TopicPartition(t, p) for t, p in partitions if (t, p) not in ours]
+    if not wanted:
+        raise PlanRejected("Select at least one reassignment started outside the console.")
+    results = gateway_for(cluster).alter_partition_reassignments(dict.fromkeys(wanted))
+    outcomes = {f"{tp.topic}-{tp.partition}": audit.result_outcome(v) for tp, v in results.items()}
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="reassignment.external.cancel",
+            cluster=cluster,
+            targets=list(outcomes),
+            outcomes=outcomes,
+            source_ip=source_ip,
+        )
+    return outcomes
+
+
+def stage_label(r: Reassignment) -> str:
+    if r.cancel_requested and r.stage != Stage.FINISHED:
+        return "Cancelling"
+    return r.get_stage_display()

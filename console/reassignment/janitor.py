@@ -1,0 +1,129 @@
+"""The throttle janitor and throttles left behind by others (DESIGN §5).
+
+The janitor (beat) takes back the ledger's throttles of reassignments Kafka no longer runs,
+whether or not the worker that set them is alive. Throttle configs that no running console
+reassignment recorded, on topics (or a cluster) where nothing is moving, are listed for an
+audited one-click cleanup.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from console import access
+from console.audit import store as audit
+from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
+from console.models import OperationState
+from console.models.reassignment import OPEN_PARTITION_STATES, Reassignment, Stage, ThrottleEntry
+from console.reassignment.throttles import (
+    ACTIVE,
+    JANITOR_GRACE_S,
+    RATE_CONFIGS,
+    REPLICA_CONFIGS,
+    _current_values,
+    _gateway,
+    remove_throttles,
+)
+
+log = logging.getLogger(__name__)
+
+
+def sweep_throttles() -> list[int]:
+    """Beat job: remove ledger throttles of reassignments Kafka is no longer running."""
+    cleaned = []
+    grace = timezone.now() - timedelta(seconds=JANITOR_GRACE_S)
+    pending = (
+        Reassignment.objects.filter(throttles__state__in=ACTIVE)
+        .distinct()
+        .select_related("operation", "cluster")
+    )
+    by_cluster: dict[int, list[Reassignment]] = {}
+    for r in pending:
+        by_cluster.setdefault(r.cluster_id, []).append(r)
+    for items in by_cluster.values():
+        try:
+            moving = set(_gateway(items[0].cluster).list_partition_reassignments())
+        except KafkaOperationError as err:
+            log.warning("throttle janitor: cannot list reassignments of %s: %s", items[0].cluster, err)
+            continue
+        for r in items:
+            op = r.operation
+            finished = op.finished or r.stage == Stage.FINISHED
+            quiet = op.heartbeat_at is None or op.heartbeat_at < grace
+            submitted = r.stage in (Stage.MOVING, Stage.CANCELLING) or op.state != OperationState.RUNNING
+            ours = {
+                (p.topic, p.partition)
+                for p in r.partitions.filter(state__in=OPEN_PARTITION_STATES).only("topic", "partition")
+            }
+            still = any((tp.topic, tp.partition) in ours for tp in moving)
+            if finished or (quiet and submitted and not still):
+                remove_throttles(r, reason="janitor: reassignment no longer running")
+                cleaned.append(r.pk)
+    return cleaned
+
+
+def find_foreign_throttles(cluster) -> list[dict]:
+    """Throttle configs no running console reassignment recorded, while Kafka moves nothing there."""
+    gw = _gateway(cluster)
+    md = gw.list_topics_metadata()
+    moving_topics = {tp.topic for tp in gw.list_partition_reassignments()}
+    ours = set(
+        ThrottleEntry.objects.filter(cluster=cluster, state__in=ACTIVE).values_list(
+            "resource_type", "resource_name", "config"
+        )
+    )
+    resources = [ConfigResource("TOPIC", t.name) for t in md.topics]
+    resources += [ConfigResource("BROKER", str(b.id)) for b in md.brokers]
+    found = []
+    for (res, config), value in _current_values(gw, resources, REPLICA_CONFIGS + RATE_CONFIGS).items():
+        if value is None or (res.type, res.name, config) in ours:
+            continue
+        if (res.type == "TOPIC" and res.name in moving_topics) or (res.type == "BROKER" and moving_topics):
+            continue
+        found.append(
+            {
+                "type": res.type,
+                "name": res.name,
+                "config": config,
+                "value": value,
+                "key": f"{res.type}|{res.name}|{config}",
+            }
+        )
+    return sorted(found, key=lambda f: (f["type"], f["name"], f["config"]))
+
+
+def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: str | None = None) -> dict:
+    """Delete the chosen leftover throttle configs (re-checked now); audited with their values."""
+    access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    leftovers = [f for f in find_foreign_throttles(cluster) if f["key"] in wanted]
+    if not leftovers:
+        return {}
+    changes: dict[ConfigResource, list[ConfigChange]] = {}
+    for f in leftovers:
+        changes.setdefault(ConfigResource(f["type"], f["name"]), []).append(
+            ConfigChange(f["config"], "DELETE")
+        )
+    results = _gateway(cluster).incremental_alter_configs(changes)
+    outcomes = {}
+    for f in leftovers:
+        res = results.get(ConfigResource(f["type"], f["name"]))
+        outcomes[f"{f['type'].lower()}:{f['name']}/{f['config']}"] = audit.result_outcome(res)
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="throttle.cleanup",
+            cluster=cluster,
+            targets=list(outcomes),
+            before={f"{f['type'].lower()}:{f['name']}/{f['config']}": f["value"] for f in leftovers},
+            outcomes=outcomes,
+            source_ip=source_ip,
+        )
+    return outcomes

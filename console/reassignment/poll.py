@@ -1,0 +1,180 @@
+"""The reassignment poller: one cycle per second per moving reassignment, from beat or the worker.
+
+A cycle costs one ListPartitionReassignments plus one DescribeLogDirs per involved broker
+(never per partition); each broker is asked only about the moving partitions it may host.
+Progress goes to ``Reassignment.live`` in one UPDATE; a partition row is written only when its
+state changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+
+from django.db.models import Count, Q, Sum
+from django.db.models.fields.json import KeyTransform
+from django.utils import timezone
+
+from console.kafka import KafkaOperationError, TopicPartition
+from console.models import OperationState
+from console.models.reassignment import (
+    OPEN_PARTITION_STATES,
+    PartitionState,
+    Reassignment,
+    ReassignmentPartition,
+    Stage,
+)
+from console.reassignment.actions import gateway_for
+from console.reassignment.finish import complete, finish_cancel
+from console.reassignment.progress import (
+    flatten_logs,
+    hosts,
+    human_bytes,
+    human_duration,
+    live_entry,
+    rate_and_eta,
+    replica_dicts,
+)
+from console.reassignment.store import partition_rows
+from console.services import operations
+
+log = logging.getLogger(__name__)
+
+POLL_INTERVAL_S = 1.0  # the poller's beat interval; a cycle is skipped if the last one is fresher than half
+
+
+def due_reassignments() -> list[int]:
+    """Reassignments whose partitions are moving (or being cancelled) on a running operation."""
+    return list(
+        Reassignment.objects.filter(
+            Q(stage__in=(Stage.MOVING, Stage.CANCELLING)) | Q(cancel_requested=True, stage=Stage.MOVING),
+            operation__state=OperationState.RUNNING,
+        ).values_list("pk", flat=True)
+    )
+
+
+def poll_due() -> list[int]:
+    """Beat job: one poll cycle for every moving reassignment (skipped if another poller just did it)."""
+    done = []
+    for pk in due_reassignments():
+        r = Reassignment.objects.select_related("cluster", "operation").get(pk=pk)
+        if claim_poll(r):
+            try:
+                poll_once(r)
+            except KafkaOperationError as err:
+                log.warning("poll of reassignment %s failed: %s", pk, err)
+                operations.heartbeat(r.operation, text=f"poll failed ({err.name}); retrying")
+            done.append(pk)
+    return done
+
+
+def claim_poll(r: Reassignment) -> bool:
+    """Take this cycle with a conditional UPDATE so two pollers never run the same cycle."""
+    now = timezone.now()
+    fresh = now - timedelta(seconds=POLL_INTERVAL_S / 2)
+    q = Q(last_poll_at__isnull=True) | Q(last_poll_at__lt=fresh)
+    if r.last_poll_at is not None:
+        q &= Q(last_poll_at=r.last_poll_at)
+    return bool(Reassignment.objects.filter(q, pk=r.pk).update(last_poll_at=now))
+
+
+def poll_once(r: Reassignment):
+    """One cycle: one ListPartitionReassignments + one DescribeLogDirs per involved broker."""
+    # ``live`` (the last cycle's progress of every moving partition) is only rewritten, never
+    # read back whole: only its timestamp is needed for the rate.
+    r.refresh_from_db(fields=[f.attname for f in Reassignment._meta.concrete_fields if f.name != "live"])
+    if r.operation.finished:
+        return r.operation
+    if r.cancel_requested:
+        return finish_cancel(r)
+    started = time.monotonic()
+    rows = partition_rows(r, [PartitionState.MOVING])
+    gw = gateway_for(r.cluster)
+    tps = [TopicPartition(x.topic, x.partition) for x in rows]
+    listed, logs = {}, {}
+    if rows:
+        listed = gw.list_partition_reassignments(tps)
+        by_broker = hosts((tp, x.original, x.target) for tp, x in zip(tps, rows, strict=True))
+        logs = flatten_logs(gw.describe_log_dirs(partitions=by_broker))
+    live: dict[str, list] = {}
+    finished = []
+    for tp, x in zip(tps, rows, strict=True):
+        entry = live_entry((x.topic, x.partition), x.original, x.target, logs)
+        if tp in listed:
+            live[f"{x.topic}|{x.partition}"] = entry
+        else:
+            finished.append((x, entry))
+    _verify(gw, finished)
+    _summarise(r, live, started)
+    if not r.partitions.filter(state__in=OPEN_PARTITION_STATES).exists():
+        return complete(r)
+    return r.operation
+
+
+def _verify(gw, finished) -> None:
+    """No reassignment in progress is not "reached the target": compare the replicas (else DIVERGED)."""
+    if not finished:
+        return
+    described = gw.describe_topics(sorted({x.topic for x, _ in finished}))
+    updated = []
+    for x, (total, _done, replicas) in finished:
+        md = described.get(x.topic)
+        part = (
+            None
+            if isinstance(md, KafkaOperationError) or md is None
+            else next((p for p in md.partitions if p.id == x.partition), None)
+        )
+        row = ReassignmentPartition(
+            pk=x.id, bytes_total=total, bytes_done=total, replicas=replica_dicts(replicas), message=""
+        )
+        if part is None:
+            row.state, row.message, row.bytes_done = (
+                PartitionState.DIVERGED,
+                "Unknown partition (topic deleted?)",
+                0,
+            )
+        elif list(part.replicas) == list(x.target):
+            row.state = PartitionState.DONE
+        else:
+            row.state, row.bytes_done = PartitionState.DIVERGED, _done
+            row.message = (
+                f"No reassignment in progress but replicas are {list(part.replicas)}, not {list(x.target)}"
+            )
+        updated.append(row)
+    ReassignmentPartition.objects.bulk_update(
+        updated, ["bytes_total", "bytes_done", "replicas", "state", "message"], batch_size=500
+    )
+
+
+def _summarise(r: Reassignment, live: dict[str, list], started: float) -> None:
+    """Totals, rate and ETA on the Reassignment and the Operation (what the progress page reads)."""
+    settled_rows = r.partitions.exclude(state__in=OPEN_PARTITION_STATES)
+    agg = settled_rows.aggregate(total=Sum("bytes_total"), done=Sum("bytes_done"))
+    counts = dict(r.partitions.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
+    total = int(agg["total"] or 0) + sum(e[0] for e in live.values())
+    done = int(agg["done"] or 0) + sum(e[1] for e in live.values())
+    now = time.time()
+    last = (
+        Reassignment.objects.filter(pk=r.pk)
+        .annotate(at=KeyTransform("_at", "live"))
+        .values_list("at", flat=True)
+    ).first()
+    seconds = now - last if isinstance(last, (int, float)) and last else 0.0
+    rate, eta = rate_and_eta(done, r.bytes_done, seconds, total - done, r.rate_bytes_per_s)
+    settled = sum(n for s, n in counts.items() if s not in OPEN_PARTITION_STATES)
+    Reassignment.objects.filter(pk=r.pk).update(
+        bytes_total=total,
+        bytes_done=done,
+        rate_bytes_per_s=rate,
+        partitions_done=counts.get("done", 0),
+        polls=r.polls + 1,
+        last_poll_at=timezone.now(),
+        live={**live, "_at": now},
+    )
+    text = (
+        f"{settled}/{r.partitions_total} partitions · {human_bytes(done)} of {human_bytes(total)}"
+        f" · {human_bytes(rate)}/s · ETA {human_duration(eta)} · cycle {1000 * (time.monotonic() - started):.0f} ms"
+    )
+    progress = done / total if total else (settled / r.partitions_total if r.partitions_total else 0.0)
+    operations.heartbeat(r.operation, progress=progress, text=text)

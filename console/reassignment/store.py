@@ -1,0 +1,105 @@
+"""Bulk reads and writes of a reassignment's partition rows (hot paths of 10,000-partition plans).
+
+A 10,000-partition plan is read on every poll cycle and written once per state change; model
+instances, per-row SQL and one ``json.loads`` per JSON value there cost more than the Kafka
+requests of the cycle, so rows travel as plain tuples.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from django.db import connection
+from django.db.models import TextField
+from django.db.models.functions import Cast
+
+from console.kafka import TopicPartition
+from console.models.reassignment import Reassignment, ReassignmentPartition
+from console.reassignment import planner
+
+STATE_UPDATE_CHUNK = 900  # ids per UPDATE ... WHERE id IN (...) (SQLite's parameter limit)
+
+
+class Row(NamedTuple):
+    """A partition row as the worker needs it."""
+
+    id: int
+    topic: str
+    partition: int
+    original: list[int]
+    target: list[int]
+
+
+def partition_rows(r: Reassignment, states: Iterable[str]) -> list[Row]:
+    """The reassignment's rows in ``states``; the replica lists of all rows are parsed in one go."""
+    raw = list(
+        r.partitions.filter(state__in=list(states))
+        .annotate(original_text=Cast("original", TextField()), target_text=Cast("target", TextField()))
+        .values_list("id", "topic", "partition", "original_text", "target_text")
+    )
+    if not raw:
+        return []
+    lists = json.loads("[" + ",".join(f"{o},{t}" for *_, o, t in raw) + "]")
+    return [
+        Row(i, topic, partition, lists[2 * n], lists[2 * n + 1])
+        for n, (i, topic, partition, _o, _t) in enumerate(raw)
+    ]
+
+
+def tps(rows: Iterable) -> list[TopicPartition]:
+    return [TopicPartition(x.topic, x.partition) for x in rows]
+
+
+def set_states(updates: dict[tuple[str, str], list[int]]) -> None:
+    """Bulk state changes: {(state, message): [row ids]}."""
+    for (state, message), ids in updates.items():
+        for i in range(0, len(ids), STATE_UPDATE_CHUNK):
+            ReassignmentPartition.objects.filter(pk__in=ids[i : i + STATE_UPDATE_CHUNK]).update(
+                state=state, message=message
+            )
+
+
+def set_stage(r: Reassignment, stage: str) -> None:
+    Reassignment.objects.filter(pk=r.pk).update(stage=stage)
+    r.stage = stage
+
+
+def insert_rows(r: Reassignment, checks: Sequence[planner.PartitionCheck]) -> None:
+    """One executemany for the partition rows of a new reassignment (state pending)."""
+    meta = ReassignmentPartition._meta
+    cols = [
+        "reassignment_id",
+        "topic",
+        "partition",
+        "original",
+        "target",
+        "state",
+        "bytes_total",
+        "bytes_done",
+        "replicas",
+        "message",
+    ]
+    prep_json = meta.get_field("original").get_db_prep_save
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        connection.ops.quote_name(meta.db_table),
+        ", ".join(connection.ops.quote_name(meta.get_field(c).column) for c in cols),
+        ", ".join(["%s"] * len(cols)),
+    )
+    # Replica lists repeat across partitions (a few broker combinations): adapt each list once.
+    adapted: dict[tuple[int, ...], object] = {}
+
+    def json_value(replicas: tuple[int, ...]) -> object:
+        value = adapted.get(replicas)
+        if value is None:
+            value = adapted[replicas] = prep_json(list(replicas), connection)
+        return value
+
+    empty = meta.get_field("replicas").get_db_prep_save([], connection)
+    rows = [
+        (r.pk, c.topic, c.partition, json_value(c.current), json_value(c.target), "pending", 0, 0, empty, "")
+        for c in checks
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)

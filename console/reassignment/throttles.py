@@ -1,0 +1,331 @@
+"""Replication throttles of reassignments: the ledger, setting, removing/restoring, the janitor.
+
+Configs are the ones Kafka's ``kafka-reassign-partitions`` sets: the throttled-replicas lists
+on the moving topics and the two rates on every broker involved. Every value is written to the
+ledger (``ThrottleEntry``) with the value it replaces *before* it is set, so whoever removes it
+later (the poller, the janitor after a crash, an operator) takes back exactly what was set.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from console import access
+from console.audit import store as audit
+from console.clusters.actions import connection_for
+from console.kafka import ConfigChange, ConfigResource, KafkaOperationError, get_gateway
+from console.models.reassignment import EntryState, Reassignment, Stage, ThrottleEntry
+from console.reassignment import planner
+
+log = logging.getLogger(__name__)
+
+LEADER_REPLICAS = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
+LEADER_RATE = "leader.replication.throttled.rate"
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+REPLICA_CONFIGS = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
+RATE_CONFIGS = (LEADER_RATE, FOLLOWER_RATE)
+
+# Limits (to move to settings.py): a throttle below 1 KB/s never finishes, above 10 GB/s is a typo.
+MIN_THROTTLE_BYTES_PER_S = settings.REASSIGN_MIN_THROTTLE_BYTES_PER_S
+MAX_THROTTLE_BYTES_PER_S = settings.REASSIGN_MAX_THROTTLE_BYTES_PER_S
+# The janitor leaves a reassignment alone while its worker submitted within this many seconds.
+JANITOR_GRACE_S = settings.REASSIGN_JANITOR_GRACE_S
+
+ACTIVE = (EntryState.RECORDED, EntryState.SET)
+
+
+class ThrottleError(ValueError):
+    """A throttle value an operator must correct."""
+
+
+def validate_rate(rate: int | None) -> int | None:
+    """None (no throttle) or a rate within the limits, in bytes/s."""
+    if rate is None:
+        return None
+    if rate < MIN_THROTTLE_BYTES_PER_S:
+        raise ThrottleError(
+            f"A throttle of {rate} B/s is too low (at least {MIN_THROTTLE_BYTES_PER_S} B/s); "
+            "to stop a reassignment, cancel it."
+        )
+    if rate > MAX_THROTTLE_BYTES_PER_S:
+        raise ThrottleError(
+            f"A throttle of {rate} B/s is not plausible (at most {MAX_THROTTLE_BYTES_PER_S} B/s)."
+        )
+    return rate
+
+
+def _gateway(cluster):
+    return get_gateway(connection_for(cluster))
+
+
+def _current_values(
+    gw, resources: Iterable[ConfigResource], names: Iterable[str], strict: bool = True
+) -> dict:
+    """{(resource, config): override value or None}; an unreadable resource raises (or, not strict, is left out)."""
+    wanted = set(names)
+    out: dict[tuple[ConfigResource, str], str | None] = {}
+    answers = gw.describe_configs(
+        list(dict.fromkeys(resources)), include_documentation=False, keys=sorted(wanted)
+    )
+    for res, entries in answers.items():
+        if isinstance(entries, KafkaOperationError):
+            if strict:
+                raise entries
+            continue
+        for name in wanted:
+            entry = entries.get(name)
+            override = entry is not None and entry.source in ("DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG")
+            out[(res, name)] = entry.value if override else None
+    return out
+
+
+def throttle_plan(moves: Mapping[planner.TP, planner.Move], rate: int) -> dict[tuple[str, str, str], str]:
+    """{(TOPIC|BROKER, name, config): value we want} for the moves (pure)."""
+    wanted: dict[tuple[str, str, str], str] = {}
+    for topic, value in planner.leader_throttles(moves).items():
+        wanted[("TOPIC", topic, LEADER_REPLICAS)] = value
+    for topic, value in planner.follower_throttles(moves).items():
+        wanted[("TOPIC", topic, FOLLOWER_REPLICAS)] = value
+    for broker in sorted(planner.brokers_involved(moves)):
+        for config in RATE_CONFIGS:
+            wanted[("BROKER", str(broker), config)] = str(rate)
+    return wanted
+
+
+def record_throttles(
+    reassignment: Reassignment, moves: Mapping[planner.TP, planner.Move]
+) -> list[ThrottleEntry]:
+    """Write the ledger (values to set and the values they replace) before anything is set."""
+    existing = list(reassignment.throttles.all())
+    if existing or not reassignment.throttle_bytes_per_s:
+        return existing
+    wanted = throttle_plan(moves, reassignment.throttle_bytes_per_s)
+    if not wanted:
+        return []
+    gw = _gateway(reassignment.cluster)
+    current = _current_values(
+        gw, (ConfigResource(t, n) for t, n, _ in wanted), REPLICA_CONFIGS + RATE_CONFIGS
+    )
+    holders = _holders(reassignment)
+    rows = []
+    for (rtype, name, config), value in wanted.items():
+        previous = current.get((ConfigResource(rtype, name), config))
+        if config in REPLICA_CONFIGS:
+            value, added = planner.merge_throttle(previous, value)
+        else:
+            # Another console reassignment may hold this rate: remember the value before it.
+            holder = holders.get((rtype, name, config))
+            previous = holder.previous if holder is not None else previous
+            added = [value]
+        rows.append(
+            ThrottleEntry(
+                reassignment=reassignment,
+                cluster=reassignment.cluster,
+                resource_type=rtype,
+                resource_name=name,
+                config=config,
+                value=value,
+                previous=previous,
+                added=added,
+            )
+        )
+    op = reassignment.operation
+    with transaction.atomic():
+        ThrottleEntry.objects.bulk_create(rows)
+        audit.record(
+            actor=op.created_by,
+            action="reassignment.throttle.record",
+            cluster=reassignment.cluster,
+            targets=sorted({f"{r.resource_type.lower()}:{r.resource_name}" for r in rows}),
+            params={"rate": reassignment.throttle_bytes_per_s},
+            before={_key(r): r.previous for r in rows},
+            after={_key(r): r.value for r in rows},
+            outcome="requested",
+            operation=op,
+        )
+    return list(reassignment.throttles.all())
+
+
+def _key(e: ThrottleEntry) -> str:
+    return f"{e.resource_type.lower()}:{e.resource_name}/{e.config}"
+
+
+def _holders(reassignment: Reassignment) -> dict[tuple[str, str, str], ThrottleEntry]:
+    """The entry another console reassignment holds on each (resource, config): the oldest active one."""
+    out: dict[tuple[str, str, str], ThrottleEntry] = {}
+    others = (
+        ThrottleEntry.objects.filter(cluster=reassignment.cluster, state__in=ACTIVE)
+        .exclude(reassignment=reassignment)
+        .order_by("id")
+    )
+    for e in others:
+        out.setdefault((e.resource_type, e.resource_name, e.config), e)
+    return out
+
+
+def _set_entry_states(updates: dict[tuple[str, str], list[int]]) -> None:
+    """Ledger state changes in one UPDATE per outcome: {(state, message): [entry ids]}."""
+    for (state, message), ids in updates.items():
+        for i in range(0, len(ids), 900):
+            ThrottleEntry.objects.filter(pk__in=ids[i : i + 900]).update(state=state, message=message)
+
+
+def apply_throttles(reassignment: Reassignment) -> dict[str, dict]:
+    """Set every recorded ledger entry (idempotent: re-setting the same value converges)."""
+    entries = list(reassignment.throttles.filter(state=EntryState.RECORDED))
+    if not entries:
+        return {}
+    changes: dict[ConfigResource, list[ConfigChange]] = {}
+    for e in entries:
+        changes.setdefault(ConfigResource(e.resource_type, e.resource_name), []).append(
+            ConfigChange(e.config, "SET", e.value)
+        )
+    results = _gateway(reassignment.cluster).incremental_alter_configs(changes)
+    outcomes = {}
+    updates: dict[tuple[str, str], list[int]] = {}
+    for e in entries:
+        res = results.get(ConfigResource(e.resource_type, e.resource_name))
+        ok = not isinstance(res, KafkaOperationError)
+        state = (EntryState.SET, "") if ok else (EntryState.RECORDED, res.operator_text)
+        updates.setdefault(state, []).append(e.pk)
+        outcomes[_key(e)] = {"ok": ok, "value": e.value} if ok else {"ok": False, "error": res.name}
+    _set_entry_states(updates)
+    op = reassignment.operation
+    with transaction.atomic():
+        audit.record(
+            actor=op.created_by,
+            action="reassignment.throttle.set",
+            cluster=reassignment.cluster,
+            targets=list(outcomes),
+            outcomes=outcomes,
+            operation=op,
+        )
+    return outcomes
+
+
+def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "completed") -> dict[str, dict]:
+    """Take back exactly the ledger's throttles: our replica entries, and rates still at our value."""
+    entries = list(reassignment.throttles.filter(state__in=ACTIVE))
+    if not entries:
+        _mark_removed(reassignment)
+        return {}
+    gw = _gateway(reassignment.cluster)
+    resources = [ConfigResource(e.resource_type, e.resource_name) for e in entries]
+    try:
+        current = _current_values(gw, resources, REPLICA_CONFIGS + RATE_CONFIGS, strict=False)
+    except KafkaOperationError as err:
+        log.warning("throttle removal of reassignment %s postponed: %s", reassignment.pk, err)
+        return {"describe": {"ok": False, "error": err.name}}
+    changes: dict[ConfigResource, list[ConfigChange]] = {}
+    decided: dict[int, tuple[str, str]] = {}
+    holders = _holders(reassignment)
+    for e in entries:
+        res = ConfigResource(e.resource_type, e.resource_name)
+        if (res, e.config) not in current:  # unreadable now (broker down): the janitor retries
+            decided[e.pk] = (EntryState.SET, "could not read the current value; will retry")
+            continue
+        now = current[(res, e.config)]
+        if e.config in REPLICA_CONFIGS:
+            new = planner.unmerge_throttle(now, e.added)
+            if new == now:
+                decided[e.pk] = (EntryState.REMOVED, "nothing of ours left")
+                continue
+        else:
+            holder = holders.get((e.resource_type, e.resource_name, e.config))
+            if holder is not None:
+                decided[e.pk] = (EntryState.REMOVED, f"still used by reassignment #{holder.reassignment_id}")
+                continue
+            if now is not None and now not in {*e.added, e.value}:
+                decided[e.pk] = (EntryState.LEFT, f"changed by someone else to {now}; left in place")
+                continue
+            new = e.previous
+        change = ConfigChange(e.config, "DELETE") if new is None else ConfigChange(e.config, "SET", new)
+        changes.setdefault(res, []).append(change)
+    results = gw.incremental_alter_configs(changes) if changes else {}
+    outcomes: dict[str, dict] = {}
+    updates: dict[tuple[str, str], list[int]] = {}
+    for e in entries:
+        res = ConfigResource(e.resource_type, e.resource_name)
+        if e.pk in decided:
+            state, message = decided[e.pk]
+        elif isinstance(results.get(res), KafkaOperationError):
+            state, message = EntryState.SET, results[res].operator_text  # retried by the janitor
+        else:
+            state, message = EntryState.REMOVED, "restored" if e.previous is not None else "removed"
+        updates.setdefault((state, message[:2000]), []).append(e.pk)
+        outcomes[_key(e)] = {"ok": state != EntryState.SET, "state": state, "message": message}
+    _set_entry_states(updates)
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="reassignment.throttle.remove",
+            cluster=reassignment.cluster,
+            targets=list(outcomes),
+            params={"reason": reason},
+            outcomes=outcomes,
+            operation=reassignment.operation,
+        )
+    if not reassignment.throttles.filter(state__in=ACTIVE).exists():
+        _mark_removed(reassignment)
+    return outcomes
+
+
+def _mark_removed(reassignment: Reassignment) -> None:
+    if reassignment.throttles_removed_at is None:
+        reassignment.throttles_removed_at = timezone.now()
+        Reassignment.objects.filter(pk=reassignment.pk).update(
+            throttles_removed_at=reassignment.throttles_removed_at
+        )
+
+
+def change_throttle(*, actor, reassignment: Reassignment, rate: int, source_ip: str | None = None) -> dict:
+    """Change the rate of a running reassignment: ledger and audit first, then the brokers."""
+    access.require(actor, reassignment.cluster, access.MANAGE_REASSIGNMENTS)
+    rate = validate_rate(rate)
+    if reassignment.operation.finished or reassignment.stage in (Stage.FINISHED, Stage.CANCELLING):
+        raise ThrottleError("This reassignment is no longer running.")
+    entries = list(reassignment.throttles.filter(state__in=ACTIVE, config__in=RATE_CONFIGS))
+    if not entries:
+        raise ThrottleError("This reassignment runs without a throttle; start it with one to change it.")
+    before = reassignment.throttle_bytes_per_s
+    with transaction.atomic():
+        Reassignment.objects.filter(pk=reassignment.pk).update(throttle_bytes_per_s=rate)
+        for e in entries:
+            ThrottleEntry.objects.filter(pk=e.pk).update(value=str(rate), added=[*e.added, str(rate)])
+        audit.record(
+            actor=actor,
+            action="reassignment.throttle.change",
+            cluster=reassignment.cluster,
+            targets=[f"broker:{e.resource_name}" for e in entries if e.config == LEADER_RATE],
+            before={"rate": before},
+            after={"rate": rate},
+            outcome="requested",
+            operation=reassignment.operation,
+            source_ip=source_ip,
+        )
+    changes: dict[ConfigResource, list[ConfigChange]] = {}
+    for e in entries:
+        changes.setdefault(ConfigResource("BROKER", e.resource_name), []).append(
+            ConfigChange(e.config, "SET", str(rate))
+        )
+    results = _gateway(reassignment.cluster).incremental_alter_configs(changes)
+    outcomes = {f"broker:{r.name}": audit.result_outcome(v) for r, v in results.items()}
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="reassignment.throttle.changed",
+            cluster=reassignment.cluster,
+            targets=list(outcomes),
+            after={"rate": rate},
+            outcomes=outcomes,
+            operation=reassignment.operation,
+            source_ip=source_ip,
+        )
+    reassignment.throttle_bytes_per_s = rate
+    return outcomes

@@ -1,0 +1,417 @@
+"""Self-service requests: submit (namespace + policy + Kafka validate-only), approve/reject (four eyes),
+execute on a worker through the topic, config and ACL services, notify, audit every step."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from console import access
+from console.acls import actions as acls
+from console.audit import store as audit
+from console.configs import actions as configs
+from console.kafka import ConfigChange, KafkaOperationError, get_gateway
+from console.models import Cluster, Operation, OperationState
+from console.models.requests import (
+    AutoApproveRule,
+    ChangeRequest,
+    RequestEvent,
+    RequestKind,
+    RequestState,
+)
+from console.requests.checks import (  # noqa: F401  (re-exported: views and tests import them here)
+    Checked,
+    RequestInvalid,
+    _current_topic,
+    _kafka_text,
+    check_request,
+)
+from console.requests.notify import (  # noqa: F401  (mark_read, unread_notifications: re-exported)
+    _notify,
+    _notify_approvers,
+    mark_read,
+    unread_notifications,
+)
+from console.services import operations
+from console.topics import actions as topics
+from console.topics import policy
+
+log = logging.getLogger(__name__)
+EXECUTE_KIND = "request.execute"
+COMMENT_MAX = 2000
+
+
+class _AutoApprover:
+    """The actor of auto-approved executions: named in the audit, holding the permissions the rule grants."""
+
+    pk = None
+    is_superuser = True
+    is_active = True
+    is_authenticated = True
+    username = "auto-approve"
+
+    def get_username(self) -> str:
+        return self.username
+
+
+AUTO_APPROVER = _AutoApprover()
+
+
+# ---- submit / decide ---------------------------------------------------------------------------
+
+
+def _step(req: ChangeRequest, actor_name: str, step: str, text: str = "") -> None:
+    RequestEvent.objects.create(request=req, actor_name=actor_name, step=step, text=text)
+
+
+def _auto_rule_allows(cluster: Cluster, kind: str, payload: Mapping[str, Any]) -> bool:
+    rule = AutoApproveRule.objects.filter(cluster=cluster, enabled=True).first()
+    if rule is None or kind not in (rule.kinds or []):
+        return False
+    count = payload.get("partitions") if kind == RequestKind.TOPIC_CREATE else payload.get("total_count")
+    return rule.max_partitions is None or count is None or int(count) <= rule.max_partitions
+
+
+def submit_request(
+    *,
+    actor,
+    cluster: Cluster,
+    kind: str,
+    payload: Mapping[str, Any],
+    reason: str = "",
+    source_ip: str | None = None,
+) -> ChangeRequest:
+    """Validate everything, store the request with its first timeline step, audit it; auto-approve if the rule says so."""
+    access.require(actor, cluster, access.REQUEST)
+    if len(reason) > COMMENT_MAX:
+        raise RequestInvalid([f"the reason is longer than {COMMENT_MAX} characters"])
+    checked = check_request(requester=actor, cluster=cluster, kind=kind, payload=payload)
+    auto = _auto_rule_allows(cluster, kind, checked.payload)
+    with transaction.atomic():
+        req = ChangeRequest.objects.create(
+            cluster=cluster,
+            kind=kind,
+            resource=checked.resource,
+            payload=checked.payload,
+            reason=reason,
+            requested_by=actor,
+            requested_by_name=actor.get_username(),
+        )
+        _step(req, req.requested_by_name, "submitted", checked.summary)
+        audit.record(
+            actor=actor,
+            action="request.submit",
+            cluster=cluster,
+            targets=[f"request:{req.pk}", checked.resource],
+            params={"kind": kind, "payload": checked.payload, "reason": reason},
+            outcome="requested",
+            source_ip=source_ip,
+            request_id=f"request-{req.pk}",
+        )
+        if auto:
+            _approve(req, AUTO_APPROVER, "approved by this cluster's auto-approve rule", source_ip, auto=True)
+        else:
+            _notify_approvers(req)
+    return req
+
+
+def can_decide(user, req: ChangeRequest) -> bool:
+    """Approvers of the cluster, never the requester (four eyes, whatever their other roles)."""
+    return (
+        req.state == RequestState.PENDING
+        and req.requested_by_id != getattr(user, "pk", None)
+        and access.can(user, req.cluster, access.APPROVE)
+    )
+
+
+def _require_decider(actor, req: ChangeRequest) -> None:
+    access.require(actor, req.cluster, access.APPROVE)
+    if req.requested_by_id == actor.pk:
+        raise PermissionDenied("Four eyes: you cannot approve or reject your own request.")
+
+
+def _claim_decision(req: ChangeRequest, state: str, actor, comment: str) -> None:
+    updated = ChangeRequest.objects.filter(pk=req.pk, state=RequestState.PENDING).update(
+        state=state,
+        decided_by=actor if actor.pk else None,
+        decided_by_name=actor.get_username(),
+        decided_at=timezone.now(),
+        decision_comment=comment,
+        auto_approved=actor is AUTO_APPROVER,
+    )
+    if not updated:
+        raise RequestInvalid(["this request has already been decided"])
+    req.refresh_from_db()
+
+
+def _approve(req: ChangeRequest, actor, comment: str, source_ip: str | None, *, auto: bool = False) -> None:
+    """Inside the caller's transaction: mark approved, audit, start the Operation (dispatched on commit)."""
+    _claim_decision(req, RequestState.APPROVED, actor, comment)
+    _step(req, actor.get_username(), "auto-approved" if auto else "approved", comment)
+    audit.record(
+        actor=actor,
+        action="request.auto_approve" if auto else "request.approve",
+        cluster=req.cluster,
+        targets=[f"request:{req.pk}", req.resource],
+        params={"kind": req.kind, "payload": req.payload, "comment": comment},
+        outcome="approved",
+        source_ip=source_ip,
+        on_behalf_of=req.requested_by_name,
+        request_id=f"request-{req.pk}",
+    )
+    op = operations.start_operation(
+        actor=req.requested_by if auto else actor,
+        kind=EXECUTE_KIND,
+        cluster=req.cluster,
+        params={"request_id": req.pk},
+        items=[req.resource],
+        targets=[f"request:{req.pk}", req.resource],
+        source_ip=source_ip,
+        on_behalf_of=req.requested_by_name,
+    )
+    ChangeRequest.objects.filter(pk=req.pk).update(operation=op)
+    _step(req, "system", "queued", f"operation #{op.pk}")
+    _notify(
+        req,
+        f"Your request #{req.pk} ({req.get_kind_display()} {req.resource}) was approved by {actor.get_username()}.",
+    )
+
+
+def approve_request(
+    *, actor, request: ChangeRequest, comment: str = "", source_ip: str | None = None
+) -> ChangeRequest:
+    """Four eyes, re-validate against the cluster as it is now, then run the change as an Operation."""
+    _require_decider(actor, request)
+    if len(comment) > COMMENT_MAX:
+        raise RequestInvalid([f"the comment is longer than {COMMENT_MAX} characters"])
+    if request.state != RequestState.PENDING:
+        raise RequestInvalid(["this request has already been decided"])
+    check_request(
+        requester=request.requested_by, cluster=request.cluster, kind=request.kind, payload=request.payload
+    )
+    with transaction.atomic():
+        _approve(request, actor, comment, source_ip)
+    request.refresh_from_db()
+    return request
+
+
+def reject_request(
+    *, actor, request: ChangeRequest, comment: str, source_ip: str | None = None
+) -> ChangeRequest:
+    """Four eyes; a rejection always says why."""
+    _require_decider(actor, request)
+    comment = comment.strip()
+    if not comment:
+        raise RequestInvalid(["say why the request is rejected"])
+    if len(comment) > COMMENT_MAX:
+        raise RequestInvalid([f"the comment is longer than {COMMENT_MAX} characters"])
+    with transaction.atomic():
+        _claim_decision(request, RequestState.REJECTED, actor, comment)
+        ChangeRequest.objects.filter(pk=request.pk).update(finished_at=timezone.now())
+        _step(request, actor.get_username(), "rejected", comment)
+        audit.record(
+            actor=actor,
+            action="request.reject",
+            cluster=request.cluster,
+            targets=[f"request:{request.pk}", request.resource],
+            params={"kind": request.kind, "comment": comment},
+            outcome="rejected",
+            source_ip=source_ip,
+            on_behalf_of=request.requested_by_name,
+            request_id=f"request-{request.pk}",
+        )
+        _notify(request, f"Your request #{request.pk} was rejected by {actor.get_username()}: {comment}")
+    request.refresh_from_db()
+    return request
+
+
+def cancel_request(*, actor, request: ChangeRequest, source_ip: str | None = None) -> ChangeRequest:
+    """The requester withdraws their own request while it waits for approval."""
+    access.require(actor, request.cluster, access.VIEW)
+    if request.requested_by_id != actor.pk:
+        raise PermissionDenied("Only the requester can cancel a request.")
+    with transaction.atomic():
+        updated = ChangeRequest.objects.filter(pk=request.pk, state=RequestState.PENDING).update(
+            state=RequestState.CANCELLED, finished_at=timezone.now()
+        )
+        if not updated:
+            raise RequestInvalid(["only a request waiting for approval can be cancelled"])
+        _step(request, actor.get_username(), "cancelled")
+        audit.record(
+            actor=actor,
+            action="request.cancel",
+            cluster=request.cluster,
+            targets=[f"request:{request.pk}", request.resource],
+            params={"kind": request.kind},
+            outcome="success",
+            source_ip=source_ip,
+            request_id=f"request-{request.pk}",
+        )
+    request.refresh_from_db()
+    return request
+
+
+# ---- execution (worker) ------------------------------------------------------------------------
+
+
+def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
+    """Run the approved change through the owning service; (ok, message)."""
+    p, cluster = req.payload, req.cluster
+    common = {"actor": actor, "cluster": cluster}
+    on_behalf = {"on_behalf_of": req.requested_by_name, "request_id": f"request-{req.pk}"}
+    if req.kind == RequestKind.TOPIC_CREATE:
+        spec = topics.TopicSpec(
+            p["name"], p["partitions"], p["replication_factor"], None, dict(p.get("configs") or {})
+        )
+        outcome = topics.create_topics(**common, specs=[spec], **on_behalf).outcomes[0]
+        if not outcome.ok and retry and outcome.status == "already exists":
+            return True, "the topic exists (created by an earlier attempt)"
+        return outcome.ok, outcome.message or outcome.status
+    if req.kind == RequestKind.TOPIC_CONFIG:
+        changes = [ConfigChange(c["name"], c["op"], c["value"]) for c in p["changes"]]
+        result = configs.alter_configs(
+            **common, resource=configs.topic_resource(p["topic"]), changes=changes, **on_behalf
+        )
+        return result.ok, result.message or ("applied" if result.ok else _kafka_text(result.error))
+    if req.kind == RequestKind.TOPIC_PARTITIONS:
+        if (
+            retry
+            and len(_current_topic(get_gateway(cluster.connection()), p["topic"]).partitions)
+            >= p["total_count"]
+        ):
+            return True, "the topic already has the requested partitions"
+        outcome = topics.add_partitions(**common, topic=p["topic"], total_count=p["total_count"], **on_behalf)
+        return outcome.ok, outcome.message or outcome.status
+    if req.kind == RequestKind.TOPIC_DELETE:
+        outcome = topics.delete_topics(
+            **common, names=[p["topic"]], confirmation=p["topic"], **on_behalf
+        ).outcomes[0]
+        if not outcome.ok and outcome.status == "does not exist" and retry:
+            return True, "the topic is gone (deleted by an earlier attempt)"
+        return outcome.ok, outcome.message or outcome.status
+    binding, _ = acls.validate_binding(p["binding"])
+    change = acls.change_acls(**common, creates=[binding], on_behalf_of=req.requested_by_name)
+    return change.ok, change.results[0].message
+
+
+def run_request(op_id: int, *, worker: str) -> None:
+    """The worker's side: claim, execute once (converging on re-delivery), record the outcome everywhere."""
+    op = operations.claim(op_id, worker)
+    if op is None:
+        return
+    req = ChangeRequest.objects.select_related("cluster", "requested_by", "decided_by").get(
+        pk=op.params["request_id"]
+    )
+    if req.state in (RequestState.SUCCEEDED, RequestState.FAILED):
+        operations.finish(
+            op,
+            state=OperationState.SUCCEEDED if req.state == RequestState.SUCCEEDED else OperationState.FAILED,
+        )
+        return
+    actor = req.decided_by if not req.auto_approved else AUTO_APPROVER
+    retry = op.attempts > 1 or req.state == RequestState.RUNNING
+    with transaction.atomic():
+        ChangeRequest.objects.filter(pk=req.pk).update(state=RequestState.RUNNING)
+        _step(req, "system", "running", f"operation #{op.pk} on {worker}")
+    operations.set_item(op, req.resource, state=OperationState.RUNNING)
+    try:
+        if actor is None:
+            raise PermissionDenied("the approver's account no longer exists")
+        ok, message = _execute(req, actor, retry=retry)
+    except (
+        PermissionDenied,
+        RequestInvalid,
+        policy.PolicyViolation,
+        configs.ConfigPlanError,
+        acls.AclValidationError,
+    ) as exc:
+        ok, message = False, str(exc)
+    except KafkaOperationError as exc:
+        ok, message = False, _kafka_text(exc)
+    state = RequestState.SUCCEEDED if ok else RequestState.FAILED
+    op_state = OperationState.SUCCEEDED if ok else OperationState.FAILED
+    operations.set_item(op, req.resource, state=op_state, progress=1.0, message=message)
+    with transaction.atomic():
+        ChangeRequest.objects.filter(pk=req.pk).update(
+            state=state, result={"ok": ok, "message": message}, finished_at=timezone.now()
+        )
+        _step(req, "system", "succeeded" if ok else "failed", message)
+        _notify(
+            req,
+            f"Your request #{req.pk} ({req.get_kind_display()} {req.resource}) {'is done' if ok else 'failed'}: {message}",
+        )
+    operations.finish(
+        op,
+        state=op_state,
+        result={"request_id": req.pk, "message": message},
+        error="" if ok else message,
+        outcomes={req.resource: {"ok": ok, "message": message}},
+        actor=req.decided_by or req.requested_by,
+    )
+
+
+# ---- reading -----------------------------------------------------------------------------------
+
+
+def may_see_all(user, cluster: Cluster) -> bool:
+    return access.can(user, cluster, access.APPROVE) or access.can(user, cluster, access.VIEW_AUDIT)
+
+
+def list_requests(*, actor, cluster: Cluster, state: str = "", limit: int = 200) -> list[ChangeRequest]:
+    """Approvers and auditors see every request on the cluster; everyone else only their own."""
+    access.require(actor, cluster, access.VIEW)
+    qs = ChangeRequest.objects.filter(cluster=cluster).select_related("requested_by")
+    if not may_see_all(actor, cluster):
+        qs = qs.filter(requested_by=actor)
+    if state:
+        qs = qs.filter(state=state)
+    return list(qs.order_by("-id")[:limit])
+
+
+def get_request(*, actor, cluster: Cluster, request_id: int) -> ChangeRequest | None:
+    """The request when the actor may see it (its requester, approvers, auditors), else None."""
+    req = ChangeRequest.objects.filter(cluster=cluster, pk=request_id).select_related("operation").first()
+    if req is None or not access.can(actor, cluster, access.VIEW):
+        return None
+    if req.requested_by_id != actor.pk and not may_see_all(actor, cluster):
+        return None
+    return req
+
+
+def set_auto_approve_rule(
+    *,
+    actor,
+    cluster: Cluster,
+    enabled: bool,
+    kinds: list[str],
+    max_partitions: int | None,
+    source_ip: str | None = None,
+) -> AutoApproveRule:
+    """Cluster admins decide which low-risk requests skip the human approver (the change is audited)."""
+    access.require(actor, cluster, access.ADMINISTER)
+    kinds = [k for k in kinds if k in RequestKind.values]
+    with transaction.atomic():
+        rule, _ = AutoApproveRule.objects.select_for_update().get_or_create(cluster=cluster)
+        before = {"enabled": rule.enabled, "kinds": rule.kinds, "max_partitions": rule.max_partitions}
+        rule.enabled, rule.kinds, rule.max_partitions = enabled, kinds, max_partitions
+        rule.save()
+        audit.record(
+            actor=actor,
+            action="request.auto_approve_rule.update",
+            cluster=cluster,
+            targets=[f"cluster:{cluster.name}"],
+            before=before,
+            after={"enabled": enabled, "kinds": kinds, "max_partitions": max_partitions},
+            outcome="success",
+            source_ip=source_ip,
+        )
+    return rule
+
+
+def operation_for(req: ChangeRequest) -> Operation | None:
+    return req.operation

@@ -1,0 +1,198 @@
+"""A short-lived, per-cluster, in-process cache of the cluster's topic metadata.
+
+Why in-process and not Django's cache: a 100k-partition snapshot is tens of MB of small
+objects; pickling it into Redis or LocMem on every read would cost about as much as asking
+Kafka again. Each web/worker process keeps its own copy for ``TOPIC_METADATA_CACHE_S`` seconds
+(default 30). Consistency rules:
+
+* Every page that shows it says how old it is and has a **Refresh** button (``refresh=True``).
+* Services that change topics call ``invalidate(cluster)`` after the change, so the next page
+  view in this process re-reads Kafka. Other processes see the change within the TTL.
+* One fetch at a time per cluster (single flight): concurrent page views wait for the same fetch.
+
+Only the gateway talks to Kafka; this module asks it for one ``list_topics_metadata()`` per fill.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from console.kafka import ClusterMetadata, TopicMetadata, get_gateway
+
+TTL_S = float(settings.TOPIC_METADATA_CACHE_S)
+CONFIG_TTL_S = float(settings.TOPIC_CONFIG_CACHE_S)
+
+
+@dataclass(frozen=True)
+class TopicRow:
+    """One topic of the list, computed once per snapshot."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    under_replicated: int
+    offline: int
+    internal: bool
+    # min ISR size over partitions, for the under-min-ISR count once min.insync.replicas is known
+    isr_sizes: tuple[int, ...] = ()
+
+    @property
+    def unhealthy(self) -> bool:
+        return bool(self.under_replicated or self.offline)
+
+
+def _row(t: TopicMetadata) -> TopicRow:
+    under = offline = 0
+    for p in t.partitions:
+        if p.leader < 0:
+            offline += 1
+        if len(p.isr) < len(p.replicas):
+            under += 1
+    isr_sizes = tuple(len(p.isr) for p in t.partitions) if under or offline else ()
+    return TopicRow(t.name, len(t.partitions), t.replication_factor, under, offline, t.internal, isr_sizes)
+
+
+@dataclass
+class Snapshot:
+    """One metadata fetch and what was derived from it."""
+
+    metadata: ClusterMetadata
+    fetched_at: float  # time.time()
+    fetched_mono: float
+    rows: list[TopicRow]
+    by_name: dict[str, TopicMetadata]
+    # topic name -> (monotonic time, {config: value}) for the few topics whose configs a page showed
+    configs: dict[str, tuple[float, dict[str, str | None]]] = field(default_factory=dict)
+    # topic name -> bytes from the telemetry pipeline's latest topic_summary (None = not read yet)
+    sizes: dict[str, int] | None = None
+    _sorted: dict[str, list[TopicRow]] = field(default_factory=dict)
+
+    @property
+    def age_s(self) -> float:
+        return max(0.0, time.monotonic() - self.fetched_mono)
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return [b.id for b in self.metadata.brokers]
+
+    def sorted_rows(self, key: str) -> list[TopicRow]:
+        """Rows sorted by a column (cached per snapshot: sorting 20k rows once, not per view)."""
+        cached = self._sorted.get(key)
+        if cached is None:
+            if key == "name":
+                cached = self.rows  # metadata already arrives sorted by name
+            else:
+                cached = sorted(self.rows, key=lambda r: (getattr(r, key), r.name))
+            self._sorted[key] = cached
+        return cached
+
+
+@contextmanager
+def _gc_paused():
+    """Pause the cyclic GC while ~100k acyclic objects are allocated.
+
+    A 100k-partition snapshot allocates hundreds of thousands of small objects; each burst
+    triggers full collections that walk the whole heap (seconds on a big process). The objects
+    hold no reference cycles, so nothing is lost by collecting once afterwards instead.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+_cache: dict[object, Snapshot] = {}
+_locks: dict[object, threading.Lock] = {}
+_guard = threading.Lock()
+
+
+def _key(cluster) -> object:
+    from console.clusters.actions import connection_for
+
+    return (cluster.pk, connection_for(cluster))
+
+
+def _lock_for(key: object) -> threading.Lock:
+    with _guard:
+        return _locks.setdefault(key, threading.Lock())
+
+
+def build_snapshot(metadata: ClusterMetadata) -> Snapshot:
+    """Derive the list rows and the name index from one metadata fetch (pure)."""
+    now = time.time()
+    return Snapshot(
+        metadata=metadata,
+        fetched_at=now,
+        fetched_mono=time.monotonic(),
+        rows=[_row(t) for t in metadata.topics],
+        by_name={t.name: t for t in metadata.topics},
+    )
+
+
+def get_snapshot(cluster, *, refresh: bool = False) -> Snapshot:
+    """The cluster's metadata, from the cache when fresh; one gateway fetch otherwise.
+
+    Raises the gateway's KafkaOperationError when Kafka cannot be read.
+    """
+    key = _key(cluster)
+    snap = _cache.get(key)
+    if snap is not None and not refresh and snap.age_s < TTL_S:
+        return snap
+    with _lock_for(key):
+        snap = _cache.get(key)
+        # Someone else filled it while we waited: use theirs (unless it predates our refresh request).
+        if snap is not None and snap.age_s < TTL_S and not refresh:
+            return snap
+        started = time.monotonic()
+        with _gc_paused():
+            metadata = get_gateway(cluster.connection()).list_topics_metadata()
+            fresh = build_snapshot(metadata)
+        if snap is not None and refresh and snap.fetched_mono >= started:
+            return snap
+        _cache[key] = fresh
+        return fresh
+
+
+def peek(cluster) -> Snapshot | None:
+    """The cached snapshot if it is still fresh, without ever fetching."""
+    snap = _cache.get(_key(cluster))
+    return snap if snap is not None and snap.age_s < TTL_S else None
+
+
+def invalidate(cluster) -> None:
+    """Forget the cluster's snapshot in this process (after a change made through the console)."""
+    key = _key(cluster)
+    _cache.pop(key, None)
+
+
+def clear() -> None:
+    """Forget everything (tests)."""
+    _cache.clear()
+
+
+def cached_configs(snap: Snapshot, names: list[str]) -> tuple[dict[str, dict[str, str | None]], list[str]]:
+    """Configs already known for ``names`` and the names still to fetch."""
+    now = time.monotonic()
+    known, missing = {}, []
+    for name in names:
+        hit = snap.configs.get(name)
+        if hit is not None and now - hit[0] < CONFIG_TTL_S:
+            known[name] = hit[1]
+        else:
+            missing.append(name)
+    return known, missing
+
+
+def remember_configs(snap: Snapshot, values: dict[str, dict[str, str | None]]) -> None:
+    now = time.monotonic()
+    for name, cfg in values.items():
+        snap.configs[name] = (now, cfg)

@@ -1,0 +1,303 @@
+"""Topic reads: the list (one cached metadata fetch + one configs batch per page) and the detail page.
+
+Re-exported by ``console.services.topics`` so callers use ``topics.list_topics`` / ``topics.describe_topic``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from console import access
+from console.kafka import ConfigResource, KafkaOperationError, TopicPartition, get_gateway
+from console.models import AuditEvent
+from console.topics import cache as metadata_cache
+from console.topics.cache import TopicRow
+
+SORT_KEYS = ("name", "partitions", "replication_factor", "under_replicated", "offline")
+DEFAULT_PER_PAGE = 50
+MAX_PER_PAGE = 500
+LIST_CONFIG_KEYS = ("cleanup.policy", "retention.ms", "min.insync.replicas")
+
+
+def target(name: str) -> str:
+    """How a topic is named in the audit trail's targets and outcomes."""
+    return f"topic:{name}"
+
+
+# -- list ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TopicListItem:
+    row: TopicRow
+    cleanup_policy: str | None = None
+    retention_ms: str | None = None
+    under_min_isr: int | None = None  # None when min.insync.replicas is unknown
+    size_bytes: int | None = None  # from telemetry, when the pipeline has run
+
+
+def telemetry_sizes(cluster, snap) -> dict[str, int]:
+    """Topic sizes from the telemetry pipeline's current topic_summary, read once per snapshot."""
+    if snap.sizes is None:
+        try:
+            from pipeline import config as pipeline_config
+            from pipeline import reports
+
+            rows = reports.read_report(pipeline_config.load().lake_dir, cluster.name, "topic_summary")
+            snap.sizes = {r["topic"]: int(r["size_bytes"]) for r in rows if r.get("size_bytes") is not None}
+        except Exception:  # noqa: BLE001 - no lake, no pyarrow, a half-written run: the column says "—"
+            snap.sizes = {}
+    return snap.sizes
+
+
+@dataclass(frozen=True)
+class TopicPage:
+    """One page of the topic list and how it was produced."""
+
+    items: list[TopicListItem]
+    total: int  # topics matching the search and filters
+    page: int
+    pages: int
+    per_page: int
+    fetched_at: float  # when the metadata was read from Kafka (epoch seconds)
+    age_s: float
+    cluster_topics: int
+    query_error: str = ""
+
+
+def _matcher(query: str, regex: bool):
+    if not query:
+        return None
+    if regex:
+        pattern = re.compile(query)
+        return lambda name: pattern.search(name) is not None
+    needle = query.lower()
+    return lambda name: needle in name.lower()
+
+
+def list_topics(
+    *,
+    actor,
+    cluster,
+    query: str = "",
+    regex: bool = False,
+    include_internal: bool = False,
+    unhealthy_only: bool = False,
+    sort: str = "name",
+    descending: bool = False,
+    page: int = 1,
+    per_page: int = DEFAULT_PER_PAGE,
+    refresh: bool = False,
+) -> TopicPage:
+    """A filtered, sorted page of topics from one (cached) metadata fetch plus one configs batch.
+
+    Raises KafkaOperationError when the metadata cannot be read.
+    """
+    access.require(actor, cluster, access.VIEW)
+    snap = metadata_cache.get_snapshot(cluster, refresh=refresh)
+    sort = sort if sort in SORT_KEYS else "name"
+    per_page = max(1, min(MAX_PER_PAGE, per_page))
+    query_error = ""
+    try:
+        match = _matcher(query, regex)
+    except re.error as exc:
+        match, query_error = (lambda _n: False), f"The regular expression is not valid: {exc}"
+    rows = snap.sorted_rows(sort)
+    if descending:
+        rows = rows[::-1]
+    selected = [
+        r
+        for r in rows
+        if (include_internal or not r.internal)
+        and (not unhealthy_only or r.unhealthy)
+        and (match is None or match(r.name))
+    ]
+    pages = max(1, -(-len(selected) // per_page))
+    page = max(1, min(page, pages))
+    chunk = selected[(page - 1) * per_page : page * per_page]
+    return TopicPage(
+        items=_with_configs(cluster, snap, chunk),
+        total=len(selected),
+        page=page,
+        pages=pages,
+        per_page=per_page,
+        fetched_at=snap.fetched_at,
+        age_s=snap.age_s,
+        cluster_topics=len(snap.rows),
+        query_error=query_error,
+    )
+
+
+def _with_configs(cluster, snap, rows: list[TopicRow]) -> list[TopicListItem]:
+    """Cleanup policy, retention and min ISR of one page's topics: one batched DescribeConfigs."""
+    known, missing = metadata_cache.cached_configs(snap, [r.name for r in rows])
+    if missing:
+        try:
+            got = get_gateway(cluster.connection()).describe_configs(
+                [ConfigResource("TOPIC", n) for n in missing], include_documentation=False
+            )
+        except KafkaOperationError:
+            got = {}  # the list still shows; these columns say "unknown"
+        fetched = {
+            res.name: {k: entries[k].value for k in LIST_CONFIG_KEYS if k in entries}
+            for res, entries in got.items()
+            if not isinstance(entries, KafkaOperationError)
+        }
+        metadata_cache.remember_configs(snap, fetched)
+        known.update(fetched)
+    sizes = telemetry_sizes(cluster, snap)
+    items = []
+    for r in rows:
+        cfg = known.get(r.name)
+        under_min = None
+        if cfg is not None:
+            try:
+                min_isr = int(cfg.get("min.insync.replicas") or 1)
+                under_min = sum(1 for size in r.isr_sizes if size < min_isr)
+            except ValueError:
+                under_min = None
+        items.append(
+            TopicListItem(
+                r,
+                cfg.get("cleanup.policy") if cfg else None,
+                cfg.get("retention.ms") if cfg else None,
+                under_min,
+                sizes.get(r.name),
+            )
+        )
+    return items
+
+
+# -- detail --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PartitionRow:
+    id: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...]
+    start_offset: int | None
+    end_offset: int | None
+
+    @property
+    def offline(self) -> bool:
+        return self.leader < 0
+
+    @property
+    def under_replicated(self) -> bool:
+        return len(self.isr) < len(self.replicas)
+
+    @property
+    def leader_not_preferred(self) -> bool:
+        return bool(self.replicas) and self.leader >= 0 and self.leader != self.replicas[0]
+
+    @property
+    def messages(self) -> int | None:
+        if self.start_offset is None or self.end_offset is None:
+            return None
+        return max(0, self.end_offset - self.start_offset)
+
+
+@dataclass(frozen=True)
+class TopicDetail:
+    name: str
+    topic_id: str | None
+    internal: bool
+    partitions: list[PartitionRow]
+    configs: list  # ConfigEntry, overrides first
+    configs_error: KafkaOperationError | None
+    offsets_error: KafkaOperationError | None
+    events: list[AuditEvent] = field(default_factory=list)
+
+    @property
+    def replication_factor(self) -> int:
+        return len(self.partitions[0].replicas) if self.partitions else 0
+
+    @property
+    def total_messages(self) -> int | None:
+        counts = [p.messages for p in self.partitions]
+        return None if any(c is None for c in counts) else sum(counts)
+
+
+def overrides_first(entries: Iterable) -> list:
+    """Topic overrides (and other non-default sources) first, then defaults; by name within each."""
+    return sorted(entries, key=lambda e: (e.source != "DYNAMIC_TOPIC_CONFIG", e.default, e.name))
+
+
+def recent_events(cluster, name: str, limit: int = 20) -> list[AuditEvent]:
+    """The latest audit events naming this topic (JSON text search, then an exact check)."""
+    wanted = target(name)
+    qs = AuditEvent.objects.filter(cluster_id=cluster.pk, targets__icontains=f'"{wanted}"').order_by("-id")
+    return [e for e in qs[: limit * 2] if wanted in (e.targets or [])][:limit]
+
+
+def describe_topic(*, actor, cluster, name: str) -> TopicDetail:
+    """Partitions with leaders/replicas/ISR, offsets per partition (two batched calls), configs, events.
+
+    Raises KafkaOperationError (UNKNOWN_TOPIC_OR_PARTITION for a missing topic).
+    """
+    access.require(actor, cluster, access.VIEW)
+    gw = get_gateway(cluster.connection())
+    meta = gw.describe_topics([name])[name]
+    if isinstance(meta, KafkaOperationError):
+        raise meta
+    tps = [TopicPartition(name, p.id) for p in meta.partitions]
+    leaders = {TopicPartition(name, p.id): p.leader for p in meta.partitions}
+    starts, ends, offsets_error = {}, {}, None
+    try:
+        starts = gw.list_offsets(tps, "earliest", leaders=leaders)
+        ends = gw.list_offsets(tps, "latest", leaders=leaders)
+    except KafkaOperationError as exc:
+        offsets_error = exc
+
+    def offset(results, tp):
+        value = results.get(tp)
+        if value is None or isinstance(value, KafkaOperationError):
+            return None
+        return value.offset
+
+    rows = [
+        PartitionRow(
+            p.id,
+            p.leader,
+            p.replicas,
+            p.isr,
+            p.offline_replicas,
+            offset(starts, TopicPartition(name, p.id)),
+            offset(ends, TopicPartition(name, p.id)),
+        )
+        for p in meta.partitions
+    ]
+    configs, configs_error = [], None
+    try:
+        got = gw.describe_configs([ConfigResource("TOPIC", name)])[ConfigResource("TOPIC", name)]
+        if isinstance(got, KafkaOperationError):
+            configs_error = got
+        else:
+            configs = overrides_first(got.values())
+    except KafkaOperationError as exc:
+        configs_error = exc
+    return TopicDetail(
+        name=name,
+        topic_id=meta.topic_id,
+        internal=meta.internal,
+        partitions=rows,
+        configs=configs,
+        configs_error=configs_error,
+        offsets_error=offsets_error,
+        events=recent_events(cluster, name),
+    )
+
+
+def partition_count(*, actor, cluster, name: str) -> int | None:
+    """The topic's partition count from the cached metadata (None when unknown or unreadable)."""
+    access.require(actor, cluster, access.VIEW)
+    try:
+        meta = metadata_cache.get_snapshot(cluster).by_name.get(name)
+    except KafkaOperationError:
+        return None
+    return len(meta.partitions) if meta is not None else None
