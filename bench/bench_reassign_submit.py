@@ -33,6 +33,11 @@ RUNS = 3
 MB = 1024 * 1024
 
 
+def no_queue(op_id: int, countdown: float | None = None) -> str:
+    """The bench's dispatcher (settings.OPERATION_DISPATCHER): nothing runs the operation."""
+    return "bench"
+
+
 def build_sandbox(seed: str = "bench-reassign"):
     """30 brokers on 3 racks, 100,000 partitions with log sizes, the clock stopped."""
     from sandbox.cluster import SandboxCluster
@@ -168,14 +173,14 @@ def setup(seed: str = "bench-reassign"):
     from django.contrib.auth import get_user_model
 
     actor = get_user_model().objects.get(username="bench")
-    from console.reassignment.actions import gateway_for
+    from console.clusters.actions import gateway_for
 
     gw = gateway_for(cluster_row)
     gw.list_topics_metadata()  # connections up, like a long-lived worker
-    from tasks import reassignment as reassign_tasks
-
     # A live queue publishes in milliseconds; the bench runs no Redis, so enqueueing is a stub.
-    reassign_tasks.run_reassignment.delay = lambda op_id: type("Queued", (), {"id": "bench"})()
+    from django.conf import settings
+
+    settings.OPERATION_DISPATCHER = "bench.bench_reassign_submit.no_queue"
     # What setup left behind (Django, the metadata snapshot of 100,000 partitions) is kept out of
     # the cyclic collector, whose full passes over it would land at random inside either side.
     gc.collect()
@@ -196,12 +201,12 @@ def main_real(bootstrap: str) -> None:
 
     n = int(os.environ.get("BENCH_REAL_PARTITIONS", "1000"))
     _client, cluster_row = setup_console(bootstrap)
+    from django.conf import settings
     from django.contrib.auth import get_user_model
 
-    from console.reassignment.actions import gateway_for
-    from tasks import reassignment as reassign_tasks
+    from console.clusters.actions import gateway_for
 
-    reassign_tasks.run_reassignment.delay = lambda op_id: type("Queued", (), {"id": "bench"})()
+    settings.OPERATION_DISPATCHER = "bench.bench_reassign_submit.no_queue"
     actor = get_user_model().objects.get(username="bench")
     gw = gateway_for(cluster_row)
     brokers = sorted(b.id for b in gw.describe_cluster().brokers)[:3]

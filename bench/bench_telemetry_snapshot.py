@@ -16,6 +16,8 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from console.clusters.actions import gateway_for
+
 TOPICS = int(os.environ.get("BENCH_PARTITIONS_TOPICS", 1_000))
 PARTITIONS, RF, BROKERS = 100, 2, 6
 
@@ -39,8 +41,6 @@ def main() -> None:
         django.setup()
         from django.core.management import call_command
 
-        from console.clusters.actions import connection_for
-        from console.kafka import get_gateway
         from console.models import Cluster
         from console.telemetry import snapshots as telemetry
 
@@ -48,7 +48,7 @@ def main() -> None:
         cluster = Cluster.objects.create(
             name="bench", bootstrap_servers=sandbox.bootstrap_servers, request_timeout_s=300
         )
-        get_gateway(connection_for(cluster)).describe_cluster()  # connections up, like a long-lived worker
+        gateway_for(cluster).describe_cluster()  # connections up, like a long-lived worker
         result = telemetry.collect_snapshot(cluster=cluster, now=datetime(2026, 1, 1, tzinfo=UTC))
         assert result.partitions == TOPICS * PARTITIONS and not result.errors, result.errors
         snapshot_bytes = sum(Path(p).stat().st_size for p in result.paths.values())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q
 
@@ -28,6 +29,37 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     Role.AUDITOR: frozenset({VIEW, VIEW_AUDIT}),
 }
 
+# The system actor: a real, named user that cannot log in (no usable password), shown as such
+# in the audit. Background work acts as it: executing auto-approved requests (topics, configs,
+# ACLs), scheduled pipeline runs, and the janitor taking back owed throttles. It holds exactly
+# these permissions on every cluster, and nothing cluster-less (it can register nothing).
+SYSTEM_USERNAME = "console-system"
+SYSTEM_PERMISSIONS = frozenset(
+    {VIEW, MANAGE_TOPICS, MANAGE_CONFIGS, MANAGE_ACLS, MANAGE_REASSIGNMENTS, RUN_OPERATIONS}
+)
+
+
+def system_actor():
+    """The system user (created on first use, never with a usable password)."""
+    user, created = get_user_model().objects.get_or_create(
+        username=SYSTEM_USERNAME, defaults={"first_name": "Console", "last_name": "(system)"}
+    )
+    if created or user.has_usable_password() or user.is_superuser or user.is_staff:
+        user.set_unusable_password()
+        user.is_superuser = user.is_staff = False
+        user.is_active = True
+        user.save()
+    return user
+
+
+def is_system(user) -> bool:
+    return (
+        getattr(user, "username", None) == SYSTEM_USERNAME
+        and getattr(user, "pk", None) is not None
+        and not user.has_usable_password()
+    )
+
+
 # Permissions whose scope a requester's namespaces narrow.
 _NAMESPACED = {REQUEST}
 
@@ -44,6 +76,8 @@ def roles(user, cluster: Cluster) -> set[str]:
 
 
 def permissions(user, cluster: Cluster) -> frozenset[str]:
+    if is_system(user):
+        return SYSTEM_PERMISSIONS
     if getattr(user, "is_superuser", False) and user.is_active:
         return frozenset().union(*ROLE_PERMISSIONS.values())
     granted: set[str] = set()

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from django.apps import AppConfig
+
+# The modules that declare Operation kinds (each registers its kinds with the runner when imported).
+KIND_MODULES = (
+    "console.clusters.worker",
+    "console.reassignment.worker",
+    "console.reassignment.elections",
+    "console.requests.worker",
+    "console.telemetry.worker",
+    "console.audit.worker",
+)
 
 
 class ConsoleConfig(AppConfig):
     name = "console"
     verbose_name = "Kafka Operator Console"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        for module in KIND_MODULES:
+            import_module(module)

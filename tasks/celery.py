@@ -10,8 +10,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
 app = Celery("console", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.imports = ("tasks.operations", "tasks.reassignment", "tasks.requests", "tasks.telemetry")
-app.conf.imports += ("tasks.audit",)
+app.conf.imports = ("tasks.operations", "tasks.reassignment", "tasks.telemetry")
 
 
 def _beat_schedule() -> dict:
@@ -21,8 +20,9 @@ def _beat_schedule() -> dict:
 
     telemetry = load()
     return {
-        "stuck-operation recovery": {
-            "task": "tasks.operations.requeue_stale_operations",
+        "operation tick": {"task": "tasks.operations.tick", "schedule": 1.0},
+        "pending-operation recovery": {
+            "task": "tasks.operations.requeue_pending",
             "schedule": float(settings.OPERATION_RECOVERY_INTERVAL_S),
         },
         "telemetry collector": {
@@ -33,7 +33,6 @@ def _beat_schedule() -> dict:
             "task": "tasks.telemetry.schedule_pipeline_runs",
             "schedule": float(telemetry.pipeline_interval_s),
         },
-        "reassignment poller": {"task": "tasks.reassignment.poll_reassignments", "schedule": 1.0},
         "throttle janitor": {"task": "tasks.reassignment.sweep_throttles", "schedule": 10.0},
     }
 

@@ -1,4 +1,4 @@
-"""Operation plumbing tasks: stuck-operation recovery (beat) and the health check."""
+"""Every Operation kind runs through one task (ids in, one runner call) plus two beat jobs."""
 
 from __future__ import annotations
 
@@ -12,15 +12,29 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-@app.task(name="tasks.operations.requeue_stale_operations")
-def requeue_stale_operations() -> list[int]:
-    from console.services import operations
+@app.task(name="tasks.operations.run_operation", acks_late=True)
+def run_operation(op_id: int) -> None:
+    from console import operations
 
-    return operations.requeue_stale()
+    operations.run(op_id, worker=worker_name())
 
 
-@app.task(name="tasks.operations.run_health_check", acks_late=True)
-def run_health_check(op_id: int) -> None:
-    from console.clusters import worker as health
+def enqueue(op_id: int, countdown: float | None = None) -> str:
+    """The runner's dispatcher (settings.OPERATION_DISPATCHER): queue one run of the operation."""
+    return run_operation.apply_async((op_id,), countdown=countdown).id or ""
 
-    health.run_health_check(op_id, worker=worker_name())
+
+@app.task(name="tasks.operations.tick")
+def tick() -> list[int]:
+    """Beat, every second: run due operations (reassignment polls, retries after backoff, recovery)."""
+    from console import operations
+
+    return operations.run_due(worker=worker_name())
+
+
+@app.task(name="tasks.operations.requeue_pending")
+def requeue_pending() -> list[int]:
+    """Beat: queue again the pending operations nobody picked up (the queue was down at the time)."""
+    from console import operations
+
+    return operations.requeue_pending()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from tasks.celery import app
-from tasks.operations import worker_name
 
 
 @app.task(name="tasks.telemetry.collect_snapshots")
@@ -23,10 +22,3 @@ def schedule_pipeline_runs() -> list[int]:
     from console.telemetry import capacity
 
     return capacity.start_scheduled_runs()
-
-
-@app.task(name="tasks.telemetry.run_pipeline", acks_late=True)
-def run_pipeline(op_id: int) -> None:
-    from console.telemetry import capacity
-
-    capacity.run_pipeline(op_id, worker=worker_name())

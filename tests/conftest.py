@@ -76,3 +76,38 @@ def _fast_password_hashing(settings):
 
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+
+
+DISPATCHED: list[int] = []
+
+
+def record_dispatch(op_id: int, countdown: float | None = None) -> str:
+    """The tests' queue: remember what would have been sent to a worker (tests run it themselves)."""
+    DISPATCHED.append(op_id)
+    return f"test-task-{op_id}"
+
+
+@pytest.fixture(autouse=True)
+def _no_queue(settings):
+    settings.OPERATION_DISPATCHER = "tests.conftest.record_dispatch"
+    DISPATCHED.clear()
+    yield DISPATCHED
+
+
+@pytest.fixture
+def run_operation():
+    """Run an operation as a worker would (one runner call); returns the Operation or None."""
+    from console import operations
+
+    return lambda op_id, worker="test-worker": operations.run(op_id, worker=worker)
+
+
+def run_now(op_id: int, worker: str = "test-worker"):
+    """Run an operation at once, as the tick would once its wait is over (a poll, a retry's backoff)."""
+    from django.utils import timezone
+
+    from console import operations
+    from console.models import Operation
+
+    Operation.objects.filter(pk=op_id, next_run_at__isnull=False).update(next_run_at=timezone.now())
+    return operations.run(op_id, worker=worker)

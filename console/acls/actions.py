@@ -1,8 +1,7 @@
 """ACLs: list, preview deletes, change (deletes before adds), effective access (KIP-4, KIP-290).
 
 The imperative shell: each service checks access, calls the gateway and audits every change with the
-bindings it affected. Parsing, validation and evaluation live in services/acl_rules.py (re-exported
-here, where views and tests import them).
+bindings it affected. Parsing, validation and evaluation live in ``acls/core.py``.
 """
 
 from __future__ import annotations
@@ -46,14 +45,10 @@ from console.acls.core import (  # noqa: F401  (re-exported: views, forms and te
     validate_filter,
 )
 from console.audit import store as audit
-from console.clusters.actions import connection_for
-from console.kafka import KafkaOperationError, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import KafkaOperationError
 from console.kafka.types import AclBinding, AclBindingFilter
 from console.models import Cluster
-
-
-def _gateway(cluster: Cluster):
-    return get_gateway(connection_for(cluster))
 
 
 @dataclass(frozen=True)
@@ -81,7 +76,7 @@ def list_acls(
     """Bindings matching the filter (one DescribeAcls), grouped by principal or resource, paged."""
     access.require(actor, cluster, access.MANAGE_ACLS)
     group_by = "resource" if group_by == "resource" else "principal"
-    bindings = _gateway(cluster).describe_acls(acl_filter)
+    bindings = gateway_for(cluster).describe_acls(acl_filter)
     counts = Counter(group_key(b, group_by) for b in bindings)
     pages = max(1, -(-len(bindings) // page_size))
     page = min(max(1, page), pages)
@@ -94,7 +89,7 @@ def list_acls(
 def preview_delete(*, actor, cluster: Cluster, filters: Iterable[AclBindingFilter]) -> list[AclBinding]:
     """Exactly the bindings the filters match now (DescribeAcls with the same filters)."""
     access.require(actor, cluster, access.MANAGE_ACLS)
-    gateway = _gateway(cluster)
+    gateway = gateway_for(cluster)
     matched: dict[AclBinding, None] = {}
     for f in filters:
         matched.update(dict.fromkeys(gateway.describe_acls(f)))
@@ -228,7 +223,7 @@ def change_acls(
             source_ip=source_ip,
             on_behalf_of=on_behalf_of,
         )
-    gateway = _gateway(cluster)
+    gateway = gateway_for(cluster)
     change = AclChange(_run_deletes(gateway, deletes))
     change.results += _run_creates(gateway, creates)
     with transaction.atomic():
@@ -260,7 +255,7 @@ def effective_access(
         errors.append("resource name is required")
     if errors:
         raise AclValidationError(errors)
-    candidates = _gateway(cluster).describe_acls(AclBindingFilter(resource_type=resource_type))
+    candidates = gateway_for(cluster).describe_acls(AclBindingFilter(resource_type=resource_type))
     applying, ops = evaluate(
         candidates, principal=principal, host=host, resource_type=resource_type, resource_name=resource_name
     )

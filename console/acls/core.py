@@ -2,7 +2,7 @@
 
 Parsing pasted batches, validating bindings and filters before anything reaches Kafka, matching
 bindings to a resource and a principal, and evaluating effective access (deny wins). No I/O: the
-shell in services/acls.py calls the gateway and audits.
+shell in ``acls/actions.py`` calls the gateway and audits.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Audit review: search, detail, streamed export and chain status, scoped to what the reader may see.
 
-Writing and the chain walk live in services/audit.py; this module reads, records exports and queues the
+Writing and the chain walk live in ``audit/store.py``; this module reads, records exports and queues the
 full re-verification (an Operation, kind audit.verify). Auditors and admins see the events of the
 clusters where they hold ``audit.view``; events without a cluster (or of a removed cluster) are for
 superusers only, so a viewer never sees the parameters of a cluster they cannot view.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,12 +21,11 @@ from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from console import access
+from console import access, operations
 from console.audit import store as audit
 from console.models import AuditChainHead, AuditEvent, AuditTarget, Operation
 from console.models.audit import TARGET_MAX
-from console.models.operations import FINISHED_STATES, OperationState
-from console.services import operations
+from console.models.operations import FINISHED_STATES
 
 PAGE_SIZE = settings.AUDIT_PAGE_SIZE
 EXPORT_CHUNK = settings.AUDIT_EXPORT_CHUNK
@@ -425,7 +424,7 @@ def chain_status(*, actor, batch_size: int = 2000) -> ChainView:
     The checkpoint (id and hash of the last event proven good) lives in the cache; the event at the
     checkpoint is re-hashed each time so editing it is still noticed. Without a usable checkpoint the
     walk starts at the archive anchor (or the genesis hash). The full re-walk is an Operation
-    (start_verify / run_verify) or `manage.py audit_verify`.
+    (start_verify, run by audit/worker.py) or `manage.py audit_verify`.
     """
     _require_reviewer(actor)
     head = AuditChainHead.objects.filter(pk=1).first()
@@ -464,44 +463,11 @@ def start_verify(*, actor, source_ip: str | None = None) -> Operation:
     running = Operation.objects.filter(kind=VERIFY_KIND).exclude(state__in=FINISHED_STATES).first()
     if running is not None:
         return running
-    return operations.start_operation(
+    return operations.start(
         actor=actor,
         kind=VERIFY_KIND,
         cluster=None,
         params={"scope": "full chain"},
         items=[VERIFY_ITEM],
         source_ip=source_ip,
-    )
-
-
-def run_verify(op_id: int, *, worker: str, batch_size: int = 2000) -> Operation | None:
-    """Worker side: walk every kept event from the archive anchor, with progress on the Operation."""
-    op = operations.claim(op_id, worker)
-    if op is None:
-        return None
-    head = AuditChainHead.objects.filter(pk=1).first()
-    start_id, _ = audit.chain_start(head)
-    total = max(1, (head.last_id if head else 0) - start_id)
-
-    def progress(count: int, last_id: int) -> None:
-        operations.heartbeat(op, progress=count / total, text=f"verified up to event {last_id}")
-
-    status = audit.verify_chain(batch_size=batch_size, progress=progress)
-    if status.ok:
-        text = f"intact: {status.count} events verified up to event {status.verified_up_to}"
-        last = AuditEvent.objects.filter(pk=status.verified_up_to).values_list("hash", flat=True).first()
-        if last:
-            cache.set(_CHECKPOINT_KEY, (status.verified_up_to, last), None)
-    else:
-        text = f"broken at event {status.broken_at}: {status.reason}"
-    if status.archived_up_to:
-        text += f" (archived up to event {status.archived_up_to})"
-    state = OperationState.SUCCEEDED if status.ok else OperationState.FAILED
-    operations.set_item(op, VERIFY_ITEM, state=state, progress=1.0, message=text)
-    return operations.finish(
-        op,
-        state=state,
-        result=asdict(status),
-        error="" if status.ok else text,
-        outcomes={VERIFY_ITEM: {"ok": status.ok, "message": text}},
     )

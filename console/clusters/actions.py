@@ -44,6 +44,11 @@ def connection_for(cluster: Cluster, sasl_password: str | None = None) -> Cluste
     )
 
 
+def gateway_for(cluster: Cluster):
+    """The one way to reach a registered cluster: its gateway (one per connection per process)."""
+    return get_gateway(connection_for(cluster))
+
+
 def _snapshot(cluster: Cluster) -> dict[str, Any]:
     data = {f: getattr(cluster, f) for f in EDITABLE_FIELDS if f != "ca_certificate"}
     data["ca_certificate"] = "present" if cluster.ca_certificate else ""
@@ -177,7 +182,7 @@ class Overview:
 def overview(*, actor, cluster: Cluster) -> Overview:
     """Brokers, controller, topic/partition counts and health, in two gateway reads."""
     access.require(actor, cluster, access.VIEW)
-    gateway = get_gateway(connection_for(cluster))
+    gateway = gateway_for(cluster)
     try:
         info = gateway.describe_cluster()
         summary = None if cluster.controller_mode else gateway.topic_summary()

@@ -15,7 +15,8 @@ from django.db import transaction
 
 from console import access
 from console.audit import store as audit
-from console.kafka import ConfigChange, ConfigEntry, ConfigResource, KafkaOperationError, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import ConfigChange, ConfigEntry, ConfigResource, KafkaOperationError
 from console.topics import cache as metadata_cache
 from console.topics import policy
 
@@ -148,7 +149,7 @@ def _catalogue(gw, resource: ConfigResource, entries: dict[str, ConfigEntry]) ->
 def describe_configs(*, actor, cluster, resource: ConfigResource) -> ConfigView:
     """Every entry with value, source, read-only and sensitive flags; overrides first."""
     access.require(actor, cluster, access.VIEW)
-    gw = get_gateway(cluster.connection())
+    gw = gateway_for(cluster)
     return ConfigView(resource, _rows(_describe(gw, resource), resource))
 
 
@@ -301,7 +302,7 @@ def preview_changes(
 ) -> list[ConfigDiff]:
     """The diff the operator confirms before validating or applying."""
     access.require(actor, cluster, access.MANAGE_CONFIGS)
-    gw = get_gateway(cluster.connection())
+    gw = gateway_for(cluster)
     entries = _describe(gw, resource)
     diffs = plan_changes(resource, entries, changes, _catalogue(gw, resource, entries))
     check_policy(cluster, resource, changes)
@@ -331,7 +332,7 @@ def alter_configs(
     KafkaOperationError when the current configs cannot be read.
     """
     access.require(actor, cluster, access.MANAGE_CONFIGS)
-    gw = get_gateway(cluster.connection())
+    gw = gateway_for(cluster)
     entries = _describe(gw, resource)
     catalogue = _catalogue(gw, resource, entries)
     diffs = plan_changes(resource, entries, changes, catalogue)

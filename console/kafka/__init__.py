@@ -1,6 +1,6 @@
 """The Kafka gateway: the only code in the console that imports a Kafka client.
 
-Pure Python (no Django); use it from services, tasks, tests and benchmarks::
+Pure Python (no Django); use it from the area packages, tests and benchmarks::
 
     from console.kafka import ClusterConnection, get_gateway
     gw = get_gateway(ClusterConnection(bootstrap_servers="127.0.0.1:9092"))

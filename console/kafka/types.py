@@ -130,7 +130,7 @@ class NewPartitions:
 
 class TopicPartition(NamedTuple):
     """A partition of a topic. A named tuple: built by the 10,000s per poll, and equal to the
-    plain ``(topic, partition)`` keys the services use."""
+    plain ``(topic, partition)`` keys the areas use."""
 
     topic: str
     partition: int

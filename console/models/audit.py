@@ -21,7 +21,7 @@ class AuditEventQuerySet(models.QuerySet):
 
 
 class AuditEvent(models.Model):
-    """One admin action (or one outcome of it). Written only by services.audit.record()."""
+    """One admin action (or one outcome of it). Written only by ``console.audit.store.record()``."""
 
     created_at = models.DateTimeField(db_index=True)
     actor_id = models.IntegerField(null=True, blank=True)  # no FK: deleting a user must not touch the trail

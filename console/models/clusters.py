@@ -63,9 +63,3 @@ class Cluster(models.Model):
 
     def sasl_password(self) -> str:
         return crypto.decrypt(self.sasl_password_encrypted) if self.sasl_password_encrypted else ""
-
-    def connection(self):
-        """The gateway's connection settings for this cluster (decrypts the SASL password)."""
-        from console.clusters.actions import connection_for
-
-        return connection_for(self)

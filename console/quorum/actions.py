@@ -17,14 +17,13 @@ from datetime import UTC, datetime
 from django.conf import settings
 
 from console import access
-from console.clusters.actions import connection_for
+from console.clusters.actions import gateway_for
 from console.kafka import (
     ClusterInfo,
     FeatureInfo,
     KafkaOperationError,
     QuorumInfo,
     QuorumReplica,
-    get_gateway,
 )
 
 #: A voter this many records behind the high watermark is highlighted as lagging.
@@ -179,7 +178,7 @@ _MOVED = frozenset({"NOT_LEADER_OR_FOLLOWER", "NOT_CONTROLLER"})
 def describe_quorum(*, actor, cluster) -> QuorumView:
     """Read the quorum, the controllers and the features; never raises for Kafka trouble."""
     access.require(actor, cluster, access.VIEW)
-    gateway = get_gateway(connection_for(cluster))
+    gateway = gateway_for(cluster)
     lag_records, caught_up_ms = lag_limits()
     parts: dict = {"lag_records": lag_records, "caught_up_ms": caught_up_ms}
     quorum = controllers = None

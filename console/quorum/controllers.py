@@ -15,9 +15,9 @@ from django.db import transaction
 from console import access
 from console.audit import store as audit
 from console.clusters import capabilities
-from console.clusters.actions import connection_for
+from console.clusters.actions import gateway_for
 from console.configs import actions as configs
-from console.kafka import ClusterInfo, ConfigChange, ConfigResource, KafkaOperationError, get_gateway
+from console.kafka import ClusterInfo, ConfigChange, ConfigResource, KafkaOperationError
 
 #: Kafka's log levels (LogLevelConfig.VALID_LOG_LEVELS).
 LOG_LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
@@ -61,7 +61,7 @@ def list_controllers(*, actor, cluster) -> ClusterInfo:
     """Every controller (id, host, port) and the active one, from DescribeCluster (endpoint type 2)."""
     access.require(actor, cluster, access.VIEW)
     _require_controller_mode(cluster)
-    return get_gateway(connection_for(cluster)).describe_cluster()
+    return gateway_for(cluster).describe_cluster()
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def describe_controller(*, actor, cluster, node_id: int) -> ControllerConfigs:
     """A controller's configs (value, source, flags; sensitive values hidden) and its log levels."""
     access.require(actor, cluster, access.VIEW)
     _require_controller_mode(cluster)
-    gw = get_gateway(connection_for(cluster))
+    gw = gateway_for(cluster)
     parts: dict = {}
     try:
         parts["configs"] = configs.describe_configs(
@@ -188,7 +188,7 @@ def change_log_levels(
     """
     access.require(actor, cluster, access.MANAGE_CONFIGS)
     _require_controller_mode(cluster)
-    gw = get_gateway(connection_for(cluster))
+    gw = gateway_for(cluster)
     current = _loggers(gw, node_id)
     diffs = plan_levels(current, levels)
     error = _alter(gw, node_id, diffs, validate_only=True)

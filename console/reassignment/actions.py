@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
-from console import access
+from console import access, operations
 from console.audit import store as audit
-from console.clusters.actions import connection_for
-from console.kafka import KafkaOperationError, TopicPartition, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import KafkaOperationError, TopicPartition
 from console.models import Operation
 from console.models.reassignment import (
     OPEN_PARTITION_STATES,
@@ -29,7 +29,6 @@ from console.reassignment import intents as planner_intents
 from console.reassignment import planner, throttles
 from console.reassignment.progress import flatten_logs, hosts, partition_progress
 from console.reassignment.store import insert_rows
-from console.services import operations
 
 KIND = "reassignment.execute"
 ELECT_KIND = "election.run"
@@ -54,10 +53,6 @@ class ClusterView:
     leaders: dict[planner.TP, int] = field(default_factory=dict)
     balance: object = None  # the balance planner's result, when the plan came from it
     topics: set[str] | None = None  # every topic (``assignment`` may hold only a plan's partitions)
-
-
-def gateway_for(cluster):
-    return get_gateway(connection_for(cluster))
 
 
 def log_dir_sizes(logs: Mapping[int, object]) -> dict[planner.TP, int]:
@@ -303,7 +298,7 @@ def start_reassignment(
         "rf_change": rf_change,
     }
     with transaction.atomic():
-        op = operations.start_operation(
+        op = operations.start(
             actor=actor,
             kind=KIND,
             cluster=cluster,
@@ -323,31 +318,16 @@ def start_reassignment(
 
 
 def cancel_reassignment(*, actor, reassignment: Reassignment, source_ip: str | None = None) -> None:
-    """Ask the poller to revert the in-flight partitions (KIP-455 cancel) and remove the throttles."""
-    from tasks.reassignment import poll_reassignment
-
+    """Ask the runner to switch to the cancel steps: revert the in-flight partitions (KIP-455), then
+    take the throttles back. Audited as "reassignment.cancel" (requested); the end as "cancelled"."""
     access.require(actor, reassignment.cluster, access.MANAGE_REASSIGNMENTS)
-    if reassignment.operation.finished:
-        raise PlanRejected("This reassignment has already finished.")
     with transaction.atomic():
-        Reassignment.objects.filter(pk=reassignment.pk).update(cancel_requested=True)
-        audit.record(
-            actor=actor,
-            action="reassignment.cancel",
-            cluster=reassignment.cluster,
-            targets=[f"operation:{reassignment.operation_id}"],
-            outcome="requested",
-            operation=reassignment.operation,
-            source_ip=source_ip,
+        flagged = operations.request_cancel(
+            actor=actor, op=reassignment.operation, source_ip=source_ip, action="reassignment.cancel"
         )
-        transaction.on_commit(lambda: _enqueue(poll_reassignment, reassignment.pk))
-
-
-def _enqueue(task, *args) -> None:
-    try:
-        task.delay(*args)
-    except Exception:  # noqa: BLE001 - the queue being down leaves the work to beat
-        pass
+        if not flagged:
+            raise PlanRejected("This reassignment has already finished.")
+        Reassignment.objects.filter(pk=reassignment.pk).update(cancel_requested=True)
 
 
 # ---- reassignments started outside the console ------------------------------------------------

@@ -6,11 +6,12 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from console import access
+from console import access, operations
+from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models import Operation, OperationState
-from console.reassignment.actions import ELECT_KIND, gateway_for
-from console.services import operations
+from console.operations import Done, Kind, Step
+from console.reassignment.actions import ELECT_KIND
 
 PREFERRED = "PREFERRED"
 UNCLEAN = "UNCLEAN"
@@ -85,7 +86,7 @@ def start_election(
         "type": election_type,
         "partitions": [[t, p] for t, p in chosen] if chosen is not None else None,
     }
-    return operations.start_operation(
+    return operations.start(
         actor=actor,
         kind=ELECT_KIND,
         cluster=cluster,
@@ -96,20 +97,16 @@ def start_election(
     )
 
 
-def run_election(op_id: int, *, worker: str):
-    """Worker side: one ElectLeaders call; each partition's own outcome (not needed counts as done)."""
-    op = operations.claim(op_id, worker)
-    if op is None:
-        return None
+def _elect(ctx) -> Done:
+    """One ElectLeaders call; each partition's own outcome (not needed counts as done).
+
+    A failed call (Kafka unreachable) raises: the runner retries it with backoff, then errors.
+    """
+    op = ctx.op
     election_type = op.params.get("type", PREFERRED)
     chosen = op.params.get("partitions")
     tps = None if chosen is None else [TopicPartition(t, int(p)) for t, p in chosen]
-    try:
-        results = gateway_for(op.cluster).elect_leaders(election_type, tps)
-    except KafkaOperationError as err:
-        return operations.finish(
-            op, state=OperationState.FAILED, error=err.operator_text, result={"error": err.name}
-        )
+    results = gateway_for(op.cluster).elect_leaders(election_type, tps)
     outcomes = {}
     for tp, res in sorted(results.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
         key = f"{tp.topic}-{tp.partition}"
@@ -119,17 +116,15 @@ def run_election(op_id: int, *, worker: str):
         else:
             ok = True
             outcomes[key] = {"ok": True, "message": "leader elected"}
-        operations.set_item(
-            op,
+        ctx.set_item(
             key,
             state=OperationState.SUCCEEDED if ok else OperationState.FAILED,
             progress=1.0,
             message=outcomes[key]["message"],
         )
     failed = [k for k, v in outcomes.items() if not v["ok"]]
-    return operations.finish(
-        op,
-        state=OperationState.FAILED if failed else OperationState.SUCCEEDED,
+    return Done(
+        OperationState.FAILED if failed else OperationState.SUCCEEDED,
         error=f"{len(failed)} of {len(outcomes)} partitions could not elect a leader" if failed else "",
         result={
             "elected": sum(1 for v in outcomes.values() if v["ok"] and "error" not in v),
@@ -138,3 +133,6 @@ def run_election(op_id: int, *, worker: str):
         },
         outcomes=outcomes if len(outcomes) <= MAX_ITEMS else {k: outcomes[k] for k in failed[:MAX_ITEMS]},
     )
+
+
+operations.register(Kind(ELECT_KIND, (Step("elect", _elect),)))

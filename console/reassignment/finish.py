@@ -1,16 +1,17 @@
-"""The end of a reassignment: verify-and-complete (throttles off, optional election) and cancel.
+"""The end of a reassignment: take back the throttles, elect, finish; revert on cancel; give up.
 
-Both converge when re-entered: rows already settled stay settled, and throttle removal takes
-back only what the ledger still holds.
+Each function converges when re-entered: rows already settled stay settled, and throttle
+removal takes back only what the ledger still owes.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
+from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models import OperationState
 from console.models.reassignment import (
@@ -20,13 +21,16 @@ from console.models.reassignment import (
     ReassignmentPartition,
     Stage,
 )
+from console.operations import Done
 from console.reassignment import throttles
-from console.reassignment.actions import gateway_for
 from console.reassignment.store import set_stage, tps
-from console.services import operations
 from console.topics import cache as metadata_cache
 
 OUTCOMES_IN_AUDIT = 1000  # above this many partitions the final audit event lists only the ones not done
+
+
+class ThrottlesOwed(Exception):
+    """Some ledger entries could not be taken back yet (a broker down, a timeout): retry the step."""
 
 
 def close_rows(r: Reassignment, state: str, message: str) -> None:
@@ -34,8 +38,6 @@ def close_rows(r: Reassignment, state: str, message: str) -> None:
 
 
 def _final_outcomes(r: Reassignment) -> tuple[dict, dict]:
-    from django.db.models import Count
-
     counts = dict(r.partitions.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
     rows = (
         r.partitions.all() if r.partitions_total <= OUTCOMES_IN_AUDIT else r.partitions.exclude(state="done")
@@ -51,40 +53,18 @@ def _final_outcomes(r: Reassignment) -> tuple[dict, dict]:
     return counts, outcomes
 
 
-def complete(r: Reassignment):
-    """Every partition settled: remove the ledger's throttles, optional preferred election, finish."""
-    set_stage(r, Stage.FINISHED)
-    Reassignment.objects.filter(pk=r.pk).update(completed_at=timezone.now())
+def remove_owed_throttles(r: Reassignment, *, reason: str) -> None:
+    """The step that cannot be skipped: raise while the ledger still owes anything (the runner retries)."""
     metadata_cache.invalidate(r.cluster)  # replicas changed
-    throttles.remove_throttles(r, reason="completed")
-    election = {}
-    if r.elect_preferred:
-        election = _elect(r)
-    counts, outcomes = _final_outcomes(r)
-    diverged = counts.get(PartitionState.DIVERGED, 0)
-    bad = sum(n for s, n in counts.items() if s != PartitionState.DONE)
-    outcome = "succeeded" if not bad else ("diverged" if diverged else "failed")
-    Reassignment.objects.filter(pk=r.pk).update(outcome=outcome)
-    error = (
-        ""
-        if not bad
-        else f"{bad} of {sum(counts.values())} partitions did not reach their target"
-        + (
-            f" ({diverged} diverged: no reassignment in progress, replicas differ from the target)"
-            if diverged
-            else ""
-        )
-    )
-    return operations.finish(
-        r.operation,
-        state=OperationState.SUCCEEDED if not bad else OperationState.FAILED,
-        error=error,
-        result={"outcome": outcome, "partitions": counts, "election": election, "bytes_moved": r.bytes_done},
-        outcomes=outcomes,
-    )
+    outcomes = throttles.remove_throttles(r, reason=reason)
+    owed = r.throttles.filter(state__in=throttles.ACTIVE).count()
+    if owed:
+        failed = sorted(k for k, v in outcomes.items() if not v.get("ok"))
+        raise ThrottlesOwed(f"{owed} throttle configs could not be taken back yet ({', '.join(failed[:5])})")
 
 
-def _elect(r: Reassignment) -> dict:
+def elect(r: Reassignment) -> dict:
+    """Preferred-leader election for the partitions that reached their target (best effort)."""
     done = tps(r.partitions.filter(state=PartitionState.DONE).only("topic", "partition"))
     try:
         results = gateway_for(r.cluster).elect_leaders("PREFERRED", done)
@@ -96,46 +76,89 @@ def _elect(r: Reassignment) -> dict:
     return dict(summary)
 
 
-def finish_cancel(r: Reassignment):
-    """Revert the in-flight partitions (KIP-455 cancel), settle each row, remove the throttles."""
+def completed(r: Reassignment, election: dict) -> Done:
+    """Every partition settled and the throttles are back: the outcome, from the partition rows."""
+    counts, outcomes = _final_outcomes(r)
+    diverged = counts.get(PartitionState.DIVERGED, 0)
+    bad = sum(n for s, n in counts.items() if s != PartitionState.DONE)
+    outcome = "succeeded" if not bad else ("diverged" if diverged else "failed")
+    Reassignment.objects.filter(pk=r.pk).update(outcome=outcome, completed_at=timezone.now())
+    set_stage(r, Stage.FINISHED)
+    error = (
+        ""
+        if not bad
+        else f"{bad} of {sum(counts.values())} partitions did not reach their target"
+        + (
+            f" ({diverged} diverged: no reassignment in progress, replicas differ from the target)"
+            if diverged
+            else ""
+        )
+    )
+    r.refresh_from_db(fields=["bytes_done"])
+    return Done(
+        OperationState.SUCCEEDED if not bad else OperationState.FAILED,
+        error=error,
+        result={"outcome": outcome, "partitions": counts, "election": election, "bytes_moved": r.bytes_done},
+        outcomes=outcomes,
+    )
+
+
+def revert(r: Reassignment) -> None:
+    """KIP-455 cancel of the in-flight partitions, then settle each row from what Kafka reports."""
     set_stage(r, Stage.CANCELLING)
     gw = gateway_for(r.cluster)
     r.partitions.filter(state=PartitionState.PENDING).update(
         state=PartitionState.CANCELLED, message="cancelled before it was submitted"
     )
     rows = list(r.partitions.filter(state=PartitionState.MOVING))
-    if rows:
-        results = gw.alter_partition_reassignments(dict.fromkeys(tps(rows)))
-        described = gw.describe_topics(sorted({x.topic for x in rows}))
-        for x in rows:
-            res = results.get(TopicPartition(x.topic, x.partition))
-            md = described.get(x.topic)
-            part = (
-                None
-                if isinstance(md, KafkaOperationError) or md is None
-                else next((p for p in md.partitions if p.id == x.partition), None)
-            )
-            replicas = list(part.replicas) if part is not None else None
-            if not isinstance(res, KafkaOperationError):
-                x.state, x.message = PartitionState.CANCELLED, "reverted to the original replicas"
-            elif res.name != "NO_REASSIGNMENT_IN_PROGRESS":
-                x.state, x.message = PartitionState.FAILED, f"cancel failed: {res.name}: {res.operator_text}"
-            elif replicas == list(x.target):
-                x.state, x.message = PartitionState.DONE, "completed before the cancel"
-            elif replicas == list(x.original):
-                x.state, x.message = PartitionState.CANCELLED, "reverted to the original replicas"
-            else:
-                x.state, x.message = PartitionState.DIVERGED, f"after cancel the replicas are {replicas}"
-        ReassignmentPartition.objects.bulk_update(rows, ["state", "message"], batch_size=500)
-    set_stage(r, Stage.FINISHED)
-    with transaction.atomic():
-        Reassignment.objects.filter(pk=r.pk).update(outcome="cancelled", completed_at=timezone.now())
+    if not rows:
+        return
+    results = gw.alter_partition_reassignments(dict.fromkeys(tps(rows)))
+    described = gw.describe_topics(sorted({x.topic for x in rows}))
+    for x in rows:
+        res = results.get(TopicPartition(x.topic, x.partition))
+        md = described.get(x.topic)
+        part = (
+            None
+            if isinstance(md, KafkaOperationError) or md is None
+            else next((p for p in md.partitions if p.id == x.partition), None)
+        )
+        replicas = list(part.replicas) if part is not None else None
+        if not isinstance(res, KafkaOperationError):
+            x.state, x.message = PartitionState.CANCELLED, "reverted to the original replicas"
+        elif res.name != "NO_REASSIGNMENT_IN_PROGRESS":
+            x.state, x.message = PartitionState.FAILED, f"cancel failed: {res.name}: {res.operator_text}"
+        elif replicas == list(x.target):
+            x.state, x.message = PartitionState.DONE, "completed before the cancel"
+        elif replicas == list(x.original):
+            x.state, x.message = PartitionState.CANCELLED, "reverted to the original replicas"
+        else:
+            x.state, x.message = PartitionState.DIVERGED, f"after cancel the replicas are {replicas}"
+    ReassignmentPartition.objects.bulk_update(rows, ["state", "message"], batch_size=500)
     metadata_cache.invalidate(r.cluster)
-    throttles.remove_throttles(r, reason="cancelled")
+
+
+def cancelled(r: Reassignment) -> Done:
+    Reassignment.objects.filter(pk=r.pk).update(outcome="cancelled", completed_at=timezone.now())
+    set_stage(r, Stage.FINISHED)
     counts, outcomes = _final_outcomes(r)
-    return operations.finish(
-        r.operation,
-        state=OperationState.CANCELLED,
-        result={"outcome": "cancelled", "partitions": counts},
-        outcomes=outcomes,
+    return Done(
+        OperationState.CANCELLED, result={"outcome": "cancelled", "partitions": counts}, outcomes=outcomes
     )
+
+
+def give_up(r: Reassignment, error: str) -> None:
+    """Before the operation ends errored: take the throttles back if nothing of ours still moves.
+
+    Partitions Kafka is still moving keep their throttles (removing them would let the copy run
+    unthrottled); those entries stay owed in the ledger, shown on the Throttles page, and the
+    janitor takes them back once Kafka has finished with the partitions.
+    """
+    Reassignment.objects.filter(pk=r.pk).update(outcome="errored", completed_at=timezone.now())
+    set_stage(r, Stage.FINISHED)
+    if not r.throttles.filter(state__in=throttles.ACTIVE).exists():
+        return
+    ours = tps(r.partitions.filter(state__in=OPEN_PARTITION_STATES).only("topic", "partition"))
+    if ours and gateway_for(r.cluster).list_partition_reassignments(ours):
+        return
+    throttles.remove_throttles(r, reason="operation errored")

@@ -10,23 +10,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from datetime import timedelta
 
 from django.db import transaction
-from django.utils import timezone
 
 from console import access
 from console.audit import store as audit
+from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
-from console.models import OperationState
-from console.models.reassignment import OPEN_PARTITION_STATES, Reassignment, Stage, ThrottleEntry
+from console.models.operations import FINISHED_STATES
+from console.models.reassignment import OPEN_PARTITION_STATES, Reassignment, ThrottleEntry
 from console.reassignment.throttles import (
     ACTIVE,
-    JANITOR_GRACE_S,
     RATE_CONFIGS,
     REPLICA_CONFIGS,
     _current_values,
-    _gateway,
     remove_throttles,
 )
 
@@ -34,42 +31,42 @@ log = logging.getLogger(__name__)
 
 
 def sweep_throttles() -> list[int]:
-    """Beat job: remove ledger throttles of reassignments Kafka is no longer running."""
+    """Beat job: take back throttles still owed by reassignments whose operation has ended.
+
+    A running operation removes its own throttles (a step the runner retries); the janitor only
+    takes what an operation left owed when it ended errored, and only once Kafka no longer
+    moves any of that reassignment's partitions. So each throttle has exactly one remover.
+    """
     cleaned = []
-    grace = timezone.now() - timedelta(seconds=JANITOR_GRACE_S)
-    pending = (
-        Reassignment.objects.filter(throttles__state__in=ACTIVE)
+    owing = (
+        Reassignment.objects.filter(throttles__state__in=ACTIVE, operation__state__in=FINISHED_STATES)
         .distinct()
         .select_related("operation", "cluster")
     )
     by_cluster: dict[int, list[Reassignment]] = {}
-    for r in pending:
+    for r in owing:
         by_cluster.setdefault(r.cluster_id, []).append(r)
     for items in by_cluster.values():
         try:
-            moving = set(_gateway(items[0].cluster).list_partition_reassignments())
+            moving = set(gateway_for(items[0].cluster).list_partition_reassignments())
         except KafkaOperationError as err:
             log.warning("throttle janitor: cannot list reassignments of %s: %s", items[0].cluster, err)
             continue
         for r in items:
-            op = r.operation
-            finished = op.finished or r.stage == Stage.FINISHED
-            quiet = op.heartbeat_at is None or op.heartbeat_at < grace
-            submitted = r.stage in (Stage.MOVING, Stage.CANCELLING) or op.state != OperationState.RUNNING
             ours = {
                 (p.topic, p.partition)
                 for p in r.partitions.filter(state__in=OPEN_PARTITION_STATES).only("topic", "partition")
             }
-            still = any((tp.topic, tp.partition) in ours for tp in moving)
-            if finished or (quiet and submitted and not still):
-                remove_throttles(r, reason="janitor: reassignment no longer running")
-                cleaned.append(r.pk)
+            if any((tp.topic, tp.partition) in ours for tp in moving):
+                continue
+            remove_throttles(r, reason="janitor: owed by an operation that ended")
+            cleaned.append(r.pk)
     return cleaned
 
 
 def find_foreign_throttles(cluster) -> list[dict]:
     """Throttle configs no running console reassignment recorded, while Kafka moves nothing there."""
-    gw = _gateway(cluster)
+    gw = gateway_for(cluster)
     md = gw.list_topics_metadata()
     moving_topics = {tp.topic for tp in gw.list_partition_reassignments()}
     ours = set(
@@ -111,7 +108,7 @@ def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: s
         changes.setdefault(ConfigResource(f["type"], f["name"]), []).append(
             ConfigChange(f["config"], "DELETE")
         )
-    results = _gateway(cluster).incremental_alter_configs(changes)
+    results = gateway_for(cluster).incremental_alter_configs(changes)
     outcomes = {}
     for f in leftovers:
         res = results.get(ConfigResource(f["type"], f["name"]))

@@ -1,4 +1,4 @@
-"""The reassignment poller: one cycle per second per moving reassignment, from beat or the worker.
+"""The reassignment's "move" step: one poll cycle per run, about one per second while moving.
 
 A cycle costs one ListPartitionReassignments plus one DescribeLogDirs per involved broker
 (never per partition); each broker is asked only about the moving partitions it may host.
@@ -10,23 +10,21 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Sum
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
+from console import operations
+from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
-from console.models import OperationState
 from console.models.reassignment import (
     OPEN_PARTITION_STATES,
     PartitionState,
     Reassignment,
     ReassignmentPartition,
-    Stage,
 )
-from console.reassignment.actions import gateway_for
-from console.reassignment.finish import complete, finish_cancel
+from console.operations import Wait
 from console.reassignment.progress import (
     flatten_logs,
     hosts,
@@ -37,57 +35,23 @@ from console.reassignment.progress import (
     replica_dicts,
 )
 from console.reassignment.store import partition_rows
-from console.services import operations
 
 log = logging.getLogger(__name__)
 
-POLL_INTERVAL_S = 1.0  # the poller's beat interval; a cycle is skipped if the last one is fresher than half
+_KEEP = ("live", "operation", "cluster")  # not re-read each cycle (the runner's claimed operation stays)
+
+POLL_INTERVAL_S = 1.0  # beat's tick; the next cycle is due half an interval after the last one
 
 
-def due_reassignments() -> list[int]:
-    """Reassignments whose partitions are moving (or being cancelled) on a running operation."""
-    return list(
-        Reassignment.objects.filter(
-            Q(stage__in=(Stage.MOVING, Stage.CANCELLING)) | Q(cancel_requested=True, stage=Stage.MOVING),
-            operation__state=OperationState.RUNNING,
-        ).values_list("pk", flat=True)
-    )
+def poll_once(r: Reassignment) -> Wait | None:
+    """One cycle: one ListPartitionReassignments + one DescribeLogDirs per involved broker.
 
-
-def poll_due() -> list[int]:
-    """Beat job: one poll cycle for every moving reassignment (skipped if another poller just did it)."""
-    done = []
-    for pk in due_reassignments():
-        r = Reassignment.objects.select_related("cluster", "operation").get(pk=pk)
-        if claim_poll(r):
-            try:
-                poll_once(r)
-            except KafkaOperationError as err:
-                log.warning("poll of reassignment %s failed: %s", pk, err)
-                operations.heartbeat(r.operation, text=f"poll failed ({err.name}); retrying")
-            done.append(pk)
-    return done
-
-
-def claim_poll(r: Reassignment) -> bool:
-    """Take this cycle with a conditional UPDATE so two pollers never run the same cycle."""
-    now = timezone.now()
-    fresh = now - timedelta(seconds=POLL_INTERVAL_S / 2)
-    q = Q(last_poll_at__isnull=True) | Q(last_poll_at__lt=fresh)
-    if r.last_poll_at is not None:
-        q &= Q(last_poll_at=r.last_poll_at)
-    return bool(Reassignment.objects.filter(q, pk=r.pk).update(last_poll_at=now))
-
-
-def poll_once(r: Reassignment):
-    """One cycle: one ListPartitionReassignments + one DescribeLogDirs per involved broker."""
+    ``Wait`` while partitions are still moving (the runner runs the next cycle when it is due);
+    None once every partition has settled (the runner goes on to remove the throttles).
+    """
     # ``live`` (the last cycle's progress of every moving partition) is only rewritten, never
     # read back whole: only its timestamp is needed for the rate.
-    r.refresh_from_db(fields=[f.attname for f in Reassignment._meta.concrete_fields if f.name != "live"])
-    if r.operation.finished:
-        return r.operation
-    if r.cancel_requested:
-        return finish_cancel(r)
+    r.refresh_from_db(fields=[f.attname for f in Reassignment._meta.concrete_fields if f.name not in _KEEP])
     started = time.monotonic()
     rows = partition_rows(r, [PartitionState.MOVING])
     gw = gateway_for(r.cluster)
@@ -107,9 +71,9 @@ def poll_once(r: Reassignment):
             finished.append((x, entry))
     _verify(gw, finished)
     _summarise(r, live, started)
-    if not r.partitions.filter(state__in=OPEN_PARTITION_STATES).exists():
-        return complete(r)
-    return r.operation
+    if r.partitions.filter(state__in=OPEN_PARTITION_STATES).exists():
+        return Wait(POLL_INTERVAL_S / 2)
+    return None
 
 
 def _verify(gw, finished) -> None:

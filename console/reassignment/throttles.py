@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from console import access
 from console.audit import store as audit
-from console.clusters.actions import connection_for
-from console.kafka import ConfigChange, ConfigResource, KafkaOperationError, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
 from console.models.reassignment import EntryState, Reassignment, Stage, ThrottleEntry
 from console.reassignment import planner
 
@@ -60,12 +60,8 @@ def validate_rate(rate: int | None) -> int | None:
     return rate
 
 
-def _gateway(cluster):
-    return get_gateway(connection_for(cluster))
-
-
 def _current_values(
-    gw, resources: Iterable[ConfigResource], names: Iterable[str], strict: bool = True
+    gw, resources: Iterable[ConfigResource], names: Iterable[str], strict: bool = True, errors=None
 ) -> dict:
     """{(resource, config): override value or None}; an unreadable resource raises (or, not strict, is left out)."""
     wanted = set(names)
@@ -77,6 +73,8 @@ def _current_values(
         if isinstance(entries, KafkaOperationError):
             if strict:
                 raise entries
+            if errors is not None:
+                errors[res] = entries
             continue
         for name in wanted:
             entry = entries.get(name)
@@ -108,7 +106,7 @@ def record_throttles(
     wanted = throttle_plan(moves, reassignment.throttle_bytes_per_s)
     if not wanted:
         return []
-    gw = _gateway(reassignment.cluster)
+    gw = gateway_for(reassignment.cluster)
     current = _current_values(
         gw, (ConfigResource(t, n) for t, n, _ in wanted), REPLICA_CONFIGS + RATE_CONFIGS
     )
@@ -186,7 +184,7 @@ def apply_throttles(reassignment: Reassignment) -> dict[str, dict]:
         changes.setdefault(ConfigResource(e.resource_type, e.resource_name), []).append(
             ConfigChange(e.config, "SET", e.value)
         )
-    results = _gateway(reassignment.cluster).incremental_alter_configs(changes)
+    results = gateway_for(reassignment.cluster).incremental_alter_configs(changes)
     outcomes = {}
     updates: dict[tuple[str, str], list[int]] = {}
     for e in entries:
@@ -215,10 +213,13 @@ def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "c
     if not entries:
         _mark_removed(reassignment)
         return {}
-    gw = _gateway(reassignment.cluster)
+    gw = gateway_for(reassignment.cluster)
     resources = [ConfigResource(e.resource_type, e.resource_name) for e in entries]
+    unreadable: dict[ConfigResource, KafkaOperationError] = {}
     try:
-        current = _current_values(gw, resources, REPLICA_CONFIGS + RATE_CONFIGS, strict=False)
+        current = _current_values(
+            gw, resources, REPLICA_CONFIGS + RATE_CONFIGS, strict=False, errors=unreadable
+        )
     except KafkaOperationError as err:
         log.warning("throttle removal of reassignment %s postponed: %s", reassignment.pk, err)
         return {"describe": {"ok": False, "error": err.name}}
@@ -227,8 +228,15 @@ def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "c
     holders = _holders(reassignment)
     for e in entries:
         res = ConfigResource(e.resource_type, e.resource_name)
-        if (res, e.config) not in current:  # unreadable now (broker down): the janitor retries
-            decided[e.pk] = (EntryState.SET, "could not read the current value; will retry")
+        if (res, e.config) not in current:
+            gone = (
+                res.type == "TOPIC"
+                and getattr(unreadable.get(res), "name", "") == "UNKNOWN_TOPIC_OR_PARTITION"
+            )
+            if gone:  # a deleted topic takes its configs with it: nothing is left to take back
+                decided[e.pk] = (EntryState.REMOVED, "the topic no longer exists")
+            else:  # unreadable now (broker down): retried
+                decided[e.pk] = (EntryState.SET, "could not read the current value; will retry")
             continue
         now = current[(res, e.config)]
         if e.config in REPLICA_CONFIGS:
@@ -261,9 +269,11 @@ def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "c
         updates.setdefault((state, message[:2000]), []).append(e.pk)
         outcomes[_key(e)] = {"ok": state != EntryState.SET, "state": state, "message": message}
     _set_entry_states(updates)
+    if not changes and all(state == EntryState.SET for state, _ in updates):
+        return outcomes  # nothing changed (e.g. a broker still down): no event for a retry that did nothing
     with transaction.atomic():
         audit.record(
-            actor=actor,
+            actor=actor or access.system_actor(),
             action="reassignment.throttle.remove",
             cluster=reassignment.cluster,
             targets=list(outcomes),
@@ -314,7 +324,7 @@ def change_throttle(*, actor, reassignment: Reassignment, rate: int, source_ip: 
         changes.setdefault(ConfigResource("BROKER", e.resource_name), []).append(
             ConfigChange(e.config, "SET", str(rate))
         )
-    results = _gateway(reassignment.cluster).incremental_alter_configs(changes)
+    results = gateway_for(reassignment.cluster).incremental_alter_configs(changes)
     outcomes = {f"broker:{r.name}": audit.result_outcome(v) for r, v in results.items()}
     with transaction.atomic():
         audit.record(

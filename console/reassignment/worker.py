@@ -1,9 +1,13 @@
-"""Worker side of a reassignment: throttles, then submission in batches.
+"""The ``reassignment.execute`` kind: its steps, run by the one runner (console/operations).
 
-Every step converges when re-entered (after a crash, a redelivery, or a second beat tick):
-throttles already in the ledger are re-set, partitions already moving towards our target are
-adopted, partitions already at the target are done. The poller is ``reassign_poll.py``;
-completion and cancel are ``reassign_finish.py``.
+throttle → submit → move (one poll cycle per run, ``poll.py``) → remove throttles → elect →
+finish; a cancel switches to revert → remove throttles → finish cancelled (``finish.py``).
+Every step converges when re-entered (after a crash, a redelivery, a retry): throttles already
+in the ledger are re-set, partitions already moving towards our target are adopted, partitions
+already at the target are done, throttle removal takes back only what the ledger still owes.
+Removing the throttles cannot be skipped: it is retried until the ledger owes nothing, or the
+operation ends errored with the entries still owed (shown on the Throttles page, taken back
+by the janitor once Kafka no longer moves those partitions).
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from collections import defaultdict
 
 from django.conf import settings
 
+from console import operations
+from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models import OperationState
 from console.models.reassignment import (
@@ -21,65 +27,21 @@ from console.models.reassignment import (
     Reassignment,
     Stage,
 )
-from console.reassignment import planner, throttles
-from console.reassignment.actions import console_conflicts, gateway_for
-from console.reassignment.finish import OUTCOMES_IN_AUDIT, close_rows, complete, finish_cancel
-from console.reassignment.poll import POLL_INTERVAL_S, claim_poll, due_reassignments, poll_due, poll_once
+from console.operations import Done, Kind, Step
+from console.reassignment import finish, planner, poll, throttles
+from console.reassignment.actions import KIND, console_conflicts
+from console.reassignment.finish import close_rows
 from console.reassignment.store import partition_rows, set_stage, set_states
-from console.services import operations
-
-# The poller and the end of a run are used through this module by tasks, views and tests.
-__all__ = [
-    "OUTCOMES_IN_AUDIT",
-    "POLL_INTERVAL_S",
-    "SUBMIT_BATCH",
-    "claim_poll",
-    "complete",
-    "due_reassignments",
-    "finish_cancel",
-    "poll_due",
-    "poll_once",
-    "run_reassignment",
-    "submit",
-]
 
 log = logging.getLogger(__name__)
 
 SUBMIT_BATCH = settings.REASSIGN_SUBMIT_BATCH  # partitions per AlterPartitionReassignments request
 
 
-def run_reassignment(op_id: int, *, worker: str):
-    """The Operation's task: set throttles, submit, then leave the moving partitions to the poller."""
-    op = operations.claim(op_id, worker)
-    if op is None:
-        return None
-    r = Reassignment.objects.select_related("cluster", "operation").get(operation=op)
-    r.operation = op
-    try:
-        if r.cancel_requested and r.stage in (Stage.THROTTLING, Stage.SUBMITTING):
-            return finish_cancel(r)
-        if r.stage == Stage.THROTTLING:
-            if not _throttle(r):
-                return None
-            set_stage(r, Stage.SUBMITTING)
-            operations.heartbeat(op, text="throttles set; submitting")
-        if r.stage == Stage.SUBMITTING:
-            submit(r)
-            set_stage(r, Stage.MOVING)
-    except KafkaOperationError as err:
-        # Nothing is assumed: a later attempt (beat re-queues stale operations) re-reads and converges.
-        operations.heartbeat(op, text=f"retrying after {err.name}")
-        log.warning("reassignment %s: %s; will retry", r.pk, err)
-        raise
-    if r.stage in (Stage.MOVING, Stage.CANCELLING):
-        return poll_once(r)
-    return None
-
-
-def _throttle(r: Reassignment) -> bool:
+def _throttle(r: Reassignment) -> Done | None:
     """Record then set the throttles; on failure take back what was set and fail the operation."""
     if not r.throttle_bytes_per_s:
-        return True
+        return None
     # The plan was validated against Kafka moments ago (nothing in progress); the originals stand.
     rows = partition_rows(r, OPEN_PARTITION_STATES)
     current = {(x.topic, x.partition): tuple(x.original) for x in rows}
@@ -88,19 +50,17 @@ def _throttle(r: Reassignment) -> bool:
     outcomes = throttles.apply_throttles(r)
     failed = {k: v for k, v in outcomes.items() if not v.get("ok")}
     if failed:
-        throttles.remove_throttles(r, reason="could not set every throttle")
+        throttles.remove_throttles(r, actor=None, reason="could not set every throttle")
         set_stage(r, Stage.FINISHED)
         close_rows(r, PartitionState.CANCELLED, "not started: the throttles could not be set")
-        operations.finish(
-            r.operation,
-            state=OperationState.FAILED,
+        Reassignment.objects.filter(pk=r.pk).update(outcome="failed")
+        return Done(
+            OperationState.FAILED,
             outcomes=failed,
             error="Could not set the throttles: " + ", ".join(sorted(failed)) + ". Nothing was moved.",
             result={"outcome": "failed"},
         )
-        Reassignment.objects.filter(pk=r.pk).update(outcome="failed")
-        return False
-    return True
+    return None
 
 
 def submit(r: Reassignment) -> None:
@@ -149,10 +109,89 @@ def submit(r: Reassignment) -> None:
                 updates[(state, f"{res.name}: {res.operator_text}")].append(x.id)
             else:
                 updates[(PartitionState.MOVING, "")].append(x.id)
-        operations.heartbeat(r.operation, text=f"submitted {min(i + SUBMIT_BATCH, len(todo))} of {len(todo)}")
+        heartbeat(r, text=f"submitted {min(i + SUBMIT_BATCH, len(todo))} of {len(todo)}")
     if len(updates) == 1 and sum(map(len, updates.values())) == len(rows):
         # Every pending row has the same outcome (the usual case): one UPDATE, not one per 900 ids.
         ((state, message),) = updates
         r.partitions.filter(state=PartitionState.PENDING).update(state=state, message=message)
     else:
         set_states(updates)
+
+
+def heartbeat(r: Reassignment, *, progress: float | None = None, text: str | None = None) -> None:
+    operations.heartbeat(r.operation, progress=progress, text=text)
+
+
+def reassignment_of(ctx) -> Reassignment:
+    r = Reassignment.objects.select_related("cluster").get(operation_id=ctx.op.pk)
+    r.operation = ctx.op
+    return r
+
+
+def _throttle_step(ctx) -> Done | None:
+    r = reassignment_of(ctx)
+    if r.stage != Stage.THROTTLING:
+        return None
+    failed = _throttle(r)
+    if failed is not None:
+        return failed
+    set_stage(r, Stage.SUBMITTING)
+    heartbeat(r, text="throttles set; submitting")
+    return None
+
+
+def _submit_step(ctx) -> None:
+    r = reassignment_of(ctx)
+    if r.stage == Stage.SUBMITTING:
+        submit(r)
+        set_stage(r, Stage.MOVING)
+
+
+def _move_step(ctx):
+    return poll.poll_once(reassignment_of(ctx))
+
+
+def _remove_throttles_step(reason: str):
+    def step(ctx) -> None:
+        finish.remove_owed_throttles(reassignment_of(ctx), reason=reason)
+
+    return step
+
+
+def _elect_step(ctx) -> None:
+    r = reassignment_of(ctx)
+    if r.elect_preferred and "election" not in ctx.data:
+        ctx.data["election"] = finish.elect(r)
+
+
+def _finish_step(ctx) -> Done:
+    return finish.completed(reassignment_of(ctx), ctx.data.get("election", {}))
+
+
+def _revert_step(ctx) -> None:
+    finish.revert(reassignment_of(ctx))
+
+
+def _cancelled_step(ctx) -> Done:
+    return finish.cancelled(reassignment_of(ctx))
+
+
+def _give_up(ctx, error: str) -> None:
+    finish.give_up(reassignment_of(ctx), error)
+
+
+STEPS = (
+    Step("throttle", _throttle_step),
+    Step("submit", _submit_step),
+    Step("move", _move_step),
+    Step("remove throttles", _remove_throttles_step("completed"), cancellable=False),
+    Step("elect", _elect_step, cancellable=False),
+    Step("finish", _finish_step, cancellable=False),
+)
+CANCEL_STEPS = (
+    Step("revert", _revert_step),
+    Step("remove throttles", _remove_throttles_step("cancelled")),
+    Step("finish", _cancelled_step),
+)
+
+operations.register(Kind(KIND, STEPS, cancel_steps=CANCEL_STEPS, give_up=_give_up))

@@ -1,5 +1,5 @@
 """Self-service requests: submit (namespace + policy + Kafka validate-only), approve/reject (four eyes),
-execute on a worker through the topic, config and ACL services, notify, audit every step."""
+execute on a worker through the topic, config and ACL actions, notify, audit every step."""
 
 from __future__ import annotations
 
@@ -11,12 +11,9 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from console import access
-from console.acls import actions as acls
+from console import access, operations
 from console.audit import store as audit
-from console.configs import actions as configs
-from console.kafka import ConfigChange, KafkaOperationError, get_gateway
-from console.models import Cluster, Operation, OperationState
+from console.models import Cluster, Operation
 from console.models.requests import (
     AutoApproveRule,
     ChangeRequest,
@@ -37,29 +34,10 @@ from console.requests.notify import (  # noqa: F401  (mark_read, unread_notifica
     mark_read,
     unread_notifications,
 )
-from console.services import operations
-from console.topics import actions as topics
-from console.topics import policy
 
 log = logging.getLogger(__name__)
 EXECUTE_KIND = "request.execute"
 COMMENT_MAX = 2000
-
-
-class _AutoApprover:
-    """The actor of auto-approved executions: named in the audit, holding the permissions the rule grants."""
-
-    pk = None
-    is_superuser = True
-    is_active = True
-    is_authenticated = True
-    username = "auto-approve"
-
-    def get_username(self) -> str:
-        return self.username
-
-
-AUTO_APPROVER = _AutoApprover()
 
 
 # ---- submit / decide ---------------------------------------------------------------------------
@@ -114,7 +92,13 @@ def submit_request(
             request_id=f"request-{req.pk}",
         )
         if auto:
-            _approve(req, AUTO_APPROVER, "approved by this cluster's auto-approve rule", source_ip, auto=True)
+            _approve(
+                req,
+                access.system_actor(),
+                "approved by this cluster's auto-approve rule",
+                source_ip,
+                auto=True,
+            )
         else:
             _notify_approvers(req)
     return req
@@ -142,7 +126,7 @@ def _claim_decision(req: ChangeRequest, state: str, actor, comment: str) -> None
         decided_by_name=actor.get_username(),
         decided_at=timezone.now(),
         decision_comment=comment,
-        auto_approved=actor is AUTO_APPROVER,
+        auto_approved=access.is_system(actor),
     )
     if not updated:
         raise RequestInvalid(["this request has already been decided"])
@@ -164,7 +148,7 @@ def _approve(req: ChangeRequest, actor, comment: str, source_ip: str | None, *, 
         on_behalf_of=req.requested_by_name,
         request_id=f"request-{req.pk}",
     )
-    op = operations.start_operation(
+    op = operations.start(
         actor=req.requested_by if auto else actor,
         kind=EXECUTE_KIND,
         cluster=req.cluster,
@@ -254,105 +238,6 @@ def cancel_request(*, actor, request: ChangeRequest, source_ip: str | None = Non
         )
     request.refresh_from_db()
     return request
-
-
-# ---- execution (worker) ------------------------------------------------------------------------
-
-
-def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
-    """Run the approved change through the owning service; (ok, message)."""
-    p, cluster = req.payload, req.cluster
-    common = {"actor": actor, "cluster": cluster}
-    on_behalf = {"on_behalf_of": req.requested_by_name, "request_id": f"request-{req.pk}"}
-    if req.kind == RequestKind.TOPIC_CREATE:
-        spec = topics.TopicSpec(
-            p["name"], p["partitions"], p["replication_factor"], None, dict(p.get("configs") or {})
-        )
-        outcome = topics.create_topics(**common, specs=[spec], **on_behalf).outcomes[0]
-        if not outcome.ok and retry and outcome.status == "already exists":
-            return True, "the topic exists (created by an earlier attempt)"
-        return outcome.ok, outcome.message or outcome.status
-    if req.kind == RequestKind.TOPIC_CONFIG:
-        changes = [ConfigChange(c["name"], c["op"], c["value"]) for c in p["changes"]]
-        result = configs.alter_configs(
-            **common, resource=configs.topic_resource(p["topic"]), changes=changes, **on_behalf
-        )
-        return result.ok, result.message or ("applied" if result.ok else _kafka_text(result.error))
-    if req.kind == RequestKind.TOPIC_PARTITIONS:
-        if (
-            retry
-            and len(_current_topic(get_gateway(cluster.connection()), p["topic"]).partitions)
-            >= p["total_count"]
-        ):
-            return True, "the topic already has the requested partitions"
-        outcome = topics.add_partitions(**common, topic=p["topic"], total_count=p["total_count"], **on_behalf)
-        return outcome.ok, outcome.message or outcome.status
-    if req.kind == RequestKind.TOPIC_DELETE:
-        outcome = topics.delete_topics(
-            **common, names=[p["topic"]], confirmation=p["topic"], **on_behalf
-        ).outcomes[0]
-        if not outcome.ok and outcome.status == "does not exist" and retry:
-            return True, "the topic is gone (deleted by an earlier attempt)"
-        return outcome.ok, outcome.message or outcome.status
-    binding, _ = acls.validate_binding(p["binding"])
-    change = acls.change_acls(**common, creates=[binding], on_behalf_of=req.requested_by_name)
-    return change.ok, change.results[0].message
-
-
-def run_request(op_id: int, *, worker: str) -> None:
-    """The worker's side: claim, execute once (converging on re-delivery), record the outcome everywhere."""
-    op = operations.claim(op_id, worker)
-    if op is None:
-        return
-    req = ChangeRequest.objects.select_related("cluster", "requested_by", "decided_by").get(
-        pk=op.params["request_id"]
-    )
-    if req.state in (RequestState.SUCCEEDED, RequestState.FAILED):
-        operations.finish(
-            op,
-            state=OperationState.SUCCEEDED if req.state == RequestState.SUCCEEDED else OperationState.FAILED,
-        )
-        return
-    actor = req.decided_by if not req.auto_approved else AUTO_APPROVER
-    retry = op.attempts > 1 or req.state == RequestState.RUNNING
-    with transaction.atomic():
-        ChangeRequest.objects.filter(pk=req.pk).update(state=RequestState.RUNNING)
-        _step(req, "system", "running", f"operation #{op.pk} on {worker}")
-    operations.set_item(op, req.resource, state=OperationState.RUNNING)
-    try:
-        if actor is None:
-            raise PermissionDenied("the approver's account no longer exists")
-        ok, message = _execute(req, actor, retry=retry)
-    except (
-        PermissionDenied,
-        RequestInvalid,
-        policy.PolicyViolation,
-        configs.ConfigPlanError,
-        acls.AclValidationError,
-    ) as exc:
-        ok, message = False, str(exc)
-    except KafkaOperationError as exc:
-        ok, message = False, _kafka_text(exc)
-    state = RequestState.SUCCEEDED if ok else RequestState.FAILED
-    op_state = OperationState.SUCCEEDED if ok else OperationState.FAILED
-    operations.set_item(op, req.resource, state=op_state, progress=1.0, message=message)
-    with transaction.atomic():
-        ChangeRequest.objects.filter(pk=req.pk).update(
-            state=state, result={"ok": ok, "message": message}, finished_at=timezone.now()
-        )
-        _step(req, "system", "succeeded" if ok else "failed", message)
-        _notify(
-            req,
-            f"Your request #{req.pk} ({req.get_kind_display()} {req.resource}) {'is done' if ok else 'failed'}: {message}",
-        )
-    operations.finish(
-        op,
-        state=op_state,
-        result={"request_id": req.pk, "message": message},
-        error="" if ok else message,
-        outcomes={req.resource: {"ok": ok, "message": message}},
-        actor=req.decided_by or req.requested_by,
-    )
 
 
 # ---- reading -----------------------------------------------------------------------------------

@@ -12,8 +12,9 @@ from typing import Any
 
 from console import access
 from console.acls import actions as acls
+from console.clusters.actions import gateway_for
 from console.configs import actions as configs
-from console.kafka import ConfigChange, KafkaOperationError, NewPartitions, NewTopic, get_gateway
+from console.kafka import ConfigChange, KafkaOperationError, NewPartitions, NewTopic
 from console.models import Cluster
 from console.models.requests import RequestKind
 from console.topics import policy
@@ -194,6 +195,6 @@ def check_request(*, requester, cluster: Cluster, kind: str, payload: Mapping[st
             ["this cluster is reached through its controllers (KIP-919): topic requests need brokers"]
         )
     try:
-        return _CHECKS[kind](requester, cluster, get_gateway(cluster.connection()), payload)
+        return _CHECKS[kind](requester, cluster, gateway_for(cluster), payload)
     except KafkaOperationError as exc:
         raise RequestInvalid([f"could not validate with Kafka: {exc.operator_text}"]) from None

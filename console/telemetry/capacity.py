@@ -6,19 +6,16 @@ tables): the pipeline can run anywhere Spark runs and the console only reads the
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
 
-from console import access
+from console import access, operations
 from console.models import Cluster, Operation, OperationState
-from console.services import operations
 from pipeline import config as pipeline_config
 from pipeline import lake, reports
-from pipeline.reference import JobParams
 
 KIND = "pipeline.run"
 STEPS = ("spark jobs", "publish reports")
@@ -43,12 +40,12 @@ def start_pipeline_run(
 ) -> Operation:
     """Queue the report jobs for one cluster over [since, until) (default: the last PIPELINE_WINDOW_DAYS).
 
-    ``actor=None`` is the system (beat); people need ``operation.run`` on the cluster.
+    ``actor=None`` is the system actor (beat, the command line); people need ``operation.run``.
     """
-    if actor is not None:
-        access.require(actor, cluster, access.RUN_OPERATIONS)
+    actor = actor or access.system_actor()
+    access.require(actor, cluster, access.RUN_OPERATIONS)
     since, until = _window(since, until, pipeline_config.load())
-    return operations.start_operation(
+    return operations.start(
         actor=actor,
         kind=KIND,
         cluster=cluster,
@@ -56,70 +53,6 @@ def start_pipeline_run(
         items=STEPS,
         targets=[f"cluster:{cluster.name}"],
         source_ip=source_ip,
-    )
-
-
-def run_pipeline(op_id: int, *, worker: str, spark=None) -> Operation | None:
-    """Worker side: run every job over the window, publish the reports, record rows per report.
-
-    Idempotent: a re-run of the same window publishes the same reports again.
-    """
-    op = operations.claim(op_id, worker)
-    if op is None:
-        return None
-    cfg = pipeline_config.load()
-    since, until = datetime.fromisoformat(op.params["since"]), datetime.fromisoformat(op.params["until"])
-    name = op.params["cluster"]
-    params = JobParams(cfg.idle_days, cfg.forecast_window_days, cfg.broker_capacity_bytes)
-    started = time.perf_counter()
-    try:
-        from pipeline.jobs import run_jobs
-        from pipeline.spark import build_session
-
-        session = spark or build_session(cfg)
-        operations.set_item(op, STEPS[0], state=OperationState.RUNNING)
-        out = run_jobs(
-            session,
-            cfg.lake_dir,
-            name,
-            since,
-            until,
-            params,
-            progress=lambda f, text: operations.heartbeat(op, progress=0.9 * f, text=text),
-        )
-        operations.set_item(
-            op,
-            STEPS[0],
-            state=OperationState.SUCCEEDED,
-            progress=1.0,
-            message=f"{sum(len(v) for v in out.values())} report rows",
-        )
-        rows = {k: len(v) for k, v in out.items()}
-        meta = {
-            "cluster": name,
-            "since": since.isoformat(),
-            "until": until.isoformat(),
-            "rows": rows,
-            "generated_at": timezone.now().isoformat(),
-            "operation": op.pk,
-            "schema_version": lake.SCHEMA_VERSION,
-            "params": params.__dict__,
-        }
-        run_dir = reports.publish(cfg.lake_dir, name, out, meta)
-        operations.set_item(op, STEPS[1], state=OperationState.SUCCEEDED, progress=1.0, message=run_dir.name)
-    except Exception as exc:  # Spark and Java raise many types; the operation must record the reason
-        return operations.finish(
-            op,
-            state=OperationState.FAILED,
-            error=f"{type(exc).__name__}: {exc}"[:2000],
-            outcomes={"pipeline": {"ok": False, "message": str(exc)[:500]}},
-        )
-    result = {"rows": rows, "run": run_dir.name, "seconds": round(time.perf_counter() - started, 1)}
-    return operations.finish(
-        op,
-        state=OperationState.SUCCEEDED,
-        result=result,
-        outcomes={"pipeline": {"ok": True, "message": f"{run_dir.name} published"}},
     )
 
 

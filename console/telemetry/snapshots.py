@@ -19,8 +19,8 @@ import pyarrow as pa
 from django.utils import timezone
 
 from console import access
-from console.clusters.actions import connection_for
-from console.kafka import ConfigResource, KafkaOperationError, TopicPartition, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import ConfigResource, KafkaOperationError, TopicPartition
 from console.models import Cluster
 from pipeline import config as pipeline_config
 from pipeline import lake
@@ -214,7 +214,7 @@ def collect_snapshot(
     if not force and lake.snapshot_exists(root, cluster.name, ts, cfg.snapshot_interval_s):
         return SnapshotResult(cluster.name, ts, skipped=True)
     started = time.perf_counter()
-    raw = fetch_snapshot(get_gateway(connection_for(cluster)))
+    raw = fetch_snapshot(gateway_for(cluster))
     tables = build_tables(raw, ts)
     paths = lake.write_snapshot(root, cluster.name, ts, tables, cfg.snapshot_interval_s)
     return SnapshotResult(

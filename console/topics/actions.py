@@ -16,11 +16,11 @@ from django.db import transaction
 
 from console import access
 from console.audit import store as audit
+from console.clusters.actions import gateway_for
 from console.kafka import (
     KafkaOperationError,
     NewPartitions,
     NewTopic,
-    get_gateway,
 )
 from console.topics import cache as metadata_cache
 from console.topics import policy
@@ -205,7 +205,7 @@ def create_topics(
     access.require(actor, cluster, access.MANAGE_TOPICS)
     rules = policy.rules_for(cluster)
     policy.enforce(policy.check_batch_size(rules, len(specs)))
-    gw = get_gateway(cluster.connection())
+    gw = gateway_for(cluster)
     broker_ids = _broker_ids(cluster, gw)
     existing = policy.collision_index(_existing_names(cluster))
     outcomes: dict[str, TopicOutcome] = {}
@@ -329,7 +329,7 @@ def delete_topics(
             outcomes[name] = TopicOutcome(name, False, "refused", f"Not deleted: {reason}.", "PROTECTED")
         else:
             allowed.append(name)
-    gw = get_gateway(cluster.connection())
+    gw = gateway_for(cluster)
     try:
         results = gw.delete_topics(allowed)
     except KafkaOperationError as exc:
@@ -387,7 +387,7 @@ def add_partitions(
 ) -> TopicOutcome:
     """Grow a topic to ``total_count`` partitions (CreatePartitions); keyed data will re-map."""
     access.require(actor, cluster, access.MANAGE_TOPICS)
-    gw = get_gateway(cluster.connection())
+    gw = gateway_for(cluster)
     meta = gw.describe_topics([topic])[topic]
     if isinstance(meta, KafkaOperationError):
         raise meta

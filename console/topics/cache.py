@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from console.kafka import ClusterMetadata, TopicMetadata, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import ClusterMetadata, TopicMetadata
 
 TTL_S = float(settings.TOPIC_METADATA_CACHE_S)
 CONFIG_TTL_S = float(settings.TOPIC_CONFIG_CACHE_S)
@@ -154,7 +155,7 @@ def get_snapshot(cluster, *, refresh: bool = False) -> Snapshot:
             return snap
         started = time.monotonic()
         with _gc_paused():
-            metadata = get_gateway(cluster.connection()).list_topics_metadata()
+            metadata = gateway_for(cluster).list_topics_metadata()
             fresh = build_snapshot(metadata)
         if snap is not None and refresh and snap.fetched_mono >= started:
             return snap

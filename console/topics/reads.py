@@ -1,7 +1,4 @@
-"""Topic reads: the list (one cached metadata fetch + one configs batch per page) and the detail page.
-
-Re-exported by ``console.services.topics`` so callers use ``topics.list_topics`` / ``topics.describe_topic``.
-"""
+"""Topic reads: the list (one cached metadata fetch + one configs batch per page) and the detail page."""
 
 from __future__ import annotations
 
@@ -10,7 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from console import access
-from console.kafka import ConfigResource, KafkaOperationError, TopicPartition, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import ConfigResource, KafkaOperationError, TopicPartition
 from console.models import AuditEvent
 from console.topics import cache as metadata_cache
 from console.topics.cache import TopicRow
@@ -135,7 +133,7 @@ def _with_configs(cluster, snap, rows: list[TopicRow]) -> list[TopicListItem]:
     known, missing = metadata_cache.cached_configs(snap, [r.name for r in rows])
     if missing:
         try:
-            got = get_gateway(cluster.connection()).describe_configs(
+            got = gateway_for(cluster).describe_configs(
                 [ConfigResource("TOPIC", n) for n in missing], include_documentation=False
             )
         except KafkaOperationError:
@@ -241,7 +239,7 @@ def describe_topic(*, actor, cluster, name: str) -> TopicDetail:
     Raises KafkaOperationError (UNKNOWN_TOPIC_OR_PARTITION for a missing topic).
     """
     access.require(actor, cluster, access.VIEW)
-    gw = get_gateway(cluster.connection())
+    gw = gateway_for(cluster)
     meta = gw.describe_topics([name])[name]
     if isinstance(meta, KafkaOperationError):
         raise meta

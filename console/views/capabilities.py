@@ -1,4 +1,4 @@
-"""Rendering "unavailable in controller mode" for any page (KIP-919), from services/capabilities."""
+"""Rendering "unavailable in controller mode" for any page (KIP-919), from ``clusters/capabilities.py``."""
 
 from __future__ import annotations
 

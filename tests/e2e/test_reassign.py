@@ -14,20 +14,15 @@ MB = 1024 * 1024
 
 
 @pytest.fixture
-def worker(monkeypatch):
-    """A stand-in for the Celery worker and beat: runs queued reassignments and the poller."""
+def worker():
+    """A stand-in for the Celery worker and beat: runs queued operations and the due polls."""
+    from console import operations
     from console.models import Operation
-    from console.reassignment import worker as reassign_run
-    from tasks import reassignment as reassign_tasks
-
-    monkeypatch.setattr(reassign_tasks.run_reassignment, "delay", lambda op_id: _Queued())
 
     def step():
-        for op_id in Operation.objects.filter(kind="reassignment.execute", state="pending").values_list(
-            "pk", flat=True
-        ):
-            reassign_run.run_reassignment(op_id, worker="e2e")
-        reassign_run.poll_due()
+        for op_id in Operation.objects.filter(state="pending").values_list("pk", flat=True):
+            operations.run(op_id, worker="e2e")
+        operations.run_due(worker="e2e")
 
     with background_worker(step):
         yield
@@ -63,7 +58,3 @@ def test_a_throttled_reassignment_advances_to_done(page, live_server, sandbox, p
     assert page.get_attribute("#overall-bar", "aria-valuenow") == "100"
     assert "In sync" in page.inner_text("#partitions")
     assert page.locator("#reassign-progress[hx-trigger]").count() == 0  # polling stopped
-
-
-class _Queued:
-    id = "e2e"

@@ -6,28 +6,22 @@ import uuid
 
 import pytest
 
+from console.clusters.actions import gateway_for
 from tests.e2e.conftest import background_worker, login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-class _Queued:
-    id = "e2e"
-
-
 @pytest.fixture
-def worker(monkeypatch):
+def worker():
     """A stand-in for the Celery worker: runs queued request executions."""
+    from console import operations
     from console.models import Operation
-    from console.requests import actions as requests
-    from tasks import requests as request_tasks
-
-    monkeypatch.setattr(request_tasks.run_request, "delay", lambda op_id: _Queued())
 
     def step():
         pending = Operation.objects.filter(kind="request.execute", state="pending")
         for op_id in pending.values_list("pk", flat=True):
-            requests.run_request(op_id, worker="e2e")
+            operations.run(op_id, worker="e2e")
 
     with background_worker(step):
         yield
@@ -62,11 +56,9 @@ def test_a_requested_topic_is_approved_created_and_audited(page, live_server, sa
     for step in ("submitted", "approved", "queued", "running", "succeeded"):
         assert step in timeline
 
-    from console.clusters.actions import connection_for
-    from console.kafka import get_gateway
     from console.models import Cluster
 
-    meta = get_gateway(connection_for(Cluster.objects.get(name="sandbox"))).describe_topics([topic])[topic]
+    meta = gateway_for(Cluster.objects.get(name="sandbox")).describe_topics([topic])[topic]
     assert len(meta.partitions) == 2
 
     page.context.clear_cookies()

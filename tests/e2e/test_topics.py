@@ -6,7 +6,8 @@ import uuid
 
 import pytest
 
-from console.kafka import ConfigResource, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import ConfigResource
 from console.models import AuditEvent
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
@@ -70,7 +71,7 @@ def test_it_edits_a_config_with_a_dry_run_then_applies_and_shows_the_audit_entry
     assert "1000" in diff.inner_text() and "7200000" in diff.inner_text()
     page.click("button[value=validate]")
     page.locator("#config-result", has_text="Nothing was changed").wait_for()
-    entry = get_gateway(kafka_cluster.connection()).describe_configs([ConfigResource("TOPIC", name)])
+    entry = gateway_for(kafka_cluster).describe_configs([ConfigResource("TOPIC", name)])
     assert next(iter(entry.values()))["retention.ms"].value == "1000"
     page.click("button[value=apply]")
     page.locator(".messages", has_text="applied").wait_for()

@@ -11,8 +11,7 @@ from django.urls import reverse
 
 from console.acls import actions as acls
 from console.acls import core as acl_rules
-from console.clusters.actions import connection_for
-from console.kafka import get_gateway
+from console.clusters.actions import gateway_for
 from console.kafka.types import AclBinding, AclBindingFilter
 from console.models import AuditEvent
 
@@ -198,7 +197,7 @@ def test_delete_by_filter_previews_then_deletes_exactly_the_confirmed_bindings(p
         ("delete", True, "already absent"),
         ("create", True, "created"),
     ]
-    gateway = get_gateway(connection_for(kafka_cluster))
+    gateway = gateway_for(kafka_cluster)
     assert set(gateway.describe_acls(AclBindingFilter(resource_name=uniq))) == {keep, added}
     deleted = AuditEvent.objects.get(action="acl.delete")
     assert deleted.before == [acls.to_dict(drop), acls.to_dict(B(uniq, op="DELETE"))]

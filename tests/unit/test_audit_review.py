@@ -13,11 +13,13 @@ from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from console import operations
 from console.audit import review as audit_review
 from console.audit import store as audit
+from console.audit import worker as audit_worker
 from console.audit.review import AuditFilter
 from console.models import AuditEvent, AuditTarget, Cluster, Operation, OperationState, Role, RoleBinding
-from tasks import audit as audit_tasks
+from console.operations import runner
 from tests.conftest import make_personas
 
 pytestmark = pytest.mark.django_db
@@ -295,12 +297,11 @@ def test_audit_record_writes_one_index_row_per_distinct_target(people, offline_c
 
 
 def test_the_full_re_verify_runs_as_an_operation_with_progress(
-    client, people, offline_cluster, django_capture_on_commit_callbacks, monkeypatch
+    client, people, offline_cluster, django_capture_on_commit_callbacks, monkeypatch, _no_queue
 ):
     events = [_event(cluster=offline_cluster) for _ in range(5)]
     client.force_login(people["auditor"])
-    dispatched = []
-    monkeypatch.setattr("console.services.operations.dispatch", dispatched.append)
+    dispatched = _no_queue
     with django_capture_on_commit_callbacks(execute=True):
         body = client.post(reverse("audit_verify_all")).content.decode()
     op = Operation.objects.get(kind="audit.verify")
@@ -309,11 +310,9 @@ def test_the_full_re_verify_runs_as_an_operation_with_progress(
     again = client.post(reverse("audit_verify_all"))
     assert again.status_code == 200 and Operation.objects.filter(kind="audit.verify").count() == 1
     heartbeats = []
-    real = audit_review.operations.heartbeat
-    monkeypatch.setattr(
-        audit_review.operations, "heartbeat", lambda o, **kw: (heartbeats.append(kw), real(o, **kw))
-    )
-    audit_tasks.run_verify(op.pk)
+    real = runner.heartbeat
+    monkeypatch.setattr(runner, "heartbeat", lambda o, **kw: (heartbeats.append(kw), real(o, **kw)))
+    operations.run(op.pk, worker="test")
     op.refresh_from_db()
     assert op.state == OperationState.SUCCEEDED and op.result["ok"] is True
     assert op.result["verified_up_to"] >= events[-1].pk
@@ -324,12 +323,13 @@ def test_the_full_re_verify_runs_as_an_operation_with_progress(
     assert client.get(reverse("audit_chain"), {"op": 999999}).status_code == 404
 
 
-def test_the_full_re_verify_operation_fails_on_a_broken_chain(people, offline_cluster):
+def test_the_full_re_verify_operation_fails_on_a_broken_chain(people, offline_cluster, monkeypatch):
     events = [_event(cluster=offline_cluster) for _ in range(3)]
     with connection.cursor() as cur:
         cur.execute("UPDATE console_auditevent SET actor_name = 'mallory' WHERE id = %s", [events[1].pk])
     op = audit_review.start_verify(actor=people["auditor"])
-    audit_review.run_verify(op.pk, worker="test", batch_size=1)
+    monkeypatch.setattr(audit_worker, "BATCH_SIZE", 1)
+    operations.run(op.pk, worker="test")
     op.refresh_from_db()
     assert op.state == OperationState.FAILED
     assert (op.result["broken_at"], op.result["verified_up_to"]) == (events[1].pk, events[0].pk)

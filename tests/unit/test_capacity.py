@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from console import operations
 from console.models import AuditEvent, Operation
 from console.telemetry import capacity
 from pipeline import charts, generate, lake, reference, reports
@@ -117,12 +118,9 @@ def test_a_viewer_cannot_start_the_pipeline(client, personas, kafka_cluster, lak
 
 
 def test_the_run_button_queues_an_audited_operation(
-    client, personas, kafka_cluster, lake_dir, monkeypatch, django_capture_on_commit_callbacks
+    client, personas, kafka_cluster, lake_dir, django_capture_on_commit_callbacks, _no_queue
 ):
-    queued = []
-    monkeypatch.setattr(
-        telemetry_tasks.run_pipeline, "delay", lambda op_id: queued.append(op_id) or _Result()
-    )
+    queued = _no_queue
     client.force_login(personas["operator"])
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/c/sandbox/capacity/run/", {"days": "3"})
@@ -148,12 +146,11 @@ def test_the_task_runs_the_operation_and_publishes_the_same_reports_on_a_rerun(
     # Spark itself is exercised in test_pipeline_spark.py; here the engine is the reference it is checked against.
     monkeypatch.setattr("pipeline.jobs.run_jobs", _reference_engine)
     monkeypatch.setattr("pipeline.spark.build_session", lambda cfg: None)
-    monkeypatch.setattr(telemetry_tasks.run_pipeline, "delay", lambda op_id: _Result())
     generate.write_lake(lake_dir, "sandbox", SHAPE, START, per_file=12)
     window = {"since": START, "until": START + timedelta(days=2)}
     first = capacity.start_pipeline_run(actor=personas["operator"], cluster=kafka_cluster, **window)
 
-    telemetry_tasks.run_pipeline.run(first.pk)
+    operations.run(first.pk, worker="test")
 
     first.refresh_from_db()
     assert (first.state, first.progress, first.result["rows"]["idle_topics"]) == ("succeeded", 1.0, 1)
@@ -161,9 +158,9 @@ def test_the_task_runs_the_operation_and_publishes_the_same_reports_on_a_rerun(
     published = {name: reports.read_report(lake_dir, "sandbox", name) for name in reports.SCHEMAS}
     assert reports.read_meta(lake_dir, "sandbox")["operation"] == first.pk
     again = capacity.start_pipeline_run(actor=personas["operator"], cluster=kafka_cluster, **window)
-    telemetry_tasks.run_pipeline.run(again.pk)
+    operations.run(again.pk, worker="test")
     assert {name: reports.read_report(lake_dir, "sandbox", name) for name in reports.SCHEMAS} == published
-    assert telemetry_tasks.run_pipeline.run(again.pk) is None  # a finished run is never re-entered
+    assert operations.run(again.pk, worker="test") is None  # a finished run is never re-entered
     assert AuditEvent.objects.filter(action="pipeline.run.succeeded").count() == 2
 
 
@@ -172,9 +169,8 @@ def test_a_failing_job_fails_the_operation_with_the_reason(personas, kafka_clust
         raise RuntimeError("Java gateway process exited before sending its port number")
 
     monkeypatch.setattr("pipeline.spark.build_session", broken)
-    monkeypatch.setattr(telemetry_tasks.run_pipeline, "delay", lambda op_id: _Result())
     op = capacity.start_pipeline_run(actor=personas["admin"], cluster=kafka_cluster)
-    capacity.run_pipeline(op.pk, worker="test")
+    operations.run(op.pk, worker="test")
     op.refresh_from_db()
     assert op.state == "failed" and "Java gateway process exited" in op.error
     assert AuditEvent.objects.get(action="pipeline.run.failed").outcomes["pipeline"]["ok"] is False
@@ -191,7 +187,6 @@ def test_the_snapshot_button_writes_a_snapshot(client, personas, kafka_cluster, 
 def test_beat_starts_one_run_per_cluster_with_snapshots(
     kafka_cluster, offline_cluster, lake_dir, monkeypatch
 ):
-    monkeypatch.setattr(telemetry_tasks.run_pipeline, "delay", lambda op_id: _Result())
     generate.write_lake(lake_dir, "sandbox", generate.Shape(snapshots=2), START)
     first = telemetry_tasks.schedule_pipeline_runs.run()
     assert [Operation.objects.get(pk=i).cluster for i in first] == [kafka_cluster]
@@ -204,10 +199,6 @@ def test_line_and_bar_geometry():
     bars = charts.bar_chart([("a", 10, "10"), ("b", 5, "5")], width=420, label_w=100, limit=20)
     assert [r["width"] for r in bars["rows"]] == [100.0, 50.0] and bars["limit_x"] == 300.0
     assert charts.bar_chart([])["empty"] and charts.human_bytes(1536) == "1.5 KiB"
-
-
-class _Result:
-    id = "fake-task"
 
 
 def test_the_command_reads_dates_and_durations():

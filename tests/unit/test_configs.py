@@ -9,8 +9,9 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
 from console.audit import store as audit
+from console.clusters.actions import gateway_for
 from console.configs import actions as configs
-from console.kafka import ConfigChange, ConfigEntry, ConfigResource, ConfigSynonym, get_gateway
+from console.kafka import ConfigChange, ConfigEntry, ConfigResource, ConfigSynonym
 from console.models import AuditEvent, TopicPolicy
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
@@ -39,7 +40,7 @@ def topic(personas, kafka_cluster):
 
 
 def value(cluster, resource: ConfigResource, key: str) -> ConfigEntry:
-    return get_gateway(cluster.connection()).describe_configs([resource])[resource][key]
+    return gateway_for(cluster).describe_configs([resource])[resource][key]
 
 
 def entry(

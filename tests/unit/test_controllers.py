@@ -6,8 +6,8 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
-from console.clusters.actions import connection_for
-from console.kafka import ConfigResource, KafkaOperationError, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import ConfigResource, KafkaOperationError
 from console.models import AuditEvent
 from console.quorum import controllers
 from tests.unit.quorum_helpers import register_controllers
@@ -19,7 +19,7 @@ LOGGER = "org.apache.kafka.controller"
 
 def _level(cluster, node_id: int, logger: str) -> str | None:
     res = ConfigResource("BROKER_LOGGER", str(node_id))
-    got = get_gateway(connection_for(cluster)).describe_configs([res])[res]
+    got = gateway_for(cluster).describe_configs([res])[res]
     assert not isinstance(got, KafkaOperationError), got
     return got[logger].value if logger in got else None
 

@@ -6,14 +6,15 @@ import uuid
 
 import pytest
 
-from console.kafka import KafkaOperationError, NewTopic, TopicPartition, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import KafkaOperationError, NewTopic, TopicPartition
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def gw(kafka_cluster, sandbox):
-    yield get_gateway(kafka_cluster.connection())
+    yield gateway_for(kafka_cluster)
     sandbox.clear_faults()
 
 

@@ -10,7 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from console.kafka import KafkaOperationError, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import KafkaOperationError
 from console.models import AuditEvent
 from console.topics import cache as metadata_cache
 
@@ -71,9 +72,7 @@ def test_validate_only_changes_nothing(personas, kafka_cluster):
     name = uniq()
     code, out = run("topics", "create", name, "--partitions", "1", "--validate-only", "--output", "json")
     assert code == 0 and json.loads(out)["items"][0]["status"] == "valid (dry run)"
-    assert isinstance(
-        get_gateway(kafka_cluster.connection()).describe_topics([name])[name], KafkaOperationError
-    )
+    assert isinstance(gateway_for(kafka_cluster).describe_topics([name])[name], KafkaOperationError)
 
 
 def test_exit_codes(personas, kafka_cluster, tmp_path):

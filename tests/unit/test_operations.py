@@ -7,22 +7,25 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from console import operations
 from console.clusters import worker as health
 from console.models import AuditEvent, Operation, OperationState
-from console.services import operations
 from tasks import operations as op_tasks
 
 pytestmark = pytest.mark.django_db
 
 
 def test_it_runs_a_health_check_end_to_end(
-    personas, kafka_cluster, django_capture_on_commit_callbacks, monkeypatch
+    personas, kafka_cluster, django_capture_on_commit_callbacks, monkeypatch, settings
 ):
+    settings.OPERATION_DISPATCHER = "tasks.operations.enqueue"
     queued = []
-    monkeypatch.setattr(op_tasks.run_health_check, "delay", lambda op_id: queued.append(op_id) or _Result())
+    monkeypatch.setattr(
+        op_tasks.run_operation, "apply_async", lambda args, countdown=None: queued.append(args) or _Result()
+    )
     with django_capture_on_commit_callbacks(execute=True):
         op = health.start_health_check(actor=personas["operator"], cluster=kafka_cluster)
-    assert queued == [op.pk]
+    assert queued == [(op.pk,)]
     assert Operation.objects.get(pk=op.pk).celery_task_id == "fake-task"
     requested = AuditEvent.objects.get(action="health.check.requested")
     assert (requested.operation_id, requested.actor_name, requested.outcome) == (
@@ -31,7 +34,7 @@ def test_it_runs_a_health_check_end_to_end(
         "requested",
     )
 
-    op_tasks.run_health_check.run(op.pk)
+    op_tasks.run_operation.run(op.pk)
 
     op.refresh_from_db()
     assert op.state == OperationState.SUCCEEDED
@@ -46,12 +49,9 @@ def test_it_runs_a_health_check_end_to_end(
     assert done.outcomes["kafka"]["ok"] is True
 
 
-def test_a_health_check_of_an_unreachable_cluster_fails_with_the_reason(
-    personas, offline_cluster, monkeypatch
-):
-    monkeypatch.setattr(op_tasks.run_health_check, "delay", lambda op_id: _Result())
+def test_a_health_check_of_an_unreachable_cluster_fails_with_the_reason(personas, offline_cluster):
     op = health.start_health_check(actor=personas["admin"], cluster=offline_cluster)
-    health.run_health_check(op.pk, worker="test")
+    operations.run(op.pk, worker="test")
     op.refresh_from_db()
     assert op.state == OperationState.FAILED
     assert "127.0.0.1:1" in op.error
@@ -65,11 +65,9 @@ def test_a_second_worker_backs_off(personas, kafka_cluster):
     assert Operation.objects.get(pk=op.pk).claimed_by == "w1"
 
 
-def test_a_stale_running_operation_is_requeued_and_reclaimable(
-    personas, kafka_cluster, monkeypatch, settings
+def test_a_quiet_running_operation_is_due_again_and_reclaimed_as_a_new_attempt(
+    personas, kafka_cluster, settings
 ):
-    queued = []
-    monkeypatch.setattr(op_tasks.run_health_check, "delay", lambda op_id: queued.append(op_id) or _Result())
     op = Operation.objects.create(kind="health.check", cluster=kafka_cluster)
     operations.claim(op.pk, "dead-worker")
     fresh = Operation.objects.create(kind="health.check", cluster=kafka_cluster)
@@ -77,10 +75,21 @@ def test_a_stale_running_operation_is_requeued_and_reclaimable(
     Operation.objects.filter(pk=op.pk).update(
         heartbeat_at=timezone.now() - timedelta(seconds=settings.OPERATION_STALE_AFTER_S + 5)
     )
-    assert operations.requeue_stale() == [op.pk]
-    assert queued == [op.pk]
+    assert operations.due_ids() == [op.pk]
     reclaimed = operations.claim(op.pk, "new-worker")
-    assert reclaimed is not None and reclaimed.attempts == 2
+    assert reclaimed is not None and reclaimed.attempts == 1 and reclaimed.claimed_by == "new-worker"
+
+
+def test_pending_operations_nobody_took_are_queued_again(personas, kafka_cluster, settings, _no_queue):
+    old = Operation.objects.create(kind="health.check", cluster=kafka_cluster)
+    Operation.objects.filter(pk=old.pk).update(
+        created_at=timezone.now() - timedelta(seconds=settings.OPERATION_STALE_AFTER_S + 5)
+    )
+    Operation.objects.create(
+        kind="health.check", cluster=kafka_cluster
+    )  # just created: its task is on the way
+    assert operations.requeue_pending() == [old.pk]
+    assert _no_queue == [old.pk]
 
 
 def test_finished_operations_are_never_reclaimed(kafka_cluster):
@@ -88,13 +97,14 @@ def test_finished_operations_are_never_reclaimed(kafka_cluster):
     assert operations.claim(op.pk, "w") is None
 
 
-def test_an_unavailable_queue_leaves_the_operation_pending(personas, kafka_cluster, monkeypatch):
-    def broken(op_id):
+def test_an_unavailable_queue_leaves_the_operation_pending(personas, kafka_cluster, monkeypatch, settings):
+    def broken(args, countdown=None):
         raise ConnectionError("redis is down")
 
-    monkeypatch.setattr(op_tasks.run_health_check, "delay", broken)
+    settings.OPERATION_DISPATCHER = "tasks.operations.enqueue"
+    monkeypatch.setattr(op_tasks.run_operation, "apply_async", broken)
     op = Operation.objects.create(kind="health.check", cluster=kafka_cluster)
-    operations.dispatch(op.pk)
+    assert operations.dispatch(op.pk) == ""
     assert Operation.objects.get(pk=op.pk).state == OperationState.PENDING
 
 

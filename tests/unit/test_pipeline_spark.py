@@ -70,7 +70,6 @@ def test_it_runs_from_the_command_as_an_audited_operation(spark, kafka_cluster, 
     monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path))
     monkeypatch.setenv("PIPELINE_IDLE_DAYS", str(PARAMS.idle_days))
     monkeypatch.setenv("PIPELINE_FORECAST_WINDOW_DAYS", str(PARAMS.forecast_window_days))
-    monkeypatch.setattr("console.services.operations.dispatch", lambda op_id: None)  # no queue: run inline
     generate.write_lake(tmp_path, "sandbox", SHAPE, START, per_file=10)
     since, until = START + timedelta(hours=2, minutes=30), START + timedelta(hours=10)
 
@@ -82,7 +81,10 @@ def test_it_runs_from_the_command_as_an_audited_operation(spark, kafka_cluster, 
     assert op.state == OperationState.SUCCEEDED and op.progress == 1.0, op.error
     assert {i.resource: i.state for i in op.items.all()} == dict.fromkeys(capacity.STEPS, "succeeded")
     assert op.result["rows"]["cluster_size"] == 15  # 7.5 hours of half-hourly snapshots
-    assert AuditEvent.objects.get(action="pipeline.run.succeeded", operation_id=op.pk).actor_name == "system"
+    assert (
+        AuditEvent.objects.get(action="pipeline.run.succeeded", operation_id=op.pk).actor_name
+        == "console-system"
+    )
     tables = {ds: lake.read_window(tmp_path, ds, "sandbox", since, until) for ds in lake.DATASETS}
     published = {name: reports.read_report(tmp_path, "sandbox", name) for name in reports.SCHEMAS}
     _assert_same_reports(_as_ms(published), reference.compute(tables, PARAMS))

@@ -8,16 +8,16 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from console import operations
+from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource, TopicPartition, close_all
 from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import EntryState, PartitionState, Reassignment, Stage
 from console.reassignment import actions as reassignment
 from console.reassignment import janitor as reassign_janitor
 from console.reassignment import throttles
-from console.reassignment import worker as reassign_run
-from console.reassignment.actions import gateway_for
 from console.reassignment.progress import replica_dicts
-from tasks import reassignment as reassign_tasks
+from tests.conftest import run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +76,7 @@ def test_it_moves_a_partition_under_throttle_and_cleans_up(personas, kafka_clust
     op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)}, elect_preferred=True)
     assert AuditEvent.objects.filter(action="reassignment.execute.requested", operation_id=op.pk).exists()
 
-    reassign_tasks.run_reassignment.run(op.pk)
+    run_now(op.pk)
 
     r.refresh_from_db()
     assert r.stage == Stage.MOVING
@@ -96,7 +96,7 @@ def test_it_moves_a_partition_under_throttle_and_cleans_up(personas, kafka_clust
     assert record.pk < set_event.pk
 
     frozen.advance(4)
-    reassign_run.poll_once(r)
+    run_now(r.operation_id)
     assert r.partitions.get().state == PartitionState.MOVING
     r.refresh_from_db()
     total, done, compact = r.live[f"{topic}|0"]  # the poller's snapshot: one UPDATE per cycle
@@ -108,7 +108,7 @@ def test_it_moves_a_partition_under_throttle_and_cleans_up(personas, kafka_clust
     assert 0 < op.progress < 1 and op.state == OperationState.RUNNING
 
     frozen.advance(20)
-    reassign_run.poll_once(r)
+    run_now(r.operation_id)
 
     op.refresh_from_db()
     r.refresh_from_db()
@@ -131,11 +131,11 @@ def test_previous_throttle_values_are_restored_not_deleted(personas, kafka_clust
     frozen.set_broker_config("2", throttles.LEADER_RATE, "777777")
     try:
         op, r = start(personas, kafka_cluster, {(topic, 0): (2, 3)})
-        reassign_tasks.run_reassignment.run(op.pk)
+        run_now(op.pk)
         entry = r.throttles.get(resource_name="2", config=throttles.LEADER_RATE)
         assert entry.previous == "777777"
         frozen.advance(30)
-        reassign_run.poll_once(r)
+        run_now(r.operation_id)
         assert broker_rates(kafka_cluster, 2) == {throttles.LEADER_RATE: "777777"}
     finally:
         frozen.set_broker_config("2", throttles.LEADER_RATE, None)
@@ -144,7 +144,7 @@ def test_previous_throttle_values_are_restored_not_deleted(personas, kafka_clust
 def test_changing_the_throttle_mid_run_is_audited_and_applied(personas, kafka_cluster, frozen):
     topic = make_topic(frozen, [[1, 2]])
     op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
-    reassign_tasks.run_reassignment.run(op.pk)
+    run_now(op.pk)
     with pytest.raises(throttles.ThrottleError):
         throttles.change_throttle(actor=personas["operator"], reassignment=r, rate=0)
     throttles.change_throttle(actor=personas["operator"], reassignment=r, rate=5 * MB)
@@ -152,19 +152,18 @@ def test_changing_the_throttle_mid_run_is_audited_and_applied(personas, kafka_cl
     event = AuditEvent.objects.get(action="reassignment.throttle.change", operation_id=op.pk)
     assert (event.before, event.after) == ({"rate": MB}, {"rate": 5 * MB})
     frozen.advance(30)
-    reassign_run.poll_once(r)
+    run_now(r.operation_id)
     assert broker_rates(kafka_cluster, 3) == {}
 
 
 def test_cancel_reverts_in_flight_partitions_and_removes_throttles(
-    personas, kafka_cluster, frozen, django_capture_on_commit_callbacks, monkeypatch
+    personas, kafka_cluster, frozen, django_capture_on_commit_callbacks
 ):
-    monkeypatch.setattr(reassign_tasks.poll_reassignment, "delay", lambda *a: None)
     topic = make_topic(frozen, [[1, 2]])
     op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
-    reassign_tasks.run_reassignment.run(op.pk)
+    run_now(op.pk)
     reassignment.cancel_reassignment(actor=personas["operator"], reassignment=r)
-    reassign_tasks.poll_reassignment.run(r.pk)
+    run_now(r.operation_id)
     op.refresh_from_db()
     assert op.state == OperationState.CANCELLED
     assert r.partitions.get().state == PartitionState.CANCELLED
@@ -206,30 +205,29 @@ def test_a_viewer_cannot_start_a_reassignment(personas, kafka_cluster, frozen):
         )
 
 
-def test_a_killed_worker_loses_nothing_janitor_cleans_and_poller_resumes(personas, kafka_cluster, frozen):
-    """Fault test: the worker dies after submitting; the poller resumes, the janitor cleans throttles."""
+def test_a_worker_gone_quiet_loses_nothing_the_tick_resumes_and_one_path_removes_throttles(
+    personas, kafka_cluster, frozen
+):
+    """The worker submits, then nothing runs the operation for a while; the next tick resumes it."""
     topic = make_topic(frozen, [[1, 2]])
     op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
-    reassign_tasks.run_reassignment.run(op.pk)  # the worker then "dies": nobody polls
+    run_now(op.pk)  # throttles, submit, the first poll; then nobody runs it
     assert topic_configs(kafka_cluster, topic)
     frozen.advance(5)
-    # A new beat poller resumes where the dead worker was (its last cycle was a while ago).
-    Reassignment.objects.filter(pk=r.pk).update(last_poll_at=timezone.now() - timedelta(seconds=5))
-    assert r.pk in reassign_tasks.poll_reassignments.run()
+    Operation.objects.filter(pk=op.pk).update(next_run_at=timezone.now() - timedelta(seconds=1))
+    assert op.pk in operations.run_due(worker="beat")
     r.refresh_from_db()
     assert r.polls == 2 and 0 < r.bytes_done < r.bytes_total
-    # The move finishes while no poller runs; the janitor notices and removes the ledger throttles.
+    # The move finishes while nothing runs: the janitor leaves a live operation's throttles alone.
     frozen.advance(30)
     assert not gateway_for(kafka_cluster).list_partition_reassignments([TopicPartition(topic, 0)])
-    Operation.objects.filter(pk=op.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
-    assert r.pk in reassign_janitor.sweep_throttles()
-    assert topic_configs(kafka_cluster, topic) == {}
-    assert broker_rates(kafka_cluster, 3) == {}
-    # The poller still completes the operation afterwards.
-    Reassignment.objects.filter(pk=r.pk).update(last_poll_at=None)
-    reassign_tasks.poll_reassignments.run()
+    assert reassign_janitor.sweep_throttles() == []
+    assert topic_configs(kafka_cluster, topic)
+    run_now(op.pk)
     op.refresh_from_db()
     assert op.state == OperationState.SUCCEEDED
+    assert topic_configs(kafka_cluster, topic) == {} and broker_rates(kafka_cluster, 3) == {}
+    assert AuditEvent.objects.filter(action="reassignment.throttle.remove", operation_id=op.pk).count() == 1
 
 
 def test_foreign_throttles_are_listed_and_cleaned_with_an_audit(personas, kafka_cluster, frozen):
@@ -253,9 +251,9 @@ def test_foreign_throttles_are_listed_and_cleaned_with_an_audit(personas, kafka_
 def test_a_replication_factor_change_is_executed(personas, kafka_cluster, frozen):
     topic = make_topic(frozen, [[1, 2]])
     op, r = start(personas, kafka_cluster, {(topic, 0): (1, 2, 3)}, rf_change=True)
-    reassign_tasks.run_reassignment.run(op.pk)
+    run_now(op.pk)
     frozen.advance(30)
-    reassign_run.poll_once(r)
+    run_now(r.operation_id)
     op.refresh_from_db()
     assert op.state == OperationState.SUCCEEDED, op.error
     assert gateway_for(kafka_cluster).describe_topics([topic])[topic].partitions[0].replicas == (1, 2, 3)
@@ -264,11 +262,11 @@ def test_a_replication_factor_change_is_executed(personas, kafka_cluster, frozen
 def test_a_target_broker_going_down_mid_move_shows_unknown_broker(personas, kafka_cluster, frozen):
     topic = make_topic(frozen, [[1, 2]])
     op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
-    reassign_tasks.run_reassignment.run(op.pk)
+    run_now(op.pk)
     frozen.stop_broker(3)
     try:
         frozen.advance(5)
-        reassign_run.poll_once(r)
+        run_now(r.operation_id)
         r.refresh_from_db()
         _total, _done, compact = r.live[f"{topic}|0"]
         replicas = replica_dicts(compact)
@@ -280,7 +278,7 @@ def test_a_target_broker_going_down_mid_move_shows_unknown_broker(personas, kafk
         # tests do not see broker 3 as down (reported to the gateway's owner).
         close_all()
     frozen.advance(30)
-    reassign_run.poll_once(r)
+    run_now(r.operation_id)
     assert Operation.objects.get(pk=op.pk).state == OperationState.SUCCEEDED
 
 
@@ -293,8 +291,8 @@ def test_two_operators_racing_on_a_partition_the_second_is_refused_per_partition
     monkeypatch.setattr(reassignment, "console_busy", lambda cluster, exclude=None: {})
     second, r2 = start(personas, kafka_cluster, {(topic, 0): (2, 3), (topic, 1): (2, 1)})
     monkeypatch.undo()
-    reassign_tasks.run_reassignment.run(first.pk)
-    reassign_tasks.run_reassignment.run(second.pk)
+    run_now(first.pk)
+    run_now(second.pk)
     states = {x.partition: (x.state, x.message) for x in r2.partitions.all()}
     assert states[0] == (PartitionState.REFUSED, f"Already being reassigned by reassignment #{r1.pk}")
     assert states[1][0] == PartitionState.MOVING

@@ -10,8 +10,7 @@ from django.urls import reverse
 
 from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import Reassignment
-from console.reassignment import worker as reassign_run
-from tasks import reassignment as reassign_tasks
+from tests.conftest import run_now
 
 pytestmark = pytest.mark.django_db
 MB = 1024 * 1024
@@ -91,7 +90,6 @@ def test_a_plan_with_problems_shows_them_per_partition(client, personas, kafka_c
 def test_it_starts_and_the_progress_fragment_polls_until_done(
     client, personas, kafka_cluster, frozen, monkeypatch
 ):
-    monkeypatch.setattr(reassign_tasks.run_reassignment, "delay", lambda op_id: None)
     topic = make_topic(frozen, [[1, 2]])
     client.force_login(personas["operator"])
     response = client.post(
@@ -102,7 +100,7 @@ def test_it_starts_and_the_progress_fragment_polls_until_done(
     assert response.status_code == 302 and response["Location"] == url(
         "reassign_detail", kafka_cluster, rid=r.pk
     )
-    reassign_tasks.run_reassignment.run(r.operation_id)
+    run_now(r.operation_id)
     progress = url("reassign_progress", kafka_cluster, rid=r.pk)
     running = client.get(progress, headers={"HX-Request": "true"})
     assert running.status_code == 200 and b'hx-trigger="every 1s"' in running.content
@@ -110,7 +108,7 @@ def test_it_starts_and_the_progress_fragment_polls_until_done(
     page = client.get(url("reassign_detail", kafka_cluster, rid=r.pk))
     assert b"Change throttle" in page.content and b"Cancel reassignment" in page.content
     frozen.advance(30)
-    reassign_run.poll_once(r)
+    run_now(r.operation_id)
     done = client.get(progress, headers={"HX-Request": "true"})
     assert done.status_code == 286 and b"hx-trigger" not in done.content
     assert b"100%" in done.content
@@ -138,7 +136,6 @@ def test_an_unclean_election_needs_an_admin_and_the_typed_confirmation(
 
 
 def test_a_preferred_election_runs_per_partition(client, personas, kafka_cluster, frozen, monkeypatch):
-    monkeypatch.setattr(reassign_tasks.run_election, "delay", lambda op_id: None)
     topic = make_topic(frozen, [[1, 2]])
     client.force_login(personas["operator"])
     response = client.post(
@@ -147,7 +144,7 @@ def test_a_preferred_election_runs_per_partition(client, personas, kafka_cluster
     )
     op = Operation.objects.get(kind="election.run")
     assert response.status_code == 302
-    reassign_tasks.run_election.run(op.pk)
+    run_now(op.pk)
     op.refresh_from_db()
     assert op.state == OperationState.SUCCEEDED
     assert op.result["not_needed"] == 1

@@ -9,27 +9,20 @@ from django.core.exceptions import PermissionDenied
 from django.test import Client
 from django.urls import reverse
 
-from console.clusters.actions import connection_for
-from console.kafka import get_gateway
+from console import access, operations
+from console.clusters.actions import gateway_for
 from console.kafka.types import AclBindingFilter
 from console.models import AuditEvent, Operation, OperationState, Role, RoleBinding, TopicPolicy
 from console.models.requests import AutoApproveRule, ChangeRequest, Notification, RequestState
 from console.requests import actions as requests
 from console.requests import notify as requests_notify
-from tasks import requests as request_tasks
 
 pytestmark = pytest.mark.django_db
 
 
-class _Result:
-    id = "fake-task"
-
-
 @pytest.fixture
-def queued(monkeypatch):
-    ids: list[int] = []
-    monkeypatch.setattr(request_tasks.run_request, "delay", lambda op_id: ids.append(op_id) or _Result())
-    return ids
+def queued(_no_queue):
+    return _no_queue
 
 
 @pytest.fixture
@@ -51,10 +44,6 @@ def _submit(personas, cluster, topic, **overrides):
         payload={**payload, **overrides},
         reason="for orders",
     )
-
-
-def _gateway(cluster):
-    return get_gateway(connection_for(cluster))
 
 
 def test_it_stores_a_valid_request_with_its_timeline_and_audit(personas, kafka_cluster, topic):
@@ -141,11 +130,11 @@ def test_approval_runs_the_change_on_a_worker_and_notifies(
     with django_capture_on_commit_callbacks(execute=True):
         req = requests.approve_request(actor=personas["operator"], request=req, comment="looks fine")
     assert req.state == "approved" and req.decided_by_name == "operator" and req.operation_id == queued[0]
-    request_tasks.run_request.run(req.operation_id)
+    operations.run(req.operation_id, worker="test")
     req.refresh_from_db()
     assert req.state == RequestState.SUCCEEDED
     assert [s.step for s in req.events.all()] == ["submitted", "approved", "queued", "running", "succeeded"]
-    meta = _gateway(kafka_cluster).describe_topics([topic])[topic]
+    meta = gateway_for(kafka_cluster).describe_topics([topic])[topic]
     assert len(meta.partitions) == 3 and meta.replication_factor == 2
     op = Operation.objects.get(pk=req.operation_id)
     assert op.state == OperationState.SUCCEEDED and op.items.get().state == "succeeded"
@@ -161,7 +150,7 @@ def test_approval_runs_the_change_on_a_worker_and_notifies(
     texts = list(Notification.objects.filter(user=personas["requester"]).values_list("text", flat=True))
     assert any("approved by operator" in t for t in texts) and any("is done" in t for t in texts)
     # A redelivered task converges instead of failing or running twice.
-    request_tasks.run_request.run(req.operation_id)
+    operations.run(req.operation_id, worker="test")
     req.refresh_from_db()
     assert req.state == RequestState.SUCCEEDED
 
@@ -170,7 +159,7 @@ def test_approval_revalidates_against_the_cluster_as_it_is_now(personas, kafka_c
     req = _submit(personas, kafka_cluster, topic)
     from console.kafka import NewTopic
 
-    _gateway(kafka_cluster).create_topics([NewTopic(topic, 1, 1)])
+    gateway_for(kafka_cluster).create_topics([NewTopic(topic, 1, 1)])
     with pytest.raises(requests.RequestInvalid, match="TOPIC_ALREADY_EXISTS"):
         requests.approve_request(actor=personas["operator"], request=req)
     req.refresh_from_db()
@@ -212,12 +201,12 @@ def test_the_auto_approve_rule_approves_low_risk_requests_and_says_so(
     with django_capture_on_commit_callbacks(execute=True):
         req = _submit(personas, kafka_cluster, topic)
     req.refresh_from_db()
-    assert req.state == "approved" and req.auto_approved and req.decided_by is None
-    assert AuditEvent.objects.get(action="request.auto_approve").actor_name == "auto-approve"
-    request_tasks.run_request.run(queued[0])
+    assert req.state == "approved" and req.auto_approved and access.is_system(req.decided_by)
+    assert AuditEvent.objects.get(action="request.auto_approve").actor_name == access.SYSTEM_USERNAME
+    operations.run(queued[0], worker="test")
     req.refresh_from_db()
     assert req.state == "succeeded"
-    assert topic in _gateway(kafka_cluster).describe_topics([topic])
+    assert topic in gateway_for(kafka_cluster).describe_topics([topic])
     big = _submit(personas, kafka_cluster, topic + "-big", partitions=4)
     assert big.state == "pending"
 
@@ -236,10 +225,10 @@ def test_an_acl_request_within_namespaces_is_applied(
     )
     with django_capture_on_commit_callbacks(execute=True):
         requests.approve_request(actor=personas["operator"], request=req)
-    request_tasks.run_request.run(queued[0])
+    operations.run(queued[0], worker="test")
     req.refresh_from_db()
     assert req.state == "succeeded", req.result
-    found = _gateway(kafka_cluster).describe_acls(AclBindingFilter(resource_name=topic))
+    found = gateway_for(kafka_cluster).describe_acls(AclBindingFilter(resource_name=topic))
     assert [(b.principal, b.operation) for b in found] == [("User:team-a", "READ")]
     assert AuditEvent.objects.get(action="acl.create").on_behalf_of == "requester"
 
@@ -284,7 +273,7 @@ def test_partition_increase_config_change_and_delete_requests(
 ):
     from console.kafka import NewTopic
 
-    _gateway(kafka_cluster).create_topics([NewTopic(topic, 1, 1)])
+    gateway_for(kafka_cluster).create_topics([NewTopic(topic, 1, 1)])
     cases = [
         ("topic.partitions", {"topic": topic, "total_count": 2}),
         (
@@ -299,10 +288,10 @@ def test_partition_increase_config_change_and_delete_requests(
         )
         with django_capture_on_commit_callbacks(execute=True):
             requests.approve_request(actor=personas["operator"], request=req)
-        request_tasks.run_request.run(queued[-1])
+        operations.run(queued[-1], worker="test")
         req.refresh_from_db()
         assert req.state == "succeeded", (kind, req.result)
-    got = _gateway(kafka_cluster).describe_topics([topic])[topic]
+    got = gateway_for(kafka_cluster).describe_topics([topic])[topic]
     assert got.__class__.__name__ == "KafkaOperationError"
     for action in ("topic.partitions.add", "config.alter", "topic.delete"):
         executed = AuditEvent.objects.filter(action=action).latest("id")

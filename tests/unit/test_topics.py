@@ -8,7 +8,8 @@ import pytest
 from django.core.exceptions import PermissionDenied
 
 from console.audit import store as audit
-from console.kafka import KafkaOperationError, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import KafkaOperationError
 from console.models import AuditEvent, TopicPolicy
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
@@ -30,7 +31,7 @@ def uniq(prefix: str = "t") -> str:
 
 
 def gateway(cluster):
-    return get_gateway(cluster.connection())
+    return gateway_for(cluster)
 
 
 def exists(cluster, name: str) -> bool:

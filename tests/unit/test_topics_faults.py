@@ -7,7 +7,8 @@ import uuid
 
 import pytest
 
-from console.kafka import KafkaOperationError, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import KafkaOperationError
 from console.models import AuditEvent
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
@@ -42,9 +43,7 @@ def test_a_timed_out_create_is_re_read_and_reported_as_unknown(personas, kafka_c
     event = AuditEvent.objects.get(pk=result.event_id)
     assert event.outcomes[f"topic:{name}"]["status"] == "unknown"
     time.sleep(2)  # the broker finishes the request after the client gave up
-    assert not isinstance(
-        get_gateway(kafka_cluster.connection()).describe_topics([name])[name], KafkaOperationError
-    )
+    assert not isinstance(gateway_for(kafka_cluster).describe_topics([name])[name], KafkaOperationError)
 
 
 def test_an_injected_error_fails_every_topic_with_its_name(personas, kafka_cluster, sandbox):

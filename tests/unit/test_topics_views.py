@@ -7,7 +7,8 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from console.kafka import KafkaOperationError, get_gateway
+from console.clusters.actions import gateway_for
+from console.kafka import KafkaOperationError
 from console.models import AuditEvent
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
@@ -84,7 +85,7 @@ def test_create_with_validate_only_then_create(client, personas, kafka_cluster):
     data = {"name": name, "partitions": "3", "replication_factor": "1", "cfg__retention.ms": "60000"}
     dry = client.post(url("topic_create", kafka_cluster), {**data, "action": "validate"})
     assert dry.status_code == 200 and b"Dry run" in dry.content
-    gw = get_gateway(kafka_cluster.connection())
+    gw = gateway_for(kafka_cluster)
     assert isinstance(gw.describe_topics([name])[name], KafkaOperationError)
     done = client.post(url("topic_create", kafka_cluster), {**data, "action": "create"})
     assert done.status_code == 302 and done["Location"] == url("topic_detail", kafka_cluster, topic=name)

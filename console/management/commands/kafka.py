@@ -1,4 +1,4 @@
-"""``manage.py kafka topics …`` / ``manage.py kafka configs …``: kafka-topics and kafka-configs over the console's services.
+"""``manage.py kafka topics …`` / ``manage.py kafka configs …``: kafka-topics and kafka-configs over the console's area actions.
 
 Same permission checks, policy and audit trail as the web pages (the actor is ``--as USER``).
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from console import operations
 from console.models import Cluster, OperationState
 from console.telemetry import capacity
 
@@ -52,7 +53,7 @@ class Command(BaseCommand):
         self.stdout.write(f"operation #{op.pk}: {op.params['since']} → {op.params['until']}")
         if options["queue"]:
             return
-        done = capacity.run_pipeline(op.pk, worker="manage.py run_pipeline")
+        done = operations.run(op.pk, worker="manage.py run_pipeline")
         if done is None:
             self.stdout.write("a worker took the operation; follow it on its page")
             return

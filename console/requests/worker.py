@@ -1,0 +1,137 @@
+"""Approved self-service requests on a worker: the ``request.execute`` kind.
+
+The change runs through the owning area's action (topics, configs, ACLs) on behalf of the
+requester, as the approver (or the system actor for auto-approved requests), so permissions,
+policy and audit are those of the area. Re-running converges: "already exists" after an earlier
+attempt is success.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from console import access, operations
+from console.acls import actions as acls
+from console.clusters.actions import gateway_for
+from console.configs import actions as configs
+from console.kafka import ConfigChange, KafkaOperationError
+from console.models import OperationState
+from console.models.requests import ChangeRequest, RequestKind, RequestState
+from console.operations import Done, Kind, Step
+from console.requests.actions import EXECUTE_KIND, _step
+from console.requests.checks import RequestInvalid, _current_topic, _kafka_text
+from console.requests.notify import _notify
+from console.topics import actions as topics
+from console.topics import policy
+
+
+def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
+    """Run the approved change through the owning service; (ok, message)."""
+    p, cluster = req.payload, req.cluster
+    common = {"actor": actor, "cluster": cluster}
+    on_behalf = {"on_behalf_of": req.requested_by_name, "request_id": f"request-{req.pk}"}
+    if req.kind == RequestKind.TOPIC_CREATE:
+        spec = topics.TopicSpec(
+            p["name"], p["partitions"], p["replication_factor"], None, dict(p.get("configs") or {})
+        )
+        outcome = topics.create_topics(**common, specs=[spec], **on_behalf).outcomes[0]
+        if not outcome.ok and retry and outcome.status == "already exists":
+            return True, "the topic exists (created by an earlier attempt)"
+        return outcome.ok, outcome.message or outcome.status
+    if req.kind == RequestKind.TOPIC_CONFIG:
+        changes = [ConfigChange(c["name"], c["op"], c["value"]) for c in p["changes"]]
+        result = configs.alter_configs(
+            **common, resource=configs.topic_resource(p["topic"]), changes=changes, **on_behalf
+        )
+        return result.ok, result.message or ("applied" if result.ok else _kafka_text(result.error))
+    if req.kind == RequestKind.TOPIC_PARTITIONS:
+        if retry and len(_current_topic(gateway_for(cluster), p["topic"]).partitions) >= p["total_count"]:
+            return True, "the topic already has the requested partitions"
+        outcome = topics.add_partitions(**common, topic=p["topic"], total_count=p["total_count"], **on_behalf)
+        return outcome.ok, outcome.message or outcome.status
+    if req.kind == RequestKind.TOPIC_DELETE:
+        outcome = topics.delete_topics(
+            **common, names=[p["topic"]], confirmation=p["topic"], **on_behalf
+        ).outcomes[0]
+        if not outcome.ok and outcome.status == "does not exist" and retry:
+            return True, "the topic is gone (deleted by an earlier attempt)"
+        return outcome.ok, outcome.message or outcome.status
+    binding, _ = acls.validate_binding(p["binding"])
+    change = acls.change_acls(**common, creates=[binding], on_behalf_of=req.requested_by_name)
+    return change.ok, change.results[0].message
+
+
+def _run(ctx) -> Done:
+    """Execute once (converging when re-entered), record the outcome on the request and notify."""
+    op = ctx.op
+    req = ChangeRequest.objects.select_related("cluster", "requested_by", "decided_by").get(
+        pk=op.params["request_id"]
+    )
+    if req.state in (RequestState.SUCCEEDED, RequestState.FAILED):  # recorded by an earlier attempt
+        ok = req.state == RequestState.SUCCEEDED
+        message = (req.result or {}).get("message", "")
+        return _done(req, ok, message)
+    actor = access.system_actor() if req.auto_approved else req.decided_by
+    retry = req.state == RequestState.RUNNING
+    with transaction.atomic():
+        ChangeRequest.objects.filter(pk=req.pk).update(state=RequestState.RUNNING)
+        _step(req, "system", "running", f"operation #{op.pk} on {ctx.worker}")
+    ctx.set_item(req.resource, state=OperationState.RUNNING)
+    try:
+        if actor is None:
+            raise PermissionDenied("the approver's account no longer exists")
+        ok, message = _execute(req, actor, retry=retry)
+    except (
+        PermissionDenied,
+        RequestInvalid,
+        policy.PolicyViolation,
+        configs.ConfigPlanError,
+        acls.AclValidationError,
+    ) as exc:
+        ok, message = False, str(exc)
+    except KafkaOperationError as exc:
+        ok, message = False, _kafka_text(exc)
+    state = RequestState.SUCCEEDED if ok else RequestState.FAILED
+    ctx.set_item(
+        req.resource,
+        state=OperationState.SUCCEEDED if ok else OperationState.FAILED,
+        progress=1.0,
+        message=message,
+    )
+    with transaction.atomic():
+        ChangeRequest.objects.filter(pk=req.pk).update(
+            state=state, result={"ok": ok, "message": message}, finished_at=timezone.now()
+        )
+        _step(req, "system", "succeeded" if ok else "failed", message)
+        _notify(
+            req,
+            f"Your request #{req.pk} ({req.get_kind_display()} {req.resource}) {'is done' if ok else 'failed'}: {message}",
+        )
+    return _done(req, ok, message)
+
+
+def _done(req: ChangeRequest, ok: bool, message: str) -> Done:
+    return Done(
+        OperationState.SUCCEEDED if ok else OperationState.FAILED,
+        result={"request_id": req.pk, "message": message},
+        error="" if ok else message,
+        outcomes={req.resource: {"ok": ok, "message": message}},
+    )
+
+
+def _give_up(ctx, error: str) -> None:
+    """The execution itself kept crashing: the request must not stay "running" either."""
+    req = ChangeRequest.objects.filter(pk=ctx.op.params.get("request_id")).first()
+    if req is None or req.state in (RequestState.SUCCEEDED, RequestState.FAILED):
+        return
+    with transaction.atomic():
+        ChangeRequest.objects.filter(pk=req.pk).update(
+            state=RequestState.FAILED, result={"ok": False, "message": error}, finished_at=timezone.now()
+        )
+        _step(req, "system", "failed", f"the console gave up: {error}")
+        _notify(req, f"Your request #{req.pk} ({req.get_kind_display()} {req.resource}) failed: {error}")
+
+
+operations.register(Kind(EXECUTE_KIND, (Step("execute", _run),), give_up=_give_up))
