@@ -8,11 +8,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import ProtectedError
 
 from console import access
 from console.audit import store as audit
 from console.kafka import ClusterConnection, KafkaOperationError, get_gateway
-from console.models import Cluster
+from console.models import Cluster, Operation, OperationState
+from console.models.reassignment import OWED_STATES, ThrottleEntry
 
 # Fields an operator edits on the registry form (the password travels separately, write-only).
 EDITABLE_FIELDS = (
@@ -113,20 +115,70 @@ def update_cluster(
     return cluster
 
 
+class ClusterInUse(Exception):
+    """Removing the cluster would orphan work on Kafka: live operations or throttles still owed."""
+
+
+def removal_blockers(cluster: Cluster) -> list[str]:
+    """Why the cluster cannot be forgotten yet (empty: it can): each reason names what to do."""
+    reasons = []
+    live = list(
+        Operation.objects.filter(cluster=cluster, state__in=(OperationState.PENDING, OperationState.RUNNING))
+        .order_by("pk")
+        .values_list("pk", "kind")[:5]
+    )
+    if live:
+        named = ", ".join(f"#{pk} ({kind})" for pk, kind in live)
+        reasons.append(f"operations still running: {named}; cancel them or wait for them to end")
+    owed = ThrottleEntry.objects.filter(cluster=cluster, state__in=OWED_STATES).count()
+    if owed:
+        reasons.append(
+            f"{owed} throttle configs are still owed to Kafka (Throttles page); take them back first"
+        )
+    return reasons
+
+
 def remove_cluster(*, actor, cluster: Cluster, source_ip: str | None = None) -> None:
-    """Forget a cluster (the Kafka cluster itself is untouched); its audit history stays."""
+    """Forget a cluster (the Kafka cluster itself is untouched); its audit history stays.
+
+    Refused (``ClusterInUse``) while operations run on it or the throttle ledger still owes Kafka
+    anything: the ledger is what takes throttles back, so it must outlive the work that set them.
+    Settled ledger rows are deleted with the cluster. A reassignment that records a throttle
+    while the removal runs makes the delete fail on the ledger's protected key: refused as well.
+    """
     access.require(actor, cluster, access.ADMINISTER)
+    reasons = removal_blockers(cluster)
+    if reasons:
+        _refuse_removal(actor, cluster, reasons, source_ip)
+    try:
+        with transaction.atomic():
+            audit.record(
+                actor=actor,
+                action="cluster.remove",
+                cluster=cluster,
+                targets=[f"cluster:{cluster.name}"],
+                before=_snapshot(cluster),
+                outcome="success",
+                source_ip=source_ip,
+            )
+            ThrottleEntry.objects.filter(cluster=cluster).exclude(state__in=OWED_STATES).delete()
+            cluster.delete()
+    except ProtectedError:
+        _refuse_removal(actor, cluster, ["a reassignment recorded throttles on it meanwhile"], source_ip)
+
+
+def _refuse_removal(actor, cluster: Cluster, reasons: list[str], source_ip: str | None) -> None:
     with transaction.atomic():
         audit.record(
             actor=actor,
             action="cluster.remove",
             cluster=cluster,
             targets=[f"cluster:{cluster.name}"],
-            before=_snapshot(cluster),
-            outcome="success",
+            params={"refused": reasons},
+            outcome="refused",
             source_ip=source_ip,
         )
-        cluster.delete()
+    raise ClusterInUse(f"Cluster '{cluster.name}' cannot be removed: " + "; ".join(reasons) + ".")
 
 
 @dataclass(frozen=True)

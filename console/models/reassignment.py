@@ -115,6 +115,10 @@ class EntryState(models.TextChoices):
     FAILED = "failed", "Removal failed"
 
 
+# Entries whose config may still be on Kafka: the ledger owes their removal (or restore).
+OWED_STATES = (EntryState.RECORDED, EntryState.SET)
+
+
 class ThrottleEntry(models.Model):
     """The throttle ledger: one config a reassignment sets, written before it is set.
 

@@ -211,7 +211,8 @@ def _give_up(
             raise
         except Exception as exc:
             notes.append(f"cleanup failed: {error_text(exc)}")
-    text = "; ".join([f"gave up after {attempts or op.attempts} attempts: {error}", *notes])
+    op.attempts = attempts or op.attempts
+    text = "; ".join([f"gave up after {op.attempts} attempts: {error}", *notes])
     result = {"outcome": "errored", **ctx.data.get("result", {})}
     return _finish(op, ctx, Done(OperationState.ERRORED, result, error=text))
 
@@ -226,6 +227,7 @@ def _finish(op: Operation, ctx: Context, done: Done) -> Operation:
             error=done.error,
             data=ctx.data,
             claimed_by="",
+            attempts=op.attempts,
             progress=1.0 if done.state == OperationState.SUCCEEDED else op.progress,
             finished_at=now,
             heartbeat_at=now,

@@ -19,7 +19,7 @@ from console import access
 from console.audit import store as audit
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
-from console.models.reassignment import EntryState, Reassignment, Stage, ThrottleEntry
+from console.models.reassignment import OWED_STATES, EntryState, Reassignment, Stage, ThrottleEntry
 from console.reassignment import planner
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ MAX_THROTTLE_BYTES_PER_S = settings.REASSIGN_MAX_THROTTLE_BYTES_PER_S
 # The janitor leaves a reassignment alone while its worker submitted within this many seconds.
 JANITOR_GRACE_S = settings.REASSIGN_JANITOR_GRACE_S
 
-ACTIVE = (EntryState.RECORDED, EntryState.SET)
+ACTIVE = OWED_STATES
 
 
 class ThrottleError(ValueError):

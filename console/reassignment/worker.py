@@ -122,8 +122,14 @@ def heartbeat(r: Reassignment, *, progress: float | None = None, text: str | Non
     operations.heartbeat(r.operation, progress=progress, text=text)
 
 
+class ReassignmentGone(Exception):
+    """The reassignment row is gone (its cluster was removed before a throttle was recorded)."""
+
+
 def reassignment_of(ctx) -> Reassignment:
-    r = Reassignment.objects.select_related("cluster").get(operation_id=ctx.op.pk)
+    r = Reassignment.objects.select_related("cluster").filter(operation_id=ctx.op.pk).first()
+    if r is None:
+        raise ReassignmentGone("the cluster was removed from the console before anything was set on Kafka")
     r.operation = ctx.op
     return r
 

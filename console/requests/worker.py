@@ -27,6 +27,17 @@ from console.topics import actions as topics
 from console.topics import policy
 
 
+class Indeterminate(Exception):
+    """Kafka did not answer in time: the change may or may not have happened. The runner retries;
+    the re-run converges ("already exists" or "already has the partitions" is success)."""
+
+
+def _settled(ok: bool, status: str, message: str) -> tuple[bool, str]:
+    if not ok and status == "unknown":
+        raise Indeterminate(message)
+    return ok, message or status
+
+
 def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
     """Run the approved change through the owning service; (ok, message)."""
     p, cluster = req.payload, req.cluster
@@ -39,25 +50,27 @@ def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
         outcome = topics.create_topics(**common, specs=[spec], **on_behalf).outcomes[0]
         if not outcome.ok and retry and outcome.status == "already exists":
             return True, "the topic exists (created by an earlier attempt)"
-        return outcome.ok, outcome.message or outcome.status
+        return _settled(outcome.ok, outcome.status, outcome.message)
     if req.kind == RequestKind.TOPIC_CONFIG:
         changes = [ConfigChange(c["name"], c["op"], c["value"]) for c in p["changes"]]
         result = configs.alter_configs(
             **common, resource=configs.topic_resource(p["topic"]), changes=changes, **on_behalf
         )
+        if not result.ok and result.error is not None and result.error.retriable:
+            raise Indeterminate(_kafka_text(result.error))  # setting the same values again converges
         return result.ok, result.message or ("applied" if result.ok else _kafka_text(result.error))
     if req.kind == RequestKind.TOPIC_PARTITIONS:
         if retry and len(_current_topic(gateway_for(cluster), p["topic"]).partitions) >= p["total_count"]:
             return True, "the topic already has the requested partitions"
         outcome = topics.add_partitions(**common, topic=p["topic"], total_count=p["total_count"], **on_behalf)
-        return outcome.ok, outcome.message or outcome.status
+        return _settled(outcome.ok, outcome.status, outcome.message)
     if req.kind == RequestKind.TOPIC_DELETE:
         outcome = topics.delete_topics(
             **common, names=[p["topic"]], confirmation=p["topic"], **on_behalf
         ).outcomes[0]
         if not outcome.ok and outcome.status == "does not exist" and retry:
             return True, "the topic is gone (deleted by an earlier attempt)"
-        return outcome.ok, outcome.message or outcome.status
+        return _settled(outcome.ok, outcome.status, outcome.message)
     binding, _ = acls.validate_binding(p["binding"])
     change = acls.change_acls(**common, creates=[binding], on_behalf_of=req.requested_by_name)
     return change.ok, change.results[0].message
@@ -92,6 +105,8 @@ def _run(ctx) -> Done:
     ) as exc:
         ok, message = False, str(exc)
     except KafkaOperationError as exc:
+        if exc.retriable:
+            raise  # the cluster did not answer: the runner retries with backoff, then gives up
         ok, message = False, _kafka_text(exc)
     state = RequestState.SUCCEEDED if ok else RequestState.FAILED
     ctx.set_item(

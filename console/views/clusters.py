@@ -84,7 +84,11 @@ def cluster_remove(request, name: str):
     if request.POST.get("confirm_name") != cluster.name:
         messages.error(request, f"Type the cluster name '{cluster.name}' to confirm removal.")
         return redirect("cluster_settings", name=cluster.name)
-    clusters.remove_cluster(actor=request.user, cluster=cluster, source_ip=client_ip(request))
+    try:
+        clusters.remove_cluster(actor=request.user, cluster=cluster, source_ip=client_ip(request))
+    except clusters.ClusterInUse as refused:
+        messages.error(request, str(refused))
+        return redirect("cluster_settings", name=cluster.name)
     messages.success(request, f"Cluster '{name}' removed from the console (the Kafka cluster is untouched).")
     return redirect("cluster_list")
 

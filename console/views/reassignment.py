@@ -276,7 +276,7 @@ def throttle_list(request, name: str):
             "error": error,
             "ledger": throttles.ThrottleEntry.objects.filter(
                 cluster=cluster, state__in=throttles.ACTIVE
-            ).select_related("reassignment"),
+            ).select_related("reassignment__operation"),
             "can_manage": access.can(request.user, cluster, access.MANAGE_REASSIGNMENTS),
         },
     )
