@@ -14,35 +14,21 @@ from django.db import transaction
 
 from console import access
 from console.acls import core as acl_rules
-from console.acls.core import (  # noqa: F401  (re-exported: views, forms and tests import them here)
-    ALL_OPERATIONS,
-    BATCH_TEXT_MAX,
-    BINDING_FIELDS,
-    FILTER_PATTERN_TYPES,
+from console.acls.core import (
     GROUPS_SHOWN,
-    IMPLIED_BY,
     NAME_MAX,
-    OPERATIONS,
-    PATTERN_TYPES,
-    PERMISSIONS,
     RESOURCE_TYPES,
     AclValidationError,
     OperationAccess,
     _sort_key,
-    bindings_from_json,
     check_host,
     check_principal,
-    check_resource_name,
     evaluate,
     exact_filter,
     group_key,
     label,
-    parse_batch,
-    principal_matches,
-    resource_matches,
     to_dict,
     validate_binding,
-    validate_filter,
 )
 from console.audit import store as audit
 from console.clusters.actions import gateway_for

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from console.acls import actions as acls
+from console.acls import core as acl_core
 
 _ANY = [("ANY", "any")]
 
@@ -16,17 +16,19 @@ def _choices(values) -> list[tuple[str, str]]:
 class AclFilterForm(forms.Form):
     """The list (and delete-by-filter) filter; empty fields match anything."""
 
-    resource_type = forms.ChoiceField(required=False, choices=_ANY + _choices(acls.RESOURCE_TYPES))
+    resource_type = forms.ChoiceField(required=False, choices=_ANY + _choices(acl_core.RESOURCE_TYPES))
     pattern_type = forms.ChoiceField(
         required=False,
-        choices=_choices(acls.FILTER_PATTERN_TYPES),
+        choices=_choices(acl_core.FILTER_PATTERN_TYPES),
         help_text="MATCH: literal, wildcard and prefixed bindings that apply to the name",
     )
-    resource_name = forms.CharField(required=False, max_length=acls.NAME_MAX)
-    principal = forms.CharField(required=False, max_length=acls.NAME_MAX, help_text="User:name or Group:name")
+    resource_name = forms.CharField(required=False, max_length=acl_core.NAME_MAX)
+    principal = forms.CharField(
+        required=False, max_length=acl_core.NAME_MAX, help_text="User:name or Group:name"
+    )
     host = forms.CharField(required=False, max_length=64)
-    operation = forms.ChoiceField(required=False, choices=_ANY + _choices(acls.ALL_OPERATIONS))
-    permission = forms.ChoiceField(required=False, choices=_ANY + _choices(acls.PERMISSIONS))
+    operation = forms.ChoiceField(required=False, choices=_ANY + _choices(acl_core.ALL_OPERATIONS))
+    permission = forms.ChoiceField(required=False, choices=_ANY + _choices(acl_core.PERMISSIONS))
     group_by = forms.ChoiceField(
         required=False, choices=[("principal", "principal"), ("resource", "resource")]
     )
@@ -36,8 +38,8 @@ class AclFilterForm(forms.Form):
         data = super().clean()
         if not self.errors:
             try:
-                data["filter"] = acls.validate_filter(data)
-            except acls.AclValidationError as exc:
+                data["filter"] = acl_core.validate_filter(data)
+            except acl_core.AclValidationError as exc:
                 for error in exc.errors:
                     self.add_error(None, error)
         return data
@@ -46,18 +48,18 @@ class AclFilterForm(forms.Form):
 class AclBindingForm(forms.Form):
     """One binding to create."""
 
-    resource_type = forms.ChoiceField(choices=_choices(acls.RESOURCE_TYPES))
-    pattern_type = forms.ChoiceField(choices=_choices(acls.PATTERN_TYPES))
-    resource_name = forms.CharField(max_length=acls.NAME_MAX)
-    principal = forms.CharField(max_length=acls.NAME_MAX, help_text="User:name or Group:name")
+    resource_type = forms.ChoiceField(choices=_choices(acl_core.RESOURCE_TYPES))
+    pattern_type = forms.ChoiceField(choices=_choices(acl_core.PATTERN_TYPES))
+    resource_name = forms.CharField(max_length=acl_core.NAME_MAX)
+    principal = forms.CharField(max_length=acl_core.NAME_MAX, help_text="User:name or Group:name")
     host = forms.CharField(max_length=64, initial="*")
-    operation = forms.ChoiceField(choices=_choices(acls.ALL_OPERATIONS))
-    permission = forms.ChoiceField(choices=_choices(acls.PERMISSIONS))
+    operation = forms.ChoiceField(choices=_choices(acl_core.ALL_OPERATIONS))
+    permission = forms.ChoiceField(choices=_choices(acl_core.PERMISSIONS))
 
     def clean(self):
         data = super().clean()
         if not self.errors:
-            binding, problems = acls.validate_binding({k: data[k] for k in acls.BINDING_FIELDS})
+            binding, problems = acl_core.validate_binding({k: data[k] for k in acl_core.BINDING_FIELDS})
             for problem in problems:
                 self.add_error(None, problem)
             data["binding"] = binding
@@ -69,7 +71,7 @@ class AclBatchForm(forms.Form):
 
     text = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
-        max_length=acls.BATCH_TEXT_MAX,
+        max_length=acl_core.BATCH_TEXT_MAX,
         label="Bindings (YAML or JSON)",
     )
 
@@ -77,24 +79,24 @@ class AclBatchForm(forms.Form):
         data = super().clean()
         if not self.errors:
             try:
-                data["creates"], data["delete_filters"] = acls.parse_batch(data["text"])
-            except acls.AclValidationError as exc:
+                data["creates"], data["delete_filters"] = acl_core.parse_batch(data["text"])
+            except acl_core.AclValidationError as exc:
                 for error in exc.errors[:50]:
                     self.add_error("text", error)
         return data
 
 
 class EffectiveAccessForm(forms.Form):
-    principal = forms.CharField(max_length=acls.NAME_MAX, help_text="User:name")
+    principal = forms.CharField(max_length=acl_core.NAME_MAX, help_text="User:name")
     resource_type = forms.ChoiceField(choices=_choices(("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID")))
-    resource_name = forms.CharField(max_length=acls.NAME_MAX, help_text="kafka-cluster for CLUSTER")
+    resource_name = forms.CharField(max_length=acl_core.NAME_MAX, help_text="kafka-cluster for CLUSTER")
     host = forms.CharField(max_length=64, initial="*", required=False)
 
     def clean(self):
         data = super().clean()
         for problem in (
-            acls.check_principal(data.get("principal") or ""),
-            acls.check_host(data.get("host") or "*"),
+            acl_core.check_principal(data.get("principal") or ""),
+            acl_core.check_host(data.get("host") or "*"),
         ):
             if problem and not self.errors:
                 self.add_error(None, problem)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from console.acls import actions as acls
+from console.acls import core as acl_core
 from console.models.requests import RequestKind
 from console.requests.actions import COMMENT_MAX
 
@@ -44,21 +44,21 @@ class RequestForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
         help_text="One key=value per line; for a config change, -key removes an override.",
     )
-    acl_principal = forms.CharField(required=False, max_length=acls.NAME_MAX, label="Principal")
+    acl_principal = forms.CharField(required=False, max_length=acl_core.NAME_MAX, label="Principal")
     acl_resource_type = forms.ChoiceField(
         required=False,
         choices=[(t, t) for t in ("TOPIC", "GROUP", "TRANSACTIONAL_ID")],
         label="Resource type",
     )
     acl_pattern_type = forms.ChoiceField(
-        required=False, choices=[(p, p) for p in acls.PATTERN_TYPES], label="Pattern"
+        required=False, choices=[(p, p) for p in acl_core.PATTERN_TYPES], label="Pattern"
     )
-    acl_resource_name = forms.CharField(required=False, max_length=acls.NAME_MAX, label="Resource name")
+    acl_resource_name = forms.CharField(required=False, max_length=acl_core.NAME_MAX, label="Resource name")
     acl_operation = forms.ChoiceField(
-        required=False, choices=[(o, o) for o in acls.ALL_OPERATIONS], label="Operation"
+        required=False, choices=[(o, o) for o in acl_core.ALL_OPERATIONS], label="Operation"
     )
     acl_permission = forms.ChoiceField(
-        required=False, choices=[(p, p) for p in acls.PERMISSIONS], label="Permission"
+        required=False, choices=[(p, p) for p in acl_core.PERMISSIONS], label="Permission"
     )
     acl_host = forms.CharField(required=False, max_length=64, initial="*", label="Host")
     reason = forms.CharField(
@@ -105,7 +105,7 @@ class RequestForm(forms.Form):
             return {"topic": topic, "total_count": data["total_count"]}
         if kind == "topic.delete":
             return {"topic": topic}
-        binding = {f: data.get(f"acl_{f}") or "" for f in acls.BINDING_FIELDS}
+        binding = {f: data.get(f"acl_{f}") or "" for f in acl_core.BINDING_FIELDS}
         return {"binding": {**binding, "host": binding["host"] or "*"}}
 
 

@@ -21,19 +21,8 @@ from console.models.requests import (
     RequestKind,
     RequestState,
 )
-from console.requests.checks import (  # noqa: F401  (re-exported: views and tests import them here)
-    Checked,
-    RequestInvalid,
-    _current_topic,
-    _kafka_text,
-    check_request,
-)
-from console.requests.notify import (  # noqa: F401  (mark_read, unread_notifications: re-exported)
-    _notify,
-    _notify_approvers,
-    mark_read,
-    unread_notifications,
-)
+from console.requests.checks import RequestInvalid, check_request
+from console.requests.notify import _notify, _notify_approvers
 
 log = logging.getLogger(__name__)
 EXECUTE_KIND = "request.execute"

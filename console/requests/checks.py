@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from console import access
-from console.acls import actions as acls
+from console.acls import core as acl_core
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.kafka import ConfigChange, KafkaOperationError, NewPartitions, NewTopic
@@ -165,7 +165,7 @@ def _check_topic_delete(user, cluster, gw, payload) -> Checked:
 
 
 def _check_acl_create(user, cluster, gw, payload) -> Checked:
-    binding, errors = acls.validate_binding(dict(payload.get("binding") or {}))
+    binding, errors = acl_core.validate_binding(dict(payload.get("binding") or {}))
     if binding is not None:
         errors += _namespace(user, cluster, "Principal", binding.principal)
         if binding.resource_type == "CLUSTER":
@@ -174,7 +174,9 @@ def _check_acl_create(user, cluster, gw, payload) -> Checked:
             errors += _namespace(user, cluster, "Resource", binding.resource_name)
     if errors:
         raise RequestInvalid(errors)
-    return Checked(binding.principal, {"binding": acls.to_dict(binding)}, f"ACL: {acls.label(binding)}")
+    return Checked(
+        binding.principal, {"binding": acl_core.to_dict(binding)}, f"ACL: {acl_core.label(binding)}"
+    )
 
 
 _CHECKS = {

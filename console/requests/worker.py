@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from console import access, operations
 from console.acls import actions as acls
+from console.acls import core as acl_core
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.kafka import ConfigChange, KafkaOperationError
@@ -71,7 +72,7 @@ def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
         if not outcome.ok and outcome.status == "does not exist" and retry:
             return True, "the topic is gone (deleted by an earlier attempt)"
         return _settled(outcome.ok, outcome.status, outcome.message)
-    binding, _ = acls.validate_binding(p["binding"])
+    binding, _ = acl_core.validate_binding(p["binding"])
     change = acls.change_acls(**common, creates=[binding], on_behalf_of=req.requested_by_name)
     return change.ok, change.results[0].message
 
@@ -101,7 +102,7 @@ def _run(ctx) -> Done:
         RequestInvalid,
         policy.PolicyViolation,
         configs.ConfigPlanError,
-        acls.AclValidationError,
+        acl_core.AclValidationError,
     ) as exc:
         ok, message = False, str(exc)
     except KafkaOperationError as exc:

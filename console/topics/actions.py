@@ -24,21 +24,7 @@ from console.kafka import (
 )
 from console.topics import cache as metadata_cache
 from console.topics import policy
-from console.topics.reads import (  # noqa: F401  (re-exported: topics.list_topics etc.)
-    DEFAULT_PER_PAGE,
-    MAX_PER_PAGE,
-    SORT_KEYS,
-    PartitionRow,
-    TopicDetail,
-    TopicListItem,
-    TopicPage,
-    describe_topic,
-    list_topics,
-    overrides_first,
-    partition_count,
-    recent_events,
-    target,
-)
+from console.topics.reads import target
 
 TIMEOUT = "REQUEST_TIMED_OUT"
 

@@ -12,13 +12,14 @@ from django.views.decorators.vary import vary_on_headers
 
 from console import access
 from console.acls import actions as acls
+from console.acls import core as acl_core
 from console.forms.acls import AclBatchForm, AclBindingForm, AclFilterForm, EffectiveAccessForm
 from console.kafka import KafkaOperationError
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
 def _as_json(bindings) -> list[tuple[str, object]]:
-    return [(json.dumps(acls.to_dict(b), sort_keys=True), b) for b in bindings]
+    return [(json.dumps(acl_core.to_dict(b), sort_keys=True), b) for b in bindings]
 
 
 @login_required
@@ -34,7 +35,7 @@ def acl_list(request, name: str):
             listing = acls.list_acls(
                 actor=request.user,
                 cluster=cluster,
-                acl_filter=data.get("filter") or acls.validate_filter({}),
+                acl_filter=data.get("filter") or acl_core.validate_filter({}),
                 group_by=data.get("group_by") or "principal",
                 page=data.get("page") or 1,
             )
@@ -61,7 +62,7 @@ def _review(request, cluster, deletes, creates, *, delete_filters=()):
             "cluster": cluster,
             "deletes": _as_json(deletes),
             "creates": _as_json(creates),
-            "delete_filters": [acls.to_dict(f) for f in delete_filters],
+            "delete_filters": [acl_core.to_dict(f) for f in delete_filters],
         },
     )
 
@@ -96,10 +97,10 @@ def acl_delete(request, name: str):
     error = None
     if form.is_valid():
         try:
-            acl_filter = acls.validate_filter(form.cleaned_data, for_delete=True)
+            acl_filter = acl_core.validate_filter(form.cleaned_data, for_delete=True)
             matched = acls.preview_delete(actor=request.user, cluster=cluster, filters=[acl_filter])
             return _review(request, cluster, matched, [], delete_filters=[acl_filter])
-        except acls.AclValidationError as exc:
+        except acl_core.AclValidationError as exc:
             error = "; ".join(exc.errors)
         except KafkaOperationError as exc:
             error = exc.operator_text
@@ -111,8 +112,8 @@ def acl_delete(request, name: str):
 def acl_apply(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_ACLS)
     try:
-        deletes = acls.bindings_from_json(request.POST.getlist("delete"))
-        creates = acls.bindings_from_json(request.POST.getlist("create"))
+        deletes = acl_core.bindings_from_json(request.POST.getlist("delete"))
+        creates = acl_core.bindings_from_json(request.POST.getlist("create"))
         change = acls.change_acls(
             actor=request.user,
             cluster=cluster,
@@ -120,7 +121,7 @@ def acl_apply(request, name: str):
             creates=creates,
             source_ip=client_ip(request),
         )
-    except acls.AclValidationError as exc:
+    except acl_core.AclValidationError as exc:
         return render(
             request, "console/acl_review.html", {"cluster": cluster, "error": "; ".join(exc.errors)}
         )
@@ -143,7 +144,7 @@ def acl_effective(request, name: str):
                 resource_name=form.cleaned_data["resource_name"],
                 host=form.cleaned_data["host"] or "*",
             )
-        except acls.AclValidationError as exc:
+        except acl_core.AclValidationError as exc:
             error = "; ".join(exc.errors)
         except KafkaOperationError as exc:
             error = exc.operator_text

@@ -12,6 +12,8 @@ from console import access
 from console.forms.requests import AutoApproveRuleForm, DecisionForm, RequestForm
 from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
 from console.requests import actions as requests
+from console.requests import checks as request_checks
+from console.requests import notify as request_notify
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
@@ -34,7 +36,7 @@ def request_list(request, name: str):
         "can_submit": access.can(request.user, cluster, access.REQUEST),
         "can_approve": access.can(request.user, cluster, access.APPROVE),
         "can_administer": access.can(request.user, cluster, access.ADMINISTER),
-        "notifications": requests.unread_notifications(actor=request.user),
+        "notifications": request_notify.unread_notifications(actor=request.user),
     }
     return render(request, "console/request_list.html", context)
 
@@ -54,7 +56,7 @@ def request_new(request, name: str):
                 reason=form.cleaned_data["reason"],
                 source_ip=client_ip(request),
             )
-        except requests.RequestInvalid as exc:
+        except request_checks.RequestInvalid as exc:
             for error in exc.errors:
                 form.add_error(None, error)
         else:
@@ -69,7 +71,7 @@ def request_detail(request, name: str, request_id: int):
     cluster = get_cluster_for_user(request, name)
     req = _get_request_for_user(request, cluster, request_id)
     if req.requested_by_id == request.user.pk:
-        requests.mark_read(actor=request.user, request=req)
+        request_notify.mark_read(actor=request.user, request=req)
     context = {
         **_status_context(cluster, req),
         "can_decide": requests.can_decide(request.user, req),
@@ -116,7 +118,7 @@ def _decide(request, name: str, request_id: int, approve: bool):
             comment=form.cleaned_data["comment"],
             source_ip=client_ip(request),
         )
-    except requests.RequestInvalid as exc:
+    except request_checks.RequestInvalid as exc:
         messages.error(request, "Not done: " + "; ".join(exc.errors))
     else:
         messages.success(request, f"Request #{req.pk} {'approved' if approve else 'rejected'}.")
@@ -142,7 +144,7 @@ def request_cancel(request, name: str, request_id: int):
     req = _get_request_for_user(request, cluster, request_id)
     try:
         requests.cancel_request(actor=request.user, request=req, source_ip=client_ip(request))
-    except requests.RequestInvalid as exc:
+    except request_checks.RequestInvalid as exc:
         messages.error(request, "; ".join(exc.errors))
     else:
         messages.success(request, f"Request #{req.pk} cancelled.")

@@ -24,6 +24,7 @@ from console.forms.topics import (
 from console.kafka import KafkaOperationError
 from console.topics import actions as topics
 from console.topics import policy
+from console.topics import reads as topic_reads
 from console.topics.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
 
@@ -44,7 +45,7 @@ def topic_list(request, name: str):
     query = form.query()
     context = {"cluster": cluster, "form": form, "query": query, "error": None, "page": None}
     try:
-        context["page"] = topics.list_topics(
+        context["page"] = topic_reads.list_topics(
             actor=request.user, cluster=cluster, refresh=bool(request.GET.get("refresh")), **query
         )
     except KafkaOperationError as exc:
@@ -103,7 +104,7 @@ def _partition_rows(partitions) -> str:
 def topic_detail(request, name: str, topic: str):
     cluster = get_cluster_for_user(request, name)
     try:
-        detail = topics.describe_topic(actor=request.user, cluster=cluster, name=topic)
+        detail = topic_reads.describe_topic(actor=request.user, cluster=cluster, name=topic)
     except KafkaOperationError as exc:
         status = 404 if exc.name == "UNKNOWN_TOPIC_OR_PARTITION" else 200
         context = {"cluster": cluster, "topic": topic, "error": exc}
@@ -234,7 +235,7 @@ def topic_add_partitions(request, name: str, topic: str):
                 )
                 url = reverse("topic_detail", kwargs={"name": cluster.name, "topic": topic})
                 return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    current = topics.partition_count(actor=request.user, cluster=cluster, name=topic)
+    current = topic_reads.partition_count(actor=request.user, cluster=cluster, name=topic)
     return render(
         request,
         "console/topic_partitions.html",

@@ -45,13 +45,13 @@ def B(
 )
 def test_it_refuses_invalid_bindings_with_the_reason(data, problem):
     base = {"resource_type": "TOPIC", "resource_name": "orders", "principal": "User:app", "operation": "READ"}
-    binding, problems = acls.validate_binding({**base, **data})
+    binding, problems = acl_rules.validate_binding({**base, **data})
     assert binding is None
     assert any(problem in p for p in problems), problems
 
 
 def test_it_fills_defaults_and_upper_cases_enums():
-    binding, problems = acls.validate_binding(
+    binding, problems = acl_rules.validate_binding(
         {
             "resource_type": "topic",
             "name": "orders",
@@ -72,11 +72,11 @@ create:
 delete:
   - {principal: "User:old"}
 """
-    creates, deletes = acls.parse_batch(text)
+    creates, deletes = acl_rules.parse_batch(text)
     assert [b.resource_type for b in creates] == ["TOPIC", "GROUP"]
     assert deletes == [AclBindingFilter(principal="User:old")]
-    as_json = json.dumps([acls.to_dict(B())])
-    assert acls.parse_batch(as_json) == ([B()], [])
+    as_json = json.dumps([acl_rules.to_dict(B())])
+    assert acl_rules.parse_batch(as_json) == ([B()], [])
 
 
 @pytest.mark.parametrize(
@@ -91,15 +91,15 @@ delete:
     ],
 )
 def test_it_refuses_bad_batches(text, problem):
-    with pytest.raises(acls.AclValidationError) as err:
-        acls.parse_batch(text)
+    with pytest.raises(acl_rules.AclValidationError) as err:
+        acl_rules.parse_batch(text)
     assert problem in str(err.value)
 
 
 def test_it_refuses_oversized_batches(monkeypatch):
     monkeypatch.setattr(acl_rules, "BATCH_MAX", 2)  # the limit lives with the parser
-    with pytest.raises(acls.AclValidationError, match="at most 2"):
-        acls.parse_batch(json.dumps([acls.to_dict(B(name=f"t{i}")) for i in range(3)]))
+    with pytest.raises(acl_rules.AclValidationError, match="at most 2"):
+        acl_rules.parse_batch(json.dumps([acl_rules.to_dict(B(name=f"t{i}")) for i in range(3)]))
 
 
 def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins():
@@ -111,7 +111,7 @@ def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins()
         B("orders", principal="User:other", op="ALL"),
         B("payments", op="ALL"),
     ]
-    applying, ops = acls.evaluate(
+    applying, ops = acl_rules.evaluate(
         bindings, principal="User:app", host="10.0.0.9", resource_type="TOPIC", resource_name="orders"
     )
     assert len(applying) == 4
@@ -121,7 +121,7 @@ def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins()
     assert outcome["DESCRIBE"] == "ALLOWED"  # implied by READ
     assert outcome["DESCRIBE_CONFIGS"] == "ALLOWED"  # wildcard principal and name
     assert outcome["DELETE"] == "NO_ACL"
-    _, elsewhere = acls.evaluate(
+    _, elsewhere = acl_rules.evaluate(
         bindings, principal="User:app", host="10.0.0.1", resource_type="TOPIC", resource_name="orders"
     )
     assert {o.operation: o.outcome for o in elsewhere}["WRITE"] == "ALLOWED"
@@ -200,7 +200,7 @@ def test_delete_by_filter_previews_then_deletes_exactly_the_confirmed_bindings(p
     gateway = gateway_for(kafka_cluster)
     assert set(gateway.describe_acls(AclBindingFilter(resource_name=uniq))) == {keep, added}
     deleted = AuditEvent.objects.get(action="acl.delete")
-    assert deleted.before == [acls.to_dict(drop), acls.to_dict(B(uniq, op="DELETE"))]
+    assert deleted.before == [acl_rules.to_dict(drop), acl_rules.to_dict(B(uniq, op="DELETE"))]
     assert (
         deleted.id
         < AuditEvent.objects.get(action="acl.create", after__isnull=False, targets__icontains="ALTER").id
@@ -246,10 +246,10 @@ def test_the_pages_review_then_apply_with_csrf(personas, kafka_cluster, uniq):
     new_url = reverse("acl_new", kwargs={"name": kafka_cluster.name})
     page = client.get(new_url)
     token = page.cookies["csrftoken"].value
-    text = json.dumps({"create": [acls.to_dict(B(uniq))]})
+    text = json.dumps({"create": [acl_rules.to_dict(B(uniq))]})
     review = client.post(new_url, {"mode": "batch", "text": text, "csrfmiddlewaretoken": token})
     assert review.status_code == 200 and b"Create 1 binding" in review.content
-    value = json.dumps(acls.to_dict(B(uniq)), sort_keys=True)
+    value = json.dumps(acl_rules.to_dict(B(uniq)), sort_keys=True)
     apply_url = reverse("acl_apply", kwargs={"name": kafka_cluster.name})
     assert client.post(apply_url, {"create": value}).status_code == 403  # no CSRF token
     applied = client.post(apply_url, {"create": value, "csrfmiddlewaretoken": token})
@@ -280,7 +280,7 @@ def test_hostile_input_is_refused_and_escaped(client, personas, kafka_cluster):
     )
     assert single.status_code == 200
     assert b"<script>alert" not in single.content and b"ASCII letters" in single.content
-    batch = client.post(new_url, {"mode": "batch", "text": "x" * (acls.BATCH_TEXT_MAX + 1)})
+    batch = client.post(new_url, {"mode": "batch", "text": "x" * (acl_rules.BATCH_TEXT_MAX + 1)})
     assert batch.status_code == 200 and b"at most" in batch.content
     forged = client.post(
         reverse("acl_apply", kwargs={"name": kafka_cluster.name}), {"create": json.dumps({"principal": evil})}
@@ -308,7 +308,7 @@ def test_an_unreachable_cluster_is_a_message_not_a_500(client, offline_cluster):
         base + "effective/", {"principal": "User:app", "resource_type": "TOPIC", "resource_name": "orders"}
     )
     assert effective.status_code == 200 and b"error-box" in effective.content
-    value = json.dumps(acls.to_dict(B()))
+    value = json.dumps(acl_rules.to_dict(B()))
     applied = client.post(base + "apply/", {"create": value})
     assert applied.status_code == 200 and b"failed" in applied.content
     event = AuditEvent.objects.get(action="acl.create")

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from console import operations
 from console.models import AuditEvent, Operation, OperationState
-from console.operations import Done, Kind, Step, Wait
+from console.operations import Done, Kind, Step, Wait, registry
 
 pytestmark = pytest.mark.django_db
 
@@ -56,19 +56,19 @@ def _cleanup(ctx, error):
     ctx.data["gave_up"] = error
 
 
-operations.register(Kind("test.simple", (_step("a"), _step("b"), _step("end", _end))))
-operations.register(
-    Kind(
-        "test.poll",
-        (_step("a"), _step("poll", _poll), Step("last", _step("last", _end).fn, cancellable=False)),
-        cancel_steps=(_step("revert"), _step("undone", lambda ctx: Done(OperationState.CANCELLED, {}))),
-        give_up=_cleanup,
-    )
+SIMPLE = Kind("test.simple", (_step("a"), _step("b"), _step("end", _end)))
+POLL = Kind(
+    "test.poll",
+    (_step("a"), _step("poll", _poll), Step("last", _step("last", _end).fn, cancellable=False)),
+    cancel_steps=(_step("revert"), _step("undone", lambda ctx: Done(OperationState.CANCELLED, {}))),
+    give_up=_cleanup,
 )
 
 
 @pytest.fixture(autouse=True)
-def _runner_settings(settings):
+def _runner_settings(settings, monkeypatch):
+    for kind in (SIMPLE, POLL):  # registered for these tests only
+        monkeypatch.setitem(registry._KINDS, kind.name, kind)
     settings.OPERATION_DISPATCHER = "tests.unit.test_operation_runner.record_dispatch"
     settings.OPERATION_MAX_ATTEMPTS = 3
     settings.OPERATION_BACKOFF_S = 2

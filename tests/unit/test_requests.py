@@ -15,6 +15,7 @@ from console.kafka.types import AclBindingFilter
 from console.models import AuditEvent, Operation, OperationState, Role, RoleBinding, TopicPolicy
 from console.models.requests import AutoApproveRule, ChangeRequest, Notification, RequestState
 from console.requests import actions as requests
+from console.requests import checks as request_checks
 from console.requests import notify as requests_notify
 
 pytestmark = pytest.mark.django_db
@@ -65,7 +66,7 @@ def test_it_stores_a_valid_request_with_its_timeline_and_audit(personas, kafka_c
     ],
 )
 def test_it_refuses_invalid_requests_and_stores_nothing(personas, kafka_cluster, topic, overrides, message):
-    with pytest.raises(requests.RequestInvalid) as err:
+    with pytest.raises(request_checks.RequestInvalid) as err:
         _submit(personas, kafka_cluster, topic, **overrides)
     assert message.lower() in str(err.value).lower()
     assert not ChangeRequest.objects.exists()
@@ -76,7 +77,7 @@ def test_it_applies_the_cluster_policy_on_submit(personas, kafka_cluster, topic)
     TopicPolicy.objects.create(
         cluster=kafka_cluster, max_partitions=2, allowed_config_keys=["cleanup.policy"]
     )
-    with pytest.raises(requests.RequestInvalid) as err:
+    with pytest.raises(request_checks.RequestInvalid) as err:
         _submit(personas, kafka_cluster, topic)
     assert "max_partitions" in str(err.value) and "allowed_config_keys" in str(err.value)
 
@@ -85,7 +86,7 @@ def test_approvers_are_notified_of_a_waiting_request(personas, kafka_cluster, to
     req = _submit(personas, kafka_cluster, topic)
     notified = set(Notification.objects.filter(request=req).values_list("user__username", flat=True))
     assert notified == {"admin", "operator"}
-    assert requests.unread_notifications(actor=personas["operator"])[0].text.startswith(
+    assert requests_notify.unread_notifications(actor=personas["operator"])[0].text.startswith(
         f"Request #{req.pk} by requester"
     )
 
@@ -160,7 +161,7 @@ def test_approval_revalidates_against_the_cluster_as_it_is_now(personas, kafka_c
     from console.kafka import NewTopic
 
     gateway_for(kafka_cluster).create_topics([NewTopic(topic, 1, 1)])
-    with pytest.raises(requests.RequestInvalid, match="TOPIC_ALREADY_EXISTS"):
+    with pytest.raises(request_checks.RequestInvalid, match="TOPIC_ALREADY_EXISTS"):
         requests.approve_request(actor=personas["operator"], request=req)
     req.refresh_from_db()
     assert req.state == "pending" and queued == []
@@ -168,12 +169,12 @@ def test_approval_revalidates_against_the_cluster_as_it_is_now(personas, kafka_c
 
 def test_rejection_needs_a_comment_and_is_audited(personas, kafka_cluster, topic):
     req = _submit(personas, kafka_cluster, topic)
-    with pytest.raises(requests.RequestInvalid, match="why"):
+    with pytest.raises(request_checks.RequestInvalid, match="why"):
         requests.reject_request(actor=personas["operator"], request=req, comment="  ")
     req = requests.reject_request(actor=personas["operator"], request=req, comment="use the shared topic")
     assert req.state == "rejected" and req.decision_comment == "use the shared topic"
     assert AuditEvent.objects.get(action="request.reject").params["comment"] == "use the shared topic"
-    with pytest.raises(requests.RequestInvalid, match="already been decided"):
+    with pytest.raises(request_checks.RequestInvalid, match="already been decided"):
         requests.approve_request(actor=personas["admin"], request=req)
 
 
@@ -188,7 +189,7 @@ def test_only_the_requester_cancels_a_pending_request(personas, kafka_cluster, t
     assert (
         req.state == "cancelled" and AuditEvent.objects.get(action="request.cancel").actor_name == "requester"
     )
-    with pytest.raises(requests.RequestInvalid):
+    with pytest.raises(request_checks.RequestInvalid):
         requests.approve_request(actor=personas["operator"], request=req)
 
 
@@ -259,7 +260,7 @@ def test_an_acl_request_within_namespaces_is_applied(
     ],
 )
 def test_acl_requests_outside_the_namespaces_are_refused(personas, kafka_cluster, binding):
-    with pytest.raises(requests.RequestInvalid, match="outside your namespaces"):
+    with pytest.raises(request_checks.RequestInvalid, match="outside your namespaces"):
         requests.submit_request(
             actor=personas["requester"],
             cluster=kafka_cluster,

@@ -13,6 +13,7 @@ from console.kafka import KafkaOperationError
 from console.models import AuditEvent, TopicPolicy
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
+from console.topics import reads as topic_reads
 from console.topics.actions import TopicSpec
 from console.topics.policy import PolicyViolation
 
@@ -145,7 +146,9 @@ def test_it_warns_about_a_dot_underscore_collision(personas, kafka_cluster):
     topics.create_topics(
         actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(f"{base}_x", 1, 1)]
     )
-    topics.list_topics(actor=personas["operator"], cluster=kafka_cluster)  # warms the cache the check uses
+    topic_reads.list_topics(
+        actor=personas["operator"], cluster=kafka_cluster
+    )  # warms the cache the check uses
     result = topics.create_topics(
         actor=personas["operator"],
         cluster=kafka_cluster,
@@ -161,7 +164,7 @@ def test_the_list_filters_sorts_and_pages_from_one_fetch(personas, kafka_cluster
     prefix = uniq("lst")
     specs = [TopicSpec(f"{prefix}.{i:02d}", i % 3 + 1, 1) for i in range(12)]
     topics.create_topics(actor=personas["operator"], cluster=kafka_cluster, specs=specs)
-    page = topics.list_topics(
+    page = topic_reads.list_topics(
         actor=personas["viewer"],
         cluster=kafka_cluster,
         query=prefix,
@@ -172,22 +175,22 @@ def test_the_list_filters_sorts_and_pages_from_one_fetch(personas, kafka_cluster
     )
     assert page.total == 12 and page.pages == 3 and page.page == 2
     assert [i.row.partitions for i in page.items] == [2, 2, 2, 1, 1]
-    regex = topics.list_topics(
+    regex = topic_reads.list_topics(
         actor=personas["viewer"], cluster=kafka_cluster, query=rf"^{prefix}\.0[0-4]$", regex=True
     )
     assert [i.row.name for i in regex.items] == [f"{prefix}.{i:02d}" for i in range(5)]
     assert regex.items[0].cleanup_policy == "delete"
-    bad = topics.list_topics(actor=personas["viewer"], cluster=kafka_cluster, query="([", regex=True)
+    bad = topic_reads.list_topics(actor=personas["viewer"], cluster=kafka_cluster, query="([", regex=True)
     assert bad.total == 0 and "not valid" in bad.query_error
 
 
 def test_the_list_is_cached_until_refreshed(personas, kafka_cluster, sandbox):
-    first = topics.list_topics(actor=personas["viewer"], cluster=kafka_cluster)
+    first = topic_reads.list_topics(actor=personas["viewer"], cluster=kafka_cluster)
     name = uniq("late")
     sandbox.create_topic(name, 1, 1)  # behind the console's back
-    cached = topics.list_topics(actor=personas["viewer"], cluster=kafka_cluster, query=name)
+    cached = topic_reads.list_topics(actor=personas["viewer"], cluster=kafka_cluster, query=name)
     assert cached.total == 0 and cached.fetched_at == first.fetched_at
-    fresh = topics.list_topics(actor=personas["viewer"], cluster=kafka_cluster, query=name, refresh=True)
+    fresh = topic_reads.list_topics(actor=personas["viewer"], cluster=kafka_cluster, query=name, refresh=True)
     assert fresh.total == 1 and fresh.fetched_at > first.fetched_at
 
 
@@ -195,8 +198,8 @@ def test_internal_topics_are_hidden_unless_asked(personas, kafka_cluster, sandbo
     if "__consumer_offsets" not in metadata_cache.get_snapshot(kafka_cluster).by_name:
         sandbox.create_topic("__consumer_offsets", 1, 1)
         metadata_cache.clear()
-    hidden = topics.list_topics(actor=personas["viewer"], cluster=kafka_cluster, query="__consumer")
-    shown = topics.list_topics(
+    hidden = topic_reads.list_topics(actor=personas["viewer"], cluster=kafka_cluster, query="__consumer")
+    shown = topic_reads.list_topics(
         actor=personas["viewer"], cluster=kafka_cluster, query="__consumer", include_internal=True
     )
     assert hidden.total == 0
@@ -210,7 +213,7 @@ def test_the_detail_has_partitions_offsets_configs_and_events(personas, kafka_cl
         cluster=kafka_cluster,
         specs=[TopicSpec(name, 3, 2, configs={"retention.ms": "1000"})],
     )
-    detail = topics.describe_topic(actor=personas["viewer"], cluster=kafka_cluster, name=name)
+    detail = topic_reads.describe_topic(actor=personas["viewer"], cluster=kafka_cluster, name=name)
     assert [p.id for p in detail.partitions] == [0, 1, 2]
     assert all(
         len(p.replicas) == 2 and p.start_offset is not None and p.end_offset is not None
@@ -223,7 +226,7 @@ def test_the_detail_has_partitions_offsets_configs_and_events(personas, kafka_cl
 
 def test_a_missing_topic_raises_unknown_topic(personas, kafka_cluster):
     with pytest.raises(KafkaOperationError) as info:
-        topics.describe_topic(actor=personas["viewer"], cluster=kafka_cluster, name=uniq("missing"))
+        topic_reads.describe_topic(actor=personas["viewer"], cluster=kafka_cluster, name=uniq("missing"))
     assert info.value.name == "UNKNOWN_TOPIC_OR_PARTITION"
 
 
@@ -291,5 +294,5 @@ def test_add_partitions_grows_the_topic_and_refuses_shrinking(personas, kafka_cl
 
 def test_an_unreachable_cluster_is_a_clear_error_not_a_crash(personas, offline_cluster):
     with pytest.raises(KafkaOperationError) as info:
-        topics.list_topics(actor=personas["admin"], cluster=offline_cluster)
+        topic_reads.list_topics(actor=personas["admin"], cluster=offline_cluster)
     assert info.value.name == "NETWORK_EXCEPTION"

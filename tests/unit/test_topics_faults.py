@@ -12,6 +12,7 @@ from console.kafka import KafkaOperationError
 from console.models import AuditEvent
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
+from console.topics import reads as topic_reads
 from console.topics.actions import TopicSpec
 
 pytestmark = pytest.mark.django_db
@@ -72,12 +73,12 @@ def test_with_a_broker_down_rf_is_checked_and_unhealthy_topics_are_listed(person
         )
         assert not result.outcomes[0].ok
         assert "larger than the 2 live brokers" in result.outcomes[0].message
-        page = topics.list_topics(
+        page = topic_reads.list_topics(
             actor=personas["viewer"], cluster=kafka_cluster, query=name, unhealthy_only=True, refresh=True
         )
         assert [i.row.name for i in page.items] == [name]
         assert page.items[0].row.under_replicated == 3
-        detail = topics.describe_topic(actor=personas["viewer"], cluster=kafka_cluster, name=name)
+        detail = topic_reads.describe_topic(actor=personas["viewer"], cluster=kafka_cluster, name=name)
         assert all(3 not in p.isr for p in detail.partitions)
     finally:
         sandbox.start_broker(3)

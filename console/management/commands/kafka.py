@@ -26,6 +26,7 @@ from console.forms.configs import parse_key_values
 from console.kafka import ConfigChange, KafkaOperationError
 from console.models import Cluster
 from console.topics import actions as topics
+from console.topics import reads as topic_reads
 from console.topics.actions import TopicSpec
 from console.topics.batch import BatchParseError, parse_batch
 from console.topics.policy import PolicyViolation
@@ -174,7 +175,7 @@ class Command(BaseCommand):
 
     def _topics_list(self, cluster, actor) -> int:
         o = self.opts
-        first = topics.list_topics(
+        first = topic_reads.list_topics(
             actor=actor,
             cluster=cluster,
             query=o["query"],
@@ -182,13 +183,13 @@ class Command(BaseCommand):
             include_internal=o["internal"],
             unhealthy_only=o["unhealthy"],
             refresh=o["refresh"],
-            per_page=topics.MAX_PER_PAGE,
+            per_page=topic_reads.MAX_PER_PAGE,
         )
         if first.query_error:
             raise CommandError(first.query_error, returncode=USAGE)
         items = list(first.items)
         for page in range(2, first.pages + 1):
-            items += topics.list_topics(
+            items += topic_reads.list_topics(
                 actor=actor,
                 cluster=cluster,
                 query=o["query"],
@@ -196,7 +197,7 @@ class Command(BaseCommand):
                 include_internal=o["internal"],
                 unhealthy_only=o["unhealthy"],
                 page=page,
-                per_page=topics.MAX_PER_PAGE,
+                per_page=topic_reads.MAX_PER_PAGE,
             ).items
         rows = [
             {
@@ -215,7 +216,7 @@ class Command(BaseCommand):
         return OK
 
     def _topics_describe(self, cluster, actor) -> int:
-        d = topics.describe_topic(actor=actor, cluster=cluster, name=self.opts["topic"])
+        d = topic_reads.describe_topic(actor=actor, cluster=cluster, name=self.opts["topic"])
         rows = [
             {
                 "partition": p.id,
