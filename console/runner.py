@@ -5,7 +5,7 @@ is set) and the sandbox cluster (unless KAFKA_BOOTSTRAP_SERVERS/CONTROLLERS are 
 the cluster, then runs a Celery worker, Celery beat and the web server on 127.0.0.1:8000.
 
 Every child runs in its own process group, so stopping a child also stops whatever it forked
-(Celery's pool, for instance) and nothing else. Ctrl-C / SIGTERM stops every group it started
+(Celery's pool, for instance) and nothing else (``console/processes.py``). Ctrl-C / SIGTERM stops every group it started
 (TERM, then KILL after a grace period); if any child dies, the rest are stopped and it exits 1.
 A second concurrent run finds its ports taken and exits before starting anything.
 """
@@ -15,18 +15,23 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-import signal
 import socket
 import sys
-import threading
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from subprocess import DEVNULL, PIPE, STDOUT, Popen, TimeoutExpired
 from typing import TextIO
+
+from console.processes import (
+    GRACE_S,
+    TIER_INFRA,
+    ChildFailed,
+    Interrupted,
+    Supervisor,
+    busy_ports,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 WEB_HOST, WEB_PORT = "127.0.0.1", 8000
@@ -34,79 +39,12 @@ REDIS_PORT = 6390
 SANDBOX_PORT, SANDBOX_BROKERS, SANDBOX_CONTROLLERS = 19092, 3, 3
 # sandbox/__main__.py: brokers on port+i, controllers on port+100+i, its control socket on port+200.
 SANDBOX_CONTROLLER_PORT_OFFSET, SANDBOX_CONTROL_PORT_OFFSET = 100, 200
-GRACE_S = 10.0  # per tier: time between TERM and KILL
 SANDBOX_START_TIMEOUT_S = 120.0
 REDIS_START_TIMEOUT_S = 20.0
 WEB_START_TIMEOUT_S = 60.0
-TIER_INFRA, TIER_APP = 0, 1  # apps stop first, so the worker can still reach Redis while it stops
-
-
-class Interrupted(Exception):
-    """A stop signal arrived while the runner was waiting for something."""
-
-
-class ChildFailed(Exception):
-    """A child exited (or a setup step failed); the message says which and how."""
 
 
 # --------------------------------------------------------------------------- pure helpers
-
-
-def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
-    """True when a server could not bind host:port (someone listens there, on any address)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        # SO_REUSEADDR like every server we start: TIME_WAIT leftovers of a previous run don't count.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return True
-    return False
-
-
-def busy_ports(ports: Mapping[int, str], host: str = "127.0.0.1") -> dict[int, str]:
-    """The subset of {port: purpose} that is already taken."""
-    return {port: what for port, what in ports.items() if port_in_use(port, host)}
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes in process group pgid."""
-    members = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                stat = fh.read().decode(errors="replace")
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state ppid pgrp ...
-        rest = stat[stat.rfind(")") + 2 :].split()
-        if len(rest) >= 3 and int(rest[2]) == pgid and rest[0] not in ("Z", "X"):
-            members.append(int(entry.name))
-    return members
-
-
-def group_alive(pgid: int) -> bool:
-    if os.path.isdir("/proc"):
-        return bool(group_members(pgid))
-    try:  # no /proc: zombies count as alive, which only makes us wait for the grace period
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def describe_exit(code: int | None) -> str:
-    """'exit code 3' or 'killed by SIGKILL' for a Popen returncode."""
-    if code is not None and code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit code {code}"
 
 
 def parse_bootstrap(line: str) -> tuple[str, str] | None:
@@ -186,184 +124,6 @@ def redis_ping(port: int, host: str = "127.0.0.1") -> bool:
             return sock.recv(64).startswith(b"+PONG")
     except OSError:
         return False
-
-
-# --------------------------------------------------------------------------- supervisor
-
-
-@dataclass
-class Child:
-    name: str
-    popen: Popen
-    tier: int
-    one_shot: bool
-    reader: threading.Thread
-    stop_signal: int = signal.SIGTERM
-
-    @property
-    def pgid(self) -> int:
-        return self.popen.pid  # leader of its own group (process_group=0)
-
-
-class Supervisor:
-    """Starts children in their own process groups, prefixes their output, stops them all."""
-
-    def __init__(self, out: TextIO | None = None, grace_s: float = GRACE_S, width: int = 8) -> None:
-        self.out = out or sys.stdout
-        self.grace_s = grace_s
-        self.width = width
-        self.children: list[Child] = []
-        self.stop_signal: int | None = None
-        self.stopping = False
-        self._lock = threading.Lock()
-
-    # output ------------------------------------------------------------------
-    def say(self, name: str, text: str) -> None:
-        with self._lock:
-            try:
-                for line in text.splitlines() or [""]:
-                    self.out.write(f"{name:>{self.width}} | {line}\n")
-                self.out.flush()
-            except (OSError, ValueError):
-                pass  # e.g. `make run | tee log` and tee died first: keep draining and stopping children
-
-    def _pump(self, name: str, stream: TextIO, on_line: Callable[[str], None] | None) -> None:
-        for line in stream:
-            line = line.rstrip("\r\n")
-            self.say(name, line)
-            if on_line:
-                on_line(line)
-        stream.close()
-
-    # signals -----------------------------------------------------------------
-    def install_signal_handlers(self) -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, self._on_signal)
-
-    def _on_signal(self, signum: int, _frame: object) -> None:
-        if self.stopping or (self.stop_signal is not None and signum == signal.SIGINT):
-            self.grace_s = 0  # a second Ctrl-C: stop waiting, KILL what is left
-        self.stop_signal = signum
-
-    def check(self) -> None:
-        if self.stop_signal is not None:
-            raise Interrupted(signal.Signals(self.stop_signal).name)
-
-    # children ----------------------------------------------------------------
-    def spawn(
-        self,
-        name: str,
-        argv: list[str],
-        env: Mapping[str, str] | None = None,
-        cwd: Path | str | None = None,
-        tier: int = TIER_APP,
-        one_shot: bool = False,
-        on_line: Callable[[str], None] | None = None,
-        stop_signal: int = signal.SIGTERM,
-    ) -> Child:
-        self.check()
-        popen = Popen(
-            argv,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=DEVNULL,
-            stdout=PIPE,
-            stderr=STDOUT,
-            text=True,
-            errors="replace",
-            bufsize=1,
-            process_group=0,  # own group: the terminal's Ctrl-C reaches only us; we stop the group
-        )
-        reader = threading.Thread(target=self._pump, args=(name, popen.stdout, on_line), daemon=True)
-        reader.start()
-        child = Child(name, popen, tier, one_shot, reader, stop_signal)
-        self.children.append(child)
-        return child
-
-    def run_once(self, name: str, argv: list[str], label: str = "", **kwargs: object) -> None:
-        """Run a setup step to completion (interruptible); ChildFailed when it fails."""
-        label = label or " ".join(argv)
-        child = self.spawn(name, argv, one_shot=True, **kwargs)  # type: ignore[arg-type]
-        while child.popen.poll() is None:
-            self.check()
-            time.sleep(0.1)
-        child.reader.join(timeout=2)
-        if child.popen.returncode != 0:
-            raise ChildFailed(f"`{label}` failed with {describe_exit(child.popen.returncode)}")
-
-    def first_dead(self) -> Child | None:
-        for child in self.children:
-            if not child.one_shot and child.popen.poll() is not None:
-                return child
-        return None
-
-    def wait_until(self, what: str, ready: Callable[[], bool], timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not ready():
-            self.check()
-            dead = self.first_dead()
-            if dead:
-                raise ChildFailed(
-                    f"{dead.name} exited ({describe_exit(dead.popen.returncode)}) while waiting for {what}"
-                )
-            if time.monotonic() > deadline:
-                raise ChildFailed(f"timed out after {timeout_s:.0f}s waiting for {what}")
-            time.sleep(0.2)
-
-    def supervise(self) -> None:
-        """Block until a signal arrives (Interrupted) or a long-running child dies (ChildFailed)."""
-        while True:
-            self.check()
-            dead = self.first_dead()
-            if dead:
-                raise ChildFailed(f"{dead.name} exited unexpectedly ({describe_exit(dead.popen.returncode)})")
-            time.sleep(0.2)
-
-    def shutdown(self) -> list[str]:
-        """TERM every group we started (apps first), KILL what outlives the grace period.
-
-        Returns the names of the children that had to be killed.
-        """
-        self.stopping = True
-        killed: list[str] = []
-        for tier in sorted({c.tier for c in self.children}, reverse=True):
-            group = [c for c in self.children if c.tier == tier and self._alive(c)]
-            for child in group:
-                self._signal(child, child.stop_signal)
-            started = time.monotonic()
-            # grace_s is re-read: a second Ctrl-C sets it to 0 and we KILL at once.
-            while any(self._alive(c) for c in group) and time.monotonic() - started < self.grace_s:
-                time.sleep(0.1)
-            for child in group:
-                if self._alive(child):
-                    killed.append(child.name)
-                    self._signal(child, signal.SIGKILL)
-            for child in group:
-                end = time.monotonic() + 5
-                while self._alive(child) and time.monotonic() < end:
-                    time.sleep(0.05)
-        for child in self.children:
-            try:
-                child.popen.wait(timeout=2)  # reap the leader (its group is gone by now)
-            except TimeoutExpired:
-                pass
-            child.reader.join(timeout=2)
-        return killed
-
-    @staticmethod
-    def _alive(child: Child) -> bool:
-        child.popen.poll()  # reap the leader so it does not linger as a zombie
-        return group_alive(child.pgid)
-
-    @staticmethod
-    def _signal(child: Child, sig: int) -> None:
-        try:
-            os.killpg(child.pgid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    def leftovers(self) -> dict[str, list[int]]:
-        return {c.name: m for c in self.children if (m := group_members(c.pgid))}
 
 
 # --------------------------------------------------------------------------- the run

@@ -8,7 +8,7 @@ from django.core.cache import cache
 
 from console import operations
 from console.audit import store as audit
-from console.audit.review import _CHECKPOINT_KEY, VERIFY_ITEM, VERIFY_KIND
+from console.audit.chain import CHECKPOINT_KEY, VERIFY_ITEM, VERIFY_KIND
 from console.models import AuditChainHead, AuditEvent, OperationState
 from console.operations import Done, Kind, Step
 
@@ -29,7 +29,7 @@ def _verify(ctx) -> Done:
         text = f"intact: {status.count} events verified up to event {status.verified_up_to}"
         last = AuditEvent.objects.filter(pk=status.verified_up_to).values_list("hash", flat=True).first()
         if last:
-            cache.set(_CHECKPOINT_KEY, (status.verified_up_to, last), None)
+            cache.set(CHECKPOINT_KEY, (status.verified_up_to, last), None)
     else:
         text = f"broken at event {status.broken_at}: {status.reason}"
     if status.archived_up_to:

@@ -25,6 +25,7 @@ from console.requests.actions import EXECUTE_KIND, _step
 from console.requests.checks import RequestInvalid, _current_topic, _kafka_text
 from console.requests.notify import _notify
 from console.topics import actions as topics
+from console.topics import delete as topic_delete
 from console.topics import policy
 
 
@@ -66,7 +67,7 @@ def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
         outcome = topics.add_partitions(**common, topic=p["topic"], total_count=p["total_count"], **on_behalf)
         return _settled(outcome.ok, outcome.status, outcome.message)
     if req.kind == RequestKind.TOPIC_DELETE:
-        outcome = topics.delete_topics(
+        outcome = topic_delete.delete_topics(
             **common, names=[p["topic"]], confirmation=p["topic"], **on_behalf
         ).outcomes[0]
         if not outcome.ok and outcome.status == "does not exist" and retry:

@@ -12,6 +12,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from console.audit import chain as chain_reads
 from console.audit import review as audit_review
 from console.forms.audit import AuditFilterForm
 from console.views._helpers import client_ip
@@ -111,15 +112,15 @@ def audit_chain(request):
     """The chain status (incremental check); with ?op=N, only the full-verification progress."""
     op_id = _int_param(request, "op")
     if op_id is not None:
-        op = audit_review.get_verify(actor=request.user, op_id=op_id)
+        op = chain_reads.get_verify(actor=request.user, op_id=op_id)
         if op is None:
             raise Http404("No such verification.")
         response = render(request, "console/_audit_verify.html", _verify_context(request, op))
         if request.htmx and op.finished:
             response.status_code = 286  # htmx stops polling; the fragment is still swapped in
         return response
-    status = audit_review.chain_status(actor=request.user)
-    context = {"status": status, **_verify_context(request, audit_review.latest_verify())}
+    status = chain_reads.chain_status(actor=request.user)
+    context = {"status": status, **_verify_context(request, chain_reads.latest_verify())}
     return render(request, "console/_audit_chain.html", context)
 
 
@@ -127,6 +128,6 @@ def audit_chain(request):
 @require_POST
 def audit_verify_all(request):
     """Queue the full re-walk from the archive anchor as an Operation; show its progress."""
-    op = audit_review.start_verify(actor=request.user, source_ip=client_ip(request))
-    status = audit_review.chain_status(actor=request.user)
+    op = chain_reads.start_verify(actor=request.user, source_ip=client_ip(request))
+    status = chain_reads.chain_status(actor=request.user)
     return render(request, "console/_audit_chain.html", {"status": status, **_verify_context(request, op)})

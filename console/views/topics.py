@@ -23,6 +23,7 @@ from console.forms.topics import (
 )
 from console.kafka import KafkaOperationError
 from console.topics import actions as topics
+from console.topics import delete as deletion
 from console.topics import policy
 from console.topics import reads as topic_reads
 from console.topics.policy import PolicyViolation
@@ -185,7 +186,7 @@ def topic_delete(request, name: str):
     context = {"cluster": cluster, "names": names, "result": None, "error": ""}
     if "confirmation" in request.POST and names:
         try:
-            context["result"] = topics.delete_topics(
+            context["result"] = deletion.delete_topics(
                 actor=request.user,
                 cluster=cluster,
                 names=names,
@@ -193,7 +194,7 @@ def topic_delete(request, name: str):
                 source_ip=client_ip(request),
             )
             return render(request, "console/topic_delete.html", context)
-        except topics.ConfirmationError as exc:
+        except deletion.ConfirmationError as exc:
             context["error"] = str(exc)
         except KafkaOperationError as exc:
             context["error"] = exc.operator_text
@@ -201,10 +202,10 @@ def topic_delete(request, name: str):
         messages.error(request, "Select at least one topic to delete.")
         return redirect("topic_list", name=cluster.name)
     try:
-        context["preview"] = topics.delete_preview(actor=request.user, cluster=cluster, names=names)
+        context["preview"] = deletion.delete_preview(actor=request.user, cluster=cluster, names=names)
     except KafkaOperationError as exc:
         context["preview"], context["error"] = [(n, "") for n in names], exc.operator_text
-    context["expected"] = topics.delete_confirmation(names)
+    context["expected"] = deletion.delete_confirmation(names)
     return render(request, "console/topic_delete.html", context)
 
 

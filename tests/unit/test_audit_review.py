@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from console import operations
+from console.audit import chain as audit_chain
 from console.audit import review as audit_review
 from console.audit import store as audit
 from console.audit import worker as audit_worker
@@ -211,10 +212,10 @@ def test_it_streams_the_current_filter_as_csv_and_json_lines(client, people, off
 
 def test_chain_status_says_verified_up_to_and_names_the_first_broken_link(client, people, offline_cluster):
     events = [_event(cluster=offline_cluster, targets=[f"topic:t{i}"]) for i in range(4)]
-    status = audit_review.chain_status(actor=people["auditor"])
+    status = audit_chain.chain_status(actor=people["auditor"])
     assert (status.ok, status.verified_up_to) == (True, events[-1].pk)
     more = _event(cluster=offline_cluster)
-    assert audit_review.chain_status(actor=people["auditor"]).verified_up_to == more.pk  # incremental
+    assert audit_chain.chain_status(actor=people["auditor"]).verified_up_to == more.pk  # incremental
     with connection.cursor() as cur:
         cur.execute(
             "UPDATE console_auditevent SET params = %s WHERE id = %s", ['{"edited": true}', events[3].pk]
@@ -222,7 +223,7 @@ def test_chain_status_says_verified_up_to_and_names_the_first_broken_link(client
     status = audit.verify_chain()
     assert (status.ok, status.broken_at, status.verified_up_to) == (False, events[3].pk, events[2].pk)
     cache.clear()  # without a checkpoint the page walks from the start (the full walk is an Operation)
-    status = audit_review.chain_status(actor=people["auditor"])
+    status = audit_chain.chain_status(actor=people["auditor"])
     assert (status.ok, status.broken_at, status.verified_up_to) == (False, events[3].pk, events[2].pk)
     client.force_login(people["auditor"])
     body = client.get(reverse("audit_chain")).content.decode()
@@ -231,10 +232,10 @@ def test_chain_status_says_verified_up_to_and_names_the_first_broken_link(client
 
 def test_the_checkpoint_event_itself_is_rechecked(people, offline_cluster):
     events = [_event(cluster=offline_cluster) for _ in range(3)]
-    assert audit_review.chain_status(actor=people["admin"]).ok
+    assert audit_chain.chain_status(actor=people["admin"]).ok
     with connection.cursor() as cur:
         cur.execute("UPDATE console_auditevent SET actor_name = 'mallory' WHERE id = %s", [events[-1].pk])
-    status = audit_review.chain_status(actor=people["admin"])
+    status = audit_chain.chain_status(actor=people["admin"])
     assert (status.ok, status.broken_at) == (False, events[-1].pk)
 
 
@@ -327,7 +328,7 @@ def test_the_full_re_verify_operation_fails_on_a_broken_chain(people, offline_cl
     events = [_event(cluster=offline_cluster) for _ in range(3)]
     with connection.cursor() as cur:
         cur.execute("UPDATE console_auditevent SET actor_name = 'mallory' WHERE id = %s", [events[1].pk])
-    op = audit_review.start_verify(actor=people["auditor"])
+    op = audit_chain.start_verify(actor=people["auditor"])
     monkeypatch.setattr(audit_worker, "BATCH_SIZE", 1)
     operations.run(op.pk, worker="test")
     op.refresh_from_db()

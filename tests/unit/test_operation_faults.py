@@ -24,7 +24,7 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
-from console.audit import review as audit_review
+from console.audit import chain as audit_chain
 from console.audit import store as audit
 from console.clusters import actions as cluster_actions
 from console.clusters import worker as health
@@ -205,7 +205,7 @@ def _start_verify(ctx):
         audit.record(
             actor=ctx["personas"]["admin"], action="test.event", cluster=ctx["cluster"], outcome="success"
         )
-    return audit_review.start_verify(actor=ctx["personas"]["admin"])
+    return audit_chain.start_verify(actor=ctx["personas"]["admin"])
 
 
 def _topic(sandbox, assignment, mb_per_partition=0):

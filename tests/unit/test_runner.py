@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from console import runner
-from console.runner import ChildFailed, Supervisor
+from console import processes, runner
+from console.processes import ChildFailed, Supervisor
 
 REPO = Path(runner.__file__).resolve().parent.parent
 
@@ -30,7 +30,7 @@ def _listening_socket() -> socket.socket:
 def _wait_gone(pgid: int, timeout: float = 5) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if not runner.group_members(pgid):
+        if not processes.group_members(pgid):
             return True
         time.sleep(0.05)
     return False
@@ -39,11 +39,11 @@ def _wait_gone(pgid: int, timeout: float = 5) -> bool:
 def _wait_members(pgid: int, count: int, timeout: float = 5) -> list[int]:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        members = runner.group_members(pgid)
+        members = processes.group_members(pgid)
         if len(members) >= count:
             return members
         time.sleep(0.05)
-    return runner.group_members(pgid)
+    return processes.group_members(pgid)
 
 
 @pytest.fixture
@@ -59,9 +59,9 @@ def sup():
 def test_it_sees_a_port_in_use_and_free_again_once_closed():
     sock = _listening_socket()
     port = sock.getsockname()[1]
-    assert runner.port_in_use(port)
+    assert processes.port_in_use(port)
     sock.close()
-    assert not runner.port_in_use(port)
+    assert not processes.port_in_use(port)
 
 
 def test_it_lists_only_the_busy_ports_with_their_purpose():
@@ -71,7 +71,7 @@ def test_it_lists_only_the_busy_ports_with_their_purpose():
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
     try:
-        assert runner.busy_ports({busy: "web server", free: "embedded Redis"}) == {busy: "web server"}
+        assert processes.busy_ports({busy: "web server", free: "embedded Redis"}) == {busy: "web server"}
     finally:
         sock.close()
 
@@ -153,8 +153,8 @@ def test_a_real_cluster_without_a_name_is_called_default(tmp_path):
 
 
 def test_it_describes_how_a_child_ended():
-    assert runner.describe_exit(3) == "exit code 3"
-    assert runner.describe_exit(-9) == "killed by SIGKILL"
+    assert processes.describe_exit(3) == "exit code 3"
+    assert processes.describe_exit(-9) == "killed by SIGKILL"
 
 
 def test_it_reads_the_sandbox_announcements_and_nothing_else():
@@ -197,7 +197,7 @@ def test_it_stops_a_whole_group_including_grandchildren_and_nothing_else(sup):
 
         assert sup.shutdown() == []
 
-        assert runner.group_members(child.pgid) == []
+        assert processes.group_members(child.pgid) == []
         assert bystander.poll() is None  # not ours: untouched
     finally:
         bystander.kill()
@@ -213,12 +213,12 @@ def test_it_kills_a_group_that_ignores_sigterm_after_the_grace_period(sup):
     assert sup.shutdown() == ["stubborn"]
 
     assert time.monotonic() - started < 5
-    assert runner.group_members(child.pgid) == []
+    assert processes.group_members(child.pgid) == []
 
 
 def test_it_stops_apps_before_infrastructure(sup):
     sup.grace_s = 0.5
-    infra = sup.spawn("redis", ["sleep", "300"], tier=runner.TIER_INFRA)
+    infra = sup.spawn("redis", ["sleep", "300"], tier=processes.TIER_INFRA)
     app = sup.spawn("worker", ["sh", "-c", "trap '' TERM; sleep 300"])
     time.sleep(0.2)
 
@@ -251,7 +251,7 @@ def test_waiting_gives_up_when_a_child_dies_meanwhile(sup):
 SCRIPT = textwrap.dedent(
     """
     import sys
-    from console.runner import Supervisor, Interrupted
+    from console.processes import Supervisor, Interrupted
     sup = Supervisor(grace_s=2)
     sup.install_signal_handlers()
     a = sup.spawn("a", ["sh", "-c", "sleep 300 & sleep 300 & wait"])
@@ -288,6 +288,6 @@ def test_a_stop_signal_to_the_supervisor_stops_every_group_it_started(sig):
         assert proc.returncode == 0
     finally:
         for pgid in [proc.pid, *pgids]:
-            if runner.group_members(pgid):
+            if processes.group_members(pgid):
                 os.killpg(pgid, signal.SIGKILL)
         proc.wait()

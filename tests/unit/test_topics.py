@@ -13,6 +13,7 @@ from console.kafka import KafkaOperationError
 from console.models import AuditEvent, TopicPolicy
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
+from console.topics import delete as topic_delete
 from console.topics import reads as topic_reads
 from console.topics.actions import TopicSpec
 from console.topics.policy import PolicyViolation
@@ -233,12 +234,12 @@ def test_a_missing_topic_raises_unknown_topic(personas, kafka_cluster):
 def test_delete_needs_the_typed_confirmation(personas, kafka_cluster):
     name = uniq("del")
     topics.create_topics(actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(name, 1, 1)])
-    with pytest.raises(topics.ConfirmationError, match=name):
-        topics.delete_topics(
+    with pytest.raises(topic_delete.ConfirmationError, match=name):
+        topic_delete.delete_topics(
             actor=personas["operator"], cluster=kafka_cluster, names=[name], confirmation="yes"
         )
     assert exists(kafka_cluster, name)
-    result = topics.delete_topics(
+    result = topic_delete.delete_topics(
         actor=personas["operator"], cluster=kafka_cluster, names=[name], confirmation=name
     )
     assert [(o.status, o.ok) for o in result.outcomes] == [("deleted", True)]
@@ -261,7 +262,7 @@ def test_delete_refuses_internal_and_protected_topics_with_the_reason(personas, 
         sandbox.create_topic("__consumer_offsets", 1, 1)
     metadata_cache.clear()
     names = [keep, drop, "__consumer_offsets", uniq("ghost")]
-    result = topics.delete_topics(
+    result = topic_delete.delete_topics(
         actor=personas["operator"], cluster=kafka_cluster, names=names, confirmation="4"
     )
     by_name = {o.name: o for o in result.outcomes}

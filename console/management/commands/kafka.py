@@ -26,6 +26,7 @@ from console.forms.configs import parse_key_values
 from console.kafka import ConfigChange, KafkaOperationError
 from console.models import Cluster
 from console.topics import actions as topics
+from console.topics import delete as topic_delete
 from console.topics import reads as topic_reads
 from console.topics.actions import TopicSpec
 from console.topics.batch import BatchParseError, parse_batch
@@ -117,7 +118,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=DENIED) from None
         except PolicyViolation as exc:
             raise CommandError(str(exc), returncode=REFUSED) from None
-        except (topics.ConfirmationError, configs.ConfigPlanError, BatchParseError) as exc:
+        except (topic_delete.ConfirmationError, configs.ConfigPlanError, BatchParseError) as exc:
             raise CommandError(str(exc), returncode=REFUSED) from None
         except KafkaOperationError as exc:
             code = NOT_FOUND if exc.name == "UNKNOWN_TOPIC_OR_PARTITION" else KAFKA
@@ -276,11 +277,11 @@ class Command(BaseCommand):
     def _topics_delete(self, cluster, actor) -> int:
         o = self.opts
         if o["validate_only"]:
-            preview = topics.delete_preview(actor=actor, cluster=cluster, names=o["topics"])
+            preview = topic_delete.delete_preview(actor=actor, cluster=cluster, names=o["topics"])
             rows = [{"topic": n, "would": "refuse" if r else "delete", "reason": r} for n, r in preview]
             self._emit(rows, ["topic", "would", "reason"], {"validate_only": True})
             return OK
-        result = topics.delete_topics(
+        result = topic_delete.delete_topics(
             actor=actor, cluster=cluster, names=o["topics"], confirmation=o["confirm"]
         )
         return self._outcomes(result.outcomes, False)
