@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
-
-
-def human_bytes(n: float | None) -> str:
-    if n is None:
-        return "–"
-    value, unit = float(n), 0
-    while abs(value) >= 1024 and unit < len(UNITS) - 1:
-        value, unit = value / 1024, unit + 1
-    return f"{value:.0f} {UNITS[unit]}" if unit == 0 else f"{value:.1f} {UNITS[unit]}"
+from console.formatting import human_bytes
 
 
 def _when(ms: int | datetime) -> datetime:

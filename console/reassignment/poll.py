@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from console import operations
 from console.clusters.actions import gateway_for
+from console.formatting import human_bytes, human_duration
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models.reassignment import (
     OPEN_PARTITION_STATES,
@@ -28,8 +29,6 @@ from console.operations import Wait
 from console.reassignment.progress import (
     flatten_logs,
     hosts,
-    human_bytes,
-    human_duration,
     live_entry,
     rate_and_eta,
     replica_dicts,

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from console.formatting import human_bytes
 from console.kafka import KafkaOperationError
 
 TP = tuple[str, int]
@@ -21,16 +22,6 @@ IN_SYNC = "In sync"
 UNKNOWN_BROKER = "Unknown broker"
 NOT_HOSTED = "Broker does not host this partition"
 UNKNOWN_PARTITION = "Unknown partition"
-
-
-def human_bytes(n: float) -> str:
-    """1536 -> '1.5 KB' (binary units, one decimal)."""
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(value) < 1024 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TB"  # pragma: no cover
 
 
 def behind_text(bytes_behind: int, offset_lag: int) -> str:
@@ -171,14 +162,3 @@ def rate_and_eta(
     if remaining <= 0:
         return rate, 0.0
     return rate, (remaining / rate if rate > 0 else None)
-
-
-def human_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "unknown"
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    return f"{s // 3600}h {(s % 3600) // 60:02d}m"

@@ -13,6 +13,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from console import access
+from console.formatting import human_bytes
 from console.kafka import KafkaOperationError
 from console.telemetry import capacity
 from console.telemetry import snapshots as telemetry
@@ -36,8 +37,7 @@ def _idle_rows(request, cluster, report: capacity.CapacityReport) -> list[dict]:
 def _charts(report: capacity.CapacityReport) -> dict:
     size = [(r["ts"], r["disk_bytes"] or r["log_bytes"]) for r in report.cluster_size]
     growing = [
-        (t["topic"], t["bytes_growth"], f"+{charts.human_bytes(t['bytes_growth'])}")
-        for t in report.top_growing
+        (t["topic"], t["bytes_growth"], f"+{human_bytes(t['bytes_growth'])}") for t in report.top_growing
     ]
     caps = [b.get("capacity_bytes") for b in report.brokers if b.get("capacity_bytes")]
     brokers = [(f"broker {b['broker']}", b["size_bytes"], _broker_text(b)) for b in report.brokers]
@@ -58,7 +58,7 @@ def _broker_text(b: dict) -> str:
     used = (
         f"{b['used_ratio'] * 100:.1f}% used"
         if b.get("used_ratio") is not None
-        else charts.human_bytes(b["size_bytes"])
+        else human_bytes(b["size_bytes"])
     )
     days = b.get("days_to_full")
     return f"{used} · full in {days:.0f} d" if days is not None else f"{used} · not growing"
@@ -83,7 +83,7 @@ def capacity_overview(request, name: str):
             "interval_min": cfg.snapshot_interval_s // 60,
             "window_days": cfg.window_days,
             "idle_days": cfg.idle_days,
-            "lake_size": charts.human_bytes(report.lake_bytes),
+            "lake_size": human_bytes(report.lake_bytes),
         },
     )
 

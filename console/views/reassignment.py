@@ -10,13 +10,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from console import access
+from console.formatting import human_bytes, human_duration
 from console.forms.reassignment import ElectionForm, PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
 from console.reassignment import elections, planner, throttles
 from console.reassignment import janitor as reassign_janitor
-from console.reassignment.progress import human_bytes, human_duration, replica_dicts
+from console.reassignment.progress import replica_dicts
 from console.views._helpers import client_ip, get_cluster_for_user
 
 

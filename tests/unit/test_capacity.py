@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from console import operations
+from console.formatting import human_bytes
 from console.models import AuditEvent, Operation
 from console.telemetry import capacity
 from pipeline import charts, generate, lake, reference, reports
@@ -198,7 +199,7 @@ def test_line_and_bar_geometry():
     assert line["points"] == "10.0,90.0 100.0,50.0 190.0,10.0"
     bars = charts.bar_chart([("a", 10, "10"), ("b", 5, "5")], width=420, label_w=100, limit=20)
     assert [r["width"] for r in bars["rows"]] == [100.0, 50.0] and bars["limit_x"] == 300.0
-    assert charts.bar_chart([])["empty"] and charts.human_bytes(1536) == "1.5 KiB"
+    assert charts.bar_chart([])["empty"] and human_bytes(1536) == "1.5 KB"
 
 
 def test_the_command_reads_dates_and_durations():
