@@ -12,7 +12,6 @@ import logging
 import time
 
 from django.db.models import Count, Sum
-from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from console import operations
@@ -27,13 +26,14 @@ from console.models.reassignment import (
 )
 from console.operations import Wait
 from console.reassignment.progress import (
+    LiveEntry,
     flatten_logs,
     hosts,
     live_entry,
     rate_and_eta,
     replica_dicts,
 )
-from console.reassignment.store import partition_rows
+from console.reassignment.store import live_written_at, partition_rows, write_live
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +60,12 @@ def poll_once(r: Reassignment) -> Wait | None:
         listed = gw.list_partition_reassignments(tps)
         by_broker = hosts((tp, x.original, x.target) for tp, x in zip(tps, rows, strict=True))
         logs = flatten_logs(gw.describe_log_dirs(partitions=by_broker))
-    live: dict[str, list] = {}
+    live: dict[tuple[str, int], LiveEntry] = {}
     finished = []
     for tp, x in zip(tps, rows, strict=True):
         entry = live_entry((x.topic, x.partition), x.original, x.target, logs)
         if tp in listed:
-            live[f"{x.topic}|{x.partition}"] = entry
+            live[(x.topic, x.partition)] = entry
         else:
             finished.append((x, entry))
     _verify(gw, finished)
@@ -81,7 +81,7 @@ def _verify(gw, finished) -> None:
         return
     described = gw.describe_topics(sorted({x.topic for x, _ in finished}))
     updated = []
-    for x, (total, _done, replicas) in finished:
+    for x, entry in finished:
         md = described.get(x.topic)
         part = (
             None
@@ -89,7 +89,11 @@ def _verify(gw, finished) -> None:
             else next((p for p in md.partitions if p.id == x.partition), None)
         )
         row = ReassignmentPartition(
-            pk=x.id, bytes_total=total, bytes_done=total, replicas=replica_dicts(replicas), message=""
+            pk=x.id,
+            bytes_total=entry.bytes_total,
+            bytes_done=entry.bytes_total,
+            replicas=replica_dicts(entry.replicas),
+            message="",
         )
         if part is None:
             row.state, row.message, row.bytes_done = (
@@ -100,7 +104,7 @@ def _verify(gw, finished) -> None:
         elif list(part.replicas) == list(x.target):
             row.state = PartitionState.DONE
         else:
-            row.state, row.bytes_done = PartitionState.DIVERGED, _done
+            row.state, row.bytes_done = PartitionState.DIVERGED, entry.bytes_done
             row.message = (
                 f"No reassignment in progress but replicas are {list(part.replicas)}, not {list(x.target)}"
             )
@@ -110,30 +114,28 @@ def _verify(gw, finished) -> None:
     )
 
 
-def _summarise(r: Reassignment, live: dict[str, list], started: float) -> None:
+def _summarise(r: Reassignment, live: dict[tuple[str, int], LiveEntry], started: float) -> None:
     """Totals, rate and ETA on the Reassignment and the Operation (what the progress page reads)."""
     settled_rows = r.partitions.exclude(state__in=OPEN_PARTITION_STATES)
     agg = settled_rows.aggregate(total=Sum("bytes_total"), done=Sum("bytes_done"))
     counts = dict(r.partitions.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
-    total = int(agg["total"] or 0) + sum(e[0] for e in live.values())
-    done = int(agg["done"] or 0) + sum(e[1] for e in live.values())
+    total = int(agg["total"] or 0) + sum(e.bytes_total for e in live.values())
+    done = int(agg["done"] or 0) + sum(e.bytes_done for e in live.values())
     now = time.time()
-    last = (
-        Reassignment.objects.filter(pk=r.pk)
-        .annotate(at=KeyTransform("_at", "live"))
-        .values_list("at", flat=True)
-    ).first()
-    seconds = now - last if isinstance(last, (int, float)) and last else 0.0
+    last = live_written_at(r)
+    seconds = now - last if last else 0.0
     rate, eta = rate_and_eta(done, r.bytes_done, seconds, total - done, r.rate_bytes_per_s)
     settled = sum(n for s, n in counts.items() if s not in OPEN_PARTITION_STATES)
-    Reassignment.objects.filter(pk=r.pk).update(
+    write_live(
+        r,
+        live,
+        now,
         bytes_total=total,
         bytes_done=done,
         rate_bytes_per_s=rate,
         partitions_done=counts.get("done", 0),
         polls=r.polls + 1,
         last_poll_at=timezone.now(),
-        live={**live, "_at": now},
     )
     text = (
         f"{settled}/{r.partitions_total} partitions · {human_bytes(done)} of {human_bytes(total)}"

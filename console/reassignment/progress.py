@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from console.formatting import human_bytes
 from console.kafka import KafkaOperationError
@@ -53,11 +53,19 @@ def partition_progress(
     return PartitionProgress(total, done, tuple(replica_dicts(rows)), known)
 
 
-def live_entry(tp: TP, original: Sequence[int], target: Sequence[int], logs: BrokerReplicas) -> list:
-    """``[bytes_total, bytes_done, [[broker, status, bytes, new], ...]]``: the poller's compact form
-    (10,000s of entries are written every cycle); ``replica_dicts`` turns the states back into rows."""
+class LiveEntry(NamedTuple):
+    """One moving partition in the poller's compact form (10,000s are written every cycle):
+    ``replicas`` are ``[broker, status, bytes, new]`` lists, which ``replica_dicts`` turns into rows.
+    Stored as a JSON list; ``reassignment/store.py`` alone reads and writes it."""
+
+    bytes_total: int
+    bytes_done: int
+    replicas: list
+
+
+def live_entry(tp: TP, original: Sequence[int], target: Sequence[int], logs: BrokerReplicas) -> LiveEntry:
     total, done, rows, _known = _measure(tp, original, target, logs)
-    return [total, done, rows]
+    return LiveEntry(total, done, rows)
 
 
 REPLICA_KEYS = ("broker", "status", "bytes", "new")

@@ -13,11 +13,13 @@ from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import TextField
+from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
 
 from console.kafka import TopicPartition
 from console.models.reassignment import Reassignment, ReassignmentPartition
 from console.reassignment import planner
+from console.reassignment.progress import LiveEntry
 
 STATE_UPDATE_CHUNK = 900  # ids per UPDATE ... WHERE id IN (...) (SQLite's parameter limit)
 
@@ -103,3 +105,38 @@ def insert_rows(r: Reassignment, checks: Sequence[planner.PartitionCheck]) -> No
     ]
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
+
+
+# ---- Reassignment.live: the poller's latest progress of every moving partition ----------------
+# {"<topic>|<partition>": [bytes_total, bytes_done, [[broker, status, bytes, new], ...]], "_at": epoch s}
+# Written whole once per poll cycle; read here only, as LiveEntry values.
+
+LIVE_AT = "_at"
+
+
+def live_key(topic: str, partition: int) -> str:
+    return f"{topic}|{partition}"
+
+
+def write_live(r: Reassignment, entries: dict[tuple[str, int], LiveEntry], at: float, **fields) -> None:
+    """One UPDATE: the cycle's entries (replacing the last cycle's), their time, and ``fields``."""
+    live: dict = {live_key(t, p): list(e) for (t, p), e in entries.items()}
+    live[LIVE_AT] = at
+    Reassignment.objects.filter(pk=r.pk).update(live=live, **fields)
+
+
+def live_written_at(r: Reassignment) -> float | None:
+    """When the last cycle was written (read without loading the entries)."""
+    at = (
+        Reassignment.objects.filter(pk=r.pk)
+        .annotate(at=KeyTransform(LIVE_AT, "live"))
+        .values_list("at", flat=True)
+    )
+    value = at.first()
+    return value if isinstance(value, int | float) and value else None
+
+
+def live_entry(r: Reassignment, topic: str, partition: int) -> LiveEntry | None:
+    """The last cycle's progress of one partition (None when it was not moving then)."""
+    value = (r.live or {}).get(live_key(topic, partition)) if isinstance(r.live, dict) else None
+    return LiveEntry(*value) if value else None

@@ -15,7 +15,7 @@ from console.forms.reassignment import ElectionForm, PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import elections, planner, throttles
+from console.reassignment import elections, planner, store, throttles
 from console.reassignment import janitor as reassign_janitor
 from console.reassignment.progress import replica_dicts
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -140,11 +140,14 @@ def reassign_export(request, name: str):
 def _rows_with_live(r: Reassignment, limit: int = 500) -> list:
     """Partition rows, with the poller's latest bytes and replica states for the moving ones."""
     rows = list(r.partitions.all()[:limit])
-    live = r.live if isinstance(r.live, dict) else {}
     for x in rows:
-        entry = live.get(f"{x.topic}|{x.partition}") if x.state == "moving" else None
+        entry = store.live_entry(r, x.topic, x.partition) if x.state == "moving" else None
         if entry:
-            x.bytes_total, x.bytes_done, x.replicas = entry[0], entry[1], replica_dicts(entry[2])
+            x.bytes_total, x.bytes_done, x.replicas = (
+                entry.bytes_total,
+                entry.bytes_done,
+                replica_dicts(entry.replicas),
+            )
     return rows
 
 

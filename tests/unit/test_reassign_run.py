@@ -15,7 +15,7 @@ from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import EntryState, PartitionState, Reassignment, Stage
 from console.reassignment import actions as reassignment
 from console.reassignment import janitor as reassign_janitor
-from console.reassignment import throttles
+from console.reassignment import store, throttles
 from console.reassignment.progress import replica_dicts
 from tests.conftest import run_now
 
@@ -99,7 +99,7 @@ def test_it_moves_a_partition_under_throttle_and_cleans_up(personas, kafka_clust
     run_now(r.operation_id)
     assert r.partitions.get().state == PartitionState.MOVING
     r.refresh_from_db()
-    total, done, compact = r.live[f"{topic}|0"]  # the poller's snapshot: one UPDATE per cycle
+    total, done, compact = store.live_entry(r, topic, 0)  # the poller's snapshot: one UPDATE per cycle
     replicas = replica_dicts(compact)
     assert 0 < done < total and (r.bytes_done, r.bytes_total) == (done, total)
     assert {x["broker"]: x["status"] for x in replicas}[1] == "In sync"
@@ -268,7 +268,7 @@ def test_a_target_broker_going_down_mid_move_shows_unknown_broker(personas, kafk
         frozen.advance(5)
         run_now(r.operation_id)
         r.refresh_from_db()
-        _total, _done, compact = r.live[f"{topic}|0"]
+        compact = store.live_entry(r, topic, 0).replicas
         replicas = replica_dicts(compact)
         assert {x["broker"]: x["status"] for x in replicas}[3] == "Unknown broker"
         assert Operation.objects.get(pk=op.pk).state == OperationState.RUNNING
