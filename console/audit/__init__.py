@@ -1,1 +1,7 @@
-"""audit area."""
+"""The audit trail: the hash chain's only writer, reviewers' search and export, chain verification.
+
+``store`` records events and walks the chain; ``review`` searches, shows and exports what a reader
+may see; ``chain`` is the chain's status and the full re-verify (``audit.verify``, its step in ``worker``).
+"""
+
+__all__ = ["chain", "review", "store", "worker"]

@@ -1,10 +1,8 @@
-"""Audit review: search, detail, streamed export and chain status, scoped to what the reader may see.
+"""Audit review: search, detail and streamed export, scoped to what the reader may see.
 
-Writing and the chain walk live in ``audit/store.py``; this module reads, records exports and queues the
-full re-verification (an Operation, kind audit.verify). Auditors and admins see the events of the
-clusters where they hold ``audit.view``; events without a cluster (or of a removed cluster) are for
-superusers only, so a viewer never sees the parameters of a cluster they cannot view.
-"""
+Writing and the chain walk live in ``audit/store.py``, the chain status in ``audit/chain.py``.
+Auditors and admins see the events of the clusters where they hold ``audit.view``; events without
+a cluster (or of a removed cluster) are for superusers only."""
 
 from __future__ import annotations
 

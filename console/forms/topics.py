@@ -9,8 +9,7 @@ from django import forms
 
 from console.forms.configs import KNOWN_TOPIC_CONFIGS, parse_key_values
 from console.topics import policy
-from console.topics.actions import TopicSpec
-from console.topics.batch import BatchParseError, parse_batch
+from console.topics.batch import BatchParseError, TopicSpec, parse_batch
 from console.topics.reads import DEFAULT_PER_PAGE, SORT_KEYS
 
 MAX_BATCH_UPLOAD_BYTES = 5 * 1024 * 1024

@@ -1,1 +1,22 @@
-"""reassignment area."""
+"""Partition reassignment (KIP-455 / KIP-179), throttles and leader elections.
+
+Request side: ``actions`` (read the cluster, preview, start, cancel, external reassignments),
+``elections`` (preferred/unclean, with its ``election.run`` kind), ``throttles`` (the ledger,
+changing the rate), ``janitor`` (owed and foreign throttles). Pure core: ``planner``, ``intents``,
+``balance`` (plans) and ``progress`` (bytes, replica states). Worker side: ``worker`` declares the
+``reassignment.execute`` kind, ``poll`` is its move step, ``finish`` its end (throttles back, elect,
+revert, give up). ``store`` alone knows the row and live-progress encodings.
+"""
+
+__all__ = [
+    "actions",
+    "balance",
+    "elections",
+    "intents",
+    "janitor",
+    "planner",
+    "progress",
+    "store",
+    "throttles",
+    "worker",
+]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 from console.formatting import human_bytes
-from console.kafka import KafkaOperationError
+from console.kafka.errors import KafkaOperationError
 
 TP = tuple[str, int]
 K = TypeVar("K")

@@ -1,1 +1,7 @@
-"""telemetry area."""
+"""Cluster snapshots into the Parquet lake, and the Spark capacity pipeline as an Operation.
+
+``snapshots`` (the collector), ``capacity`` (start a pipeline run, read its reports for the pages),
+``worker`` (the ``pipeline.run`` kind).
+"""
+
+__all__ = ["capacity", "snapshots", "worker"]

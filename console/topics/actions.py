@@ -10,7 +10,7 @@ so a worker would only add latency (the 1,000-topic batch benchmark measures thi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from django.db import transaction
 
@@ -24,31 +24,13 @@ from console.kafka import (
 )
 from console.topics import cache as metadata_cache
 from console.topics import policy
+from console.topics.batch import TopicSpec
 from console.topics.reads import target
 
 TIMEOUT = "REQUEST_TIMED_OUT"
 
 
 # -- mutations -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TopicSpec:
-    """A topic to create as the operator described it."""
-
-    name: str
-    partitions: int = -1
-    replication_factor: int = -1
-    assignment: tuple[tuple[int, ...], ...] | None = None
-    configs: dict[str, str] = field(default_factory=dict, hash=False)
-
-    def as_params(self) -> dict:
-        data: dict = {"partitions": self.partitions, "replication_factor": self.replication_factor}
-        if self.assignment is not None:
-            data = {"assignment": [list(r) for r in self.assignment]}
-        if self.configs:
-            data["configs"] = dict(self.configs)
-        return data
 
 
 @dataclass(frozen=True)

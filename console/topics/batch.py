@@ -23,11 +23,29 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import yaml
 
-from console.topics.actions import TopicSpec
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """A topic to create as the operator described it."""
+
+    name: str
+    partitions: int = -1
+    replication_factor: int = -1
+    assignment: tuple[tuple[int, ...], ...] | None = None
+    configs: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def as_params(self) -> dict:
+        data: dict = {"partitions": self.partitions, "replication_factor": self.replication_factor}
+        if self.assignment is not None:
+            data = {"assignment": [list(r) for r in self.assignment]}
+        if self.configs:
+            data["configs"] = dict(self.configs)
+        return data
+
 
 FORMATS = ("yaml", "json", "csv")
 _RF_KEYS = ("replication_factor", "replication-factor", "rf")

@@ -15,7 +15,7 @@ from console.kafka import ConfigChange, ConfigEntry, ConfigResource, ConfigSynon
 from console.models import AuditEvent, TopicPolicy
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
-from console.topics.actions import TopicSpec
+from console.topics.batch import TopicSpec
 from console.topics.policy import PolicyViolation
 
 pytestmark = pytest.mark.django_db

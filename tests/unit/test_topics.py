@@ -15,7 +15,7 @@ from console.topics import actions as topics
 from console.topics import cache as metadata_cache
 from console.topics import delete as topic_delete
 from console.topics import reads as topic_reads
-from console.topics.actions import TopicSpec
+from console.topics.batch import TopicSpec
 from console.topics.policy import PolicyViolation
 
 pytestmark = pytest.mark.django_db

@@ -11,9 +11,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from console.topics.actions import TopicSpec
 from console.topics.batch import (
     BatchParseError,
+    TopicSpec,
     detect_format,
     parse_batch,
     parse_csv,

@@ -13,7 +13,7 @@ from console.models import AuditEvent
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
 from console.topics import reads as topic_reads
-from console.topics.actions import TopicSpec
+from console.topics.batch import TopicSpec
 
 pytestmark = pytest.mark.django_db
 

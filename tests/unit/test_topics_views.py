@@ -12,7 +12,7 @@ from console.kafka import KafkaOperationError
 from console.models import AuditEvent
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
-from console.topics.actions import TopicSpec
+from console.topics.batch import TopicSpec
 
 pytestmark = pytest.mark.django_db
 

@@ -28,8 +28,7 @@ from console.models import Cluster
 from console.topics import actions as topics
 from console.topics import delete as topic_delete
 from console.topics import reads as topic_reads
-from console.topics.actions import TopicSpec
-from console.topics.batch import BatchParseError, parse_batch
+from console.topics.batch import BatchParseError, TopicSpec, parse_batch
 from console.topics.policy import PolicyViolation
 
 OK, FAILED, USAGE, DENIED, REFUSED, KAFKA, NOT_FOUND = 0, 1, 2, 3, 4, 5, 6

@@ -1,0 +1,239 @@
+"""The code keeps its map: no import circle in console/, small modules, no shims, areas used by their face.
+
+Read from the source (ast), so a violation fails here before it confuses a reader.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CONSOLE = ROOT / "console"
+MAX_LINES = 400
+AREAS = ("topics", "configs", "acls", "reassignment", "requests", "audit", "clusters", "quorum", "telemetry")
+# The pure cores: plans, rules, arithmetic. No database, no Kafka calls, no Django beyond settings.
+PURE = (
+    "console.formatting",
+    "console.operations.core",
+    "console.acls.core",
+    "console.topics.batch",
+    "console.reassignment.planner",
+    "console.reassignment.intents",
+    "console.reassignment.balance",
+    "console.reassignment.progress",
+)
+PURE_MAY_IMPORT = re.compile(r"^(console\.kafka\.(types|errors)|console\.formatting|django\.conf|yaml)$")
+
+
+def _modname(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {
+    _modname(p): p
+    for p in CONSOLE.rglob("*.py")
+    if "migrations" not in p.parts and "templatetags" not in p.parts
+}
+
+
+def _imports(path: Path) -> list[tuple[str, int]]:
+    """Every module name a file imports (module level and inside functions), with its line."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.module, node.lineno))
+            out += [(f"{node.module}.{a.name}", node.lineno) for a in node.names]
+    return out
+
+
+def _owner(name: str) -> str | None:
+    """The console module a dotted import name lands in (a submodule, or the package/module above)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for mod, path in MODULES.items():
+        edges = set()
+        for name, _ in _imports(path):
+            if name.startswith("console"):
+                target = _owner(name)
+                # Importing a submodule runs its packages' __init__ first: those are edges too.
+                while target and target != "console":
+                    if target != mod and not mod.startswith(target + "."):
+                        edges.add(target)
+                    target = target.rpartition(".")[0]
+        graph[mod] = edges
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle_inside_console():
+    assert _cycles(_graph()) == []
+
+
+@pytest.mark.parametrize("mod", sorted(MODULES))
+def test_no_module_is_over_the_size_limit(mod):
+    lines = len(MODULES[mod].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{mod} has {lines} lines: split it by what it is for"
+
+
+def test_no_re_export_shims():
+    shims = [
+        f"{mod}:{i}"
+        for mod, path in MODULES.items()
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if "noqa: F401" in line
+    ]
+    assert shims == []
+
+
+def test_console_never_imports_celery_or_tasks():
+    bad = [
+        f"{mod}:{line} imports {name}"
+        for mod, path in MODULES.items()
+        for name, line in _imports(path)
+        if name.split(".")[0] in ("celery", "tasks", "kombu")
+    ]
+    assert bad == []
+
+
+def test_only_the_gateway_imports_a_kafka_client():
+    clients = ("kafka", "confluent_kafka", "aiokafka")
+    bad = [
+        f"{mod}:{line} imports {name}"
+        for mod, path in MODULES.items()
+        for name, line in _imports(path)
+        if name.split(".")[0] in clients and not mod.startswith("console.kafka")
+    ]
+    assert bad == []
+
+
+def test_claim_and_finish_code_lives_in_the_runner_only():
+    """Only console/operations writes who holds an operation or ends it."""
+    writers = re.compile(
+        r"claimed_by\s*=|heartbeat_at\s*=|Operation\.objects.*\.update\(|\.(state|finished_at)\s*=\s*OperationState"
+    )
+    bad = [
+        f"{mod}:{i}: {line.strip()}"
+        for mod, path in MODULES.items()
+        if not mod.startswith(("console.operations", "console.models"))
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if writers.search(line)
+    ]
+    assert bad == []
+
+
+@pytest.mark.parametrize("area", AREAS)
+def test_each_area_has_a_public_face_and_is_used_through_it(area):
+    package = importlib.import_module(f"console.{area}")
+    public = set(package.__all__)
+    own = {p.stem for p in (CONSOLE / area).glob("*.py") if p.stem != "__init__"}
+    assert public <= own, f"console.{area}.__all__ names modules that do not exist: {public - own}"
+    outside = [
+        f"{mod}:{line} imports {name}"
+        for mod, path in [*MODULES.items(), *((_modname(p), p) for p in (ROOT / "tasks").glob("*.py"))]
+        if not mod.startswith(f"console.{area}")
+        for name, line in _imports(path)
+        if name.startswith(f"console.{area}.") and name.split(".")[2] not in public
+    ]
+    assert outside == [], f"only console.{area}.__all__ ({sorted(public)}) is for other areas"
+
+
+@pytest.mark.parametrize("mod", PURE)
+def test_the_pure_cores_do_no_io(mod):
+    bad = [
+        f"{mod}:{line} imports {name}"
+        for name, line in _imports(MODULES[mod])
+        if not name.startswith("__future__")
+        and (name.startswith(("console", "django")) or name.split(".")[0] not in _STDLIB)
+        and not PURE_MAY_IMPORT.match(name)
+        and _owner(name) not in PURE
+        and not _is_member_import(name)
+    ]
+    assert bad == []
+
+
+_STDLIB = {
+    "bisect",
+    "collections",
+    "csv",
+    "dataclasses",
+    "io",
+    "ipaddress",
+    "json",
+    "math",
+    "re",
+    "typing",
+}
+
+
+def _is_member_import(name: str) -> bool:
+    """``from X import name`` also yields ``X.name``: judged by X."""
+    parent = name.rpartition(".")[0]
+    return bool(parent) and (
+        parent in _STDLIB
+        or parent.split(".")[0] in _STDLIB
+        or PURE_MAY_IMPORT.match(parent) is not None
+        or parent in PURE
+    )
