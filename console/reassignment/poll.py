@@ -39,7 +39,9 @@ log = logging.getLogger(__name__)
 
 _KEEP = ("live", "operation", "cluster")  # not re-read each cycle (the runner's claimed operation stays)
 
-POLL_INTERVAL_S = 1.0  # beat's tick; the next cycle is due half an interval after the last one
+POLL_INTERVAL_S = 1.0
+VERIFY_SETTLE_S = 5.0  # how long a finished partition's metadata may lag before it is "diverged"
+VERIFY_RETRY_S = 0.5  # beat's tick; the next cycle is due half an interval after the last one
 
 
 def poll_once(r: Reassignment) -> Wait | None:
@@ -79,15 +81,10 @@ def _verify(gw, finished) -> None:
     """No reassignment in progress is not "reached the target": compare the replicas (else DIVERGED)."""
     if not finished:
         return
-    described = gw.describe_topics(sorted({x.topic for x, _ in finished}))
+    parts = _settled_replicas(gw, [(x.topic, x.partition, list(x.target)) for x, _ in finished])
     updated = []
     for x, entry in finished:
-        md = described.get(x.topic)
-        part = (
-            None
-            if isinstance(md, KafkaOperationError) or md is None
-            else next((p for p in md.partitions if p.id == x.partition), None)
-        )
+        part = parts.get((x.topic, x.partition))
         row = ReassignmentPartition(
             pk=x.id,
             bytes_total=entry.bytes_total,
@@ -112,6 +109,36 @@ def _verify(gw, finished) -> None:
     ReassignmentPartition.objects.bulk_update(
         updated, ["bytes_total", "bytes_done", "replicas", "state", "message"], batch_size=500
     )
+
+
+def _settled_replicas(gw, wanted: list[tuple[str, int, list[int]]]) -> dict:
+    """Each partition's metadata once it shows the target, or the last seen after VERIFY_SETTLE_S.
+
+    The controller drops a finished reassignment from its list before every broker's metadata
+    cache shows the new replicas; Metadata answered by a lagging broker must not turn a finished
+    move into "diverged". Only mismatching partitions are asked again.
+    """
+    parts: dict = {}
+    pending = wanted
+    deadline = time.monotonic() + VERIFY_SETTLE_S
+    while pending:
+        described = gw.describe_topics(sorted({t for t, _, _ in pending}))
+        again = []
+        for topic, partition, target in pending:
+            md = described.get(topic)
+            part = (
+                None
+                if isinstance(md, KafkaOperationError) or md is None
+                else next((p for p in md.partitions if p.id == partition), None)
+            )
+            parts[(topic, partition)] = part
+            if part is None or list(part.replicas) != target:
+                again.append((topic, partition, target))
+        if not again or time.monotonic() >= deadline:
+            break
+        pending = again
+        time.sleep(VERIFY_RETRY_S)
+    return parts
 
 
 def _summarise(r: Reassignment, live: dict[tuple[str, int], LiveEntry], started: float) -> None:

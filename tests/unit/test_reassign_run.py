@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from datetime import timedelta
 
@@ -319,3 +320,42 @@ def test_a_reassignment_started_outside_the_console_is_listed_with_its_replica_s
         assert states[1][0].startswith("Behind: ") and states[1][1] is True
     finally:
         gw.alter_partition_reassignments({tp: None})
+
+
+def test_a_broker_whose_metadata_lags_the_finished_move_does_not_make_it_diverged(
+    personas, kafka_cluster, frozen, monkeypatch
+):
+    """Real Kafka: the controller drops the finished move from its list a moment before a broker
+    answering Metadata shows the new replicas. The poller waits for the metadata, up to a bound."""
+    from console.reassignment import poll
+
+    topic = make_topic(frozen, [[1, 2]], mb_per_partition=1)
+    op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)}, throttle=None)
+    real_gateway_for = poll.gateway_for
+    stale_answers = []
+
+    class Lagging:
+        def __init__(self, gw):
+            self._gw = gw
+
+        def __getattr__(self, name):
+            return getattr(self._gw, name)
+
+        def describe_topics(self, names):
+            answer = self._gw.describe_topics(names)
+            md = answer.get(topic)
+            if len(stale_answers) < 2 and md is not None and not isinstance(md, Exception):
+                stale_answers.append(1)  # the lagging broker still has the old replicas
+                parts = tuple(dataclasses.replace(p, replicas=(1, 2)) for p in md.partitions)
+                answer[topic] = dataclasses.replace(md, partitions=parts)
+            return answer
+
+    monkeypatch.setattr(poll, "gateway_for", lambda cluster: Lagging(real_gateway_for(cluster)))
+    monkeypatch.setattr(poll, "VERIFY_RETRY_S", 0.01)
+    run_now(op.pk)
+    frozen.advance(30)
+    run_now(op.pk)
+    op.refresh_from_db()
+    assert stale_answers == [1, 1]
+    assert r.partitions.get().state == PartitionState.DONE
+    assert op.state == OperationState.SUCCEEDED, op.error
