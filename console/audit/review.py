@@ -44,7 +44,17 @@ EXPORT_FIELDS = (
     "prev_hash",
     "hash",
 )
-OUTCOMES = ("requested", "success", "partial", "failure", "cancelled", "errored", "refused", "rejected", "approved")
+OUTCOMES = (
+    "requested",
+    "success",
+    "partial",
+    "failure",
+    "cancelled",
+    "errored",
+    "refused",
+    "rejected",
+    "approved",
+)
 # A resource search matching more index rows than this walks events newest first instead (_by_resource).
 DENSE_MATCHES = 10_000
 
