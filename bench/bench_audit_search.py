@@ -147,6 +147,7 @@ def main() -> None:
     user = setup()
     from django.db import connection
 
+    from console.audit import export as audit_export
     from console.audit import review as audit_review
     from console.audit.review import AuditFilter
 
@@ -196,7 +197,7 @@ def main() -> None:
     t = time.perf_counter()
     size = 0
     rss_early = rss_before
-    for n, chunk in enumerate(audit_review.export_jsonl(qs)):
+    for n, chunk in enumerate(audit_export.export_jsonl(qs)):
         size += len(chunk)
         if n == 1000:
             rss_early = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,4 +1,4 @@
-"""Audit review: search, detail and streamed export, scoped to what the reader may see.
+"""Audit review: search and detail, scoped to what the reader may see.
 
 Writing and the chain walk live in ``audit/store.py``, the chain status in ``audit/chain.py``.
 Auditors and admins see the events of the clusters where they hold ``audit.view``; events without
@@ -6,44 +6,21 @@ a cluster (or of a removed cluster) are for superusers only."""
 
 from __future__ import annotations
 
-import csv
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from console import access
-from console.audit import store as audit
 from console.models import AuditEvent, AuditTarget
 from console.models.audit import TARGET_MAX
 
 PAGE_SIZE = settings.AUDIT_PAGE_SIZE
-EXPORT_CHUNK = settings.AUDIT_EXPORT_CHUNK
-EXPORT_FIELDS = (
-    "id",
-    "created_at",
-    "actor_name",
-    "on_behalf_of",
-    "source_ip",
-    "cluster_name",
-    "action",
-    "targets",
-    "params",
-    "before",
-    "after",
-    "outcomes",
-    "outcome",
-    "operation_id",
-    "request_id",
-    "prev_hash",
-    "hash",
-)
 OUTCOMES = (
     "requested",
     "success",
@@ -351,59 +328,3 @@ def diff(before: Any, after: Any, prefix: str = "") -> list[dict[str, Any]]:
         return []
     change = "added" if before is None else "removed" if after is None else "changed"
     return [{"path": prefix or "(value)", "change": change, "before": before, "after": after}]
-
-
-def _chunks(qs: QuerySet) -> Iterator[dict[str, Any]]:
-    """Rows newest first in id-keyed chunks: constant memory on SQLite and PostgreSQL alike."""
-    last: int | None = None
-    while True:
-        page = qs if last is None else qs.filter(id__lt=last)
-        rows = list(page.order_by("-id").values(*EXPORT_FIELDS)[:EXPORT_CHUNK])
-        if not rows:
-            return
-        yield from rows
-        last = rows[-1]["id"]
-
-
-def start_export(*, actor, audit_filter: AuditFilter, fmt: str, source_ip: str | None = None) -> QuerySet:
-    """Check the reader, record that the trail was exported (with the filter), return what to stream."""
-    qs = _filtered(_scoped(actor), audit_filter)
-    with transaction.atomic():
-        audit.record(
-            actor=actor,
-            action="audit.export",
-            targets=[f"audit:{fmt}"],
-            params={"format": fmt, "filter": audit_filter.as_params()},
-            outcome="success",
-            source_ip=source_ip,
-        )
-    return qs
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, dict | list):
-        return json.dumps(value, sort_keys=True, ensure_ascii=False)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    text = str(value)
-    # Spreadsheet formula injection: a cell starting with = + - @ is neutralised.
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def export_csv(qs: QuerySet) -> Iterator[str]:
-    writer = csv.writer(_Echo())
-    yield writer.writerow(EXPORT_FIELDS)
-    for row in _chunks(qs):
-        yield writer.writerow([_cell(row[f]) for f in EXPORT_FIELDS])
-
-
-def export_jsonl(qs: QuerySet) -> Iterator[str]:
-    for row in _chunks(qs):
-        yield json.dumps(row, default=str, ensure_ascii=False, sort_keys=True) + "\n"

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from console.audit import chain as chain_reads
+from console.audit import export as audit_export
 from console.audit import review as audit_review
 from console.forms.audit import AuditFilterForm
 from console.views._helpers import client_ip
@@ -76,7 +77,7 @@ def _export(request, fmt: str, rows, content_type: str):
     form = AuditFilterForm(request.GET or None)
     if form.is_bound and not form.is_valid():
         return HttpResponseBadRequest("Fix the filter before exporting.")
-    qs = audit_review.start_export(
+    qs = audit_export.start_export(
         actor=request.user, audit_filter=form.to_filter(), fmt=fmt, source_ip=client_ip(request)
     )
     response = StreamingHttpResponse(rows(qs), content_type=content_type)
@@ -88,13 +89,13 @@ def _export(request, fmt: str, rows, content_type: str):
 @login_required
 @require_GET
 def audit_export_csv(request):
-    return _export(request, "csv", audit_review.export_csv, "text/csv; charset=utf-8")
+    return _export(request, "csv", audit_export.export_csv, "text/csv; charset=utf-8")
 
 
 @login_required
 @require_GET
 def audit_export_jsonl(request):
-    return _export(request, "jsonl", audit_review.export_jsonl, "application/x-ndjson; charset=utf-8")
+    return _export(request, "jsonl", audit_export.export_jsonl, "application/x-ndjson; charset=utf-8")
 
 
 def _verify_context(request, op) -> dict:

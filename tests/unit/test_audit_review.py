@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from console import operations
 from console.audit import chain as audit_chain
+from console.audit import export as audit_export
 from console.audit import review as audit_review
 from console.audit import store as audit
 from console.audit import worker as audit_worker
@@ -189,7 +190,7 @@ def test_the_htmx_search_answers_the_results_fragment(client, people, offline_cl
 
 
 def test_it_streams_the_current_filter_as_csv_and_json_lines(client, people, offline_cluster, monkeypatch):
-    monkeypatch.setattr(audit_review, "EXPORT_CHUNK", 2)  # several chunks
+    monkeypatch.setattr(audit_export, "EXPORT_CHUNK", 2)  # several chunks
     for i in range(5):
         _event(cluster=offline_cluster, targets=[f"topic:t{i}"], params={"n": i})
     _event(action="acl.create", cluster=offline_cluster, on_behalf_of="=cmd|' /C calc'!A0")
