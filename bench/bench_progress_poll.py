@@ -2,7 +2,7 @@
 
 Same sandbox as ``bench_reassign_submit`` (30 brokers, 100,000 partitions, its own process). A 10,000-partition
 reassignment is submitted through the console, then the clock moves so every partition is part
-way. The console side is ``reassign_run.poll_once`` (ListPartitionReassignments, DescribeLogDirs
+way. The console side is ``reassignment.poll.poll_once`` (ListPartitionReassignments, DescribeLogDirs
 per involved broker, KIP-179 states, per-partition rows, totals, rate/ETA, heartbeat); the raw
 side is the same ListPartitionReassignments + DescribeLogDirs calls through the gateway (each
 broker's DescribeLogDirs names only the moving partitions it hosts or will host, as the poll's).
@@ -27,7 +27,7 @@ def main() -> None:
     sandbox, cluster_row, actor, gw = setup("bench-poll")
     try:
         from console.kafka import TopicPartition
-        from console.reassignment import worker as reassign_run
+        from console.reassignment import poll as reassign_poll
         from console.reassignment.progress import hosts
 
         _, r = console_submit(cluster_row, actor, plan_for(0))
@@ -43,7 +43,7 @@ def main() -> None:
             gw.describe_log_dirs(partitions=by_broker)
 
         def console() -> None:
-            reassign_run.poll_once(r)
+            reassign_poll.poll_once(r)
 
         console()
         raw()

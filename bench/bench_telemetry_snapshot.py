@@ -16,8 +16,6 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from console.clusters.actions import gateway_for
-
 TOPICS = int(os.environ.get("BENCH_PARTITIONS_TOPICS", 1_000))
 PARTITIONS, RF, BROKERS = 100, 2, 6
 
@@ -41,6 +39,7 @@ def main() -> None:
         django.setup()
         from django.core.management import call_command
 
+        from console.clusters.actions import gateway_for
         from console.models import Cluster
         from console.telemetry import snapshots as telemetry
 
