@@ -1,6 +1,7 @@
 """Topic and broker configs: describe with sources and defaults, incremental alter with a dry run.
 
-``actions`` holds all of it (permission → validate → audit → gateway).
+``plan`` is the pure part (the per-key diff, display labels); ``actions`` reads and alters
+(permission → validate → audit → gateway).
 """
 
-__all__ = ["actions"]
+__all__ = ["actions", "plan"]

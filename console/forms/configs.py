@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from console.configs.actions import OPS
+from console.configs.plan import OPS
 from console.kafka import ConfigChange
 
 CHANGE_ROWS = 5

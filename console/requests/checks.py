@@ -14,6 +14,7 @@ from console import access
 from console.acls import core as acl_core
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
+from console.configs import plan as config_plan
 from console.kafka import ConfigChange, KafkaOperationError, NewPartitions, NewTopic
 from console.models import Cluster
 from console.models.requests import RequestKind
@@ -114,9 +115,9 @@ def _check_topic_config(user, cluster, gw, payload) -> Checked:
     if isinstance(got, KafkaOperationError):
         raise RequestInvalid([_kafka_text(got)])
     try:
-        configs.plan_changes(resource, got, changes)
+        config_plan.plan_changes(resource, got, changes)
         configs.check_policy(cluster, resource, changes)
-    except (configs.ConfigPlanError, policy.PolicyViolation) as exc:
+    except (config_plan.ConfigPlanError, policy.PolicyViolation) as exc:
         raise RequestInvalid(list(getattr(exc, "errors", None) or [str(v) for v in exc.violations])) from None
     result = gw.incremental_alter_configs({resource: changes}, validate_only=True).get(resource)
     if isinstance(result, KafkaOperationError):

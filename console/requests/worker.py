@@ -17,6 +17,7 @@ from console.acls import actions as acls
 from console.acls import core as acl_core
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
+from console.configs import plan as config_plan
 from console.kafka import ConfigChange, KafkaOperationError
 from console.models import OperationState
 from console.models.requests import ChangeRequest, RequestKind, RequestState
@@ -102,7 +103,7 @@ def _run(ctx) -> Done:
         PermissionDenied,
         RequestInvalid,
         policy.PolicyViolation,
-        configs.ConfigPlanError,
+        config_plan.ConfigPlanError,
         acl_core.AclValidationError,
     ) as exc:
         ok, message = False, str(exc)

@@ -264,7 +264,7 @@ def add_partitions(
         raise meta
     current = len(meta.partitions)
     rules = policy.rules_for(cluster)
-    violations = []
+    violations = policy.check_internal(topic, meta.internal)
     if total_count <= current:
         violations.append(
             policy.Violation(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import transaction
 
-from console import access
+from console import access, patterns
 from console.audit import store as audit
 
 # Kafka's own topic-name rules (org.apache.kafka.common.internals.Topic).
@@ -191,10 +191,22 @@ def check_create(
 ) -> list[Violation]:
     """Every rule a new topic must pass: Kafka's name rules, naming pattern, counts, configs."""
     out = [Violation("topic_name", msg, name) for msg in topic_name_errors(name)]
-    if rules.name_pattern and not re.fullmatch(rules.name_pattern, name):
-        out.append(
-            Violation("name_pattern", f"The name must match the pattern '{rules.name_pattern}'.", name)
-        )
+    if rules.name_pattern:
+        try:
+            if not patterns.fullmatch(rules.name_pattern, name):
+                out.append(
+                    Violation(
+                        "name_pattern", f"The name must match the pattern '{rules.name_pattern}'.", name
+                    )
+                )
+        except patterns.PatternError as exc:
+            out.append(
+                Violation(
+                    "name_pattern",
+                    f"This cluster's naming pattern '{rules.name_pattern}' is not valid ({exc}); an admin must fix it.",
+                    name,
+                )
+            )
     if partitions != -1 and partitions < 1:
         out.append(
             Violation("partitions", f"The partition count must be at least 1, not {partitions}.", name)
@@ -276,17 +288,30 @@ def check_alter(
     return out
 
 
+def is_internal(name: str, internal: bool = False) -> bool:
+    """Kafka's own topics (``__consumer_offsets``, ``__transaction_state``, …): never changed here."""
+    return internal or name.startswith("__")
+
+
+def check_internal(name: str, internal: bool = False) -> list[Violation]:
+    if not is_internal(name, internal):
+        return []
+    return [
+        Violation("internal_topic", "It is an internal Kafka topic; the console does not change it.", name)
+    ]
+
+
 def protected_reason(rules: PolicyRules, name: str, internal: bool) -> str:
     """Why a topic may not be deleted from the console ("" when it may)."""
     if internal:
         return "it is an internal Kafka topic"
     for pattern in rules.protected_topics:
         try:
-            if re.fullmatch(pattern, name):
+            if patterns.fullmatch(pattern, name):
                 return (
                     f"it is protected on this cluster (matches '{pattern}') [policy rule: protected_topics]"
                 )
-        except re.error:
+        except patterns.PatternError:
             if pattern == name:
                 return "it is protected on this cluster [policy rule: protected_topics]"
     return ""

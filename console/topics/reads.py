@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from console import access
+from console import access, patterns
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigResource, KafkaOperationError, TopicPartition
 from console.models import AuditEvent
@@ -69,7 +68,7 @@ def _matcher(query: str, regex: bool):
     if not query:
         return None
     if regex:
-        pattern = re.compile(query)
+        pattern = patterns.compile_pattern(query)
         return lambda name: pattern.search(name) is not None
     needle = query.lower()
     return lambda name: needle in name.lower()
@@ -100,7 +99,7 @@ def list_topics(
     query_error = ""
     try:
         match = _matcher(query, regex)
-    except re.error as exc:
+    except patterns.PatternError as exc:
         match, query_error = (lambda _n: False), f"The regular expression is not valid: {exc}"
     rows = snap.sorted_rows(sort)
     if descending:

@@ -13,6 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
 from console.configs import actions as configs
+from console.configs import plan as config_plan
 from console.forms.configs import ConfigChangesForm
 from console.kafka import KafkaOperationError
 from console.topics.policy import PolicyViolation
@@ -77,7 +78,7 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
                     messages.success(request, f"{title}: {len(result.diffs)} config change(s) applied.")
                     url = request.path
                     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-        except configs.ConfigPlanError as exc:
+        except config_plan.ConfigPlanError as exc:
             for e in exc.errors:
                 form.add_error(None, e)
         except PolicyViolation as exc:

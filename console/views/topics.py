@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
-from console.configs.actions import source_label
+from console.configs.plan import source_label
 from console.forms.topics import (
     AddPartitionsForm,
     BatchCreateForm,

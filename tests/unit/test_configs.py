@@ -11,6 +11,7 @@ from django.urls import reverse
 from console.audit import store as audit
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
+from console.configs import plan as config_plan
 from console.kafka import ConfigChange, ConfigEntry, ConfigResource, ConfigSynonym
 from console.models import AuditEvent, TopicPolicy
 from console.topics import actions as topics
@@ -70,7 +71,7 @@ def test_the_plan_shows_old_and_new_values_with_the_source_change():
         "cleanup.policy": entry("cleanup.policy", "delete", type_="LIST"),
         "segment.bytes": entry("segment.bytes", "1073741824", type_="INT"),
     }
-    diffs = configs.plan_changes(
+    diffs = config_plan.plan_changes(
         res,
         entries,
         [
@@ -92,8 +93,8 @@ def test_the_plan_refuses_unknown_read_only_and_non_list_changes():
         "broker.id": entry("broker.id", "1", "STATIC_BROKER_CONFIG", read_only=True, type_="INT"),
         "log.retention.ms": entry("log.retention.ms", None, type_="LONG"),
     }
-    with pytest.raises(configs.ConfigPlanError) as info:
-        configs.plan_changes(
+    with pytest.raises(config_plan.ConfigPlanError) as info:
+        config_plan.plan_changes(
             res,
             entries,
             [
@@ -111,8 +112,10 @@ def test_the_plan_refuses_unknown_read_only_and_non_list_changes():
 def test_sensitive_values_never_appear_in_the_diff():
     res = ConfigResource("BROKER", "1")
     entries = {"ssl.key.password": entry("ssl.key.password", None, sensitive=True, type_="PASSWORD")}
-    (diff,) = configs.plan_changes(res, entries, [ConfigChange("ssl.key.password", "SET", "hunter2")])
-    assert diff.sensitive and diff.new_display == configs.HIDDEN and diff.old_display == configs.HIDDEN
+    (diff,) = config_plan.plan_changes(res, entries, [ConfigChange("ssl.key.password", "SET", "hunter2")])
+    assert (
+        diff.sensitive and diff.new_display == config_plan.HIDDEN and diff.old_display == config_plan.HIDDEN
+    )
 
 
 # -- against the sandbox -----------------------------------------------------------------------------
@@ -192,7 +195,7 @@ def test_broker_configs_and_sensitive_values_are_masked_in_the_audit(personas, k
     res = configs.broker_resource(1)
     view = configs.describe_configs(actor=personas["viewer"], cluster=kafka_cluster, resource=res)
     sensitive = [r for r in view.rows if r.sensitive]
-    assert all(r.value is None and r.display_value == configs.HIDDEN for r in sensitive)
+    assert all(r.value is None and r.display_value == config_plan.HIDDEN for r in sensitive)
     writable = next(r for r in sensitive if r.editable) if any(r.editable for r in sensitive) else None
     if writable is None:
         pytest.skip("the sandbox exposes no writable sensitive broker config")

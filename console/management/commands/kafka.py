@@ -22,6 +22,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
 from console.configs import actions as configs
+from console.configs import plan as config_plan
 from console.forms.configs import parse_key_values
 from console.kafka import ConfigChange, KafkaOperationError
 from console.models import Cluster
@@ -117,7 +118,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=DENIED) from None
         except PolicyViolation as exc:
             raise CommandError(str(exc), returncode=REFUSED) from None
-        except (topic_delete.ConfirmationError, configs.ConfigPlanError, BatchParseError) as exc:
+        except (topic_delete.ConfirmationError, config_plan.ConfigPlanError, BatchParseError) as exc:
             raise CommandError(str(exc), returncode=REFUSED) from None
         except KafkaOperationError as exc:
             code = NOT_FOUND if exc.name == "UNKNOWN_TOPIC_OR_PARTITION" else KAFKA
