@@ -92,3 +92,83 @@ def test_a_direct_post_cannot_change_an_internal_topics_configs(
     entry = gateway_for(kafka_cluster).describe_configs([res])[res]["retention.ms"]
     assert entry.source != "DYNAMIC_TOPIC_CONFIG"
     assert not AuditEvent.objects.filter(action="topic.config.alter", outcome="success").exists()
+
+
+MB = 1024 * 1024
+
+
+@pytest.fixture
+def frozen(sandbox):
+    speed = sandbox.speed
+    sandbox.speed = 0
+    yield sandbox
+    sandbox.speed = speed
+
+
+def _moving_reassignment(personas, cluster, sandbox, topic):
+    from console.models.reassignment import Reassignment
+    from console.reassignment import actions as reassignment
+    from tests.conftest import run_now
+
+    sandbox.create_topic(topic, partitions=1, replication_factor=2, assignment=[[1, 2]])
+    sandbox.produce_synthetic(topic, 8 * MB)
+    sandbox.advance(1)
+    sandbox.produce_synthetic(topic, 0)
+    op = reassignment.start_reassignment(
+        actor=personas["operator"], cluster=cluster, proposed={(topic, 0): (1, 3)}, throttle=1 * MB
+    )
+    run_now(op.pk)
+    return op, Reassignment.objects.get(operation=op)
+
+
+def test_a_topic_deleted_mid_move_is_cleaned_up_once_not_audited_for_ever(personas, kafka_cluster, frozen):
+    from console.models.reassignment import OWED_STATES, ThrottleEntry
+    from console.reassignment import janitor
+    from tests.unit.test_operation_faults import drive
+
+    topic = "deleted-mid-move-" + uuid.uuid4().hex[:6]
+    op, r = _moving_reassignment(personas, kafka_cluster, frozen, topic)
+    gateway_for(kafka_cluster).delete_topics([topic])
+    op = drive(op.pk, frozen)
+    assert op.finished
+    removals = AuditEvent.objects.filter(action="reassignment.throttle.remove").count()
+    for _ in range(3):  # beat runs the janitor every 10 s
+        janitor.sweep_throttles()
+    assert AuditEvent.objects.filter(action="reassignment.throttle.remove").count() == removals
+    assert not ThrottleEntry.objects.filter(reassignment=r, state__in=OWED_STATES).exists()
+
+
+def test_one_cluster_the_janitor_cannot_reach_does_not_stop_it_for_the_others(
+    personas, kafka_cluster, frozen, monkeypatch
+):
+    from console.models import Cluster, Operation
+    from console.models.reassignment import OWED_STATES, Reassignment, ThrottleEntry
+    from console.reassignment import janitor
+
+    op, r = _moving_reassignment(personas, kafka_cluster, frozen, "janitor-ok-" + uuid.uuid4().hex[:6])
+    broken = Cluster.objects.create(name="broken", bootstrap_servers="127.0.0.1:1", request_timeout_s=1)
+    other_op = Operation.objects.create(kind="reassignment.execute", cluster=broken, state="errored")
+    other = Reassignment.objects.create(operation=other_op, cluster=broken, partitions_total=0)
+    ThrottleEntry.objects.create(
+        reassignment=other,
+        cluster=broken,
+        resource_type="BROKER",
+        resource_name="1",
+        config="leader.replication.throttled.rate",
+        value="1",
+        state="set",
+    )
+    real = janitor.gateway_for
+
+    def gateway(cluster):
+        if cluster.pk == broken.pk:
+            raise ValueError("the stored SASL password cannot be decrypted with the current keys")
+        return real(cluster)
+
+    monkeypatch.setattr(janitor, "gateway_for", gateway)
+    Operation.objects.filter(pk=op.pk).update(state="errored")  # ended with its throttles owed
+    frozen.advance(60)  # the move has finished on Kafka
+    cleaned = janitor.sweep_throttles()
+    assert r.pk in cleaned
+    assert not ThrottleEntry.objects.filter(reassignment=r, state__in=OWED_STATES).exists()
+    assert ThrottleEntry.objects.filter(reassignment=other, state__in=OWED_STATES).exists()
