@@ -80,6 +80,84 @@ def register_cluster(
     return cluster
 
 
+# A stored SASL password is only ever sent where it was saved for: changing any of these in a
+# test or a save needs the password typed again (else an admin could send it to a host they own).
+SECRET_BOUND_FIELDS = (
+    "bootstrap_servers",
+    "bootstrap_controllers",
+    "security_protocol",
+    "sasl_mechanism",
+    "ca_certificate",
+)
+
+
+class PasswordRequired(ValueError):
+    """The stored password may not go to changed endpoints, protocol, mechanism or CA."""
+
+
+def _norm(value: Any) -> str:
+    return str(value or "").strip()
+
+
+def secret_bound_changes(saved: Cluster | None, values: Mapping[str, Any]) -> list[str]:
+    """The secret-bound settings ``values`` change from the saved cluster's (none for a new one)."""
+    if saved is None or saved.pk is None:
+        return []
+    fresh = Cluster.objects.get(pk=saved.pk)  # the saved settings, not an edited instance
+    return [
+        f for f in SECRET_BOUND_FIELDS if _norm(getattr(fresh, f)) != _norm(values.get(f, getattr(fresh, f)))
+    ]
+
+
+def password_for(saved: Cluster | None, values: Mapping[str, Any], typed: str) -> str:
+    """The password a test or a save may use: the typed one, else the stored one, but only when
+    the endpoints, protocol, mechanism and CA are the saved ones (PasswordRequired otherwise)."""
+    if typed or not _norm(values.get("security_protocol")).startswith("SASL"):
+        return typed
+    if saved is None or saved.pk is None or not saved.has_sasl_password:
+        return ""
+    changed = secret_bound_changes(saved, values)
+    if changed:
+        raise PasswordRequired(
+            "Enter the SASL password again: the stored one is only sent with the saved settings, and "
+            + ", ".join(f.replace("_", " ") for f in changed)
+            + (" has" if len(changed) == 1 else " have")
+            + " changed."
+        )
+    return Cluster.objects.get(pk=saved.pk).sasl_password()
+
+
+def test_settings(
+    *,
+    actor,
+    cluster: Cluster | None,
+    values: Mapping[str, Any],
+    sasl_password: str = "",
+    source_ip: str | None = None,
+) -> ConnectionReport:
+    """ "Test connection" of settings being edited (or of a new cluster), audited.
+
+    The stored password goes only where it was saved for (``password_for``)."""
+    access.require(actor, cluster, access.ADMINISTER)
+    password = password_for(cluster, values, sasl_password)
+    unsaved = Cluster(**{k: v for k, v in values.items() if k in EDITABLE_FIELDS})
+    report = test_connection(connection_for(unsaved, password))
+    shown = ("bootstrap_servers", "bootstrap_controllers", "security_protocol", "sasl_mechanism")
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="cluster.test",
+            cluster=cluster if cluster is not None and cluster.pk else None,
+            targets=[f"cluster:{values.get('name') or getattr(cluster, 'name', '')}"],
+            params={f: _norm(values.get(f)) for f in shown}
+            | {"sasl_login_from": "typed" if sasl_password else ("stored" if password else "none")},
+            outcomes={"connection": {"ok": report.ok, "error": report.error_name}},
+            outcome="success" if report.ok else "failure",
+            source_ip=source_ip,
+        )
+    return report
+
+
 def update_cluster(
     *,
     actor,
@@ -90,6 +168,7 @@ def update_cluster(
 ) -> Cluster:
     """Change a registered cluster (its admins). A blank password keeps the stored one."""
     access.require(actor, cluster, access.ADMINISTER)
+    password_for(cluster, values, sasl_password)  # PasswordRequired before anything changes
     before = _snapshot(Cluster.objects.get(pk=cluster.pk))
     for field in EDITABLE_FIELDS:
         if field in values:
@@ -216,9 +295,22 @@ def test_connection(connection: ClusterConnection) -> ConnectionReport:
     )
 
 
-def test_registered(*, actor, cluster: Cluster) -> ConnectionReport:
+def test_registered(*, actor, cluster: Cluster, source_ip: str | None = None) -> ConnectionReport:
+    """ "Test connection" of a registered cluster with its saved settings (audited)."""
     access.require(actor, cluster, access.VIEW)
-    return test_connection(connection_for(cluster))
+    report = test_connection(connection_for(cluster))
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="cluster.test",
+            cluster=cluster,
+            targets=[f"cluster:{cluster.name}"],
+            params={"settings": "saved"},
+            outcomes={"connection": {"ok": report.ok, "error": report.error_name}},
+            outcome="success" if report.ok else "failure",
+            source_ip=source_ip,
+        )
+    return report
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,12 @@ def cluster_new(request):
     report = None
     if request.method == "POST" and form.is_valid():
         if request.POST.get("action") == "test":
-            report = clusters.test_connection(
-                clusters.connection_for(form.save(commit=False), form.cleaned_data["sasl_password"])
+            report = clusters.test_settings(
+                actor=request.user,
+                cluster=None,
+                values=form.values(),
+                sasl_password=form.cleaned_data["sasl_password"],
+                source_ip=client_ip(request),
             )
         else:
             cluster = clusters.register_cluster(
@@ -55,21 +59,29 @@ def cluster_settings(request, name: str):
     form = ClusterForm(request.POST or None, instance=cluster)
     report = None
     if request.method == "POST" and form.is_valid():
-        if request.POST.get("action") == "test":
-            unsaved = form.save(commit=False)
-            password = form.cleaned_data["sasl_password"] or None
-            report = clusters.test_connection(clusters.connection_for(unsaved, password))
-            cluster.refresh_from_db()
-        else:
-            clusters.update_cluster(
-                actor=request.user,
-                cluster=cluster,
-                values=form.values(),
-                sasl_password=form.cleaned_data["sasl_password"],
-                source_ip=client_ip(request),
-            )
-            messages.success(request, f"Cluster '{cluster.name}' saved.")
-            return redirect("cluster_overview", name=cluster.name)
+        values, typed = form.values(), form.cleaned_data["sasl_password"]
+        cluster.refresh_from_db()  # the form edited the instance; the actions compare with the saved row
+        try:
+            if request.POST.get("action") == "test":
+                report = clusters.test_settings(
+                    actor=request.user,
+                    cluster=cluster,
+                    values=values,
+                    sasl_password=typed,
+                    source_ip=client_ip(request),
+                )
+            else:
+                clusters.update_cluster(
+                    actor=request.user,
+                    cluster=cluster,
+                    values=values,
+                    sasl_password=typed,
+                    source_ip=client_ip(request),
+                )
+                messages.success(request, f"Cluster '{cluster.name}' saved.")
+                return redirect("cluster_overview", name=cluster.name)
+        except clusters.PasswordRequired as exc:
+            form.add_error("sasl_password", str(exc))
     return render(
         request,
         "console/cluster_form.html",
@@ -97,7 +109,7 @@ def cluster_remove(request, name: str):
 @require_POST
 def cluster_test(request, name: str):
     cluster = get_cluster_for_user(request, name)
-    report = clusters.test_registered(actor=request.user, cluster=cluster)
+    report = clusters.test_registered(actor=request.user, cluster=cluster, source_ip=client_ip(request))
     return render(request, "console/_connection_report.html", {"report": report})
 
 

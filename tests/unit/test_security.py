@@ -172,3 +172,123 @@ def test_one_cluster_the_janitor_cannot_reach_does_not_stop_it_for_the_others(
     assert r.pk in cleaned
     assert not ThrottleEntry.objects.filter(reassignment=r, state__in=OWED_STATES).exists()
     assert ThrottleEntry.objects.filter(reassignment=other, state__in=OWED_STATES).exists()
+
+
+class _Listener:
+    """A fake "Kafka" on another port that records every byte a client sends it."""
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.received = bytearray()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        self._stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        self.sock.settimeout(0.2)
+        while not self._stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            conn.settimeout(0.2)
+            while not self._stop:
+                try:
+                    data = conn.recv(65536)
+                except OSError:
+                    continue
+                if not data:
+                    break
+                self.received += data
+            conn.close()
+
+    def close(self):
+        self._stop = True
+        self.thread.join(2)
+        self.sock.close()
+
+
+SECRET = "s3cret-sasl-pw-do-not-leak"
+
+
+@pytest.fixture
+def sasl_cluster(db, sandbox):
+    from console.models import Cluster
+
+    cluster = Cluster(
+        name="sasl",
+        bootstrap_servers=sandbox.bootstrap_servers,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_username="admin",
+        request_timeout_s=2,
+    )
+    cluster.set_sasl_password(SECRET)
+    cluster.save()
+    return cluster
+
+
+def _settings_post(cluster, **changes):
+    data = {
+        "name": cluster.name,
+        "description": "",
+        "bootstrap_servers": cluster.bootstrap_servers,
+        "bootstrap_controllers": "",
+        "security_protocol": cluster.security_protocol,
+        "sasl_mechanism": cluster.sasl_mechanism,
+        "sasl_username": cluster.sasl_username,
+        "sasl_password": "",
+        "ca_certificate": "",
+        "request_timeout_s": "2",
+    }
+    return {**data, **changes}
+
+
+@pytest.mark.parametrize("action", ["test", "save"])
+def test_the_stored_password_never_goes_to_a_host_an_admin_typed(client, personas, sasl_cluster, action):
+    from console.models import Role, RoleBinding
+
+    RoleBinding.objects.create(cluster=sasl_cluster, user=personas["operator"], role=Role.ADMIN)
+    client.force_login(personas["operator"])  # an admin of this cluster only
+    fake = _Listener()
+    try:
+        url = reverse("cluster_settings", kwargs={"name": sasl_cluster.name})
+        response = client.post(
+            url,
+            {**_settings_post(sasl_cluster, bootstrap_servers=f"127.0.0.1:{fake.port}"), "action": action},
+        )
+        time.sleep(0.5)
+    finally:
+        fake.close()
+    assert response.status_code == 200
+    assert "Enter the SASL password again" in response.content.decode()
+    assert SECRET.encode() not in bytes(fake.received) and not fake.received
+    sasl_cluster.refresh_from_db()
+    assert sasl_cluster.sasl_password() == SECRET and str(fake.port) not in sasl_cluster.bootstrap_servers
+
+
+def test_the_stored_password_is_used_with_the_saved_settings_and_every_test_is_audited(
+    client, personas, sasl_cluster
+):
+    from console.clusters import actions as clusters
+
+    client.force_login(personas["admin"])
+    url = reverse("cluster_settings", kwargs={"name": sasl_cluster.name})
+    response = client.post(
+        url, {**_settings_post(sasl_cluster, description="same endpoints"), "action": "test"}
+    )
+    assert response.status_code == 200 and "Enter the SASL password again" not in response.content.decode()
+    event = AuditEvent.objects.filter(action="cluster.test").latest("pk")
+    assert event.params["sasl_login_from"] == "stored" and SECRET not in str(event.params)
+    assert clusters.password_for(sasl_cluster, {"security_protocol": "SASL_PLAINTEXT"}, "") == SECRET
+    with pytest.raises(clusters.PasswordRequired, match="security protocol"):
+        clusters.password_for(sasl_cluster, {"security_protocol": "SASL_SSL"}, "")
+    assert clusters.password_for(sasl_cluster, {"security_protocol": "SASL_SSL"}, "typed") == "typed"
+    client.post(reverse("cluster_test", kwargs={"name": sasl_cluster.name}))
+    assert AuditEvent.objects.filter(action="cluster.test").count() == 2
