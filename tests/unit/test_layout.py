@@ -26,6 +26,7 @@ PURE = (
     "console.reassignment.intents",
     "console.reassignment.balance",
     "console.reassignment.progress",
+    "console.uploads",
 )
 PURE_MAY_IMPORT = re.compile(r"^(console\.kafka\.(types|errors)|console\.formatting|django\.conf|yaml)$")
 

@@ -1,0 +1,194 @@
+"""The one bounded parser for uploaded and pasted text: YAML, JSON, CSV (pure: stdlib, PyYAML, settings).
+
+Every topic batch, ACL batch, reassignment plan and pasted JSON setting is read here first, so
+one set of limits holds everywhere:
+
+* size: at most ``settings.UPLOAD_MAX_BYTES`` of UTF-8, checked before anything is parsed;
+* depth: at most ``MAX_DEPTH`` nested collections. YAML is checked on PyYAML's event stream as
+  each event is produced, before the composer sees it (the composer and constructor recurse once
+  per level, and libyaml's C composer crashed the process on a 200 KB ``- [[[[…``); JSON is
+  pre-scanned for brackets outside strings before ``json.loads`` recurses;
+* no YAML anchors or aliases (32 KB of nested aliases expand to billions of nodes);
+* only PyYAML's pure-Python ``SafeLoader``, never the C (libyaml) loaders.
+
+Every refusal and every syntax error is one ``UploadError(message, line, column)``, 1-based.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable
+
+import yaml
+from django.conf import settings
+
+from console.formatting import human_bytes
+
+MAX_DEPTH = 20  # the deepest real shape (a topic's assignment in a mapping) is 4 levels
+ANCHORS_REFUSED = (
+    "YAML anchors and aliases (&name, *name) are not allowed; "
+    'quote a value that starts with & or *, e.g. host: "*"'
+)
+
+
+class UploadError(ValueError):
+    """Text that cannot be used, with where (1-based). ``kind``: size, depth, anchor or syntax."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1, *, kind: str = "syntax") -> None:
+        self.message, self.line, self.column, self.kind = message, line, column, kind
+        super().__init__(f"line {line}, column {column}: {message}")
+
+
+def max_bytes() -> int:
+    return int(settings.UPLOAD_MAX_BYTES)
+
+
+def check_size(text: str) -> None:
+    """Refuse text over ``UPLOAD_MAX_BYTES`` (UTF-8 bytes) before any parser sees it."""
+    limit = max_bytes()
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise UploadError(
+            f"the text is {size:,} bytes; at most {limit:,} bytes ({human_bytes(limit)}) are accepted",
+            kind="size",
+        )
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+def _too_deep(line: int, column: int) -> UploadError:
+    return UploadError(f"nested deeper than {MAX_DEPTH} levels", line, column, kind="depth")
+
+
+# -- YAML ----------------------------------------------------------------------------------------
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader; each event is vetted as it is produced, before use.
+
+    The parser and scanner are state machines (no recursion), so vetting events bounds the
+    composer's and constructor's recursion at ``MAX_DEPTH`` levels.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.nesting = 0
+
+    def _vet(self) -> None:
+        if self.current_event is not None or not self.state:
+            return
+        event = self.current_event = self.state()
+        if isinstance(event, yaml.NodeEvent) and (
+            isinstance(event, yaml.AliasEvent) or event.anchor is not None
+        ):
+            mark = event.start_mark
+            raise UploadError(ANCHORS_REFUSED, mark.line + 1, mark.column + 1, kind="anchor")
+        if isinstance(event, yaml.CollectionStartEvent):
+            self.nesting += 1
+            if self.nesting > MAX_DEPTH:
+                raise _too_deep(event.start_mark.line + 1, event.start_mark.column + 1)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            self.nesting -= 1
+
+    def check_event(self, *choices: type) -> bool:
+        self._vet()
+        return super().check_event(*choices)
+
+    def peek_event(self) -> yaml.Event | None:
+        self._vet()
+        return super().peek_event()
+
+    def get_event(self) -> yaml.Event | None:
+        self._vet()
+        return super().get_event()
+
+
+def _yaml(text: str, build: Callable[[_Loader], object]) -> object:
+    check_size(text)
+    loader = None
+    try:
+        loader = _Loader(text)
+        return build(loader)
+    except UploadError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise UploadError(exc.problem or exc.context or "not valid YAML", line, col) from None
+    except yaml.reader.ReaderError as exc:
+        raise UploadError(
+            f"unacceptable character #x{exc.character:04x}: {exc.reason}",
+            *_position(text, exc.position),
+        ) from None
+    except yaml.YAMLError as exc:
+        raise UploadError(str(exc)[:200]) from None
+    except RecursionError:  # cannot happen below MAX_DEPTH; kept as a last line of defence
+        raise _too_deep(1, 1) from None
+    except (ValueError, OverflowError) as exc:  # a constructor's int()/date() on a hostile scalar
+        raise UploadError(f"a value cannot be read: {str(exc)[:200]}") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def compose_yaml(text: str) -> yaml.Node | None:
+    """The YAML document as PyYAML nodes (with their marks); None for an empty document."""
+    return _yaml(text, lambda loader: loader.get_single_node())
+
+
+def load_yaml(text: str) -> object:
+    """The YAML document as plain Python data (safe tags only)."""
+    return _yaml(text, lambda loader: loader.get_single_data())
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+# A JSON string (escapes included) or one bracket: brackets inside strings are skipped whole.
+_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+
+
+def _check_json_depth(text: str) -> None:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    depth = 0
+    for match in _JSON_TOKENS.finditer(text):
+        char = match.group()[0]
+        if char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _too_deep(*_position(text, match.start()))
+        elif char in "]}":
+            depth -= 1
+
+
+def load_json(text: str) -> object:
+    """Strict JSON as plain Python data."""
+    check_size(text)
+    _check_json_depth(text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UploadError(exc.msg, exc.lineno, exc.colno) from None
+    except RecursionError:  # cannot happen below MAX_DEPTH; kept as a last line of defence
+        raise _too_deep(1, 1) from None
+    except ValueError as exc:  # e.g. an integer longer than Python's int-string limit
+        raise UploadError(f"a value cannot be read: {str(exc)[:200]}") from None
+
+
+# -- CSV -----------------------------------------------------------------------------------------
+
+
+def csv_rows(text: str) -> list[tuple[int, list[str]]]:
+    """Every CSV row with the line it ends on (1-based)."""
+    check_size(text)
+    reader = csv.reader(io.StringIO(text))
+    try:
+        return [(reader.line_num, row) for row in reader]
+    except csv.Error as exc:
+        raise UploadError(str(exc), reader.line_num or 1, 1) from None
