@@ -8,16 +8,15 @@ shell in ``acls/actions.py`` calls the gateway and audits.
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import yaml
 from django.conf import settings
 
 from console.kafka.types import AclBinding, AclBindingFilter
+from console.uploads import UploadError, load_json, load_yaml
 
 BATCH_MAX = settings.ACL_BATCH_MAX
 BATCH_TEXT_MAX = settings.ACL_BATCH_TEXT_MAX
@@ -188,15 +187,6 @@ def exact_filter(b: AclBinding) -> AclBindingFilter:
     )
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """YAML without anchors/aliases: no billion-laughs expansion from pasted text."""
-
-    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.YAMLError('YAML aliases are not allowed (quote a host of "*")')
-        return super().compose_node(parent, index)
-
-
 def parse_batch(text: str) -> tuple[list[AclBinding], list[AclBindingFilter]]:
     """Pasted YAML or JSON → (bindings to create, filters to delete). Raises AclValidationError.
 
@@ -206,9 +196,10 @@ def parse_batch(text: str) -> tuple[list[AclBinding], list[AclBindingFilter]]:
     if len(text) > BATCH_TEXT_MAX:
         raise AclValidationError([f"the pasted batch is larger than {BATCH_TEXT_MAX // 1024} KiB"])
     try:
-        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise AclValidationError([f"not valid YAML or JSON: {str(exc)[:200]}"]) from None
+        data = load_yaml(text)  # bounded: size, depth, no anchors or aliases
+    except UploadError as exc:
+        prefix = "not valid YAML or JSON: " if exc.kind == "syntax" else ""
+        raise AclValidationError([f"{prefix}{exc}"]) from None
     if isinstance(data, Mapping) and set(data) <= {"create", "delete"} and data:
         creates_raw, deletes_raw = data.get("create") or [], data.get("delete") or []
     elif isinstance(data, Mapping):
@@ -246,9 +237,9 @@ def bindings_from_json(values: Iterable[str]) -> list[AclBinding]:
     out, errors = [], []
     for raw in values:
         try:
-            data = json.loads(raw)
-        except ValueError:
-            errors.append("a posted binding is not valid JSON")
+            data = load_json(raw)
+        except UploadError as exc:
+            errors.append(f"a posted binding is not valid JSON ({exc})")
             continue
         binding, problems = validate_binding(data) if isinstance(data, dict) else (None, ["not a mapping"])
         errors += problems

@@ -11,6 +11,7 @@ from console.forms.configs import KNOWN_TOPIC_CONFIGS, parse_key_values
 from console.topics import policy
 from console.topics.batch import BatchParseError, TopicSpec, parse_batch
 from console.topics.reads import DEFAULT_PER_PAGE, SORT_KEYS
+from console.uploads import UploadError, load_json
 
 MAX_BATCH_UPLOAD_BYTES = 5 * 1024 * 1024
 
@@ -243,9 +244,9 @@ class TopicPolicyForm(forms.Form):
         if not text:
             return {}
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"Line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+            data = load_json(text)  # bounded: size and nesting depth
+        except UploadError as exc:
+            raise forms.ValidationError(f"Line {exc.line}, column {exc.column}: {exc.message}") from None
         if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
             raise forms.ValidationError('Write {"key": {"min": n, "max": n} or {"choices": [...]}}.')
         for key, bounds in data.items():

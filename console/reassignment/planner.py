@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from console.uploads import UploadError, load_json
+
 TP = tuple[str, int]
 Assignment = Mapping[TP, Sequence[int]]
 
@@ -39,9 +41,10 @@ def parse_plan(text: str) -> dict[TP, tuple[int, ...]]:
     if not text or not text.strip():
         raise PlanParseError("The plan is empty: paste or upload a reassignment JSON file.")
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PlanParseError(f"Malformed JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+        doc = load_json(text)  # bounded: size and nesting depth
+    except UploadError as exc:
+        message = f"Malformed JSON: {exc.message}" if exc.kind == "syntax" else exc.message
+        raise PlanParseError(message[:1].upper() + message[1:], line=exc.line, column=exc.column) from None
     if not isinstance(doc, dict):
         raise PlanParseError('The plan must be a JSON object like {"version":1,"partitions":[...]}.')
     if doc.get("version", PLAN_VERSION) != PLAN_VERSION:

@@ -1,8 +1,9 @@
-"""Parsers for batch topic creation: YAML, JSON or CSV text into TopicSpecs (pure, no Django).
+"""Parsers for batch topic creation: YAML, JSON or CSV text into TopicSpecs (pure, no I/O).
 
-Every problem carries the line and column it was found at (1-based), so the page can say
-"line 7, column 14: partitions must be a whole number". Nothing is silently skipped: a parse
-either returns every topic or raises BatchParseError listing every problem found.
+The text is read by ``console.uploads`` (size and depth limits, no YAML anchors). Every
+problem carries the line and column it was found at (1-based), so the page can say "line 7,
+column 14: partitions must be a whole number". Nothing is silently skipped: a parse either
+returns every topic or raises BatchParseError listing every problem found.
 
 Accepted shapes (YAML and JSON)::
 
@@ -20,12 +21,11 @@ CSV: a header row with ``name`` and optionally ``partitions``, ``replication_fac
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from dataclasses import dataclass, field
 
 import yaml
+
+from console.uploads import UploadError, compose_yaml, csv_rows, load_json
 
 
 @dataclass(frozen=True)
@@ -215,19 +215,16 @@ class _Builder:
         return [s for s in specs if s is not None]
 
 
-# libyaml's composer when present (about 10x faster on a 1,000-topic batch); marks are the same.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _refused(exc: UploadError) -> BatchParseError:
+    return BatchParseError([ParseProblem(exc.line, exc.column, exc.message)])
 
 
 def _compose(text: str):
+    """The bounded parser's nodes (size, depth, no anchors; never libyaml's C composer)."""
     try:
-        return yaml.compose(text, Loader=_LOADER)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise BatchParseError([ParseProblem(line, col, exc.problem or str(exc))]) from None
-    except yaml.YAMLError as exc:
-        raise BatchParseError([ParseProblem(1, 1, str(exc))]) from None
+        return compose_yaml(text)
+    except UploadError as exc:
+        raise _refused(exc) from None
 
 
 def _build(root) -> list[TopicSpec]:
@@ -247,9 +244,9 @@ def parse_yaml(text: str) -> list[TopicSpec]:
 def parse_json(text: str) -> list[TopicSpec]:
     """Strict JSON syntax first (JSON's own line/column), then the YAML composer for positions."""
     try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BatchParseError([ParseProblem(exc.lineno, exc.colno, exc.msg)]) from None
+        load_json(text)
+    except UploadError as exc:
+        raise _refused(exc) from None
     return _build(_compose(text.replace("\t", " ")))
 
 
@@ -270,33 +267,32 @@ def _csv_configs(cell: str, line: int, column: int, problems: list[ParseProblem]
 
 
 def parse_csv(text: str) -> list[TopicSpec]:
-    reader = csv.reader(io.StringIO(text))
-    problems: list[ParseProblem] = []
     try:
-        header = next(reader, None)
-        if header is None or not any(h.strip() for h in header):
-            raise BatchParseError(
-                [ParseProblem(1, 1, "the CSV has no header row (name,partitions,replication_factor)")]
-            )
-        columns = [h.strip().lower() for h in header]
-        if "name" not in columns:
-            raise BatchParseError([ParseProblem(1, 1, "the header row needs a 'name' column")])
-        for i, col in enumerate(columns):
-            if col not in _KNOWN_KEYS - {"assignment"} and not col.startswith("config."):
-                problems.append(ParseProblem(1, i + 1, f"unknown column '{col}'"))
-        specs = []
-        for row in reader:
-            line = reader.line_num
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(columns):
-                problems.append(ParseProblem(line, 1, f"expected {len(columns)} fields, found {len(row)}"))
-                continue
-            spec = _csv_row(dict(zip(columns, row, strict=True)), columns, line, problems)
-            if spec is not None:
-                specs.append(spec)
-    except csv.Error as exc:
-        raise BatchParseError([ParseProblem(reader.line_num or 1, 1, str(exc))]) from None
+        rows = csv_rows(text)
+    except UploadError as exc:
+        raise _refused(exc) from None
+    problems: list[ParseProblem] = []
+    header = rows[0][1] if rows else None
+    if header is None or not any(h.strip() for h in header):
+        raise BatchParseError(
+            [ParseProblem(1, 1, "the CSV has no header row (name,partitions,replication_factor)")]
+        )
+    columns = [h.strip().lower() for h in header]
+    if "name" not in columns:
+        raise BatchParseError([ParseProblem(1, 1, "the header row needs a 'name' column")])
+    for i, col in enumerate(columns):
+        if col not in _KNOWN_KEYS - {"assignment"} and not col.startswith("config."):
+            problems.append(ParseProblem(1, i + 1, f"unknown column '{col}'"))
+    specs = []
+    for line, row in rows[1:]:
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(columns):
+            problems.append(ParseProblem(line, 1, f"expected {len(columns)} fields, found {len(row)}"))
+            continue
+        spec = _csv_row(dict(zip(columns, row, strict=True)), columns, line, problems)
+        if spec is not None:
+            specs.append(spec)
     if problems:
         raise BatchParseError(problems)
     if not specs:
