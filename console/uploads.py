@@ -46,9 +46,9 @@ def max_bytes() -> int:
     return int(settings.UPLOAD_MAX_BYTES)
 
 
-def check_size(text: str) -> None:
-    """Refuse text over ``UPLOAD_MAX_BYTES`` (UTF-8 bytes) before any parser sees it."""
-    limit = max_bytes()
+def check_size(text: str, limit: int | None = None) -> None:
+    """Refuse text over ``limit`` (default ``UPLOAD_MAX_BYTES``) UTF-8 bytes before any parser sees it."""
+    limit = limit or max_bytes()
     size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise UploadError(
@@ -167,9 +167,9 @@ def _check_json_depth(text: str) -> None:
             depth -= 1
 
 
-def load_json(text: str) -> object:
-    """Strict JSON as plain Python data."""
-    check_size(text)
+def load_json(text: str, *, limit: int | None = None) -> object:
+    """Strict JSON as plain Python data (``limit``: a size bound other than UPLOAD_MAX_BYTES)."""
+    check_size(text, limit)
     _check_json_depth(text)
     try:
         return json.loads(text)

@@ -22,6 +22,9 @@ Assignment = Mapping[TP, Sequence[int]]
 PLAN_VERSION = 1
 MAX_PLAN_PARTITIONS = 200_000  # a plan file larger than this is refused before validation
 
+# A plan file may be as large as the plan form accepts (about 200,000 partitions with log dirs).
+PLAN_MAX_BYTES = 20 * 1024 * 1024
+
 
 class PlanParseError(ValueError):
     """A plan file that cannot be used; ``line``/``column`` point at the problem when known."""
@@ -41,7 +44,7 @@ def parse_plan(text: str) -> dict[TP, tuple[int, ...]]:
     if not text or not text.strip():
         raise PlanParseError("The plan is empty: paste or upload a reassignment JSON file.")
     try:
-        doc = load_json(text)  # bounded: size and nesting depth
+        doc = load_json(text, limit=PLAN_MAX_BYTES)  # bounded: size and nesting depth
     except UploadError as exc:
         message = f"Malformed JSON: {exc.message}" if exc.kind == "syntax" else exc.message
         raise PlanParseError(message[:1].upper() + message[1:], line=exc.line, column=exc.column) from None

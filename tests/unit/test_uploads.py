@@ -274,3 +274,24 @@ def test_the_topic_policy_page_shows_deep_config_ranges_as_an_error(client, pers
     response = client.post(url("topic_policy", kafka_cluster), {"config_ranges": "[" * 100_000})
     assert response.status_code == 200
     assert b"Line 1, column 21: nested deeper than 20 levels" in response.content
+
+
+def test_a_plan_larger_than_the_upload_limit_but_within_the_plan_form_is_accepted(settings):
+    """Plans for tens of thousands of partitions exceed UPLOAD_MAX_BYTES; the plan bound is the form's."""
+    import json
+
+    from console.reassignment import planner
+
+    settings.UPLOAD_MAX_BYTES = 1024 * 1024
+    parts = [
+        {
+            "topic": f"orders-{i // 100:05d}",
+            "partition": i % 100,
+            "replicas": [1, 2, 3],
+            "log_dirs": ["any"] * 3,
+        }
+        for i in range(40_000)
+    ]
+    text = json.dumps({"version": 1, "partitions": parts})
+    assert len(text) > settings.UPLOAD_MAX_BYTES
+    assert len(planner.parse_plan(text)) == 40_000
