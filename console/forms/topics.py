@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import re
 
 from django import forms
 
+from console import patterns
 from console.forms.configs import KNOWN_TOPIC_CONFIGS, parse_key_values
 from console.topics import policy
 from console.topics.batch import BatchParseError, TopicSpec, parse_batch
@@ -258,9 +258,9 @@ class TopicPolicyForm(forms.Form):
         return data
 
     def _regex(self, text: str) -> str:
-        try:
-            re.compile(text)
-        except re.error as exc:
+        try:  # the engine the policy will match with (RE2: linear time)
+            patterns.compile_pattern(text)
+        except patterns.PatternError as exc:
             raise forms.ValidationError(f"'{text}' is not a valid regular expression: {exc}") from None
         return text
 

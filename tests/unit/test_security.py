@@ -292,3 +292,12 @@ def test_the_stored_password_is_used_with_the_saved_settings_and_every_test_is_a
     assert clusters.password_for(sasl_cluster, {"security_protocol": "SASL_SSL"}, "typed") == "typed"
     client.post(reverse("cluster_test", kwargs={"name": sasl_cluster.name}))
     assert AuditEvent.objects.filter(action="cluster.test").count() == 2
+
+
+def test_the_policy_form_accepts_only_patterns_the_policy_engine_can_run():
+    from console.forms.topics import TopicPolicyForm
+
+    form = TopicPolicyForm(data={"name_pattern": r"(\w+)\1", "protected_topics": "ok-.*\n(a)\\1"})
+    assert not form.is_valid()
+    assert "not a valid regular expression" in str(form.errors["name_pattern"])
+    assert "not a valid regular expression" in str(form.errors["protected_topics"])
