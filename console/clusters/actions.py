@@ -99,24 +99,17 @@ def _norm(value: Any) -> str:
     return str(value or "").strip()
 
 
-def secret_bound_changes(saved: Cluster | None, values: Mapping[str, Any]) -> list[str]:
-    """The secret-bound settings ``values`` change from the saved cluster's (none for a new one)."""
-    if saved is None or saved.pk is None:
-        return []
-    fresh = Cluster.objects.get(pk=saved.pk)  # the saved settings, not an edited instance
-    return [
-        f for f in SECRET_BOUND_FIELDS if _norm(getattr(fresh, f)) != _norm(values.get(f, getattr(fresh, f)))
-    ]
-
-
 def password_for(saved: Cluster | None, values: Mapping[str, Any], typed: str) -> str:
     """The password a test or a save may use: the typed one, else the stored one, but only when
     the endpoints, protocol, mechanism and CA are the saved ones (PasswordRequired otherwise)."""
     if typed or not _norm(values.get("security_protocol")).startswith("SASL"):
         return typed
-    if saved is None or saved.pk is None or not saved.has_sasl_password:
+    fresh = Cluster.objects.filter(pk=getattr(saved, "pk", None)).first()  # the saved row, not an edited one
+    if fresh is None or not fresh.has_sasl_password:
         return ""
-    changed = secret_bound_changes(saved, values)
+    changed = [
+        f for f in SECRET_BOUND_FIELDS if _norm(getattr(fresh, f)) != _norm(values.get(f, getattr(fresh, f)))
+    ]
     if changed:
         raise PasswordRequired(
             "Enter the SASL password again: the stored one is only sent with the saved settings, and "
@@ -124,7 +117,23 @@ def password_for(saved: Cluster | None, values: Mapping[str, Any], typed: str) -
             + (" has" if len(changed) == 1 else " have")
             + " changed."
         )
-    return Cluster.objects.get(pk=saved.pk).sasl_password()
+    return fresh.sasl_password()
+
+
+def _audit_test(
+    actor, cluster: Cluster | None, name: str, params: dict, report, source_ip: str | None
+) -> None:
+    with transaction.atomic():
+        audit.record(
+            actor=actor,
+            action="cluster.test",
+            cluster=cluster,
+            targets=[f"cluster:{name}"],
+            params=params,
+            outcomes={"connection": {"ok": report.ok, "error": report.error_name}},
+            outcome="success" if report.ok else "failure",
+            source_ip=source_ip,
+        )
 
 
 def test_settings(
@@ -143,18 +152,10 @@ def test_settings(
     unsaved = Cluster(**{k: v for k, v in values.items() if k in EDITABLE_FIELDS})
     report = test_connection(connection_for(unsaved, password))
     shown = ("bootstrap_servers", "bootstrap_controllers", "security_protocol", "sasl_mechanism")
-    with transaction.atomic():
-        audit.record(
-            actor=actor,
-            action="cluster.test",
-            cluster=cluster if cluster is not None and cluster.pk else None,
-            targets=[f"cluster:{values.get('name') or getattr(cluster, 'name', '')}"],
-            params={f: _norm(values.get(f)) for f in shown}
-            | {"sasl_login_from": "typed" if sasl_password else ("stored" if password else "none")},
-            outcomes={"connection": {"ok": report.ok, "error": report.error_name}},
-            outcome="success" if report.ok else "failure",
-            source_ip=source_ip,
-        )
+    params = {f: _norm(values.get(f)) for f in shown}
+    params["sasl_login_from"] = "typed" if sasl_password else ("stored" if password else "none")
+    saved = cluster if cluster is not None and cluster.pk else None
+    _audit_test(actor, saved, values.get("name") or getattr(cluster, "name", ""), params, report, source_ip)
     return report
 
 
@@ -299,17 +300,7 @@ def test_registered(*, actor, cluster: Cluster, source_ip: str | None = None) ->
     """ "Test connection" of a registered cluster with its saved settings (audited)."""
     access.require(actor, cluster, access.VIEW)
     report = test_connection(connection_for(cluster))
-    with transaction.atomic():
-        audit.record(
-            actor=actor,
-            action="cluster.test",
-            cluster=cluster,
-            targets=[f"cluster:{cluster.name}"],
-            params={"settings": "saved"},
-            outcomes={"connection": {"ok": report.ok, "error": report.error_name}},
-            outcome="success" if report.ok else "failure",
-            source_ip=source_ip,
-        )
+    _audit_test(actor, cluster, cluster.name, {"settings": "saved"}, report, source_ip)
     return report
 
 
