@@ -22,6 +22,30 @@ def sandbox():
 
 
 @pytest.fixture
+def frozen(sandbox):
+    """Stop the sandbox's own clock: the test moves it with advance()."""
+    speed = sandbox.speed
+    sandbox.speed = 0
+    yield sandbox
+    sandbox.speed = speed
+
+
+def throttle_configs_on(gw, topic: str, brokers=(1, 2, 3)) -> set[tuple[str, str, str]]:
+    """The replication-throttle configs set on Kafka for the topic and the brokers: (type, name, config)."""
+    from console.kafka import ConfigResource
+    from console.reassignment import throttles
+
+    resources = [ConfigResource("TOPIC", topic)] + [ConfigResource("BROKER", str(b)) for b in brokers]
+    found = set()
+    for res, entries in gw.describe_configs(resources).items():
+        for name in throttles.REPLICA_CONFIGS + throttles.RATE_CONFIGS:
+            entry = entries.get(name)
+            if entry is not None and entry.source in ("DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG"):
+                found.add((res.type, res.name, name))
+    return found
+
+
+@pytest.fixture
 def kafka_cluster(db, sandbox):
     """The sandbox registered in the console, as the console's tests see it."""
     from console.models import Cluster

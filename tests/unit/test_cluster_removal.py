@@ -10,26 +10,17 @@ import pytest
 from django.urls import reverse
 
 from console.clusters import actions as clusters
-from console.kafka import ConfigResource
 from console.models import AuditEvent, Cluster, Operation
 from console.models.reassignment import OWED_STATES, Reassignment, ThrottleEntry
 from console.reassignment import actions as reassignment
 from console.reassignment import janitor as reassign_janitor
 from console.reassignment import throttles
-from tests.conftest import run_now
+from tests.conftest import run_now, throttle_configs_on
 from tests.unit.test_operation_faults import drive
 
 pytestmark = pytest.mark.django_db
 
 MB = 1024 * 1024
-
-
-@pytest.fixture
-def frozen(sandbox):
-    speed = sandbox.speed
-    sandbox.speed = 0
-    yield sandbox
-    sandbox.speed = speed
 
 
 def _start(personas, cluster, sandbox, name):
@@ -46,14 +37,7 @@ def _throttles_on(sandbox, topic) -> set:
     """Read straight from the sandbox through a connection of its own (the registry row may be gone)."""
     probe = Cluster(name="probe", bootstrap_servers=sandbox.bootstrap_servers, request_timeout_s=5)
     gw = clusters.gateway_for(probe)
-    resources = [ConfigResource("TOPIC", topic)] + [ConfigResource("BROKER", str(b)) for b in (1, 2, 3)]
-    found = set()
-    for res, entries in gw.describe_configs(resources).items():
-        for name in throttles.REPLICA_CONFIGS + throttles.RATE_CONFIGS:
-            entry = entries.get(name)
-            if entry is not None and entry.source in ("DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG"):
-                found.add((res.type, res.name, name))
-    return found
+    return throttle_configs_on(gw, topic)
 
 
 def _runs_until(op, frozen, point):

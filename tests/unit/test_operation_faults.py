@@ -28,18 +28,18 @@ from console.audit import chain as audit_chain
 from console.audit import store as audit
 from console.clusters import actions as cluster_actions
 from console.clusters import worker as health
-from console.kafka import ConfigResource, KafkaOperationError
+from console.kafka import KafkaOperationError
 from console.models import Operation
 from console.models.operations import FINISHED_STATES
 from console.models.reassignment import OWED_STATES, Reassignment, ThrottleEntry
 from console.operations import registry
 from console.reassignment import actions as reassignment
-from console.reassignment import elections, throttles
+from console.reassignment import elections
 from console.reassignment import janitor as reassign_janitor
 from console.requests import actions as requests
 from console.telemetry import capacity
 from pipeline import generate, lake, reference
-from tests.conftest import run_now
+from tests.conftest import run_now, throttle_configs_on
 
 pytestmark = pytest.mark.django_db
 
@@ -242,14 +242,6 @@ STARTERS = {
 }
 
 
-@pytest.fixture
-def frozen(sandbox):
-    speed = sandbox.speed
-    sandbox.speed = 0
-    yield sandbox
-    sandbox.speed = speed
-
-
 def _reference_engine(spark, lake_dir, cluster, since, until, params, progress=None):
     tables = {ds: lake.read_window(lake_dir, ds, cluster, since, until) for ds in lake.DATASETS}
     return reference.compute(tables, params)
@@ -294,15 +286,7 @@ def test_every_kind_ends_whatever_fails_at_each_step(
 
 
 def _throttles_on_kafka(cluster, topic) -> set[tuple[str, str, str]]:
-    gw = cluster_actions.gateway_for(cluster)
-    resources = [ConfigResource("TOPIC", topic)] + [ConfigResource("BROKER", str(b)) for b in (1, 2, 3)]
-    found = set()
-    for res, entries in gw.describe_configs(resources).items():
-        for name in throttles.REPLICA_CONFIGS + throttles.RATE_CONFIGS:
-            entry = entries.get(name)
-            if entry is not None and entry.source in ("DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG"):
-                found.add((res.type, res.name, name))
-    return found
+    return throttle_configs_on(cluster_actions.gateway_for(cluster), topic)
 
 
 def _assert_no_unlisted_throttle(cluster, topic) -> None:

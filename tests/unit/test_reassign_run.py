@@ -26,15 +26,6 @@ MB = 1024 * 1024
 _names = itertools.count()
 
 
-@pytest.fixture
-def frozen(sandbox):
-    """Stop the sandbox's own clock: the test moves it with advance()."""
-    speed = sandbox.speed
-    sandbox.speed = 0
-    yield sandbox
-    sandbox.speed = speed
-
-
 def make_topic(sandbox, assignment, mb_per_partition=10):
     name = f"reassign-t{next(_names)}"
     sandbox.create_topic(

@@ -17,14 +17,6 @@ MB = 1024 * 1024
 _names = itertools.count()
 
 
-@pytest.fixture
-def frozen(sandbox):
-    speed = sandbox.speed
-    sandbox.speed = 0
-    yield sandbox
-    sandbox.speed = speed
-
-
 def make_topic(sandbox, assignment):
     name = f"reassign-v{next(_names)}"
     sandbox.create_topic(

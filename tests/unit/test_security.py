@@ -97,14 +97,6 @@ def test_a_direct_post_cannot_change_an_internal_topics_configs(
 MB = 1024 * 1024
 
 
-@pytest.fixture
-def frozen(sandbox):
-    speed = sandbox.speed
-    sandbox.speed = 0
-    yield sandbox
-    sandbox.speed = speed
-
-
 def _moving_reassignment(personas, cluster, sandbox, topic):
     from console.models.reassignment import Reassignment
     from console.reassignment import actions as reassignment
