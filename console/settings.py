@@ -35,8 +35,26 @@ def _local_secret(name: str) -> str:
 
 SECRET_KEY = os.environ.get("SECRET_KEY") or _local_secret("secret_key")
 
-# Fernet key (urlsafe base64, 32 bytes) for secrets at rest. When absent, one is derived from SECRET_KEY.
-CONSOLE_ENCRYPTION_KEY = os.environ.get("CONSOLE_ENCRYPTION_KEY", "")
+
+def _local_fernet_key(name: str) -> str:
+    """A Fernet key kept in var/ (mode 600) for a machine without CONSOLE_ENCRYPTION_KEY."""
+    path = VAR_DIR / name
+    if not path.exists():
+        from cryptography.fernet import Fernet
+
+        path.write_bytes(Fernet.generate_key())
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+# Fernet keys (urlsafe base64, 32 bytes) for secrets at rest, independent of SECRET_KEY. A comma-separated
+# list: the first encrypts, every one decrypts (rotation: put the new key first, run `rotate_secrets`,
+# then drop the old one). Without the variable, `make run` keeps one in var/encryption_key.
+CONSOLE_ENCRYPTION_KEYS = _env_list("CONSOLE_ENCRYPTION_KEY", "") or [_local_fernet_key("encryption_key")]
+
+# Key of the audit chain's HMAC, never stored in the database. Without the variable, `make run` keeps
+# one in var/audit_hmac_key. Changing it makes every existing event fail verification.
+AUDIT_HMAC_KEY = os.environ.get("AUDIT_HMAC_KEY") or _local_secret("audit_hmac_key")
 
 ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = _env_list("CSRF_TRUSTED_ORIGINS", "")
