@@ -191,7 +191,9 @@ def start(sup: Supervisor, plan: Plan, env: dict[str, str]) -> None:
         registrations.append(
             ["--name", "sandbox", "--bootstrap-servers", bootstrap["BOOTSTRAP_SERVERS"], "--if-missing"]
         )
+    admin = env.get("CONSOLE_ADMIN_USER") or "admin"  # the admin ensure_admin made (or found)
     for args in registrations:
+        args = [*args, "--as", admin]
         label = f"manage.py register_cluster {' '.join(args)}"
         sup.run_once("setup", [*manage, "register_cluster", *args], label, env=env, cwd=BASE_DIR)
 

@@ -12,8 +12,10 @@ from django.db.models import ProtectedError
 
 from console import access
 from console.audit import store as audit
+from console.crypto import SecretUnreadable
 from console.kafka import ClusterConnection, KafkaOperationError, get_gateway
 from console.models import Cluster, Operation, OperationState
+from console.models.clusters import canonical_endpoints
 from console.models.reassignment import OWED_STATES, ThrottleEntry
 
 # Fields an operator edits on the registry form (the password travels separately, write-only).
@@ -34,8 +36,8 @@ def connection_for(cluster: Cluster, sasl_password: str | None = None) -> Cluste
     """Build the gateway's connection settings from a (possibly unsaved) cluster."""
     password = sasl_password if sasl_password is not None else cluster.sasl_password()
     return ClusterConnection(
-        bootstrap_servers=cluster.bootstrap_servers.strip(),
-        bootstrap_controllers=cluster.bootstrap_controllers.strip(),
+        bootstrap_servers=canonical_endpoints(cluster.bootstrap_servers),
+        bootstrap_controllers=canonical_endpoints(cluster.bootstrap_controllers),
         security_protocol=cluster.security_protocol,
         sasl_mechanism=cluster.sasl_mechanism or None,
         sasl_username=cluster.sasl_username or None,
@@ -117,7 +119,13 @@ def password_for(saved: Cluster | None, values: Mapping[str, Any], typed: str) -
             + (" has" if len(changed) == 1 else " have")
             + " changed."
         )
-    return fresh.sasl_password()
+    try:
+        return fresh.sasl_password()
+    except SecretUnreadable as exc:
+        raise PasswordRequired(
+            "Enter the SASL password again: the stored one cannot be decrypted with the configured "
+            "CONSOLE_ENCRYPTION_KEY (the key changed since it was saved)."
+        ) from exc
 
 
 def _audit_test(

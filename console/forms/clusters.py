@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 from django import forms
 from django.core.exceptions import ValidationError
 
 from console.clusters.actions import EDITABLE_FIELDS
 from console.models import Cluster
-
-_HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$")
-MAX_ENDPOINTS = 50
-
-
-def parse_endpoints(value: str, label: str) -> list[str]:
-    """Split 'host:port,host:port' and check every entry; the error names the bad entry."""
-    entries = [e.strip() for e in value.replace("\n", ",").split(",") if e.strip()]
-    if len(entries) > MAX_ENDPOINTS:
-        raise ValidationError(f"{label}: at most {MAX_ENDPOINTS} addresses.")
-    for entry in entries:
-        host, sep, port = entry.rpartition(":")
-        if not sep or not host:
-            raise ValidationError(
-                f"{label}: '{entry}' is not host:port (for example broker1.example.com:9092)."
-            )
-        if not _HOST.match(host):
-            raise ValidationError(f"{label}: '{host}' in '{entry}' is not a valid host name or address.")
-        if not port.isdigit() or not 1 <= int(port) <= 65535:
-            raise ValidationError(f"{label}: port '{port}' in '{entry}' must be a number from 1 to 65535.")
-    return entries
+from console.models.clusters import parse_endpoints
 
 
 def kip919_error(servers: str, controllers: str) -> str | None:
@@ -118,7 +96,8 @@ class ClusterForm(forms.ModelForm):
             ("bootstrap_controllers", "Bootstrap controllers", controllers),
         ):
             try:
-                parse_endpoints(value, label)
+                # Stored in one canonical form, "host:port,host:port", whatever separators were typed.
+                data[field] = ",".join(parse_endpoints(value, label))
             except ValidationError as exc:
                 self.add_error(field, exc)
         protocol = data.get("security_protocol", "")

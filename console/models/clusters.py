@@ -2,10 +2,46 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from console import crypto
+
+_HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$")
+_SEPARATORS = re.compile(r"[,\r\n]+")
+MAX_ENDPOINTS = 50
+
+
+def parse_endpoints(value: str, label: str) -> list[str]:
+    """Split a 'host:port,host:port' list (commas or line breaks between entries) and check every
+    entry: a host name, an IPv4 address or an IPv6 address in brackets, and a port 1-65535. The
+    error names the bad entry."""
+    entries = [e.strip() for e in _SEPARATORS.split(value or "") if e.strip()]
+    if len(entries) > MAX_ENDPOINTS:
+        raise ValidationError(f"{label}: at most {MAX_ENDPOINTS} addresses.")
+    for entry in entries:
+        host, sep, port = entry.rpartition(":")
+        if not sep or not host:
+            raise ValidationError(
+                f"{label}: '{entry}' is not host:port (for example broker1.example.com:9092)."
+            )
+        if not _HOST.match(host):
+            ipv6 = ":" in host and re.fullmatch(r"[0-9A-Fa-f:.]+", host)
+            hint = " (write an IPv6 address in brackets: [::1]:9092)" if ipv6 else ""
+            raise ValidationError(
+                f"{label}: '{host}' in '{entry}' is not a valid host name or address{hint}."
+            )
+        if not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValidationError(f"{label}: port '{port}' in '{entry}' must be a number from 1 to 65535.")
+    return entries
+
+
+def canonical_endpoints(value: str) -> str:
+    """The address list as the Kafka clients take it ("a:1,b:2"), whatever separators it was saved with."""
+    return ",".join(e.strip() for e in _SEPARATORS.split(value or "") if e.strip())
 
 
 class SecurityProtocol(models.TextChoices):
@@ -49,6 +85,20 @@ class Cluster(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """Every save path (form, command, service) stores checked, canonical address lists."""
+        errors = {}
+        for field, label in (
+            ("bootstrap_servers", "Bootstrap servers"),
+            ("bootstrap_controllers", "Bootstrap controllers"),
+        ):
+            try:
+                setattr(self, field, ",".join(parse_endpoints(getattr(self, field), label)))
+            except ValidationError as exc:
+                errors[field] = exc.messages
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def controller_mode(self) -> bool:

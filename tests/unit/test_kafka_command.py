@@ -153,3 +153,22 @@ def test_configs_describe_and_alter(personas, kafka_cluster):
     code, out = run("configs", "describe", "--entity-type", "brokers", "--entity-name", "1")
     assert code == 0 and "broker.id" in out
     assert AuditEvent.objects.filter(action="config.alter").count() == 1
+
+
+def test_without_as_the_command_acts_as_the_system_actor_not_a_superuser(personas, kafka_cluster):
+    name = uniq()
+    code, out = run("topics", "create", name, "--partitions", "1", "--replication-factor", "1")
+    assert code == 0, out
+    actors = {e.actor_name for e in AuditEvent.objects.all() if f"topic:{name}" in e.targets}
+    assert actors == {"console-system"}
+    code, out = run("topics", "describe", name, "--as", "viewer")
+    assert code == 0, out
+    code, out = run("topics", "delete", name, "--confirm", name, "--as", "viewer")
+    assert code != 0 and "topic.manage" in out
+
+
+def test_registering_a_cluster_needs_a_named_user(db):
+    with pytest.raises(CommandError, match="--as USER"):
+        call_command("register_cluster", "--name", "x", "--bootstrap-servers", "127.0.0.1:1")
+    with pytest.raises(CommandError, match="No active console user 'ghost'"):
+        call_command("register_cluster", "--name", "x", "--bootstrap-servers", "127.0.0.1:1", "--as", "ghost")

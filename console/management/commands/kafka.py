@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import sys
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
@@ -25,6 +24,7 @@ from console.configs import actions as configs
 from console.configs import plan as config_plan
 from console.forms.configs import parse_key_values
 from console.kafka import ConfigChange, KafkaOperationError
+from console.management.actors import command_actor
 from console.models import Cluster
 from console.topics import actions as topics
 from console.topics import delete as topic_delete
@@ -37,7 +37,11 @@ OK, FAILED, USAGE, DENIED, REFUSED, KAFKA, NOT_FOUND = 0, 1, 2, 3, 4, 5, 6
 
 def _common(p) -> None:
     p.add_argument("--cluster", help="registered cluster name (default: the only one)")
-    p.add_argument("--as", dest="actor", help="acting console user (default: the first superuser)")
+    p.add_argument(
+        "--as",
+        dest="actor",
+        help="acting console user (default: the system actor console-system, shown as such in the audit)",
+    )
     p.add_argument("--output", choices=("table", "json"), default="table")
 
 
@@ -140,14 +144,7 @@ class Command(BaseCommand):
         return clusters[0]
 
     def _actor(self, username: str | None):
-        users = get_user_model()
-        if username:
-            user = users.objects.filter(username=username).first()
-        else:
-            user = users.objects.filter(is_superuser=True, is_active=True).order_by("pk").first()
-        if user is None:
-            raise CommandError(f"No console user '{username or '(superuser)'}'.", returncode=NOT_FOUND)
-        return user
+        return command_actor(username, returncode=NOT_FOUND)
 
     def _emit(self, rows: list[dict], columns: list[str], extra: dict | None = None) -> None:
         if self.opts["output"] == "json":

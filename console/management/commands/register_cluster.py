@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from console.clusters import actions as clusters
 from console.forms.clusters import validate_connection_fields
+from console.management.actors import command_actor
 from console.models import Cluster
+from console.models.clusters import canonical_endpoints
 
 
 class Command(BaseCommand):
@@ -25,18 +26,10 @@ class Command(BaseCommand):
             help="do nothing when the name is taken (or update its address)",
         )
         parser.add_argument(
-            "--as", dest="actor", default="", help="acting superuser (default: the first one)"
+            "--as", dest="actor", default="", help="acting console user (required; a superuser)"
         )
 
     def handle(self, *args, **opts) -> None:
-        users = get_user_model()
-        actor = (
-            users.objects.filter(username=opts["actor"]).first()
-            if opts["actor"]
-            else users.objects.filter(is_superuser=True).order_by("pk").first()
-        )
-        if actor is None:
-            raise CommandError("No acting user: create an admin first (manage.py ensure_admin).")
         values = {
             "name": opts["name"],
             "description": opts["description"],
@@ -47,6 +40,9 @@ class Command(BaseCommand):
             validate_connection_fields(values["bootstrap_servers"], values["bootstrap_controllers"])
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
+        values["bootstrap_servers"] = canonical_endpoints(values["bootstrap_servers"])
+        values["bootstrap_controllers"] = canonical_endpoints(values["bootstrap_controllers"])
+        actor = command_actor(opts["actor"], system_allowed=False)
         existing = Cluster.objects.filter(name=opts["name"]).first()
         try:
             if existing is None:
