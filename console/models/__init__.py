@@ -7,6 +7,7 @@ from console.models.audit import AuditChainHead, AuditEvent, AuditImmutableError
 from console.models.audit import AuditTarget as AuditTarget
 from console.models.clusters import Cluster, SecurityProtocol
 from console.models.operations import Operation, OperationItem, OperationState
+from console.models.outcomes import OwedOutcome as OwedOutcome
 from console.models.reassignment import Reassignment as Reassignment
 from console.models.requests import ChangeRequest as ChangeRequest
 from console.models.topics import TopicPolicy as TopicPolicy
