@@ -1,0 +1,262 @@
+"""The role matrix's table: every route classified, and for each mutating route a valid POST and who may send it.
+
+A route is read-only (GET only: a POST is 405), session (login/logout), or mutating (accepts POST:
+it has a row below). tests/unit/test_route_classes.py fails for a route that is none of these.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tests.unit.matrix_world import LOGIN, World, uniq
+
+READ_ONLY = frozenset(
+    {
+        "home",
+        "cluster_list",
+        "cluster_overview",
+        "topic_list",
+        "topic_detail",
+        "acl_list",
+        "acl_delete",  # a GET preview; the deletion itself is acl_apply
+        "acl_effective",
+        "request_list",
+        "request_detail",
+        "request_status",
+        "reassign_list",
+        "reassign_export",
+        "reassign_detail",
+        "reassign_progress",
+        "throttle_list",
+        "capacity",
+        "quorum_page",
+        "audit_list",
+        "audit_detail",
+        "audit_chain",
+        "audit_export_csv",  # audited (an export event), but changes nothing else
+        "audit_export_jsonl",
+        "operation_detail",
+        "operation_progress",
+    }
+)
+SESSION = frozenset({"login", "logout"})  # Django's own views: they change the session only
+
+SUPER = frozenset({"admin"})
+ADMINS = frozenset({"admin", "clusteradmin"})
+OPERATORS = ADMINS | {"operator"}
+AUDITORS = ADMINS | {"auditor"}
+REQUESTERS = frozenset({"admin", "requester"})  # a cluster admin's role has no request.submit
+VIEWERS = frozenset({"admin", "clusteradmin", "operator", "requester", "auditor", "viewer"})
+
+# (cluster or None for cluster-less routes, URL kwargs besides the cluster name, POST body)
+Build = Callable[[World], tuple]
+
+
+@dataclass(frozen=True)
+class Row:
+    route: str
+    allowed: frozenset[str]
+    ok: int  # the status of an allowed POST
+    build: Build
+    label: str = ""
+    changes: bool = True  # an allowed POST changes something (proof that the body is a real one)
+    outsider: int = 404  # a cluster-less route cannot hide a cluster: 403
+    # Roles refused with another status than 403 (a 404, or a 200 page naming the problem): they
+    # change nothing either.
+    special: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.label or self.route
+
+    def refused(self, role: str) -> bool:
+        return role not in self.allowed or role in dict(self.special)
+
+    def expected(self, role: str):
+        if role == "anonymous":
+            return LOGIN
+        if role in dict(self.special):
+            return dict(self.special)[role]
+        if role in self.allowed:
+            return self.ok
+        return self.outsider if role == "outsider" else 403
+
+
+def _a(data: dict | None = None, **kwargs) -> Build:
+    return lambda w: (w.cluster, kwargs, data or {})
+
+
+def _cluster_fields(w: World) -> dict:
+    return {
+        "name": w.cluster.name,
+        "description": "edited by the role matrix",
+        "bootstrap_servers": w.cluster.bootstrap_servers,
+        "security_protocol": "PLAINTEXT",
+        "request_timeout_s": "5",
+        "action": "save",
+    }
+
+
+def _new_cluster(w: World) -> tuple:
+    body = {
+        "name": uniq("new"),
+        "bootstrap_servers": "127.0.0.1:1",
+        "security_protocol": "PLAINTEXT",
+        "request_timeout_s": "5",
+        "action": "save",
+    }
+    return None, {}, body
+
+
+def _revoke(w: World) -> tuple:
+    binding = w.cluster.bindings.get(user=w.people["viewer"])
+    return w.cluster, {"binding_id": binding.pk}, {}
+
+
+def _batch(w: World) -> tuple:
+    text = f"- name: {uniq()}\n  partitions: 1\n  replication_factor: 1\n"
+    return w.cluster, {}, {"text": text, "format": "yaml", "action": "create"}
+
+
+def _delete(w: World) -> tuple:
+    topic = w.topic()
+    return w.cluster, {}, {"names": [topic], "confirmation": topic}
+
+
+def _partitions(w: World) -> tuple:
+    return w.cluster, {"topic": w.topic()}, {"total_count": "2", "action": "apply"}
+
+
+def _topic_configs(w: World) -> tuple:
+    body = {"op_0": "SET", "key_0": "retention.ms", "value_0": "5000", "action": "apply"}
+    return w.cluster, {"topic": w.topic()}, body
+
+
+BROKER_CHANGE = {"op_0": "SET", "key_0": "log.retention.ms", "value_0": "123456789", "action": "apply"}
+
+
+def _acl_single(w: World) -> tuple:
+    return w.cluster, {}, {"mode": "single", **w.acl()}
+
+
+def _request(w: World) -> tuple:
+    body = {
+        "kind": "topic.create",
+        "topic": uniq("team-a.new"),
+        "partitions": "1",
+        "replication_factor": "1",
+        "reason": "needed by the matrix",
+    }
+    return w.cluster, {}, body
+
+
+def _outside_namespace(w: World) -> tuple:
+    return w.cluster, {}, {**_request(w)[2], "topic": uniq("team-z.new")}
+
+
+def _decide(comment: str) -> Build:
+    return lambda w: (w.cluster, {"request_id": w.request().pk}, {"comment": comment})
+
+
+def _plan(w: World) -> tuple:
+    topic = w.topic()
+    plan = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 3]}]}
+    body = {"intent": "json", "plan_json": json.dumps(plan), "throttle_mb": "1", "action": "start"}
+    return w.cluster, {}, body
+
+
+def _election(kind: str) -> Build:
+    def build(w: World) -> tuple:
+        body = {"election_type": kind, "scope": "selected", "partitions": f"{w.topic()}-0"}
+        if kind == "UNCLEAN":
+            body["confirmation"] = f"unclean {w.cluster.name}"
+        return w.cluster, {}, body
+
+    return build
+
+
+def _reassignment(data: dict) -> Build:
+    return lambda w: (w.cluster, {"rid": w.reassignment().pk}, data)
+
+
+def _log_level(w: World) -> tuple:
+    body = {"logger": "org.apache.kafka.controller", "level": "DEBUG", "action": "apply"}
+    return w.controllers(), {"node_id": w.sandbox.state.active_controller}, body
+
+
+MUTATING_ROWS = (
+    Row("cluster_new", SUPER, 302, _new_cluster, outsider=403),
+    Row("cluster_settings", ADMINS, 302, lambda w: (w.cluster, {}, _cluster_fields(w))),
+    Row("cluster_remove", ADMINS, 302, lambda w: (w.cluster, {}, {"confirm_name": w.cluster.name})),
+    Row("cluster_test", VIEWERS, 200, _a()),  # every Test connection is audited
+    Row(
+        "cluster_access",
+        ADMINS,
+        302,
+        lambda w: (w.cluster, {}, {"user": w.people["outsider"].pk, "role": "viewer"}),
+    ),
+    Row("cluster_access_revoke", ADMINS, 302, _revoke),
+    Row("health_check_start", OPERATORS, 302, _a()),
+    Row(
+        "topic_create",
+        OPERATORS,
+        302,
+        lambda w: (
+            w.cluster,
+            {},
+            {"name": uniq(), "partitions": "1", "replication_factor": "1", "action": "create"},
+        ),
+    ),
+    Row("topic_batch_create", OPERATORS, 200, _batch),
+    Row("topic_delete", OPERATORS, 200, _delete),
+    Row("topic_policy", ADMINS, 302, _a({"max_partitions": "64", "max_batch_size": "10"})),
+    Row("broker_configs_default", OPERATORS, 302, _a(BROKER_CHANGE)),
+    Row("broker_configs", OPERATORS, 302, _a(BROKER_CHANGE, broker="1")),
+    Row("topic_add_partitions", OPERATORS, 302, _partitions),
+    Row("topic_configs", OPERATORS, 302, _topic_configs),
+    Row("acl_new", OPERATORS, 200, _acl_single, changes=False),  # the review step: nothing is applied yet
+    Row("acl_apply", OPERATORS, 200, lambda w: (w.cluster, {}, {"create": w.acl_json()})),
+    Row("request_new", REQUESTERS, 302, _request),
+    # A requester outside their namespace: the form says why, nothing is stored.
+    Row(
+        "request_new",
+        REQUESTERS,
+        302,
+        _outside_namespace,
+        label="request_new-outside-namespace",
+        special=(("requester", 200),),
+    ),
+    Row(
+        "request_rules", ADMINS, 302, _a({"enabled": "on", "kinds": ["topic.create"], "max_partitions": "6"})
+    ),
+    Row("request_approve", OPERATORS, 302, _decide("fine")),
+    Row("request_reject", OPERATORS, 302, _decide("not this one")),
+    # Only the requester withdraws; approvers and auditors see the request (403), a viewer does not (404).
+    Row(
+        "request_cancel",
+        frozenset({"requester"}),
+        302,
+        lambda w: (w.cluster, {"request_id": w.request().pk}, {}),
+        special=(("viewer", 404),),
+    ),
+    Row("reassign_new", OPERATORS, 302, _plan),
+    Row(
+        "reassign_external_cancel",
+        OPERATORS,
+        302,
+        lambda w: (w.cluster, {}, {"partition": f"{w.external_move()}|0"}),
+    ),
+    Row("throttle_cleanup", OPERATORS, 302, lambda w: (w.cluster, {}, {"key": w.foreign_throttle()})),
+    Row("election_page", OPERATORS, 302, _election("PREFERRED"), label="election_page-preferred"),
+    Row("election_page", ADMINS, 302, _election("UNCLEAN"), label="election_page-unclean"),
+    Row("reassign_throttle", OPERATORS, 302, _reassignment({"throttle_mb": "2"})),
+    Row("reassign_cancel", OPERATORS, 302, _reassignment({})),
+    Row("capacity_run", OPERATORS, 302, _a({"days": "3"})),
+    Row("capacity_snapshot", OPERATORS, 302, _a()),
+    Row("controller_detail", OPERATORS, 302, _log_level),
+    Row("audit_verify_all", AUDITORS, 200, lambda w: (None, {}, {}), outsider=403),
+)
+
+MUTATING = frozenset(r.route for r in MUTATING_ROWS)
