@@ -1,0 +1,174 @@
+"""Object-level access: cluster B's objects (requests, reassignments, role bindings, operations, audit
+events) are never shown or changed through cluster A's URLs, nor through B's own URLs by someone
+without a role on B. Cluster B runs on a second sandbox; every refused request must change nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from console.audit import chain
+from console.clusters import worker as health
+from console.clusters.actions import gateway_for
+from console.models import AuditEvent, Cluster, Role, RoleBinding
+from console.requests import actions as requests
+from sandbox.testing import running_sandbox
+from tests.unit.matrix_world import BOUND, World, cluster_admin, kafka_restored
+
+pytestmark = pytest.mark.django_db
+
+B = "cluster-b"
+MARKER = "team-b."  # in every name B's requests carry; never on a page reached through A
+NOT_SUPERUSERS = ("clusteradmin", "operator", "requester", "auditor", "viewer", "outsider")
+
+
+@pytest.fixture(scope="module")
+def other_sandbox():
+    with running_sandbox(brokers=3, controllers=1, speed=0) as sb:
+        yield sb
+        gateway_for(Cluster(name=B, bootstrap_servers=sb.bootstrap_servers, request_timeout_s=5)).close()
+
+
+@pytest.fixture
+def world(personas, kafka_cluster, frozen, other_sandbox, tmp_path, monkeypatch):
+    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
+    people = {**personas, "clusteradmin": cluster_admin(kafka_cluster)}
+    users = get_user_model()
+    people["b-owner"] = users.objects.create_user(username="b-owner", password="pw")
+    people["b-requester"] = users.objects.create_user(username="b-requester", password="pw")
+    people["b-viewer"] = users.objects.create_user(username="b-viewer", password="pw")
+    with kafka_restored(frozen):
+        yield World(
+            sandbox=frozen, cluster=kafka_cluster, people=people, lake=tmp_path / "lake", other=other_sandbox
+        )
+
+
+@pytest.fixture
+def b(world):
+    """Cluster B and its objects, made by B's own people (none of the personas holds a role on B)."""
+    cluster = Cluster.objects.create(
+        name=B, bootstrap_servers=world.other.bootstrap_servers, request_timeout_s=5
+    )
+    RoleBinding.objects.create(cluster=cluster, user=world.people["b-owner"], role=Role.OPERATOR)
+    RoleBinding.objects.create(
+        cluster=cluster, user=world.people["b-requester"], role=Role.REQUESTER, namespaces=[MARKER]
+    )
+    binding = RoleBinding.objects.create(cluster=cluster, user=world.people["b-viewer"], role=Role.VIEWER)
+    pending = world.request(cluster, who="b-requester", prefix=MARKER)
+    executing = world.request(cluster, who="b-requester", prefix=MARKER)
+    requests.approve_request(actor=world.people["b-owner"], request=executing, comment="ok")
+    executing.refresh_from_db()
+    topic = world.topic(sandbox=world.other, name=f"{MARKER}moving-{cluster.pk}-{pending.pk}")
+    return {
+        "cluster": cluster,
+        "request_id": pending.pk,
+        "rid": world.reassignment(cluster, topic=topic, who="b-owner").pk,
+        "binding_id": binding.pk,
+        "health_op": health.start_health_check(actor=world.people["b-owner"], cluster=cluster).pk,
+        "execute_op": executing.operation_id,
+        "event": AuditEvent.objects.filter(cluster_id=cluster.pk).order_by("pk").first().pk,
+    }
+
+
+# (method, route, the object's URL argument, POST body)
+OBJECT_ROUTES = (
+    ("get", "request_detail", "request_id", None),
+    ("get", "request_status", "request_id", None),
+    ("post", "request_approve", "request_id", {"comment": "fine"}),
+    ("post", "request_reject", "request_id", {"comment": "no"}),
+    ("post", "request_cancel", "request_id", {}),
+    ("get", "reassign_detail", "rid", None),
+    ("get", "reassign_progress", "rid", None),
+    ("post", "reassign_throttle", "rid", {"throttle_mb": "2"}),
+    ("post", "reassign_cancel", "rid", {}),
+    ("post", "cluster_access_revoke", "binding_id", {}),
+)
+
+
+def _probe(client, world, method, url, body) -> tuple[int, str, bool]:
+    before = world.state()
+    response = getattr(client, method)(url, body or {})
+    return response.status_code, response.content.decode(errors="replace"), world.state() != before
+
+
+def _through(client, world, b, cluster_name: str, allowed=frozenset()) -> list:
+    """Each object route with B's ids under cluster_name's URL: refused, unchanged, nothing of B shown."""
+    bad = []
+    for method, route, arg, body in OBJECT_ROUTES:
+        url = reverse(route, kwargs={"name": cluster_name, arg: b[arg]})
+        status, content, changed = _probe(client, world, method, url, body)
+        if route in allowed:
+            continue
+        if status not in (403, 404) or changed or MARKER in content:
+            bad.append((method.upper(), url, status, "changed" if changed else "", MARKER in content))
+    return bad
+
+
+@pytest.mark.parametrize("on_b", [None, Role.VIEWER], ids=["no-role-on-b", "viewer-on-b"])
+@pytest.mark.parametrize("persona", BOUND)
+def test_b_objects_through_a_urls_are_not_found(client, world, b, persona, on_b):
+    if on_b:
+        RoleBinding.objects.create(cluster=b["cluster"], user=world.people[persona], role=on_b)
+    client.force_login(world.people[persona])
+    assert _through(client, world, b, world.cluster.name) == []
+
+
+@pytest.mark.parametrize("persona", NOT_SUPERUSERS)
+def test_b_objects_through_b_urls_need_a_role_on_b(client, world, b, persona):
+    client.force_login(world.people[persona])
+    assert _through(client, world, b, B) == []
+    for route in ("cluster_overview", "request_list", "reassign_list"):
+        assert client.get(reverse(route, kwargs={"name": B})).status_code == 404
+
+
+@pytest.mark.parametrize("persona", ("operator", "auditor", "clusteradmin"))
+def test_a_viewer_of_b_changes_nothing_of_b(client, world, b, persona):
+    """A's operator/auditor/admin, viewer on B: B's reassignments are theirs to see, nothing to change."""
+    RoleBinding.objects.create(cluster=b["cluster"], user=world.people[persona], role=Role.VIEWER)
+    client.force_login(world.people[persona])
+    assert _through(client, world, b, B, allowed={"reassign_detail", "reassign_progress"}) == []
+    rid = {"name": B, "rid": b["rid"]}
+    assert client.get(reverse("reassign_detail", kwargs=rid)).status_code == 200
+
+
+@pytest.mark.parametrize("persona", NOT_SUPERUSERS)
+def test_b_operations_are_not_found_without_a_role_on_b(client, world, b, persona):
+    client.force_login(world.people[persona])
+    for op in (b["health_op"], b["execute_op"]):
+        for route in ("operation_detail", "operation_progress"):
+            status, content, changed = _probe(
+                client, world, "get", reverse(route, kwargs={"op_id": op}), None
+            )
+            assert (status, changed, MARKER in content) == (404, False, False), (route, op)
+
+
+def test_b_operations_open_for_superusers(client, world, b):
+    client.force_login(world.people["admin"])
+    for op in (b["health_op"], b["execute_op"]):
+        assert client.get(reverse("operation_detail", kwargs={"op_id": op})).status_code == 200
+
+
+@pytest.mark.parametrize("persona", ("operator", "requester", "viewer", "outsider"))
+def test_a_cluster_less_operation_is_not_found_by_who_cannot_view_the_audit(client, world, persona):
+    op = chain.start_verify(actor=world.people["admin"])
+    client.force_login(world.people[persona])
+    for route in ("operation_detail", "operation_progress"):
+        assert client.get(reverse(route, kwargs={"op_id": op.pk})).status_code == 404
+
+
+@pytest.mark.parametrize("persona", NOT_SUPERUSERS)
+def test_b_audit_events_are_not_shown_to_a_s_people(client, world, b, persona):
+    client.force_login(world.people[persona])
+    reviewer = persona in ("clusteradmin", "auditor")
+    detail = client.get(reverse("audit_detail", kwargs={"event_id": b["event"]}))
+    assert detail.status_code == (404 if reviewer else 403)
+    chain_op = client.get(reverse("audit_chain"), {"op": b["health_op"]})
+    assert chain_op.status_code == (404 if reviewer else 403)
+    if reviewer:
+        for route in ("audit_list", "audit_export_csv", "audit_export_jsonl"):
+            response = client.get(reverse(route))
+            body = b"".join(response.streaming_content) if response.streaming else response.content
+            shown = MARKER.encode() in body or B.encode() in body
+            assert (response.status_code, shown) == (200, False), route
