@@ -16,6 +16,9 @@ KIND_MODULES = (
     "console.audit.worker",
 )
 
+# The modules that tell the audit reconciler how to re-read Kafka for a change whose outcome is owed.
+OUTCOME_READER_MODULES = ("console.topics.actions", "console.configs.actions", "console.acls.actions")
+
 
 class ConsoleConfig(AppConfig):
     name = "console"
@@ -23,5 +26,5 @@ class ConsoleConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        for module in KIND_MODULES:
+        for module in KIND_MODULES + OUTCOME_READER_MODULES:
             import_module(module)

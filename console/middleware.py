@@ -6,6 +6,7 @@ import logging
 
 from django.shortcuts import render
 
+from console.audit.outcomes import AuditUnavailable
 from console.crypto import SecretUnreadable
 
 log = logging.getLogger(__name__)
@@ -33,3 +34,19 @@ class SecretUnreadableMiddleware:
         return render(
             request, "secret_unreadable.html", {"cluster_name": name, "reason": str(exception)}, status=503
         )
+
+
+class AuditUnavailableMiddleware:
+    """A change refused because its "requested" audit event could not be written: 503, nothing sent."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, AuditUnavailable):
+            return None
+        log.warning("change refused on %s: %s", request.path, exception)
+        return render(request, "audit_unavailable.html", {"reason": str(exception)}, status=503)

@@ -81,6 +81,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "console.middleware.SecretUnreadableMiddleware",
+    "console.middleware.AuditUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -110,7 +111,8 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web server read while a worker writes; the pragmas run on every new connection.
     DATABASES["default"]["OPTIONS"] = {
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000;",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+        f"PRAGMA busy_timeout={int(os.environ.get('SQLITE_BUSY_TIMEOUT_MS', '10000'))};",
         "transaction_mode": "IMMEDIATE",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
@@ -196,6 +198,9 @@ UPLOAD_MAX_BYTES = _env_num("UPLOAD_MAX_BYTES", 2 * 1024 * 1024)
 AUDIT_PAGE_SIZE = _env_num("AUDIT_PAGE_SIZE", 50)
 AUDIT_EXPORT_CHUNK = _env_num("AUDIT_EXPORT_CHUNK", 2000)
 AUDIT_SCAN_WINDOW = _env_num("AUDIT_SCAN_WINDOW", 50_000)
+# A change whose outcome event could not be written (database unavailable) is settled by the
+# reconciler this long after its "requested" event: first as "unknown", then with Kafka's re-read state.
+AUDIT_OUTCOME_GRACE_S = _env_num("AUDIT_OUTCOME_GRACE_S", 120.0)
 REQUESTS_EMAIL_FROM = os.environ.get("REQUESTS_EMAIL_FROM", "")  # empty: no e-mail notifications
 QUORUM_LAG_WARN_RECORDS = _env_num("QUORUM_LAG_WARN_RECORDS", 100)
 QUORUM_CAUGHT_UP_WARN_MS = _env_num("QUORUM_CAUGHT_UP_WARN_MS", 5000)

@@ -10,7 +10,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
 app = Celery("console", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.imports = ("tasks.operations", "tasks.reassignment", "tasks.telemetry")
+app.conf.imports = ("tasks.audit", "tasks.operations", "tasks.reassignment", "tasks.telemetry")
 
 
 def _beat_schedule() -> dict:
@@ -34,6 +34,7 @@ def _beat_schedule() -> dict:
             "schedule": float(telemetry.pipeline_interval_s),
         },
         "throttle janitor": {"task": "tasks.reassignment.sweep_throttles", "schedule": 10.0},
+        "audit outcome reconciler": {"task": "tasks.audit.reconcile_outcomes", "schedule": 30.0},
     }
 
 

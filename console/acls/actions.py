@@ -10,8 +10,6 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db import transaction
-
 from console import access
 from console.acls import core as acl_rules
 from console.acls.core import (
@@ -30,7 +28,7 @@ from console.acls.core import (
     to_dict,
     validate_binding,
 )
-from console.audit import store as audit
+from console.audit import outcomes as outcomes_log
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError
 from console.kafka.types import AclBinding, AclBindingFilter
@@ -158,23 +156,24 @@ def _run_creates(gateway, creates: list[AclBinding]) -> list[BindingResult]:
     return results
 
 
-def _record(actor, cluster, action, results, *, source_ip, on_behalf_of, operation=None) -> None:
+def _outcome(actor, cluster, action, results, *, source_ip, on_behalf_of, operation=None) -> dict | None:
+    """The outcome event of the deletes or the creates (None when there were none)."""
     if not results:
-        return
+        return None
     bindings = [to_dict(r.binding) for r in results]
-    audit.record(
-        actor=actor,
-        action=action,
-        cluster=cluster,
-        targets=[f"acl:{label(r.binding)}" for r in results],
-        params={"bindings": bindings},
-        before=bindings if action == "acl.delete" else None,
-        after=bindings if action == "acl.create" else None,
-        outcomes={f"acl:{label(r.binding)}": {"ok": r.ok, "message": r.message} for r in results},
-        operation=operation,
-        source_ip=source_ip,
-        on_behalf_of=on_behalf_of,
-    )
+    return {
+        "actor": actor,
+        "action": action,
+        "cluster": cluster,
+        "targets": [f"acl:{label(r.binding)}" for r in results],
+        "params": {"bindings": bindings},
+        "before": bindings if action == "acl.delete" else None,
+        "after": bindings if action == "acl.create" else None,
+        "outcomes": {f"acl:{label(r.binding)}": {"ok": r.ok, "message": r.message} for r in results},
+        "operation": operation,
+        "source_ip": source_ip,
+        "on_behalf_of": on_behalf_of,
+    }
 
 
 def change_acls(
@@ -197,25 +196,25 @@ def change_acls(
         raise AclValidationError(["nothing to change"])
     if len(deletes) + len(creates) > acl_rules.BATCH_MAX:
         raise AclValidationError([f"at most {acl_rules.BATCH_MAX} bindings per change"])
-    with transaction.atomic():
-        audit.record(
-            actor=actor,
-            action="acl.change",
-            cluster=cluster,
-            targets=[f"acl:{label(b)}" for b in deletes + creates],
-            params={"delete": [to_dict(b) for b in deletes], "create": [to_dict(b) for b in creates]},
-            outcome="requested",
-            operation=operation,
-            source_ip=source_ip,
-            on_behalf_of=on_behalf_of,
-        )
+    req = outcomes_log.requested(
+        actor=actor,
+        action="acl.change",
+        cluster=cluster,
+        targets=[f"acl:{label(b)}" for b in deletes + creates],
+        params={"delete": [to_dict(b) for b in deletes], "create": [to_dict(b) for b in creates]},
+        source_ip=source_ip,
+        on_behalf_of=on_behalf_of,
+        operation=operation,
+    )
     gateway = gateway_for(cluster)
     change = AclChange(_run_deletes(gateway, deletes))
     change.results += _run_creates(gateway, creates)
-    with transaction.atomic():
-        kw = {"source_ip": source_ip, "on_behalf_of": on_behalf_of, "operation": operation}
-        _record(actor, cluster, "acl.delete", [r for r in change.results if r.action == "delete"], **kw)
-        _record(actor, cluster, "acl.create", [r for r in change.results if r.action == "create"], **kw)
+    kw = {"source_ip": source_ip, "on_behalf_of": on_behalf_of, "operation": operation}
+    records = [
+        _outcome(actor, cluster, "acl.delete", [r for r in change.results if r.action == "delete"], **kw),
+        _outcome(actor, cluster, "acl.create", [r for r in change.results if r.action == "create"], **kw),
+    ]
+    outcomes_log.settle_all(req, [r for r in records if r is not None])
     return change
 
 
@@ -246,3 +245,17 @@ def effective_access(
         candidates, principal=principal, host=host, resource_type=resource_type, resource_name=resource_name
     )
     return EffectiveAccess(principal, host, resource_type, resource_name, applying, ops)
+
+
+def _reread_acls(cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: whether each binding the change named is on Kafka now."""
+    gateway = gateway_for(cluster)
+    state = {}
+    for data in [*params.get("delete", []), *params.get("create", [])]:
+        binding, problems = validate_binding(data)
+        if binding is not None and not problems:
+            state[f"acl:{label(binding)}"] = {"present": bool(gateway.describe_acls(exact_filter(binding)))}
+    return state
+
+
+outcomes_log.register_reader("acl.change", _reread_acls)

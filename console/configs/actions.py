@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from console import access
+from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
 from console.clusters.actions import gateway_for
 from console.configs.plan import HIDDEN, NOT_SET, ConfigDiff, _set_source, plan_changes, source_label
@@ -204,7 +205,24 @@ def alter_configs(
     error = _one(gw, request, resource, validate_only=True)
     after_entries = None
     message = ""
+    params = {
+        "resource": {"type": resource.type, "name": resource.name},
+        "validate_only": validate_only,
+        "changes": {c.name: {"op": c.op, "value": c.value} for c in changes},
+    }
+    req = None
     if error is None and not validate_only:
+        req = outcomes_log.requested(
+            actor=actor,
+            action="config.alter",
+            cluster=cluster,
+            targets=[target(resource)],
+            params=params,
+            source_ip=source_ip,
+            on_behalf_of=on_behalf_of,
+            request_id=request_id,
+            sensitive_keys=sensitive,
+        )
         error = _one(gw, request, resource, validate_only=False)
         try:
             after_entries = _describe(gw, resource)
@@ -229,26 +247,26 @@ def alter_configs(
     outcome = {"ok": ok, "status": ("valid (dry run)" if validate_only else "applied") if ok else "failed"}
     if error is not None:
         outcome["error"] = error.name
-    with transaction.atomic():
-        event = audit.record(
-            actor=actor,
-            action="config.alter.validate" if validate_only else "config.alter",
-            cluster=cluster,
-            targets=[target(resource)],
-            params={
-                "resource": {"type": resource.type, "name": resource.name},
-                "validate_only": validate_only,
-                "changes": {c.name: {"op": c.op, "value": c.value} for c in changes},
-            },
-            before=_snapshot(diffs, None, new=False),
-            after=_snapshot(diffs, after_entries, new=True) if ok else None,
-            outcomes={target(resource): outcome},
-            source_ip=source_ip,
-            on_behalf_of=on_behalf_of,
-            request_id=request_id,
-            sensitive_keys=sensitive,
-        )
-    return AlterResult(resource, diffs, validate_only, ok, error, message, event.pk)
+    record = {
+        "actor": actor,
+        "action": "config.alter.validate" if validate_only else "config.alter",
+        "cluster": cluster,
+        "targets": [target(resource)],
+        "params": params,
+        "before": _snapshot(diffs, None, new=False),
+        "after": _snapshot(diffs, after_entries, new=True) if ok else None,
+        "outcomes": {target(resource): outcome},
+        "source_ip": source_ip,
+        "on_behalf_of": on_behalf_of,
+        "request_id": request_id,
+        "sensitive_keys": sensitive,
+    }
+    if req is not None:
+        event_id = outcomes_log.settle(req, **record)
+    else:
+        with transaction.atomic():
+            event_id = audit.record(**record).pk
+    return AlterResult(resource, diffs, validate_only, ok, error, message, event_id)
 
 
 def _one(gw, request, resource, *, validate_only: bool) -> KafkaOperationError | None:
@@ -257,3 +275,17 @@ def _one(gw, request, resource, *, validate_only: bool) -> KafkaOperationError |
     except KafkaOperationError as exc:
         return exc
     return result if isinstance(result, KafkaOperationError) else None
+
+
+def _reread_configs(cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: the current value of every config the change named (masked if secret)."""
+    resource = ConfigResource(params["resource"]["type"], params["resource"]["name"])
+    entries = _describe(gateway_for(cluster), resource)
+    values = {}
+    for name in params.get("changes", {}):
+        entry = entries.get(name)
+        values[name] = audit.MASK if entry is not None and entry.sensitive else getattr(entry, "value", None)
+    return {target(resource): values}
+
+
+outcomes_log.register_reader("config.alter", _reread_configs)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from django.db import transaction
 
 from console import access
+from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
 from console.clusters.actions import gateway_for
 from console.kafka import (
@@ -137,22 +138,40 @@ def _record(
     source_ip=None,
     on_behalf_of="",
     request_id="",
-) -> int:
+    req: outcomes_log.Requested | None = None,
+) -> int | None:
+    """The outcome event; with ``req``, settled against its "requested" event (None if it is owed)."""
+    record = {
+        "actor": actor,
+        "action": action,
+        "cluster": cluster,
+        "targets": [target(o.name) for o in outcomes],
+        "params": params,
+        "before": before,
+        "after": after,
+        "outcomes": {target(o.name): o.audit() for o in outcomes},
+        "source_ip": source_ip,
+        "on_behalf_of": on_behalf_of,
+        "request_id": request_id,
+    }
+    if req is not None:
+        return outcomes_log.settle(req, **record)
     with transaction.atomic():
-        event = audit.record(
-            actor=actor,
-            action=action,
-            cluster=cluster,
-            targets=[target(o.name) for o in outcomes],
-            params=params,
-            before=before,
-            after=after,
-            outcomes={target(o.name): o.audit() for o in outcomes},
-            source_ip=source_ip,
-            on_behalf_of=on_behalf_of,
-            request_id=request_id,
-        )
-    return event.pk
+        return audit.record(**record).pk
+
+
+def _requested(actor, cluster, action, names, params, source_ip, on_behalf_of, request_id):
+    """The "requested" event written before Kafka is called (raises, and nothing is sent, if it cannot)."""
+    return outcomes_log.requested(
+        actor=actor,
+        action=action,
+        cluster=cluster,
+        targets=[target(n) for n in names],
+        params=params,
+        source_ip=source_ip,
+        on_behalf_of=on_behalf_of,
+        request_id=request_id,
+    )
 
 
 def create_topics(
@@ -204,6 +223,13 @@ def create_topics(
             NewTopic(spec.name, spec.partitions, spec.replication_factor, spec.assignment, dict(spec.configs))
         )
         sending.add(spec.name)
+    req = None
+    if not validate_only:
+        asked = {target(s.name): s.as_params() for s in specs}
+        req = _requested(
+            actor, cluster, "topic.create", [s.name for s in specs], {"count": len(specs), "topics": asked},
+            source_ip, on_behalf_of, request_id,
+        )  # fmt: skip
     try:
         results = gw.create_topics(to_send, validate_only=validate_only)
     except KafkaOperationError as exc:  # the whole request failed before Kafka answered per topic
@@ -240,6 +266,7 @@ def create_topics(
         source_ip=source_ip,
         on_behalf_of=on_behalf_of,
         request_id=request_id,
+        req=req,
     )
     return BatchResult(ordered, validate_only, event_id)
 
@@ -291,6 +318,12 @@ def add_partitions(
         violations += policy.check_assignment(assignment, _broker_ids(cluster, gw), topic)
     policy.enforce(violations)
     spec = NewPartitions(topic, total_count, tuple(tuple(r) for r in assignment) if assignment else None)
+    req = None
+    if not validate_only:
+        asked = {"partitions": total_count, "from": current, "assignment": assignment}
+        req = _requested(
+            actor, cluster, "topic.partitions.add", [topic], asked, source_ip, on_behalf_of, request_id
+        )
     try:
         result = gw.create_partitions([spec], validate_only=validate_only)[topic]
     except KafkaOperationError as exc:
@@ -317,5 +350,28 @@ def add_partitions(
         source_ip=source_ip,
         on_behalf_of=on_behalf_of,
         request_id=request_id,
+        req=req,
     )
     return outcome
+
+
+def _reread_topics(cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: whether each topic exists now, and its shape."""
+    names = [t.split(":", 1)[1] for t in targets if t.startswith("topic:")]
+    state = {}
+    for name, meta in gateway_for(cluster).describe_topics(names).items():
+        if isinstance(meta, KafkaOperationError):
+            if meta.name != "UNKNOWN_TOPIC_OR_PARTITION":
+                raise meta
+            state[target(name)] = {"exists": False}
+        else:
+            state[target(name)] = {
+                "exists": True,
+                "partitions": len(meta.partitions),
+                "replication_factor": meta.replication_factor,
+            }
+    return state
+
+
+for _action in ("topic.create", "topic.delete", "topic.partitions.add"):
+    outcomes_log.register_reader(_action, _reread_topics)

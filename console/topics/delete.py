@@ -7,7 +7,15 @@ from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError
 from console.topics import cache as metadata_cache
 from console.topics import policy
-from console.topics.actions import TIMEOUT, BatchResult, TopicOutcome, _failure, _record, _still_there
+from console.topics.actions import (
+    TIMEOUT,
+    BatchResult,
+    TopicOutcome,
+    _failure,
+    _record,
+    _requested,
+    _still_there,
+)
 from console.topics.reads import target
 
 
@@ -65,6 +73,10 @@ def delete_topics(
         else:
             allowed.append(name)
     gw = gateway_for(cluster)
+    req = _requested(
+        actor, cluster, "topic.delete", names, {"count": len(names), "sent": allowed},
+        source_ip, on_behalf_of, request_id,
+    )  # fmt: skip
     try:
         results = gw.delete_topics(allowed)
     except KafkaOperationError as exc:
@@ -104,5 +116,6 @@ def delete_topics(
         source_ip=source_ip,
         on_behalf_of=on_behalf_of,
         request_id=request_id,
+        req=req,
     )
     return BatchResult(ordered, False, event_id)

@@ -143,7 +143,14 @@ def test_validate_only_changes_nothing_and_apply_changes_and_audits(personas, ka
     assert done.ok
     assert value(kafka_cluster, res, "retention.ms").value == "7200000"
     events = list(AuditEvent.objects.filter(action__startswith="config.alter").order_by("id"))
-    assert [e.action for e in events] == ["config.alter.validate", "config.alter"]
+    # The real change writes "requested" before Kafka is called, then its outcome, linked to it.
+    assert [(e.action, e.outcome) for e in events] == [
+        ("config.alter.validate", "success"),
+        ("config.alter", "requested"),
+        ("config.alter", "success"),
+    ]
+    assert events[2].params["requested_event"] == events[1].pk
+    events = [events[0], events[2]]
     assert events[1].before == {"retention.ms": "1000"}
     assert events[1].after == {"retention.ms": "7200000"}
     assert events[1].targets == [f"topic:{topic}"]

@@ -139,7 +139,7 @@ def test_approval_runs_the_change_on_a_worker_and_notifies(
     assert len(meta.partitions) == 3 and meta.replication_factor == 2
     op = Operation.objects.get(pk=req.operation_id)
     assert op.state == OperationState.SUCCEEDED and op.items.get().state == "succeeded"
-    created = AuditEvent.objects.get(action="topic.create", targets__icontains=topic)
+    created = AuditEvent.objects.get(action="topic.create", outcome="success", targets__icontains=topic)
     assert (created.actor_name, created.on_behalf_of, created.request_id) == (
         "operator",
         "requester",

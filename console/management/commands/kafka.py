@@ -10,6 +10,7 @@ Exit codes (stable, for scripts):
   4  refused before reaching Kafka: policy violation, invalid input, unconfirmed delete
   5  Kafka could not be asked (unreachable, timeout, authorization) — nothing is known to have changed
   6  not found: cluster, user or topic
+  7  the console's database refused the "requested" audit event: nothing was sent to Kafka
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import sys
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
+from console.audit import outcomes as outcomes_log
 from console.configs import actions as configs
 from console.configs import plan as config_plan
 from console.forms.configs import parse_key_values
@@ -33,6 +35,7 @@ from console.topics.batch import BatchParseError, TopicSpec, parse_batch
 from console.topics.policy import PolicyViolation
 
 OK, FAILED, USAGE, DENIED, REFUSED, KAFKA, NOT_FOUND = 0, 1, 2, 3, 4, 5, 6
+AUDIT_UNAVAILABLE = 7
 
 
 def _common(p) -> None:
@@ -124,6 +127,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=REFUSED) from None
         except (topic_delete.ConfirmationError, config_plan.ConfigPlanError, BatchParseError) as exc:
             raise CommandError(str(exc), returncode=REFUSED) from None
+        except outcomes_log.AuditUnavailable as exc:
+            raise CommandError(str(exc), returncode=AUDIT_UNAVAILABLE) from None
         except KafkaOperationError as exc:
             code = NOT_FOUND if exc.name == "UNKNOWN_TOPIC_OR_PARTITION" else KAFKA
             raise CommandError(f"{exc.name}: {exc.operator_text}", returncode=code) from None

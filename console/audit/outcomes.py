@@ -1,0 +1,201 @@
+"""Requested → outcome, with nothing lost when the database fails in between.
+
+Every change that reaches Kafka first writes its "requested" event together with an OwedOutcome
+row (one transaction; if that write fails, Kafka is never called). The outcome event and the
+row's deletion are the second transaction. When that one fails (the database is locked or
+gone after Kafka acted), the change stays owed: the reconciler (`reconcile`, run by beat and by
+``manage.py audit_reconcile``) records it, once older than AUDIT_OUTCOME_GRACE_S, first as
+outcome ``unknown`` and then, re-reading Kafka through the area's registered reader, as
+``reconciled`` with the state it found. Both are written by the system actor on behalf of the
+person who asked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, transaction
+from django.utils import timezone
+
+from console import access
+from console.audit import store
+from console.models import Cluster
+from console.models.outcomes import OwedOutcome
+
+log = logging.getLogger(__name__)
+
+# action -> reader(cluster, targets, params) -> {target: state}; filled by the areas' action modules.
+Reader = Callable[[Cluster, list[str], Mapping[str, Any]], Mapping[str, Any]]
+_READERS: dict[str, Reader] = {}
+
+
+def register_reader(action: str, reader: Reader) -> None:
+    """How the reconciler re-reads Kafka for an owed ``action``."""
+    _READERS[action] = reader
+
+
+class AuditUnavailable(Exception):
+    """The "requested" event could not be written, so the change was not sent to Kafka."""
+
+
+@dataclass(frozen=True)
+class Requested:
+    """A written "requested" event and the outcome it owes."""
+
+    event_id: int
+    owed_id: int
+
+
+def requested(
+    *,
+    actor,
+    action: str,
+    cluster: Cluster | None,
+    targets: Iterable[str],
+    params: Mapping[str, Any],
+    source_ip: str | None = None,
+    on_behalf_of: str = "",
+    request_id: str = "",
+    sensitive_keys: Iterable[str] = (),
+    operation=None,
+) -> Requested:
+    """Write the "requested" event and the owed outcome; AuditUnavailable (and nothing reaches Kafka)
+    when the database refuses."""
+    targets = list(targets)
+    try:
+        return _requested(
+            actor,
+            action,
+            cluster,
+            targets,
+            params,
+            source_ip,
+            on_behalf_of,
+            request_id,
+            sensitive_keys,
+            operation,
+        )
+    except DatabaseError as exc:
+        raise AuditUnavailable(
+            f"The audit trail could not be written ({exc}), so nothing was sent to Kafka. "
+            "Try again when the console's database is available."
+        ) from exc
+
+
+def _requested(
+    actor, action, cluster, targets, params, source_ip, on_behalf_of, request_id, sensitive_keys, operation
+) -> Requested:
+    with transaction.atomic():
+        event = store.record(
+            actor=actor,
+            action=action,
+            cluster=cluster,
+            targets=targets,
+            params=params,
+            outcome="requested",
+            source_ip=source_ip,
+            on_behalf_of=on_behalf_of,
+            request_id=request_id,
+            sensitive_keys=sensitive_keys,
+            operation=operation,
+        )
+        owed = OwedOutcome.objects.create(
+            requested_event_id=event.pk,
+            cluster=cluster,
+            cluster_name=getattr(cluster, "name", "") or "",
+            action=action,
+            targets=targets,
+            params=event.params,
+            actor_name=event.actor_name,
+        )
+    return Requested(event.pk, owed.pk)
+
+
+def settle(req: Requested, **record: Any) -> int | None:
+    """Write the outcome event (linked to its request) and drop the debt; None when the database
+    refused: the reconciler then records it."""
+    ids = settle_all(req, [record])
+    return ids[0] if ids else None
+
+
+def settle_all(req: Requested, records: list[dict[str, Any]]) -> list[int]:
+    """``settle`` for a change with several outcome events (all or none are written)."""
+    try:
+        with transaction.atomic():
+            ids = []
+            for record in records:
+                params = {**dict(record.get("params") or {}), "requested_event": req.event_id}
+                ids.append(store.record(**{**record, "params": params}).pk)
+            OwedOutcome.objects.filter(pk=req.owed_id).delete()
+    except DatabaseError:
+        log.exception(
+            "audit outcome of event %s (%s) not written; the reconciler will record it",
+            req.event_id,
+            ", ".join(str(r.get("action")) for r in records),
+        )
+        return []
+    return ids
+
+
+def _record_unknown(owed: OwedOutcome, system) -> None:
+    with transaction.atomic():
+        event = store.record(
+            actor=system,
+            action=owed.action,
+            cluster=owed.cluster,
+            targets=owed.targets,
+            params={
+                "requested_event": owed.requested_event_id,
+                "reason": "the outcome could not be written when the change ran; Kafka is re-read",
+            },
+            outcome="unknown",
+            on_behalf_of=owed.actor_name,
+        )
+        OwedOutcome.objects.filter(pk=owed.pk).update(unknown_event_id=event.pk)
+    owed.unknown_event_id = event.pk
+
+
+def _reread(owed: OwedOutcome) -> tuple[Mapping[str, Any] | None, str]:
+    reader = _READERS.get(owed.action)
+    if owed.cluster is None:
+        return None, f"cluster '{owed.cluster_name}' was removed; its state cannot be re-read"
+    if reader is None:
+        return None, f"no re-reader for {owed.action}"
+    return reader(owed.cluster, list(owed.targets), owed.params), ""
+
+
+def reconcile(*, grace_s: float | None = None, limit: int = 100) -> int:
+    """Settle owed outcomes older than the grace period; returns how many were settled."""
+    grace = settings.AUDIT_OUTCOME_GRACE_S if grace_s is None else grace_s
+    cutoff = timezone.now() - timedelta(seconds=grace)
+    settled = 0
+    system = None
+    for owed in OwedOutcome.objects.filter(created_at__lte=cutoff).select_related("cluster")[:limit]:
+        system = system or access.system_actor()
+        if owed.unknown_event_id is None:
+            _record_unknown(owed, system)
+        try:
+            state, note = _reread(owed)
+        except Exception as exc:  # noqa: BLE001 - Kafka unreachable etc.: kept owed, retried next time
+            OwedOutcome.objects.filter(pk=owed.pk).update(last_error=str(exc)[:2000])
+            log.warning("re-reading owed outcome %s failed: %s", owed, exc)
+            continue
+        with transaction.atomic():
+            store.record(
+                actor=system,
+                action=owed.action,
+                cluster=owed.cluster,
+                targets=owed.targets,
+                params={"requested_event": owed.requested_event_id, "note": note},
+                after=state,
+                outcome="reconciled" if state is not None else "unknown",
+                on_behalf_of=owed.actor_name,
+            )
+            OwedOutcome.objects.filter(pk=owed.pk).delete()
+        settled += 1
+    return settled
