@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from console import access
 from console.models.requests import ChangeRequest, Notification
 
 EMAIL_FROM = settings.REQUESTS_EMAIL_FROM
@@ -50,7 +51,30 @@ def _notify_approvers(req: ChangeRequest) -> None:
 
 
 def unread_notifications(*, actor, limit: int = 20) -> list[Notification]:
-    return list(Notification.objects.filter(user=actor, read_at__isnull=True).order_by("-id")[:limit])
+    """Unread notifications about requests the actor may still see: roles change after the fact.
+
+    As get_request: the requester sees their own, approvers and auditors every request of the cluster.
+    """
+    rows = (
+        Notification.objects.filter(
+            user=actor, read_at__isnull=True, request__cluster__in=access.visible_clusters(actor)
+        )
+        .select_related("request__cluster")
+        .order_by("-id")
+    )
+    sees_all: dict[int, bool] = {}
+    out = []
+    for n in rows.iterator(chunk_size=limit):
+        req = n.request
+        if req.cluster_id not in sees_all:
+            sees_all[req.cluster_id] = access.can(actor, req.cluster, access.APPROVE) or access.can(
+                actor, req.cluster, access.VIEW_AUDIT
+            )
+        if req.requested_by_id == actor.pk or sees_all[req.cluster_id]:
+            out.append(n)
+            if len(out) == limit:
+                break
+    return out
 
 
 def mark_read(*, actor, request: ChangeRequest | None = None) -> int:

@@ -172,3 +172,19 @@ def test_b_audit_events_are_not_shown_to_a_s_people(client, world, b, persona):
             body = b"".join(response.streaming_content) if response.streaming else response.content
             shown = MARKER.encode() in body or B.encode() in body
             assert (response.status_code, shown) == (200, False), route
+
+
+@pytest.mark.parametrize("after", [None, Role.VIEWER], ids=["role-revoked", "now-viewer"])
+def test_b_notifications_leave_a_s_pages_with_the_role_on_b(client, world, b, after):
+    """An approver on B is told of B's requests; without the approver role on B, A's pages stop showing them."""
+    operator = world.people["operator"]
+    binding = RoleBinding.objects.create(cluster=b["cluster"], user=operator, role=Role.OPERATOR)
+    req = world.request(b["cluster"], who="b-requester", prefix=MARKER)
+    client.force_login(operator)
+    page = reverse("request_list", kwargs={"name": world.cluster.name})
+    assert req.resource in client.get(page).content.decode()  # told while an approver on B
+    if after is None:
+        binding.delete()
+    else:
+        RoleBinding.objects.filter(pk=binding.pk).update(role=after)
+    assert MARKER not in client.get(page).content.decode()
