@@ -8,7 +8,7 @@ Celery (``tasks/operations.py``) calls ``run`` with an id; beat calls ``run_due`
 
 from __future__ import annotations
 
-from console.operations.actions import request_cancel, start
+from console.operations.actions import get_visible, request_cancel, start
 from console.operations.core import Done, Kind, Step, Wait, backoff_s
 from console.operations.registry import dispatch, kind_for, register
 from console.operations.runner import (
@@ -36,6 +36,7 @@ __all__ = [
     "dispatch",
     "due_ids",
     "error_text",
+    "get_visible",
     "heartbeat",
     "kind_for",
     "register",

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from console import access
 from console.audit import store as audit
 from console.models import Operation, OperationItem, OperationState
 from console.operations import registry
@@ -79,3 +80,16 @@ def request_cancel(*, actor, op: Operation, source_ip: str | None = None, action
     if flagged:
         transaction.on_commit(lambda: registry.dispatch(op.pk))
     return bool(flagged)
+
+
+def get_visible(*, actor, op_id: int) -> Operation | None:
+    """The operation when the actor may see it, by the rule of its kind (None otherwise)."""
+    op = Operation.objects.select_related("cluster", "created_by").filter(pk=op_id).first()
+    if op is None or not getattr(actor, "is_active", False):
+        return None
+    kind = registry.kind_for(op.kind)
+    if kind is not None and kind.may_view is not None:
+        return op if kind.may_view(actor, op) else None
+    if op.cluster is None:
+        return op if (actor.is_superuser or op.created_by_id == actor.pk) else None
+    return op if access.can(actor, op.cluster, access.VIEW) else None

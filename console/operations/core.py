@@ -52,12 +52,16 @@ class Kind:
     ``give_up(ctx, error)`` runs once, best effort, before the operation is ended ``errored``
     (e.g. a reassignment tries to take its throttles back; what it cannot is left owed in the
     ledger). Without ``cancel_steps`` a cancel ends the operation at the next step boundary.
+    ``may_view`` scopes the operation's pages by the permission of the object it works on.
     """
 
     name: str
     steps: tuple[Step, ...]
     cancel_steps: tuple[Step, ...] = ()
     give_up: Callable[[Any, str], None] | None = None
+    # may_view(user, op): who may see an operation of this kind (its params, items, results).
+    # Without it: the cluster's viewers, or for cluster-less work its starter and superusers.
+    may_view: Callable[[Any, Any], bool] | None = None
 
     def path(self, name: str) -> tuple[Step, ...]:
         return self.cancel_steps if name == CANCEL else self.steps

@@ -22,7 +22,7 @@ from console.kafka import ConfigChange, KafkaOperationError
 from console.models import OperationState
 from console.models.requests import ChangeRequest, RequestKind, RequestState
 from console.operations import Done, Kind, Step
-from console.requests.actions import EXECUTE_KIND, _step
+from console.requests.actions import EXECUTE_KIND, _step, get_request
 from console.requests.checks import RequestInvalid, _current_topic, _kafka_text
 from console.requests.notify import _notify
 from console.topics import actions as topics
@@ -152,4 +152,12 @@ def _give_up(ctx, error: str) -> None:
         _notify(req, f"Your request #{req.pk} ({req.get_kind_display()} {req.resource}) failed: {error}")
 
 
-operations.register(Kind(EXECUTE_KIND, (Step("execute", _run),), give_up=_give_up))
+def _may_view(user, op) -> bool:
+    """A request's execution shows its payload: only to those who may see the request itself."""
+    req = ChangeRequest.objects.filter(pk=op.params.get("request_id"), operation=op).first()
+    if req is None or op.cluster is None:
+        return bool(getattr(user, "is_superuser", False))
+    return get_request(actor=user, cluster=op.cluster, request_id=req.pk) is not None
+
+
+operations.register(Kind(EXECUTE_KIND, (Step("execute", _run),), give_up=_give_up, may_view=_may_view))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404
 
-from console import access
+from console import access, operations
 from console.models import Cluster, Operation
 
 
@@ -24,14 +24,9 @@ def get_cluster_for_user(request, name: str, perm: str = access.VIEW) -> Cluster
 
 
 def get_operation_for_user(request, op_id: int) -> Operation:
-    op = Operation.objects.select_related("cluster", "created_by").filter(pk=op_id).first()
+    """The operation when the user may see it, by its kind's rule (a request's execution: whoever may
+    see that request); 404 otherwise, so ids of other clusters and teams reveal nothing."""
+    op = operations.get_visible(actor=request.user, op_id=op_id)
     if op is None:
-        raise Http404("No such operation.")
-    if op.cluster is None:
-        # Cluster-less work (e.g. a full audit re-verification): its starter and superusers see it.
-        if not (request.user.is_superuser or op.created_by_id == request.user.pk):
-            raise Http404("No such operation.")
-        return op
-    if not access.can(request.user, op.cluster, access.VIEW):
         raise Http404("No such operation.")
     return op
