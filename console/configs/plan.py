@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from console.kafka import ConfigChange, ConfigEntry, ConfigResource
+
+# Names of Kafka's PASSWORD-type configs (ssl.*.password, sasl.jaas.config, ssl.keystore.key,
+# *.certificate.chain, password.encoder.secret, delegation.token.secret.key, ...) and look-alikes.
+_SECRET_NAME = re.compile(
+    r"(password|secret|token|sasl\.jaas|ssl\.key|certificate|credential|private)", re.IGNORECASE
+)
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a config name is one whose value must never be shown (before Kafka says so)."""
+    return bool(_SECRET_NAME.search(name))
+
 
 HIDDEN = "(hidden)"
 NOT_SET = "(not set)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from console.configs.plan import OPS
+from console.configs.plan import OPS, looks_secret
 from console.kafka import ConfigChange
 
 CHANGE_ROWS = 5
@@ -78,6 +78,17 @@ class ConfigChangesForm(forms.Form):
             )
             self.fields[f"value_{i}"] = forms.CharField(required=False, max_length=10_000, label="Value")
 
+    def hide_secret_values(self, sensitive: set[str] = frozenset()) -> None:
+        """Values of secret configs (Kafka's sensitive ones, or any whose name looks secret) are
+        write-only: their inputs never render a value back, so they are typed again to apply."""
+        for i in range(CHANGE_ROWS):
+            key = str(self.data.get(f"key_{i}") or "").strip()
+            if key and (key in sensitive or looks_secret(key)):
+                field = self.fields[f"value_{i}"]
+                field.widget = forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"})
+                field.help_text = "Secret: never shown again. Type it again to validate or apply."
+                self._bound_fields_cache.pop(f"value_{i}", None)  # bound before: rebuild with the new help
+
     def rows(self):
         return [(self[f"op_{i}"], self[f"key_{i}"], self[f"value_{i}"]) for i in range(CHANGE_ROWS)]
 
@@ -103,13 +114,3 @@ class ConfigChangesForm(forms.Form):
             raise forms.ValidationError("Enter at least one change.")
         data["changes"] = changes
         return data
-
-
-def initial_for(changes: list[ConfigChange]) -> dict[str, str]:
-    """Form data that reproduces a list of changes (hidden fields of the diff step)."""
-    data = {}
-    for i, ch in enumerate(changes[:CHANGE_ROWS]):
-        data[f"op_{i}"] = ch.op
-        data[f"key_{i}"] = ch.name
-        data[f"value_{i}"] = ch.value or ""
-    return data

@@ -86,6 +86,8 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
                 form.add_error(None, str(v))
         except KafkaOperationError as exc:
             form.add_error(None, f"{exc.name}: {exc.operator_text}")
+    if request.method == "POST":
+        form.hide_secret_values({d.name for d in context["diffs"] or () if d.sensitive})
     if request.htmx and request.method == "POST":
         response = render(request, "console/_config_edit.html", context)
     else:

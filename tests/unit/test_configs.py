@@ -287,3 +287,27 @@ def test_the_broker_page_lists_brokers(client, personas, kafka_cluster):
     assert (
         response.status_code == 200 and b"broker.id" in response.content and b"broker 3" in response.content
     )
+
+
+@pytest.mark.parametrize("action", ["preview", "validate", "apply"])
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_secret_config_value_is_write_only_in_the_editor(client, personas, kafka_cluster, action, htmx):
+    secret = "hunter2-" + uuid.uuid4().hex
+    client.force_login(personas["operator"])
+    url = reverse("broker_configs", kwargs={"name": kafka_cluster.name, "broker": "1"})
+    data = {"op_0": "SET", "key_0": "ssl.truststore.password", "value_0": secret, "action": action}
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    response = client.post(url, data, **headers, follow=True)
+    assert response.status_code == 200
+    assert secret.encode() not in response.content
+    if action == "preview":
+        assert b"type it again" in response.content.lower()
+    assert secret not in str(list(AuditEvent.objects.values_list("params", "before", "after", "outcomes")))
+
+
+def test_a_name_that_looks_secret_is_hidden_even_when_kafka_refuses_it(client, personas, kafka_cluster):
+    client.force_login(personas["operator"])
+    url = reverse("broker_configs", kwargs={"name": kafka_cluster.name, "broker": "1"})
+    data = {"op_0": "SET", "key_0": "my.private.token", "value_0": "tok-123-secret", "action": "preview"}
+    response = client.post(url, data)
+    assert b"not a known config" in response.content and b"tok-123-secret" not in response.content
