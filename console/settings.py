@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -67,6 +68,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "csp",
+    "axes",
     "console",
 ]
 
@@ -79,9 +82,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "console.middleware.SecretUnreadableMiddleware",
     "console.middleware.AuditUnavailableMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -119,6 +124,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# django-axes first: it refuses a locked-out login before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -146,6 +157,50 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# Sessions end after CONSOLE_SESSION_TIMEOUT_S (default 8 h) and when the browser closes.
+SESSION_COOKIE_AGE = int(os.environ.get("CONSOLE_SESSION_TIMEOUT_S", str(8 * 3600)))
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+SESSION_COOKIE_SAMESITE = "Lax"
+
+# Behind HTTPS (production; see docs/production.env): secure cookies, redirect to HTTPS, HSTS.
+CONSOLE_HTTPS = _env_bool("CONSOLE_HTTPS", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = CONSOLE_HTTPS
+SECURE_SSL_REDIRECT = _env_bool("CONSOLE_SSL_REDIRECT", CONSOLE_HTTPS)
+SECURE_HSTS_SECONDS = int(os.environ.get("CONSOLE_HSTS_SECONDS", "31536000" if CONSOLE_HTTPS else "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("CONSOLE_HSTS_INCLUDE_SUBDOMAINS", CONSOLE_HTTPS)
+SECURE_HSTS_PRELOAD = _env_bool("CONSOLE_HSTS_PRELOAD", False)
+if _env_bool("CONSOLE_BEHIND_PROXY", False):
+    # Only behind a proxy that sets X-Forwarded-Proto itself (and strips it from clients).
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Content security policy (django-csp): scripts, styles and everything else from this origin only.
+# Progress bars set their width in a style attribute, hence style-src-attr; no inline <style>/<script>.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],  # fallback for browsers without the two below
+        "style-src-elem": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT failures for a user name from one
+# address, that pair is locked out for AXES_COOLOFF_MINUTES (HTTP 429); a success resets the count.
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "console/locked_out.html"
+AXES_VERBOSE = False
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6390/0")
 CELERY_BROKER_URL = REDIS_URL
