@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from console import access
 from console.clusters.actions import gateway_for
+from console.crypto import SecretUnreadable
 from console.kafka import ConfigResource, KafkaOperationError, TopicPartition
 from console.models import Cluster
 from pipeline import config as pipeline_config
@@ -239,4 +240,7 @@ def collect_all_snapshots(*, now: datetime | None = None) -> dict[str, SnapshotR
         except KafkaOperationError as exc:
             log.warning("telemetry snapshot of %s failed: %s", cluster.name, exc.operator_text)
             out[cluster.name] = exc.operator_text
+        except SecretUnreadable as exc:  # this cluster's password needs the old key; the others go on
+            log.warning("telemetry snapshot of %s skipped: %s", cluster.name, exc)
+            out[cluster.name] = str(exc)
     return out

@@ -158,3 +158,24 @@ def test_an_unreadable_secret_gives_a_page_that_says_what_to_do(client, personas
     answer = client.post(url, data)
     assert answer.status_code == 200
     assert b"cannot be decrypted" in answer.content
+
+
+def test_one_unreadable_cluster_does_not_stop_background_work_for_the_others(
+    kafka_cluster, keys, tmp_path, monkeypatch
+):
+    from console.reassignment import janitor
+    from console.telemetry import snapshots
+
+    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
+    keys(KEY_OLD)
+    broken = Cluster(
+        name="a-broken", bootstrap_servers="127.0.0.1:1", security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN", sasl_username="u",
+    )  # fmt: skip
+    broken.set_sasl_password("pw")
+    broken.save()
+    keys(KEY_NEW)
+    out = snapshots.collect_all_snapshots()
+    assert "CONSOLE_ENCRYPTION_KEY" in out["a-broken"]
+    assert not isinstance(out[kafka_cluster.name], str)  # the sandbox was still collected
+    janitor.sweep_throttles()  # does not raise either
