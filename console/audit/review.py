@@ -31,6 +31,8 @@ OUTCOMES = (
     "refused",
     "rejected",
     "approved",
+    "unknown",  # the outcome could not be written when the change ran (audit/outcomes.py)
+    "reconciled",  # ... and was later recorded from Kafka's re-read state
 )
 # A resource search matching more index rows than this walks events newest first instead (_by_resource).
 DENSE_MATCHES = 10_000
