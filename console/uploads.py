@@ -34,6 +34,13 @@ ANCHORS_REFUSED = (
 )
 
 
+LONE_SURROGATE = (
+    "a string holds an unpaired surrogate escape (\\ud800-\\udfff alone): "
+    "it is not a character and cannot be stored or shown"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 class UploadError(ValueError):
     """Text that cannot be used, with where (1-based). ``kind``: size, depth, anchor or syntax."""
 
@@ -89,6 +96,9 @@ class _Loader(yaml.SafeLoader):
         ):
             mark = event.start_mark
             raise UploadError(ANCHORS_REFUSED, mark.line + 1, mark.column + 1, kind="anchor")
+        if isinstance(event, yaml.ScalarEvent) and _SURROGATE.search(event.value):
+            mark = event.start_mark
+            raise UploadError(LONE_SURROGATE, mark.line + 1, mark.column + 1)
         if isinstance(event, yaml.CollectionStartEvent):
             self.nesting += 1
             if self.nesting > MAX_DEPTH:
@@ -167,10 +177,27 @@ def _check_json_depth(text: str) -> None:
             depth -= 1
 
 
+# A \\uXXXX escape of a surrogate, and whether a low one follows it (a valid pair).
+_JSON_SURROGATE = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u([dD][89a-fA-F][0-9a-fA-F]{2})(\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+)
+
+
+def _check_json_surrogates(text: str) -> None:
+    """Refuse a \\uD800-\\uDFFF escape that is not half of a pair (json.loads keeps it as is)."""
+    if "\\u" not in text:
+        return
+    for match in _JSON_SURROGATE.finditer(text):
+        high = int(match.group(2), 16) < 0xDC00
+        if not (high and match.group(3)):
+            raise UploadError(LONE_SURROGATE, *_position(text, match.start(2) - 2))
+
+
 def load_json(text: str, *, limit: int | None = None) -> object:
     """Strict JSON as plain Python data (``limit``: a size bound other than UPLOAD_MAX_BYTES)."""
     check_size(text, limit)
     _check_json_depth(text)
+    _check_json_surrogates(text)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -295,3 +295,26 @@ def test_a_plan_larger_than_the_upload_limit_but_within_the_plan_form_is_accepte
     text = json.dumps({"version": 1, "partitions": parts})
     assert len(text) > settings.UPLOAD_MAX_BYTES
     assert len(planner.parse_plan(text)) == 40_000
+
+
+# ---- found by the hostile-input cases (test_hostile_input*.py) -------------------------------------
+
+LONE = '{"resource_type": "TOPIC", "resource_name": "a", "pattern_type": "LITERAL", "principal": ",\\ud800",'
+LONE += ' "host": "*", "operation": "READ", "permission": "ALLOW"}'
+
+
+@pytest.mark.django_db
+def test_a_lone_surrogate_escape_in_posted_json_is_refused_where_it_is_not_a_500(
+    client, personas, kafka_cluster
+):
+    """json.loads turns "\\ud800" into a str no page can encode: UnicodeEncodeError (a 500) on acl_apply."""
+    with pytest.raises(uploads.UploadError) as info:
+        uploads.load_json('{"a":\n  "x\\udc00"}')
+    assert (info.value.line, info.value.column) == (2, 5) and "surrogate" in info.value.message
+    assert uploads.load_json('"\\ud83d\\ude00"') == "\U0001f600"  # a pair is one character
+    with pytest.raises(uploads.UploadError) as info:
+        uploads.load_yaml('a: "\\ud800"')
+    assert (info.value.line, info.value.column) == (1, 4) and "surrogate" in info.value.message
+    client.force_login(personas["admin"])
+    response = client.post(reverse("acl_apply", kwargs={"name": kafka_cluster.name}), {"create": LONE})
+    assert response.status_code == 200 and b"surrogate" in response.content
