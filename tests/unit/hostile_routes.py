@@ -1,0 +1,215 @@
+"""Every form-posting route (and the GET search forms) with its hostile form and its case count.
+
+``ROUTES`` is the registry the coverage test compares with the URL resolver: a POST route
+without an entry here fails it. ``hostile_env`` builds the objects the URLs point at.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import strategies as st
+
+from console.models import Cluster, RoleBinding
+from tests.unit import hostile_checks as checks
+from tests.unit.hostile_forms import (
+    MAIN,
+    MOVE,
+    PATH_JUNK,
+    VICTIMS,
+    acl_apply,
+    acl_get,
+    acl_new,
+    add_partitions,
+    audit_get,
+    broker_kw,
+    cluster_form,
+    config_changes,
+    decision,
+    election_form,
+    grant_form,
+    keys,
+    log_levels,
+    login_form,
+    nothing,
+    plan_form,
+    request_form,
+    rules_form,
+    topic_batch,
+    topic_create,
+    topic_delete,
+    topic_list_get,
+    topic_policy,
+)
+from tests.unit.hostile_harness import Env, Route
+from tests.unit.quorum_helpers import register_controllers
+
+
+@pytest.fixture
+def hostile_env(client, personas, kafka_cluster, frozen, monkeypatch, tmp_path) -> Env:
+    """Admin logged in; topics, requests, a reassignment, a second and a controllers cluster."""
+    from console.reassignment import actions as reassignment
+    from console.requests import actions as requests
+
+    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
+    checks.no_network(monkeypatch, frozen)
+    for name, spec in (
+        (MAIN, [[1, 2], [2, 3], [3, 1]]),
+        (VICTIMS[0], [[1]]),
+        (VICTIMS[1], [[2]]),
+        (MOVE, [[1, 2]]),
+    ):
+        if name not in frozen.state.topics:
+            frozen.create_topic(name, assignment=spec, configs={"retention.ms": "3600000"})
+    admin = personas["admin"]
+    client.force_login(admin)
+    other = Cluster.objects.create(name="hostile-other", bootstrap_servers="127.0.0.1:1", request_timeout_s=1)
+    env = Env(
+        client=client, sandbox=frozen, cluster=kafka_cluster, other=other, admin=admin, personas=personas
+    )
+    env.topics = {"main": MAIN, "move": MOVE}
+    env.ctl = register_controllers(frozen, personas, name="hostile-ctl")
+    checks.fresh_requests(env)
+    op = reassignment.start_reassignment(
+        actor=admin, cluster=kafka_cluster, proposed={(MOVE, 0): [2, 3]}, throttle=10 * 1024 * 1024
+    )
+    env.ids["reassignment"] = op.reassignment.pk
+    env.ids["binding"] = RoleBinding.objects.get(cluster=kafka_cluster, user=personas["viewer"]).pk
+    env.ids["node"] = min(frozen.state.controllers)
+    del requests
+    return env
+
+
+def cluster_kw(env: Env) -> st.SearchStrategy:
+    return st.one_of(
+        st.just({"name": env.cluster.name}),
+        st.just({"name": env.cluster.name}),
+        PATH_JUNK.map(lambda n: {"name": n}),
+    )
+
+
+def with_id(key: str, field: str):
+    def kwargs(env: Env) -> st.SearchStrategy:
+        ids = st.one_of(st.just(env.ids[key]), st.integers(0, 2**63 - 1))
+        return st.builds(lambda i: {"name": env.cluster.name, field: i}, ids)
+
+    return kwargs
+
+
+def topic_kw(env: Env) -> st.SearchStrategy:
+    topics = st.one_of(st.sampled_from([MAIN, MAIN, *VICTIMS, "no-such-topic"]), PATH_JUNK)
+    return st.builds(lambda t: {"name": env.cluster.name, "topic": t}, topics)
+
+
+def _routes() -> list[Route]:
+    rk = with_id("reassignment", "rid")
+    rq = with_id("request", "request_id")
+    own = with_id("own_request", "request_id")
+    return [
+        Route("topic_batch_create", 1200, topic_batch, cluster_kw, check=checks.topics_created),
+        Route("topic_create", 700, topic_create, cluster_kw, check=checks.topics_created),
+        Route("topic_delete", 400, topic_delete, cluster_kw, check=checks.topics_deleted),
+        Route("topic_policy", 500, topic_policy, cluster_kw, check=checks.db_only),
+        Route("topic_add_partitions", 300, add_partitions, topic_kw, check=checks.partitions_added),
+        Route("topic_configs", 400, config_changes, topic_kw, check=checks.configs_only),
+        Route("broker_configs_default", 150, config_changes, cluster_kw, check=checks.configs_only),
+        Route("broker_configs", 150, config_changes, broker_kw, check=checks.configs_only),
+        Route("cluster_new", 400, cluster_form, lambda env: st.just({}), check=checks.db_only),
+        Route(
+            "cluster_settings",
+            300,
+            cluster_form,
+            checks.other_kw,
+            check=checks.db_only,
+            after=checks.restore_other,
+        ),
+        Route(
+            "cluster_remove",
+            150,
+            keys("confirm_name", ["hostile-other", "sandbox"]),
+            checks.other_kw,
+            check=checks.db_only,
+            after=checks.restore_other,
+        ),
+        Route("cluster_test", 100, nothing, checks.other_kw),
+        Route("cluster_access", 400, grant_form, cluster_kw, check=checks.db_only),
+        Route(
+            "cluster_access_revoke",
+            150,
+            nothing,
+            with_id("binding", "binding_id"),
+            check=checks.db_only,
+            after=checks.restore_binding,
+        ),
+        Route("health_check_start", 100, nothing, cluster_kw, check=checks.db_only),
+        Route("acl_new", 800, acl_new, cluster_kw, check=checks.unchanged),
+        Route("acl_apply", 600, acl_apply, cluster_kw, check=checks.acls_applied),
+        Route("request_new", 500, request_form, cluster_kw, check=checks.db_only),
+        Route("request_approve", 200, decision, rq, check=checks.anything, after=checks.fresh_requests),
+        Route("request_reject", 200, decision, rq, check=checks.db_only, after=checks.fresh_requests),
+        Route("request_cancel", 100, nothing, own, check=checks.db_only, after=checks.fresh_requests),
+        Route("request_rules", 250, rules_form, cluster_kw, check=checks.db_only),
+        Route("reassign_new", 700, plan_form, cluster_kw, check=checks.db_only),
+        Route(
+            "reassign_external_cancel",
+            150,
+            keys("partition", [f"{MOVE}|0", "a|b", "|", "x|99"]),
+            cluster_kw,
+            check=checks.anything,
+        ),
+        Route(
+            "throttle_cleanup",
+            150,
+            keys("key", ["broker:1:leader.replication.throttled.rate", "topic:x:y"]),
+            cluster_kw,
+            check=checks.anything,
+        ),
+        Route("election_page", 300, election_form, cluster_kw, check=checks.db_only),
+        Route(
+            "reassign_throttle",
+            200,
+            keys("throttle_mb", ["5", "0", "0.0001", "1e9"]),
+            rk,
+            check=checks.anything,
+        ),
+        Route("reassign_cancel", 100, nothing, rk, check=checks.db_only),
+        Route(
+            "capacity_run",
+            150,
+            keys("days", ["1", "365", "0", "-5", "1e9"]),
+            cluster_kw,
+            check=checks.db_only,
+        ),
+        Route("capacity_snapshot", 60, nothing, cluster_kw, check=checks.anything),
+        Route("controller_detail", 300, log_levels, checks.controller_kw, check=checks.anything),
+        Route("audit_verify_all", 60, nothing, lambda env: st.just({}), check=checks.db_only),
+        Route("login", 150, login_form, lambda env: st.just({}), check=checks.anything, after=checks.relogin),
+        Route("logout", 50, nothing, lambda env: st.just({}), check=checks.anything, after=checks.relogin),
+        # The GET search forms, for the record (they change nothing).
+        Route("acl_list", 250, acl_get, cluster_kw, method="get", check=checks.unchanged),
+        Route("acl_delete", 250, acl_get, cluster_kw, method="get", check=checks.unchanged),
+        Route("acl_effective", 200, acl_get, cluster_kw, method="get", check=checks.unchanged),
+        Route("audit_list", 300, audit_get, lambda env: st.just({}), method="get", check=checks.unchanged),
+        Route(
+            "audit_export_csv", 120, audit_get, lambda env: st.just({}), method="get", check=checks.unchanged
+        ),
+        Route(
+            "audit_export_jsonl",
+            120,
+            audit_get,
+            lambda env: st.just({}),
+            method="get",
+            check=checks.unchanged,
+        ),
+        Route("topic_list", 200, topic_list_get, cluster_kw, method="get", check=checks.unchanged),
+        Route(
+            "reassign_export",
+            100,
+            keys("topics", [MOVE, f"{MAIN},{MOVE}", ",,"]),
+            cluster_kw,
+            method="get",
+            check=checks.unchanged,
+        ),
+    ]
+
+
+ROUTES: dict[str, Route] = {r.name: r for r in _routes()}
