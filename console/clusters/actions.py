@@ -291,14 +291,21 @@ def _explain(exc: KafkaOperationError) -> str:
 def test_connection(connection: ClusterConnection) -> ConnectionReport:
     """Reach the cluster within its timeout; never raises for Kafka or network trouble."""
     mode = "controllers" if connection.bootstrap_controllers else "brokers"
+    gateway = get_gateway(connection)
     try:
-        check = get_gateway(connection).test_connection()
+        check = gateway.test_connection()
     except KafkaOperationError as exc:
         return ConnectionReport(ok=False, mode=mode, error=_explain(exc), error_name=exc.name)
+    controller = check.controller_id
+    if mode == "brokers":
+        try:
+            controller = gateway.describe_quorum().leader_id
+        except KafkaOperationError:
+            controller = None  # unknown, not Metadata's random broker
     return ConnectionReport(
         ok=True,
         cluster_id=check.cluster_id or "",
-        controller_id=check.controller_id,
+        controller_id=controller,
         broker_count=check.broker_count,
         mode=mode,
     )
@@ -320,10 +327,23 @@ class Overview:
     info: Any = None
     summary: Any = None
     error: KafkaOperationError | None = None
+    active_controller: int | None = None  # the KRaft quorum leader; None when it could not be read
+    controller_unknown: str = ""  # why it is unknown
+
+
+def active_controller(gateway, info) -> tuple[int | None, str]:
+    """The active controller: the metadata quorum's leader (DescribeQuorum, through the brokers or
+    the controllers), never Metadata's controller id (under KRaft, a random live broker)."""
+    if info is not None and info.endpoint_type == "controller":
+        return info.controller_id, ""  # DescribeCluster to the controllers names the active one
+    try:
+        return gateway.describe_quorum().leader_id, ""
+    except KafkaOperationError as exc:
+        return None, f"DescribeQuorum failed: {exc.operator_text}"
 
 
 def overview(*, actor, cluster: Cluster) -> Overview:
-    """Brokers, controller, topic/partition counts and health, in two gateway reads."""
+    """Brokers, active controller, topic/partition counts and health, in three gateway reads."""
     access.require(actor, cluster, access.VIEW)
     gateway = gateway_for(cluster)
     try:
@@ -331,4 +351,7 @@ def overview(*, actor, cluster: Cluster) -> Overview:
         summary = None if cluster.controller_mode else gateway.topic_summary()
     except KafkaOperationError as exc:
         return Overview(cluster=cluster, error=exc)
-    return Overview(cluster=cluster, info=info, summary=summary)
+    leader, unknown = active_controller(gateway, info)
+    return Overview(
+        cluster=cluster, info=info, summary=summary, active_controller=leader, controller_unknown=unknown
+    )

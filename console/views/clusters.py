@@ -126,7 +126,7 @@ def cluster_overview(request, name: str):
             "cluster": cluster,
             "overview": data,
             "brokers": brokers,
-            "controller_id": data.info.controller_id if data.info else None,
+            "controller_id": data.active_controller,
             "can_administer": access.can(request.user, cluster, access.ADMINISTER),
             "can_run": access.can(request.user, cluster, access.RUN_OPERATIONS),
             "topics_unavailable": capabilities.unavailable_reason(cluster, "topics"),

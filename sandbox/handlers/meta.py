@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import random
 import re
 import uuid
 import zlib
@@ -68,9 +69,10 @@ def api_versions(ctx: RequestContext, req: Any) -> Any:
 
 
 def metadata_controller_id(st: ClusterState) -> int:
-    """Under KRaft brokers name some live broker as "controller"; we use the lowest."""
+    """Under KRaft, Metadata's "controller" is a random live broker, chosen per response (as
+    Kafka's KRaftMetadataCache does); the active controller is only in DescribeQuorum."""
     live = st.live_brokers()
-    return live[0] if live else -1
+    return random.choice(live) if live else -1
 
 
 def _error_topic(name: str | None, code: int, tid: uuid.UUID = ZERO_UUID) -> Any:

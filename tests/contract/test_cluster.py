@@ -71,3 +71,13 @@ def test_describe_features(gw):
     mv = features["metadata.version"]
     assert mv.finalized_max is not None and mv.supported_max is not None
     assert mv.supported_min <= mv.finalized_max <= mv.supported_max
+
+
+def test_the_console_names_the_quorum_leader_as_active_controller(gw):
+    """Metadata's controller id is a random live broker under KRaft; the console's active
+    controller is DescribeQuorum's leader on every read (ten reads, as ten page reloads)."""
+    from console.clusters.actions import active_controller
+
+    leader = gw.describe_quorum().leader_id
+    for _ in range(10):
+        assert active_controller(gw, gw.describe_cluster()) == (leader, "")

@@ -7,6 +7,7 @@ import time
 import pytest
 from django.urls import reverse
 
+from console.clusters.actions import gateway_for
 from console.models import RoleBinding
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +22,29 @@ def test_it_shows_brokers_counts_and_the_controller(client, personas, kafka_clus
     assert overview.info.cluster_id == sandbox.cluster_id
     assert [b.id for b in response.context["brokers"]] == [1, 2, 3]
     assert overview.summary.partition_count >= overview.summary.topic_count
-    assert response.content.count(b'<span class="badge">controller</span>') == 1
+
+
+def test_the_active_controller_is_the_quorum_leader_on_every_reload(client, personas, kafka_cluster, sandbox):
+    """Metadata names a random live broker as "controller" under KRaft (the sandbox does too);
+    the page must show the quorum's leader, the same one on every reload, and no broker badge."""
+    client.force_login(personas["viewer"])
+    url = reverse("cluster_overview", kwargs={"name": kafka_cluster.name})
+    shown = set()
+    for _ in range(10):
+        response = client.get(url)
+        shown.add(response.context["controller_id"])
+        assert b'<span class="badge">active controller</span>' not in response.content  # brokers 1-3
+    assert shown == {sandbox.state.active_controller} and sandbox.state.active_controller >= 100
+    metadata_ids = {gateway_for(kafka_cluster).describe_cluster().controller_id for _ in range(30)}
+    assert metadata_ids <= {1, 2, 3} and len(metadata_ids) > 1  # what the page must not use
+
+
+def test_test_connection_names_the_quorum_leader(client, personas, kafka_cluster, sandbox):
+    client.force_login(personas["viewer"])
+    url = reverse("cluster_test", kwargs={"name": kafka_cluster.name})
+    for _ in range(5):
+        body = client.post(url, headers={"HX-Request": "true"}).content.decode()
+        assert f"active controller {sandbox.state.active_controller}," in body
 
 
 def test_an_unreachable_cluster_renders_the_error_not_a_500(client, personas, offline_cluster):
