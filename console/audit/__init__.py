@@ -1,8 +1,9 @@
 """The audit trail: the hash chain's only writer, reviewers' search and export, chain verification.
 
-``store`` records events and walks the chain; ``review`` searches and shows what a reader may see,
-``export`` streams it out; ``chain`` is the chain's status and the full re-verify
-(``audit.verify``, its step in ``worker``).
+``store`` records events (each hash keyed with AUDIT_HMAC_KEY) and walks the chain; ``review``
+searches and shows what a reader may see, ``export`` streams it out; ``chain`` is the chain's status
+(the whole-chain check, made cheap by the signed verified-up-to marker of ``marker``) and the full
+re-verify (``audit.verify``, its step in ``worker``); ``archive`` exports and prunes the oldest events.
 """
 
-__all__ = ["chain", "export", "review", "store", "worker"]
+__all__ = ["archive", "chain", "export", "outcomes", "review", "store", "worker"]

@@ -1,26 +1,32 @@
-"""The only writer of the audit trail, and its verifier (DESIGN D6)."""
+"""The only writer of the audit trail, and its verifier (DESIGN D6).
+
+Every event is hashed with HMAC-SHA256 under AUDIT_HMAC_KEY (console/models/audit.py), so rewriting
+events and re-hashing the rest of the chain needs the key, which the database never holds. Truncating
+the newest events (and the head with them) is only visible against something kept outside: the
+verified-up-to marker (console.audit.marker) while it survives, and an anchor saved by
+``manage.py audit_anchor`` for an external witness (console.audit.anchor).
+"""
 
 from __future__ import annotations
 
-import hashlib
+import hmac
 import json
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from console.audit import marker
 from console.kafka import KafkaOperationError
 from console.models import AuditChainHead, AuditEvent, AuditTarget
 from console.models.audit import TARGET_MAX
 
 GENESIS_HASH = "0" * 64
 ARCHIVE_ACTION = "audit.archive"
+REKEY_ACTION = "audit.rekey"  # the keyed cut-over after the legacy (unkeyed) events; see legacy_cutover
 MASK = "******"
 # Keys whose values never reach the trail (KIP-133: sensitive values are never returned or logged).
 _SECRET_KEY = re.compile(r"(password|secret|token|sasl\.jaas|ssl\.key|credential|private)", re.IGNORECASE)
@@ -128,16 +134,56 @@ class ChainStatus:
     broken_at: int | None = None
     reason: str = ""
     archived_up_to: int = 0  # events up to this id were archived (audit_archive); 0 when none were
+    note: str = ""  # about the verification marker (ignored, or the old rows changed since)
 
 
 @dataclass(frozen=True)
-class _Walk:
+class Walk:
     ok: bool
     last_id: int
     last_hash: str
     count: int
     broken_at: int | None = None
     reason: str = ""
+    digest: str = ""  # the marker's running digest over every row walked (console.audit.marker)
+
+
+def legacy_cutover(start_id: int = 0) -> int:
+    """The last event hashed with the legacy unkeyed SHA-256 (0 when none may be).
+
+    Named by the first kept ``audit.rekey`` event whose own HMAC verifies (migration 0010 writes it once,
+    on a database that already had events): everything after it must carry the keyed hash, and its
+    prev_hash, covered by its HMAC, pins the legacy events before it. A forged or edited cut-over event
+    does not verify, so no event can be declared legacy without the key.
+    """
+    candidates = AuditEvent.objects.filter(action=REKEY_ACTION, id__gt=start_id).order_by("id")[:10]
+    for event in candidates:
+        named = event.params.get("legacy_up_to") if isinstance(event.params, dict) else None
+        if not isinstance(named, dict) or not isinstance(named.get("id"), int) or named["id"] >= event.pk:
+            continue
+        if hmac.compare_digest(event.compute_hash(), event.hash):
+            return named["id"]
+    return 0
+
+
+def expected_hash(event: AuditEvent, legacy_up_to: int) -> str:
+    """What the event's hash must be: legacy SHA-256 up to the cut-over, the keyed HMAC after it."""
+    return event.legacy_hash() if event.pk <= legacy_up_to else event.compute_hash()
+
+
+def _hash_reason(event_id: int, legacy: bool, key_proven: bool) -> str:
+    if legacy:
+        return f"event {event_id} was edited: its hash does not match its content (a legacy, unkeyed event)"
+    if key_proven:
+        return (
+            f"event {event_id} was edited: its HMAC does not match its content "
+            "(or AUDIT_HMAC_KEY was changed since it was written)"
+        )
+    return (
+        f"event {event_id} does not verify with AUDIT_HMAC_KEY: it was edited, or AUDIT_HMAC_KEY is not the "
+        "key the trail was written with (a changed or wrong key fails every event), or it predates the "
+        "keyed chain and no audit.rekey cut-over vouches for it"
+    )
 
 
 def walk(
@@ -146,33 +192,49 @@ def walk(
     *,
     batch_size: int = 2000,
     progress: Callable[[int, int], None] | None = None,
-) -> _Walk:
-    """Check every event after start_id: it links to the one before and its hash matches its content.
+    digest: str | None = None,
+    key_proven: bool = False,
+) -> Walk:
+    """Check every event after start_id: it links to the one before and its keyed hash matches its content.
 
+    Events up to the legacy cut-over (legacy_cutover) are checked with the old unkeyed SHA-256. The
+    running digest for the verified-up-to marker is folded over the same rows, read in the same
+    statement (digest: the marker's digest at start_id; key_proven: a marker signed with the current
+    key vouches for the events before, so a mismatch is an edit rather than a wrong key).
     progress(count, last_id) is called after each batch of events (for a worker's heartbeat).
     """
+    legacy_up_to = legacy_cutover(start_id)
+    digest = digest or marker.seed(start_id, start_hash)
     prev_id, prev_hash, count = start_id, start_hash, 0
-    qs = AuditEvent.objects.filter(id__gt=start_id).order_by("id")
+    qs = marker.with_row_text(AuditEvent.objects.filter(id__gt=start_id).order_by("id"))
     for event in qs.iterator(chunk_size=batch_size):
         if event.prev_hash != prev_hash:
             gap = " (an earlier event is missing)" if event.pk != prev_id + 1 else ""
             reason = f"event {event.pk} does not link to the event before it{gap}"
-            return _Walk(False, prev_id, prev_hash, count, event.pk, reason)
-        if event.compute_hash() != event.hash:
-            reason = f"event {event.pk} was edited: its hash does not match its content"
-            return _Walk(False, prev_id, prev_hash, count, event.pk, reason)
+            return Walk(False, prev_id, prev_hash, count, event.pk, reason)
+        legacy = event.pk <= legacy_up_to
+        if not hmac.compare_digest(expected_hash(event, legacy_up_to), event.hash):
+            reason = _hash_reason(event.pk, legacy, key_proven)
+            return Walk(False, prev_id, prev_hash, count, event.pk, reason)
+        key_proven = key_proven or not legacy
+        digest = marker.fold(digest, event.row_text)
         prev_id, prev_hash = event.pk, event.hash
         count += 1
         if progress is not None and count % batch_size == 0:
             progress(count, prev_id)
     if progress is not None:
         progress(count, prev_id)
-    return _Walk(True, prev_id, prev_hash, count)
+    return Walk(True, prev_id, prev_hash, count, digest=digest)
 
 
 def head_problem(head: AuditChainHead | None, last_id: int, last_hash: str) -> tuple[int, str] | None:
     """After a clean walk: (event id, reason) when the head or the archive anchor disagree with it."""
     if head is None:
+        if last_id:
+            return (
+                last_id,
+                "the chain head row is missing (it names the last event; events may have been removed)",
+            )
         return None
     if head.last_id != last_id or head.last_hash != last_hash:
         return head.last_id, (
@@ -198,119 +260,39 @@ def chain_start(head: AuditChainHead | None) -> tuple[int, str]:
     return head.anchor_id, head.anchor_hash
 
 
-def verify_chain(batch_size: int = 2000, progress: Callable[[int, int], None] | None = None) -> ChainStatus:
-    """Recompute every kept hash in id order from the archive anchor; name the first broken event."""
-    head = AuditChainHead.objects.filter(pk=1).first()
+def conclude(
+    head: AuditChainHead | None, walked: Walk, prior: marker.Marker | None, note: str = ""
+) -> ChainStatus:
+    """A walk's verdict, with the head, the archive anchor and the prior marker (truncation) checked;
+    when everything holds, a new signed marker is stored for the next check."""
     start_id, start_hash = chain_start(head)
-    archived = start_id
-    result = walk(start_id, start_hash, batch_size=batch_size, progress=progress)
-    if not result.ok:
-        return ChainStatus(False, result.last_id, result.count, result.broken_at, result.reason, archived)
-    problem = head_problem(head, result.last_id, result.last_hash)
-    if problem is not None:
-        return ChainStatus(False, result.last_id, result.count, problem[0], problem[1], archived)
-    return ChainStatus(True, result.last_id, result.count, archived_up_to=archived)
-
-
-class AuditArchiveError(Exception):
-    """The archive was refused (nothing to archive, a broken chain, an existing output file)."""
-
-
-@dataclass(frozen=True)
-class ArchiveResult:
-    first_id: int
-    last_id: int  # the new anchor
-    count: int
-    anchor_hash: str
-    path: str
-    sha256: str
-    event: AuditEvent  # the audit.archive event
-
-
-def _archive_cut(start_id: int, before_id: int | None, before_time: datetime | None) -> int:
-    qs = AuditEvent.objects.filter(id__gt=start_id)
-    if before_id is not None:
-        qs = qs.filter(id__lt=before_id)
-    if before_time is not None:
-        qs = qs.filter(created_at__lt=before_time)
-    cut = qs.order_by("-id").values_list("id", flat=True).first()
-    if cut is None:
-        raise AuditArchiveError("No events to archive before that point (older ones are already archived).")
-    return cut
-
-
-def _write_archive(path: Path, start_id: int, start_hash: str, cut: int) -> tuple[int, str, str]:
-    """Write events start_id+1..cut as JSON Lines (payload and hash), checking the chain as it goes.
-
-    Returns (count, hash of the last event, sha256 of the file). The file appears only when complete.
-    """
-    tmp = path.with_name(path.name + ".partial")
-    digest = hashlib.sha256()
-    prev_id, prev_hash, count = start_id, start_hash, 0
-    try:
-        with tmp.open("x", encoding="utf-8") as out:
-            qs = AuditEvent.objects.filter(id__gt=start_id, id__lte=cut).order_by("id")
-            for event in qs.iterator(chunk_size=2000):
-                if (
-                    event.prev_hash != prev_hash
-                    or event.pk != prev_id + 1
-                    or event.compute_hash() != event.hash
-                ):
-                    raise AuditArchiveError(
-                        f"The chain is broken at event {event.pk}; archiving is refused (run audit_verify)."
-                    )
-                line = json.dumps({**event.payload(), "hash": event.hash}, sort_keys=True, default=str) + "\n"
-                out.write(line)
-                digest.update(line.encode())
-                prev_id, prev_hash, count = event.pk, event.hash, count + 1
-            out.flush()
-            os.fsync(out.fileno())
-        if prev_id != cut:
-            raise AuditArchiveError(f"Events {prev_id + 1} to {cut} are missing; archiving is refused.")
-        tmp.rename(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return count, prev_hash, digest.hexdigest()
-
-
-def archive_events(
-    *, out: str | os.PathLike, before_id: int | None = None, before_time: datetime | None = None, actor=None
-) -> ArchiveResult:
-    """Retention: export the oldest events to JSON Lines, then delete them and move the anchor.
-
-    The file is written (and synced) before anything is deleted. The deletion, the new anchor on the
-    chain head and the audit.archive event (which names the anchor, so it cannot be moved silently)
-    are one transaction. Events are never edited; this is the only way out of the trail.
-    """
-    if before_id is None and before_time is None:
-        raise AuditArchiveError("Say which events to archive: before an event id or a date.")
-    path = Path(out)
-    if path.exists():
-        raise AuditArchiveError(f"{path} exists; archives are never overwritten.")
-    head = AuditChainHead.objects.filter(pk=1).first()
-    start_id, start_hash = chain_start(head)
-    cut = _archive_cut(start_id, before_id, before_time)
-    count, anchor_hash, sha = _write_archive(path, start_id, start_hash, cut)
-    with transaction.atomic():
-        locked = AuditChainHead.objects.select_for_update().get(pk=1)
-        if chain_start(locked) != (start_id, start_hash):
-            raise AuditArchiveError("Another archive ran meanwhile; nothing was deleted. Run it again.")
-        with connection.cursor() as cursor:
-            cursor.execute(f"DELETE FROM {AuditTarget._meta.db_table} WHERE event_id <= %s", [cut])
-            cursor.execute(f"DELETE FROM {AuditEvent._meta.db_table} WHERE id <= %s", [cut])
-        AuditChainHead.objects.filter(pk=1).update(anchor_id=cut, anchor_hash=anchor_hash)
-        event = record(
-            actor=actor,
-            action=ARCHIVE_ACTION,
-            targets=["audit:trail"],
-            params={
-                "anchor": {"id": cut, "hash": anchor_hash},
-                "first_id": start_id + 1,
-                "count": count,
-                "file": path.name,
-                "sha256": sha,
-            },
-            outcome="success",
+    if not walked.ok:
+        return ChainStatus(
+            False, walked.last_id, walked.count, walked.broken_at, walked.reason, start_id, note
         )
-    return ArchiveResult(start_id + 1, cut, count, anchor_hash, str(path), sha, event)
+    problem = marker.problem(prior, start_id, walked.last_id) or head_problem(
+        head, walked.last_id, walked.last_hash
+    )
+    if problem is not None:
+        return ChainStatus(False, walked.last_id, walked.count, problem[0], problem[1], start_id, note)
+    marker.save(
+        start_id=start_id,
+        start_hash=start_hash,
+        last_id=walked.last_id,
+        last_hash=walked.last_hash,
+        count=walked.count,
+        digest=walked.digest,
+    )
+    return ChainStatus(True, walked.last_id, walked.count, archived_up_to=start_id, note=note)
+
+
+def verify_chain(batch_size: int = 2000, progress: Callable[[int, int], None] | None = None) -> ChainStatus:
+    """Recompute every kept hash in id order from the archive anchor; name the first broken event.
+
+    The full check: the verified-up-to marker is not trusted to skip anything, only to notice events
+    removed after it was signed; a successful walk signs a new one.
+    """
+    head = AuditChainHead.objects.filter(pk=1).first()
+    prior, note = marker.load(head)
+    walked = walk(*chain_start(head), batch_size=batch_size, progress=progress)
+    return conclude(head, walked, prior, note)

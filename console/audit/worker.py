@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from django.core.cache import cache
-
 from console import operations
 from console.audit import store as audit
-from console.audit.chain import CHECKPOINT_KEY, VERIFY_ITEM, VERIFY_KIND
-from console.models import AuditChainHead, AuditEvent, OperationState
+from console.audit.chain import VERIFY_ITEM, VERIFY_KIND
+from console.models import AuditChainHead, OperationState
 from console.operations import Done, Kind, Step
 
 BATCH_SIZE = 2000
 
 
 def _verify(ctx) -> Done:
-    """Walk every kept event from the archive anchor, with progress on the Operation."""
+    """Walk every kept event from the archive anchor, with progress on the Operation (success signs a
+    new verified-up-to marker, audit/marker.py)."""
     head = AuditChainHead.objects.filter(pk=1).first()
     start_id, _ = audit.chain_start(head)
     total = max(1, (head.last_id if head else 0) - start_id)
@@ -27,13 +26,12 @@ def _verify(ctx) -> Done:
     status = audit.verify_chain(batch_size=BATCH_SIZE, progress=progress)
     if status.ok:
         text = f"intact: {status.count} events verified up to event {status.verified_up_to}"
-        last = AuditEvent.objects.filter(pk=status.verified_up_to).values_list("hash", flat=True).first()
-        if last:
-            cache.set(CHECKPOINT_KEY, (status.verified_up_to, last), None)
     else:
         text = f"broken at event {status.broken_at}: {status.reason}"
     if status.archived_up_to:
         text += f" (archived up to event {status.archived_up_to})"
+    if status.note:
+        text += f"; {status.note}"
     state = OperationState.SUCCEEDED if status.ok else OperationState.FAILED
     ctx.set_item(VERIFY_ITEM, state=state, progress=1.0, message=text)
     return Done(

@@ -1,11 +1,68 @@
-"""The append-only, hash-chained audit trail (DESIGN D6)."""
+"""The append-only, hash-chained audit trail (DESIGN D6).
+
+Each event's ``hash`` is HMAC-SHA256 under ``settings.AUDIT_HMAC_KEY`` (from the environment, or
+var/audit_hmac_key for ``make run``; never stored in the database) over its canonical payload, which
+includes its id and the previous event's hash. Without the key nobody can rewrite an event and re-hash
+the events after it. Events written before the key existed ("legacy", plain SHA-256) verify under the
+old rule only up to the keyed ``audit.rekey`` cut-over event that names the last of them (migration
+0010); see ``console.audit.store.walk``.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import models
+
+
+def canonical(payload: Any) -> bytes:
+    """The bytes a hash covers: sorted keys, no spaces, anything else as its str()."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str).encode()
+
+
+def audit_key(key: str | None = None) -> bytes:
+    """The chain's HMAC key (settings.AUDIT_HMAC_KEY unless one is given); an empty key is refused."""
+    key = settings.AUDIT_HMAC_KEY if key is None else key
+    if not key:
+        raise ImproperlyConfigured("AUDIT_HMAC_KEY is empty: the audit chain cannot be written or verified.")
+    return key.encode()
+
+
+def keyed_hash(payload: Any, key: str | None = None) -> str:
+    """HMAC-SHA256 of the canonical payload under the audit key (hex, 64 characters)."""
+    return hmac.new(audit_key(key), canonical(payload), hashlib.sha256).hexdigest()
+
+
+def event_payload(event) -> dict:
+    """The fields an event's hash covers, in a canonical form that survives a database round trip.
+
+    A function of the attributes only, so migrations can hash their historical model instances too.
+    """
+    return {
+        "id": event.pk,
+        "created_at": event.created_at.isoformat(timespec="microseconds"),
+        "actor_id": event.actor_id,
+        "actor_name": event.actor_name,
+        "on_behalf_of": event.on_behalf_of,
+        "source_ip": event.source_ip,
+        "cluster_id": event.cluster_id,
+        "cluster_name": event.cluster_name,
+        "action": event.action,
+        "targets": event.targets,
+        "params": event.params,
+        "before": event.before,
+        "after": event.after,
+        "outcomes": event.outcomes,
+        "outcome": event.outcome,
+        "operation_id": event.operation_id,
+        "request_id": event.request_id,
+        "prev_hash": event.prev_hash,
+    }
 
 
 class AuditImmutableError(Exception):
@@ -61,30 +118,15 @@ class AuditEvent(models.Model):
 
     def payload(self) -> dict:
         """The fields the hash covers, in a canonical form that survives a database round trip."""
-        return {
-            "id": self.pk,
-            "created_at": self.created_at.isoformat(timespec="microseconds"),
-            "actor_id": self.actor_id,
-            "actor_name": self.actor_name,
-            "on_behalf_of": self.on_behalf_of,
-            "source_ip": self.source_ip,
-            "cluster_id": self.cluster_id,
-            "cluster_name": self.cluster_name,
-            "action": self.action,
-            "targets": self.targets,
-            "params": self.params,
-            "before": self.before,
-            "after": self.after,
-            "outcomes": self.outcomes,
-            "outcome": self.outcome,
-            "operation_id": self.operation_id,
-            "request_id": self.request_id,
-            "prev_hash": self.prev_hash,
-        }
+        return event_payload(self)
 
-    def compute_hash(self) -> str:
-        canonical = json.dumps(self.payload(), sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+    def compute_hash(self, key: str | None = None) -> str:
+        """The keyed hash (HMAC-SHA256 under AUDIT_HMAC_KEY) every event since the cut-over carries."""
+        return keyed_hash(self.payload(), key)
+
+    def legacy_hash(self) -> str:
+        """The unkeyed SHA-256 of events written before the keyed chain (verified only up to the cut-over)."""
+        return hashlib.sha256(canonical(self.payload())).hexdigest()
 
 
 TARGET_MAX = 300  # longer target names are indexed by their first TARGET_MAX characters
@@ -127,12 +169,17 @@ class AuditChainHead(models.Model):
 
     After `manage.py audit_archive`, anchor_id/anchor_hash name the last archived event: the first
     kept event must link to anchor_hash, so the chain verifies from there instead of the genesis hash.
+    verified_marker/verified_mac: how far the whole chain was last verified, and a digest of every
+    row it covered, signed with AUDIT_HMAC_KEY (console.audit.marker); a marker whose MAC does not
+    verify is ignored. Nothing here is a secret: the key itself is never stored.
     """
 
     last_id = models.BigIntegerField(default=0)
     last_hash = models.CharField(max_length=64, default="0" * 64)
     anchor_id = models.BigIntegerField(default=0)
     anchor_hash = models.CharField(max_length=64, default="0" * 64)
+    verified_marker = models.JSONField(default=dict, blank=True)
+    verified_mac = models.CharField(max_length=64, blank=True, default="")
 
     def __str__(self) -> str:
         return f"audit chain head at event {self.last_id}"

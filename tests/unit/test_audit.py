@@ -12,6 +12,7 @@ from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from console.audit import archive as audit_archive
 from console.audit import store as audit
 from console.models import AuditChainHead, AuditEvent, AuditImmutableError, AuditTarget
 
@@ -148,7 +149,7 @@ def test_archive_by_date_and_the_anchor_moves_forward(tmp_path):
     with pytest.raises(CommandError, match="No events to archive"):
         call_command("audit_archive", "--before", "2000-01-01", "--out", str(tmp_path / "none.jsonl"))
     assert not (tmp_path / "none.jsonl").exists()
-    audit.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk)
+    audit_archive.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk)
     cut = (timezone.now() + timedelta(minutes=1)).isoformat()
     call_command("audit_archive", "--before", cut, "--out", str(tmp_path / "b.jsonl"))
     second = [json.loads(line) for line in (tmp_path / "b.jsonl").read_text().splitlines()]
@@ -164,7 +165,7 @@ def test_archive_by_date_and_the_anchor_moves_forward(tmp_path):
 
 def test_deleting_rows_outside_the_archive_command_is_still_detected(tmp_path):
     events = _write(6)
-    audit.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk)
+    audit_archive.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk)
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM console_auditevent WHERE id = %s", [events[2].pk])  # first kept event
     status = audit.verify_chain()
@@ -189,8 +190,8 @@ def test_archiving_a_broken_chain_is_refused_and_deletes_nothing(tmp_path):
     events = _write(3)
     with connection.cursor() as cursor:
         cursor.execute("UPDATE console_auditevent SET params = '{}' WHERE id = %s", [events[1].pk])
-    with pytest.raises(audit.AuditArchiveError, match=f"broken at event {events[1].pk}"):
-        audit.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk + 1)
+    with pytest.raises(audit_archive.AuditArchiveError, match=f"broken at event {events[1].pk}"):
+        audit_archive.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk + 1)
     assert AuditEvent.objects.count() == 3 and list(tmp_path.iterdir()) == []
     assert AuditChainHead.objects.get(pk=1).anchor_id == 0
 

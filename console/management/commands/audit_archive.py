@@ -7,7 +7,7 @@ from datetime import UTC, datetime, time
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_date, parse_datetime
 
-from console.audit.store import AuditArchiveError, archive_events
+from console.audit.archive import AuditArchiveError, archive_events
 
 
 def _point(value: str) -> tuple[int | None, datetime | None]:
