@@ -3,7 +3,8 @@
 ``store`` records events (each hash keyed with AUDIT_HMAC_KEY) and walks the chain; ``review``
 searches and shows what a reader may see, ``export`` streams it out; ``chain`` is the chain's status
 (the whole-chain check, made cheap by the signed verified-up-to marker of ``marker``) and the full
-re-verify (``audit.verify``, its step in ``worker``); ``archive`` exports and prunes the oldest events.
+re-verify (``audit.verify``, its step in ``worker``); ``anchor`` writes and checks the head saved for
+an external witness; ``archive`` exports and prunes the oldest events.
 """
 
-__all__ = ["archive", "chain", "export", "outcomes", "review", "store", "worker"]
+__all__ = ["anchor", "archive", "chain", "export", "outcomes", "review", "store", "worker"]
