@@ -188,3 +188,35 @@ def test_b_notifications_leave_a_s_pages_with_the_role_on_b(client, world, b, af
     else:
         RoleBinding.objects.filter(pk=binding.pk).update(role=after)
     assert MARKER not in client.get(page).content.decode()
+
+
+@pytest.mark.parametrize("persona", ("operator", "auditor", "viewer", "requester"))
+def test_b_request_execution_is_not_found_by_a_viewer_of_b(client, world, b, persona):
+    """A viewer of B sees B's operations, but not the execution of a request that is not theirs to see."""
+    RoleBinding.objects.create(cluster=b["cluster"], user=world.people[persona], role=Role.VIEWER)
+    client.force_login(world.people[persona])
+    for route in ("operation_detail", "operation_progress"):
+        status, content, _ = _probe(
+            client, world, "get", reverse(route, kwargs={"op_id": b["execute_op"]}), None
+        )
+        assert (status, MARKER in content) == (404, False), route
+
+
+@pytest.mark.parametrize(
+    ("persona", "expected"),
+    [("requester", 200), ("operator", 200), ("auditor", 200), ("viewer", 404), ("other-requester", 404)],
+)
+def test_a_request_execution_is_shown_to_who_may_see_the_request(client, world, persona, expected):
+    req = world.request()
+    requests.approve_request(actor=world.people["operator"], request=req, comment="ok")
+    req.refresh_from_db()
+    if persona == "other-requester":
+        user = get_user_model().objects.create_user(username="team-z", password="pw")
+        RoleBinding.objects.create(
+            cluster=world.cluster, user=user, role=Role.REQUESTER, namespaces=["team-z."]
+        )
+    else:
+        user = world.people[persona]
+    client.force_login(user)
+    for route in ("operation_detail", "operation_progress"):
+        assert client.get(reverse(route, kwargs={"op_id": req.operation_id})).status_code == expected, route
