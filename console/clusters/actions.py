@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import ProtectedError
 
@@ -167,6 +168,35 @@ def test_settings(
     return report
 
 
+ENDPOINT_FIELDS = ("bootstrap_servers", "bootstrap_controllers")
+
+
+def _require_same_kafka(actor, saved: Cluster, values: Mapping[str, Any], password: str) -> None:
+    """A cluster's admin may move its addresses, not point it at another Kafka cluster: that would
+    be registering a cluster, which only superusers may do. The new addresses must answer with the
+    cluster id the saved ones answer with."""
+    changed = any(
+        canonical_endpoints(str(values.get(f, getattr(saved, f)) or ""))
+        != canonical_endpoints(getattr(saved, f))
+        for f in ENDPOINT_FIELDS
+    )
+    if not changed or getattr(actor, "is_superuser", False):
+        return
+    unsaved = Cluster(**{k: values.get(k, getattr(saved, k)) for k in EDITABLE_FIELDS})
+    new = test_connection(connection_for(unsaved, password))
+    old = test_connection(connection_for(saved))
+    if not (new.ok and old.ok and new.cluster_id and new.cluster_id == old.cluster_id):
+        why = (
+            f"the new addresses answer as cluster '{new.cluster_id}', the saved ones as '{old.cluster_id}'"
+            if new.ok and old.ok
+            else "the console could not reach both the saved and the new addresses to compare cluster ids"
+        )
+        raise PermissionDenied(
+            "Only a superuser may point a registered cluster at another Kafka cluster: "
+            f"{why}. Cluster admins may change addresses within the same cluster."
+        )
+
+
 def update_cluster(
     *,
     actor,
@@ -177,8 +207,10 @@ def update_cluster(
 ) -> Cluster:
     """Change a registered cluster (its admins). A blank password keeps the stored one."""
     access.require(actor, cluster, access.ADMINISTER)
-    password_for(cluster, values, sasl_password)  # PasswordRequired before anything changes
-    before = _snapshot(Cluster.objects.get(pk=cluster.pk))
+    password = password_for(cluster, values, sasl_password)  # PasswordRequired before anything changes
+    saved = Cluster.objects.get(pk=cluster.pk)
+    _require_same_kafka(actor, saved, values, password)
+    before = _snapshot(saved)
     for field in EDITABLE_FIELDS:
         if field in values:
             setattr(cluster, field, values[field])

@@ -26,7 +26,7 @@ NOT_SUPERUSERS = ("clusteradmin", "operator", "requester", "auditor", "viewer", 
 
 @pytest.fixture(scope="module")
 def other_sandbox():
-    with running_sandbox(brokers=3, controllers=1, speed=0) as sb:
+    with running_sandbox(brokers=3, controllers=1, speed=0, seed="cluster-b") as sb:  # its own cluster id
         yield sb
         gateway_for(Cluster(name=B, bootstrap_servers=sb.bootstrap_servers, request_timeout_s=5)).close()
 
@@ -220,3 +220,36 @@ def test_a_request_execution_is_shown_to_who_may_see_the_request(client, world, 
     client.force_login(user)
     for route in ("operation_detail", "operation_progress"):
         assert client.get(reverse(route, kwargs={"op_id": req.operation_id})).status_code == expected, route
+
+
+def _settings_body(world, servers: str) -> dict:
+    return {
+        "name": world.cluster.name,
+        "bootstrap_servers": servers,
+        "security_protocol": "PLAINTEXT",
+        "request_timeout_s": "5",
+        "action": "save",
+    }
+
+
+def test_a_cluster_admin_cannot_repoint_a_at_b_s_brokers(client, world, b):
+    topic = world.topic(sandbox=world.other, name="team-b.precious")
+    saved = world.cluster.bootstrap_servers
+    client.force_login(world.people["clusteradmin"])
+    url = reverse("cluster_settings", kwargs={"name": world.cluster.name})
+    response = client.post(url, _settings_body(world, world.other.bootstrap_servers))
+    assert response.status_code == 403 and b"Only a superuser" in response.content
+    assert Cluster.objects.get(pk=world.cluster.pk).bootstrap_servers == saved
+    client.post(
+        reverse("topic_delete", kwargs={"name": world.cluster.name}),
+        {"names": [topic], "confirmation": topic},
+    )
+    assert topic in world.other.state.topics
+
+
+def test_a_cluster_admin_may_move_addresses_within_the_same_cluster(client, world):
+    first = world.cluster.bootstrap_servers.split(",")[0]
+    client.force_login(world.people["clusteradmin"])
+    url = reverse("cluster_settings", kwargs={"name": world.cluster.name})
+    assert client.post(url, _settings_body(world, first)).status_code == 302
+    assert Cluster.objects.get(pk=world.cluster.pk).bootstrap_servers == first
