@@ -14,7 +14,6 @@ Prints ``RESULT audit_search ratio=<console/raw> goal<=2`` last.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import resource
@@ -68,6 +67,7 @@ def fill(n: int) -> None:
 
     from console.audit.store import GENESIS_HASH
     from console.models import AuditChainHead, AuditEvent
+    from console.models.audit import keyed_hash
 
     rnd = random.Random(7)
     start = datetime(2026, 1, 1, tzinfo=UTC)
@@ -106,7 +106,7 @@ def fill(n: int) -> None:
                 "request_id": "",
                 "prev_hash": prev,
             }
-            prev = hashlib.sha256(dumps(row, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+            prev = keyed_hash(row)  # the chain's own rule (HMAC under AUDIT_HMAC_KEY)
             batch.append([
                 i, str(created.replace(tzinfo=None)), None, row["actor_name"], "", "10.0.0.1", None, row["cluster_name"], row["action"],
                 dumps(row["targets"]), dumps(row["params"]), None, dumps(row["after"]), dumps(row["outcomes"]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from console import operations
+from console.audit import review
 from console.audit import store as audit
 from console.audit.chain import VERIFY_ITEM, VERIFY_KIND
 from console.models import AuditChainHead, OperationState
@@ -42,4 +43,9 @@ def _verify(ctx) -> Done:
     )
 
 
-operations.register(Kind(VERIFY_KIND, (Step("verify", _verify),)))
+def _may_view(user, op) -> bool:
+    """The chain's verification is for whoever may review the audit (on at least one cluster)."""
+    return review.may_review(user)
+
+
+operations.register(Kind(VERIFY_KIND, (Step("verify", _verify),), may_view=_may_view))

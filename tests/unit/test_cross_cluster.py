@@ -158,6 +158,14 @@ def test_a_cluster_less_operation_is_not_found_by_who_cannot_view_the_audit(clie
         assert client.get(reverse(route, kwargs={"op_id": op.pk})).status_code == 404
 
 
+@pytest.mark.parametrize("persona", ("auditor", "clusteradmin"))
+def test_audit_viewers_see_the_cluster_less_verification(client, world, persona):
+    op = chain.start_verify(actor=world.people["admin"])
+    client.force_login(world.people[persona])
+    for route in ("operation_detail", "operation_progress"):
+        assert client.get(reverse(route, kwargs={"op_id": op.pk})).status_code == 200, route
+
+
 @pytest.mark.parametrize("persona", NOT_SUPERUSERS)
 def test_b_audit_events_are_not_shown_to_a_s_people(client, world, b, persona):
     client.force_login(world.people[persona])
