@@ -17,7 +17,14 @@ KIND_MODULES = (
 )
 
 # The modules that tell the audit reconciler how to re-read Kafka for a change whose outcome is owed.
-OUTCOME_READER_MODULES = ("console.topics.actions", "console.configs.actions", "console.acls.actions")
+OUTCOME_READER_MODULES = (
+    "console.topics.actions",
+    "console.configs.actions",
+    "console.acls.actions",
+    "console.quorum.controllers",
+    "console.reassignment.external",
+    "console.reassignment.janitor",
+)
 
 
 class ConsoleConfig(AppConfig):

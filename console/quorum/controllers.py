@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from console import access
+from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
 from console.clusters import capabilities
 from console.clusters.actions import gateway_for
@@ -193,7 +194,17 @@ def change_log_levels(
     diffs = plan_levels(current, levels)
     error = _alter(gw, node_id, diffs, validate_only=True)
     after = None
+    params = {
+        "node_id": node_id,
+        "dry_run": dry_run,
+        "changes": {d.logger: {"op": d.op, "level": None if d.op == "DELETE" else d.new} for d in diffs},
+    }
+    req = None
     if error is None and not dry_run:
+        req = outcomes_log.requested(
+            actor=actor, action="controller.log_level.change", cluster=cluster, targets=[target(node_id)],
+            params=params, source_ip=source_ip, request_id=request_id,
+        )  # fmt: skip
         error = _alter(gw, node_id, diffs, validate_only=False)
         try:
             after = {d.logger: v for d in diffs if (v := _loggers(gw, node_id).get(d.logger)) is not None}
@@ -208,23 +219,30 @@ def change_log_levels(
     if error is not None:
         outcome["error"] = error.name
         outcome["message"] = error.message
-    with transaction.atomic():
-        event = audit.record(
-            actor=actor,
-            action="controller.log_level.validate" if dry_run else "controller.log_level.change",
-            cluster=cluster,
-            targets=[target(node_id)],
-            params={
-                "node_id": node_id,
-                "dry_run": dry_run,
-                "changes": {
-                    d.logger: {"op": d.op, "level": None if d.op == "DELETE" else d.new} for d in diffs
-                },
-            },
-            before={d.logger: d.old for d in diffs},
-            after=after if ok and not dry_run else None,
-            outcomes={target(node_id): outcome},
-            source_ip=source_ip,
-            request_id=request_id,
-        )
-    return LogLevelResult(node_id, diffs, dry_run, ok, error, event.pk, after)
+    record = {
+        "actor": actor,
+        "action": "controller.log_level.validate" if dry_run else "controller.log_level.change",
+        "cluster": cluster,
+        "targets": [target(node_id)],
+        "params": params,
+        "before": {d.logger: d.old for d in diffs},
+        "after": after if ok and not dry_run else None,
+        "outcomes": {target(node_id): outcome},
+        "source_ip": source_ip,
+        "request_id": request_id,
+    }
+    if req is not None:
+        event_id = outcomes_log.settle(req, **record)
+    else:
+        with transaction.atomic():
+            event_id = audit.record(**record).pk
+    return LogLevelResult(node_id, diffs, dry_run, ok, error, event_id, after)
+
+
+def _reread_levels(cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: the controller's current level of each logger the change named."""
+    levels = _loggers(gateway_for(cluster), int(params["node_id"]))
+    return {target(int(params["node_id"])): {name: levels.get(name) for name in params.get("changes", {})}}
+
+
+outcomes_log.register_reader("controller.log_level.change", _reread_levels)

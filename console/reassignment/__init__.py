@@ -1,6 +1,7 @@
 """Partition reassignment (KIP-455 / KIP-179), throttles and leader elections.
 
-Request side: ``actions`` (read the cluster, preview, start, cancel, external reassignments),
+Request side: ``actions`` (read the cluster, preview, start, cancel), ``external`` (cancelling
+reassignments started outside the console),
 ``elections`` (preferred/unclean, with its ``election.run`` kind), ``throttles`` (the ledger,
 changing the rate), ``janitor`` (owed and foreign throttles). Pure core: ``planner``, ``intents``,
 ``balance`` (plans) and ``progress`` (bytes, replica states). Worker side: ``worker`` declares the
@@ -12,6 +13,7 @@ __all__ = [
     "actions",
     "balance",
     "elections",
+    "external",
     "intents",
     "janitor",
     "planner",

@@ -14,7 +14,6 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
 from console import access, operations
-from console.audit import store as audit
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models import Operation
@@ -366,29 +365,6 @@ def external_reassignments(cluster) -> list[dict]:
             }
         )
     return out
-
-
-def cancel_external(
-    *, actor, cluster, partitions: Iterable[planner.TP], source_ip: str | None = None
-) -> dict:
-    """Cancel reassignments started outside the console; per-partition outcome, audited."""
-    access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
-    ours = set(console_busy(cluster))
-    wanted = [TopicPartition(t, p) for t, p in partitions if (t, p) not in ours]
-    if not wanted:
-        raise PlanRejected("Select at least one reassignment started outside the console.")
-    results = gateway_for(cluster).alter_partition_reassignments(dict.fromkeys(wanted))
-    outcomes = {f"{tp.topic}-{tp.partition}": audit.result_outcome(v) for tp, v in results.items()}
-    with transaction.atomic():
-        audit.record(
-            actor=actor,
-            action="reassignment.external.cancel",
-            cluster=cluster,
-            targets=list(outcomes),
-            outcomes=outcomes,
-            source_ip=source_ip,
-        )
-    return outcomes
 
 
 def stage_label(r: Reassignment) -> str:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from django.db import transaction
-
 from console import access
+from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource
@@ -107,19 +106,45 @@ def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: s
         changes.setdefault(ConfigResource(f["type"], f["name"]), []).append(
             ConfigChange(f["config"], "DELETE")
         )
+    before = {f"{f['type'].lower()}:{f['name']}/{f['config']}": f["value"] for f in leftovers}
+    req = outcomes_log.requested(
+        actor=actor,
+        action="throttle.cleanup",
+        cluster=cluster,
+        targets=list(before),
+        params={"configs": [[f["type"], f["name"], f["config"]] for f in leftovers]},
+        source_ip=source_ip,
+    )
     results = gateway_for(cluster).incremental_alter_configs(changes)
     outcomes = {}
     for f in leftovers:
         res = results.get(ConfigResource(f["type"], f["name"]))
         outcomes[f"{f['type'].lower()}:{f['name']}/{f['config']}"] = audit.result_outcome(res)
-    with transaction.atomic():
-        audit.record(
-            actor=actor,
-            action="throttle.cleanup",
-            cluster=cluster,
-            targets=list(outcomes),
-            before={f"{f['type'].lower()}:{f['name']}/{f['config']}": f["value"] for f in leftovers},
-            outcomes=outcomes,
-            source_ip=source_ip,
-        )
+    outcomes_log.settle(
+        req,
+        actor=actor,
+        action="throttle.cleanup",
+        cluster=cluster,
+        targets=list(outcomes),
+        before=before,
+        outcomes=outcomes,
+        source_ip=source_ip,
+    )
     return outcomes
+
+
+def _reread_throttles(cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: each throttle config the cleanup named, as Kafka has it now."""
+    wanted = [(t, n, c) for t, n, c in params.get("configs", [])]
+    resources = list(dict.fromkeys(ConfigResource(t, n) for t, n, _ in wanted))
+    got = gateway_for(cluster).describe_configs(resources)
+    state = {}
+    for t, n, c in wanted:
+        entries = got.get(ConfigResource(t, n))
+        entry = entries.get(c) if isinstance(entries, dict) else None
+        override = entry is not None and entry.source in ("DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG")
+        state[f"{t.lower()}:{n}/{c}"] = {"set": override, "value": entry.value if override else None}
+    return state
+
+
+outcomes_log.register_reader("throttle.cleanup", _reread_throttles)

@@ -15,7 +15,7 @@ from console.forms.reassignment import ElectionForm, PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import elections, planner, store, throttles
+from console.reassignment import elections, external, planner, store, throttles
 from console.reassignment import janitor as reassign_janitor
 from console.reassignment.progress import replica_dicts
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -248,7 +248,7 @@ def reassign_external_cancel(request, name: str):
         if topic and part.isdigit():
             chosen.append((topic, int(part)))
     try:
-        outcomes = reassignment.cancel_external(
+        outcomes = external.cancel_external(
             actor=request.user, cluster=cluster, partitions=chosen, source_ip=client_ip(request)
         )
     except (reassignment.PlanRejected, KafkaOperationError) as exc:

@@ -193,3 +193,36 @@ def test_the_page_says_nothing_was_sent_when_the_trail_refuses(
     assert response.status_code == 503
     assert b"nothing was sent to Kafka" in response.content
     assert name not in sandbox.state.topics
+
+
+@pytest.mark.django_db
+def test_every_owed_kind_is_re_read_from_kafka(personas, kafka_cluster, sandbox):
+    """The reconciler's readers for the other direct changes: throttle cleanup, cancelling an
+    external reassignment and controller log levels (each owed as if the outcome write had failed)."""
+    from tests.unit.quorum_helpers import register_controllers
+
+    from console.clusters.actions import gateway_for
+    from console.quorum.controllers import _loggers
+
+    node = sandbox.state.active_controller
+    controllers = register_controllers(sandbox, personas)
+    logger, now = sorted(_loggers(gateway_for(controllers), node).items())[0]
+    owed = [
+        (kafka_cluster, "throttle.cleanup", ["broker:1/follower.replication.throttled.rate"],
+         {"configs": [["BROKER", "1", "follower.replication.throttled.rate"]]}),
+        (kafka_cluster, "reassignment.external.cancel", ["nosuch-0"], {"partitions": [["nosuch", 0]]}),
+        (controllers, "controller.log_level.change", [f"controller:{node}"],
+         {"node_id": node, "changes": {logger: {"op": "SET", "level": "DEBUG"}}}),
+    ]  # fmt: skip
+    for cluster, action, targets, params in owed:
+        outcomes.requested(
+            actor=personas["admin"], action=action, cluster=cluster, targets=targets, params=params
+        )
+    assert outcomes.reconcile(grace_s=0) == 3
+    found = {e.action: e.after for e in AuditEvent.objects.filter(outcome="reconciled")}
+    assert found["throttle.cleanup"] == {
+        "broker:1/follower.replication.throttled.rate": {"set": False, "value": None}
+    }
+    assert found["reassignment.external.cancel"] == {"nosuch-0": {"moving": False}}
+    assert found["controller.log_level.change"] == {f"controller:{node}": {logger: now}}
+    assert not OwedOutcome.objects.exists()

@@ -236,7 +236,8 @@ def test_foreign_throttles_are_listed_and_cleaned_with_an_audit(personas, kafka_
     )
     assert topic_configs(kafka_cluster, topic) == {}
     assert broker_rates(kafka_cluster, 1) == {}
-    event = AuditEvent.objects.get(action="throttle.cleanup")
+    requested, event = AuditEvent.objects.filter(action="throttle.cleanup").order_by("id")
+    assert requested.outcome == "requested" and event.params["requested_event"] == requested.pk
     assert event.before[f"broker:1/{throttles.FOLLOWER_RATE}"] == "1000"
 
 
