@@ -25,33 +25,36 @@ def _env_list(name: str, default: str) -> list[str]:
 DEBUG = _env_bool("DEBUG", False)
 
 
-def _local_secret(name: str) -> str:
-    """A random secret kept in var/ so a machine without the env var still has a stable one."""
+def _local_secret(name: str, make=lambda: secrets.token_urlsafe(48)) -> str:
+    """A random secret kept in var/ (mode 600) so a machine without the env var still has a stable
+    one. Created atomically: processes starting together (web, worker, beat) all read the same."""
     path = VAR_DIR / name
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(48))
-        path.chmod(0o600)
+        tmp = path.with_name(f".{name}.{os.getpid()}")
+        tmp.write_text(make())
+        tmp.chmod(0o600)
+        try:
+            os.link(tmp, path)  # fails if another process created it first; theirs wins
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
     return path.read_text().strip()
 
 
 SECRET_KEY = os.environ.get("SECRET_KEY") or _local_secret("secret_key")
 
 
-def _local_fernet_key(name: str) -> str:
-    """A Fernet key kept in var/ (mode 600) for a machine without CONSOLE_ENCRYPTION_KEY."""
-    path = VAR_DIR / name
-    if not path.exists():
-        from cryptography.fernet import Fernet
+def _fernet_key() -> str:
+    from cryptography.fernet import Fernet
 
-        path.write_bytes(Fernet.generate_key())
-        path.chmod(0o600)
-    return path.read_text().strip()
+    return Fernet.generate_key().decode()
 
 
 # Fernet keys (urlsafe base64, 32 bytes) for secrets at rest, independent of SECRET_KEY. A comma-separated
 # list: the first encrypts, every one decrypts (rotation: put the new key first, run `rotate_secrets`,
 # then drop the old one). Without the variable, `make run` keeps one in var/encryption_key.
-CONSOLE_ENCRYPTION_KEYS = _env_list("CONSOLE_ENCRYPTION_KEY", "") or [_local_fernet_key("encryption_key")]
+CONSOLE_ENCRYPTION_KEYS = _env_list("CONSOLE_ENCRYPTION_KEY", "") or [_local_secret("encryption_key", _fernet_key)]
 
 # Key of the audit chain's HMAC, never stored in the database. Without the variable, `make run` keeps
 # one in var/audit_hmac_key. Changing it makes every existing event fail verification.
