@@ -177,3 +177,13 @@ def test_registering_a_cluster_needs_a_named_user(db):
         call_command("register_cluster", "--name", "x", "--bootstrap-servers", "127.0.0.1:1")
     with pytest.raises(CommandError, match="No active console user 'ghost'"):
         call_command("register_cluster", "--name", "x", "--bootstrap-servers", "127.0.0.1:1", "--as", "ghost")
+
+
+def test_cluster_describe_names_the_quorum_leader_as_active_controller(personas, kafka_cluster, sandbox):
+    for _ in range(5):
+        code, out = run("cluster", "describe", "--output", "json", "--as", "viewer")
+        data = json.loads(out)
+        assert code == 0 and data["active_controller"] == sandbox.state.active_controller
+        assert data["cluster_id"] == sandbox.cluster_id and [b["id"] for b in data["items"]] == [1, 2, 3]
+    code, out = run("cluster", "describe", "--as", "viewer")
+    assert f"active controller: {sandbox.state.active_controller}" in out

@@ -22,6 +22,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
 from console.audit import outcomes as outcomes_log
+from console.clusters import actions as cluster_actions
 from console.configs import actions as configs
 from console.configs import plan as config_plan
 from console.forms.configs import parse_key_values
@@ -98,6 +99,8 @@ class Command(BaseCommand):
         p.add_argument("--partitions", type=int, required=True, help="the new total")
         p.add_argument("--replica-assignment", help="for the new partitions only")
         p.add_argument("--validate-only", action="store_true")
+        k = area.add_parser("cluster", help="describe").add_subparsers(dest="action", required=True)
+        _common(k.add_parser("describe", help="cluster id, active controller (quorum leader), brokers"))
         c = area.add_parser("configs", help="describe, alter").add_subparsers(dest="action", required=True)
         for name in ("describe", "alter"):
             p = c.add_parser(name)
@@ -175,6 +178,21 @@ class Command(BaseCommand):
         return OK if all(o.ok for o in outcomes) else FAILED
 
     # -- topics --------------------------------------------------------------------------------------
+
+    def _cluster_describe(self, cluster, actor) -> int:
+        """The overview's facts; the active controller is the KRaft quorum's leader, as on the page."""
+        data = cluster_actions.overview(actor=actor, cluster=cluster)
+        if data.error is not None:
+            raise data.error
+        controller = data.active_controller if data.active_controller is not None else "unknown"
+        rows = [{"id": b.id, "host": b.host, "port": b.port, "rack": b.rack or ""} for b in data.info.brokers]
+        extra = {"cluster_id": data.info.cluster_id, "active_controller": controller}
+        if self.opts["output"] != "json":
+            self.stdout.write(f"cluster id: {data.info.cluster_id}  active controller: {controller}")
+            if data.controller_unknown:
+                self.stdout.write(data.controller_unknown)
+        self._emit(rows, ["id", "host", "port", "rack"], extra)
+        return OK
 
     def _topics_list(self, cluster, actor) -> int:
         o = self.opts
