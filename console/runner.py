@@ -201,9 +201,9 @@ def start(sup: Supervisor, plan: Plan, env: dict[str, str]) -> None:
     sup.spawn("worker", [*celery, "worker", "-l", "info", "--concurrency", "2"], env=env, cwd=BASE_DIR)
     schedule = plan.var_dir / "celerybeat-schedule"
     sup.spawn("beat", [*celery, "beat", "-l", "info", "-s", str(schedule)], env=env, cwd=BASE_DIR)
-    web_env = {**env, "DEBUG": env.get("DEBUG") or "1"}
+    # DEBUG stays off unless DEBUG=1 is set: Django's debug pages show settings and request data.
     web = [*manage, "runserver", f"{WEB_HOST}:{WEB_PORT}", "--noreload"]
-    sup.spawn("web", web, env=web_env, cwd=BASE_DIR)
+    sup.spawn("web", web, env=env, cwd=BASE_DIR)
     url = f"http://{WEB_HOST}:{WEB_PORT}/"
     sup.wait_until("the web server", lambda: http_ok(url + "login/"), WEB_START_TIMEOUT_S)
     sup.say("runner", f"console ready at {url} - log in as admin. Ctrl-C stops everything.")
