@@ -33,5 +33,6 @@ class ConsoleConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        import_module("console.audit.accounts").connect()
         for module in KIND_MODULES + OUTCOME_READER_MODULES:
             import_module(module)
