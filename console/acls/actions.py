@@ -17,6 +17,7 @@ from console.acls.core import (
     NAME_MAX,
     RESOURCE_TYPES,
     AclValidationError,
+    AuthorizerFacts,
     OperationAccess,
     _sort_key,
     check_host,
@@ -25,12 +26,13 @@ from console.acls.core import (
     exact_filter,
     group_key,
     label,
+    parse_super_users,
     to_dict,
     validate_binding,
 )
 from console.audit import outcomes as outcomes_log
 from console.clusters.actions import gateway_for
-from console.kafka import KafkaOperationError
+from console.kafka import ConfigResource, KafkaOperationError
 from console.kafka.types import AclBinding, AclBindingFilter
 from console.models import Cluster
 
@@ -226,6 +228,7 @@ class EffectiveAccess:
     resource_name: str
     applying: list[AclBinding]
     operations: list[OperationAccess]
+    facts: AuthorizerFacts = AuthorizerFacts()
 
 
 def effective_access(
@@ -240,11 +243,53 @@ def effective_access(
         errors.append("resource name is required")
     if errors:
         raise AclValidationError(errors)
-    candidates = gateway_for(cluster).describe_acls(AclBindingFilter(resource_type=resource_type))
+    gateway = gateway_for(cluster)
+    candidates = gateway.describe_acls(AclBindingFilter(resource_type=resource_type))
+    facts = authorizer_facts(cluster, gateway)
     applying, ops = evaluate(
-        candidates, principal=principal, host=host, resource_type=resource_type, resource_name=resource_name
+        candidates,
+        principal=principal,
+        host=host,
+        resource_type=resource_type,
+        resource_name=resource_name,
+        facts=facts,
     )
-    return EffectiveAccess(principal, host, resource_type, resource_name, applying, ops)
+    return EffectiveAccess(principal, host, resource_type, resource_name, applying, ops, facts)
+
+
+def authorizer_facts(cluster: Cluster, gateway) -> AuthorizerFacts:
+    """super.users and allow.everyone.if.no.acl.found: from a broker's configs where Kafka shows
+    them (it reports both as sensitive, without a value), else as the cluster's admins stated them
+    in its settings, else unknown."""
+    shown: dict[str, str] = {}
+    broker = ""
+    try:
+        info = gateway.describe_cluster()
+        if info.brokers and info.endpoint_type == "broker":
+            broker = str(info.brokers[0].id)
+            entries = gateway.describe_configs([ConfigResource("BROKER", broker)])[
+                ConfigResource("BROKER", broker)
+            ]
+            if not isinstance(entries, KafkaOperationError):
+                shown = {
+                    n: e.value
+                    for n, e in entries.items()
+                    if n in ("super.users", "allow.everyone.if.no.acl.found") and e.value is not None
+                }
+    except KafkaOperationError:
+        shown = {}
+    super_users, su_from = None, ""
+    if "super.users" in shown:
+        super_users, su_from = parse_super_users(shown["super.users"]), f"Kafka (broker {broker})"
+    elif cluster.acl_super_users.strip():
+        super_users, su_from = parse_super_users(cluster.acl_super_users), "the cluster's settings"
+    allow, allow_from = None, ""
+    if "allow.everyone.if.no.acl.found" in shown:
+        allow = shown["allow.everyone.if.no.acl.found"].strip().lower() == "true"
+        allow_from = f"Kafka (broker {broker})"
+    elif cluster.acl_allow_if_no_acl:
+        allow, allow_from = cluster.acl_allow_if_no_acl == "true", "the cluster's settings"
+    return AuthorizerFacts(super_users, allow, su_from, allow_from)
 
 
 def _reread_acls(cluster, targets: list[str], params) -> dict:

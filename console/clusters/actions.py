@@ -30,6 +30,8 @@ EDITABLE_FIELDS = (
     "sasl_username",
     "ca_certificate",
     "request_timeout_s",
+    "acl_super_users",
+    "acl_allow_if_no_acl",
 )
 
 

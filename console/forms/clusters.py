@@ -54,10 +54,21 @@ class ClusterForm(forms.ModelForm):
                 attrs={"placeholder": "controller1:9093,controller2:9093"}
             ),
             "ca_certificate": forms.Textarea(attrs={"rows": 3, "placeholder": "-----BEGIN CERTIFICATE-----"}),
+            "acl_super_users": forms.TextInput(
+                attrs={"placeholder": "User:admin;User:ANONYMOUS", "maxlength": 2000}
+            ),
         }
-        labels = {"request_timeout_s": "Request timeout (s)", "ca_certificate": "CA certificate (PEM)"}
+        labels = {
+            "request_timeout_s": "Request timeout (s)",
+            "ca_certificate": "CA certificate (PEM)",
+            "acl_super_users": "Brokers' super.users",
+            "acl_allow_if_no_acl": "Brokers' allow.everyone.if.no.acl.found",
+        }
         help_texts = {
-            "bootstrap_controllers": "KIP-919: either bootstrap servers or bootstrap controllers, never both."
+            "bootstrap_controllers": "KIP-919: either bootstrap servers or bootstrap controllers, never both.",
+            "acl_super_users": "As in server.properties, e.g. User:admin;User:ANONYMOUS. Kafka hides it from "
+            "DescribeConfigs; effective access uses it. Leave blank if unknown.",
+            "acl_allow_if_no_acl": "Kafka hides it too; effective access answers 'unknown' without it.",
         }
 
     def __init__(self, *args, **kwargs) -> None:
@@ -113,6 +124,13 @@ class ClusterForm(forms.ModelForm):
             self.add_error(
                 "security_protocol", "SASL settings need a SASL_PLAINTEXT or SASL_SSL security protocol."
             )
+        if len(data.get("acl_super_users") or "") > 2000:
+            self.add_error("acl_super_users", "At most 2000 characters.")
+        for principal in (data.get("acl_super_users") or "").split(";")[:200]:
+            if principal.strip() and ":" not in principal.strip():
+                self.add_error(
+                    "acl_super_users", f"'{principal.strip()[:80]}' is not a principal (Type:name)."
+                )
         if data.get("ca_certificate") and protocol not in ("SSL", "SASL_SSL"):
             self.add_error("ca_certificate", "A CA certificate is only used with SSL or SASL_SSL.")
         return data

@@ -77,6 +77,13 @@ class Cluster(models.Model):
     sasl_password_encrypted = models.TextField(blank=True, editable=False)
     ca_certificate = models.TextField(blank=True)
     request_timeout_s = models.FloatField(default=default_request_timeout)
+    # What the brokers' authorizer is configured with, where Kafka hides it from DescribeConfigs
+    # (super.users and allow.everyone.if.no.acl.found are reported without a value): stated by the
+    # cluster's admins so effective access can answer; blank/"" means unknown.
+    acl_super_users = models.TextField(blank=True, default="")
+    acl_allow_if_no_acl = models.CharField(
+        max_length=5, blank=True, default="", choices=[("", "unknown"), ("true", "true"), ("false", "false")]
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -92,3 +92,16 @@ def test_invalid_bindings_rejected_per_binding(gw):
             assert isinstance(out[bad], KafkaOperationError)
     finally:
         gw.delete_acls([AclBindingFilter(principal=f"User:{name}")])
+
+
+def test_the_authorizer_settings_are_hidden_so_effective_access_says_what_it_assumes(gw):
+    """Kafka reports super.users and allow.everyone.if.no.acl.found without a value: the console
+    knows them only when the cluster's admins state them, and says which it assumed."""
+    from console.acls.actions import authorizer_facts
+    from console.models import Cluster
+
+    facts = authorizer_facts(Cluster(name="x"), gw)
+    assert (facts.super_users, facts.allow_if_no_acl) == (None, None)
+    stated = authorizer_facts(Cluster(name="x", acl_super_users="User:admin", acl_allow_if_no_acl="true"), gw)
+    assert stated.super_users == frozenset({"User:admin"}) and stated.allow_if_no_acl is True
+    assert stated.super_users_from == stated.allow_if_no_acl_from == "the cluster's settings"

@@ -111,8 +111,14 @@ def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins()
         B("orders", principal="User:other", op="ALL"),
         B("payments", op="ALL"),
     ]
+    known = acl_rules.AuthorizerFacts(super_users=frozenset({"User:admin"}), allow_if_no_acl=True)
     applying, ops = acl_rules.evaluate(
-        bindings, principal="User:app", host="10.0.0.9", resource_type="TOPIC", resource_name="orders"
+        bindings,
+        principal="User:app",
+        host="10.0.0.9",
+        resource_type="TOPIC",
+        resource_name="orders",
+        facts=known,
     )
     assert len(applying) == 4
     outcome = {o.operation: o.outcome for o in ops}
@@ -120,11 +126,53 @@ def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins()
     assert outcome["WRITE"] == "DENIED"  # the deny from this host beats the prefixed allow
     assert outcome["DESCRIBE"] == "ALLOWED"  # implied by READ
     assert outcome["DESCRIBE_CONFIGS"] == "ALLOWED"  # wildcard principal and name
-    assert outcome["DELETE"] == "NO_ACL"
+    assert outcome["DELETE"] == "DEFAULT_DENY"  # the resource has bindings (User:other's), none for this
     _, elsewhere = acl_rules.evaluate(
-        bindings, principal="User:app", host="10.0.0.1", resource_type="TOPIC", resource_name="orders"
+        bindings,
+        principal="User:app",
+        host="10.0.0.1",
+        resource_type="TOPIC",
+        resource_name="orders",
+        facts=known,
     )
     assert {o.operation: o.outcome for o in elsewhere}["WRITE"] == "ALLOWED"
+
+
+def _verdicts(bindings, principal, facts, name="orders"):
+    _, ops = acl_rules.evaluate(
+        bindings, principal=principal, host="10.0.0.1", resource_type="TOPIC", resource_name=name, facts=facts
+    )
+    return {o.operation: o.outcome for o in ops}
+
+
+def test_super_users_are_allowed_everything_even_against_a_deny():
+    facts = acl_rules.AuthorizerFacts(super_users=acl_rules.parse_super_users("User:admin; User:ANONYMOUS"))
+    verdicts = _verdicts(
+        [B("orders", principal="User:ANONYMOUS", op="ALL", perm="DENY")], "User:ANONYMOUS", facts
+    )
+    assert set(verdicts.values()) == {"SUPER_USER"}
+
+
+@pytest.mark.parametrize(
+    ("allow", "expected"), [(True, "NO_ACL_ALLOWED"), (False, "NO_ACL_DENIED"), (None, "UNKNOWN")]
+)
+def test_a_resource_without_bindings_follows_allow_everyone_if_no_acl_found(allow, expected):
+    facts = acl_rules.AuthorizerFacts(super_users=frozenset(), allow_if_no_acl=allow)
+    # A binding on another topic does not count: only bindings matching this resource do.
+    verdicts = _verdicts([B("payments", principal="User:bob", op="ALL")], "User:bob", facts)
+    assert set(verdicts.values()) == {expected}
+
+
+def test_without_super_users_known_a_denial_is_unknown_and_says_why():
+    facts = acl_rules.AuthorizerFacts(super_users=None, allow_if_no_acl=True)
+    _, ops = acl_rules.evaluate(
+        [B("orders", principal="User:other", op="READ")], principal="User:bob", host="*",
+        resource_type="TOPIC", resource_name="orders", facts=facts,
+    )  # fmt: skip
+    read = next(o for o in ops if o.operation == "READ")
+    assert read.outcome == "UNKNOWN" and read.allowed is None and "super user" in read.note
+    allowed = _verdicts([B("orders", principal="User:bob", op="READ")], "User:bob", facts)["READ"]
+    assert allowed == "ALLOWED"  # an ALLOW needs no assumption
 
 
 # ---- against the sandbox -----------------------------------------------------------------------
@@ -218,13 +266,21 @@ def test_effective_access_reads_the_bindings_from_kafka(personas, kafka_cluster,
             B(uniq, principal=principal, op="READ", perm="DENY"),
         ],
     )
-    result = acls.effective_access(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        principal=principal,
-        resource_type="TOPIC",
-        resource_name=uniq,
-    )
+
+    def ask():
+        return acls.effective_access(
+            actor=personas["operator"], cluster=kafka_cluster, principal=principal,
+            resource_type="TOPIC", resource_name=uniq,
+        )  # fmt: skip
+
+    # Kafka (and the sandbox) hide super.users and allow.everyone.if.no.acl.found: nothing assumed.
+    result = ask()
+    assert (result.facts.super_users, result.facts.allow_if_no_acl) == (None, None)
+    assert {o.operation: o.outcome for o in result.operations}["READ"] == "UNKNOWN"
+    kafka_cluster.acl_super_users, kafka_cluster.acl_allow_if_no_acl = "User:admin", "true"
+    kafka_cluster.save()
+    result = ask()
+    assert result.facts.super_users_from == "the cluster's settings"
     assert {o.operation: o.outcome for o in result.operations}["READ"] == "DENIED"
 
 
@@ -331,3 +387,16 @@ def test_a_mixed_batch_is_reviewed_with_the_matched_deletes_first(client, person
     body = review.content.decode()
     assert body.index("Delete 1 binding") < body.index("Create 1 binding")
     assert "User:old" in body and "User:new" in body
+
+
+@pytest.mark.django_db
+def test_the_page_states_what_it_assumed(client, personas, kafka_cluster, uniq):
+    client.force_login(personas["operator"])
+    url = reverse("acl_effective", kwargs={"name": kafka_cluster.name})
+    query = {"principal": "User:bob", "resource_type": "TOPIC", "resource_name": uniq}
+    body = client.get(url, query).content.decode()
+    assert "What this answer assumes" in body and body.count("<strong>unknown</strong>") == 2
+    kafka_cluster.acl_super_users, kafka_cluster.acl_allow_if_no_acl = "User:admin;User:ANONYMOUS", "true"
+    kafka_cluster.save()
+    body = client.get(url, query).content.decode()
+    assert body.count("from the cluster&#x27;s settings") == 2 and "<strong>unknown</strong>" not in body
