@@ -54,7 +54,9 @@ def _fernet_key() -> str:
 # Fernet keys (urlsafe base64, 32 bytes) for secrets at rest, independent of SECRET_KEY. A comma-separated
 # list: the first encrypts, every one decrypts (rotation: put the new key first, run `rotate_secrets`,
 # then drop the old one). Without the variable, `make run` keeps one in var/encryption_key.
-CONSOLE_ENCRYPTION_KEYS = _env_list("CONSOLE_ENCRYPTION_KEY", "") or [_local_secret("encryption_key", _fernet_key)]
+CONSOLE_ENCRYPTION_KEYS = _env_list("CONSOLE_ENCRYPTION_KEY", "") or [
+    _local_secret("encryption_key", _fernet_key)
+]
 
 # Key of the audit chain's HMAC, never stored in the database. Without the variable, `make run` keeps
 # one in var/audit_hmac_key. Changing it makes every existing event fail verification.
