@@ -199,10 +199,9 @@ def test_the_page_says_nothing_was_sent_when_the_trail_refuses(
 def test_every_owed_kind_is_re_read_from_kafka(personas, kafka_cluster, sandbox):
     """The reconciler's readers for the other direct changes: throttle cleanup, cancelling an
     external reassignment and controller log levels (each owed as if the outcome write had failed)."""
-    from tests.unit.quorum_helpers import register_controllers
-
     from console.clusters.actions import gateway_for
     from console.quorum.controllers import _loggers
+    from tests.unit.quorum_helpers import register_controllers
 
     node = sandbox.state.active_controller
     controllers = register_controllers(sandbox, personas)
