@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -45,10 +45,12 @@ class AuditUnavailable(Exception):
 
 @dataclass(frozen=True)
 class Requested:
-    """A written "requested" event and the outcome it owes."""
+    """A written "requested" event and the outcome it owes; ``context`` (who, what, where) is what
+    the outcome event repeats unless the caller says otherwise."""
 
     event_id: int
     owed_id: int
+    context: dict[str, Any] = field(default_factory=dict)
 
 
 def requested(
@@ -113,7 +115,17 @@ def _requested(
             params=event.params,
             actor_name=event.actor_name,
         )
-    return Requested(event.pk, owed.pk)
+    context = {
+        "actor": actor,
+        "action": action,
+        "cluster": cluster,
+        "source_ip": source_ip,
+        "on_behalf_of": on_behalf_of,
+        "request_id": request_id,
+        "sensitive_keys": sensitive_keys,
+        "operation": operation,
+    }
+    return Requested(event.pk, owed.pk, context)
 
 
 def settle(req: Requested, **record: Any) -> int | None:
@@ -124,7 +136,9 @@ def settle(req: Requested, **record: Any) -> int | None:
 
 
 def settle_all(req: Requested, records: list[dict[str, Any]]) -> list[int]:
-    """``settle`` for a change with several outcome events (all or none are written)."""
+    """``settle`` for a change with several outcome events (all or none are written); each record
+    repeats the request's context unless it names those fields itself."""
+    records = [{**req.context, **record} for record in records]
     try:
         with transaction.atomic():
             ids = []

@@ -32,15 +32,7 @@ def cancel_external(
     )
     results = gateway_for(cluster).alter_partition_reassignments(dict.fromkeys(wanted))
     outcomes = {f"{tp.topic}-{tp.partition}": audit.result_outcome(v) for tp, v in results.items()}
-    outcomes_log.settle(
-        req,
-        actor=actor,
-        action="reassignment.external.cancel",
-        cluster=cluster,
-        targets=list(outcomes),
-        outcomes=outcomes,
-        source_ip=source_ip,
-    )
+    outcomes_log.settle(req, targets=list(outcomes), outcomes=outcomes)
     return outcomes
 
 

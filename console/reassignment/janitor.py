@@ -120,16 +120,7 @@ def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: s
     for f in leftovers:
         res = results.get(ConfigResource(f["type"], f["name"]))
         outcomes[f"{f['type'].lower()}:{f['name']}/{f['config']}"] = audit.result_outcome(res)
-    outcomes_log.settle(
-        req,
-        actor=actor,
-        action="throttle.cleanup",
-        cluster=cluster,
-        targets=list(outcomes),
-        before=before,
-        outcomes=outcomes,
-        source_ip=source_ip,
-    )
+    outcomes_log.settle(req, targets=list(outcomes), before=before, outcomes=outcomes)
     return outcomes
 
 
