@@ -330,12 +330,7 @@ def test_connection(connection: ClusterConnection) -> ConnectionReport:
         check = gateway.test_connection()
     except KafkaOperationError as exc:
         return ConnectionReport(ok=False, mode=mode, error=_explain(exc), error_name=exc.name)
-    controller = check.controller_id
-    if mode == "brokers":
-        try:
-            controller = gateway.describe_quorum().leader_id
-        except KafkaOperationError:
-            controller = None  # unknown, not Metadata's random broker
+    controller, _ = active_controller(gateway, check)  # None when unknown, never Metadata's broker
     return ConnectionReport(
         ok=True,
         cluster_id=check.cluster_id or "",
@@ -367,7 +362,8 @@ class Overview:
 
 def active_controller(gateway, info) -> tuple[int | None, str]:
     """The active controller: the metadata quorum's leader (DescribeQuorum, through the brokers or
-    the controllers), never Metadata's controller id (under KRaft, a random live broker)."""
+    the controllers), never Metadata's controller id (under KRaft, a random live broker). ``info``
+    is a ClusterInfo or a connection check (both carry endpoint_type and controller_id)."""
     if info is not None and info.endpoint_type == "controller":
         return info.controller_id, ""  # DescribeCluster to the controllers names the active one
     try:
