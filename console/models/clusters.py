@@ -15,11 +15,15 @@ _SEPARATORS = re.compile(r"[,\r\n]+")
 MAX_ENDPOINTS = 50
 
 
+def _split(value: str) -> list[str]:
+    return [e.strip() for e in _SEPARATORS.split(value or "") if e.strip()]
+
+
 def parse_endpoints(value: str, label: str) -> list[str]:
     """Split a 'host:port,host:port' list (commas or line breaks between entries) and check every
     entry: a host name, an IPv4 address or an IPv6 address in brackets, and a port 1-65535. The
     error names the bad entry."""
-    entries = [e.strip() for e in _SEPARATORS.split(value or "") if e.strip()]
+    entries = _split(value)
     if len(entries) > MAX_ENDPOINTS:
         raise ValidationError(f"{label}: at most {MAX_ENDPOINTS} addresses.")
     for entry in entries:
@@ -41,7 +45,7 @@ def parse_endpoints(value: str, label: str) -> list[str]:
 
 def canonical_endpoints(value: str) -> str:
     """The address list as the Kafka clients take it ("a:1,b:2"), whatever separators it was saved with."""
-    return ",".join(e.strip() for e in _SEPARATORS.split(value or "") if e.strip())
+    return ",".join(_split(value))
 
 
 class SecurityProtocol(models.TextChoices):
