@@ -89,8 +89,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "console.middleware.SecretUnreadableMiddleware",
-    "console.middleware.AuditUnavailableMiddleware",
+    "console.middleware.ExplainedErrorsMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
