@@ -268,6 +268,8 @@ REASSIGN_MIN_THROTTLE_BYTES_PER_S = _env_num("REASSIGN_MIN_THROTTLE_BYTES_PER_S"
 REASSIGN_MAX_THROTTLE_BYTES_PER_S = _env_num("REASSIGN_MAX_THROTTLE_BYTES_PER_S", 10 * 1024**3)
 REASSIGN_JANITOR_GRACE_S = _env_num("REASSIGN_JANITOR_GRACE_S", 30)
 REASSIGN_SUBMIT_BATCH = _env_num("REASSIGN_SUBMIT_BATCH", 1000)
+# The progress page's copy rate is averaged over this many seconds (at least 30)
+REASSIGN_RATE_WINDOW_S = _env_num("REASSIGN_RATE_WINDOW_S", 30)
 
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")

@@ -179,13 +179,28 @@ def _copy_followers(state: ClusterState, dt: float) -> None:
         if ft:
             budget = min(budget, follower_rate[b] * dt / ft_count[b])
         lead = p.sizes.get(p.leader, 0.0)
-        have = min(p.sizes.get(b, 0.0) + budget, lead)
+        before = p.sizes.get(b, 0.0)
+        have = min(before + budget, lead)
         p.sizes[b] = have
         if have >= lead:
-            p.isr.append(b)
-            p.partition_epoch += 1
-            state.touch(p.topic)
-            maybe_complete_reassignment(state, p)
+            # when in this tick it got level: the ISR delay runs from there, whatever the tick length
+            used = dt * (lead - before) / budget if budget > 0 else 0.0
+            _join_isr_when_due(state, p, b, state.now_ms - (dt - used) * 1000.0)
+
+
+def _join_isr_when_due(state: ClusterState, p: Partition, b: int, level_ms: float) -> None:
+    """A caught-up follower joins the ISR ``isr_join_delay_s`` after it first caught up (as on Kafka,
+    where the leader asks the controller with AlterPartition): until then it is level but not in sync."""
+    if p.caught_up_ms is None:
+        p.caught_up_ms = {}
+    since = p.caught_up_ms.setdefault(b, level_ms)
+    if state.now_ms - since < state.isr_join_delay_s * 1000.0:
+        return
+    del p.caught_up_ms[b]
+    p.isr.append(b)
+    p.partition_epoch += 1
+    state.touch(p.topic)
+    maybe_complete_reassignment(state, p)
 
 
 def maybe_complete_reassignment(state: ClusterState, p: Partition) -> None:

@@ -18,6 +18,9 @@ from typing import Any
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 AVG_RECORD_BYTES = 1024  # used to turn synthetic byte rates into offsets
 LEGAL_TOPIC_CHARS = frozenset(string.ascii_letters + string.digits + "._-")
+# A follower level with the leader joins the ISR this long after (on Kafka: the leader's next
+# fetch handling plus its AlterPartition round trip to the controller, typically well under 1 s)
+ISR_JOIN_DELAY_S = 0.5
 FETCH_RETAIN_BATCHES = 2000  # produced record batches kept per partition for Fetch
 
 
@@ -84,6 +87,9 @@ class Partition:
     # bytes copied per virtual second by each follower during the last tick (for rates)
     max_timestamp: int = -1
     topic: str = ""
+    # follower -> virtual ms it caught up with the leader while still outside the ISR: Kafka adds
+    # it to the ISR only after the leader's AlterPartition round trip (ISR_JOIN_DELAY_S here)
+    caught_up_ms: dict[int, float] | None = None
 
     def keep(self, batch: Batch) -> None:
         """Keep a produced batch for Fetch (the most recent FETCH_RETAIN_BATCHES per partition)."""
@@ -214,6 +220,7 @@ class ClusterState:
         # broker -> {(topic, partition): Partition}: which replicas each broker hosts
         self._index: dict[int, dict[tuple[str, int], Partition]] | None = None
         self.bandwidth_bytes_per_s: float = 50 * 1024 * 1024
+        self.isr_join_delay_s: float = ISR_JOIN_DELAY_S
         self.active_controller: int = -1
         self.quorum_epoch = 1
         self.metadata_offset = 0

@@ -40,6 +40,13 @@ class Reassignment(models.Model):
     # per cycle: {"topic|partition": [bytes_total, bytes_done, [{broker, status, bytes, new}]]}.
     # Partition rows are written only when their state changes (10,000 rows per second would not be).
     live = models.JSONField(default=dict, blank=True)
+    # Leader offsets of the moving partitions for the "~N messages" estimates, read every
+    # OFFSETS_EVERY_S: {"topic|partition": [log start, log end], "_at": epoch s}.
+    offsets = models.JSONField(default=dict, blank=True)
+    # [[epoch s, bytes done], ...] over the last REASSIGN_RATE_WINDOW_S: the smoothed rate's samples.
+    rate_samples = models.JSONField(default=list, blank=True)
+    # The highest overall percentage shown so far: the bar never goes backwards.
+    percent_high = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-id"]
@@ -49,9 +56,12 @@ class Reassignment(models.Model):
 
     @property
     def percent(self) -> int:
+        """Bytes done of bytes to move, never below what was shown before (see ``percent_high``)."""
         if self.bytes_total <= 0:
-            return 100 if self.partitions_total and self.partitions_done >= self.partitions_total else 0
-        return min(100, round(100 * self.bytes_done / self.bytes_total))
+            now = 100 if self.partitions_total and self.partitions_done >= self.partitions_total else 0
+        else:
+            now = min(100, round(100 * self.bytes_done / self.bytes_total))
+        return max(now, self.percent_high)
 
 
 class PartitionState(models.TextChoices):

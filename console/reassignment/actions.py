@@ -345,11 +345,14 @@ def external_reassignments(cluster) -> list[dict]:
         partitions=hosts((TopicPartition(r.topic, r.partition), r.replicas, ()) for r in rows)
     )
     flat = flatten_logs(logs)
+    isr = _isr_of(gw, {r.topic for r in rows})  # "In sync" only once Kafka lists the replica in the ISR
     out = []
     for r in sorted(rows, key=lambda r: (r.topic, r.partition)):
         original = [b for b in r.replicas if b not in r.adding]
         target = [b for b in r.replicas if b not in r.removing]
-        prog = partition_progress((r.topic, r.partition), original, target, True, flat)
+        prog = partition_progress(
+            (r.topic, r.partition), original, target, True, flat, isr=isr.get((r.topic, r.partition))
+        )
         pct = round(100 * prog.bytes_done / prog.bytes_total) if prog.bytes_total else 0
         out.append(
             {
@@ -365,6 +368,16 @@ def external_reassignments(cluster) -> list[dict]:
             }
         )
     return out
+
+
+def _isr_of(gw, topics: set[str]) -> dict[tuple[str, int], tuple[int, ...]]:
+    described = gw.describe_topics(sorted(topics))
+    return {
+        (t, p.id): tuple(p.isr)
+        for t, md in described.items()
+        if md is not None and not isinstance(md, KafkaOperationError)
+        for p in md.partitions
+    }
 
 
 def stage_label(r: Reassignment) -> str:

@@ -2,6 +2,9 @@
 
 A cycle costs one ListPartitionReassignments plus one DescribeLogDirs per involved broker
 (never per partition); each broker is asked only about the moving partitions it may host.
+Every OFFSETS_EVERY_S it also reads the leaders' earliest and latest offsets (two ListOffsets
+per leader) for the "~N messages" estimates, and while a replica is level with its leader the
+Metadata of that partition's topic, because only the ISR says "In sync".
 Progress goes to ``Reassignment.live`` in one UPDATE; a partition row is written only when its
 state changes.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 
+from django.conf import settings
 from django.db.models import Count, Sum
 from django.utils import timezone
 
@@ -25,21 +29,33 @@ from console.models.reassignment import (
     ReassignmentPartition,
 )
 from console.operations import Wait
+from console.reassignment import store
 from console.reassignment.progress import (
     LiveEntry,
+    at_least,
+    caught_up,
+    eta_seconds,
     flatten_logs,
     hosts,
     live_entry,
-    rate_and_eta,
+    mark_in_sync,
     replica_dicts,
+    smoothed_rate,
 )
-from console.reassignment.store import live_written_at, partition_rows, write_live
+from console.reassignment.store import partition_rows, write_live
 
 log = logging.getLogger(__name__)
 
-_KEEP = ("live", "operation", "cluster")  # not re-read each cycle (the runner's claimed operation stays)
+_KEEP = (
+    "live",
+    "offsets",
+    "operation",
+    "cluster",
+)  # not re-read each cycle (the runner's claimed operation stays)
 
 POLL_INTERVAL_S = 1.0
+EXPECTED_POLL_S = 1.5  # a cycle every POLL_INTERVAL_S, picked up by beat's 1 s tick: up to ~1.5 s apart
+OFFSETS_EVERY_S = 10.0  # how often the leaders' offsets (for the message estimates) are re-read
 VERIFY_SETTLE_S = 5.0  # how long a finished partition's metadata may lag before it is "diverged"
 VERIFY_RETRY_S = 0.5  # beat's tick; the next cycle is due half an interval after the last one
 
@@ -62,18 +78,25 @@ def poll_once(r: Reassignment) -> Wait | None:
         listed = gw.list_partition_reassignments(tps)
         by_broker = hosts((tp, x.original, x.target) for tp, x in zip(tps, rows, strict=True))
         logs = flatten_logs(gw.describe_log_dirs(partitions=by_broker))
+    offsets = _leader_offsets(r, gw, tps) if rows else {}
+    shown = _shown_percents(r)
     live: dict[tuple[str, int], LiveEntry] = {}
     finished = []
     for tp, x in zip(tps, rows, strict=True):
-        entry = live_entry((x.topic, x.partition), x.original, x.target, logs)
+        key = (x.topic, x.partition)
+        entry = live_entry(key, x.original, x.target, logs, offsets)
         if tp in listed:
-            live[(x.topic, x.partition)] = entry
+            live[key] = entry = entry.shown(shown.get(key, 0))
+            shown[key] = entry.percent
         else:
             finished.append((x, entry))
+    _in_sync(gw, live)
     _verify(gw, finished)
     _summarise(r, live, started)
     if r.partitions.filter(state__in=OPEN_PARTITION_STATES).exists():
         return Wait(POLL_INTERVAL_S / 2)
+    _SHOWN.pop((r.pk, r.operation.created_at), None)
+    _OFFSETS.pop(r.pk, None)
     return None
 
 
@@ -85,6 +108,8 @@ def _verify(gw, finished) -> None:
     updated = []
     for x, entry in finished:
         part = parts.get((x.topic, x.partition))
+        if part is not None:
+            mark_in_sync(entry.replicas, part.isr)
         row = ReassignmentPartition(
             pk=x.id,
             bytes_total=entry.bytes_total,
@@ -141,32 +166,112 @@ def _settled_replicas(gw, wanted: list[tuple[str, int, list[int]]]) -> dict:
     return parts
 
 
+def _leader_offsets(r: Reassignment, gw, tps: list[TopicPartition]) -> dict[tuple[str, int], list[int]]:
+    """The moving partitions' [log start, log end] offsets, re-read every OFFSETS_EVERY_S.
+
+    Kept in ``Reassignment.offsets`` (the next cycle may run in another worker) and in this
+    process (the same cycle's value is not parsed again). Unreadable offsets (no brokers in
+    controller mode, a timeout) leave the last ones, or none: the estimates are then not shown.
+    """
+    now = time.time()
+    at = store.offsets_read_at(r)
+    cached = _OFFSETS.get(r.pk)
+    if at is not None and now - at < OFFSETS_EVERY_S:
+        if cached is None or cached[0] != at:
+            cached = _OFFSETS[r.pk] = (at, store.read_offsets(r))
+        return cached[1]
+    try:
+        starts = gw.list_offsets(tps, "earliest")
+        ends = gw.list_offsets(tps, "latest")
+    except KafkaOperationError as err:
+        log.info("reassignment %s: leader offsets unreadable this cycle: %s", r.pk, err)
+        return cached[1] if cached else {}
+    found = {}
+    for tp in tps:
+        start, end = starts.get(tp), ends.get(tp)
+        if start is None or end is None or isinstance(start, Exception) or isinstance(end, Exception):
+            continue
+        found[(tp.topic, tp.partition)] = [start.offset, end.offset]
+    store.write_offsets(r, found, now)
+    _OFFSETS[r.pk] = (now, found)
+    return found
+
+
+_OFFSETS: dict[int, tuple[float, dict]] = {}  # reassignment id -> (read at, offsets), this process
+# (reassignment id, its operation's creation time) -> partition bars shown, this process
+_SHOWN: dict[tuple[int, object], dict[tuple[str, int], int]] = {}
+
+
+def _shown_percents(r: Reassignment) -> dict[tuple[str, int], int]:
+    """Each moving partition's highest percentage shown so far: the per-partition bars never go back.
+
+    Kept in this process; a worker that has not polled this reassignment before reads the last
+    cycle's ``live`` once (the entries carry their shown percentage).
+    """
+    key = (r.pk, r.operation.created_at)
+    shown = _SHOWN.get(key)
+    if shown is None:
+        shown = _SHOWN[key] = store.live_percents(r)
+    return shown
+
+
+def _in_sync(gw, live: dict[tuple[str, int], LiveEntry]) -> None:
+    """Caught-up replicas of moving partitions become "In sync" only once Kafka lists them in the ISR."""
+    waiting = [tp for tp, e in live.items() if caught_up(e.replicas)]
+    if not waiting:
+        return
+    try:
+        described = gw.describe_topics(sorted({t for t, _ in waiting}))
+    except KafkaOperationError as err:
+        log.info("ISR unreadable this cycle: %s", err)
+        return
+    for topic, partition in waiting:
+        md = described.get(topic)
+        if md is None or isinstance(md, KafkaOperationError):
+            continue
+        part = next((p for p in md.partitions if p.id == partition), None)
+        if part is not None:
+            mark_in_sync(live[(topic, partition)].replicas, part.isr)
+
+
 def _summarise(r: Reassignment, live: dict[tuple[str, int], LiveEntry], started: float) -> None:
-    """Totals, rate and ETA on the Reassignment and the Operation (what the progress page reads)."""
+    """Totals, smoothed rate and ETA on the Reassignment and the Operation (what the progress page reads)."""
     settled_rows = r.partitions.exclude(state__in=OPEN_PARTITION_STATES)
     agg = settled_rows.aggregate(total=Sum("bytes_total"), done=Sum("bytes_done"))
     counts = dict(r.partitions.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
     total = int(agg["total"] or 0) + sum(e.bytes_total for e in live.values())
     done = int(agg["done"] or 0) + sum(e.bytes_done for e in live.values())
     now = time.time()
-    last = live_written_at(r)
-    seconds = now - last if last else 0.0
-    rate, eta = rate_and_eta(done, r.bytes_done, seconds, total - done, r.rate_bytes_per_s)
+    samples, rate = smoothed_rate(r.rate_samples or [], now, done, rate_window_s())
+    eta = eta_seconds(total - done, rate)
     settled = sum(n for s, n in counts.items() if s not in OPEN_PARTITION_STATES)
+    partitions_done = counts.get("done", 0)
+    if total:
+        percent = round(100 * done / total)
+    else:
+        percent = 100 if r.partitions_total and partitions_done >= r.partitions_total else 0
     write_live(
         r,
         live,
         now,
         bytes_total=total,
         bytes_done=done,
-        rate_bytes_per_s=rate,
-        partitions_done=counts.get("done", 0),
+        rate_bytes_per_s=rate or 0.0,
+        rate_samples=samples,
+        percent_high=at_least(r.percent_high, percent),
+        partitions_done=partitions_done,
         polls=r.polls + 1,
         last_poll_at=timezone.now(),
     )
+    rate_text = f"{human_bytes(rate)}/s" if rate is not None else "measuring rate"
     text = (
         f"{settled}/{r.partitions_total} partitions · {human_bytes(done)} of {human_bytes(total)}"
-        f" · {human_bytes(rate)}/s · ETA {human_duration(eta)} · cycle {1000 * (time.monotonic() - started):.0f} ms"
+        f" · {rate_text} · ETA {human_duration(eta)} · cycle {1000 * (time.monotonic() - started):.0f} ms"
     )
     progress = done / total if total else (settled / r.partitions_total if r.partitions_total else 0.0)
-    operations.heartbeat(r.operation, progress=progress, text=text)
+    operations.heartbeat(r.operation, progress=max(progress, r.percent_high / 100), text=text)
+
+
+def rate_window_s() -> float:
+    """REASSIGN_RATE_WINDOW_S, never under 30 s (shorter windows swing with every fetch)."""
+    return max(30.0, float(settings.REASSIGN_RATE_WINDOW_S))

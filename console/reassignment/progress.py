@@ -19,15 +19,54 @@ K = TypeVar("K")
 BrokerReplicas = Mapping[int, Mapping[TP, Sequence[int]] | None]
 
 IN_SYNC = "In sync"
+# Level with the leader's log but not (yet) in the ISR: Kafka adds it once the leader's
+# AlterPartition round trip is done; "In sync" is kept for replicas Kafka lists in the ISR.
+CAUGHT_UP = "Caught up, joining ISR"
 UNKNOWN_BROKER = "Unknown broker"
 NOT_HOSTED = "Broker does not host this partition"
 UNKNOWN_PARTITION = "Unknown partition"
+ESTIMATE_NOTE = "messages estimated from the leader's offsets and size"
+
+# (log start offset, log end offset) of a partition's leader, from ListOffsets earliest/latest
+Offsets = Mapping[TP, Sequence[int]]
 
 
-def behind_text(bytes_behind: int, offset_lag: int) -> str:
-    if offset_lag > 0:
-        return f"Behind: ~{offset_lag} messages / {human_bytes(bytes_behind)}"
+def messages_behind(bytes_behind: int, leader_size: int, offsets: Sequence[int] | None) -> int | None:
+    """How many messages ``bytes_behind`` is, from the leader's record count and size (an estimate).
+
+    Kafka's DescribeLogDirs reports an offset lag of 0 for a follower catching up (it fills the
+    lag in only for future replicas moving between a broker's log dirs), so the count comes
+    from the leader: (end - start) records in ``leader_size`` bytes. None when unknown.
+    """
+    if not offsets or leader_size <= 0 or bytes_behind <= 0:
+        return None
+    start, end = int(offsets[0]), int(offsets[1])
+    records = end - start
+    if records <= 0:
+        return None
+    return max(1, round(bytes_behind * records / leader_size))
+
+
+def behind_text(bytes_behind: int, offset_lag: int, estimate: int | None = None) -> str:
+    """``Behind: ~N messages / X MB``: N is Kafka's offset lag when it gives one, else the estimate."""
+    count = offset_lag if offset_lag > 0 else estimate
+    if count:
+        return f"Behind: ~{count:,} messages / {human_bytes(bytes_behind)}"
     return f"Behind: {human_bytes(bytes_behind)}"
+
+
+def mark_in_sync(rows: Iterable[list], isr: Sequence[int] | None) -> None:
+    """Caught-up replicas Kafka lists in the ISR become "In sync" (rows are compact, changed in place)."""
+    if not isr:
+        return
+    for row in rows:
+        if row[1] == CAUGHT_UP and row[0] in isr:
+            row[1] = IN_SYNC
+
+
+def caught_up(rows: Iterable) -> bool:
+    """Whether some replica of the partition waits for the ISR (its ISR is worth reading)."""
+    return any((r[1] if not isinstance(r, dict) else r["status"]) == CAUGHT_UP for r in rows)
 
 
 @dataclass(frozen=True)
@@ -41,15 +80,23 @@ class PartitionProgress:
 
 
 def partition_progress(
-    tp: TP, original: Sequence[int], target: Sequence[int], in_progress: bool, logs: BrokerReplicas
+    tp: TP,
+    original: Sequence[int],
+    target: Sequence[int],
+    in_progress: bool,
+    logs: BrokerReplicas,
+    *,
+    isr: Sequence[int] | None = None,
+    offsets: Offsets | None = None,
 ) -> PartitionProgress:
     """Bytes copied by the new replicas against the leader's size, and each target replica's state.
 
     The leader's size is the largest log among the original replicas (the leader has every
-    record the others have); new replicas copy up to it. A replica level with the leader is in
-    sync whether or not Kafka still lists the reassignment (``in_progress``).
+    record the others have); new replicas copy up to it. A replica level with the leader is
+    "In sync" once ``isr`` lists it, "Caught up, joining ISR" before that.
     """
-    total, done, rows, known = _measure(tp, original, target, logs)
+    total, done, rows, known = _measure(tp, original, target, logs, offsets)
+    mark_in_sync(rows, isr)
     return PartitionProgress(total, done, tuple(replica_dicts(rows)), known)
 
 
@@ -61,10 +108,22 @@ class LiveEntry(NamedTuple):
     bytes_total: int
     bytes_done: int
     replicas: list
+    percent: int = 0  # the highest percentage shown for this partition so far (see ``at_least``)
+
+    def shown(self, previous: int) -> LiveEntry:
+        """This entry with a percentage no lower than ``previous``."""
+        now = round(100 * self.bytes_done / self.bytes_total) if self.bytes_total else 0
+        return self._replace(percent=at_least(previous, now))
 
 
-def live_entry(tp: TP, original: Sequence[int], target: Sequence[int], logs: BrokerReplicas) -> LiveEntry:
-    total, done, rows, _known = _measure(tp, original, target, logs)
+def live_entry(
+    tp: TP,
+    original: Sequence[int],
+    target: Sequence[int],
+    logs: BrokerReplicas,
+    offsets: Offsets | None = None,
+) -> LiveEntry:
+    total, done, rows, _known = _measure(tp, original, target, logs, offsets)
     return LiveEntry(total, done, rows)
 
 
@@ -77,12 +136,19 @@ def replica_dicts(rows: Iterable) -> list[dict]:
 
 
 def _measure(
-    tp: TP, original: Sequence[int], target: Sequence[int], logs: BrokerReplicas
+    tp: TP,
+    original: Sequence[int],
+    target: Sequence[int],
+    logs: BrokerReplicas,
+    offsets: Offsets | None = None,
 ) -> tuple[int, int, list[list], bool]:
     # Once per moving partition in every poll cycle: no per-replica temporaries.
+    # The leader's size: the largest log among the replicas. While moving that is an original
+    # replica; once Kafka has finished (seen late, e.g. after the console was down) the original
+    # replicas may be gone and the new ones hold the whole log.
     leader_size = 0
     known = False
-    for b in original:
+    for b in (*original, *target):
         broker_logs = logs.get(b)
         found = broker_logs.get(tp) if broker_logs else None
         if found is not None:
@@ -110,7 +176,12 @@ def _measure(
         if new:
             done += min(size, leader_size) if leader_size else size
         behind = leader_size - size
-        rows.append([b, IN_SYNC if behind <= 0 else behind_text(behind, lag), size, new])
+        if behind <= 0:
+            status = CAUGHT_UP
+        else:
+            estimate = messages_behind(behind, leader_size, offsets.get(tp) if offsets else None)
+            status = behind_text(behind, lag, estimate)
+        rows.append([b, status, size, new])
     if not known:
         for r in rows:
             if r[1] == NOT_HOSTED:
@@ -159,14 +230,48 @@ def flatten_logs(logs: Mapping[int, object]) -> dict[int, Mapping[TP, Sequence[i
     return out
 
 
-def rate_and_eta(
-    done_now: int, done_before: int, seconds: float, remaining: int, previous_rate: float = 0.0
-) -> tuple[float, float | None]:
-    """Copy rate (bytes/s, smoothed) and seconds left (None when nothing is moving yet)."""
-    rate = previous_rate
-    if seconds > 0:
-        sample = max(0, done_now - done_before) / seconds
-        rate = sample if previous_rate <= 0 else 0.5 * previous_rate + 0.5 * sample
+MIN_RATE_SPAN_FRACTION = 1 / 6  # a rate needs samples spanning at least this share of the window
+
+
+def smoothed_rate(
+    samples: Sequence[Sequence[float]], now: float, done: int, window_s: float
+) -> tuple[list[list[float]], float | None]:
+    """The copy rate over the last ``window_s`` seconds, from ``[time, bytes done]`` samples.
+
+    Returns the samples to keep (this one appended, those older than the window dropped except
+    the newest of them, which anchors the window's start) and the rate in bytes/s: bytes copied
+    between the window's first sample and now over the time between them. A single poll's
+    bytes are noisy (DescribeLogDirs sizes move in fetch-sized steps), so no rate is given
+    (None: "measuring") until the samples span a sixth of the window. A gap longer than the
+    window (the console was down) starts over: a rate across the gap would be meaningless.
+    """
+    kept = [[float(t), float(d)] for t, d in samples if t < now]
+    if kept and now - kept[-1][0] > window_s:
+        kept = []
+    kept.append([float(now), float(done)])
+    start = now - window_s
+    first = 0
+    while first + 1 < len(kept) and kept[first + 1][0] <= start:
+        first += 1
+    kept = kept[first:]
+    span = now - kept[0][0]
+    if span < window_s * MIN_RATE_SPAN_FRACTION:
+        return kept, None
+    return kept, max(0.0, (done - kept[0][1]) / span)
+
+
+def eta_seconds(remaining: int, rate: float | None) -> float | None:
+    """Seconds left at ``rate`` (0 when nothing remains; None while the rate is unknown or zero)."""
     if remaining <= 0:
-        return rate, 0.0
-    return rate, (remaining / rate if rate > 0 else None)
+        return 0.0
+    return remaining / rate if rate else None
+
+
+def staleness(age_s: float | None, poll_interval_s: float, missed: int = 3) -> bool:
+    """Whether progress ``age_s`` old means ``missed`` or more polls did not happen."""
+    return age_s is not None and age_s > missed * poll_interval_s + poll_interval_s / 2
+
+
+def at_least(previous: int, now: int) -> int:
+    """A progress percentage that never goes backwards (a growing leader log lowers done/total)."""
+    return max(previous, min(100, now))

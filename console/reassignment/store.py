@@ -125,18 +125,47 @@ def write_live(r: Reassignment, entries: dict[tuple[str, int], LiveEntry], at: f
     Reassignment.objects.filter(pk=r.pk).update(live=live, **fields)
 
 
-def live_written_at(r: Reassignment) -> float | None:
-    """When the last cycle was written (read without loading the entries)."""
-    at = (
-        Reassignment.objects.filter(pk=r.pk)
-        .annotate(at=KeyTransform(LIVE_AT, "live"))
-        .values_list("at", flat=True)
-    )
-    value = at.first()
-    return value if isinstance(value, int | float) and value else None
+def live_percents(r: Reassignment) -> dict[tuple[str, int], int]:
+    """The percentage each moving partition showed in the last cycle (read once per worker process)."""
+    value = Reassignment.objects.filter(pk=r.pk).values_list("live", flat=True).first() or {}
+    out = {}
+    for key, v in value.items():
+        topic, _, part = key.rpartition("|")
+        if topic and part.isdigit() and isinstance(v, list) and len(v) > 3:
+            out[(topic, int(part))] = int(v[3])
+    return out
 
 
 def live_entry(r: Reassignment, topic: str, partition: int) -> LiveEntry | None:
     """The last cycle's progress of one partition (None when it was not moving then)."""
     value = (r.live or {}).get(live_key(topic, partition)) if isinstance(r.live, dict) else None
     return LiveEntry(*value) if value else None
+
+
+# ---- Reassignment.offsets: leader offsets of the moving partitions (message estimates) --------
+
+
+def write_offsets(r: Reassignment, found: dict[tuple[str, int], list[int]], at: float) -> None:
+    value: dict = {live_key(t, p): v for (t, p), v in found.items()}
+    value[LIVE_AT] = at
+    Reassignment.objects.filter(pk=r.pk).update(offsets=value)
+
+
+def offsets_read_at(r: Reassignment) -> float | None:
+    at = (
+        Reassignment.objects.filter(pk=r.pk)
+        .annotate(at=KeyTransform(LIVE_AT, "offsets"))
+        .values_list("at", flat=True)
+        .first()
+    )
+    return at if isinstance(at, int | float) and at else None
+
+
+def read_offsets(r: Reassignment) -> dict[tuple[str, int], list[int]]:
+    value = Reassignment.objects.filter(pk=r.pk).values_list("offsets", flat=True).first() or {}
+    out = {}
+    for key, v in value.items():
+        topic, _, part = key.rpartition("|")
+        if topic and part.isdigit() and isinstance(v, list):
+            out[(topic, int(part))] = v
+    return out

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -15,7 +16,7 @@ from console.forms.reassignment import ElectionForm, PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import elections, external, planner, store, throttles
+from console.reassignment import elections, external, planner, poll, progress, store, throttles
 from console.reassignment import janitor as reassign_janitor
 from console.reassignment.progress import replica_dicts
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -138,38 +139,52 @@ def reassign_export(request, name: str):
 
 
 def _rows_with_live(r: Reassignment, limit: int = 500) -> list:
-    """Partition rows, with the poller's latest bytes and replica states for the moving ones."""
+    """Partition rows, with the poller's latest bytes, bar and replica states for the moving ones."""
     rows = list(r.partitions.all()[:limit])
     for x in rows:
         entry = store.live_entry(r, x.topic, x.partition) if x.state == "moving" else None
+        x.bar = x.percent
         if entry:
             x.bytes_total, x.bytes_done, x.replicas = (
                 entry.bytes_total,
                 entry.bytes_done,
                 replica_dicts(entry.replicas),
             )
+            x.bar = max(x.percent, entry.percent)
     return rows
 
 
-def _progress_context(r: Reassignment) -> dict:
+def _progress_context(r: Reassignment, user) -> dict:
+    """What the progress fragment shows; Cancel and Change throttle only while the move runs."""
     op = r.operation
-    eta = None
-    if r.rate_bytes_per_s > 0 and r.bytes_total > r.bytes_done:
-        eta = (r.bytes_total - r.bytes_done) / r.rate_bytes_per_s
+    settled = r.partitions.exclude(state__in=("pending", "moving")).count()
+    # Cancel and Change throttle go once every partition has settled (the move has ended), even
+    # while the operation still takes the throttles back.
+    moving = not op.finished and r.stage != "finished" and settled < r.partitions_total
+    rate = r.rate_bytes_per_s if r.rate_bytes_per_s > 0 else None
+    eta = progress.eta_seconds(r.bytes_total - r.bytes_done, rate)
+    age = (timezone.now() - r.last_poll_at).total_seconds() if r.last_poll_at else None
     return {
         "r": r,
         "op": op,
         "polling": not op.finished,
+        "moving": moving,
         "rows": _rows_with_live(r),
         "more": max(0, r.partitions_total - 500),
         "stage": reassignment.stage_label(r),
         "done_bytes": human_bytes(r.bytes_done),
         "total_bytes": human_bytes(r.bytes_total),
-        "rate": human_bytes(r.rate_bytes_per_s),
-        "eta": human_duration(eta) if not op.finished else "—",
-        "settled": r.partitions.exclude(state__in=("pending", "moving")).count(),
+        "rate": f"{human_bytes(rate)}/s" if rate is not None else "measuring rate",
+        "rate_window": round(poll.rate_window_s()),
+        "eta": human_duration(eta) if moving and eta is not None else "—",
+        "settled": settled,
         "throttle": human_bytes(r.throttle_bytes_per_s) + "/s" if r.throttle_bytes_per_s else "none",
+        "age": None if age is None else max(0, round(age)),
+        "stale": moving and r.stage == "moving" and progress.staleness(age, poll.EXPECTED_POLL_S),
+        "estimates": progress.ESTIMATE_NOTE,
         "ledger": list(r.throttles.all()),
+        "can_manage": access.can(user, r.cluster, access.MANAGE_REASSIGNMENTS),
+        "throttle_form": ThrottleForm(),
     }
 
 
@@ -177,17 +192,8 @@ def _progress_context(r: Reassignment) -> dict:
 @require_GET
 def reassign_detail(request, name: str, rid: int):
     r = _get_reassignment_for_user(request, name, rid)
-    can_manage = access.can(request.user, r.cluster, access.MANAGE_REASSIGNMENTS) and not r.operation.finished
     return render(
-        request,
-        "console/reassign_detail.html",
-        {
-            **_progress_context(r),
-            "cluster": r.cluster,
-            "can_manage": can_manage,
-            "can_change_throttle": can_manage and bool(r.throttle_bytes_per_s),
-            "throttle_form": ThrottleForm(),
-        },
+        request, "console/reassign_detail.html", {**_progress_context(r, request.user), "cluster": r.cluster}
     )
 
 
@@ -196,7 +202,7 @@ def reassign_detail(request, name: str, rid: int):
 @vary_on_headers("HX-Request")
 def reassign_progress(request, name: str, rid: int):
     r = _get_reassignment_for_user(request, name, rid)
-    response = render(request, "console/_reassign_progress.html", _progress_context(r))
+    response = render(request, "console/_reassign_progress.html", _progress_context(r, request.user))
     if r.operation.finished and request.htmx:
         response.status_code = 286  # stop polling; the final fragment is still swapped in
     return response

@@ -5,12 +5,18 @@ from __future__ import annotations
 from console.kafka import KafkaOperationError, TopicPartition
 from console.kafka.types import LogDirInfo, ReplicaLogInfo
 from console.reassignment.progress import (
+    CAUGHT_UP,
     IN_SYNC,
     NOT_HOSTED,
     UNKNOWN_BROKER,
     UNKNOWN_PARTITION,
+    at_least,
+    eta_seconds,
     flatten_logs,
+    messages_behind,
     partition_progress,
+    smoothed_rate,
+    staleness,
 )
 
 TP = TopicPartition("orders", 0)
@@ -49,7 +55,7 @@ def test_replica_states_and_bytes_against_the_leaders_size():
             6: KafkaOperationError(8, "BROKER_NOT_AVAILABLE", "down"),
         }
     )
-    prog = partition_progress(("orders", 0), [1, 2], [2, 4, 5, 6], True, logs)
+    prog = partition_progress(("orders", 0), [1, 2], [2, 4, 5, 6], True, logs, isr=[1, 2])
     states = {r["broker"]: r["status"] for r in prog.replicas}
     assert states[2] == IN_SYNC
     assert states[4] == "Behind: ~600 messages / 6.0 MB"
@@ -63,3 +69,91 @@ def test_a_partition_no_broker_hosts_is_unknown():
     prog = partition_progress(("gone", 3), [1], [2], True, logs)
     assert [r["status"] for r in prog.replicas] == [UNKNOWN_PARTITION]
     assert not prog.known
+
+
+def test_a_level_replica_is_in_sync_only_once_the_isr_lists_it():
+    logs = flatten_logs(
+        {
+            1: (_logdir("/a", {TP: ReplicaLogInfo(10 * MB, 0, False)}),),
+            3: (_logdir("/a", {TP: ReplicaLogInfo(10 * MB, 0, False)}),),
+        }
+    )
+    waiting = partition_progress(("orders", 0), [1], [3], True, logs, isr=[1])
+    assert [r["status"] for r in waiting.replicas] == [CAUGHT_UP]
+    joined = partition_progress(("orders", 0), [1], [3], True, logs, isr=[1, 3])
+    assert [r["status"] for r in joined.replicas] == [IN_SYNC]
+    unknown = partition_progress(("orders", 0), [1], [3], True, logs)  # ISR not read: never "In sync"
+    assert [r["status"] for r in unknown.replicas] == [CAUGHT_UP]
+
+
+def test_messages_behind_is_estimated_from_the_leaders_offsets_when_kafka_reports_lag_0():
+    # Kafka reports offset lag 0 for a follower catching up: the count comes from the leader
+    # (log start 1,000, end 11,000: 10,000 records in 10 MB), 6 MB behind -> ~6,000 messages.
+    logs = flatten_logs(
+        {
+            1: (_logdir("/a", {TP: ReplicaLogInfo(10 * MB, 0, False)}),),
+            4: (_logdir("/a", {TP: ReplicaLogInfo(4 * MB, 0, False)}),),
+        }
+    )
+    prog = partition_progress(("orders", 0), [1], [4], True, logs, offsets={("orders", 0): [1000, 11000]})
+    assert [r["status"] for r in prog.replicas] == ["Behind: ~6,000 messages / 6.0 MB"]
+    without = partition_progress(("orders", 0), [1], [4], True, logs)
+    assert [r["status"] for r in without.replicas] == ["Behind: 6.0 MB"]  # no offsets: bytes only, no guess
+
+
+def test_estimator_edge_cases():
+    assert messages_behind(5 * MB, 10 * MB, (0, 100)) == 50
+    assert messages_behind(1, 10 * MB, (0, 100)) == 1  # behind by some bytes is at least one message
+    assert messages_behind(5 * MB, 0, (0, 100)) is None  # empty leader: no ratio
+    assert messages_behind(5 * MB, 10 * MB, (100, 100)) is None  # no records (all deleted)
+    assert messages_behind(0, 10 * MB, (0, 100)) is None
+    assert messages_behind(5 * MB, 10 * MB, None) is None
+
+
+def test_after_kafka_finished_the_bytes_come_from_the_new_replicas():
+    # Completion seen late (the console was down): the original replicas no longer host the
+    # partition; the moved bytes are the full log the new replicas hold, not 0 B of 0 B.
+    logs = flatten_logs(
+        {
+            1: (_logdir("/a", {}),),
+            2: (_logdir("/a", {}),),
+            4: (_logdir("/a", {TP: ReplicaLogInfo(77 * MB, 0, False)}),),
+            5: (_logdir("/a", {TP: ReplicaLogInfo(77 * MB, 0, False)}),),
+        }
+    )
+    prog = partition_progress(("orders", 0), [1, 2], [4, 5], False, logs, isr=[4, 5])
+    assert (prog.bytes_total, prog.bytes_done) == (2 * 77 * MB, 2 * 77 * MB)
+    assert [r["status"] for r in prog.replicas] == [IN_SYNC, IN_SYNC]
+
+
+def test_rate_is_smoothed_over_the_window_and_the_eta_follows_it():
+    window = 30.0
+    samples, rate = smoothed_rate([], 1000.0, 0, window)
+    assert rate is None  # one sample: measuring
+    # fetch-sized steps: 0, 12 MB, 0, 12 MB ... per second (6 MB/s on average)
+    done = 0
+    rates = []
+    for i in range(1, 61):
+        done += 12 * MB if i % 2 else 0
+        samples, rate = smoothed_rate(samples, 1000.0 + i, done, window)
+        if rate is not None:
+            rates.append(rate)
+    assert rates and all(5.5 * MB <= r <= 7.5 * MB for r in rates[5:]), [r / MB for r in rates]
+    assert max(t for t, _ in samples) - min(t for t, _ in samples) <= window + 1  # old samples dropped
+    assert eta_seconds(60 * MB, rates[-1]) == 60 * MB / rates[-1]
+    assert eta_seconds(0, None) == 0.0 and eta_seconds(5, None) is None and eta_seconds(5, 0.0) is None
+
+
+def test_a_gap_longer_than_the_window_starts_the_rate_over():
+    samples, _ = smoothed_rate([[0.0, 0.0], [10.0, 10 * MB]], 20.0, 20 * MB, 30.0)
+    assert len(samples) == 3
+    samples, rate = smoothed_rate(samples, 500.0, 500 * MB, 30.0)  # 8 minutes without a poll
+    assert rate is None and samples == [[500.0, float(500 * MB)]]
+
+
+def test_staleness_after_three_missed_polls_and_a_bar_that_never_goes_back():
+    assert not staleness(None, 1.5)
+    assert not staleness(2.0, 1.5)
+    assert not staleness(4.5, 1.5)
+    assert staleness(6.0, 1.5)
+    assert at_least(40, 38) == 40 and at_least(40, 41) == 41 and at_least(0, 250) == 100

@@ -91,7 +91,7 @@ def test_it_moves_a_partition_under_throttle_and_cleans_up(personas, kafka_clust
     run_now(r.operation_id)
     assert r.partitions.get().state == PartitionState.MOVING
     r.refresh_from_db()
-    total, done, compact = store.live_entry(r, topic, 0)  # the poller's snapshot: one UPDATE per cycle
+    total, done, compact, _shown = store.live_entry(r, topic, 0)  # the poller's snapshot: one UPDATE per cycle
     replicas = replica_dicts(compact)
     assert 0 < done < total and (r.bytes_done, r.bytes_total) == (done, total)
     assert {x["broker"]: x["status"] for x in replicas}[1] == "In sync"
