@@ -24,6 +24,7 @@ IN_SYNC = "In sync"
 CAUGHT_UP = "Caught up, joining ISR"
 UNKNOWN_BROKER = "Unknown broker"
 NOT_HOSTED = "Broker does not host this partition"
+NOT_STARTED = "Not started: the broker has not created the replica yet"
 UNKNOWN_PARTITION = "Unknown partition"
 ESTIMATE_NOTE = "messages estimated from the leader's offsets and size"
 
@@ -168,7 +169,7 @@ def _measure(
             continue
         found = broker_logs.get(tp)
         if found is None:
-            status = NOT_HOSTED if known or new else UNKNOWN_PARTITION
+            status = (NOT_STARTED if new else NOT_HOSTED) if known or new else UNKNOWN_PARTITION
             rows.append([b, status, 0, new])
             continue
         known = True
@@ -184,7 +185,7 @@ def _measure(
         rows.append([b, status, size, new])
     if not known:
         for r in rows:
-            if r[1] == NOT_HOSTED:
+            if r[1] in (NOT_HOSTED, NOT_STARTED):
                 r[1] = UNKNOWN_PARTITION
     return total, min(done, total) if total else done, rows, known
 

@@ -23,6 +23,8 @@ import pytest
 
 from console.kafka import (
     ClusterConnection,
+    ConfigChange,
+    ConfigResource,
     KafkaGateway,
     KafkaOperationError,
     NewTopic,
@@ -163,3 +165,47 @@ def describe(gw: KafkaGateway, name: str):
     )
     assert not isinstance(result, KafkaOperationError), result
     return result
+
+
+@pytest.fixture
+def broker_rates_restored(gw):
+    """Whatever the test leaves (a failed run drops its ledger with the test database), the
+    brokers' throttle rates are put back as they were, so the test can run again on a kept cluster."""
+    from console.reassignment import throttles
+
+    before = {b: rates_on(gw, b) for b in (1, 2, 3)}
+    yield before
+    eventually(lambda: rates_readable(gw), timeout=60, interval=1)
+    changes = {}
+    for broker, rates in before.items():
+        now = rates_on(gw, broker)
+        fixes = [
+            ConfigChange(k, "SET", rates[k]) if k in rates else ConfigChange(k, "DELETE")
+            for k in throttles.RATE_CONFIGS
+            if now.get(k) != rates.get(k)
+        ]
+        if fixes:
+            changes[ConfigResource("BROKER", str(broker))] = fixes
+    if changes:
+        gw.incremental_alter_configs(changes)
+
+
+def rates_readable(gw) -> bool:
+    try:
+        return all(isinstance(rates_on(gw, b), dict) for b in (1, 2, 3))
+    except (AssertionError, KafkaOperationError):
+        return False
+
+
+def rates_on(gw, broker: int) -> dict[str, str]:
+    """The broker's replication-throttle rates set as dynamic broker configs."""
+    from console.reassignment import throttles
+
+    res = ConfigResource("BROKER", str(broker))
+    entries = gw.describe_configs([res])[res]
+    assert not isinstance(entries, KafkaOperationError), entries
+    return {
+        k: entries[k].value
+        for k in throttles.RATE_CONFIGS
+        if k in entries and entries[k].source == "DYNAMIC_BROKER_CONFIG"
+    }

@@ -24,7 +24,7 @@ from console.operations import registry
 from console.reassignment import actions as reassignment
 from console.reassignment import throttles
 from tests.conftest import make_personas, run_now
-from tests.contract.conftest import Endpoints, eventually
+from tests.contract.conftest import Endpoints, eventually, rates_on
 
 pytestmark = [pytest.mark.contract, pytest.mark.django_db]
 
@@ -67,40 +67,6 @@ def brokers(endpoints, request, broker_rates_restored):  # restored after the br
     yield control
     for broker in sorted(control.stopped):  # whatever happened, the cluster is whole again
         control.start(broker)
-
-
-@pytest.fixture
-def broker_rates_restored(gw):
-    """Whatever the test leaves (a failed run drops its ledger with the test database), the
-    brokers' throttle rates are put back as they were, so the test can run again on a kept cluster."""
-    before = {b: _rates_on(gw, b) for b in (1, 2, STOPPED)}
-    yield before
-    eventually(lambda: _rates_reachable(gw), timeout=60, interval=1)
-    from console.kafka import ConfigChange
-
-    changes = {}
-    for broker, rates in before.items():
-        now = _rates_on(gw, broker)
-        fixes = [
-            ConfigChange(k, "SET", rates[k]) if k in rates else ConfigChange(k, "DELETE")
-            for k in throttles.RATE_CONFIGS
-            if now.get(k) != rates.get(k)
-        ]
-        if fixes:
-            changes[ConfigResource("BROKER", str(broker))] = fixes
-    if changes:
-        gw.incremental_alter_configs(changes)
-
-
-def _rates_on(gw, broker: int) -> dict[str, str]:
-    res = ConfigResource("BROKER", str(broker))
-    entries = gw.describe_configs([res])[res]
-    assert not isinstance(entries, KafkaOperationError), entries
-    return {
-        k: entries[k].value
-        for k in throttles.RATE_CONFIGS
-        if k in entries and entries[k].source == "DYNAMIC_BROKER_CONFIG"
-    }
 
 
 def test_throttle_removal_is_retried_until_a_stopped_broker_is_back(
@@ -163,7 +129,7 @@ def test_throttle_removal_is_retried_until_a_stopped_broker_is_back(
     assert op.state == "succeeded", op.error
     assert not ThrottleEntry.objects.filter(reassignment=r, state__in=OWED_STATES).exists()
     for broker in (1, 2, STOPPED):
-        assert _rates_on(gw, broker) == before[broker]
+        assert rates_on(gw, broker) == before[broker]
     described = gw.describe_configs([ConfigResource("TOPIC", topic)])[ConfigResource("TOPIC", topic)]
     assert {
         k: e.value
@@ -174,7 +140,7 @@ def test_throttle_removal_is_retried_until_a_stopped_broker_is_back(
 
 def _rates_reachable(gw) -> bool:
     try:
-        _rates_on(gw, STOPPED)
+        rates_on(gw, STOPPED)
     except (AssertionError, KafkaOperationError):
         return False
     return True

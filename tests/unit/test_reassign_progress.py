@@ -7,7 +7,7 @@ from console.kafka.types import LogDirInfo, ReplicaLogInfo
 from console.reassignment.progress import (
     CAUGHT_UP,
     IN_SYNC,
-    NOT_HOSTED,
+    NOT_STARTED,
     UNKNOWN_BROKER,
     UNKNOWN_PARTITION,
     at_least,
@@ -59,7 +59,7 @@ def test_replica_states_and_bytes_against_the_leaders_size():
     states = {r["broker"]: r["status"] for r in prog.replicas}
     assert states[2] == IN_SYNC
     assert states[4] == "Behind: ~600 messages / 6.0 MB"
-    assert states[5] == NOT_HOSTED
+    assert states[5] == NOT_STARTED  # a new replica its broker has not created yet
     assert states[6] == UNKNOWN_BROKER
     assert (prog.bytes_total, prog.bytes_done) == (3 * 10 * MB, 4 * MB)  # three new replicas copy 10 MB each
 
