@@ -26,6 +26,7 @@ urlpatterns = [
     path("c/<slug:name>/health/", operations.health_check_start, name="health_check_start"),
     # Each area keeps its own routes module under the cluster prefix.
     path("c/<slug:name>/topics/", include("console.urls_topics")),
+    path("c/<slug:name>/brokers/", include("console.urls_brokers")),
     path("c/<slug:name>/acls/", include("console.urls_acls")),
     path("c/<slug:name>/requests/", include("console.urls_requests")),
     path("c/<slug:name>/reassignments/", include("console.urls_reassignments")),

@@ -19,6 +19,8 @@ READ_ONLY = frozenset(
         "cluster_overview",
         "topic_list",
         "topic_detail",
+        "broker_list",
+        "broker_detail",
         "acl_list",
         "acl_delete",  # a GET preview; the deletion itself is acl_apply
         "acl_effective",

@@ -56,3 +56,19 @@ def test_no_page_answers_junk_with_a_500(client, personas, kafka_cluster, junk, 
         assert response.status_code < 500, (url + junk[:80], response.status_code)
         checked += 1
     assert checked > 15
+
+
+# Routes with a broker id besides the cluster name: junk in the id and in the query string.
+BROKER_ROUTES = ("broker_detail",)
+
+
+@pytest.mark.parametrize("junk", JUNK + ["?q=%00&only=%FF&sort=size&page=99999999999999999999"])
+def test_no_broker_page_answers_junk_with_a_500(client, personas, kafka_cluster, junk):
+    from django.urls import reverse
+
+    client.force_login(personas["admin"])
+    for route in BROKER_ROUTES:
+        for broker in ("1", "999", "x" * 300, "..", "-1", "1e3"):
+            url = reverse(route, kwargs={"name": kafka_cluster.name, "broker": broker})
+            response = client.get(url + junk)
+            assert response.status_code in (200, 404), (url + junk[:80], response.status_code)

@@ -35,6 +35,8 @@ MATRIX = [
     ("topic_delete", "post", "cluster", (LOGIN, 302, 302, 403, 403, 403, 404)),
     ("broker_configs_default", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("topic_policy", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
+    ("broker_list", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
+    ("broker_detail", "get", "broker", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("audit_list", "get", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
     ("audit_chain", "get", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
     ("audit_verify_all", "post", None, (LOGIN, 200, 403, 403, 200, 403, 403)),
@@ -74,6 +76,8 @@ def test_role_matrix(client, personas, kafka_cluster, view, method, kind, role, 
     kwargs = {}
     if kind == "cluster":
         kwargs = {"name": kafka_cluster.name}
+    elif kind == "broker":
+        kwargs = {"name": kafka_cluster.name, "broker": "1"}
     elif kind == "operation":
         op = Operation.objects.create(
             kind="health.check", cluster=kafka_cluster, created_by=personas["operator"]
