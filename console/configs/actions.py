@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.db import transaction
 
@@ -18,6 +19,7 @@ from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
 from console.clusters.actions import gateway_for
 from console.configs.plan import HIDDEN, NOT_SET, ConfigDiff, _set_source, plan_changes, source_label
+from console.formatting import human_config_value
 from console.kafka import ConfigChange, ConfigEntry, ConfigResource, KafkaOperationError
 from console.topics import cache as metadata_cache
 from console.topics import policy
@@ -68,6 +70,16 @@ class ConfigRow:
         return NOT_SET if self.value is None else self.value
 
     @property
+    def human_value(self) -> str | None:
+        """What the raw value means ("7 d", "1 GiB", "unlimited"), or None to show it raw only."""
+        return None if self.sensitive else human_config_value(self.name, self.value)
+
+    @property
+    def non_default(self) -> bool:
+        """Set somewhere (topic, broker, cluster default or server.properties), not Kafka's built-in default."""
+        return self.source != "DEFAULT_CONFIG"
+
+    @property
     def editable(self) -> bool:
         return not self.read_only
 
@@ -93,11 +105,17 @@ def _rows(entries: Mapping[str, ConfigEntry], resource: ConfigResource) -> list[
 @dataclass(frozen=True)
 class ConfigView:
     resource: ConfigResource
-    rows: list[ConfigRow]
+    rows: list[ConfigRow]  # every entry Kafka returned
+    overrides_only: bool = False  # the page shows only the entries not at Kafka's built-in default
 
     @property
     def overrides(self) -> list[ConfigRow]:
         return [r for r in self.rows if r.is_override]
+
+    @cached_property
+    def shown(self) -> list[ConfigRow]:
+        """The rows the page lists: all of them, or (overrides only) the non-default ones."""
+        return [r for r in self.rows if r.non_default] if self.overrides_only else self.rows
 
 
 def _describe(gw, resource: ConfigResource) -> dict[str, ConfigEntry]:
@@ -117,11 +135,14 @@ def _catalogue(gw, resource: ConfigResource, entries: dict[str, ConfigEntry]) ->
     return {**_describe(gw, broker_resource(brokers[0].id)), **entries}
 
 
-def describe_configs(*, actor, cluster, resource: ConfigResource) -> ConfigView:
-    """Every entry with value, source, read-only and sensitive flags; overrides first."""
+def describe_configs(*, actor, cluster, resource: ConfigResource, overrides_only: bool = False) -> ConfigView:
+    """Every entry with value, source, read-only and sensitive flags; overrides first.
+
+    ``overrides_only`` keeps the entries whose source is not Kafka's built-in default.
+    """
     access.require(actor, cluster, access.VIEW)
     gw = gateway_for(cluster)
-    return ConfigView(resource, _rows(_describe(gw, resource), resource))
+    return ConfigView(resource, _rows(_describe(gw, resource), resource), overrides_only)
 
 
 def broker_ids(cluster) -> list[int]:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from console.formatting import human_config_value
 from console.kafka import ConfigChange, ConfigEntry, ConfigResource
 
 # Names of Kafka's PASSWORD-type configs (ssl.*.password, sasl.jaas.config, ssl.keystore.key,
@@ -74,6 +75,14 @@ class ConfigDiff:
     @property
     def new_display(self) -> str:
         return HIDDEN if self.sensitive else (NOT_SET if self.new_value is None else self.new_value)
+
+    @property
+    def old_human(self) -> str | None:
+        return None if self.sensitive else human_config_value(self.name, self.old_value)
+
+    @property
+    def new_human(self) -> str | None:
+        return None if self.sensitive else human_config_value(self.name, self.new_value)
 
     @property
     def old_source_label(self) -> str:

@@ -36,6 +36,11 @@ def broker_configs(request, name: str, broker: str = ""):
     return _config_page(request, cluster, configs.broker_resource(broker), title, None, brokers=True)
 
 
+def overrides_only(request) -> bool:
+    """The "overrides only" filter of the config pages: ``?overrides=1`` (a checkbox sends "on")."""
+    return request.GET.get("overrides", "") in ("1", "on", "true")
+
+
 def _config_page(request, cluster, resource, title: str, back: str | None, brokers: bool = False):
     """GET shows the configs; POST runs one step of the edit: preview, validate or apply."""
     can_edit = access.can(request.user, cluster, access.MANAGE_CONFIGS)
@@ -55,6 +60,7 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
         "result": None,
         "view": None,
         "error": None,
+        "overrides_only": overrides_only(request),
     }
     if request.method == "POST" and form.is_valid():
         changes = form.cleaned_data["changes"]
@@ -92,7 +98,9 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
         response = render(request, "console/_config_edit.html", context)
     else:
         try:
-            context["view"] = configs.describe_configs(actor=request.user, cluster=cluster, resource=resource)
+            context["view"] = configs.describe_configs(
+                actor=request.user, cluster=cluster, resource=resource, overrides_only=overrides_only(request)
+            )
             context["brokers"] = configs.broker_ids(cluster) if brokers else []
         except KafkaOperationError as exc:
             context["error"] = exc

@@ -311,3 +311,119 @@ def test_a_name_that_looks_secret_is_hidden_even_when_kafka_refuses_it(client, p
     data = {"op_0": "SET", "key_0": "my.private.token", "value_0": "tok-123-secret", "action": "preview"}
     response = client.post(url, data)
     assert b"not a known config" in response.content and b"tok-123-secret" not in response.content
+
+
+# -- human values and the "overrides only" filter ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "human"),
+    [
+        ("retention.ms", "604800000", "7 d"),
+        ("segment.ms", "5400000", "1 h 30 min"),
+        ("log.retention.hours", "168", "7 d"),
+        ("offsets.retention.minutes", "10080", "7 d"),
+        ("request.timeout.ms", "30000", "30 s"),
+        ("linger.ms", "0", "0 ms"),
+        ("x.ms", "86400001", "≈ 1 d"),
+        ("segment.bytes", "1073741824", "1 GiB"),
+        ("max.message.bytes", "1048588", "≈ 1 MiB"),
+        ("log.segment.bytes", "1610612736", "1.5 GiB"),
+        ("segment.index.bytes", "512", "512 B"),
+        ("leader.replication.throttled.rate", "10485760", "10 MiB/s"),
+        ("follower.replication.throttled.rate", str(2**63 - 1), "unlimited"),
+        ("remote.log.manager.copy.max.bytes.per.second", str(2**63 - 1), "unlimited"),
+        ("retention.ms", "-1", "infinite"),
+        ("log.retention.ms", "-1", "infinite"),
+        ("retention.bytes", "-1", "unlimited"),
+        ("log.retention.bytes", "-1", "unlimited"),
+        ("local.retention.ms", "-2", "as retention.ms"),
+        ("socket.receive.buffer.bytes", "-1", "OS default"),
+        ("max.compaction.lag.ms", str(2**63 - 1), "infinite"),
+        # left raw: other kinds of keys, negative values Kafka gives no meaning, lists, text, none
+        ("segment.jitter.ms", "-5", None),
+        ("min.insync.replicas", "2", None),
+        ("cleanup.policy", "delete", None),
+        ("retention.ms", "7d", None),
+        ("retention.ms", None, None),
+        ("log.roll.hours", str(2**63 - 2), None),
+    ],
+)
+def test_config_values_are_humanised_by_key(key, raw, human):
+    from console.formatting import human_config_value
+
+    assert human_config_value(key, raw) == human
+
+
+def _rows(body: str) -> dict[str, list[str]]:
+    import re
+
+    table = re.search(r'<table class="grid" id="configs">(.*?)</table>', body, re.S).group(1)
+    return {
+        name: [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        for name, row in re.findall(r'<tr data-config="([^"]+)">(.*?)</tr>', table, re.S)
+    }
+
+
+def test_the_config_page_shows_the_human_value_beside_the_raw_one(client, personas, kafka_cluster, topic):
+    res = configs.topic_resource(topic)
+    change = [ConfigChange("retention.ms", "SET", "604800000"), ConfigChange("retention.bytes", "SET", "-1")]
+    assert configs.alter_configs(
+        actor=personas["operator"], cluster=kafka_cluster, resource=res, changes=change
+    ).ok
+    client.force_login(personas["viewer"])
+    rows = _rows(
+        client.get(reverse("topic_configs", kwargs={"name": kafka_cluster.name, "topic": topic})).text
+    )
+    assert rows["retention.ms"][1:3] == ["604800000", "7 d"]
+    assert rows["retention.bytes"][1:3] == ["-1", "unlimited"]
+    assert rows["cleanup.policy"][2] == ""  # not a duration or a size: raw only
+    if "segment.bytes" in rows:
+        assert rows["segment.bytes"][2] == "1 GiB"
+
+
+def test_the_diff_shows_human_values_too(client, personas, kafka_cluster, topic):
+    client.force_login(personas["operator"])
+    page = reverse("topic_configs", kwargs={"name": kafka_cluster.name, "topic": topic})
+    body = {"op_0": "SET", "key_0": "retention.ms", "value_0": "86400000", "action": "preview"}
+    diff = client.post(page, body, headers={"HX-Request": "true"}).text
+    assert (
+        '1000 <span class="human">(1 s)</span>' in diff
+        and '86400000 <span class="human">(1 d)</span>' in diff
+    )
+
+
+def test_overrides_only_lists_only_the_entries_not_at_kafkas_default(client, personas, kafka_cluster, topic):
+    client.force_login(personas["viewer"])
+    page = reverse("topic_configs", kwargs={"name": kafka_cluster.name, "topic": topic})
+    everything = client.get(page).text
+    assert 'name="overrides"' in everything and 'method="get"' in everything  # a plain form: no JS needed
+    all_rows = _rows(everything)
+    assert len(all_rows) > 5 and "cleanup.policy" in all_rows
+    filtered = client.get(page, {"overrides": "1"})
+    rows = _rows(filtered.text)
+    assert filtered.status_code == 200 and "retention.ms" in rows
+    assert set(rows) == {n for n, cells in all_rows.items() if cells[3] != "default"}
+    assert f"{len(rows)} of {len(all_rows)} entries" in filtered.text and " checked" in filtered.text
+    assert _rows(client.get(page, {"overrides": "on"}).text) == rows  # the checkbox's own value
+    assert _rows(client.get(page, {"overrides": "nonsense"}).text) == all_rows
+
+    view = configs.describe_configs(
+        actor=personas["viewer"],
+        cluster=kafka_cluster,
+        resource=configs.topic_resource(topic),
+        overrides_only=True,
+    )
+    assert view.shown and all(r.source != "DEFAULT_CONFIG" for r in view.shown)
+    assert len(view.rows) == len(all_rows)  # the editor's key list keeps every key
+
+
+def test_overrides_only_on_a_broker_page(client, personas, kafka_cluster):
+    client.force_login(personas["viewer"])
+    page = reverse("broker_configs", kwargs={"name": kafka_cluster.name, "broker": "1"})
+    rows = _rows(client.get(page, {"overrides": "1"}).text)
+    assert rows and all(cells[3] != "default" for cells in rows.values())
+    assert "broker.id" in rows  # server.properties sets it: not a built-in default
+    assert (
+        reverse("broker_detail", kwargs={"name": kafka_cluster.name, "broker": "1"}) in client.get(page).text
+    )
