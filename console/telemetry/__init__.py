@@ -1,7 +1,8 @@
 """Cluster snapshots into the Parquet lake, and the Spark capacity pipeline as an Operation.
 
-``snapshots`` (the collector), ``capacity`` (start a pipeline run, read its reports for the pages),
-``worker`` (the ``pipeline.run`` kind).
+``snapshots`` (the collector), ``sizes`` (topic sizes from the latest snapshot, for the topic
+pages), ``capacity`` (start a pipeline run, read its reports for the pages), ``worker`` (the
+``pipeline.run`` kind).
 """
 
-__all__ = ["capacity", "snapshots", "worker"]
+__all__ = ["capacity", "sizes", "snapshots", "worker"]

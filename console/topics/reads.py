@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from console import access, patterns
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigResource, KafkaOperationError, TopicPartition
 from console.models import AuditEvent
+from console.telemetry import sizes as telemetry_sizes
+from console.telemetry.sizes import PartitionSize, SnapshotSizes, TopicSize
 from console.topics import cache as metadata_cache
 from console.topics.cache import TopicRow
 
@@ -32,21 +35,16 @@ class TopicListItem:
     cleanup_policy: str | None = None
     retention_ms: str | None = None
     under_min_isr: int | None = None  # None when min.insync.replicas is unknown
-    size_bytes: int | None = None  # from telemetry, when the pipeline has run
+    size: TopicSize | None = None  # from the latest telemetry snapshot; None when not in it
+
+    @property
+    def size_bytes(self) -> int | None:
+        return self.size.bytes if self.size is not None and self.size.known else None
 
 
-def telemetry_sizes(cluster, snap) -> dict[str, int]:
-    """Topic sizes from the telemetry pipeline's current topic_summary, read once per snapshot."""
-    if snap.sizes is None:
-        try:
-            from pipeline import config as pipeline_config
-            from pipeline import reports
-
-            rows = reports.read_report(pipeline_config.load().lake_dir, cluster.name, "topic_summary")
-            snap.sizes = {r["topic"]: int(r["size_bytes"]) for r in rows if r.get("size_bytes") is not None}
-        except Exception:  # noqa: BLE001 - no lake, no pyarrow, a half-written run: the column says "—"
-            snap.sizes = {}
-    return snap.sizes
+def snapshot_sizes(cluster) -> SnapshotSizes:
+    """Topic sizes from the cluster's latest telemetry snapshot (cached per snapshot file)."""
+    return telemetry_sizes.latest_sizes(cluster.name)
 
 
 @dataclass(frozen=True)
@@ -62,6 +60,7 @@ class TopicPage:
     age_s: float
     cluster_topics: int
     query_error: str = ""
+    sizes: SnapshotSizes = field(default_factory=SnapshotSizes)  # "as of" its ts
 
 
 def _matcher(query: str, regex: bool):
@@ -114,8 +113,9 @@ def list_topics(
     pages = max(1, -(-len(selected) // per_page))
     page = max(1, min(page, pages))
     chunk = selected[(page - 1) * per_page : page * per_page]
+    sizes = snapshot_sizes(cluster)
     return TopicPage(
-        items=_with_configs(cluster, snap, chunk),
+        items=_with_configs(cluster, snap, chunk, sizes),
         total=len(selected),
         page=page,
         pages=pages,
@@ -124,10 +124,11 @@ def list_topics(
         age_s=snap.age_s,
         cluster_topics=len(snap.rows),
         query_error=query_error,
+        sizes=sizes,
     )
 
 
-def _with_configs(cluster, snap, rows: list[TopicRow]) -> list[TopicListItem]:
+def _with_configs(cluster, snap, rows: list[TopicRow], sizes: SnapshotSizes) -> list[TopicListItem]:
     """Cleanup policy, retention and min ISR of one page's topics: one batched DescribeConfigs."""
     known, missing = metadata_cache.cached_configs(snap, [r.name for r in rows])
     if missing:
@@ -144,7 +145,6 @@ def _with_configs(cluster, snap, rows: list[TopicRow]) -> list[TopicListItem]:
         }
         metadata_cache.remember_configs(snap, fetched)
         known.update(fetched)
-    sizes = telemetry_sizes(cluster, snap)
     items = []
     for r in rows:
         cfg = known.get(r.name)
@@ -161,7 +161,7 @@ def _with_configs(cluster, snap, rows: list[TopicRow]) -> list[TopicListItem]:
                 cfg.get("cleanup.policy") if cfg else None,
                 cfg.get("retention.ms") if cfg else None,
                 under_min,
-                sizes.get(r.name),
+                sizes.topic(r.name),
             )
         )
     return items
@@ -209,6 +209,22 @@ class TopicDetail:
     configs_error: KafkaOperationError | None
     offsets_error: KafkaOperationError | None
     events: list[AuditEvent] = field(default_factory=list)
+    sizes: SnapshotSizes = field(default_factory=SnapshotSizes)  # the latest telemetry snapshot
+
+    @property
+    def size(self) -> TopicSize | None:
+        """The topic's size in the latest snapshot (None: no snapshot yet, or created since)."""
+        return self.sizes.topic(self.name)
+
+    @cached_property
+    def partition_sizes(self) -> dict[int, PartitionSize]:
+        return self.sizes.partitions(self.name)
+
+    @property
+    def disk_bytes(self) -> int | None:
+        """Every replica's bytes in the snapshot (None when the snapshot does not have the topic)."""
+        parts = self.partition_sizes
+        return sum(p.disk_bytes for p in parts.values()) if parts else None
 
     @property
     def replication_factor(self) -> int:
@@ -287,6 +303,7 @@ def describe_topic(*, actor, cluster, name: str) -> TopicDetail:
         configs_error=configs_error,
         offsets_error=offsets_error,
         events=recent_events(cluster, name),
+        sizes=snapshot_sizes(cluster),
     )
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.template.defaultfilters import filesizeformat
 
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigResource
 from console.models import AuditEvent
+from console.telemetry import sizes
+from console.telemetry import snapshots as telemetry
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
 from tests.e2e.conftest import login
@@ -23,7 +26,10 @@ def _fresh_cache():
     metadata_cache.clear()
 
 
-def test_it_creates_a_topic_with_a_config_and_lists_it(page, live_server, personas, kafka_cluster):
+def test_it_creates_a_topic_with_a_config_and_lists_it(
+    page, live_server, personas, kafka_cluster, sandbox, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
     name = f"e2e.orders-{uuid.uuid4().hex[:8]}"
     login(page, live_server, "operator", "pw-operator")
     page.wait_for_url(f"{live_server.url}/c/sandbox/")
@@ -45,6 +51,21 @@ def test_it_creates_a_topic_with_a_config_and_lists_it(page, live_server, person
     row.wait_for()
     cells = row.locator("td").all_inner_texts()
     assert name in cells[1] and cells[2] == "3" and cells[3] == "2" and cells[8] == "86400000"
+    assert cells[9] == "no snapshot yet"
+    # The next telemetry snapshot gives the size, before any pipeline run.
+    sandbox.produce_synthetic(name, 100_000)
+    sandbox.advance(2)
+    sandbox.produce_synthetic(name, 0)
+    snap = telemetry.collect_snapshot(cluster=kafka_cluster)
+    size = sizes.latest_sizes("sandbox").topic(name).bytes
+    page.reload()
+    row.wait_for()
+    assert row.locator("td").all_inner_texts()[9] == filesizeformat(size)
+    assert f"sizes as of {snap.ts:%Y-%m-%d %H:%M} UTC" in page.inner_text("#topic-meta")
+    page.click(f"text={name}")
+    page.wait_for_url(f"{live_server.url}/c/sandbox/topics/{name}/")
+    card = page.inner_text("#topic-size")
+    assert filesizeformat(size) in card and f"as of {snap.ts:%Y-%m-%d %H:%M} UTC" in card
     event = AuditEvent.objects.exclude(outcome="requested").get(action="topic.create")
     assert event.actor_name == "operator" and event.outcomes[f"topic:{name}"]["ok"] is True
 

@@ -1,0 +1,183 @@
+"""Topic sizes from the latest telemetry snapshot: available minutes after a cluster is registered.
+
+The collector writes one ``partitions`` file per snapshot (``pipeline/lake.py``); the topic pages
+read the newest one with pyarrow, only the columns they show, and keep it in memory until a newer
+file replaces it (keyed by the file's name, mtime and size), so a 100,000-partition cluster costs
+one read per snapshot interval per process, not one per page view.
+
+A topic's size is the sum of its partitions' leader replica sizes (one copy of the data, what
+DescribeLogDirs reports for the leader); "on disk" adds every replica.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline import config as pipeline_config
+
+log = logging.getLogger(__name__)
+COLUMNS = ["ts", "topic", "partition", "size_bytes", "replica_sizes"]
+
+
+@dataclass(frozen=True)
+class TopicSize:
+    """One topic in one snapshot. ``unknown`` partitions had no size (their leader did not answer)."""
+
+    bytes: int  # the known partitions' leader replicas
+    partitions: int
+    unknown: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.unknown == 0
+
+    @property
+    def known(self) -> bool:
+        """Whether any partition's size is known."""
+        return self.unknown < self.partitions
+
+
+@dataclass(frozen=True)
+class PartitionSize:
+    partition: int
+    bytes: int | None  # the leader replica; None when unknown
+    replica_bytes: tuple[int | None, ...] = ()  # aligned with the snapshot's replicas
+
+    @property
+    def disk_bytes(self) -> int:
+        return sum(b for b in self.replica_bytes if b is not None)
+
+
+@dataclass(frozen=True)
+class SnapshotSizes:
+    """The sizes of the latest snapshot of one cluster (``ts`` None: no snapshot yet)."""
+
+    ts: datetime | None = None
+    path: str = ""
+    topics: Mapping[str, TopicSize] = field(default_factory=dict)
+    error: str = ""  # the latest file could not be read
+    table: pa.Table | None = field(default=None, repr=False)
+
+    @property
+    def has_snapshot(self) -> bool:
+        return self.ts is not None
+
+    def topic(self, name: str) -> TopicSize | None:
+        return self.topics.get(name)
+
+    def partitions(self, name: str) -> dict[int, PartitionSize]:
+        """Each partition of one topic (empty when the snapshot does not have the topic)."""
+        if self.table is None or name not in self.topics:
+            return {}
+        rows = self.table.filter(pc.equal(self.table.column("topic"), name)).to_pylist()
+        return {
+            r["partition"]: PartitionSize(
+                r["partition"],
+                r["size_bytes"] if r["size_bytes"] is not None and r["size_bytes"] >= 0 else None,
+                tuple(b if b is not None and b >= 0 else None for b in r["replica_sizes"] or ()),
+            )
+            for r in rows
+        }
+
+
+def latest_file(lake_dir: Path, cluster: str) -> Path | None:
+    """The newest snapshot file of a cluster's partitions dataset (by date directory, then name).
+
+    The layout is :mod:`pipeline.lake`'s; names starting with "." or "_" are files being written.
+    """
+    root = Path(lake_dir) / "partitions" / f"cluster={cluster}"
+    try:
+        days = sorted((d for d in root.iterdir() if d.name.startswith("date=")), reverse=True)
+    except OSError:  # no snapshot of this cluster yet (or no lake at all)
+        return None
+    for day in days:
+        try:
+            files = [f for f in day.iterdir() if f.suffix == ".parquet" and f.name[0] not in "._"]
+        except OSError:
+            continue
+        if files:
+            # snap-<epoch slot>: the number orders them by time; the mtime breaks ties of other names
+            return max(files, key=lambda f: (_slot(f.name), _mtime(f)))
+    return None
+
+
+def _slot(name: str) -> int:
+    digits = "".join(c for c in name.rsplit(".", 1)[0] if c.isdigit())
+    return int(digits) if digits else -1
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return -1
+
+
+def read_sizes(path: Path) -> SnapshotSizes:
+    """The sizes of the last snapshot in one file (a file may hold several; the newest ``ts`` wins)."""
+    table = pq.read_table(path, columns=COLUMNS)
+    if table.num_rows == 0:
+        return SnapshotSizes(ts=None, path=str(path))
+    ts = pc.max(table.column("ts"))
+    table = table.filter(pc.equal(table.column("ts"), ts)).drop_columns(["ts"])
+    size = table.column("size_bytes")
+    known = pc.fill_null(pc.greater_equal(size, 0), False)
+    grouped = (
+        table.append_column("known", pc.if_else(known, size, 0))
+        .append_column("unknown", pc.cast(pc.invert(known), pa.int64()))
+        .group_by("topic")
+        .aggregate([("known", "sum"), ("unknown", "sum"), ("partition", "count")])
+    )
+    topics = {
+        name: TopicSize(int(b), int(n), int(u))
+        for name, b, u, n in zip(
+            grouped.column("topic").to_pylist(),
+            grouped.column("known_sum").to_pylist(),
+            grouped.column("unknown_sum").to_pylist(),
+            grouped.column("partition_count").to_pylist(),
+            strict=True,
+        )
+    }
+    return SnapshotSizes(ts=ts.as_py(), path=str(path), topics=topics, table=table)
+
+
+_cache: dict[tuple[str, str], tuple[tuple, SnapshotSizes]] = {}
+_lock = threading.Lock()
+
+
+def latest_sizes(cluster_name: str, lake_dir: Path | None = None) -> SnapshotSizes:
+    """Topic sizes from the cluster's latest snapshot, read again only when a newer file appears."""
+    root = Path(lake_dir or pipeline_config.load().lake_dir)
+    path = latest_file(root, cluster_name)
+    if path is None:
+        return SnapshotSizes()
+    try:
+        stat = path.stat()
+    except FileNotFoundError:  # replaced between the listing and now: the next view reads the new one
+        return SnapshotSizes()
+    key, version = (str(root), cluster_name), (str(path), stat.st_mtime_ns, stat.st_size)
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        try:
+            sizes = read_sizes(path)
+        except (OSError, pa.ArrowException) as exc:
+            log.warning("telemetry snapshot %s unreadable: %s", path, exc)
+            return SnapshotSizes(error=f"the latest snapshot ({path.name}) could not be read: {exc}")
+        _cache[key] = (version, sizes)
+        return sizes
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()
