@@ -43,6 +43,7 @@ IEC_UNITS = (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 
 _MS_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1_000), ("ms", 1))
 # Key suffix -> milliseconds per unit of the value.
 _DURATION_SUFFIXES = ((".ms", 1), (".seconds", 1_000), (".minutes", 60_000), (".hours", 3_600_000))
+_ZERO = {1: "0 ms", 1_000: "0 s", 60_000: "0 min", 3_600_000: "0 h"}  # zero in the key's own unit
 _RATE_KEYS = frozenset({"leader.replication.throttled.rate", "follower.replication.throttled.rate"})
 _RATE_SUFFIX = ".bytes.per.second"
 
@@ -149,7 +150,7 @@ def human_config_value(name: str, value: str | None) -> str | None:
     if what == "duration":
         if n > LONG_MAX // per_unit:
             return None
-        return config_duration(n * per_unit)
+        return _ZERO[per_unit] if n == 0 else config_duration(n * per_unit)
     if what == "rate":
         return f"{config_bytes(n)}/s"
     return config_bytes(n)

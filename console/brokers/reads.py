@@ -150,6 +150,14 @@ class BrokerThrottles:
         return bool(self.leader_rate or self.follower_rate or self.topics)
 
     @property
+    def limits(self) -> bool:
+        """Whether replication is slowed here: Kafka throttles only the listed replicas, and only
+        at a rate set on the broker (without one the limit is Long.MAX_VALUE)."""
+        listed_leader = any(t.leader or t.leader_all for t in self.topics)
+        listed_follower = any(t.follower or t.follower_all for t in self.topics)
+        return bool((self.leader_rate and listed_leader) or (self.follower_rate and listed_follower))
+
+    @property
     def leader_rate_text(self) -> str | None:
         return _rate_text(reassign_throttles.LEADER_RATE, self.leader_rate)
 

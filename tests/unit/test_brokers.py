@@ -108,6 +108,9 @@ def test_throttled_replicas_are_read_per_broker_and_a_star_names_every_host():
     assert got[3].follower_rate_text == "unlimited"
     assert got[3].topic("moving").follower == (0,) and got[3].topic("all").leader_text == "all"
     assert got[4].error is down and not got[4].active
+    # Kafka slows a replica only when it is listed and its broker has the matching rate
+    assert got[1].limits and not got[2].limits and got[3].limits
+    assert not broker_reads.BrokerThrottles(leader_rate="1", topics=got[3].topics[1:]).limits
     assert 5 not in got
 
 
@@ -186,10 +189,11 @@ def test_throttles_in_effect_show_on_the_list_and_on_the_broker_page(
     assert not any(isinstance(v, KafkaOperationError) for v in result.values()), result
     client.force_login(personas["viewer"])
     body = client.get(url("broker_list", kafka_cluster)).content.decode()
-    two, three, one = row_of(body, 2), row_of(body, 3), row_of(body, 1)
-    assert "10 MiB/s" in two and "1 topic" in two
-    assert "1 topic" in three and "MiB/s" not in three
-    assert "none" in cells(one)[-2]
+    two, three, one = (" ".join(cells(row_of(body, b))[-2].split()) for b in (2, 3, 1))
+    assert "10 MiB/s" in two and "1 topic names this broker" in two and "not limited" not in two
+    assert "1 topic names this broker" in three and "MiB/s" not in three
+    assert "no rate set here: not limited" in three
+    assert one == "none"
 
     page = client.get(url("broker_detail", kafka_cluster, broker=2), {"q": name}).content.decode()
     throttled = re.search(r'<table class="grid" id="throttled-topics">(.*?)</table>', page, re.S).group(1)

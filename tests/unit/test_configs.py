@@ -325,6 +325,7 @@ def test_a_name_that_looks_secret_is_hidden_even_when_kafka_refuses_it(client, p
         ("offsets.retention.minutes", "10080", "7 d"),
         ("request.timeout.ms", "30000", "30 s"),
         ("linger.ms", "0", "0 ms"),
+        ("log.roll.jitter.hours", "0", "0 h"),
         ("x.ms", "86400001", "≈ 1 d"),
         ("segment.bytes", "1073741824", "1 GiB"),
         ("max.message.bytes", "1048588", "≈ 1 MiB"),
