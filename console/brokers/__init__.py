@@ -2,7 +2,9 @@
 throttles in effect, and the partitions it hosts (kafbat#1253).
 
 Open ``reads`` for the list and detail pages (read-only: the area changes nothing on Kafka; a
-broker's configs are changed on the configs pages).
+broker's configs are changed on the configs pages), ``query`` for the broker page's query string,
+``throttling`` for the throttles in effect per broker, ``figures`` for the counts and log-dir sizes
+that need no I/O.
 """
 
-__all__ = ["reads"]
+__all__ = ["figures", "query", "reads", "throttling"]

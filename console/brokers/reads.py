@@ -16,305 +16,19 @@ Nothing here changes Kafka. Raises KafkaOperationError when the metadata cannot 
 
 from __future__ import annotations
 
-import re
-import threading
-import weakref
-from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from itertools import chain
-from urllib.parse import urlencode
+from dataclasses import dataclass
 
 from console import access
+from console.brokers.figures import Counts, LogDir, count_by_broker, log_dir, per_snapshot
+from console.brokers.query import PartitionQuery, parse_broker_id
+from console.brokers.throttling import BrokerThrottles, ThrottleState, throttle_state
 from console.clusters.actions import gateway_for
-from console.formatting import human_config_value
-from console.kafka import ConfigResource, KafkaOperationError, LogDirInfo
-from console.reassignment import planner
-from console.reassignment import throttles as reassign_throttles
+from console.kafka import KafkaOperationError
 from console.topics import cache as metadata_cache
-
-DEFAULT_PER_PAGE = 100
-MAX_PER_PAGE = 1000
-FILTERS = {
-    "": "all",
-    "leader": "leader here",
-    "follower": "follower here",
-    "out-of-isr": "not in the ISR",
-    "under-replicated": "under-replicated",
-    "throttled": "throttled",
-}
-SORTS = {"topic": "topic, partition", "size": "size (largest first)"}
-_BROKER_ID = re.compile(r"\d{1,10}")
 
 
 class UnknownBroker(LookupError):
     """No live broker has this id and no partition names it as a replica."""
-
-
-def parse_broker_id(text: str) -> int | None:
-    """A broker id from a URL (digits only), or None."""
-    text = str(text)
-    return int(text) if _BROKER_ID.fullmatch(text) else None
-
-
-# -- per-snapshot derived data -----------------------------------------------------------------------
-
-_derived: dict[tuple[int, str], tuple[weakref.ref, object]] = {}
-_derived_lock = threading.Lock()
-
-
-def _per_snapshot(snap, what: str, compute: Callable[[], object]):
-    """``compute()`` once per metadata snapshot (dropped with the snapshot)."""
-    key = (id(snap), what)
-    hit = _derived.get(key)
-    if hit is not None and hit[0]() is snap:
-        return hit[1]
-    value = compute()
-    with _derived_lock:
-        for stale in [k for k, (ref, _) in _derived.items() if ref() is None]:
-            _derived.pop(stale, None)
-        _derived[key] = (weakref.ref(snap), value)
-    return value
-
-
-@dataclass(frozen=True)
-class Counts:
-    replicas: int = 0  # partitions with a replica on the broker
-    leaders: int = 0
-    under_replicated: int = 0  # partitions it hosts whose ISR is smaller than their replicas
-    out_of_isr: int = 0  # its own replicas that are not in their partition's ISR
-    offline: int = 0  # partitions it hosts that have no leader
-
-
-def count_by_broker(topics) -> dict[int, Counts]:
-    """Per broker id, the counts above, in one pass over the metadata (pure)."""
-    parts = [p for t in topics for p in t.partitions]
-    replicas = Counter(chain.from_iterable(p.replicas for p in parts))
-    leaders = Counter(p.leader for p in parts if p.leader >= 0)
-    under: Counter[int] = Counter()
-    out: Counter[int] = Counter()
-    offline: Counter[int] = Counter()
-    for p in parts:
-        if len(p.isr) >= len(p.replicas) and p.leader >= 0:
-            continue  # the healthy majority costs nothing more
-        if len(p.isr) < len(p.replicas):
-            under.update(p.replicas)
-            out.update(r for r in p.replicas if r not in p.isr)
-        if p.leader < 0:
-            offline.update(p.replicas)
-    return {
-        b: Counts(replicas[b], leaders[b], under[b], out[b], offline[b])
-        for b in sorted(set(replicas) | set(leaders))
-    }
-
-
-# -- throttles -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ThrottledTopic:
-    """A topic whose throttled-replicas configs name this broker (``*``: every replica)."""
-
-    topic: str
-    leader: tuple[int, ...] = ()  # partitions whose replica here is throttled as a leader (source)
-    follower: tuple[int, ...] = ()  # ... as a follower (a replica being copied here)
-    leader_all: bool = False
-    follower_all: bool = False
-
-    def leader_covers(self, partition: int) -> bool:
-        return self.leader_all or partition in self.leader
-
-    def follower_covers(self, partition: int) -> bool:
-        return self.follower_all or partition in self.follower
-
-    @property
-    def leader_text(self) -> str:
-        return "all" if self.leader_all else ", ".join(map(str, self.leader))
-
-    @property
-    def follower_text(self) -> str:
-        return "all" if self.follower_all else ", ".join(map(str, self.follower))
-
-
-@dataclass(frozen=True)
-class BrokerThrottles:
-    """The replication throttles in effect on one broker."""
-
-    leader_rate: str | None = None  # leader.replication.throttled.rate (a per-broker override), bytes/s
-    follower_rate: str | None = None
-    topics: tuple[ThrottledTopic, ...] = ()
-    error: KafkaOperationError | None = None  # this broker's rates could not be read
-
-    @property
-    def active(self) -> bool:
-        return bool(self.leader_rate or self.follower_rate or self.topics)
-
-    @property
-    def limits(self) -> bool:
-        """Whether replication is slowed here: Kafka throttles only the listed replicas, and only
-        at a rate set on the broker (without one the limit is Long.MAX_VALUE)."""
-        listed_leader = any(t.leader or t.leader_all for t in self.topics)
-        listed_follower = any(t.follower or t.follower_all for t in self.topics)
-        return bool((self.leader_rate and listed_leader) or (self.follower_rate and listed_follower))
-
-    @property
-    def leader_rate_text(self) -> str | None:
-        return _rate_text(reassign_throttles.LEADER_RATE, self.leader_rate)
-
-    @property
-    def follower_rate_text(self) -> str | None:
-        return _rate_text(reassign_throttles.FOLLOWER_RATE, self.follower_rate)
-
-    def topic(self, name: str) -> ThrottledTopic | None:
-        return next((t for t in self.topics if t.topic == name), None)
-
-
-def _rate_text(config: str, value: str | None) -> str | None:
-    return None if value is None else (human_config_value(config, value) or value)
-
-
-@dataclass(frozen=True)
-class ThrottleState:
-    """Every broker's throttles, read once per snapshot."""
-
-    by_broker: dict[int, BrokerThrottles] = field(default_factory=dict)
-    error: KafkaOperationError | None = None  # the topics' throttles could not be read at all
-
-    def of(self, broker: int) -> BrokerThrottles:
-        return self.by_broker.get(broker) or BrokerThrottles()
-
-
-def _entries(value: str | None) -> tuple[bool, dict[int, set[int]]]:
-    """A throttled-replicas value: ("*" given, {broker: partitions})."""
-    every, named = False, {}
-    for item in planner.throttle_entries(value):
-        if item == "*":
-            every = True
-            continue
-        partition, _, broker = item.partition(":")
-        try:
-            named.setdefault(int(broker), set()).add(int(partition))
-        except ValueError:
-            continue  # not "partition:broker": Kafka would not have accepted it; ignore
-    return every, named
-
-
-def throttles_by_broker(
-    values: Mapping[tuple[ConfigResource, str], str | None],
-    hosts: Mapping[str, set[int]],
-    errors: Mapping[ConfigResource, KafkaOperationError] | None = None,
-) -> dict[int, BrokerThrottles]:
-    """Per broker: its rates and the topics naming it (pure).
-
-    ``values`` is the reassignment area's reader output ``{(resource, config): override or None}``;
-    ``hosts`` maps a topic to the brokers hosting it (for ``*``).
-    """
-    rates: dict[int, dict[str, str]] = {}
-    per_topic: dict[int, dict[str, dict[str, object]]] = {}
-    for (res, config), value in values.items():
-        if value is None:
-            continue
-        if res.type == "BROKER" and config in reassign_throttles.RATE_CONFIGS:
-            broker = parse_broker_id(res.name)
-            if broker is not None:
-                rates.setdefault(broker, {})[config] = value
-        elif res.type == "TOPIC" and config in reassign_throttles.REPLICA_CONFIGS:
-            role = "leader" if config == reassign_throttles.LEADER_REPLICAS else "follower"
-            every, named = _entries(value)
-            brokers = set(named) | (hosts.get(res.name, set()) if every else set())
-            for broker in brokers:
-                slot = per_topic.setdefault(broker, {}).setdefault(res.name, {})
-                if every:
-                    slot[f"{role}_all"] = True
-                slot[role] = tuple(sorted(named.get(broker, ())))
-    broker_errors = {
-        b: err
-        for res, err in (errors or {}).items()
-        if res.type == "BROKER" and (b := parse_broker_id(res.name)) is not None
-    }
-    out = {}
-    for broker in sorted(set(rates) | set(per_topic) | set(broker_errors)):
-        r = rates.get(broker, {})
-        topics = tuple(
-            ThrottledTopic(name, **slot)  # type: ignore[arg-type]
-            for name, slot in sorted(per_topic.get(broker, {}).items())
-        )
-        out[broker] = BrokerThrottles(
-            r.get(reassign_throttles.LEADER_RATE),
-            r.get(reassign_throttles.FOLLOWER_RATE),
-            topics,
-            broker_errors.get(broker),
-        )
-    return out
-
-
-def _hosts(snap) -> dict[str, set[int]]:
-    return {t.name: {r for p in t.partitions for r in p.replicas} for t in snap.metadata.topics}
-
-
-def _read_throttles(cluster, snap, broker_ids: list[int]) -> ThrottleState:
-    gw = gateway_for(cluster)
-    resources = [ConfigResource("TOPIC", t.name) for t in snap.metadata.topics]
-    resources += [ConfigResource("BROKER", str(b)) for b in broker_ids]
-    errors: dict[ConfigResource, KafkaOperationError] = {}
-    try:
-        values = reassign_throttles._current_values(
-            gw,
-            resources,
-            reassign_throttles.REPLICA_CONFIGS + reassign_throttles.RATE_CONFIGS,
-            strict=False,
-            errors=errors,
-        )
-    except KafkaOperationError as exc:
-        return ThrottleState(error=exc)
-    topic_errors = [e for res, e in errors.items() if res.type == "TOPIC"]
-    state = ThrottleState(
-        throttles_by_broker(values, _hosts(snap), errors),
-        # a topic deleted since the snapshot is no error; anything else is said once
-        next((e for e in topic_errors if e.name != "UNKNOWN_TOPIC_OR_PARTITION"), None),
-    )
-    return state
-
-
-def throttle_state(cluster, snap, broker_ids: list[int]) -> ThrottleState:
-    """The throttles of every broker, read once per metadata snapshot (a failed read is retried)."""
-    key = "throttles:" + ",".join(map(str, broker_ids))
-    state = _per_snapshot(snap, key, lambda: _read_throttles(cluster, snap, broker_ids))
-    if state.error is not None:
-        with _derived_lock:
-            _derived.pop((id(snap), key), None)
-    return state
-
-
-# -- log dirs --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LogDir:
-    path: str
-    error: KafkaOperationError | None
-    total_bytes: int | None  # the disk's size (DescribeLogDirs v4+, Kafka 3.3+)
-    usable_bytes: int | None  # free space Kafka can use
-    replicas: int | None = None  # replicas in this dir (broker page only)
-    data_bytes: int | None = None  # their size (broker page only)
-
-    @property
-    def used_bytes(self) -> int | None:
-        if self.total_bytes is None or self.usable_bytes is None:
-            return None
-        return max(0, self.total_bytes - self.usable_bytes)
-
-    @property
-    def used_percent(self) -> float | None:
-        used = self.used_bytes
-        return None if used is None or not self.total_bytes else round(100 * used / self.total_bytes, 1)
-
-
-def _log_dir(d: LogDirInfo, with_replicas: bool) -> LogDir:
-    if not with_replicas:
-        return LogDir(d.path, d.error, d.total_bytes, d.usable_bytes)
-    current = [r for r in d.replicas.values() if not r.is_future]
-    return LogDir(d.path, d.error, d.total_bytes, d.usable_bytes, len(current), sum(r.size for r in current))
 
 
 # -- the list --------------------------------------------------------------------------------------
@@ -383,7 +97,7 @@ def _row(info, broker: int, counts, dirs_answer, dirs_error, throttles: Throttle
     elif answer is None:
         dirs, error = (), dirs_error
     else:
-        dirs, error = tuple(_log_dir(d, full) for d in answer), None
+        dirs, error = tuple(log_dir(d, full) for d in answer), None
     return BrokerRow(
         broker,
         info.host if info else None,
@@ -401,7 +115,7 @@ def _cluster_view(cluster, refresh: bool):
     """(snapshot, {id: BrokerInfo} of live brokers, counts per broker)."""
     snap = metadata_cache.get_snapshot(cluster, refresh=refresh)
     info = {b.id: b for b in gateway_for(cluster).describe_cluster().brokers}
-    counts = _per_snapshot(snap, "counts", lambda: count_by_broker(snap.metadata.topics))
+    counts = per_snapshot(snap, "counts", lambda: count_by_broker(snap.metadata.topics))
     return snap, info, counts
 
 
@@ -423,58 +137,6 @@ def list_brokers(*, actor, cluster, refresh: bool = False) -> BrokerList:
 
 
 # -- one broker ------------------------------------------------------------------------------------
-
-
-def _int(value, default: int, low: int, high: int) -> int:
-    try:
-        n = int(str(value).strip())
-    except (TypeError, ValueError):
-        return default
-    return max(low, min(high, n))
-
-
-@dataclass(frozen=True)
-class PartitionQuery:
-    """The broker page's query string: topic search, filter, sort, page (bad values fall back)."""
-
-    topic: str = ""
-    only: str = ""
-    sort: str = "topic"
-    page: int = 1
-    per_page: int = DEFAULT_PER_PAGE
-
-    @classmethod
-    def from_params(cls, params: Mapping) -> PartitionQuery:
-        only = str(params.get("only") or "")
-        sort = str(params.get("sort") or "topic")
-        return cls(
-            topic=str(params.get("q") or "").strip()[:500],
-            only=only if only in FILTERS else "",
-            sort=sort if sort in SORTS else "topic",
-            page=_int(params.get("page"), 1, 1, 10**9),
-            per_page=_int(params.get("per_page"), DEFAULT_PER_PAGE, 1, MAX_PER_PAGE),
-        )
-
-    def querystring(self, **changes) -> str:
-        """This query as a query string (defaults left out), with ``changes`` applied."""
-        values = {
-            "q": self.topic,
-            "only": self.only,
-            "sort": "" if self.sort == "topic" else self.sort,
-            "per_page": "" if self.per_page == DEFAULT_PER_PAGE else self.per_page,
-            "page": "" if self.page == 1 else self.page,
-        }
-        values.update(changes)
-        return urlencode({k: v for k, v in values.items() if v not in ("", None)})
-
-    @property
-    def without_page(self) -> str:
-        """The query string of this query on any page (the pager adds ``page``)."""
-        return self.querystring(page="")
-
-    @property
-    def custom_per_page(self) -> bool:
-        return self.per_page != DEFAULT_PER_PAGE
 
 
 @dataclass(frozen=True)

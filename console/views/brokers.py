@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from console import access
+from console.brokers import query as broker_query
 from console.brokers import reads as broker_reads
 from console.clusters import capabilities
 from console.kafka import KafkaOperationError
@@ -41,7 +42,7 @@ def broker_detail(request, name: str, broker: str):
     cluster = get_cluster_for_user(request, name)
     if capabilities.unavailable_reason(cluster, SECTION):
         return unavailable_page(request, cluster, SECTION, title="Brokers")
-    query = broker_reads.PartitionQuery.from_params(request.GET)
+    query = broker_query.PartitionQuery.from_params(request.GET)
     context = {"cluster": cluster, "broker": broker, "detail": None, "error": None, "query": query}
     try:
         context["detail"] = broker_reads.describe_broker(
@@ -55,6 +56,6 @@ def broker_detail(request, name: str, broker: str):
         raise Http404("No such broker.") from None
     except KafkaOperationError as exc:
         context["error"] = exc
-    context["filters"] = broker_reads.FILTERS
-    context["sorts"] = broker_reads.SORTS
+    context["filters"] = broker_query.FILTERS
+    context["sorts"] = broker_query.SORTS
     return render(request, "console/broker_detail.html", context)

@@ -12,6 +12,7 @@ from collections import Counter
 
 import pytest
 
+from console.brokers import query as broker_query
 from console.brokers import reads as broker_reads
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
 from console.models import Cluster
@@ -102,11 +103,11 @@ def test_a_broker_lists_the_partitions_it_hosts_with_sizes_and_throttles(gw, vie
             ]
         }
     )
-    query = broker_reads.PartitionQuery(topic=name)
+    wanted = broker_query.PartitionQuery(topic=name)
 
     def read():
         return broker_reads.describe_broker(
-            actor=actor, cluster=cluster, broker=str(a), query=query, refresh=True
+            actor=actor, cluster=cluster, broker=str(a), query=wanted, refresh=True
         )
 
     detail = eventually(read, lambda d: len(d.rows) == 2 and d.broker.throttles.topic(name) is not None)

@@ -10,6 +10,7 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
+from console.brokers import figures, query, throttling
 from console.brokers import reads as broker_reads
 from console.clusters.actions import gateway_for
 from console.kafka import (
@@ -72,19 +73,11 @@ def test_counts_per_broker_cover_replicas_leaders_under_replicated_out_of_isr_an
         TopicMetadata("a", (P(0, 1, [1, 2, 3], [1, 2, 3]), P(1, 2, [2, 3, 1], [2, 3]))),
         TopicMetadata("b", (P(0, -1, [3, 4], []), P(1, 4, [4], [4]))),
     ]
-    counts = broker_reads.count_by_broker(topics)
-    assert counts[1] == broker_reads.Counts(
-        replicas=2, leaders=1, under_replicated=1, out_of_isr=1, offline=0
-    )
-    assert counts[2] == broker_reads.Counts(
-        replicas=2, leaders=1, under_replicated=1, out_of_isr=0, offline=0
-    )
-    assert counts[3] == broker_reads.Counts(
-        replicas=3, leaders=0, under_replicated=2, out_of_isr=1, offline=1
-    )
-    assert counts[4] == broker_reads.Counts(
-        replicas=2, leaders=1, under_replicated=1, out_of_isr=1, offline=1
-    )
+    counts = figures.count_by_broker(topics)
+    assert counts[1] == figures.Counts(replicas=2, leaders=1, under_replicated=1, out_of_isr=1, offline=0)
+    assert counts[2] == figures.Counts(replicas=2, leaders=1, under_replicated=1, out_of_isr=0, offline=0)
+    assert counts[3] == figures.Counts(replicas=3, leaders=0, under_replicated=2, out_of_isr=1, offline=1)
+    assert counts[4] == figures.Counts(replicas=2, leaders=1, under_replicated=1, out_of_isr=1, offline=1)
 
 
 def test_throttled_replicas_are_read_per_broker_and_a_star_names_every_host():
@@ -99,9 +92,9 @@ def test_throttled_replicas_are_read_per_broker_and_a_star_names_every_host():
         (b("3"), throttles.FOLLOWER_RATE): "9223372036854775807",
     }
     down = KafkaOperationError(8, "BROKER_NOT_AVAILABLE", "gone")
-    got = broker_reads.throttles_by_broker(values, {"all": {2, 3}, "moving": {1, 2, 3}}, {b("4"): down})
+    got = throttling.throttles_by_broker(values, {"all": {2, 3}, "moving": {1, 2, 3}}, {b("4"): down})
     assert got[1].leader_rate_text == "10 MiB/s" and got[1].follower_rate is None
-    assert got[1].topics == (broker_reads.ThrottledTopic("moving", leader=(0, 2)),)
+    assert got[1].topics == (throttling.ThrottledTopic("moving", leader=(0, 2)),)
     assert [x.topic for x in got[2].topics] == ["all", "moving"]
     assert got[2].topic("all").leader_all and got[2].topic("all").leader_covers(7)
     assert got[2].topic("moving").leader_text == "1" and not got[2].topic("moving").follower_covers(1)
@@ -110,12 +103,12 @@ def test_throttled_replicas_are_read_per_broker_and_a_star_names_every_host():
     assert got[4].error is down and not got[4].active
     # Kafka slows a replica only when it is listed and its broker has the matching rate
     assert got[1].limits and not got[2].limits and got[3].limits
-    assert not broker_reads.BrokerThrottles(leader_rate="1", topics=got[3].topics[1:]).limits
+    assert not throttling.BrokerThrottles(leader_rate="1", topics=got[3].topics[1:]).limits
     assert 5 not in got
 
 
 def test_the_partition_query_falls_back_on_bad_values_and_round_trips():
-    q = broker_reads.PartitionQuery.from_params(
+    q = query.PartitionQuery.from_params(
         {"q": "  orders ", "only": "nonsense", "sort": "size", "page": "-4", "per_page": "99999999"}
     )
     assert (q.topic, q.only, q.sort, q.page, q.per_page) == (
@@ -123,15 +116,15 @@ def test_the_partition_query_falls_back_on_bad_values_and_round_trips():
         "",
         "size",
         1,
-        broker_reads.MAX_PER_PAGE,
+        query.MAX_PER_PAGE,
     )
-    again = broker_reads.PartitionQuery.from_params(dict(x.split("=") for x in q.querystring().split("&")))
+    again = query.PartitionQuery.from_params(dict(x.split("=") for x in q.querystring().split("&")))
     assert again == q
     assert q.querystring() == "q=orders&sort=size&per_page=1000"
-    paged = broker_reads.PartitionQuery.from_params({"q": "a&b", "page": "7"})
+    paged = query.PartitionQuery.from_params({"q": "a&b", "page": "7"})
     assert paged.querystring() == "q=a%26b&page=7" and paged.without_page == "q=a%26b"
-    assert broker_reads.parse_broker_id("12") == 12
-    assert [broker_reads.parse_broker_id(x) for x in ("-1", "1.0", "abc", "", "1" * 11)] == [None] * 5
+    assert query.parse_broker_id("12") == 12
+    assert [query.parse_broker_id(x) for x in ("-1", "1.0", "abc", "", "1" * 11)] == [None] * 5
 
 
 # -- reads against the sandbox ------------------------------------------------------------------------
@@ -230,7 +223,7 @@ def test_the_broker_page_pages_through_the_partitions_it_hosts(client, personas,
         actor=personas["viewer"],
         cluster=kafka_cluster,
         broker="1",
-        query=broker_reads.PartitionQuery(topic=name, only="leader", sort="size", per_page=5),
+        query=query.PartitionQuery(topic=name, only="leader", sort="size", per_page=5),
     )
     assert detail.total == 12 and detail.hosted >= 25  # broker 1 leads the odd partitions
     assert [r.partition for r in detail.rows] == [23, 21, 19, 17, 15]
