@@ -37,6 +37,7 @@ class PipelineConfig:
     window_days: int = 30
     idle_days: float = 7.0
     forecast_window_days: float = 7.0
+    min_history_h: float = 24.0  # no forecast or growth verdict from a shorter history of snapshots
     broker_capacity_bytes: int = 0  # 0: use the total size the broker's log dir reports
     spark_master: str = "local[*]"
     spark_shuffle_partitions: int = 8
@@ -53,6 +54,7 @@ def load() -> PipelineConfig:
         window_days=_int("PIPELINE_WINDOW_DAYS", 30),
         idle_days=_float("PIPELINE_IDLE_DAYS", 7.0),
         forecast_window_days=_float("PIPELINE_FORECAST_WINDOW_DAYS", 7.0),
+        min_history_h=_float("PIPELINE_MIN_HISTORY_H", 24.0),
         broker_capacity_bytes=_int("BROKER_DISK_CAPACITY_BYTES", 0),
         spark_master=os.environ.get("SPARK_MASTER", "local[*]"),
         spark_shuffle_partitions=_int("SPARK_SHUFFLE_PARTITIONS", 8),

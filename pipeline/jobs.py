@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from pipeline import lake
-from pipeline.reference import DAY_MS, PERIODS, JobParams
+from pipeline.reference import DAY_MS, PERIODS, JobParams, enough_history
 
 Progress = Callable[[float, str], None]
 
@@ -67,13 +67,31 @@ def _topic_frames(parts, broker_ids: list[int] | None):
         F.max("retention_bytes").alias("retention_bytes"),
         *leader_counts,
     )
+    # Deltas against the cluster's previous snapshot (``snap``, from the few distinct timestamps,
+    # broadcast): a topic absent from it was created since and grew from nothing, so the topics'
+    # growth adds up to the growth of the cluster's log bytes (as in pipeline.reference).
+    stamps = topic_ts.select("ts").distinct()
+    stamps = stamps.select("ts", F.lag("ts").over(Window.orderBy("ts")).alias("snap"))
     w = Window.partitionBy("topic").orderBy("ts")
-    return topic_ts.select(
-        "*",
-        F.coalesce(F.col("size") - F.lag("size").over(w), F.lit(0)).alias("d_size"),
-        F.coalesce(F.greatest(F.col("end") - F.lag("end").over(w), F.lit(0)), F.lit(0)).alias("d_msgs"),
-        F.coalesce((F.col("ts") - F.lag("ts").over(w)) / 1000.0, F.lit(0.0)).alias("dt"),
-    ).cache()
+    after_snap = F.col("snap").isNotNull()
+    continued = F.coalesce(F.lag("ts").over(w) == F.col("snap"), F.lit(False))
+    return (
+        topic_ts.join(F.broadcast(stamps), "ts")
+        .select(
+            "*",
+            F.when(continued, F.col("size") - F.lag("size").over(w))
+            .when(after_snap, F.col("size"))
+            .otherwise(F.lit(0))
+            .alias("d_size"),
+            F.when(continued, F.greatest(F.col("end") - F.lag("end").over(w), F.lit(0)))
+            .when(after_snap, F.col("end"))
+            .otherwise(F.lit(0))
+            .alias("d_msgs"),
+            F.when(after_snap, (F.col("ts") - F.col("snap")) / 1000.0).otherwise(F.lit(0.0)).alias("dt"),
+        )
+        .drop("snap")
+        .cache()
+    )
 
 
 def _leaders(parts, topic_ts, broker_ids: list[int] | None):
@@ -157,7 +175,7 @@ def _topic_growth(topic_ts):
     return frames[0].unionByName(frames[1])
 
 
-def _topic_summary(topic_ts):
+def _topic_summary(topic_ts, params: JobParams):
     from pyspark.sql import functions as F
 
     s = topic_ts.groupBy("topic").agg(
@@ -166,15 +184,16 @@ def _topic_summary(topic_ts):
         F.max_by("partitions", "ts").alias("partitions"),
         F.max_by("size", "ts").alias("size_bytes"),
         F.max_by("max_part", "ts").alias("max_partition_bytes"),
-        F.min_by("size", "ts").alias("first_size"),
+        F.sum("d_size").alias("bytes_growth"),
+        F.sum("dt").alias("span"),
         F.sum("d_msgs").alias("messages_in"),
         F.max_by("retention_ms", "ts").alias("retention_ms"),
         F.max_by("retention_bytes", "ts").alias("retention_bytes"),
         F.max(F.when(F.col("d_msgs") > 0, F.col("ts"))).alias("last_write_ts"),
     )
-    span = (F.col("last_ts") - F.col("first_ts")) / 1000.0
+    span = F.col("span")  # seconds since the snapshot before the topic's first one, if any
     mean = F.col("size_bytes") / F.col("partitions")
-    growth = F.col("size_bytes") - F.col("first_size")
+    growth = F.col("bytes_growth")
     return s.select(
         "topic",
         "first_ts",
@@ -187,7 +206,10 @@ def _topic_summary(topic_ts):
         growth.alias("bytes_growth"),
         "messages_in",
         _rate(F.col("messages_in"), span).alias("write_rate"),
-        _rate(growth, span / 86400).alias("bytes_per_day"),
+        # a rate per day is an extrapolation: none from less than min_history_h
+        F.when(span * 1000 >= F.lit(params.min_history_ms), _rate(growth, span / 86400)).alias(
+            "bytes_per_day"
+        ),
         "retention_ms",
         "retention_bytes",
         F.when(F.col("retention_bytes") > 0, F.col("max_partition_bytes") / F.col("retention_bytes")).alias(
@@ -235,6 +257,7 @@ def _broker_forecast(disk, params: JobParams):
         disk.crossJoin(disk.agg(F.max("ts").alias("end")))
         .groupBy("broker")
         .agg(
+            F.min("ts").alias("first_ts"),
             F.max("ts").alias("last_ts"),
             F.max_by("size_bytes", "ts").alias("size_bytes"),
             F.max_by("total_bytes", "ts").alias("total_bytes"),
@@ -246,8 +269,10 @@ def _broker_forecast(disk, params: JobParams):
         )
     )
     den = F.col("n") * F.col("sxx") - F.col("sx") * F.col("sx")
+    history = (F.col("last_ts") - F.col("first_ts")) >= F.lit(params.min_history_ms)
     slope = F.when(
-        (F.col("n") >= 2) & (den != 0), (F.col("n") * F.col("sxy") - F.col("sx") * F.col("sy")) / den
+        (F.col("n") >= 2) & (den != 0) & history,
+        (F.col("n") * F.col("sxy") - F.col("sx") * F.col("sy")) / den,
     )
     cap = F.lit(params.capacity_bytes).cast("long") if params.capacity_bytes else F.col("total_bytes")
     s = s.select("broker", "last_ts", "size_bytes", cap.alias("capacity_bytes"), slope.alias("slope"))
@@ -308,6 +333,8 @@ def _idle(topic_summary: list[dict], group_summary: list[dict] | None, params: J
     if not topic_summary:
         return []
     end = max(t["last_ts"] for t in topic_summary)
+    if not enough_history(min(t["first_ts"] for t in topic_summary), end, params):
+        return []  # "idle" is a verdict too: not from a short look
     consumed: dict[str, int] = {}
     for g in group_summary or []:
         if g["last_progress_ts"] is not None:
@@ -414,7 +441,7 @@ def run_jobs(
 
             submit("cluster_size", over_topics(lambda t: _cluster_size(t, disk)))
             submit("topic_growth", over_topics(_topic_growth))
-            submit("topic_summary", over_topics(_topic_summary))
+            submit("topic_summary", over_topics(lambda t: _topic_summary(t, params)))
             if disk is not None:
 
                 def broker_disk():

@@ -24,6 +24,18 @@ class JobParams:
     idle_days: float = 7.0
     forecast_window_days: float = 7.0
     capacity_bytes: int = 0
+    min_history_h: float = 24.0  # no forecast or growth verdict from less history than this
+
+    @property
+    def min_history_ms(self) -> float:
+        return self.min_history_h * HOUR_MS
+
+
+def enough_history(first_ms: float | None, last_ms: float | None, params: JobParams) -> bool:
+    """Whether snapshots from ``first_ms`` to ``last_ms`` are history enough to extrapolate or judge growth."""
+    if first_ms is None or last_ms is None:
+        return False
+    return last_ms - first_ms >= params.min_history_ms
 
 
 def _ms(ts: datetime) -> int:
@@ -71,18 +83,28 @@ def _topic_series(parts: list[dict]) -> dict[str, list[dict]]:
     series: dict[str, list[dict]] = defaultdict(list)
     for (topic, _), a in agg.items():
         series[topic].append(a)
+    # Deltas are taken against the cluster's previous snapshot: a topic absent from it (created since)
+    # grew from nothing, so the topics' growth adds up to the growth of the cluster's log bytes.
+    stamps = sorted({ts for _, ts in agg})
+    before = dict(zip(stamps[1:], stamps, strict=False))
     for rows in series.values():
         rows.sort(key=lambda a: a["ts"])
         prev = None
         for a in rows:
-            a["d_size"] = a["size"] - prev["size"] if prev else 0
-            a["d_msgs"] = max(0, a["end"] - prev["end"]) if prev else 0
-            a["dt"] = (a["ts"] - prev["ts"]) / 1000 if prev else 0.0
+            snap = before.get(a["ts"])
+            if snap is None:  # the window's first snapshot: nothing to compare with
+                a["d_size"], a["d_msgs"], a["dt"] = 0, 0, 0.0
+            elif prev is not None and prev["ts"] == snap:
+                a["d_size"] = a["size"] - prev["size"]
+                a["d_msgs"] = max(0, a["end"] - prev["end"])
+                a["dt"] = (a["ts"] - snap) / 1000
+            else:  # not in the previous snapshot: created (or re-created) since
+                a["d_size"], a["d_msgs"], a["dt"] = a["size"], a["end"], (a["ts"] - snap) / 1000
             prev = a
     return series
 
 
-def _topic_reports(series: dict[str, list[dict]]) -> tuple[list[dict], list[dict]]:
+def _topic_reports(series: dict[str, list[dict]], params: JobParams) -> tuple[list[dict], list[dict]]:
     growth, summary = [], []
     for topic, rows in series.items():
         for period, width in PERIODS.items():
@@ -105,7 +127,8 @@ def _topic_reports(series: dict[str, list[dict]]) -> tuple[list[dict], list[dict
                     }
                 )
         first, last = rows[0], rows[-1]
-        span_s = (last["ts"] - first["ts"]) / 1000
+        span_s = sum(a["dt"] for a in rows)  # since the snapshot before the topic's first one, if any
+        grown, msgs = sum(a["d_size"] for a in rows), sum(a["d_msgs"] for a in rows)
         mean = last["size"] / last["partitions"]
         rb = last["retention_bytes"]
         writes = [a["ts"] for a in rows if a["d_msgs"] > 0]
@@ -119,10 +142,13 @@ def _topic_reports(series: dict[str, list[dict]]) -> tuple[list[dict], list[dict
                 "max_partition_bytes": last["max_part"],
                 "mean_partition_bytes": mean,
                 "skew": last["max_part"] / mean if mean > 0 else None,
-                "bytes_growth": last["size"] - first["size"],
-                "messages_in": sum(a["d_msgs"] for a in rows),
-                "write_rate": _ratio(sum(a["d_msgs"] for a in rows), span_s),
-                "bytes_per_day": _ratio(last["size"] - first["size"], span_s / 86400),
+                "bytes_growth": grown,
+                "messages_in": msgs,
+                "write_rate": _ratio(msgs, span_s),
+                # a rate per day is an extrapolation: none from less than min_history_h
+                "bytes_per_day": _ratio(grown, span_s / 86400)
+                if span_s * 1000 >= params.min_history_ms
+                else None,
                 "retention_ms": last["retention_ms"],
                 "retention_bytes": rb,
                 "retention_fill": last["max_part"] / rb if rb is not None and rb > 0 else None,
@@ -182,7 +208,8 @@ def _broker_reports(
             sx, sy = sum(x for x, _ in recent), sum(y for _, y in recent)
             sxx, sxy = sum(x * x for x, _ in recent), sum(x * y for x, y in recent)
             den = n * sxx - sx * sx
-            slope = (n * sxy - sx * sy) / den if n >= 2 and den != 0 else None
+            fits = n >= 2 and den != 0 and enough_history(rows[0]["ts"], last["ts"], params)
+            slope = (n * sxy - sx * sy) / den if fits else None
             cap = params.capacity_bytes or last["total_bytes"]
             forecast.append(
                 {
@@ -251,6 +278,8 @@ def _idle(summary: list[dict], consumed: dict[str, int], params: JobParams) -> l
     if not summary:
         return []
     end = max(s["last_ts"] for s in summary)
+    if not enough_history(min(s["first_ts"] for s in summary), end, params):
+        return []  # "idle" is a verdict too: not from a short look
     out = []
     for s in summary:
         if s["topic"].startswith("__"):
@@ -277,7 +306,7 @@ def compute(tables: dict[str, pa.Table], params: JobParams | None = None) -> dic
     params = params or JobParams()
     parts, brokers, groups = (_rows(tables.get(k)) for k in ("partitions", "brokers", "groups"))
     series = _topic_series(parts)
-    growth, summary = _topic_reports(series)
+    growth, summary = _topic_reports(series, params)
     disk, forecast = _broker_reports(parts, brokers, params)
     lag, group_summary, consumed = _group_reports(groups)
     return {

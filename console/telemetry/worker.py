@@ -26,7 +26,12 @@ def _run(ctx) -> Done:
     cfg = pipeline_config.load()
     since, until = datetime.fromisoformat(op.params["since"]), datetime.fromisoformat(op.params["until"])
     name = op.params["cluster"]
-    params = JobParams(cfg.idle_days, cfg.forecast_window_days, cfg.broker_capacity_bytes)
+    params = JobParams(
+        idle_days=cfg.idle_days,
+        forecast_window_days=cfg.forecast_window_days,
+        capacity_bytes=cfg.broker_capacity_bytes,
+        min_history_h=cfg.min_history_h,
+    )
     started = time.perf_counter()
     try:
         from pipeline.jobs import run_jobs

@@ -35,18 +35,21 @@ def _idle_rows(request, cluster, report: capacity.CapacityReport) -> list[dict]:
 
 
 def _charts(report: capacity.CapacityReport) -> dict:
-    size = [(r["ts"], r["disk_bytes"] or r["log_bytes"]) for r in report.cluster_size]
+    # The topics' growth is measured on the leader replicas' log bytes, so that is the main line;
+    # bytes on disk (every replica, and replicas being copied by a move) are drawn beside it.
+    logs = [(r["ts"], r["log_bytes"]) for r in report.cluster_size]
+    disk = [(r["ts"], r["disk_bytes"]) for r in report.cluster_size if r["disk_bytes"]]
     growing = [
         (t["topic"], t["bytes_growth"], f"+{human_bytes(t['bytes_growth'])}") for t in report.top_growing
     ]
     caps = [b.get("capacity_bytes") for b in report.brokers if b.get("capacity_bytes")]
-    brokers = [(f"broker {b['broker']}", b["size_bytes"], _broker_text(b)) for b in report.brokers]
+    brokers = [(f"broker {b['broker']}", b["size_bytes"], _broker_text(report, b)) for b in report.brokers]
     skewed = [(t["topic"], t["skew"], f"{t['skew']:.2f}× mean") for t in report.skewed]
     lagging = [
         (f"{g['group']} · {g['topic']}", g["lag_sum"], f"{g['lag_sum']:,} msgs") for g in report.lagging
     ]
     return {
-        "size": charts.line_chart(size),
+        "size": charts.line_chart(("log (leader replicas)", logs), ("on disk (all replicas)", disk)),
         "growing": charts.bar_chart(growing),
         "brokers": charts.bar_chart(brokers, limit=max(caps) if caps else None),
         "skewed": charts.bar_chart(skewed),
@@ -54,14 +57,18 @@ def _charts(report: capacity.CapacityReport) -> dict:
     }
 
 
-def _broker_text(b: dict) -> str:
+def _broker_text(report: capacity.CapacityReport, b: dict) -> str:
     used = (
         f"{b['used_ratio'] * 100:.1f}% used"
         if b.get("used_ratio") is not None
         else human_bytes(b["size_bytes"])
     )
-    days = b.get("days_to_full")
-    return f"{used} · full in {days:.0f} d" if days is not None else f"{used} · not growing"
+    slope, days = b.get("slope_bytes_per_day"), b.get("days_to_full")
+    if slope is None:
+        return f"{used} · no forecast yet"
+    if days is not None:
+        return f"{used} · full in {days:.0f} d"
+    return f"{used} · not growing" if slope <= 0 else f"{used} · capacity unknown"
 
 
 @login_required
@@ -82,7 +89,6 @@ def capacity_overview(request, name: str):
             "can_run": access.can(request.user, cluster, access.RUN_OPERATIONS),
             "interval_min": cfg.snapshot_interval_s // 60,
             "window_days": cfg.window_days,
-            "idle_days": cfg.idle_days,
             "lake_size": human_bytes(report.lake_bytes),
         },
     )

@@ -5,9 +5,11 @@ One real local Spark session (local[1], UI off, few shuffle partitions) is share
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import UTC, datetime, timedelta
 
+import pyarrow as pa
 import pytest
 
 from pipeline import generate, jobs, lake, reference, reports
@@ -16,7 +18,8 @@ from pipeline.reference import JobParams
 
 START = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)  # crosses a day boundary
 SHAPE = generate.Shape(topics=8, partitions=3, brokers=3, replication=2, snapshots=30, interval_s=1800)
-PARAMS = JobParams(idle_days=0.5, forecast_window_days=0.25)
+PARAMS = JobParams(idle_days=0.5, forecast_window_days=0.25, min_history_h=12)
+NEW_TOPIC = "fresh.orders"  # created after the window's fourth snapshot
 # A JVM start plus ~20 small Spark jobs: generous under a loaded 2-core machine.
 pytestmark = pytest.mark.timeout(900)
 
@@ -47,8 +50,23 @@ def _assert_same_reports(got: dict, want: dict) -> None:
             assert not diffs, f"{name} {wr}: {diffs}"
 
 
+def _write_lake_with_a_new_topic(root, cluster: str) -> None:
+    """The generated snapshots, plus a topic that appears after four of them and grows from then on."""
+    for k, (ts, tables) in enumerate(generate.snapshots(SHAPE, START)):
+        parts = tables["partitions"]
+        if k >= 4:
+            extra = parts.slice(0, 2)
+            extra = extra.set_column(
+                extra.schema.get_field_index("topic"), "topic", pa.array([NEW_TOPIC] * 2)
+            )
+            grown = pa.array([5_000_000 * (k - 3)] * 2, pa.int64())
+            extra = extra.set_column(extra.schema.get_field_index("size_bytes"), "size_bytes", grown)
+            tables = {**tables, "partitions": pa.concat_tables([parts, extra])}
+        lake.write_snapshot(root, cluster, ts, tables, SHAPE.interval_s)
+
+
 def test_it_computes_every_report_like_the_reference(spark, tmp_path):
-    generate.write_lake(tmp_path, "prod", SHAPE, START, per_file=7)
+    _write_lake_with_a_new_topic(tmp_path, "prod")
     since, until = START, START + timedelta(days=2)
     tables = {ds: lake.read_window(tmp_path, ds, "prod", since, until) for ds in lake.DATASETS}
     want = reference.compute(tables, PARAMS)
@@ -58,6 +76,14 @@ def test_it_computes_every_report_like_the_reference(spark, tmp_path):
     _assert_same_reports(got, want)
     assert {r["topic"] for r in got["idle_topics"]} == {"topic-006"}
     assert len(got["cluster_size"]) == SHAPE.snapshots
+    # 14.5 h of snapshots, 12 h required: forecasts and a per-day rate for every topic
+    assert all(f["days_to_full"] is not None for f in got["broker_forecast"])
+    fresh = next(t for t in got["topic_summary"] if t["topic"] == NEW_TOPIC)
+    assert fresh["bytes_growth"] == fresh["size_bytes"] == 2 * 5_000_000 * (SHAPE.snapshots - 4)
+    sizes = sorted(got["cluster_size"], key=lambda r: r["ts"])
+    assert (
+        sum(t["bytes_growth"] for t in got["topic_summary"]) == sizes[-1]["log_bytes"] - sizes[0]["log_bytes"]
+    )
 
 
 @pytest.mark.django_db
@@ -87,7 +113,15 @@ def test_it_runs_from_the_command_as_an_audited_operation(spark, kafka_cluster, 
     )
     tables = {ds: lake.read_window(tmp_path, ds, "sandbox", since, until) for ds in lake.DATASETS}
     published = {name: reports.read_report(tmp_path, "sandbox", name) for name in reports.SCHEMAS}
-    _assert_same_reports(_as_ms(published), reference.compute(tables, PARAMS))
+    # PIPELINE_MIN_HISTORY_H is left at 24 h: 7.5 hours of snapshots give no forecast, in either engine
+    params = dataclasses.replace(PARAMS, min_history_h=24)
+    assert reports.read_meta(tmp_path, "sandbox")["params"] == params.__dict__
+    _assert_same_reports(_as_ms(published), reference.compute(tables, params))
+    assert published["broker_forecast"] and published["idle_topics"] == []
+    assert all(
+        f["slope_bytes_per_day"] is None and f["days_to_full"] is None for f in published["broker_forecast"]
+    )
+    assert all(t["bytes_per_day"] is None for t in published["topic_summary"])
 
 
 def _as_ms(published: dict) -> dict:
