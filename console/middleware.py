@@ -5,16 +5,23 @@
   cluster keeps working (the key problem is per stored secret).
 * ``AuditUnavailable``: a change whose "requested" audit event could not be written; nothing was
   sent to Kafka.
+
+``RefusedPostsMiddleware`` records a POST the web layer refused (PermissionDenied before any
+area action ran) in the audit trail as outcome "refused"; refusals inside an area's action are
+recorded there (console/audit/refusals.py) and not twice.
 """
 
 from __future__ import annotations
 
 import logging
 
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 
 from console.audit.outcomes import AuditUnavailable
+from console.audit.refusals import record_refusal
 from console.crypto import SecretUnreadable
+from console.models import Cluster
 
 log = logging.getLogger(__name__)
 
@@ -36,3 +43,31 @@ class ExplainedErrorsMiddleware:
         name = (match.kwargs.get("name") if match else None) or ""
         log.warning("%s on %s: %s", type(exception).__name__, request.path, exception)
         return render(request, template, {"cluster_name": name, "reason": str(exception)}, status=503)
+
+
+class RefusedPostsMiddleware:
+    """A refused POST (PUT, PATCH, DELETE) is an attempted change: audit it as "refused"."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if request.method in ("GET", "HEAD", "OPTIONS") or not isinstance(exception, PermissionDenied):
+            return None
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return None
+        match = getattr(request, "resolver_match", None)
+        name = (match.kwargs.get("name") if match else None) or ""
+        record_refusal(
+            actor=user,
+            action=f"http.{match.url_name if match and match.url_name else 'post'}",
+            cluster=Cluster.objects.filter(name=name).first() if name else None,
+            exc=exception,
+            targets=[request.path[:300]],
+            source_ip=request.META.get("REMOTE_ADDR"),
+        )
+        return None  # Django answers 403 as before

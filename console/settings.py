@@ -90,6 +90,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "console.middleware.ExplainedErrorsMiddleware",
+    "console.middleware.RefusedPostsMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 

@@ -31,6 +31,7 @@ from console.acls.core import (
     validate_binding,
 )
 from console.audit import outcomes as outcomes_log
+from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigResource, KafkaOperationError
 from console.kafka.types import AclBinding, AclBindingFilter
@@ -178,6 +179,7 @@ def _outcome(actor, cluster, action, results, *, source_ip, on_behalf_of, operat
     }
 
 
+@refused_as("acl.change", AclValidationError)
 def change_acls(
     *,
     actor,

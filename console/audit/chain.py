@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from console import operations
 from console.audit import marker
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 from console.audit.review import _require_reviewer
 from console.models import AuditChainHead, Operation
 from console.models.operations import FINISHED_STATES
@@ -95,6 +96,7 @@ def get_verify(*, actor, op_id: int) -> Operation | None:
     return Operation.objects.filter(pk=op_id, kind=VERIFY_KIND).first()
 
 
+@refused_as("audit.verify")
 def start_verify(*, actor, source_ip: str | None = None) -> Operation:
     """Queue a full re-walk of the chain on a worker; an unfinished one is reused, not duplicated."""
     _require_reviewer(actor)

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 from console.audit.review import AuditFilter, _filtered, _scoped
 
 EXPORT_CHUNK = settings.AUDIT_EXPORT_CHUNK
@@ -49,6 +50,7 @@ def _chunks(qs: QuerySet) -> Iterator[dict[str, Any]]:
         last = rows[-1]["id"]
 
 
+@refused_as("audit.export")
 def start_export(*, actor, audit_filter: AuditFilter, fmt: str, source_ip: str | None = None) -> QuerySet:
     """Check the reader, record that the trail was exported (with the filter), return what to stream."""
     qs = _filtered(_scoped(actor), audit_filter)

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import ProtectedError
 
 from console import access
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 from console.crypto import SecretUnreadable
 from console.kafka import ClusterConnection, KafkaOperationError, get_gateway
 from console.models import Cluster, Operation, OperationState
@@ -63,6 +64,16 @@ def _snapshot(cluster: Cluster) -> dict[str, Any]:
     return data
 
 
+class PasswordRequired(ValueError):
+    """The stored password may not go to changed endpoints, protocol, mechanism or CA."""
+
+
+@refused_as(
+    "cluster.register",
+    ValidationError,
+    PasswordRequired,
+    targets=lambda k: [f"cluster:{(k.get('values') or {}).get('name', '')}"],
+)
 def register_cluster(
     *, actor, values: Mapping[str, Any], sasl_password: str = "", source_ip: str | None = None
 ) -> Cluster:
@@ -94,10 +105,6 @@ SECRET_BOUND_FIELDS = (
     "sasl_mechanism",
     "ca_certificate",
 )
-
-
-class PasswordRequired(ValueError):
-    """The stored password may not go to changed endpoints, protocol, mechanism or CA."""
 
 
 def _norm(value: Any) -> str:
@@ -199,6 +206,9 @@ def _require_same_kafka(actor, saved: Cluster, values: Mapping[str, Any], passwo
         )
 
 
+@refused_as(
+    "cluster.update", ValidationError, PasswordRequired, targets=lambda k: [f"cluster:{k['cluster'].name}"]
+)
 def update_cluster(
     *,
     actor,

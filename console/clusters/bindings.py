@@ -9,6 +9,7 @@ from django.db import transaction
 
 from console import access
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 from console.models import Cluster, Role, RoleBinding
 
 
@@ -21,6 +22,7 @@ def _describe(binding: RoleBinding) -> dict:
     }
 
 
+@refused_as("access.grant", ValidationError)
 def grant_role(
     *,
     actor,
@@ -63,6 +65,7 @@ def grant_role(
     return binding
 
 
+@refused_as("access.revoke")
 def revoke_role(*, actor, binding: RoleBinding, source_ip: str | None = None) -> None:
     """Remove a binding; the audit event keeps what it granted."""
     access.require(actor, binding.cluster, access.ADMINISTER)

@@ -15,6 +15,7 @@ from django.db import transaction
 from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 from console.clusters import capabilities
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
@@ -172,6 +173,12 @@ def _alter(gw, node_id: int, diffs: list[LevelDiff], *, validate_only: bool) -> 
     return result if isinstance(result, KafkaOperationError) else None
 
 
+@refused_as(
+    "controller.log_levels",
+    LogLevelPlanError,
+    ControllerModeRequired,
+    targets=lambda k: [f"controller:{k.get('node_id')}"],
+)
 def change_log_levels(
     *,
     actor,

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
 from console import access, operations
+from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models import Operation
@@ -26,8 +27,7 @@ from console.models.reassignment import (
 )
 from console.reassignment import intents as planner_intents
 from console.reassignment import planner, throttles
-from console.reassignment.progress import flatten_logs, hosts, partition_progress
-from console.reassignment.store import insert_rows
+from console.reassignment.store import insert_rows, plan_digest
 
 KIND = "reassignment.execute"
 ELECT_KIND = "election.run"
@@ -256,6 +256,15 @@ def export_assignment(cluster, topics: Iterable[str]) -> str:
     return planner.export_plan({tp: r for tp, r in view.assignment.items() if not wanted or tp[0] in wanted})
 
 
+MOVES_IN_AUDIT = 1000  # larger plans: the event lists the first ones; the digest covers all
+
+
+@refused_as(
+    "reassignment.start",
+    PlanRejected,
+    throttles.ThrottleError,
+    targets=lambda k: sorted({f"topic:{t}" for t, _ in k.get("proposed") or ()}),
+)
 def start_reassignment(
     *,
     actor,
@@ -295,6 +304,10 @@ def start_reassignment(
         "throttle": throttle,
         "elect_preferred": elect_preferred,
         "rf_change": rf_change,
+        # what moves where: every partition's original -> target in the event up to
+        # MOVES_IN_AUDIT partitions; always the digest of the plan rows kept with the reassignment
+        "plan_sha256": plan_digest((c.topic, c.partition, c.current, c.target) for c in moving),
+        "moves": [[c.topic, c.partition, list(c.current), list(c.target)] for c in moving[:MOVES_IN_AUDIT]],
     }
     with transaction.atomic():
         op = operations.start(
@@ -316,6 +329,9 @@ def start_reassignment(
     return op
 
 
+@refused_as(
+    "reassignment.cancel", PlanRejected, targets=lambda k: [f"operation:{k['reassignment'].operation_id}"]
+)
 def cancel_reassignment(*, actor, reassignment: Reassignment, source_ip: str | None = None) -> None:
     """Ask the runner to switch to the cancel steps: revert the in-flight partitions (KIP-455), then
     take the throttles back. Audited as "reassignment.cancel" (requested); the end as "cancelled"."""
@@ -327,57 +343,6 @@ def cancel_reassignment(*, actor, reassignment: Reassignment, source_ip: str | N
         if not flagged:
             raise PlanRejected("This reassignment has already finished.")
         Reassignment.objects.filter(pk=reassignment.pk).update(cancel_requested=True)
-
-
-# ---- reassignments started outside the console ------------------------------------------------
-
-
-def external_reassignments(cluster) -> list[dict]:
-    """Reassignments in progress that no console reassignment owns, with their progress."""
-    gw = gateway_for(cluster)
-    listed = gw.list_partition_reassignments()
-    ours = set(console_busy(cluster))
-    rows = [r for tp, r in listed.items() if (tp.topic, tp.partition) not in ours]
-    if not rows:
-        return []
-    # Each replica's broker is asked about its partitions only (as the poller does).
-    logs = gw.describe_log_dirs(
-        partitions=hosts((TopicPartition(r.topic, r.partition), r.replicas, ()) for r in rows)
-    )
-    flat = flatten_logs(logs)
-    isr = _isr_of(gw, {r.topic for r in rows})  # "In sync" only once Kafka lists the replica in the ISR
-    out = []
-    for r in sorted(rows, key=lambda r: (r.topic, r.partition)):
-        original = [b for b in r.replicas if b not in r.adding]
-        target = [b for b in r.replicas if b not in r.removing]
-        prog = partition_progress(
-            (r.topic, r.partition), original, target, True, flat, isr=isr.get((r.topic, r.partition))
-        )
-        pct = round(100 * prog.bytes_done / prog.bytes_total) if prog.bytes_total else 0
-        out.append(
-            {
-                "topic": r.topic,
-                "partition": r.partition,
-                "original": original,
-                "target": target,
-                "adding": list(r.adding),
-                "removing": list(r.removing),
-                "percent": pct,
-                "replicas": prog.replicas,
-                "key": f"{r.topic}|{r.partition}",
-            }
-        )
-    return out
-
-
-def _isr_of(gw, topics: set[str]) -> dict[tuple[str, int], tuple[int, ...]]:
-    described = gw.describe_topics(sorted(topics))
-    return {
-        (t, p.id): tuple(p.isr)
-        for t, md in described.items()
-        if md is not None and not isinstance(md, KafkaOperationError)
-        for p in md.partitions
-    }
 
 
 def stage_label(r: Reassignment) -> str:

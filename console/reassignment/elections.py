@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from console import access, operations
+from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models import Operation, OperationState
@@ -55,6 +56,11 @@ def unclean_confirmation(cluster) -> str:
     return f"unclean {cluster.name}"
 
 
+@refused_as(
+    "election.start",
+    ElectionRefused,
+    targets=lambda k: sorted({f"topic:{t}" for t, _ in k.get("partitions") or ()}),
+)
 def start_election(
     *,
     actor,
@@ -92,7 +98,12 @@ def start_election(
         cluster=cluster,
         params=params,
         items=items,
-        targets=items[:50] or [f"cluster:{cluster.name}"],
+        # the topics first, so each topic's "Recent changes" lists the election
+        targets=[
+            *(f"topic:{t}" for t in sorted({t for t, _ in chosen or ()})[:50]),
+            *items[:50],
+        ]
+        or [f"cluster:{cluster.name}"],
         source_ip=source_ip,
     )
 

@@ -1,4 +1,5 @@
-"""Reassignments started outside the console: cancelling them (requested, then the outcome)."""
+"""Reassignments started outside the console: listing them with their progress, and cancelling
+them (requested, then the outcome)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,19 @@ from collections.abc import Iterable
 from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
-from console.kafka import TopicPartition
+from console.kafka import KafkaOperationError, TopicPartition
 from console.reassignment import planner
 from console.reassignment.actions import PlanRejected, console_busy
+from console.reassignment.progress import flatten_logs, hosts, partition_progress
 
 
+@refused_as(
+    "reassignment.cancel_external",
+    PlanRejected,
+    targets=lambda k: sorted({f"topic:{t}" for t, _ in k.get("partitions") or ()}),
+)
 def cancel_external(
     *, actor, cluster, partitions: Iterable[planner.TP], source_ip: str | None = None
 ) -> dict:
@@ -44,3 +52,51 @@ def _reread_moving(cluster, targets: list[str], params) -> dict:
 
 
 outcomes_log.register_reader("reassignment.external.cancel", _reread_moving)
+
+
+def external_reassignments(cluster) -> list[dict]:
+    """Reassignments in progress that no console reassignment owns, with their progress."""
+    gw = gateway_for(cluster)
+    listed = gw.list_partition_reassignments()
+    ours = set(console_busy(cluster))
+    rows = [r for tp, r in listed.items() if (tp.topic, tp.partition) not in ours]
+    if not rows:
+        return []
+    # Each replica's broker is asked about its partitions only (as the poller does).
+    logs = gw.describe_log_dirs(
+        partitions=hosts((TopicPartition(r.topic, r.partition), r.replicas, ()) for r in rows)
+    )
+    flat = flatten_logs(logs)
+    isr = _isr_of(gw, {r.topic for r in rows})  # "In sync" only once Kafka lists the replica in the ISR
+    out = []
+    for r in sorted(rows, key=lambda r: (r.topic, r.partition)):
+        original = [b for b in r.replicas if b not in r.adding]
+        target = [b for b in r.replicas if b not in r.removing]
+        prog = partition_progress(
+            (r.topic, r.partition), original, target, True, flat, isr=isr.get((r.topic, r.partition))
+        )
+        pct = round(100 * prog.bytes_done / prog.bytes_total) if prog.bytes_total else 0
+        out.append(
+            {
+                "topic": r.topic,
+                "partition": r.partition,
+                "original": original,
+                "target": target,
+                "adding": list(r.adding),
+                "removing": list(r.removing),
+                "percent": pct,
+                "replicas": prog.replicas,
+                "key": f"{r.topic}|{r.partition}",
+            }
+        )
+    return out
+
+
+def _isr_of(gw, topics: set[str]) -> dict[tuple[str, int], tuple[int, ...]]:
+    described = gw.describe_topics(sorted(topics))
+    return {
+        (t, p.id): tuple(p.isr)
+        for t, md in described.items()
+        if md is not None and not isinstance(md, KafkaOperationError)
+        for p in md.partitions
+    }

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource
 from console.models.operations import FINISHED_STATES
@@ -92,6 +93,7 @@ def find_foreign_throttles(cluster) -> list[dict]:
     return sorted(found, key=lambda f: (f["type"], f["name"], f["config"]))
 
 
+@refused_as("throttle.cleanup")
 def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: str | None = None) -> dict:
     """Delete the chosen leftover throttle configs (re-checked now); audited with their values."""
     access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
@@ -107,11 +109,12 @@ def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: s
             ConfigChange(f["config"], "DELETE")
         )
     before = {f"{f['type'].lower()}:{f['name']}/{f['config']}": f["value"] for f in leftovers}
+    topics = sorted({f"topic:{f['name']}" for f in leftovers if f["type"] == "TOPIC"})
     req = outcomes_log.requested(
         actor=actor,
         action="throttle.cleanup",
         cluster=cluster,
-        targets=list(before),
+        targets=[*topics, *before],
         params={"configs": [[f["type"], f["name"], f["config"]] for f in leftovers]},
         source_ip=source_ip,
     )
@@ -120,7 +123,7 @@ def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: s
     for f in leftovers:
         res = results.get(ConfigResource(f["type"], f["name"]))
         outcomes[f"{f['type'].lower()}:{f['name']}/{f['config']}"] = audit.result_outcome(res)
-    outcomes_log.settle(req, targets=list(outcomes), before=before, outcomes=outcomes)
+    outcomes_log.settle(req, targets=[*topics, *outcomes], before=before, outcomes=outcomes)
     return outcomes
 
 

@@ -39,6 +39,7 @@ from console.reassignment.progress import (
     hosts,
     live_entry,
     mark_in_sync,
+    rate_window,
     replica_dicts,
     smoothed_rate,
 )
@@ -54,7 +55,6 @@ _KEEP = (
 )  # not re-read each cycle (the runner's claimed operation stays)
 
 POLL_INTERVAL_S = 1.0
-EXPECTED_POLL_S = 1.5  # a cycle every POLL_INTERVAL_S, picked up by beat's 1 s tick: up to ~1.5 s apart
 OFFSETS_EVERY_S = 10.0  # how often the leaders' offsets (for the message estimates) are re-read
 VERIFY_SETTLE_S = 5.0  # how long a finished partition's metadata may lag before it is "diverged"
 VERIFY_RETRY_S = 0.5  # beat's tick; the next cycle is due half an interval after the last one
@@ -242,7 +242,9 @@ def _summarise(r: Reassignment, live: dict[tuple[str, int], LiveEntry], started:
     total = int(agg["total"] or 0) + sum(e.bytes_total for e in live.values())
     done = int(agg["done"] or 0) + sum(e.bytes_done for e in live.values())
     now = time.time()
-    samples, rate = smoothed_rate(r.rate_samples or [], now, done, rate_window_s())
+    samples, rate = smoothed_rate(
+        r.rate_samples or [], now, done, rate_window(settings.REASSIGN_RATE_WINDOW_S)
+    )
     eta = eta_seconds(total - done, rate)
     settled = sum(n for s, n in counts.items() if s not in OPEN_PARTITION_STATES)
     partitions_done = counts.get("done", 0)
@@ -270,8 +272,3 @@ def _summarise(r: Reassignment, live: dict[tuple[str, int], LiveEntry], started:
     )
     progress = done / total if total else (settled / r.partitions_total if r.partitions_total else 0.0)
     operations.heartbeat(r.operation, progress=max(progress, r.percent_high / 100), text=text)
-
-
-def rate_window_s() -> float:
-    """REASSIGN_RATE_WINDOW_S, never under 30 s (shorter windows swing with every fetch)."""
-    return max(30.0, float(settings.REASSIGN_RATE_WINDOW_S))

@@ -231,6 +231,8 @@ def flatten_logs(logs: Mapping[int, object]) -> dict[int, Mapping[TP, Sequence[i
     return out
 
 
+MIN_RATE_WINDOW_S = 30.0  # shorter windows swing with every fetch
+EXPECTED_POLL_S = 1.5  # a poll cycle about every second, picked up by beat's 1 s tick: up to ~1.5 s apart
 MIN_RATE_SPAN_FRACTION = 1 / 6  # a rate needs samples spanning at least this share of the window
 
 
@@ -259,6 +261,11 @@ def smoothed_rate(
     if span < window_s * MIN_RATE_SPAN_FRACTION:
         return kept, None
     return kept, max(0.0, (done - kept[0][1]) / span)
+
+
+def rate_window(setting: float) -> float:
+    """The rate's averaging window: the REASSIGN_RATE_WINDOW_S setting, never under 30 s."""
+    return max(MIN_RATE_WINDOW_S, float(setting))
 
 
 def eta_seconds(remaining: int, rate: float | None) -> float | None:

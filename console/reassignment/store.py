@@ -7,6 +7,7 @@ requests of the cycle, so rows travel as plain tuples.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -169,3 +170,13 @@ def read_offsets(r: Reassignment) -> dict[tuple[str, int], list[int]]:
         if topic and part.isdigit() and isinstance(v, list):
             out[(topic, int(part))] = v
     return out
+
+
+def plan_digest(moves: Iterable[tuple[str, int, Sequence[int], Sequence[int]]]) -> str:
+    """SHA-256 of a plan's (topic, partition, original, target) rows in a canonical form.
+
+    The audit event of a start carries it: the partition rows kept with the reassignment (whose
+    original and target are never rewritten) can be checked against it at any time.
+    """
+    rows = sorted([t, int(p), [int(b) for b in o], [int(b) for b in g]] for t, p, o, g in moves)
+    return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from console import access
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
 from console.models.reassignment import OWED_STATES, EntryState, Reassignment, Stage, ThrottleEntry
@@ -294,6 +295,11 @@ def _mark_removed(reassignment: Reassignment) -> None:
         )
 
 
+@refused_as(
+    "reassignment.throttle.change",
+    ThrottleError,
+    targets=lambda k: [f"operation:{k['reassignment'].operation_id}"],
+)
 def change_throttle(*, actor, reassignment: Reassignment, rate: int, source_ip: str | None = None) -> dict:
     """Change the rate of a running reassignment: ledger and audit first, then the brokers."""
     access.require(actor, reassignment.cluster, access.MANAGE_REASSIGNMENTS)
@@ -332,6 +338,7 @@ def change_throttle(*, actor, reassignment: Reassignment, rate: int, source_ip: 
             action="reassignment.throttle.changed",
             cluster=reassignment.cluster,
             targets=list(outcomes),
+            before={"rate": before},
             after={"rate": rate},
             outcomes=outcomes,
             operation=reassignment.operation,

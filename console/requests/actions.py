@@ -7,12 +7,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from console import access, operations
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 from console.models import Cluster, Operation
 from console.models.requests import (
     AutoApproveRule,
@@ -44,6 +45,7 @@ def _auto_rule_allows(cluster: Cluster, kind: str, payload: Mapping[str, Any]) -
     return rule.max_partitions is None or count is None or int(count) <= rule.max_partitions
 
 
+@refused_as("request.submit", RequestInvalid, targets=lambda k: [str(k.get("kind", ""))])
 def submit_request(
     *,
     actor,
@@ -155,6 +157,7 @@ def _approve(req: ChangeRequest, actor, comment: str, source_ip: str | None, *, 
     )
 
 
+@refused_as("request.approve", RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
 def approve_request(
     *, actor, request: ChangeRequest, comment: str = "", source_ip: str | None = None
 ) -> ChangeRequest:
@@ -173,6 +176,7 @@ def approve_request(
     return request
 
 
+@refused_as("request.reject", RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
 def reject_request(
     *, actor, request: ChangeRequest, comment: str, source_ip: str | None = None
 ) -> ChangeRequest:
@@ -203,6 +207,7 @@ def reject_request(
     return request
 
 
+@refused_as("request.cancel", RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
 def cancel_request(*, actor, request: ChangeRequest, source_ip: str | None = None) -> ChangeRequest:
     """The requester withdraws their own request while it waits for approval."""
     access.require(actor, request.cluster, access.VIEW)
@@ -257,6 +262,7 @@ def get_request(*, actor, cluster: Cluster, request_id: int) -> ChangeRequest | 
     return req
 
 
+@refused_as("request.auto_approve_rule", ValidationError)
 def set_auto_approve_rule(
     *,
     actor,

@@ -17,6 +17,7 @@ from django.db import transaction
 from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
 from console.kafka import (
     KafkaOperationError,
@@ -174,6 +175,11 @@ def _requested(actor, cluster, action, names, params, source_ip, on_behalf_of, r
     )
 
 
+@refused_as(
+    "topic.create",
+    policy.PolicyViolation,
+    targets=lambda k: [f"topic:{s.name}" for s in k.get("specs") or ()],
+)
 def create_topics(
     *,
     actor,
@@ -271,6 +277,7 @@ def create_topics(
     return BatchResult(ordered, validate_only, event_id)
 
 
+@refused_as("topic.partitions", policy.PolicyViolation, targets=lambda k: [f"topic:{k.get('topic')}"])
 def add_partitions(
     *,
     actor,

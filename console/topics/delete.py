@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from console import access
+from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError
 from console.topics import cache as metadata_cache
@@ -41,6 +42,7 @@ def delete_preview(*, actor, cluster, names: list[str]) -> list[tuple[str, str]]
     return out
 
 
+@refused_as("topic.delete", ConfirmationError, targets=lambda k: [f"topic:{n}" for n in k.get("names") or ()])
 def delete_topics(
     *,
     actor,

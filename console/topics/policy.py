@@ -13,10 +13,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from console import access, patterns
 from console.audit import store as audit
+from console.audit.refusals import refused_as
 
 # Kafka's own topic-name rules (org.apache.kafka.common.internals.Topic).
 TOPIC_NAME_MAX_LENGTH = 249
@@ -350,6 +352,7 @@ def policy_snapshot(row) -> dict:
     return {f: getattr(row, f) for f in POLICY_FIELDS}
 
 
+@refused_as("topic.policy", ValidationError)
 def update_topic_policy(*, actor, cluster, values: Mapping, source_ip: str | None = None):
     """Change the cluster's topic policy (cluster admins); audited with before and after."""
     from console.models import TopicPolicy

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
@@ -16,7 +17,7 @@ from console.forms.reassignment import ElectionForm, PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import elections, external, planner, poll, progress, store, throttles
+from console.reassignment import elections, external, planner, progress, store, throttles
 from console.reassignment import janitor as reassign_janitor
 from console.reassignment.progress import replica_dicts
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -34,9 +35,9 @@ def _get_reassignment_for_user(request, name: str, rid: int, perm: str = access.
 @require_GET
 def reassign_list(request, name: str):
     cluster = get_cluster_for_user(request, name)
-    external, error = [], None
+    outside, error = [], None
     try:
-        external = reassignment.external_reassignments(cluster)
+        outside = external.external_reassignments(cluster)
     except KafkaOperationError as exc:
         error = exc
     return render(
@@ -45,7 +46,7 @@ def reassign_list(request, name: str):
         {
             "cluster": cluster,
             "error": error,
-            "external": external,
+            "external": outside,
             "reassignments": Reassignment.objects.filter(cluster=cluster).select_related("operation")[:50],
             "can_manage": access.can(request.user, cluster, access.MANAGE_REASSIGNMENTS),
         },
@@ -175,12 +176,12 @@ def _progress_context(r: Reassignment, user) -> dict:
         "done_bytes": human_bytes(r.bytes_done),
         "total_bytes": human_bytes(r.bytes_total),
         "rate": f"{human_bytes(rate)}/s" if rate is not None else "measuring rate",
-        "rate_window": round(poll.rate_window_s()),
+        "rate_window": round(progress.rate_window(settings.REASSIGN_RATE_WINDOW_S)),
         "eta": human_duration(eta) if moving and eta is not None else "—",
         "settled": settled,
         "throttle": human_bytes(r.throttle_bytes_per_s) + "/s" if r.throttle_bytes_per_s else "none",
         "age": None if age is None else max(0, round(age)),
-        "stale": moving and r.stage == "moving" and progress.staleness(age, poll.EXPECTED_POLL_S),
+        "stale": moving and r.stage == "moving" and progress.staleness(age, progress.EXPECTED_POLL_S),
         "estimates": progress.ESTIMATE_NOTE,
         "ledger": list(r.throttles.all()),
         "can_manage": access.can(user, r.cluster, access.MANAGE_REASSIGNMENTS),

@@ -92,14 +92,28 @@ MODELS = (
 
 
 def db_state() -> dict:
-    """Every row of the tables above and of the users (raw SQL: the ORM would be ten times slower)."""
-    tables = [m._meta.db_table for m in (*MODELS, get_user_model())]
+    """Every row of the tables above and of the users (raw SQL: the ORM would be ten times slower).
+
+    Audit events with outcome "refused" (a refused change is recorded, see
+    console/audit/refusals.py) and the chain head they move are left out: a refusal changes
+    nothing else. ``refusals()`` counts them for the tests that expect one.
+    """
+    tables = [m._meta.db_table for m in (*MODELS, get_user_model()) if m is not AuditChainHead]
+    events = AuditEvent._meta.db_table
     with connection.cursor() as cursor:
         out = {}
         for table in tables:
-            cursor.execute(f'SELECT * FROM "{table}" ORDER BY 1')  # names from the models
+            where = " WHERE outcome != 'refused'" if table == events else ""
+            cursor.execute(f'SELECT * FROM "{table}"{where} ORDER BY 1')  # names from the models
             out[table] = cursor.fetchall()
     return out
+
+
+def refusals() -> list[tuple[str, str]]:
+    """(action, actor) of every refused event so far, oldest first."""
+    return list(
+        AuditEvent.objects.filter(outcome="refused").order_by("pk").values_list("action", "actor_name")
+    )
 
 
 def kafka_state(sandbox) -> dict:

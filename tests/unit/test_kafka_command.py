@@ -68,6 +68,7 @@ def test_create_list_describe_delete_round_trip(personas, kafka_cluster):
     assert actions == [
         ("topic.create", "requested", "operator"),
         ("topic.create", "success", "operator"),
+        ("topic.delete", "refused", "operator"),  # the delete without --confirm
         ("topic.delete", "requested", "operator"),
         ("topic.delete", "success", "operator"),
     ]

@@ -15,8 +15,8 @@ from console.kafka import ConfigChange, ConfigResource, TopicPartition, close_al
 from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import EntryState, PartitionState, Reassignment, Stage
 from console.reassignment import actions as reassignment
+from console.reassignment import external, store, throttles
 from console.reassignment import janitor as reassign_janitor
-from console.reassignment import store, throttles
 from console.reassignment.progress import replica_dicts
 from tests.conftest import run_now
 
@@ -91,7 +91,9 @@ def test_it_moves_a_partition_under_throttle_and_cleans_up(personas, kafka_clust
     run_now(r.operation_id)
     assert r.partitions.get().state == PartitionState.MOVING
     r.refresh_from_db()
-    total, done, compact, _shown = store.live_entry(r, topic, 0)  # the poller's snapshot: one UPDATE per cycle
+    total, done, compact, _shown = store.live_entry(
+        r, topic, 0
+    )  # the poller's snapshot: one UPDATE per cycle
     replicas = replica_dicts(compact)
     assert 0 < done < total and (r.bytes_done, r.bytes_total) == (done, total)
     assert {x["broker"]: x["status"] for x in replicas}[1] == "In sync"
@@ -302,7 +304,7 @@ def test_a_reassignment_started_outside_the_console_is_listed_with_its_replica_s
     tp = TopicPartition(topic, 1)
     assert gw.alter_partition_reassignments({tp: [2, 1]})[tp].__class__.__name__ == "Ok"
     try:
-        rows = [x for x in reassignment.external_reassignments(kafka_cluster) if x["topic"] == topic]
+        rows = [x for x in external.external_reassignments(kafka_cluster) if x["topic"] == topic]
         assert [
             (x["partition"], x["original"], x["target"], x["adding"], x["removing"], x["percent"])
             for x in rows

@@ -70,7 +70,9 @@ def test_it_refuses_invalid_requests_and_stores_nothing(personas, kafka_cluster,
         _submit(personas, kafka_cluster, topic, **overrides)
     assert message.lower() in str(err.value).lower()
     assert not ChangeRequest.objects.exists()
-    assert not AuditEvent.objects.filter(action="request.submit").exists()
+    # nothing stored; the attempt is in the audit trail as refused, with the reason
+    assert not AuditEvent.objects.filter(action="request.submit").exclude(outcome="refused").exists()
+    assert AuditEvent.objects.filter(action="request.submit", outcome="refused").count() == 1
 
 
 def test_it_applies_the_cluster_policy_on_submit(personas, kafka_cluster, topic):
@@ -173,7 +175,11 @@ def test_rejection_needs_a_comment_and_is_audited(personas, kafka_cluster, topic
         requests.reject_request(actor=personas["operator"], request=req, comment="  ")
     req = requests.reject_request(actor=personas["operator"], request=req, comment="use the shared topic")
     assert req.state == "rejected" and req.decision_comment == "use the shared topic"
-    assert AuditEvent.objects.get(action="request.reject").params["comment"] == "use the shared topic"
+    rejected = AuditEvent.objects.exclude(outcome="refused").get(action="request.reject")
+    assert rejected.params["comment"] == "use the shared topic"
+    assert AuditEvent.objects.filter(
+        action="request.reject", outcome="refused"
+    ).exists()  # the try without one
     with pytest.raises(request_checks.RequestInvalid, match="already been decided"):
         requests.approve_request(actor=personas["admin"], request=req)
 
@@ -187,7 +193,9 @@ def test_only_the_requester_cancels_a_pending_request(personas, kafka_cluster, t
     assert client.post(url).status_code == 302
     req.refresh_from_db()
     assert (
-        req.state == "cancelled" and AuditEvent.objects.get(action="request.cancel").actor_name == "requester"
+        req.state == "cancelled"
+        and AuditEvent.objects.exclude(outcome="refused").get(action="request.cancel").actor_name
+        == "requester"
     )
     with pytest.raises(request_checks.RequestInvalid):
         requests.approve_request(actor=personas["operator"], request=req)

@@ -1,8 +1,9 @@
 """Every mutating route × every role, with a POST body that works for the roles allowed to send it.
 
 Refused requests (login redirect, 403, 404 for a cluster the user cannot see) must change nothing:
-no console row (no Operation, no audit event: refusals are not recorded), no Kafka change, no lake
-file, nothing queued. Allowed ones must change something, so the body is known to be a real one.
+no console row (no Operation, no audit event but the one "refused" event a 403 records), no Kafka
+change, no lake file, nothing queued. Allowed ones must change something, so the body is known to
+be a real one.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from tests.unit.matrix_rows import MUTATING_ROWS, Row
-from tests.unit.matrix_world import LOGIN, ROLES, World, cluster_admin, kafka_restored
+from tests.unit.matrix_world import LOGIN, ROLES, World, cluster_admin, kafka_restored, refusals
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +47,7 @@ def test_post_matrix(client, world, row: Row, role: str):
     url = reverse(row.route, kwargs=kwargs)
     if role != "anonymous":
         client.force_login(world.people[role])
-    before = world.state()
+    before, refused_before = world.state(), len(refusals())
     response = client.post(url, data)
     expected = row.expected(role)
     changed = _changes(before, world.state())
@@ -56,6 +57,11 @@ def test_post_matrix(client, world, row: Row, role: str):
         assert response.status_code == expected, (response.status_code, response.content[:600])
     if row.refused(role):
         assert changed == [], f"a refused POST ({response.status_code}) changed {changed}"
+        new = refusals()[refused_before:]
+        if response.status_code in (200, 403):  # an attempted change by a signed-in user: audited once
+            assert [who for _, who in new] == [role], new
+        else:
+            assert new == []
     elif row.changes:
         assert changed, "the allowed POST changed nothing: the body is not a real one"
     else:

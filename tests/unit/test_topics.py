@@ -133,7 +133,8 @@ def test_a_batch_over_the_size_limit_is_refused_whole(personas, kafka_cluster):
             cluster=kafka_cluster,
             specs=[TopicSpec(uniq(), 1, 1) for _ in range(3)],
         )
-    assert not AuditEvent.objects.exists()
+    assert not AuditEvent.objects.exclude(outcome="refused").exists()
+    assert AuditEvent.objects.filter(action="topic.create", outcome="refused").count() == 1
 
 
 @pytest.mark.parametrize("who", ["viewer", "requester", "auditor", "outsider"])
