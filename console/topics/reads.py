@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from django.db.models import Q
+
 from console import access, patterns
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigResource, KafkaOperationError, TopicPartition
@@ -242,10 +244,27 @@ def overrides_first(entries: Iterable) -> list:
 
 
 def recent_events(cluster, name: str, limit: int = 20) -> list[AuditEvent]:
-    """The latest audit events naming this topic (JSON text search, then an exact check)."""
+    """The latest audit events naming this topic, and every event of the operations that named it.
+
+    A reassignment's or an election's "requested" event names its topics; its later events (the
+    throttles set, changed and removed, the cancel, the outcome) belong to the same operation and
+    are listed with it. JSON text search narrows the rows, then an exact check on the targets.
+    """
     wanted = target(name)
-    qs = AuditEvent.objects.filter(cluster_id=cluster.pk, targets__icontains=f'"{wanted}"').order_by("-id")
-    return [e for e in qs[: limit * 2] if wanted in (e.targets or [])][:limit]
+    naming = AuditEvent.objects.filter(cluster_id=cluster.pk, targets__icontains=f'"{wanted}"')
+    ops = {
+        op
+        for op, targets in naming.filter(operation_id__isnull=False)
+        .order_by("-id")
+        .values_list("operation_id", "targets")[:500]
+        if wanted in (targets or [])
+    }
+    qs = AuditEvent.objects.filter(cluster_id=cluster.pk).filter(
+        Q(targets__icontains=f'"{wanted}"') | Q(operation_id__in=ops)
+    )
+    return [
+        e for e in qs.order_by("-id")[: limit * 2] if e.operation_id in ops or wanted in (e.targets or [])
+    ][:limit]
 
 
 def describe_topic(*, actor, cluster, name: str) -> TopicDetail:
