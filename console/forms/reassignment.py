@@ -37,6 +37,15 @@ def _names(value: str) -> list[str]:
 class PlanForm(forms.Form):
     """A plan from a file or from an intent, the throttle, and whether to elect leaders afterwards."""
 
+    # Which intents each field belongs to; the page shows only the chosen intent's fields.
+    INTENT_FIELDS = (
+        ("plan_json", "json"),
+        ("plan_file", "json"),
+        ("topics", "balance move_off spread rf"),
+        ("brokers", "move_off spread"),
+        ("replication_factor", "rf"),
+    )
+
     intent = forms.ChoiceField(choices=INTENTS, initial="json", widget=forms.RadioSelect)
     plan_json = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}), label="Plan JSON"

@@ -58,7 +58,14 @@ def reassign_list(request, name: str):
 def reassign_new(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_REASSIGNMENTS)
     form = PlanForm(request.POST or None, request.FILES or None)
-    ctx = {"cluster": cluster, "form": form, "preview": None, "error": None, "checks": None}
+    ctx = {
+        "cluster": cluster,
+        "form": form,
+        "preview": None,
+        "error": None,
+        "checks": None,
+        "intent_fields": PlanForm.INTENT_FIELDS,
+    }
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:

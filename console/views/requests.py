@@ -13,6 +13,7 @@ from console.forms.requests import AutoApproveRuleForm, DecisionForm, RequestFor
 from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
 from console.requests import actions as requests
 from console.requests import checks as request_checks
+from console.requests import display as request_display
 from console.requests import notify as request_notify
 from console.views._helpers import client_ip, get_cluster_for_user
 
@@ -75,6 +76,7 @@ def request_detail(request, name: str, request_id: int):
     context = {
         **_status_context(cluster, req),
         "can_decide": requests.can_decide(request.user, req),
+        "payload_rows": request_display.payload_rows(req.payload or {}),
         "awaiting_other": req.requested_by_id == request.user.pk and req.state == RequestState.PENDING,
         "form": DecisionForm(),
     }

@@ -448,3 +448,37 @@ def test_the_requester_is_emailed_when_email_is_configured(
         "rejected by operator" in mailoutbox[0].body
         and mailoutbox[0].from_email == "kafka-console@example.com"
     )
+
+
+def test_request_pages_show_values_not_python_reprs():
+    from console.requests.display import payload_rows
+
+    rows = dict(
+        payload_rows(
+            {
+                "name": "team-a.orders",
+                "configs": {"retention.ms": "7200000", "cleanup.policy": "compact"},
+                "changes": [
+                    {"name": "retention.ms", "op": "SET", "value": "60000"},
+                    {"name": "x", "op": "DELETE"},
+                ],
+                "binding": {
+                    "resource_type": "TOPIC",
+                    "resource_name": "team",
+                    "pattern_type": "PREFIXED",
+                    "principal": "User:team-a",
+                    "operation": "READ",
+                },
+                "validate_only": False,
+                "assignment": None,
+            }
+        )
+    )
+    assert rows["Topic"] == "team-a.orders"
+    assert rows["Configs"] == "cleanup.policy = compact, retention.ms = 7200000"
+    assert rows["Config changes"] == "set retention.ms = 60000; reset x to its default"
+    assert rows["ACL binding"] == (
+        "principal=User:team-a operation=READ resource_type=TOPIC pattern_type=PREFIXED resource_name=team"
+    )
+    assert rows["Validate only"] == "no" and rows["Assignment"] == "—"
+    assert not any(ch in text for text in rows.values() for ch in "{}[]'")
