@@ -15,7 +15,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = ROOT / "console"
 MAX_LINES = 400
-AREAS = ("topics", "configs", "acls", "reassignment", "requests", "audit", "clusters", "quorum", "telemetry")
+AREAS = (
+    "topics",
+    "configs",
+    "acls",
+    "reassignment",
+    "requests",
+    "audit",
+    "clusters",
+    "quorum",
+    "telemetry",
+    "brokers",
+)
 # The pure cores: plans, rules, arithmetic. No database, no Kafka calls, no Django beyond settings.
 PURE = (
     "console.formatting",
@@ -26,6 +37,7 @@ PURE = (
     "console.reassignment.intents",
     "console.reassignment.balance",
     "console.reassignment.progress",
+    "console.requests.display",
     "console.uploads",
 )
 PURE_MAY_IMPORT = re.compile(r"^(console\.kafka\.(types|errors)|console\.formatting|django\.conf|yaml)$")
