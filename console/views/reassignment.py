@@ -184,7 +184,7 @@ def _progress_context(r: Reassignment, user) -> dict:
         "total_bytes": human_bytes(r.bytes_total),
         "rate": f"{human_bytes(rate)}/s" if rate is not None else "measuring rate",
         "rate_window": round(progress.rate_window(settings.REASSIGN_RATE_WINDOW_S)),
-        "eta": human_duration(eta) if moving and eta is not None else "—",
+        "eta": human_duration(eta) if moving and r.last_poll_at and eta is not None else "—",
         "settled": settled,
         "throttle": human_bytes(r.throttle_bytes_per_s) + "/s" if r.throttle_bytes_per_s else "none",
         "age": None if age is None else max(0, round(age)),
