@@ -8,7 +8,7 @@ Where each figure comes from, so a page stays usable at 100,000 partitions:
 * log dirs: one DescribeLogDirs per broker — on the list with an empty partition filter (the
   dirs' total/usable bytes only, no replica entries), on a broker's page that broker's full
   answer (the size of every replica it hosts);
-* throttles: the reassignment area's reader (``throttles._current_values``) over every topic's
+* throttles: the reassignment area's reader (``throttles.current_values``) over every topic's
   ``*.replication.throttled.replicas`` and every broker's throttled rates, once per snapshot.
 
 Nothing here changes Kafka. Raises KafkaOperationError when the metadata cannot be read.

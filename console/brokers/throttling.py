@@ -1,10 +1,10 @@
 """Replication throttles in effect per broker: its rates, and the topics whose throttled-replicas
-configs name it. Read through the reassignment area's reader (``throttles._current_values``), over
+configs name it. Read through the reassignment area's reader (``throttles.current_values``), over
 every topic and broker, once per metadata snapshot; ``throttles_by_broker`` is the pure part."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from console.brokers.figures import forget, per_snapshot
@@ -110,13 +110,20 @@ def throttles_by_broker(
     values: Mapping[tuple[ConfigResource, str], str | None],
     hosts: Mapping[str, set[int]],
     errors: Mapping[ConfigResource, KafkaOperationError] | None = None,
+    broker_ids: Iterable[int] = (),
 ) -> dict[int, BrokerThrottles]:
     """Per broker: its rates and the topics naming it (pure).
 
     ``values`` is the reassignment area's reader output ``{(resource, config): override or None}``;
-    ``hosts`` maps a topic to the brokers hosting it (for ``*``).
+    ``hosts`` maps a topic to the brokers hosting it (for ``*``). A cluster-wide default rate
+    (``BROKER ""``) is in effect on each of ``broker_ids`` without a rate of its own.
     """
-    rates: dict[int, dict[str, str]] = {}
+    defaults = {
+        config: value
+        for (res, config), value in values.items()
+        if res.type == "BROKER" and res.name == "" and value is not None
+    }
+    rates: dict[int, dict[str, str]] = {b: dict(defaults) for b in broker_ids} if defaults else {}
     per_topic: dict[int, dict[str, dict[str, object]]] = {}
     for (res, config), value in values.items():
         if value is None:
@@ -163,9 +170,10 @@ def _read_throttles(cluster, snap, broker_ids: list[int]) -> ThrottleState:
     gw = gateway_for(cluster)
     resources = [ConfigResource("TOPIC", t.name) for t in snap.metadata.topics]
     resources += [ConfigResource("BROKER", str(b)) for b in broker_ids]
+    resources.append(ConfigResource("BROKER", ""))  # the cluster-wide default rates
     errors: dict[ConfigResource, KafkaOperationError] = {}
     try:
-        values = reassign_throttles._current_values(
+        values = reassign_throttles.current_values(
             gw,
             resources,
             reassign_throttles.REPLICA_CONFIGS + reassign_throttles.RATE_CONFIGS,
@@ -176,7 +184,7 @@ def _read_throttles(cluster, snap, broker_ids: list[int]) -> ThrottleState:
         return ThrottleState(error=exc)
     topic_errors = [e for res, e in errors.items() if res.type == "TOPIC"]
     state = ThrottleState(
-        throttles_by_broker(values, _hosts(snap), errors),
+        throttles_by_broker(values, _hosts(snap), errors, broker_ids),
         # a topic deleted since the snapshot is no error; anything else is said once
         next((e for e in topic_errors if e.name != "UNKNOWN_TOPIC_OR_PARTITION"), None),
     )

@@ -23,7 +23,7 @@ from console.reassignment.throttles import (
     ACTIVE,
     RATE_CONFIGS,
     REPLICA_CONFIGS,
-    _current_values,
+    current_values,
     remove_throttles,
 )
 
@@ -75,8 +75,9 @@ def find_foreign_throttles(cluster) -> list[dict]:
     )
     resources = [ConfigResource("TOPIC", t.name) for t in md.topics]
     resources += [ConfigResource("BROKER", str(b.id)) for b in md.brokers]
+    resources.append(ConfigResource("BROKER", ""))  # a cluster-wide default rate throttles every broker
     found = []
-    for (res, config), value in _current_values(gw, resources, REPLICA_CONFIGS + RATE_CONFIGS).items():
+    for (res, config), value in current_values(gw, resources, REPLICA_CONFIGS + RATE_CONFIGS).items():
         if value is None or (res.type, res.name, config) in ours:
             continue
         if (res.type == "TOPIC" and res.name in moving_topics) or (res.type == "BROKER" and moving_topics):

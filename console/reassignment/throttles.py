@@ -61,10 +61,15 @@ def validate_rate(rate: int | None) -> int | None:
     return rate
 
 
-def _current_values(
+def current_values(
     gw, resources: Iterable[ConfigResource], names: Iterable[str], strict: bool = True, errors=None
 ) -> dict:
-    """{(resource, config): override value or None}; an unreadable resource raises (or, not strict, is left out)."""
+    """{(resource, config): override value or None}; an unreadable resource raises (or, not strict, is left out).
+
+    An override is a topic's or a broker's own dynamic config; on the cluster-wide default broker
+    resource (``BROKER ""``) the dynamic default itself (Kafka applies it to every broker without
+    an override of its own, so a leftover default throttles the whole cluster).
+    """
     wanted = set(names)
     out: dict[tuple[ConfigResource, str], str | None] = {}
     answers = gw.describe_configs(
@@ -79,7 +84,10 @@ def _current_values(
             continue
         for name in wanted:
             entry = entries.get(name)
-            override = entry is not None and entry.source in ("DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG")
+            own = ("DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG")
+            if res.type == "BROKER" and res.name == "":
+                own = ("DYNAMIC_DEFAULT_BROKER_CONFIG",)
+            override = entry is not None and entry.source in own
             out[(res, name)] = entry.value if override else None
     return out
 
@@ -108,9 +116,7 @@ def record_throttles(
     if not wanted:
         return []
     gw = gateway_for(reassignment.cluster)
-    current = _current_values(
-        gw, (ConfigResource(t, n) for t, n, _ in wanted), REPLICA_CONFIGS + RATE_CONFIGS
-    )
+    current = current_values(gw, (ConfigResource(t, n) for t, n, _ in wanted), REPLICA_CONFIGS + RATE_CONFIGS)
     holders = _holders(reassignment)
     rows = []
     for (rtype, name, config), value in wanted.items():
@@ -218,7 +224,7 @@ def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "c
     resources = [ConfigResource(e.resource_type, e.resource_name) for e in entries]
     unreadable: dict[ConfigResource, KafkaOperationError] = {}
     try:
-        current = _current_values(
+        current = current_values(
             gw, resources, REPLICA_CONFIGS + RATE_CONFIGS, strict=False, errors=unreadable
         )
     except KafkaOperationError as err:

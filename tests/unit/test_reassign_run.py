@@ -26,6 +26,21 @@ MB = 1024 * 1024
 _names = itertools.count()
 
 
+@pytest.fixture(autouse=True)
+def _no_throttles_left(sandbox):
+    """Tests that end mid-move leave throttle configs on the shared sandbox: take them all back,
+    so later modules (the Brokers page, the fault matrix) start from a cluster without any."""
+    yield
+    state = sandbox.state
+    with state.lock:
+        for t in state.topics.values():
+            for config in throttles.REPLICA_CONFIGS:
+                t.configs.pop(config, None)
+        for configs in state.broker_configs.values():
+            for config in throttles.RATE_CONFIGS:
+                configs.pop(config, None)
+
+
 def make_topic(sandbox, assignment, mb_per_partition=10):
     name = f"reassign-t{next(_names)}"
     sandbox.create_topic(
@@ -241,6 +256,31 @@ def test_foreign_throttles_are_listed_and_cleaned_with_an_audit(personas, kafka_
     requested, event = AuditEvent.objects.filter(action="throttle.cleanup").order_by("id")
     assert requested.outcome == "requested" and event.params["requested_event"] == requested.pk
     assert event.before[f"broker:1/{throttles.FOLLOWER_RATE}"] == "1000"
+
+
+def test_a_cluster_wide_default_throttle_rate_is_found_shown_per_broker_and_cleaned(
+    personas, kafka_cluster, frozen
+):
+    from console.brokers import reads as broker_reads
+
+    default = ConfigResource("BROKER", "")
+    gw = gateway_for(kafka_cluster)
+    gw.incremental_alter_configs({default: [ConfigChange(throttles.LEADER_RATE, "SET", "5000")]})
+    try:
+        found = {f["key"]: f for f in reassign_janitor.find_foreign_throttles(kafka_cluster)}
+        key = f"BROKER||{throttles.LEADER_RATE}"
+        assert key in found and found[key]["value"] == "5000"
+        listing = broker_reads.list_brokers(actor=personas["viewer"], cluster=kafka_cluster, refresh=True)
+        in_effect = {b.id: b.throttles.leader_rate for b in listing.brokers if b.throttles is not None}
+        assert in_effect and set(in_effect.values()) == {"5000"}  # every broker is throttled by it
+        reassign_janitor.clean_foreign_throttles(
+            actor=personas["operator"], cluster=kafka_cluster, keys=[key]
+        )
+        entries = gw.describe_configs([default])[default]
+        left = entries.get(throttles.LEADER_RATE)
+        assert left is None or left.source != "DYNAMIC_DEFAULT_BROKER_CONFIG"
+    finally:
+        gw.incremental_alter_configs({default: [ConfigChange(throttles.LEADER_RATE, "DELETE")]})
 
 
 def test_a_replication_factor_change_is_executed(personas, kafka_cluster, frozen):
