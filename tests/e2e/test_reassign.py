@@ -93,6 +93,13 @@ def test_progress_tells_estimates_staleness_and_the_audit_keeps_every_step(
             login(page, live_server, "operator", "pw-operator")
             page.goto(f"{live_server.url}/c/sandbox/reassignments/new/")
             assert page.locator("#id_topics").is_hidden()  # only the JSON intent's fields
+            radio = page.locator("input[name=intent][value=json]").bounding_box()
+            label = page.locator("label:has(> input[name=intent][value=json])").bounding_box()
+            assert label["height"] < 2 * radio["height"] + 8, (
+                radio,
+                label,
+            )  # one line: radio beside its text
+            assert radio["x"] <= label["x"] + 1
             page.check("input[name=intent][value=move_off]")
             assert page.locator("#id_topics").is_visible() and page.locator("#id_plan_json").is_hidden()
             page.check("input[name=intent][value=json]")
