@@ -226,6 +226,7 @@ def _disk(brokers):
     return brokers.groupBy("ts", "broker").agg(
         F.sum(F.greatest(F.coalesce("size_bytes", F.lit(0)), F.lit(0))).alias("size_bytes"),
         F.sum("total_bytes").alias("total_bytes"),
+        F.sum("usable_bytes").alias("usable_bytes"),
     )
 
 
@@ -261,6 +262,7 @@ def _broker_forecast(disk, params: JobParams):
             F.max("ts").alias("last_ts"),
             F.max_by("size_bytes", "ts").alias("size_bytes"),
             F.max_by("total_bytes", "ts").alias("total_bytes"),
+            F.max_by("usable_bytes", "ts").alias("free_bytes"),
             F.count(F.when(recent, 1)).alias("n"),
             F.sum(F.when(recent, x)).alias("sx"),
             F.sum(F.when(recent, y)).alias("sy"),
@@ -275,7 +277,15 @@ def _broker_forecast(disk, params: JobParams):
         (F.col("n") * F.col("sxy") - F.col("sx") * F.col("sy")) / den,
     )
     cap = F.lit(params.capacity_bytes).cast("long") if params.capacity_bytes else F.col("total_bytes")
-    s = s.select("broker", "last_ts", "size_bytes", cap.alias("capacity_bytes"), slope.alias("slope"))
+    s = s.select(
+        "broker", "last_ts", "size_bytes", cap.alias("capacity_bytes"), slope.alias("slope"), "free_bytes"
+    )
+    # as reference.headroom: the disk's free space, and what is left of a configured budget
+    budget = (F.col("capacity_bytes") - F.col("size_bytes")) if params.capacity_bytes else F.lit(None)
+    room = F.coalesce(
+        F.least(budget, F.col("free_bytes")),
+        F.when(F.col("capacity_bytes") != 0, F.col("capacity_bytes") - F.col("size_bytes")),
+    )
     return s.select(
         "broker",
         "last_ts",
@@ -285,10 +295,10 @@ def _broker_forecast(disk, params: JobParams):
             "used_ratio"
         ),
         F.col("slope").alias("slope_bytes_per_day"),
-        F.when(
-            (F.col("capacity_bytes") != 0) & (F.col("slope") > 0),
-            (F.col("capacity_bytes") - F.col("size_bytes")) / F.col("slope"),
-        ).alias("days_to_full"),
+        F.when(room.isNotNull() & (F.col("slope") > 0), F.greatest(room, F.lit(0)) / F.col("slope")).alias(
+            "days_to_full"
+        ),
+        F.col("free_bytes").cast("long").alias("free_bytes"),
     )
 
 
@@ -397,7 +407,13 @@ def run_jobs(
         ],
     )
     brokers = _read(
-        spark, lake_dir, "brokers", cluster, since, until, ["ts", "broker", "size_bytes", "total_bytes"]
+        spark,
+        lake_dir,
+        "brokers",
+        cluster,
+        since,
+        until,
+        ["ts", "broker", "size_bytes", "total_bytes", "usable_bytes"],
     )
     groups = _read(
         spark, lake_dir, "groups", cluster, since, until, ["ts", "group", "topic", "lag", "committed_offset"]

@@ -183,7 +183,10 @@ def _broker_reports(
     for r in parts:
         leaders[(r["ts"], r["leader"])] += 1
     disk: dict[tuple[int, int], dict] = {}
+    free: dict[tuple[int, int], int] = {}  # usable bytes of the broker's log dirs per snapshot
     for b in brokers:
+        if b.get("usable_bytes") is not None:
+            free[(b["ts"], b["broker"])] = free.get((b["ts"], b["broker"]), 0) + b["usable_bytes"]
         d = disk.setdefault(
             (b["ts"], b["broker"]),
             {"ts": b["ts"], "broker": b["broker"], "size_bytes": 0, "total_bytes": None, "leaders": 0},
@@ -211,6 +214,8 @@ def _broker_reports(
             fits = n >= 2 and den != 0 and enough_history(rows[0]["ts"], last["ts"], params)
             slope = (n * sxy - sx * sy) / den if fits else None
             cap = params.capacity_bytes or last["total_bytes"]
+            left = free.get((last["ts"], broker))
+            room = headroom(params.capacity_bytes, cap, last["size_bytes"], left)
             forecast.append(
                 {
                     "broker": broker,
@@ -219,12 +224,23 @@ def _broker_reports(
                     "capacity_bytes": cap,
                     "used_ratio": last["size_bytes"] / cap if cap else None,
                     "slope_bytes_per_day": slope,
-                    "days_to_full": (cap - last["size_bytes"]) / slope
-                    if cap and slope and slope > 0
+                    "days_to_full": max(room, 0) / slope
+                    if room is not None and slope and slope > 0
                     else None,
+                    "free_bytes": left,
                 }
             )
     return list(disk.values()), forecast
+
+
+def headroom(configured: int, capacity: int | None, size: int, free: int | None) -> int | None:
+    """Bytes the broker can still grow by: the disk's free space (other data shares the disk, so
+    capacity minus Kafka's own bytes overstates it), and under a configured capacity
+    (BROKER_DISK_CAPACITY_BYTES) also what is left of that budget; None when neither is known."""
+    options = [x for x in ((configured - size) if configured else None, free) if x is not None]
+    if options:
+        return min(options)
+    return capacity - size if capacity else None
 
 
 def _group_reports(groups: list[dict]) -> tuple[list[dict], list[dict], dict[str, int]]:

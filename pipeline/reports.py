@@ -79,6 +79,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("used_ratio", F64),
             ("slope_bytes_per_day", F64),
             ("days_to_full", F64),
+            ("free_bytes", I64),  # free space on the log dirs' disks at the last snapshot
         ]
     ),
     "group_lag": pa.schema(

@@ -433,3 +433,17 @@ def test_the_command_refuses_an_unknown_cluster_and_an_empty_window(kafka_cluste
     with pytest.raises(CommandError, match="must start before it ends"):
         call_command("run_pipeline", "--cluster", "sandbox", "--since", "1d", "--until", "2d")
     assert not Operation.objects.filter(kind=capacity.KIND).exists()
+
+
+def test_days_until_full_count_the_disks_free_space_not_capacity_minus_kafkas_bytes():
+    from pipeline.reference import headroom
+
+    gb = 1024**3
+    # a 270 GB disk holding 20 GB of Kafka data but only 81 GB free (other data shares it)
+    assert headroom(0, 270 * gb, 20 * gb, 81 * gb) == 81 * gb
+    # a configured budget (BROKER_DISK_CAPACITY_BYTES) caps it further, the free space still counts
+    assert headroom(50 * gb, 50 * gb, 20 * gb, 81 * gb) == 30 * gb
+    assert headroom(500 * gb, 500 * gb, 20 * gb, 81 * gb) == 81 * gb
+    # no free space reported (older brokers): capacity minus Kafka's bytes, else unknown
+    assert headroom(0, 270 * gb, 20 * gb, None) == 250 * gb
+    assert headroom(0, None, 20 * gb, None) is None

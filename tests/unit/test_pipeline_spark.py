@@ -10,6 +10,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from pipeline import generate, jobs, lake, reference, reports
@@ -54,6 +55,14 @@ def _write_lake_with_a_new_topic(root, cluster: str) -> None:
     """The generated snapshots, plus a topic that appears after four of them and grows from then on."""
     for k, (ts, tables) in enumerate(generate.snapshots(SHAPE, START)):
         parts = tables["partitions"]
+        # broker 1 shares its disk with other data: a third of the space Kafka leaves is free
+        b = tables["brokers"]
+        shared = pc.equal(b["broker"], 1)
+        usable = pc.if_else(shared, pc.divide(b["usable_bytes"], 3), b["usable_bytes"]).cast(pa.int64())
+        tables = {
+            **tables,
+            "brokers": b.set_column(b.schema.get_field_index("usable_bytes"), "usable_bytes", usable),
+        }
         if k >= 4:
             extra = parts.slice(0, 2)
             extra = extra.set_column(
@@ -78,6 +87,10 @@ def test_it_computes_every_report_like_the_reference(spark, tmp_path):
     assert len(got["cluster_size"]) == SHAPE.snapshots
     # 14.5 h of snapshots, 12 h required: forecasts and a per-day rate for every topic
     assert all(f["days_to_full"] is not None for f in got["broker_forecast"])
+    # the forecast counts the disk's free space, not capacity minus Kafka's bytes
+    one = next(f for f in got["broker_forecast"] if f["broker"] == 1)
+    assert one["free_bytes"] < (one["capacity_bytes"] - one["size_bytes"]) / 2
+    assert one["days_to_full"] == pytest.approx(one["free_bytes"] / one["slope_bytes_per_day"])
     fresh = next(t for t in got["topic_summary"] if t["topic"] == NEW_TOPIC)
     assert fresh["bytes_growth"] == fresh["size_bytes"] == 2 * 5_000_000 * (SHAPE.snapshots - 4)
     sizes = sorted(got["cluster_size"], key=lambda r: r["ts"])
