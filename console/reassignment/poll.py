@@ -183,9 +183,12 @@ def _leader_offsets(r: Reassignment, gw, tps: list[TopicPartition]) -> dict[tupl
     try:
         starts = gw.list_offsets(tps, "earliest")
         ends = gw.list_offsets(tps, "latest")
-    except KafkaOperationError as err:
+    except KafkaOperationError as err:  # tried again after OFFSETS_EVERY_S, not every cycle
         log.info("reassignment %s: leader offsets unreadable this cycle: %s", r.pk, err)
-        return cached[1] if cached else {}
+        kept = cached[1] if cached else {}
+        store.write_offsets(r, kept, now)
+        _OFFSETS[r.pk] = (now, kept)
+        return kept
     found = {}
     for tp in tps:
         start, end = starts.get(tp), ends.get(tp)
