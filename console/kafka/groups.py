@@ -1,25 +1,33 @@
-"""Consumer groups: listing (ListGroups on every broker) and committed offsets (OffsetFetch v8+).
+"""Consumer groups: list (ListGroups v5: type and state), describe (DescribeGroups for classic
+groups, ConsumerGroupDescribe for KIP-848 groups), committed offsets (OffsetFetch v8+), set them
+(OffsetCommit), delete groups (DeleteGroups) and a group's offsets (OffsetDelete).
 
-Each broker lists the groups it coordinates, so the listing also tells which broker to ask for
-a group's offsets: one batched OffsetFetch per coordinator, never one request per group.
+Batched: each broker lists the groups it coordinates, so a listing also says which broker to ask
+about a group; without one, one batched FindCoordinator (v4) says it. Then one request per
+coordinator, all in flight together (``send_many``), never one request per group.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from .base import GatewayBase
+from . import group_wire as wire
+from .base import GatewayBase, group_by_topic
 from .errors import KafkaOperationError, from_code
 from .kp import check
-from .types import OK, Ok, TopicPartition
+from .types import OK, GroupDescription, Ok, TopicPartition
 
 # Answers meaning "the group coordinator is not ready or moved; ask again".
 COORDINATOR_RETRY = frozenset(
     {"COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR"}
 )
+_GROUP_TYPES = frozenset(
+    {"", wire.CLASSIC, wire.CONSUMER}
+)  # share and streams groups are not consumer groups
 
 
 @dataclass(frozen=True)
@@ -28,80 +36,216 @@ class ConsumerGroupListing:
     coordinator: int
     state: str | None = None
     protocol_type: str = ""
+    #: "classic" or "consumer" (KIP-848) from ListGroups v5; "" when the broker does not say
+    group_type: str = ""
 
 
 class GroupsMixin(GatewayBase):
-    """Consumer-group reads the console needs (lag, telemetry)."""
-
-    def _on_every_broker(self, fn, ids: list[int]) -> dict:
-        if len(ids) <= 1:
-            return {b: fn(b) for b in ids}
-        with ThreadPoolExecutor(max_workers=min(16, len(ids))) as pool:
-            return dict(zip(ids, pool.map(fn, ids), strict=True))
+    """Consumer groups: what the group pages, the resets and the telemetry need."""
 
     def list_consumer_groups(self) -> tuple[ConsumerGroupListing, ...]:
-        """Every group of the cluster, from one ListGroups per live broker (sent together)."""
+        """Every consumer group (classic and KIP-848) from one ListGroups per live broker, in flight
+        together; share and streams groups and other protocols (Connect) are left out."""
         self._require_brokers("listing consumer groups")
         from kafka.protocol.admin.groups import ListGroupsRequest
 
-        def one(broker: int):
-            try:
-                response = self._kp.send(ListGroupsRequest(), broker)
-                check(response)
-            except KafkaOperationError as err:
-                return err
-            return response.groups
-
+        ids = self._kp.broker_ids()
         out: list[ConsumerGroupListing] = []
-        for broker, groups in self._on_every_broker(one, self._kp.broker_ids()).items():
-            if isinstance(groups, KafkaOperationError):
-                raise groups.with_message(f"{groups.message} (listing groups on broker {broker})")
-            for g in groups:
-                state = getattr(g, "group_state", None) or None
-                out.append(ConsumerGroupListing(g.group_id, broker, state, g.protocol_type or ""))
+        for broker, response in zip(
+            ids, self._kp.send_many([(ListGroupsRequest(), b) for b in ids]), strict=True
+        ):
+            err = response if isinstance(response, KafkaOperationError) else from_code(response.error_code)
+            if err is not None:
+                raise err.with_message(f"{err.message} (listing groups on broker {broker})")
+            for g in response.groups:
+                kind = (getattr(g, "group_type", None) or "").lower()
+                if kind in _GROUP_TYPES and (g.protocol_type or "") in wire.PROTOCOL_TYPES:
+                    state = getattr(g, "group_state", None) or None
+                    out.append(ConsumerGroupListing(g.group_id, broker, state, g.protocol_type or "", kind))
         return tuple(sorted(out, key=lambda g: g.group_id))
 
+    # -- coordinators ----------------------------------------------------------------------------
+
+    def _find_coordinators(self, group_ids: list[str]) -> dict[str, int | KafkaOperationError]:
+        """One batched FindCoordinator (v4) for the groups."""
+        from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
+
+        found = self._kp.send(
+            FindCoordinatorRequest(key_type=0, coordinator_keys=list(group_ids), min_version=4)
+        )
+        out: dict[str, int | KafkaOperationError] = {}
+        for c in found.coordinators:
+            err = from_code(c.error_code, c.error_message)
+            out[c.key] = (
+                c.node_id
+                if err is None
+                else err.with_message(f"{err.message} (finding the coordinator of group '{c.key}')")
+            )
+        return out
+
+    def _coordinators(
+        self, group_ids: list[str], listings: Iterable | None
+    ) -> dict[str, int | KafkaOperationError]:
+        """Each group's coordinator: from ``listings`` (anything with group_id and coordinator: a
+        listing or a description) where they name it, else from FindCoordinator."""
+        known = {g.group_id: g.coordinator for g in listings or ()}
+        out: dict[str, int | KafkaOperationError] = {g: known[g] for g in group_ids if g in known}
+        missing = [g for g in group_ids if g not in known]
+        if missing:
+            out.update(self._find_coordinators(missing))
+        return out
+
+    def _coordinator_of(self, group_id: str) -> int:
+        got = self._find_coordinators([group_id]).get(group_id)
+        if isinstance(got, KafkaOperationError):
+            raise got
+        if got is None:
+            raise KafkaOperationError(
+                15, "COORDINATOR_NOT_AVAILABLE", f"no coordinator for group '{group_id}'"
+            )
+        return got
+
+    def _by_coordinator(
+        self, group_ids: list[str], listings: Iterable | None, out: dict
+    ) -> dict[int, list[str]]:
+        """Groups per coordinator; a group whose coordinator cannot be found gets its error in ``out``."""
+        by_node: dict[int, list[str]] = defaultdict(list)
+        for g, node in self._coordinators(group_ids, listings).items():
+            if isinstance(node, KafkaOperationError):
+                out[g] = node
+            else:
+                by_node[node].append(g)
+        return by_node
+
+    def _per_group_until_ready(self, group_ids: list[str], attempt: Callable[[list[str]], dict]) -> dict:
+        """``attempt(groups)`` -> {group: result}; the groups whose coordinator was not ready (or
+        moved) are asked again, as Kafka's admin client does, until the request timeout."""
+        deadline = time.monotonic() + self._timeout
+        delay, pending, out = 0.05, list(group_ids), {}
+        while pending:
+            results = attempt(pending)
+            out.update(results)
+            pending = [
+                g
+                for g, r in results.items()
+                if isinstance(r, KafkaOperationError) and r.name in COORDINATOR_RETRY
+            ]
+            if not pending or time.monotonic() + delay > deadline:
+                break
+            time.sleep(delay)
+            delay = min(2 * delay, 1.0)
+        return out
+
+    # -- describe --------------------------------------------------------------------------------
+
+    def describe_consumer_groups(
+        self, group_ids: Iterable[str], listings: Iterable[ConsumerGroupListing] | None = None
+    ) -> dict[str, GroupDescription | KafkaOperationError]:
+        """Members (with their partitions) and state of each group: DescribeGroups for classic groups
+        and ConsumerGroupDescribe for KIP-848 groups, one request per coordinator, in flight together.
+        A group of unknown type (no listing, or a broker before ListGroups v5) is asked as a classic
+        group first and, when that says it does not exist, as a KIP-848 group."""
+        self._require_brokers("describing consumer groups")
+        listings = list(listings or ())
+        types = {g.group_id: getattr(g, "group_type", "") for g in listings}
+        wanted = list(dict.fromkeys(group_ids))
+        out: dict[str, GroupDescription | KafkaOperationError] = {}
+        by_node = self._by_coordinator(wanted, listings, out)
+        classic: dict[int, list[str]] = defaultdict(list)
+        consumer: dict[int, list[str]] = defaultdict(list)
+        for node, groups in by_node.items():
+            for g in groups:
+                (consumer if types.get(g) == wire.CONSUMER else classic)[node].append(g)
+        out.update(self._describe(classic, consumer))
+        retry: dict[int, list[str]] = defaultdict(list)
+        for node, groups in classic.items():
+            for g in groups:
+                if (
+                    not types.get(g)
+                    and isinstance(out[g], KafkaOperationError)
+                    and out[g].name == "GROUP_ID_NOT_FOUND"
+                ):
+                    retry[node].append(g)
+        if retry:
+            found = self._describe({}, retry)
+            out.update((g, d) for g, d in found.items() if not isinstance(d, KafkaOperationError))
+        return out
+
+    def _describe(self, classic: dict[int, list[str]], consumer: dict[int, list[str]]) -> dict:
+        from kafka.protocol.admin.groups import DescribeGroupsRequest
+
+        asks = [
+            (DescribeGroupsRequest(groups=gs, include_authorized_operations=False), n, gs, wire.classic)
+            for n, gs in sorted(classic.items())
+        ] + [(wire.cgd_request(gs), n, gs, wire.consumer) for n, gs in sorted(consumer.items())]
+        if not asks:
+            return {}
+        self._kp.broker_ids(expect=[n for _, n, _, _ in asks])
+        out: dict[str, GroupDescription | KafkaOperationError] = {}
+        responses = self._kp.send_many([(request, node) for request, node, _, _ in asks])
+        for (_, node, groups, convert), response in zip(asks, responses, strict=True):
+            if isinstance(response, KafkaOperationError):
+                out.update((g, response) for g in groups)
+                continue
+            for d in response.groups:
+                out[d.group_id] = convert(d, node)
+        return out
+
+    # -- offsets ---------------------------------------------------------------------------------
+
     def list_consumer_group_offsets(
-        self, group_ids: list[str] | None = None
+        self,
+        group_ids: list[str] | None = None,
+        listings: Iterable | None = None,
+        topics: dict[str, list[int]] | None = None,
     ) -> dict[str, dict[TopicPartition, int] | KafkaOperationError]:
-        """Committed offsets per group (all groups when None): one OffsetFetch per coordinator."""
+        """Committed offsets per group, one OffsetFetch per coordinator, in flight together.
+
+        ``listings`` (ListGroups' listings or descriptions) say where the groups are; without them
+        every group is listed first, and a group the listing lacks is GROUP_ID_NOT_FOUND. All
+        listed groups when ``group_ids`` is None. ``topics`` ({topic: partitions}) limits the
+        answer to those partitions (the topic page asks every group about one topic).
+        """
+        self._require_brokers("reading consumer group offsets")
         from kafka.protocol.consumer.group import OffsetFetchRequest
 
-        listings = self.list_consumer_groups()
-        wanted = None if group_ids is None else set(group_ids)
-        by_coordinator: dict[int, list[str]] = defaultdict(list)
-        for g in listings:
-            if wanted is None or g.group_id in wanted:
-                by_coordinator[g.coordinator].append(g.group_id)
-        out: dict[str, dict[TopicPartition, int] | KafkaOperationError] = {}
-        for missing in sorted((wanted or set()) - {g.group_id for g in listings}):
-            out[missing] = KafkaOperationError(
-                69, "GROUP_ID_NOT_FOUND", f"consumer group '{missing}' does not exist"
-            )
+        listings = list(self.list_consumer_groups() if listings is None else listings)
+        listed = {g.group_id: g.coordinator for g in listings}
+        wanted = list(listed) if group_ids is None else list(dict.fromkeys(group_ids))
+        out: dict[str, dict[TopicPartition, int] | KafkaOperationError] = {
+            g: wire.not_found(g) for g in wanted if g not in listed
+        }
+        by_node: dict[int, list[str]] = defaultdict(list)
+        for g in wanted:
+            if g in listed:
+                by_node[listed[g]].append(g)
         group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
+        topic_cls = group_cls.OffsetFetchRequestTopics
 
-        def one(broker: int):
-            request = OffsetFetchRequest(
-                groups=[group_cls(group_id=g, topics=None) for g in by_coordinator[broker]],
+        def request(groups: list[str]) -> Any:
+            wanted_topics = (
+                None
+                if topics is None
+                else [topic_cls(name=t, partition_indexes=list(ps)) for t, ps in topics.items()]
+            )
+            return OffsetFetchRequest(
+                groups=[group_cls(group_id=g, topics=wanted_topics) for g in groups],
                 require_stable=False,
                 min_version=8,
                 max_version=9,  # v10 names topics by id only
             )
-            try:
-                response = self._kp.send(request, broker)
-                check(response)
-            except KafkaOperationError as err:
-                return err
-            return response.groups
 
-        for broker, groups in self._on_every_broker(one, sorted(by_coordinator)).items():
-            if isinstance(groups, KafkaOperationError):
-                out.update((g, groups) for g in by_coordinator[broker])
+        nodes = sorted(by_node)
+        self._kp.broker_ids(expect=nodes)
+        responses = self._kp.send_many([(request(by_node[n]), n) for n in nodes])
+        for node, response in zip(nodes, responses, strict=True):
+            if isinstance(response, KafkaOperationError):
+                out.update((g, response) for g in by_node[node])
                 continue
-            for group in groups:
+            for group in response.groups:
                 err = from_code(group.error_code)
                 if err is not None:
-                    out[group.group_id] = err.with_message(f"{err.message} (group '{group.group_id}')")
+                    out[group.group_id] = wire.named(err, group.group_id)
                     continue
                 offsets: dict[TopicPartition, int] = {}
                 for topic in group.topics:
@@ -117,17 +261,6 @@ class GroupsMixin(GatewayBase):
         """Set an inactive group's committed offsets (as kafka-consumer-groups --reset-offsets does)."""
         self._require_brokers("changing consumer group offsets")
         from kafka.protocol.consumer.group import OffsetCommitRequest
-        from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
-
-        def find() -> int:
-            found = self._kp.send(
-                FindCoordinatorRequest(key_type=0, coordinator_keys=[group_id], min_version=4)
-            )
-            (coordinator,) = found.coordinators
-            err = from_code(coordinator.error_code, coordinator.error_message)
-            if err is not None:
-                raise err.with_message(f"{err.message} (finding the coordinator of group '{group_id}')")
-            return coordinator.node_id
 
         topic_cls = OffsetCommitRequest.OffsetCommitRequestTopic
         part_cls = topic_cls.OffsetCommitRequestPartition
@@ -153,25 +286,64 @@ class GroupsMixin(GatewayBase):
         )
 
         def commit() -> dict[TopicPartition, Ok | KafkaOperationError]:
-            response = self._kp.send(request, find())
-            out: dict[TopicPartition, Ok | KafkaOperationError] = {}
-            for topic in response.topics:
-                for p in topic.partitions:
-                    tp = TopicPartition(topic.name, p.partition_index)
-                    perr = from_code(p.error_code)
-                    out[tp] = (
-                        OK
-                        if perr is None
-                        else perr.with_message(f"{perr.message} ({tp.topic}-{tp.partition})")
-                    )
+            response = self._kp.send(request, self._coordinator_of(group_id))
+            return _per_partition(response, group_id)
+
+        return self._while_coordinator_moves(commit, _refused)
+
+    # -- delete ----------------------------------------------------------------------------------
+
+    def delete_consumer_groups(self, group_ids: Iterable[str]) -> dict[str, Ok | KafkaOperationError]:
+        """Delete groups (DeleteGroups per coordinator, in flight together); each has its own result:
+        NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND when there is no such group."""
+        self._require_brokers("deleting consumer groups")
+        from kafka.protocol.admin.groups import DeleteGroupsRequest
+
+        def attempt(groups: list[str]) -> dict[str, Ok | KafkaOperationError]:
+            out: dict[str, Ok | KafkaOperationError] = {}
+            by_node = self._by_coordinator(groups, None, out)
+            nodes = sorted(by_node)
+            self._kp.broker_ids(expect=nodes)
+            responses = self._kp.send_many([(DeleteGroupsRequest(groups_names=by_node[n]), n) for n in nodes])
+            for node, response in zip(nodes, responses, strict=True):
+                if isinstance(response, KafkaOperationError):
+                    out.update((g, response) for g in by_node[node])
+                    continue
+                for r in response.results:
+                    err = from_code(r.error_code)
+                    out[r.group_id] = OK if err is None else wire.named(err, r.group_id)
             return out
 
-        def refused(out: dict) -> bool:  # the coordinator turned the whole commit away
-            return any(
-                isinstance(v, KafkaOperationError) and v.name in COORDINATOR_RETRY for v in out.values()
-            )
+        return self._per_group_until_ready(list(dict.fromkeys(group_ids)), attempt)
 
-        return self._while_coordinator_moves(commit, refused)
+    def delete_consumer_group_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, Ok | KafkaOperationError]:
+        """Delete a group's committed offsets of these partitions (OffsetDelete): per partition,
+        GROUP_SUBSCRIBED_TO_TOPIC while a member of the group still consumes the topic."""
+        self._require_brokers("deleting consumer group offsets")
+        from kafka.protocol.consumer.group import OffsetDeleteRequest
+
+        wanted = list(dict.fromkeys(TopicPartition(*tp) for tp in partitions))
+        topic_cls = OffsetDeleteRequest.OffsetDeleteRequestTopic
+        part_cls = topic_cls.OffsetDeleteRequestPartition
+        request = OffsetDeleteRequest(
+            group_id=group_id,
+            topics=[
+                topic_cls(name=t, partitions=[part_cls(partition_index=p) for p in ps])
+                for t, ps in group_by_topic(wanted).items()
+            ],
+        )
+
+        def once() -> dict[TopicPartition, Ok | KafkaOperationError]:
+            response = self._kp.send(request, self._coordinator_of(group_id))
+            try:
+                check(response)
+            except KafkaOperationError as err:
+                return dict.fromkeys(wanted, wire.named(err, group_id))
+            return _per_partition(response, group_id)
+
+        return self._while_coordinator_moves(once, _refused)
 
     def _while_coordinator_moves(self, fn, refused):
         """``fn()`` again while the group coordinator is not ready, as Kafka's admin client does: on a
@@ -191,3 +363,19 @@ class GroupsMixin(GatewayBase):
                     return result
             time.sleep(delay)
             delay = min(2 * delay, 1.0)
+
+
+def _per_partition(response: Any, group_id: str) -> dict[TopicPartition, Ok | KafkaOperationError]:
+    """OffsetCommit's and OffsetDelete's answers: one result per partition."""
+    out: dict[TopicPartition, Ok | KafkaOperationError] = {}
+    for topic in response.topics:
+        for p in topic.partitions:
+            tp = TopicPartition(topic.name, p.partition_index)
+            err = from_code(p.error_code)
+            out[tp] = OK if err is None else err.with_message(f"{err.message} ({tp.topic}-{tp.partition})")
+    return out
+
+
+def _refused(out: dict) -> bool:
+    """The coordinator turned the whole request away (not ready, or moved)."""
+    return any(isinstance(v, KafkaOperationError) and v.name in COORDINATOR_RETRY for v in out.values())

@@ -257,3 +257,42 @@ class FeatureInfo:
     supported_max: int | None
     finalized_min: int | None
     finalized_max: int | None
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    """A member of a consumer group. ``assignment`` is decoded from the consumer protocol's bytes
+    (classic groups) or read from ConsumerGroupDescribe (KIP-848 groups, which also say the
+    target assignment the member is moving to and what it subscribes to)."""
+
+    member_id: str
+    client_id: str
+    host: str
+    instance_id: str | None = None
+    assignment: tuple[TopicPartition, ...] = ()
+    target_assignment: tuple[TopicPartition, ...] | None = None
+    subscribed_topics: tuple[str, ...] = ()
+    member_epoch: int | None = None
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    """One consumer group as its coordinator describes it.
+
+    ``group_type`` is "classic" (DescribeGroups) or "consumer" (KIP-848, ConsumerGroupDescribe);
+    ``assignor`` is the classic group's protocol (range, cooperative-sticky...) or the consumer
+    group's server-side assignor (uniform, range).
+    """
+
+    group_id: str
+    group_type: str
+    state: str
+    protocol_type: str
+    assignor: str
+    coordinator: int
+    members: tuple[GroupMember, ...] = ()
+    epoch: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.members
