@@ -171,7 +171,11 @@ def _progress_context(r: Reassignment, user) -> dict:
     moving = not op.finished and r.stage != "finished" and settled < r.partitions_total
     rate = r.rate_bytes_per_s if r.rate_bytes_per_s > 0 else None
     eta = progress.eta_seconds(r.bytes_total - r.bytes_done, rate)
-    age = (timezone.now() - r.last_poll_at).total_seconds() if r.last_poll_at else None
+    now = timezone.now()
+    age = (now - r.last_poll_at).total_seconds() if r.last_poll_at else None
+    # the worker's last sign of life: a poll, a heartbeat, or (nothing yet) the submission
+    alive = max(t for t in (r.last_poll_at, op.heartbeat_at, op.created_at) if t is not None)
+    quiet = (now - alive).total_seconds()
     return {
         "r": r,
         "op": op,
@@ -188,7 +192,8 @@ def _progress_context(r: Reassignment, user) -> dict:
         "settled": settled,
         "throttle": human_bytes(r.throttle_bytes_per_s) + "/s" if r.throttle_bytes_per_s else "none",
         "age": None if age is None else max(0, round(age)),
-        "stale": moving and r.stage == "moving" and progress.staleness(age, progress.EXPECTED_POLL_S),
+        "quiet": round(quiet),
+        "stale": moving and progress.staleness(quiet, progress.EXPECTED_POLL_S),
         "estimates": progress.ESTIMATE_NOTE,
         "ledger": list(r.throttles.all()),
         "can_manage": access.can(user, r.cluster, access.MANAGE_REASSIGNMENTS),

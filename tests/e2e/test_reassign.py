@@ -117,7 +117,7 @@ def test_progress_tells_estimates_staleness_and_the_audit_keeps_every_step(
 
             running.clear()  # the worker stops: the page says its figures are old
             page.locator("#progress-stale").wait_for(timeout=20000)
-            assert "is the console's worker running?" in page.inner_text("#progress-stale")
+            assert "Nothing from the console's worker" in page.inner_text("#progress-stale")
             running.set()
             page.locator("#progress-stale").wait_for(state="detached", timeout=20000)
 

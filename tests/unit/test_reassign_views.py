@@ -106,6 +106,35 @@ def test_it_starts_and_the_progress_fragment_polls_until_done(
     assert b"100%" in done.content
 
 
+def test_the_progress_fragment_warns_when_the_worker_goes_quiet(client, personas, kafka_cluster, frozen):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    topic = make_topic(frozen, [[1, 2]])
+    client.force_login(personas["operator"])
+    client.post(
+        url("reassign_new", kafka_cluster),
+        {"intent": "json", "plan_json": plan_text(topic, [1, 3]), "throttle_mb": "1", "action": "start"},
+    )
+    r = Reassignment.objects.get()
+    progress = url("reassign_progress", kafka_cluster, rid=r.pk)
+    # nothing ran yet, just submitted: no warning
+    assert b"progress-stale" not in client.get(progress).content
+    run_now(r.operation_id)
+    fresh = client.get(progress).content
+    assert b"progress-stale" not in fresh and b"Progress read from Kafka" in fresh
+    # 10 s without a poll or a heartbeat: three polls missed
+    old = timezone.now() - timedelta(seconds=10)
+    Reassignment.objects.filter(pk=r.pk).update(last_poll_at=old)
+    Operation.objects.filter(pk=r.operation_id).update(heartbeat_at=old, created_at=old)
+    quiet = client.get(progress).content.decode()
+    assert 'id="progress-stale"' in quiet and "Nothing from the console's worker for 10 s" in quiet
+    # never polled and submitted long ago (the worker never came): warned too
+    Reassignment.objects.filter(pk=r.pk).update(last_poll_at=None)
+    assert "No progress has been read yet." in client.get(progress).content.decode()
+
+
 def test_the_export_is_a_plan_file_of_the_current_assignment(client, personas, kafka_cluster, frozen):
     topic = make_topic(frozen, [[1, 2], [2, 3]])
     client.force_login(personas["viewer"])
