@@ -14,12 +14,22 @@ MANAGE_TOPICS = "topic.manage"
 MANAGE_CONFIGS = "config.manage"
 MANAGE_ACLS = "acl.manage"
 MANAGE_REASSIGNMENTS = "reassignment.manage"
+MANAGE_GROUPS = "group.manage"  # reset a consumer group's offsets, delete a group or its offsets
 APPROVE = "request.approve"
 ADMINISTER = "cluster.admin"
 VIEW_AUDIT = "audit.view"
 RUN_OPERATIONS = "operation.run"
 
-_OPERATOR = {VIEW, MANAGE_TOPICS, MANAGE_CONFIGS, MANAGE_ACLS, MANAGE_REASSIGNMENTS, APPROVE, RUN_OPERATIONS}
+_OPERATOR = {
+    VIEW,
+    MANAGE_TOPICS,
+    MANAGE_CONFIGS,
+    MANAGE_ACLS,
+    MANAGE_REASSIGNMENTS,
+    MANAGE_GROUPS,
+    APPROVE,
+    RUN_OPERATIONS,
+}
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     Role.VIEWER: frozenset({VIEW}),

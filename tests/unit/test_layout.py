@@ -26,6 +26,7 @@ AREAS = (
     "quorum",
     "telemetry",
     "brokers",
+    "groups",
 )
 # The pure cores: plans, rules, arithmetic. No database, no Kafka calls, no Django beyond settings.
 PURE = (
@@ -38,6 +39,7 @@ PURE = (
     "console.reassignment.balance",
     "console.reassignment.progress",
     "console.requests.display",
+    "console.groups.core",
     "console.uploads",
 )
 PURE_MAY_IMPORT = re.compile(r"^(console\.kafka\.(types|errors)|console\.formatting|django\.conf|yaml)$")

@@ -1,0 +1,10 @@
+"""Consumer groups: the list and a group's page, offset resets, deleting groups and their offsets.
+
+Open ``reads`` for the list (search, filters, sort, paging, total lag), a group's members and
+per-partition lag, and the groups consuming a topic; ``trend`` for a group's lag over time from
+the telemetry snapshots; ``core`` for the reset planner (kafka-consumer-groups --reset-offsets,
+pure); ``actions`` for the reset's dry run and execution; ``delete`` for deleting a group or its
+offsets of a topic (each authorised and audited); ``command`` for ``manage.py kafka groups …``.
+"""
+
+__all__ = ["actions", "core", "delete", "reads", "trend"]
