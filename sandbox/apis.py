@@ -96,6 +96,7 @@ def load_handlers() -> None:
         acls,
         cluster,
         configs,
+        consumer,
         data,
         groups,
         membership,

@@ -45,7 +45,8 @@ class SandboxCluster:
     ``create.topic.policy.class.name``: a message it returns fails the topic with POLICY_VIOLATION. ``speed`` is how many virtual seconds pass per real
     second (replication progress, synthetic writes). ``racks`` is a list of rack names (one per
     broker, cycled) or None. ``state_file`` is loaded at start when it exists and written at
-    shutdown.
+    shutdown. ``broker_properties`` are server.properties lines every broker starts with (static
+    configs, e.g. ``group.consumer.heartbeat.interval.ms``), reported as STATIC_BROKER_CONFIG.
     """
 
     def __init__(
@@ -60,6 +61,7 @@ class SandboxCluster:
         host: str = "127.0.0.1",
         bandwidth_bytes_per_s: float = 50 * 1024 * 1024,
         create_topic_policy: CreateTopicPolicy | None = None,
+        broker_properties: dict[str, str] | None = None,
     ) -> None:
         self.seed = seed
         # like Kafka's create.topic.policy.class.name: (name, partitions, rf, configs) -> message
@@ -68,6 +70,7 @@ class SandboxCluster:
         self.state_file = state_file
         self.state = ClusterState(cluster_id_for(seed))
         self.state.bandwidth_bytes_per_s = bandwidth_bytes_per_s
+        self.state.static_configs = dict(broker_properties or {})
         self.faults = Faults()
         rack_list = list(racks) if racks else []
         for i in range(brokers):

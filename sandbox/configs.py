@@ -131,6 +131,8 @@ def static_broker_configs(st: ClusterState, node: Node) -> dict[str, str]:
         "transaction.state.log.replication.factor": str(min(3, max(1, len(st.brokers)))),
         "group.initial.rebalance.delay.ms": "0",
     }
+    if not node.is_controller:
+        cfg.update(st.static_configs)
     if node.is_controller:
         cfg["listeners"] = f"CONTROLLER://{node.host}:{node.port}"
     else:

@@ -178,8 +178,35 @@ class LiveMember:
 
 
 @dataclass(slots=True)
+class ConsumerMember:
+    """A member of a KIP-848 consumer group (ConsumerGroupHeartbeat), as Kafka's
+    ConsumerGroupMember: epochs, subscription, assigned partitions and those still to revoke
+    (topic id -> partitions), its reconciliation state (MemberState)."""
+
+    member_id: str
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    instance_id: str | None = None
+    rack_id: str | None = None
+    subscribed_topic_names: list[str] = field(default_factory=list)
+    subscribed_topic_regex: str = ""
+    server_assignor: str | None = None
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: str = "stable"  # stable / unrevoked_partitions / unreleased_partitions
+    assigned: dict[uuid.UUID, set[int]] = field(default_factory=dict)
+    pending_revocation: dict[uuid.UUID, set[int]] = field(default_factory=dict)
+    last_seen: float = 0.0  # time.monotonic() of the last heartbeat (session timeout)
+    revoke_deadline: float | None = None  # rebalance timeout while partitions are being revoked
+
+
+@dataclass(slots=True)
 class Group:
-    """A consumer group: synthetic members and/or live members, committed offsets."""
+    """A consumer group: synthetic members and/or live members, committed offsets.
+
+    ``type`` is Kafka's group type: "classic" (JoinGroup/SyncGroup, synthetic members) or
+    "consumer" (KIP-848: ``consumers``, group and assignment epochs, target assignments)."""
 
     group_id: str
     state: str = "Stable"
@@ -194,6 +221,14 @@ class Group:
     generation: int = 0
     leader: str = ""
     rebalance_started: float = 0.0
+    type: str = "classic"
+    consumers: dict[str, ConsumerMember] = field(default_factory=dict)
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    targets: dict[str, dict[uuid.UUID, set[int]]] = field(default_factory=dict)
+    subscribed_metadata: tuple[
+        Any, ...
+    ] = ()  # subscribed topics (name, id, partitions) at the last epoch bump
 
 
 class ClusterState:
@@ -220,6 +255,7 @@ class ClusterState:
         # broker -> {(topic, partition): Partition}: which replicas each broker hosts
         self._index: dict[int, dict[tuple[str, int], Partition]] | None = None
         self.bandwidth_bytes_per_s: float = 50 * 1024 * 1024
+        self.static_configs: dict[str, str] = {}  # server.properties lines every broker shares
         self.isr_join_delay_s: float = ISR_JOIN_DELAY_S
         self.active_controller: int = -1
         self.quorum_epoch = 1

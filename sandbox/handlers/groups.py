@@ -1,4 +1,13 @@
-"""ListGroups, DescribeGroups and OffsetFetch for synthetic consumer groups (no group protocol)."""
+"""ListGroups, DescribeGroups, OffsetFetch, OffsetCommit, OffsetDelete and DeleteGroups for every
+kind of group: classic groups (synthetic members from ``add_group``, live JoinGroup members) and
+KIP-848 consumer groups (``ConsumerGroupHeartbeat``).
+
+The rules are Kafka 4.1's group coordinator: ``GroupMetadataManager`` (listGroups,
+describeGroups), ``OffsetMetadataManager`` (commitOffset, fetchOffsets, deleteOffsets) with the
+group checks of ``ClassicGroup`` / ``ConsumerGroup`` (validateOffsetCommit, validateOffsetFetch,
+validateOffsetDelete, validateDeleteGroup, isSubscribedToTopic), and the topic checks
+``KafkaApis`` makes before the coordinator is asked.
+"""
 
 from __future__ import annotations
 
@@ -16,15 +25,22 @@ from kafka.protocol.admin import (
 from kafka.protocol.consumer import (
     OffsetCommitRequest,
     OffsetCommitResponse,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
+from sandbox import consumer_groups as cg
 from sandbox.apis import RequestContext, api
 from sandbox.state import ClusterState, Group
 
 GROUP_OPS = {3, 6, 8, 10, 11}  # READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
+UNKNOWN_TOPIC_OR_PARTITION, NOT_COORDINATOR, ILLEGAL_GENERATION, INVALID_GROUP_ID = 3, 16, 22, 24
+UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, UNSUPPORTED_VERSION = 25, 27, 35
+NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, GROUP_SUBSCRIBED_TO_TOPIC, STALE_MEMBER_EPOCH = 68, 69, 86, 113
+LIVE_CLASSIC_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance")
 
 
 def coordinator(st: ClusterState, group_id: str) -> int:
@@ -33,21 +49,67 @@ def coordinator(st: ClusterState, group_id: str) -> int:
     return live[zlib.crc32(group_id.encode()) % len(live)] if live else -1
 
 
+def expire_group(st: ClusterState, g: Group, node_id: int) -> None:
+    """Drop members whose session (or, for consumer groups, rebalance) timeout passed."""
+    if g.type == "consumer":
+        cg.expire(g, st, node_id)
+    elif g.live:
+        from sandbox.handlers.membership import expire
+
+        expire(g)
+
+
+def _classic_is_empty(g: Group) -> bool:
+    return g.state == "Empty" and not g.members and not g.live
+
+
+def _classic_subscriptions(g: Group) -> set[str] | None:
+    """ClassicGroup.computeSubscribedTopics: the topics the members' consumer-protocol
+    subscriptions name; None when the group does not use the consumer protocol."""
+    if g.protocol_type != "consumer":
+        return None
+    topics: set[str] = set()
+    for m in g.members:
+        topics.update(t for t, _ in m.assignment)
+    for lm in g.live.values():
+        meta = lm.protocols.get(g.protocol)
+        if not meta:
+            continue
+        try:
+            topics.update(ConsumerProtocolSubscription.decode(meta).topics or [])
+        except Exception:  # a subscription Kafka cannot read counts as "uses the protocol"
+            return None
+    return topics
+
+
+def is_subscribed(st: ClusterState, g: Group, topic: str) -> bool:
+    """Group.isSubscribedToTopic (ClassicGroup: from the members' subscriptions, ModernGroup:
+    from the members' subscribed topics)."""
+    if g.type == "consumer":
+        return cg.is_subscribed(st, g, topic)
+    if _classic_is_empty(g):
+        return False
+    subs = _classic_subscriptions(g)
+    return (topic in subs) if subs is not None else g.protocol_type == "consumer"
+
+
 @api(ListGroupsRequest, 0, 5)
 def list_groups(ctx: RequestContext, req: Any) -> Any:
-    """Groups coordinated by this broker, optionally filtered by state/type."""
+    """Groups coordinated by this broker; v4+ filter by state, v5+ by type (both
+    case-insensitive, GroupMetadataManager.listGroups); v5 says each group's type."""
     st, v = ctx.state, ctx.version
-    states = {s.lower() for s in (req.states_filter or [])} if v >= 4 else set()
+    states = {s.lower().strip() for s in (req.states_filter or [])} if v >= 4 else set()
     types = {t.lower() for t in (req.types_filter or [])} if v >= 5 else set()
     out = []
     for g in st.groups.values():
         if coordinator(st, g.group_id) != ctx.node.node_id:
             continue
-        if states and g.state.lower() not in states or types and "classic" not in types:
+        expire_group(st, g, ctx.node.node_id)
+        if states and g.state.lower() not in states or types and g.type not in types:
             continue
         out.append(
             ListGroupsResponse.ListedGroup(
-                group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type="Classic"
+                group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.type
             )
         )
     return ListGroupsResponse(version=v, throttle_time_ms=0, error_code=0, groups=out)
@@ -70,7 +132,10 @@ def _member_bytes(g: Group, m: Any) -> tuple[bytes, bytes]:
 
 @api(DescribeGroupsRequest, 0, 6)
 def describe_groups(ctx: RequestContext, req: Any) -> Any:
-    """State, protocol and members (with assignments) of each group."""
+    """State, protocol and members (with assignments) of classic groups. As in
+    GroupMetadataManager.describeGroups, members carry their metadata and assignment only in a
+    Stable group; an unknown group, or a consumer-protocol group (which DescribeGroups does not
+    describe: ConsumerGroupDescribe does), answers Dead (v6: with GROUP_ID_NOT_FOUND)."""
     st, v = ctx.state, ctx.version
     dg = DescribeGroupsResponse.DescribedGroup
     out = []
@@ -78,7 +143,7 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
         if coordinator(st, gid) != ctx.node.node_id:
             out.append(
                 dg(
-                    error_code=16,
+                    error_code=NOT_COORDINATOR,
                     error_message=None,
                     group_id=gid,
                     group_state="",
@@ -90,12 +155,13 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
             )
             continue
         g = st.groups.get(gid)
-        if g is None:
+        if g is None or g.type != "classic":
+            message = f"Group {gid} not found." if g is None else f"Group {gid} is not a classic group."
             out.append(
                 dg(
-                    error_code=69 if v >= 6 else 0,
+                    error_code=GROUP_ID_NOT_FOUND if v >= 6 else 0,
                     group_id=gid,
-                    error_message=f"Group {gid} not found." if v >= 6 else None,
+                    error_message=message if v >= 6 else None,
                     group_state="Dead",
                     protocol_type="",
                     protocol_data="",
@@ -104,6 +170,8 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
                 )
             )
             continue
+        expire_group(st, g, ctx.node.node_id)
+        stable = g.state == "Stable"
         members = []
         for m in g.members:
             meta, asg = _member_bytes(g, m)
@@ -113,8 +181,8 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
                     group_instance_id=None,
                     client_id=m.client_id,
                     client_host=m.client_host,
-                    member_metadata=meta,
-                    member_assignment=asg,
+                    member_metadata=meta if stable else b"",
+                    member_assignment=asg if stable else b"",
                 )
             )
         for lm in g.live.values():
@@ -124,8 +192,8 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
                     group_instance_id=None,
                     client_id=lm.client_id,
                     client_host=lm.client_host,
-                    member_metadata=lm.protocols.get(g.protocol, b""),
-                    member_assignment=lm.assignment,
+                    member_metadata=lm.protocols.get(g.protocol, b"") if stable else b"",
+                    member_assignment=lm.assignment if stable else b"",
                 )
             )
         out.append(
@@ -135,7 +203,7 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
                 group_id=gid,
                 group_state=g.state,
                 protocol_type=g.protocol_type,
-                protocol_data=g.protocol if members else "",
+                protocol_data=g.protocol if stable and members else "",
                 members=members,
                 authorized_operations=GROUP_OPS if req.include_authorized_operations else None,
             )
@@ -156,6 +224,18 @@ def _offsets(
     return [(t, [(p, g.offsets.get((t, p), -1)) for p in ps]) for t, ps in topics]
 
 
+def _fetch_check(st: ClusterState, g: Group | None, member_id: str | None, epoch: int, node_id: int) -> int:
+    """validateOffsetFetch: a consumer group checks the member and its epoch when the request
+    names one (OffsetFetch v9 from a KIP-848 consumer); classic groups check nothing."""
+    if g is None or g.type != "consumer" or (member_id is None and epoch < 0):
+        return 0
+    expire_group(st, g, node_id)
+    m = g.consumers.get(member_id or "")
+    if m is None:
+        return UNKNOWN_MEMBER_ID
+    return STALE_MEMBER_EPOCH if epoch != m.member_epoch else 0
+
+
 @api(OffsetFetchRequest, 1, 9)
 def offset_fetch(ctx: RequestContext, req: Any) -> Any:
     """Committed offsets of one group (v1-7) or several groups (v8+)."""
@@ -164,7 +244,7 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
     if v < 8:
         topics = None if req.topics is None else [(t.name, list(t.partition_indexes)) for t in req.topics]
         if coordinator(st, req.group_id) != ctx.node.node_id:
-            return of(version=v, throttle_time_ms=0, topics=[], error_code=16)
+            return of(version=v, throttle_time_ms=0, topics=[], error_code=NOT_COORDINATOR)
         res = _offsets(st, st.groups.get(req.group_id), topics)
         ot = of.OffsetFetchResponseTopic
         return of(
@@ -192,10 +272,16 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
     og = of.OffsetFetchResponseGroup
     for rg in req.groups:
         if coordinator(st, rg.group_id) != ctx.node.node_id:
-            groups.append(og(group_id=rg.group_id, topics=[], error_code=16))
+            groups.append(og(group_id=rg.group_id, topics=[], error_code=NOT_COORDINATOR))
+            continue
+        g = st.groups.get(rg.group_id)
+        member_id = rg.member_id if v >= 9 else None
+        code = _fetch_check(st, g, member_id, rg.member_epoch if v >= 9 else -1, ctx.node.node_id)
+        if code:
+            groups.append(og(group_id=rg.group_id, topics=[], error_code=code))
             continue
         topics = None if rg.topics is None else [(t.name, list(t.partition_indexes)) for t in rg.topics]
-        res = _offsets(st, st.groups.get(rg.group_id), topics)
+        res = _offsets(st, g, topics)
         groups.append(
             og(
                 group_id=rg.group_id,
@@ -221,41 +307,70 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
     return of(version=v, throttle_time_ms=0, groups=groups)
 
 
-def _generation_error(g: Group | None, member_id: str, generation: int) -> int:
-    """UNKNOWN_MEMBER_ID / REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION for a member's commit."""
-    if g is None or member_id not in g.live:
-        return 25
-    if g.state == "PreparingRebalance":
-        return 27
-    return 22 if generation != g.generation else 0
+def _commit_check(ctx: RequestContext, req: Any) -> tuple[int, Group | None]:
+    """OffsetMetadataManager.validateOffsetCommit with ClassicGroup / ConsumerGroup
+    .validateOffsetCommit: (error, group). A commit without a generation (an admin tool, an
+    assign()-based consumer) is accepted only while the group has no members: otherwise
+    UNKNOWN_MEMBER_ID, for classic and consumer groups alike."""
+    st, v = ctx.state, ctx.version
+    gen, member_id = req.generation_id_or_member_epoch, req.member_id
+    instance_id = req.group_instance_id if v >= 7 else None
+    g = st.groups.get(req.group_id)
+    if g is None:
+        if gen >= 0:  # GroupIdNotFoundException from v9 on, ILLEGAL_GENERATION before
+            return (GROUP_ID_NOT_FOUND if v >= 9 else ILLEGAL_GENERATION), None
+        # "Creating a simple consumer group via manual offset commit": no protocol type
+        g = st.groups[req.group_id] = Group(req.group_id, state="Empty", protocol_type="", protocol="")
+        return 0, g
+    expire_group(st, g, ctx.node.node_id)
+    if g.type == "consumer":
+        if gen < 0 and not g.consumers:
+            return 0, g
+        m = g.consumers.get(member_id)
+        if m is None:
+            return UNKNOWN_MEMBER_ID, g
+        if v < 9:  # "OffsetCommit version 9 or above must be used by members using the modern group protocol"
+            return UNSUPPORTED_VERSION, g
+        return (STALE_MEMBER_EPOCH if gen != m.member_epoch else 0), g
+    empty = _classic_is_empty(g)
+    if gen < 0 and empty:
+        return 0, g
+    if gen >= 0 or member_id or instance_id is not None:
+        if member_id not in g.live:
+            return UNKNOWN_MEMBER_ID, g
+        if gen != g.generation:
+            return ILLEGAL_GENERATION, g
+    elif not empty:
+        return UNKNOWN_MEMBER_ID, g
+    if g.state == "CompletingRebalance":
+        return REBALANCE_IN_PROGRESS, g
+    return 0, g
+
+
+def _known_partition(st: ClusterState, topic: str, partition: int) -> bool:
+    t = st.topics.get(topic)
+    return t is not None and 0 <= partition < len(t.partitions)
 
 
 @api(OffsetCommitRequest, 2, 9)
 def offset_commit(ctx: RequestContext, req: Any) -> Any:
-    """Commits outside a generation (admin tools, assign()-based consumers): accepted while the
-    group has no members (the group is created Empty), UNKNOWN_MEMBER_ID otherwise."""
+    """Commits from members (their generation or member epoch checked) and from outside a
+    generation (admin tools). Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION and are
+    not passed on; with none left the coordinator is not asked (KafkaApis)."""
     st, v = ctx.state, ctx.version
     ot = OffsetCommitResponse.OffsetCommitResponseTopic
-    group = st.groups.get(req.group_id)
-    in_generation = req.generation_id_or_member_epoch >= 0 or bool(req.member_id)
-    if coordinator(st, req.group_id) != ctx.node.node_id:
-        code = 16
-    elif in_generation:
-        code = _generation_error(group, req.member_id, req.generation_id_or_member_epoch)
-    elif group is not None and (group.members or group.live):
-        code = 25
-    else:
-        code = 0
-        if group is None:
-            group = st.groups[req.group_id] = Group(req.group_id, state="Empty")
+    valid = any(_known_partition(st, t.name, p.partition_index) for t in req.topics for p in t.partitions)
+    code, group = 0, None
+    if valid:
+        if coordinator(st, req.group_id) != ctx.node.node_id:
+            code = NOT_COORDINATOR
+        else:
+            code, group = _commit_check(ctx, req)
     out = []
     for t in req.topics:
-        topic = st.topics.get(t.name)
         parts = []
         for p in t.partitions:
-            pcode = code
-            if pcode == 0 and (topic is None or not 0 <= p.partition_index < len(topic.partitions)):
-                pcode = 3
+            pcode = code if _known_partition(st, t.name, p.partition_index) else UNKNOWN_TOPIC_OR_PARTITION
             if pcode == 0 and group is not None:
                 group.offsets[(t.name, p.partition_index)] = p.committed_offset
             parts.append(
@@ -265,21 +380,73 @@ def offset_commit(ctx: RequestContext, req: Any) -> Any:
     return OffsetCommitResponse(version=v, throttle_time_ms=0, topics=out)
 
 
+@api(OffsetDeleteRequest, 0, 0)
+def offset_delete(ctx: RequestContext, req: Any) -> Any:
+    """Delete a group's committed offsets (OffsetMetadataManager.deleteOffsets). Refused with
+    NON_EMPTY_GROUP for a classic group with members that does not use the consumer protocol,
+    GROUP_SUBSCRIBED_TO_TOPIC for each partition of a topic the group is subscribed to (classic
+    consumer-protocol groups with members, consumer groups), GROUP_ID_NOT_FOUND for an unknown
+    group; unknown topics and partitions get UNKNOWN_TOPIC_OR_PARTITION (KafkaApis)."""
+    st = ctx.state
+    rt = OffsetDeleteResponse.OffsetDeleteResponseTopic
+    rp = rt.OffsetDeleteResponsePartition
+
+    def answer(code: int, topics: list[Any]) -> Any:
+        return OffsetDeleteResponse(version=ctx.version, error_code=code, throttle_time_ms=0, topics=topics)
+
+    if not req.group_id:
+        return answer(INVALID_GROUP_ID, [])
+    unknown, known = [], []
+    for t in req.topics:
+        bad = [p.partition_index for p in t.partitions if not _known_partition(st, t.name, p.partition_index)]
+        good = [p.partition_index for p in t.partitions if _known_partition(st, t.name, p.partition_index)]
+        if bad:
+            unknown.append(rt(name=t.name, partitions=[rp(partition_index=p, error_code=3) for p in bad]))
+        if good:
+            known.append((t.name, good))
+    if coordinator(st, req.group_id) != ctx.node.node_id:
+        return answer(NOT_COORDINATOR, unknown)
+    g = st.groups.get(req.group_id)
+    if g is None:
+        return answer(GROUP_ID_NOT_FOUND, unknown)
+    expire_group(st, g, ctx.node.node_id)
+    if g.type == "classic" and (g.state in LIVE_CLASSIC_STATES and g.protocol_type != "consumer"):
+        return answer(NON_EMPTY_GROUP, unknown)
+    out = []
+    for name, parts in known:
+        if is_subscribed(st, g, name):
+            out.append(
+                rt(
+                    name=name,
+                    partitions=[rp(partition_index=p, error_code=GROUP_SUBSCRIBED_TO_TOPIC) for p in parts],
+                )
+            )
+            continue
+        for p in parts:
+            g.offsets.pop((name, p), None)
+            g.seen_end.pop((name, p), None)
+        out.append(rt(name=name, partitions=[rp(partition_index=p, error_code=0) for p in parts]))
+    return answer(0, unknown + out)
+
+
 @api(DeleteGroupsRequest, 0, 2)
 def delete_groups(ctx: RequestContext, req: Any) -> Any:
-    """Delete groups without members; NON_EMPTY_GROUP (68) or GROUP_ID_NOT_FOUND (69) otherwise."""
+    """Delete groups without members (and their offsets): NON_EMPTY_GROUP for a classic group
+    with members or a consumer group that is not Empty (validateDeleteGroup), GROUP_ID_NOT_FOUND
+    for an unknown group."""
     st = ctx.state
     out = []
     for gid in req.groups_names:
         g = st.groups.get(gid)
         if coordinator(st, gid) != ctx.node.node_id:
-            code = 16
+            code = NOT_COORDINATOR
         elif g is None:
-            code = 69
-        elif g.members or g.live:
-            code = 68
+            code = GROUP_ID_NOT_FOUND
         else:
-            code = 0
-            del st.groups[gid]
+            expire_group(st, g, ctx.node.node_id)
+            busy = g.state != "Empty" if g.type == "consumer" else not _classic_is_empty(g)
+            code = NON_EMPTY_GROUP if busy else 0
+            if not busy:
+                del st.groups[gid]
         out.append(DeleteGroupsResponse.DeletableGroupResult(group_id=gid, error_code=code))
     return DeleteGroupsResponse(version=ctx.version, throttle_time_ms=0, results=out)

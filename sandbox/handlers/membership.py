@@ -128,6 +128,14 @@ def join_group(ctx: RequestContext, req: Any) -> Any:
     code, g = _group(st, req.group_id, ctx)
     if code:
         return _join_error(ctx, code)
+    if g is not None and g.type == "consumer":
+        if g.consumers:  # Kafka lets a classic member join a consumer group; the sandbox does not
+            return _join_error(ctx, INCONSISTENT_PROTOCOL)
+        # an empty consumer group becomes a classic group, keeping its offsets
+        # (GroupMetadataManager.classicGroupJoinToClassicGroup / maybeDeleteEmptyConsumerGroup)
+        g = st.groups[req.group_id] = Group(
+            req.group_id, state="Empty", protocol_type=req.protocol_type, offsets=g.offsets
+        )
     if g is None:
         g = st.groups[req.group_id] = Group(req.group_id, state="Empty", protocol_type=req.protocol_type)
     if g.members:  # synthetic members stand for another application's consumers

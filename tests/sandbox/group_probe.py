@@ -1,0 +1,399 @@
+"""Run the same consumer-group scenario against a real Kafka and the sandbox and print what the
+group APIs answer, normalised (no member ids, topic ids or timings), so the two can be diffed.
+
+    python -m tests.sandbox.group_probe --bootstrap "$BOOTSTRAP_SERVERS" > real.txt
+    python -m tests.sandbox.group_probe --sandbox > sandbox.txt
+    diff real.txt sandbox.txt
+
+A consumer-protocol consumer (``group.protocol=consumer``) and a classic one each join their
+group, consume, commit; while they are members the probe lists and describes the groups (raw
+ListGroups v5, DescribeGroups v5/v6, ConsumerGroupDescribe v1 and the admin client's view),
+tries an admin OffsetCommit, OffsetDelete and DeleteGroups; a second consumer-protocol member
+joins and leaves; after everyone left the same calls are made again. Topics and groups are
+named uniquely and deleted at the end. Not collected by pytest (the tests are test_*.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import struct
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest
+from kafka.protocol.api_header import ResponseClassRegistry
+from kafka.protocol.consumer import OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest
+from kafka.protocol.metadata import FindCoordinatorRequest
+
+from sandbox.protocol import ConsumerGroupDescribeRequest
+
+PARTITIONS, RECORDS = 4, 40
+
+
+def _call(hostport: str, request: Any, version: int) -> Any:
+    host, port = hostport.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        request.with_header(correlation_id=1, client_id="group-probe")
+        sock.sendall(request.encode(version=version, header=True, framed=True))
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        return ResponseClassRegistry.get_response_class(request.header).decode(
+            _read(sock, size), version=version, header=True
+        )
+
+
+def _read(sock: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return buf
+
+
+class Probe:
+    def __init__(self, bootstrap: str) -> None:
+        self.bootstrap = bootstrap
+        self.admin = AdminClient({"bootstrap.servers": bootstrap})
+        tag = uuid.uuid4().hex[:8]
+        self.topic, self.other = f"probe-{tag}", f"probe-{tag}-other"
+        self.new_group, self.old_group = f"probe-{tag}-consumer", f"probe-{tag}-classic"
+        self.names = {
+            self.topic: "TOPIC",
+            self.other: "OTHER",
+            self.new_group: "G_CONSUMER",
+            self.old_group: "G_CLASSIC",
+        }
+
+    def say(self, label: str, value: Any) -> None:
+        text = repr(value)
+        for real, alias in sorted(self.names.items(), key=lambda kv: -len(kv[0])):
+            text = text.replace(real, alias)
+        print(f"{label}: {text}", flush=True)
+
+    def coordinator(self, group: str) -> str:
+        first = self.bootstrap.split(",")[0]
+        for _ in range(50):
+            c = _call(first, FindCoordinatorRequest(key_type=0, coordinator_keys=[group]), 4).coordinators[0]
+            if c.error_code == 0:
+                return f"{c.host}:{c.port}"
+            time.sleep(0.2)
+        raise RuntimeError(f"no coordinator for {group}")
+
+    def consumer(self, group: str, protocol: str) -> Consumer:
+        conf = {
+            "bootstrap.servers": self.bootstrap,
+            "group.id": group,
+            "group.protocol": protocol,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+        if protocol == "classic":
+            conf.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
+        return Consumer(conf)
+
+    # ---- raw views ---------------------------------------------------------------------------
+
+    def list_groups(self, label: str, states: list[str], types: list[str]) -> None:
+        seen = []
+        for b in self.bootstrap.split(","):
+            r = _call(b, ListGroupsRequest(states_filter=states, types_filter=types), 5)
+            seen += [
+                (g.group_id, g.protocol_type, g.group_state, g.group_type)
+                for g in r.groups
+                if g.group_id in (self.new_group, self.old_group)
+            ]
+        self.say(label, sorted(seen))
+
+    def describe_groups(self, label: str, group: str) -> None:
+        co = self.coordinator(group)
+        for v in (5, 6):
+            r = _call(co, DescribeGroupsRequest(groups=[group], include_authorized_operations=False), v)
+            g = r.groups[0]
+            self.say(
+                f"{label} DescribeGroups v{v}",
+                (
+                    g.error_code,
+                    g.error_message,
+                    g.group_state,
+                    g.protocol_type,
+                    g.protocol_data,
+                    len(g.members),
+                ),
+            )
+
+    def consumer_group_describe(self, label: str, group: str) -> None:
+        r = _call(
+            self.coordinator(group),
+            ConsumerGroupDescribeRequest(group_ids=[group], include_authorized_operations=True),
+            1,
+        )
+        g = r.groups[0]
+        members = sorted(
+            (
+                m.member_epoch == g.assignment_epoch,
+                m.client_host,
+                tuple(m.subscribed_topic_names),
+                m.subscribed_topic_regex,
+                sum(len(tp.partitions) for tp in m.assignment.topic_partitions),
+                sum(len(tp.partitions) for tp in m.target_assignment.topic_partitions),
+                m.member_type,
+            )
+            for m in g.members
+        )
+        self.say(
+            f"{label} ConsumerGroupDescribe v1",
+            (
+                g.error_code,
+                g.error_message,
+                g.group_state,
+                g.group_epoch,
+                g.assignment_epoch,
+                g.assignor_name,
+                g.authorized_operations if g.error_code == 0 else None,
+                members,
+            ),
+        )
+
+    def admin_describe(self, label: str, group: str) -> None:
+        d = self.admin.describe_consumer_groups([group])[group].result(20)
+        members = sorted(
+            (m.host, sorted(tp.partition for tp in m.assignment.topic_partitions)) for m in d.members
+        )
+        self.say(f"{label} admin describe", (str(d.type), str(d.state), d.is_simple_consumer_group, members))
+
+    def admin_commit(self, label: str, group: str) -> None:
+        co = self.coordinator(group)
+        t = OffsetCommitRequest.OffsetCommitRequestTopic
+        p = t.OffsetCommitRequestPartition
+        req = OffsetCommitRequest(
+            group_id=group,
+            generation_id_or_member_epoch=-1,
+            member_id="",
+            group_instance_id=None,
+            topics=[
+                t(
+                    name=self.topic,
+                    partitions=[
+                        p(
+                            partition_index=0,
+                            committed_offset=1,
+                            committed_leader_epoch=-1,
+                            committed_metadata="",
+                        )
+                    ],
+                )
+            ],
+        )
+        r = _call(co, req, 9)
+        self.say(
+            f"{label} admin OffsetCommit v9",
+            [(x.name, [(q.partition_index, q.error_code) for q in x.partitions]) for x in r.topics],
+        )
+
+    def offset_fetch(self, label: str, group: str) -> None:
+        g = OffsetFetchRequest.OffsetFetchRequestGroup
+        r = _call(
+            self.coordinator(group),
+            OffsetFetchRequest(
+                groups=[g(group_id=group, member_id=None, member_epoch=-1, topics=None)], require_stable=False
+            ),
+            9,
+        )
+        rg = r.groups[0]
+        self.say(
+            f"{label} OffsetFetch v9",
+            (
+                rg.error_code,
+                sorted(
+                    (t.name, p.partition_index, p.committed_offset, p.error_code)
+                    for t in rg.topics
+                    for p in t.partitions
+                ),
+            ),
+        )
+
+    def offset_delete(self, label: str, group: str) -> None:
+        t = OffsetDeleteRequest.OffsetDeleteRequestTopic
+        p = t.OffsetDeleteRequestPartition
+        topics = [
+            t(name=self.topic, partitions=[p(partition_index=0), p(partition_index=99)]),
+            t(name=self.other, partitions=[p(partition_index=0)]),
+            t(name="no-such-topic-" + self.topic, partitions=[p(partition_index=0)]),
+        ]
+        r = _call(self.coordinator(group), OffsetDeleteRequest(group_id=group, topics=topics), 0)
+        self.say(
+            f"{label} OffsetDelete v0",
+            (
+                r.error_code,
+                sorted((x.name, q.partition_index, q.error_code) for x in r.topics for q in x.partitions),
+            ),
+        )
+
+    def delete_groups(self, label: str, group: str) -> None:
+        r = _call(self.coordinator(group), DeleteGroupsRequest(groups_names=[group]), 2)
+        self.say(f"{label} DeleteGroups v2", [(x.group_id, x.error_code) for x in r.results])
+
+    def views(self, label: str, group: str) -> None:
+        self.describe_groups(label, group)
+        self.consumer_group_describe(label, group)
+        self.admin_describe(label, group)
+        self.offset_fetch(label, group)
+
+    # ---- scenario ----------------------------------------------------------------------------
+
+    def run(self) -> None:
+        fs = self.admin.create_topics([NewTopic(self.topic, PARTITIONS, 1), NewTopic(self.other, 1, 1)])
+        for f in fs.values():
+            f.result(20)
+        time.sleep(1)
+        producer = Producer({"bootstrap.servers": self.bootstrap})
+        for i in range(RECORDS):
+            producer.produce(self.topic, f"m{i}".encode(), partition=i % PARTITIONS)
+        producer.produce(self.other, b"x", partition=0)
+        assert producer.flush(20) == 0
+        consumers: list[Consumer] = []
+        try:
+            self.scenario(consumers)
+        finally:
+            for c in consumers:
+                c.close()
+            self.cleanup()
+
+    def consume_all(self, c: Consumer, label: str) -> None:
+        got, deadline = 0, time.monotonic() + 60
+        while got < RECORDS and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None and not m.error():
+                got += 1
+        c.commit(asynchronous=False)
+        self.say(f"{label} consumed", got)
+
+    def wait(
+        self, what: str, check: Callable[[], bool], consumers: list[Consumer], limit: float = 60
+    ) -> None:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            for c in consumers:
+                c.poll(0.1)
+            if check():
+                return
+        self.say("TIMEOUT waiting for", what)
+
+    def scenario(self, consumers: list[Consumer]) -> None:
+        new, old = self.new_group, self.old_group
+        a = self.consumer(new, "consumer")
+        consumers.append(a)
+        a.subscribe([self.topic])
+        self.consume_all(a, "consumer-protocol member")
+        c = self.consumer(old, "classic")
+        consumers.append(c)
+        c.subscribe([self.topic])
+        self.consume_all(c, "classic member")
+        # the commit of a member carries its epoch / generation: read back
+        self.say(
+            "committed (consumer group)",
+            sorted(
+                tp.offset
+                for tp in a.committed([TopicPartition(self.topic, i) for i in range(PARTITIONS)], 20)
+            ),
+        )
+        self.say(
+            "committed (classic group)",
+            sorted(
+                tp.offset
+                for tp in c.committed([TopicPartition(self.topic, i) for i in range(PARTITIONS)], 20)
+            ),
+        )
+        self.wait("consumer group stable", lambda: self._state(new) == "Stable", [a, c], 30)
+        self.list_groups("ListGroups v5 all", [], [])
+        self.list_groups("ListGroups v5 types=[consumer]", [], ["consumer"])
+        self.list_groups("ListGroups v5 types=[CLASSIC]", [], ["CLASSIC"])
+        self.list_groups("ListGroups v5 states=[stable]", ["stable"], [])
+        self.list_groups("ListGroups v5 types=[share]", [], ["share"])
+        for label, g in (("live consumer group", new), ("live classic group", old)):
+            self.views(label, g)
+            self.admin_commit(label, g)
+            self.offset_delete(label, g)
+            self.delete_groups(label, g)
+        b = self.consumer(new, "consumer")
+        consumers.append(b)
+        b.subscribe([self.topic])
+        self.wait(
+            "two members split the partitions",
+            lambda: (
+                len(a.assignment()) + len(b.assignment()) == PARTITIONS
+                and bool(a.assignment())
+                and bool(b.assignment())
+            ),
+            [a, b, c],
+        )
+        self.wait("consumer group stable with 2", lambda: self._state(new) == "Stable", [a, b, c], 30)
+        self.say("split", sorted([len(a.assignment()), len(b.assignment())]))
+        self.consumer_group_describe("two members", new)
+        b.close()
+        consumers.remove(b)
+        self.wait(
+            "the remaining member gets every partition", lambda: len(a.assignment()) == PARTITIONS, [a, c]
+        )
+        self.say("after leave", len(a.assignment()))
+        self.wait("consumer group stable with 1", lambda: self._state(new) == "Stable", [a, c], 30)
+        self.consumer_group_describe("one member again", new)
+        for x in list(consumers):
+            x.close()
+            consumers.remove(x)
+        self.list_groups("ListGroups v5 after leaving", [], [])
+        for label, g in (("empty consumer group", new), ("empty classic group", old)):
+            self.views(label, g)
+            self.offset_delete(label, g)
+            self.admin_commit(label, g)
+            self.delete_groups(label, g)
+        self.list_groups("ListGroups v5 after delete", [], [])
+        self.delete_groups("deleted again", new)
+
+    def _state(self, group: str) -> str:
+        r = _call(
+            self.coordinator(group),
+            ConsumerGroupDescribeRequest(group_ids=[group], include_authorized_operations=False),
+            1,
+        )
+        return r.groups[0].group_state
+
+    def cleanup(self) -> None:
+        for g in (self.new_group, self.old_group):
+            try:
+                _call(self.coordinator(g), DeleteGroupsRequest(groups_names=[g]), 2)
+            except Exception:  # best effort
+                pass
+        for f in self.admin.delete_topics([self.topic, self.other]).values():
+            try:
+                f.result(20)
+            except Exception:
+                pass
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bootstrap", help="a Kafka's bootstrap servers")
+    ap.add_argument("--sandbox", action="store_true", help="run against an in-process sandbox")
+    args = ap.parse_args()
+    if args.sandbox:
+        from sandbox.testing import running_sandbox
+
+        with running_sandbox(brokers=3, controllers=1, speed=0) as cluster:
+            Probe(cluster.bootstrap_servers).run()
+    elif args.bootstrap:
+        Probe(args.bootstrap).run()
+    else:
+        ap.error("--bootstrap or --sandbox")
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
