@@ -27,6 +27,7 @@ urlpatterns = [
     # Each area keeps its own routes module under the cluster prefix.
     path("c/<slug:name>/topics/", include("console.urls_topics")),
     path("c/<slug:name>/brokers/", include("console.urls_brokers")),
+    path("c/<slug:name>/groups/", include("console.urls_groups")),
     path("c/<slug:name>/acls/", include("console.urls_acls")),
     path("c/<slug:name>/requests/", include("console.urls_requests")),
     path("c/<slug:name>/reassignments/", include("console.urls_reassignments")),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from console import access, patterns
 from console.clusters.actions import gateway_for
@@ -270,6 +271,10 @@ class GroupDetail:
     @property
     def group_id(self) -> str:
         return self.group.group_id
+
+    @property
+    def read_time(self) -> datetime:
+        return datetime.fromtimestamp(self.read_at, UTC)
 
     @property
     def committed(self) -> dict[TopicPartition, int]:

@@ -41,6 +41,7 @@ from tests.unit.hostile_forms import (
     topic_policy,
 )
 from tests.unit.hostile_harness import Env, Route
+from tests.unit.hostile_values import NUMBER, as_upload, either, form
 from tests.unit.quorum_helpers import register_controllers
 
 
@@ -98,6 +99,62 @@ def with_id(key: str, field: str):
 def topic_kw(env: Env) -> st.SearchStrategy:
     topics = st.one_of(st.sampled_from([MAIN, MAIN, *VICTIMS, "no-such-topic"]), PATH_JUNK)
     return st.builds(lambda t: {"name": env.cluster.name, "topic": t}, topics)
+
+
+# -- consumer groups: an empty group on the main topic; every case starts from it again --------------
+
+GROUP = "hostile-group"
+
+
+def restore_group(env: Env) -> None:
+    """The hostile group as it was (a reset or a delete may have changed it)."""
+    env.sandbox.add_group(GROUP, offsets={(MAIN, 0): 0, (MAIN, 1): 0})
+
+
+def group_kw(env: Env) -> st.SearchStrategy:
+    restore_group(env)
+    groups = st.one_of(st.sampled_from([GROUP, GROUP, GROUP, "no-such-group", "a/b", "-"]), PATH_JUNK)
+    return st.builds(lambda g: {"name": env.cluster.name, "group": g}, groups)
+
+
+def group_reset_form(env: Env) -> st.SearchStrategy:
+    files = [f"{MAIN},0,0", f"{MAIN},1,5\n{MAIN},0,0", f"{GROUP},{MAIN},0,0", "a,b,c", f"{MAIN},9,1", '"x']
+    lines = either(*files)
+    return form(
+        {
+            "mode": either("to-earliest", "to-latest", "to-datetime", "to-offset", "shift-by", "from-file"),
+            "scope": either("all-topics", "topic", "partitions"),
+            "topic": either(MAIN, "no-such-topic", *VICTIMS),
+            "partitions": either("0", "0,1", "0-2", "1-0", "7"),
+            "timestamp": either("2024-01-01T00:00:00", "1700000000000", "2024-01-01T00:00:00+02:00", "soon"),
+            "offset": NUMBER,
+            "shift": NUMBER,
+            "file_text": lines,
+            "file": as_upload(st.sampled_from(files), names=("reset.csv", "")),
+            "action": either("dry_run", "execute"),
+            "confirmation": either(GROUP, "nope"),
+        }
+    )
+
+
+def group_confirm_form(env: Env) -> st.SearchStrategy:
+    return form({"topic": either(MAIN, "no-such-topic"), "confirmation": either(GROUP, "nope")})
+
+
+def group_list_get(env: Env) -> st.SearchStrategy:
+    return form(
+        {
+            "q": either("hostile", "(", GROUP),
+            "regex": either("1", "on"),
+            "state": either("Empty", "Stable", "dead"),
+            "topic": either(MAIN, "x"),
+            "lagging": either("1"),
+            "sort": either("group", "lag", "members", "state", "type", "partitions"),
+            "desc": either("1"),
+            "page": NUMBER,
+            "per_page": NUMBER,
+        }
+    )
 
 
 def _routes() -> list[Route]:
@@ -201,6 +258,17 @@ def _routes() -> list[Route]:
             check=checks.unchanged,
         ),
         Route("topic_list", 200, topic_list_get, cluster_kw, method="get", check=checks.unchanged),
+        Route("group_reset", 400, group_reset_form, group_kw, check=checks.anything, after=restore_group),
+        Route("group_delete", 120, group_confirm_form, group_kw, check=checks.anything, after=restore_group),
+        Route(
+            "group_offsets_delete",
+            120,
+            group_confirm_form,
+            group_kw,
+            check=checks.anything,
+            after=restore_group,
+        ),
+        Route("group_list", 120, group_list_get, cluster_kw, method="get", check=checks.unchanged),
         Route(
             "reassign_export",
             100,

@@ -41,6 +41,9 @@ READ_ONLY = frozenset(
         "audit_export_jsonl",
         "operation_detail",
         "operation_progress",
+        "group_list",
+        "group_detail",
+        "group_topic_consumers",  # the topic page's section, loaded by htmx
     }
 )
 SESSION = frozenset({"login", "logout"})  # Django's own views: they change the session only
@@ -183,6 +186,16 @@ def _reassignment(data: dict) -> Build:
     return lambda w: (w.cluster, {"rid": w.reassignment().pk}, data)
 
 
+def _group(body) -> Build:
+    """An empty group (offset 5 of 10) and a body for it: ``body(group, topic)``."""
+
+    def build(w: World) -> tuple:
+        group, topic = w.group()
+        return w.cluster, {"group": group}, body(group, topic)
+
+    return build
+
+
 def _log_level(w: World) -> tuple:
     body = {"logger": "org.apache.kafka.controller", "level": "DEBUG", "action": "apply"}
     return w.controllers(), {"node_id": w.sandbox.state.active_controller}, body
@@ -259,6 +272,24 @@ MUTATING_ROWS = (
     Row("capacity_snapshot", OPERATORS, 302, _a()),
     Row("controller_detail", OPERATORS, 302, _log_level),
     Row("audit_verify_all", AUDITORS, 200, lambda w: (None, {}, {}), outsider=403),
+    Row(
+        "group_reset",
+        OPERATORS,
+        302,
+        _group(
+            lambda g, t: {"mode": "to-latest", "scope": "all-topics", "action": "execute", "confirmation": g}
+        ),
+    ),
+    Row(
+        "group_reset",
+        OPERATORS,
+        200,
+        _group(lambda g, t: {"mode": "to-earliest", "scope": "topic", "topic": t, "action": "dry_run"}),
+        label="group_reset-dry-run",
+        changes=False,  # a dry run shows the plan and changes nothing
+    ),
+    Row("group_delete", OPERATORS, 302, _group(lambda g, t: {"confirmation": g})),
+    Row("group_offsets_delete", OPERATORS, 302, _group(lambda g, t: {"topic": t, "confirmation": g})),
 )
 
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)

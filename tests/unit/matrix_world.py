@@ -186,6 +186,15 @@ class World:
         )
         return name
 
+    def group(self) -> tuple[str, str]:
+        """An empty consumer group that committed offset 5 of 10 on a new topic: (group, topic)."""
+        topic = self.topic()
+        with self.sandbox.state.lock:
+            self.sandbox.state.topics[topic].partitions[0].end_offset = 10
+        group = uniq("group")
+        self.sandbox.add_group(group, offsets={(topic, 0): 5})
+        return group, topic
+
     def request(self, cluster: Cluster | None = None, who: str = "requester", prefix: str = "team-a."):
         """A pending topic.create request (submitted through the service, as the page does)."""
         return requests.submit_request(

@@ -1,4 +1,5 @@
-"""Hostile input, continued: ACLs, requests, reassignments, elections, capacity, quorum, audit, login.
+"""Hostile input, continued: ACLs, requests, reassignments, elections, capacity, quorum, audit, login,
+consumer groups.
 
 See test_hostile_input.py for what every case asserts and the coverage check.
 """
@@ -38,6 +39,10 @@ HERE = (
     "audit_export_jsonl",
     "login",
     "logout",
+    "group_reset",
+    "group_delete",
+    "group_offsets_delete",
+    "group_list",
 )
 
 for _name in HERE:

@@ -72,3 +72,23 @@ def test_no_broker_page_answers_junk_with_a_500(client, personas, kafka_cluster,
             url = reverse(route, kwargs={"name": kafka_cluster.name, "broker": broker})
             response = client.get(url + junk)
             assert response.status_code in (200, 404), (url + junk[:80], response.status_code)
+
+
+# Routes with a consumer group id (any text, "/" included) besides the cluster name.
+GROUP_ROUTES = ("group_detail", "group_reset", "group_delete", "group_offsets_delete")
+GROUP_IDS = ("no-such-group", "x" * 300, "a/b/c", "-", "%00", "é<b>", " ", "a?b#c")
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_no_group_page_answers_junk_with_a_500(client, personas, kafka_cluster, junk):
+    from django.urls import reverse
+
+    client.force_login(personas["admin"])
+    for route in GROUP_ROUTES:
+        for group in GROUP_IDS:
+            url = reverse(route, kwargs={"name": kafka_cluster.name, "group": group})
+            response = client.get(url + junk)
+            assert response.status_code in (200, 404), (url + junk[:80], response.status_code)
+    for topic in ("no-such-topic", "..", "x" * 300, "é"):
+        url = reverse("group_topic_consumers", kwargs={"name": kafka_cluster.name, "topic": topic})
+        assert client.get(url + junk).status_code == 200

@@ -56,6 +56,7 @@ MATRIX = [
     ("request_list", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("request_new", "get", "cluster", (LOGIN, 200, 403, 200, 403, 403, 404)),
     ("request_rules", "get", "cluster", (LOGIN, 200, 403, 403, 403, 403, 404)),
+    ("group_list", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
 ]
 
 CASES = [

@@ -24,6 +24,7 @@ ARGUMENTS = {
     "node_id": 101,
     "op_id": 1,
     "event_id": 1,
+    "group": "some-group",
 }
 
 

@@ -1,0 +1,233 @@
+"""Consumer group pages: the list, a group's page (live with htmx), offset reset (dry run, execute),
+deleting a group or its offsets of a topic, and the groups consuming a topic (a fragment the topic
+page loads after itself, so a slow or failing group read never holds up or breaks it)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
+
+from console import access
+from console.clusters import capabilities
+from console.forms.groups import ConfirmForm, GroupListForm, OffsetsDeleteForm, ResetForm
+from console.groups import actions, delete, reads, trend
+from console.groups.core import ResetPlanError, to_csv
+from console.kafka import KafkaOperationError
+from console.views._helpers import client_ip, get_cluster_for_user
+from console.views.capabilities import unavailable_page
+from pipeline import charts
+
+REFUSALS = (actions.GroupNotEmpty, actions.ConfirmationError, ResetPlanError, delete.NoOffsets)
+
+
+def _cluster(request, name: str, perm: str = access.VIEW):
+    cluster = get_cluster_for_user(request, name, perm)
+    return cluster, capabilities.unavailable_reason(cluster, "groups")
+
+
+def _render(request, template: str, fragment: str | None, context: dict, status: int = 200):
+    """The fragment for htmx requests, the full page otherwise (Vary: HX-Request)."""
+    use = fragment if fragment and request.htmx and not request.htmx.boosted else template
+    response = render(request, use, context, status=status)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def _querystring(request, drop: tuple[str, ...]) -> str:
+    params = request.GET.copy()
+    for key in drop:
+        params.pop(key, None)
+    return params.urlencode()
+
+
+def _back(request, url: str):
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _detail_url(cluster, group_id: str) -> str:
+    return reverse("group_detail", kwargs={"name": cluster.name, "group": group_id})
+
+
+def _error_text(exc: Exception) -> str:
+    return f"{exc.name}: {exc.operator_text}" if isinstance(exc, KafkaOperationError) else str(exc)
+
+
+@login_required
+@require_GET
+def group_list(request, name: str):
+    cluster, unavailable = _cluster(request, name)
+    if unavailable:
+        return unavailable_page(request, cluster, "groups")
+    form = GroupListForm(request.GET or None)
+    query = form.query()
+    context = {"cluster": cluster, "form": form, "query": query, "error": None, "page": None}
+    try:
+        context["page"] = reads.list_groups(actor=request.user, cluster=cluster, **query)
+    except KafkaOperationError as exc:
+        context["error"] = exc
+    context["querystring"] = _querystring(request, drop=("page",))
+    context["sort_querystring"] = _querystring(request, drop=("page", "sort", "desc"))
+    return _render(request, "console/group_list.html", "console/_group_table.html", context)
+
+
+def _trend_chart(cluster, group_id: str) -> dict:
+    got = trend.lag_trend(cluster.name, group_id)
+    chart = charts.line_chart(("total lag", got.points), fmt=lambda v: f"{int(v):,} msgs")
+    return {"chart": chart, "trend": got}
+
+
+@login_required
+@require_GET
+def group_detail(request, name: str, group: str):
+    """The group's members and lag; htmx polls the live part every GROUPS_REFRESH_S seconds."""
+    cluster, unavailable = _cluster(request, name)
+    if unavailable:
+        return unavailable_page(request, cluster, "groups", f"Group {group}")
+    context = {
+        "cluster": cluster,
+        "group_id": group,
+        "refresh_s": getattr(settings, "GROUPS_REFRESH_S", 5),
+        "can_manage": access.can(request.user, cluster, access.MANAGE_GROUPS),
+    }
+    try:
+        context["detail"] = reads.group_detail(actor=request.user, cluster=cluster, group_id=group)
+    except KafkaOperationError as exc:
+        context["error"] = exc
+        status = 404 if exc.name == "GROUP_ID_NOT_FOUND" and not request.htmx else 200
+        return _render(request, "console/group_detail.html", "console/_group_live.html", context, status)
+    if not request.htmx:
+        context.update(_trend_chart(cluster, group))
+    return _render(request, "console/group_detail.html", "console/_group_live.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def group_reset(request, name: str, group: str):
+    """One form, two buttons: Dry run (the plan, nothing changes) and Execute (with the group id typed)."""
+    cluster, unavailable = _cluster(request, name, access.MANAGE_GROUPS)
+    if unavailable:
+        return unavailable_page(request, cluster, "groups", f"Reset offsets of {group}")
+    form = ResetForm(request.POST or None, request.FILES or None, group_id=group)
+    confirm = ConfirmForm(request.POST or None)
+    context = {"cluster": cluster, "group_id": group, "form": form, "confirm": confirm, "preview": None}
+    context["mode_fields"], context["scope_fields"] = ResetForm.MODE_FIELDS, ResetForm.SCOPE_FIELDS
+    if request.method == "POST" and form.is_valid() and confirm.is_valid():
+        spec = form.cleaned_data["spec"]
+        try:
+            if request.POST.get("action") == "execute":
+                result = actions.reset_offsets(
+                    actor=request.user,
+                    cluster=cluster,
+                    group_id=group,
+                    spec=spec,
+                    confirmation=confirm.cleaned_data["confirmation"],
+                    source_ip=client_ip(request),
+                )
+                if result.all_ok:
+                    messages.success(
+                        request, f"Offsets of {result.ok_count} partition(s) reset ({spec.describe()})."
+                    )
+                    return _back(request, _detail_url(cluster, group))
+                context["result"] = result
+            else:
+                context["preview"] = actions.preview_reset(
+                    actor=request.user, cluster=cluster, group_id=group, spec=spec
+                )
+                context["export"] = to_csv(context["preview"].plan.rows)
+        except actions.ConfirmationError as exc:
+            confirm.add_error("confirmation", str(exc))
+        except REFUSALS + (KafkaOperationError,) as exc:
+            context["error"] = _error_text(exc)
+    return _render(request, "console/group_reset.html", "console/_group_reset_form.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def group_delete(request, name: str, group: str):
+    cluster, unavailable = _cluster(request, name, access.MANAGE_GROUPS)
+    if unavailable:
+        return unavailable_page(request, cluster, "groups", f"Delete {group}")
+    form = ConfirmForm(request.POST or None)
+    context = {"cluster": cluster, "group_id": group, "form": form}
+    if request.method == "POST" and form.is_valid():
+        try:
+            done = delete.delete_group(
+                actor=request.user,
+                cluster=cluster,
+                group_id=group,
+                confirmation=form.cleaned_data["confirmation"],
+                source_ip=client_ip(request),
+            )
+        except actions.ConfirmationError as exc:
+            form.add_error("confirmation", str(exc))
+        except REFUSALS + (KafkaOperationError,) as exc:
+            context["error"] = _error_text(exc)
+        else:
+            if done.ok:
+                messages.success(request, f"Consumer group '{group}' deleted.")
+                return _back(request, reverse("group_list", kwargs={"name": cluster.name}))
+            context["error"] = f"Not deleted ({done.status}): {done.message}"
+    try:
+        context["group"] = reads.describe_group(cluster, group)
+    except KafkaOperationError as exc:
+        if exc.name == "GROUP_ID_NOT_FOUND" and request.method == "GET":
+            raise Http404(exc.message) from None
+        context.setdefault("error", _error_text(exc))
+    return render(request, "console/group_delete.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def group_offsets_delete(request, name: str, group: str):
+    """Delete the group's committed offsets of one topic (the topic comes from the group's page)."""
+    cluster, unavailable = _cluster(request, name, access.MANAGE_GROUPS)
+    if unavailable:
+        return unavailable_page(request, cluster, "groups", f"Delete offsets of {group}")
+    form = OffsetsDeleteForm(request.POST or None, initial={"topic": request.GET.get("topic", "")[:300]})
+    context = {"cluster": cluster, "group_id": group, "form": form, "result": None}
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = delete.delete_offsets(
+                actor=request.user,
+                cluster=cluster,
+                group_id=group,
+                topic=form.cleaned_data["topic"],
+                confirmation=form.cleaned_data["confirmation"],
+                source_ip=client_ip(request),
+            )
+        except actions.ConfirmationError as exc:
+            form.add_error("confirmation", str(exc))
+        except REFUSALS + (KafkaOperationError,) as exc:
+            context["error"] = _error_text(exc)
+        else:
+            if result.all_ok:
+                messages.success(
+                    request,
+                    f"Committed offsets of '{form.cleaned_data['topic']}' deleted ({result.ok_count} partitions).",
+                )
+                return _back(request, _detail_url(cluster, group))
+            context["result"] = result
+    return render(request, "console/group_offsets_delete.html", context)
+
+
+@login_required
+@require_GET
+def group_topic_consumers(request, name: str, topic: str):
+    """The topic page's "Consumer groups" section (loaded by htmx after the page)."""
+    cluster, unavailable = _cluster(request, name)
+    context = {"cluster": cluster, "topic": topic, "consumers": [], "error": unavailable or ""}
+    if not unavailable:
+        try:
+            context["consumers"] = reads.topic_consumers(actor=request.user, cluster=cluster, topic=topic)
+        except KafkaOperationError as exc:
+            context["error"] = _error_text(exc)
+    response = render(request, "console/_group_topic_consumers.html", context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
