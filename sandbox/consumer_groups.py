@@ -189,9 +189,13 @@ def _uniform(st: ClusterState, g: Group) -> dict[str, Assignment]:
 
 
 def _range(st: ClusterState, g: Group) -> dict[str, Assignment]:
-    """Per topic, its subscribers (sorted by member id) get contiguous ranges of partitions,
+    """Per topic, its subscribers (in RangeAssignor's order) get contiguous ranges of partitions,
     the first ``partitions % subscribers`` one more (RangeAssignor's co-partitioning)."""
-    members = sorted(g.consumers)
+    # static members first (by instance id), then the others by member id, as RangeAssignor
+    members = sorted(
+        g.consumers,
+        key=lambda mid: (g.consumers[mid].instance_id is None, g.consumers[mid].instance_id or mid),
+    )
     result: dict[str, Assignment] = {mid: {} for mid in members}
     topics = {mid: member_topics(st, g.consumers[mid]) for mid in members}
     for name in sorted(subscribed_topics(st, g)):

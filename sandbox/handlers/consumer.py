@@ -9,6 +9,7 @@ joining, heartbeats and leaving mirror ``GroupMetadataManager.consumerGroupHeart
 
 from __future__ import annotations
 
+import base64
 import re
 import time
 import uuid
@@ -38,6 +39,15 @@ class HeartbeatError(Exception):
     def __init__(self, code: int, message: str | None = None) -> None:
         super().__init__(message)
         self.code, self.message = code, message
+
+
+def kafka_uuid() -> str:
+    """A new id as Kafka's Uuid.randomUuid().toString(): 16 random bytes in URL-safe base64
+    without padding (22 characters), never starting with '-'."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def _blank(value: str | None) -> bool:
@@ -76,7 +86,7 @@ def _validate(req: Any, version: int) -> None:
         raise HeartbeatError(
             UNSUPPORTED_ASSIGNOR,
             f"ServerAssignor {req.server_assignor} is not supported. "
-            f"Supported assignors: {', '.join(cg.ASSIGNORS)}",
+            f"Supported assignors: {', '.join(cg.ASSIGNORS)}.",
         )
 
 
@@ -162,7 +172,7 @@ def _member(
         if existing.member_id != member_id:
             raise HeartbeatError(
                 FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {iid} was fenced by member {existing.member_id}",
+                f"Static member {member_id} with instance id {iid} was fenced by member {existing.member_id}.",
             )
         _check_epoch(existing, epoch, owned)
         return existing, False
@@ -235,7 +245,7 @@ def _leave(ctx: RequestContext, req: Any) -> Any:
     if m.member_id != req.member_id:
         raise HeartbeatError(
             FENCED_INSTANCE_ID,
-            f"Static member {req.member_id} with instance id {iid} was fenced by member {m.member_id}",
+            f"Static member {req.member_id} with instance id {iid} was fenced by member {m.member_id}.",
         )
     if req.member_epoch == STATIC_LEAVE_EPOCH:
         m.previous_member_epoch, m.member_epoch = m.member_epoch, STATIC_LEAVE_EPOCH
@@ -253,7 +263,7 @@ def _heartbeat(ctx: RequestContext, req: Any) -> Any:
     st, v, gid, now = ctx.state, ctx.version, req.group_id, time.monotonic()
     create = req.member_epoch == 0
     g, new_group = _consumer_group(st, gid, create)
-    member_id = req.member_id or str(uuid.uuid4())  # v0: the coordinator names new members
+    member_id = req.member_id or kafka_uuid()  # v0: the coordinator names new members
     m, new_member = _member(ctx, g, req, member_id, create)
     before = {t: set(ps) for t, ps in m.assigned.items()}
     old_names, old_regex = list(m.subscribed_topic_names), m.subscribed_topic_regex

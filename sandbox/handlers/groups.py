@@ -386,13 +386,17 @@ def offset_delete(ctx: RequestContext, req: Any) -> Any:
     NON_EMPTY_GROUP for a classic group with members that does not use the consumer protocol,
     GROUP_SUBSCRIBED_TO_TOPIC for each partition of a topic the group is subscribed to (classic
     consumer-protocol groups with members, consumer groups), GROUP_ID_NOT_FOUND for an unknown
-    group; unknown topics and partitions get UNKNOWN_TOPIC_OR_PARTITION (KafkaApis)."""
+    group (a group-level error comes alone); unknown topics and partitions get
+    UNKNOWN_TOPIC_OR_PARTITION (KafkaApis)."""
     st = ctx.state
     rt = OffsetDeleteResponse.OffsetDeleteResponseTopic
     rp = rt.OffsetDeleteResponsePartition
 
     def answer(code: int, topics: list[Any]) -> Any:
-        return OffsetDeleteResponse(version=ctx.version, error_code=code, throttle_time_ms=0, topics=topics)
+        # a group-level error replaces the per-partition answers (OffsetDeleteResponse.Builder.merge)
+        return OffsetDeleteResponse(
+            version=ctx.version, error_code=code, throttle_time_ms=0, topics=[] if code else topics
+        )
 
     if not req.group_id:
         return answer(INVALID_GROUP_ID, [])

@@ -31,7 +31,7 @@ from kafka.protocol.api_header import ResponseClassRegistry
 from kafka.protocol.consumer import OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest
 from kafka.protocol.metadata import FindCoordinatorRequest
 
-from sandbox.protocol import ConsumerGroupDescribeRequest
+from sandbox.protocol import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
 
 PARTITIONS, RECORDS = 4, 40
 
@@ -128,7 +128,7 @@ class Probe:
                 ),
             )
 
-    def consumer_group_describe(self, label: str, group: str) -> None:
+    def consumer_group_describe(self, label: str, group: str, targets: bool = True) -> None:
         r = _call(
             self.coordinator(group),
             ConsumerGroupDescribeRequest(group_ids=[group], include_authorized_operations=True),
@@ -142,7 +142,7 @@ class Probe:
                 tuple(m.subscribed_topic_names),
                 m.subscribed_topic_regex,
                 sum(len(tp.partitions) for tp in m.assignment.topic_partitions),
-                sum(len(tp.partitions) for tp in m.target_assignment.topic_partitions),
+                sum(len(tp.partitions) for tp in m.target_assignment.topic_partitions) if targets else None,
                 m.member_type,
             )
             for m in g.members
@@ -260,6 +260,7 @@ class Probe:
         assert producer.flush(20) == 0
         consumers: list[Consumer] = []
         try:
+            self.raw_scenario()
             self.scenario(consumers)
         finally:
             for c in consumers:
@@ -356,6 +357,217 @@ class Probe:
             self.delete_groups(label, g)
         self.list_groups("ListGroups v5 after delete", [], [])
         self.delete_groups("deleted again", new)
+
+    # ---- raw ConsumerGroupHeartbeat edge cases -------------------------------------------------
+
+    def heartbeat(self, group: str, version: int = 1, to: str | None = None, **fields: Any) -> Any:
+        values = {
+            "group_id": group,
+            "member_id": "",
+            "member_epoch": 0,
+            "instance_id": None,
+            "rack_id": None,
+            "rebalance_timeout_ms": 30000,
+            "subscribed_topic_names": [self.topic],
+            "subscribed_topic_regex": None,
+            "server_assignor": None,
+            "topic_partitions": [],
+        }
+        values.update(fields)
+        return _call(to or self.coordinator(group), ConsumerGroupHeartbeatRequest(**values), version)
+
+    def hb(self, label: str, group: str, version: int = 1, **fields: Any) -> Any:
+        r = self.heartbeat(group, version, **fields)
+        parts = (
+            None if r.assignment is None else sum(len(tp.partitions) for tp in r.assignment.topic_partitions)
+        )
+        shown = r.member_id if r.member_id in (None, "", fields.get("member_id")) else "<new id>"
+        self.say(
+            label, (r.error_code, r.error_message, shown, r.member_epoch, r.heartbeat_interval_ms > 0, parts)
+        )
+        return r
+
+    def raw_scenario(self) -> None:
+        g = self.new_group + "-raw"
+        self.names[g] = "G_RAW"
+        mid, other = str(uuid.uuid4()), str(uuid.uuid4())
+        self.names[mid], self.names[other] = "MEMBER_1", "MEMBER_2"
+        co = self.coordinator(g)
+        wrong = next(b for b in self.bootstrap.split(",") if b != co)
+        r = self.heartbeat(g, to=wrong, member_id=mid)
+        self.say("heartbeat to another broker", (r.error_code, r.error_message))
+        self.hb("v1 without member id", g)
+        self.hb("join without rebalance timeout", g, member_id=mid, rebalance_timeout_ms=-1)
+        self.hb("join with owned partitions null", g, member_id=mid, topic_partitions=None)
+        self.hb("join without subscription", g, member_id=mid, subscribed_topic_names=None)
+        self.hb("epoch -3", g, member_id=mid, member_epoch=-3)
+        self.hb("assignor foo", g, member_id=mid, server_assignor="foo")
+        r = self.heartbeat(g, member_id=mid, subscribed_topic_names=None, subscribed_topic_regex="(")
+        self.say("bad regex", (r.error_code, (r.error_message or "").split(":")[0]))
+        self.hb("heartbeat to an unknown group", g, member_id=mid, member_epoch=3)
+        self.hb("leave an unknown group", g, member_id=mid, member_epoch=-1)
+        v0 = self.hb("v0 join without member id", g, version=0)
+        first = self.hb("join", g, member_id=mid, server_assignor="range")
+        self.hb("heartbeat of an unknown member", g, member_id=other, member_epoch=1)
+        self.hb("epoch from the future", g, member_id=mid, member_epoch=first.member_epoch + 5)
+        self.hb(
+            "heartbeat",
+            g,
+            member_id=mid,
+            member_epoch=first.member_epoch,
+            rebalance_timeout_ms=-1,
+            subscribed_topic_names=None,
+            topic_partitions=None,
+        )
+        self.consumer_group_describe("raw group, range assignor", g)
+        # offsets of a consumer-protocol member carry its epoch
+        t = OffsetCommitRequest.OffsetCommitRequestTopic
+        p = t.OffsetCommitRequestPartition
+        for label, epoch, member, version in (
+            ("commit with the member epoch", first.member_epoch, mid, 9),
+            ("commit with a stale epoch", first.member_epoch + 7, mid, 9),
+            ("commit by an unknown member", first.member_epoch, other, 9),
+            ("commit v8 by a consumer-protocol member", first.member_epoch, mid, 8),
+        ):
+            req = OffsetCommitRequest(
+                group_id=g,
+                generation_id_or_member_epoch=epoch,
+                member_id=member,
+                group_instance_id=None,
+                topics=[
+                    t(
+                        name=self.topic,
+                        partitions=[
+                            p(
+                                partition_index=0,
+                                committed_offset=3,
+                                committed_leader_epoch=-1,
+                                committed_metadata="",
+                            )
+                        ],
+                    )
+                ],
+            )
+            r = _call(co, req, version)
+            self.say(label, [q.error_code for x in r.topics for q in x.partitions])
+        fg = OffsetFetchRequest.OffsetFetchRequestGroup
+        for label, member, epoch in (
+            ("fetch as the member", mid, first.member_epoch),
+            ("fetch with a stale epoch", mid, first.member_epoch + 2),
+            ("fetch as an unknown member", other, first.member_epoch),
+        ):
+            r = _call(
+                co,
+                OffsetFetchRequest(
+                    groups=[fg(group_id=g, member_id=member, member_epoch=epoch, topics=None)],
+                    require_stable=False,
+                ),
+                9,
+            )
+            self.say(label, (r.groups[0].error_code, len(r.groups[0].topics)))
+        # static membership: a temporary leave keeps the partitions, a new member id takes them over
+        s1 = self.hb("static join", g, member_id=other, instance_id="inst-1")
+        intruder = str(uuid.uuid4())
+        self.names[intruder] = "MEMBER_4"
+        self.hb("static instance taken", g, member_id=intruder, instance_id="inst-1")
+        self.hb("static leave (-2)", g, member_id=other, member_epoch=-2, instance_id="inst-1")
+        new_id = str(uuid.uuid4())
+        self.names[new_id] = "MEMBER_3"
+        self.hb("static rejoin under a new member id", g, member_id=new_id, instance_id="inst-1")
+        self.hb(
+            "the old member id is fenced",
+            g,
+            member_id=other,
+            member_epoch=s1.member_epoch,
+            instance_id="inst-1",
+        )
+        self.hb("leave", g, member_id=new_id, member_epoch=-1, instance_id="inst-1")
+        self.hb("leave", g, member_id=mid, member_epoch=-1)
+        self.hb("leave twice", g, member_id=mid, member_epoch=-1)
+        self.consumer_group_describe("raw group, one member left", g, targets=False)
+        self.names[v0.member_id] = "V0_MEMBER"
+        self.say("a member id made by the coordinator", (len(v0.member_id), "-" in v0.member_id[:1]))
+        self.hb("the v0 member leaves", g, member_id=v0.member_id, member_epoch=-1)
+        self.consumer_group_describe("raw group, everyone left", g)
+        self.delete_groups("raw group", g)
+        # a group made by an admin commit is a classic group without protocol type
+        admin_group = self.new_group + "-admin"
+        self.names[admin_group] = "G_ADMIN"
+        req = OffsetCommitRequest(
+            group_id=admin_group,
+            generation_id_or_member_epoch=-1,
+            member_id="",
+            group_instance_id=None,
+            topics=[
+                t(
+                    name=self.topic,
+                    partitions=[
+                        p(
+                            partition_index=1,
+                            committed_offset=5,
+                            committed_leader_epoch=-1,
+                            committed_metadata="",
+                        )
+                    ],
+                )
+            ],
+        )
+        self.say(
+            "admin commit to a new group",
+            [q.error_code for x in _call(self.coordinator(admin_group), req, 9).topics for q in x.partitions],
+        )
+        for b in self.bootstrap.split(","):
+            for lg in _call(b, ListGroupsRequest(states_filter=[], types_filter=[]), 5).groups:
+                if lg.group_id == admin_group:
+                    self.say("listed", (lg.protocol_type, lg.group_state, lg.group_type))
+        self.describe_groups("admin-made group", admin_group)
+        self.hb("consumer-protocol member joins the admin-made group", admin_group, member_id=mid)
+        self.consumer_group_describe("converted group", admin_group)
+        self.offset_fetch("converted group keeps its offsets", admin_group)
+        self.hb("leave", admin_group, member_id=mid, member_epoch=-1)
+        self.delete_groups("converted group", admin_group)
+        missing = self.new_group + "-missing"
+        self.names[missing] = "G_MISSING"
+        req = OffsetCommitRequest(
+            group_id=missing,
+            generation_id_or_member_epoch=4,
+            member_id="m",
+            group_instance_id=None,
+            topics=[
+                t(
+                    name=self.topic,
+                    partitions=[
+                        p(
+                            partition_index=1,
+                            committed_offset=5,
+                            committed_leader_epoch=-1,
+                            committed_metadata="",
+                        )
+                    ],
+                )
+            ],
+        )
+        for v in (8, 9):
+            r = _call(self.coordinator(missing), req, v)
+            self.say(
+                f"commit v{v} with a generation to an unknown group",
+                [q.error_code for x in r.topics for q in x.partitions],
+            )
+        r = _call(
+            self.coordinator(missing),
+            ConsumerGroupDescribeRequest(group_ids=[missing], include_authorized_operations=False),
+            1,
+        )
+        self.say("describe an unknown group", [(x.error_code, x.error_message) for x in r.groups])
+        r = _call(
+            self.coordinator(missing),
+            ConsumerGroupDescribeRequest(group_ids=[""], include_authorized_operations=False),
+            1,
+        )
+        self.say(
+            "describe an empty group id", [(x.group_id, x.error_code, x.error_message) for x in r.groups]
+        )
+        self.offset_delete("unknown group", missing)
 
     def _state(self, group: str) -> str:
         r = _call(
