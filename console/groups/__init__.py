@@ -7,4 +7,4 @@ pure); ``actions`` for the reset's dry run and execution; ``delete`` for deletin
 offsets of a topic (each authorised and audited); ``command`` for ``manage.py kafka groups …``.
 """
 
-__all__ = ["actions", "core", "delete", "reads", "trend"]
+__all__ = ["actions", "command", "core", "delete", "reads", "trend"]

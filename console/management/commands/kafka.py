@@ -1,4 +1,4 @@
-"""``manage.py kafka topics …`` / ``manage.py kafka configs …``: kafka-topics and kafka-configs over the console's area actions.
+"""``manage.py kafka topics|configs|groups …``: kafka-topics, kafka-configs and kafka-consumer-groups over the area actions.
 
 Same permission checks, policy and audit trail as the web pages (the actor is ``--as USER``).
 
@@ -26,6 +26,7 @@ from console.clusters import actions as cluster_actions
 from console.configs import actions as configs
 from console.configs import plan as config_plan
 from console.forms.configs import parse_key_values
+from console.groups import command as groups_command
 from console.kafka import ConfigChange, KafkaOperationError
 from console.management.actors import command_actor
 from console.models import Cluster
@@ -61,7 +62,7 @@ def _assignment(text: str | None) -> list[list[int]] | None:
         ) from None
 
 
-class Command(BaseCommand):
+class Command(groups_command.GroupsCommands, BaseCommand):
     help = "Topics and configs like kafka-topics / kafka-configs, through the console (audited)."
 
     def add_arguments(self, parser) -> None:
@@ -101,6 +102,7 @@ class Command(BaseCommand):
         p.add_argument("--validate-only", action="store_true")
         k = area.add_parser("cluster", help="describe").add_subparsers(dest="action", required=True)
         _common(k.add_parser("describe", help="cluster id, active controller (quorum leader), brokers"))
+        groups_command.add_parsers(area, _common)
         c = area.add_parser("configs", help="describe, alter").add_subparsers(dest="action", required=True)
         for name in ("describe", "alter"):
             p = c.add_parser(name)
