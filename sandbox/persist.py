@@ -1,8 +1,10 @@
 """Save and restore a sandbox cluster's state as JSON (``--state FILE``).
 
 Kept: topics (ids, configs, placement, ISR, leaders, sizes, offsets, reassignments, synthetic
-rates), dynamic broker configs, logger levels, ACLs, groups, features, racks and the virtual clock.
-Not kept: record batches (offsets survive, the bytes do not; Fetch serves synthetic records).
+rates), dynamic broker configs, logger levels, ACLs, groups (kind, epochs, synthetic members,
+offsets), features, racks and the virtual clock.
+Not kept: record batches (offsets survive, the bytes do not; Fetch serves synthetic records), live
+group members (their groups come back Empty).
 """
 
 from __future__ import annotations
@@ -73,8 +75,14 @@ def dump_state(cluster: SandboxCluster) -> dict[str, Any]:
             "groups": [
                 {
                     "id": g.group_id,
-                    "state": g.state,
+                    # live members (JoinGroup, ConsumerGroupHeartbeat) are not kept: their
+                    # group comes back Empty, as after their sessions timed out
+                    "state": g.state if g.members else "Empty",
                     "protocol": g.protocol,
+                    "protocol_type": g.protocol_type,
+                    "type": g.type,
+                    "group_epoch": g.group_epoch + (1 if g.consumers else 0),
+                    "assignment_epoch": g.assignment_epoch,
                     "members": [[m.member_id, m.client_id, m.client_host, m.assignment] for m in g.members],
                     "offsets": [[t, p, o] for (t, p), o in g.offsets.items()],
                     "consume_ratio": g.consume_ratio,
@@ -145,6 +153,10 @@ def load_state(cluster: SandboxCluster, path: str) -> bool:
         st.groups = {}
         for g in data["groups"]:
             grp = Group(g["id"], state=g["state"], protocol=g["protocol"])
+            grp.protocol_type = g.get("protocol_type", "consumer")
+            grp.type = g.get("type", "classic")
+            grp.group_epoch = g.get("group_epoch", 0)
+            grp.assignment_epoch = g.get("assignment_epoch", 0)
             grp.consume_ratio = g.get("consume_ratio", 0.0)
             grp.members = [GroupMember(m[0], m[1], m[2], [tuple(x) for x in m[3]]) for m in g["members"]]
             grp.offsets = {(t, p): o for t, p, o in g["offsets"]}
