@@ -37,8 +37,12 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
     return buf
 
 
-def call(hostport: str, request: Any, version: int, sock: socket.socket | None = None) -> Any:
-    """Send one request with kafka-python's codecs and decode the response."""
+def call(
+    hostport: str, request: Any, version: int, sock: socket.socket | None = None, response_cls: Any = None
+) -> Any:
+    """Send one request with kafka-python's codecs and decode the response (with ``response_cls``
+    when given: kafka-python's registry holds one class per API key, and other code in the same
+    process may register its own for APIs kafka-python lacks)."""
     from kafka.protocol.api_header import ResponseClassRegistry
 
     own = sock is None
@@ -48,9 +52,8 @@ def call(hostport: str, request: Any, version: int, sock: socket.socket | None =
         sock.sendall(request.encode(version=version, header=True, framed=True))
         size = struct.unpack(">i", recv_exact(sock, 4))[0]
         data = recv_exact(sock, size)
-        return ResponseClassRegistry.get_response_class(request.header).decode(
-            data, version=version, header=True
-        )
+        cls = response_cls or ResponseClassRegistry.get_response_class(request.header)
+        return cls.decode(data, version=version, header=True)
     finally:
         if own:
             sock.close()

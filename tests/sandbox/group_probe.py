@@ -31,9 +31,15 @@ from kafka.protocol.api_header import ResponseClassRegistry
 from kafka.protocol.consumer import OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest
 from kafka.protocol.metadata import FindCoordinatorRequest
 
-from sandbox.protocol import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
+from sandbox.protocol import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 
 PARTITIONS, RECORDS = 4, 40
+OWN_RESPONSES = {68: ConsumerGroupHeartbeatResponse, 69: ConsumerGroupDescribeResponse}
 
 
 def _call(hostport: str, request: Any, version: int) -> Any:
@@ -42,9 +48,9 @@ def _call(hostport: str, request: Any, version: int) -> Any:
         request.with_header(correlation_id=1, client_id="group-probe")
         sock.sendall(request.encode(version=version, header=True, framed=True))
         size = struct.unpack(">i", _read(sock, 4))[0]
-        return ResponseClassRegistry.get_response_class(request.header).decode(
-            _read(sock, size), version=version, header=True
-        )
+        # this module's classes for the APIs kafka-python lacks (the registry holds one per key)
+        cls = OWN_RESPONSES.get(request.API_KEY) or ResponseClassRegistry.get_response_class(request.header)
+        return cls.decode(_read(sock, size), version=version, header=True)
 
 
 def _read(sock: socket.socket, n: int) -> bytes:

@@ -26,7 +26,12 @@ from kafka.protocol.consumer import OffsetCommitRequest, OffsetDeleteRequest, Of
 from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest
 
 from sandbox import SandboxCluster
-from sandbox.protocol import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
+from sandbox.protocol import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from sandbox.testing import running_sandbox
 from tests.sandbox.conftest import call
 
@@ -101,7 +106,7 @@ def _coordinator(kafka: SandboxCluster, group: str) -> str:
 
 def _cg_describe(kafka: SandboxCluster, group: str) -> object:
     req = ConsumerGroupDescribeRequest(group_ids=[group], include_authorized_operations=False)
-    return call(_coordinator(kafka, group), req, 1).groups[0]
+    return call(_coordinator(kafka, group), req, 1, response_cls=ConsumerGroupDescribeResponse).groups[0]
 
 
 def _heartbeat(kafka: SandboxCluster, group: str, topic: str, **fields: object) -> object:
@@ -118,7 +123,12 @@ def _heartbeat(kafka: SandboxCluster, group: str, topic: str, **fields: object) 
         "topic_partitions": [],
     }
     values.update(fields)
-    return call(_coordinator(kafka, group), ConsumerGroupHeartbeatRequest(**values), 1)
+    return call(
+        _coordinator(kafka, group),
+        ConsumerGroupHeartbeatRequest(**values),
+        1,
+        response_cls=ConsumerGroupHeartbeatResponse,
+    )
 
 
 def _owned(resp: object) -> list[object]:
