@@ -17,7 +17,12 @@ MAX_INT64 = 2**63 - 1
 class GroupListForm(forms.Form):
     """The list's query string: search, filters, sort, page."""
 
-    q = forms.CharField(required=False, max_length=500, label="Search")
+    q = forms.CharField(
+        required=False,
+        max_length=500,
+        label="Search",
+        widget=forms.TextInput(attrs={"placeholder": "group id"}),
+    )
     regex = forms.BooleanField(required=False, label="Regex")
     state = forms.CharField(required=False, max_length=50)
     topic = forms.CharField(required=False, max_length=300)

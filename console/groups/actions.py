@@ -73,7 +73,7 @@ def _require_empty(group: GroupDescription | None, what: str) -> None:
     if group is not None and group.members:
         raise GroupNotEmpty(
             f"Group '{group.group_id}' has {len(group.members)} active member"
-            f"{'s' if len(group.members) != 1 else ''}: {members_text(group)}. Kafka {what} only an "
+            f"{'s' if len(group.members) != 1 else ''}: {members_text(group)}. Kafka only {what} an "
             "empty group: stop its consumers first."
         )
 

@@ -145,7 +145,19 @@ def group_reset(request, name: str, group: str):
             confirm.add_error("confirmation", str(exc))
         except REFUSALS + (KafkaOperationError,) as exc:
             context["error"] = _error_text(exc)
+        if request.POST.get("action") == "execute" and not context.get("result"):
+            context.update(
+                _plan_again(request, cluster, group, spec)
+            )  # a refused execute keeps its plan in view
     return _render(request, "console/group_reset.html", "console/_group_reset_form.html", context)
+
+
+def _plan_again(request, cluster, group: str, spec) -> dict:
+    try:
+        preview = actions.preview_reset(actor=request.user, cluster=cluster, group_id=group, spec=spec)
+    except REFUSALS + (KafkaOperationError,):
+        return {}
+    return {"preview": preview, "export": to_csv(preview.plan.rows)}
 
 
 @login_required

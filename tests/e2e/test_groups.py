@@ -91,6 +91,7 @@ def test_list_detail_dry_run_and_execute_a_reset(
         page.click("#execute-reset")
         page.wait_for_selector("#reset-error")
         assert "billing-worker (/127.0.0.1)" in page.inner_text("#reset-error")
+        assert page.is_visible("#reset-plan")  # the refused execute keeps the plan in view
         assert _offsets(sandbox, busy) == {0: 1}
 
         page.goto(f"{base}/topics/{topic}/")
