@@ -298,15 +298,26 @@ class SandboxCluster:
         offsets: dict[tuple[str, int], int] | None = None,
         state: str | None = None,
         consume_ratio: float = 0.0,
+        protocol: str = "classic",
     ) -> None:
         """Add a synthetic consumer group: members (client id -> partitions) and committed offsets.
 
         With ``consume_ratio`` > 0 the committed offsets advance on the virtual clock by that share
         of the records produced meanwhile (1.0 keeps the lag steady, less lets it grow).
+        ``protocol="consumer"`` makes a KIP-848 consumer group (ListGroups type "consumer",
+        described by ConsumerGroupHeartbeat's ConsumerGroupDescribe) whose members own their
+        partitions at epoch 1 and never time out; otherwise a classic group.
         """
         from sandbox.state import Group, GroupMember
 
         with self.state.lock:
+            if protocol == "consumer":
+                from sandbox.consumer_groups import synthetic_consumer_group
+
+                g = synthetic_consumer_group(self.state, group_id, members or {}, offsets or {})
+                g.consume_ratio = consume_ratio
+                self.state.groups[group_id] = g
+                return
             g = Group(group_id, offsets=dict(offsets or {}), consume_ratio=consume_ratio)
             for i, (client, parts) in enumerate((members or {}).items()):
                 g.members.append(

@@ -22,6 +22,7 @@ Mirrors Kafka 4.1's new group coordinator:
 
 from __future__ import annotations
 
+import base64
 import re
 import time
 import uuid
@@ -38,6 +39,7 @@ DEFAULT_SESSION_TIMEOUT_MS = 45000
 DEFAULT_HEARTBEAT_INTERVAL_MS = 5000
 
 Assignment = dict[uuid.UUID, set[int]]
+SYNTHETIC = float("inf")  # last_seen of members that never time out (add_group)
 
 
 def group_config_ms(st: ClusterState, node_id: int, name: str, default: int) -> int:
@@ -68,6 +70,43 @@ def member_topics(st: ClusterState, m: ConsumerMember) -> set[str]:
             return out
         out.update(name for name, t in st.topics.items() if not t.internal and rx.fullmatch(name))
     return out
+
+
+def synthetic_consumer_group(
+    st: ClusterState,
+    group_id: str,
+    members: dict[str, list[tuple[str, int]]],
+    offsets: dict[tuple[str, int], int],
+) -> Group:
+    """A consumer group whose members (client id -> partitions) own their partitions at epoch 1
+    and never time out (``SandboxCluster.add_group(protocol="consumer")``); their member ids are
+    stable per group and client."""
+    g = new_consumer_group(group_id, dict(offsets))
+    for client, parts in members.items():
+        raw = uuid.uuid5(uuid.NAMESPACE_OID, f"{group_id}/{client}").bytes
+        mid = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        assigned: Assignment = {}
+        for topic, p in parts:
+            t = st.topics.get(topic)
+            if t is not None:
+                assigned.setdefault(t.topic_id, set()).add(p)
+        g.consumers[mid] = ConsumerMember(
+            mid,
+            client,
+            "/127.0.0.1",
+            300000,
+            subscribed_topic_names=sorted({topic for topic, _ in parts}),
+            member_epoch=1,
+            previous_member_epoch=0,
+            assigned=assigned,
+            last_seen=SYNTHETIC,
+        )
+        g.targets[mid] = {t: set(ps) for t, ps in assigned.items()}
+    if g.consumers:
+        g.group_epoch = g.assignment_epoch = 1
+        g.subscribed_metadata = subscription_metadata(st, g)
+    update_state(g)
+    return g
 
 
 def subscribed_topics(st: ClusterState, g: Group) -> set[str]:

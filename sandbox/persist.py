@@ -16,6 +16,7 @@ import tempfile
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from sandbox.consumer_groups import SYNTHETIC, synthetic_consumer_group
 from sandbox.state import AclBinding, Group, GroupMember, Partition, Topic
 
 if TYPE_CHECKING:
@@ -77,13 +78,14 @@ def dump_state(cluster: SandboxCluster) -> dict[str, Any]:
                     "id": g.group_id,
                     # live members (JoinGroup, ConsumerGroupHeartbeat) are not kept: their
                     # group comes back Empty, as after their sessions timed out
-                    "state": g.state if g.members else "Empty",
+                    "state": g.state if g.members or _synthetic(st, g) else "Empty",
                     "protocol": g.protocol,
                     "protocol_type": g.protocol_type,
                     "type": g.type,
                     "group_epoch": g.group_epoch + (1 if g.consumers else 0),
                     "assignment_epoch": g.assignment_epoch,
                     "members": [[m.member_id, m.client_id, m.client_host, m.assignment] for m in g.members],
+                    "consumers": _synthetic(st, g),
                     "offsets": [[t, p, o] for (t, p), o in g.offsets.items()],
                     "consume_ratio": g.consume_ratio,
                 }
@@ -93,6 +95,24 @@ def dump_state(cluster: SandboxCluster) -> dict[str, Any]:
             "features_epoch": st.features_epoch,
             "racks": {str(b): n.rack for b, n in st.brokers.items()},
         }
+
+
+def _synthetic(st: Any, g: Group) -> list[list[Any]]:
+    """The never-expiring members of a consumer group made by add_group(protocol="consumer"):
+    [client id, [[topic, partition], ...]]."""
+    return [
+        [
+            m.client_id,
+            [
+                [st.topic_ids[t], p]
+                for t, ps in sorted(m.assigned.items(), key=str)
+                if t in st.topic_ids
+                for p in sorted(ps)
+            ],
+        ]
+        for m in g.consumers.values()
+        if m.last_seen == SYNTHETIC
+    ]
 
 
 def save_state(cluster: SandboxCluster, path: str) -> None:
@@ -160,6 +180,10 @@ def load_state(cluster: SandboxCluster, path: str) -> bool:
             grp.consume_ratio = g.get("consume_ratio", 0.0)
             grp.members = [GroupMember(m[0], m[1], m[2], [tuple(x) for x in m[3]]) for m in g["members"]]
             grp.offsets = {(t, p): o for t, p, o in g["offsets"]}
+            if g.get("consumers"):  # add_group(protocol="consumer") members
+                members = {c: [(t, p) for t, p in parts] for c, parts in g["consumers"]}
+                grp = synthetic_consumer_group(st, grp.group_id, members, grp.offsets)
+                grp.consume_ratio = g.get("consume_ratio", 0.0)
             st.groups[grp.group_id] = grp
         st.features = data["features"]
         st.features_epoch = data["features_epoch"]

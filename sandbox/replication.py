@@ -325,7 +325,7 @@ def _auto_rebalance(state: ClusterState) -> None:
 def _consume(state: ClusterState) -> None:
     """Synthetic groups commit offsets following what was produced since the last tick."""
     for g in state.groups.values():
-        if g.consume_ratio <= 0 or not g.members:
+        if g.consume_ratio <= 0 or not (g.members or g.consumers):
             continue
         for key, offset in list(g.offsets.items()):
             p = state.partition(*key)

@@ -531,3 +531,40 @@ def test_an_empty_group_made_by_an_offset_reset_becomes_a_consumer_group_and_kee
     assert _consume(c, RECORDS - 3) == RECORDS - 3  # partition 0 starts at the committed offset 3
     assert kafka.state.groups[group].type == "consumer"
     c.close()
+
+
+def test_synthetic_consumer_groups_are_listed_described_and_survive_a_restart(tmp_path):
+    path = str(tmp_path / "state.json")
+    with running_sandbox(brokers=1, controllers=0, speed=0, state_file=path) as kafka:
+        kafka.create_topic("flow", 2, 1)
+        kafka.produce_synthetic("flow", 100 * 1024)
+        kafka.add_group(
+            "new",
+            {"c1": [("flow", 0)], "c2": [("flow", 1)]},
+            {("flow", 0): 0},
+            consume_ratio=1.0,
+            protocol="consumer",
+        )
+        kafka.add_group("old", {"c1": [("flow", 0)]}, {("flow", 0): 0})
+        kafka.advance(0.1)
+        kafka.advance(10)
+        assert kafka.state.groups["new"].offsets[("flow", 0)] > 0  # consumption follows the clock
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+        listed = {g.group_id: (g.type, g.state) for g in admin.list_consumer_groups().result(10).valid}
+        assert listed == {
+            "new": (ConsumerGroupType.CONSUMER, ConsumerGroupState.STABLE),
+            "old": (ConsumerGroupType.CLASSIC, ConsumerGroupState.STABLE),
+        }
+        desc = _cg_describe(kafka, "new")
+        assert (desc.group_state, desc.group_epoch, desc.assignment_epoch) == ("Stable", 1, 1)
+        assert sorted(
+            (m.client_id, [tp.partitions for tp in m.assignment.topic_partitions]) for m in desc.members
+        ) == [
+            ("c1", [[0]]),
+            ("c2", [[1]]),
+        ]
+        kafka.state.groups["new"].consumers[desc.members[0].member_id].last_seen -= 10**6
+        assert len(_cg_describe(kafka, "new").members) == 2  # synthetic members never time out
+    with running_sandbox(brokers=1, controllers=0, speed=0, state_file=path) as kafka:
+        desc = _cg_describe(kafka, "new")
+        assert (desc.group_state, len(desc.members)) == ("Stable", 2)
