@@ -91,6 +91,8 @@ class GroupsCommands:
     """The ``groups`` handlers of ``manage.py kafka`` (``self`` is that BaseCommand)."""
 
     def _groups_emit(self, rows: list[dict], columns: list[str], extra: dict | None = None) -> None:
+        if self.opts["output"] != "json":  # as kafka-consumer-groups shows an unknown offset or lag
+            rows = [{k: "-" if v is None else v for k, v in r.items()} for r in rows]
         if self.opts["output"] != "csv":
             self._emit(rows, columns, extra)
             return
@@ -215,7 +217,7 @@ class GroupsCommands:
                 for r in preview.plan.rows
             ]
             extra = {"dry_run": True, "reset": spec.describe(), "blocked": preview.blocked}
-            self._emit(
+            self._groups_emit(
                 rows,
                 ["group", "topic", "partition", "current_offset", "new_offset", "lag_before", "lag_after"],
                 extra,

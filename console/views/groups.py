@@ -222,7 +222,7 @@ def group_offsets_delete(request, name: str, group: str):
             if result.all_ok:
                 messages.success(
                     request,
-                    f"Committed offsets of '{form.cleaned_data['topic']}' deleted ({result.ok_count} partitions).",
+                    f"Committed offsets of '{form.cleaned_data['topic']}' deleted ({result.ok_count} partition{'s' if result.ok_count != 1 else ''}).",
                 )
                 return _back(request, _detail_url(cluster, group))
             context["result"] = result
