@@ -356,6 +356,8 @@ def expire(g: Group, st: ClusterState, node_id: int, now: float | None = None) -
     timeout (scheduleConsumerGroupSessionTimeout / scheduleConsumerGroupRebalanceTimeout)."""
     if g.type != "consumer" or not g.consumers:
         return
+    if all(m.last_seen == SYNTHETIC and m.revoke_deadline is None for m in g.consumers.values()):
+        return  # add_group's members never time out (and a list of 10k groups stays cheap)
     now = time.monotonic() if now is None else now
     session_s = (
         group_config_ms(st, node_id, "group.consumer.session.timeout.ms", DEFAULT_SESSION_TIMEOUT_MS) / 1000.0

@@ -24,7 +24,7 @@ from kafka.protocol.consumer import (
 )
 
 from sandbox.apis import Deferred, RequestContext, api
-from sandbox.handlers.groups import coordinator
+from sandbox.handlers.groups import coordinator, expire_group
 from sandbox.state import ClusterState, Group, LiveMember
 
 POLL_S = 0.05
@@ -59,7 +59,7 @@ def _group(st: ClusterState, gid: str, ctx: RequestContext) -> tuple[int, Group 
         return NOT_COORDINATOR, None
     g = st.groups.get(gid)
     if g is not None:
-        expire(g)
+        expire_group(st, g, ctx.node.node_id)
     return 0, g
 
 

@@ -568,3 +568,24 @@ def test_synthetic_consumer_groups_are_listed_described_and_survive_a_restart(tm
     with running_sandbox(brokers=1, controllers=0, speed=0, state_file=path) as kafka:
         desc = _cg_describe(kafka, "new")
         assert (desc.group_state, len(desc.members)) == ("Stable", 2)
+
+
+def test_an_empty_group_changes_kind_when_a_member_of_the_other_protocol_joins_and_keeps_its_offsets(
+    kafka, topic
+):
+    group = _group()
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    for protocol, expected in (("consumer", 20), ("classic", 20), ("consumer", 0)):
+        c = _consumer(kafka, group, protocol)
+        try:
+            c.subscribe([topic])
+            got = _consume(c, expected, limit=15) if expected else _consume(c, 1, limit=2)
+            assert got == expected, protocol
+            if got:
+                c.commit(asynchronous=False)
+        finally:
+            c.close()
+        kind = ConsumerGroupType.CONSUMER if protocol == "consumer" else ConsumerGroupType.CLASSIC
+        assert [g.type for g in admin.list_consumer_groups().result(10).valid if g.group_id == group] == [
+            kind
+        ]
