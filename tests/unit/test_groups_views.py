@@ -254,3 +254,37 @@ def test_groups_are_offered_on_broker_connections_only(client, personas, kafka_c
         url("group_list", kafka_cluster)
         in client.get(url("cluster_overview", kafka_cluster)).content.decode()
     )
+
+
+def test_the_lag_trend_comes_from_the_telemetry_snapshots(client, personas, kafka_cluster, sandbox, tmp_path):
+    from datetime import timedelta
+
+    import pyarrow as pa
+    from django.utils import timezone
+
+    from console.groups import trend
+    from pipeline import lake
+
+    t = topic(sandbox)
+    gid = group(sandbox, {(t, 0): 10})
+    root = tmp_path / "lake"
+    now = timezone.now()
+    for minutes, lags in ((90, (30, 5)), (30, (50, 7))):
+        ts = (now - timedelta(minutes=minutes)).replace(microsecond=0)
+        rows = [(gid, t, p, 10, 10 + lag, lag) for p, lag in enumerate(lags)] + [("other", t, 0, 1, 2, 1)]
+        cols = list(zip(*rows, strict=True))
+        names = ["group", "topic", "partition", "committed_offset", "log_end_offset", "lag"]
+        table = pa.table(
+            {
+                "schema_version": [lake.SCHEMA_VERSION] * len(rows),
+                "ts": [ts] * len(rows),
+                **dict(zip(names, cols, strict=True)),
+            }
+        )
+        lake.write_snapshot(root, kafka_cluster.name, ts, {"groups": table}, 300)
+    trend.clear_cache()
+    got = trend.lag_trend(kafka_cluster.name, gid)
+    assert [v for _, v in got.points] == [35, 57] and got.snapshots == 2
+    client.force_login(personas["viewer"])
+    page = client.get(url("group_detail", kafka_cluster, group=gid)).content.decode()
+    assert 'aria-label="total lag over time"' in page and "total lag: 57 msgs" in page
