@@ -24,6 +24,8 @@ OUTCOME_READER_MODULES = (
     "console.quorum.controllers",
     "console.reassignment.external",
     "console.reassignment.janitor",
+    "console.groups.actions",
+    "console.groups.delete",
 )
 
 

@@ -93,7 +93,7 @@ def group_detail(request, name: str, group: str):
     context = {
         "cluster": cluster,
         "group_id": group,
-        "refresh_s": getattr(settings, "GROUPS_REFRESH_S", 5),
+        "refresh_s": settings.GROUPS_REFRESH_S,
         "can_manage": access.can(request.user, cluster, access.MANAGE_GROUPS),
     }
     try:

@@ -252,3 +252,16 @@ def _is_member_import(name: str) -> bool:
         or PURE_MAY_IMPORT.match(parent) is not None
         or parent in PURE
     )
+
+
+def test_every_module_with_an_outcome_reader_is_loaded_in_every_process():
+    """The reconciler runs in beat/worker processes: a reader registered by a module nobody imports
+    there is never found (its owed outcomes would stay 'unknown'). apps.py imports the listed ones."""
+    from console.apps import OUTCOME_READER_MODULES
+
+    registering = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for path in (ROOT / "console").rglob("*.py")
+        if "register_reader(" in path.read_text() and path.name != "outcomes.py"
+    }
+    assert registering == set(OUTCOME_READER_MODULES)
