@@ -45,7 +45,15 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
 # these permissions on every cluster, and nothing cluster-less (it can register nothing).
 SYSTEM_USERNAME = "console-system"
 SYSTEM_PERMISSIONS = frozenset(
-    {VIEW, MANAGE_TOPICS, MANAGE_CONFIGS, MANAGE_ACLS, MANAGE_REASSIGNMENTS, RUN_OPERATIONS}
+    {
+        VIEW,
+        MANAGE_TOPICS,
+        MANAGE_CONFIGS,
+        MANAGE_ACLS,
+        MANAGE_REASSIGNMENTS,
+        MANAGE_GROUPS,  # auto-approved consumer group offset resets
+        RUN_OPERATIONS,
+    }
 )
 
 

@@ -149,6 +149,17 @@ def preview_reset(*, actor, cluster, group_id: str, spec: ResetSpec) -> ResetPre
     return _prepare(cluster, group_id, spec)
 
 
+def preview_reset_for_request(*, requester, cluster, group_id: str, spec: ResetSpec) -> ResetPreview:
+    """The dry run attached to a self-service reset request: instead of ``group.manage`` the
+    requester needs ``request.submit`` on the group and on every topic the plan touches (their
+    namespaces); PermissionDenied names the first one outside them. Changes nothing."""
+    access.require(requester, cluster, access.REQUEST, group_id)
+    preview = _prepare(cluster, group_id, spec)
+    for topic in preview.plan.topics:
+        access.require(requester, cluster, access.REQUEST, topic)
+    return preview
+
+
 @dataclass(frozen=True)
 class PartitionOutcome:
     topic: str

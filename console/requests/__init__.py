@@ -2,7 +2,9 @@
 
 ``actions`` (submit, approve, reject, cancel, list, the auto-approve rule), ``checks`` (namespace,
 policy and Kafka validate-only per kind), ``display`` (a payload as the request page shows it), ``notify`` (in-app and e-mail), ``worker`` (the
-``request.execute`` kind, running the change through the owning area's action).
+``request.execute`` kind, running the change through the owning area's action), ``kinds`` (the kinds
+offered, ``group.offsets.reset`` included), ``group_reset`` (a consumer group reset request's payload:
+the spec, the attached dry run, its digest, drift from it).
 """
 
-__all__ = ["actions", "checks", "display", "notify", "worker"]
+__all__ = ["actions", "checks", "display", "group_reset", "kinds", "notify", "worker"]

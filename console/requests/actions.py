@@ -1,5 +1,6 @@
-"""Self-service requests: submit (namespace + policy + Kafka validate-only), approve/reject (four eyes),
-execute on a worker through the topic, config and ACL actions, notify, audit every step."""
+"""Self-service requests: submit (namespace + policy + Kafka validate-only, or a consumer group reset's
+dry run), approve/reject (four eyes), execute on a worker through the topic, config, ACL and consumer
+group actions, notify, audit every step."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from console.models.requests import (
     RequestKind,
     RequestState,
 )
+from console.requests import kinds as request_kinds
 from console.requests.checks import RequestInvalid, check_request
 from console.requests.notify import _notify, _notify_approvers
 
@@ -41,7 +43,12 @@ def _auto_rule_allows(cluster: Cluster, kind: str, payload: Mapping[str, Any]) -
     rule = AutoApproveRule.objects.filter(cluster=cluster, enabled=True).first()
     if rule is None or kind not in (rule.kinds or []):
         return False
-    count = payload.get("partitions") if kind == RequestKind.TOPIC_CREATE else payload.get("total_count")
+    if kind == RequestKind.TOPIC_CREATE:
+        count = payload.get("partitions")
+    elif kind == request_kinds.GROUP_RESET:  # the partitions the reset sets
+        count = len((payload.get("dry_run") or {}).get("rows") or [])
+    else:
+        count = payload.get("total_count")
     return rule.max_partitions is None or count is None or int(count) <= rule.max_partitions
 
 
@@ -153,7 +160,7 @@ def _approve(req: ChangeRequest, actor, comment: str, source_ip: str | None, *, 
     _step(req, "system", "queued", f"operation #{op.pk}")
     _notify(
         req,
-        f"Your request #{req.pk} ({req.get_kind_display()} {req.resource}) was approved by {actor.get_username()}.",
+        f"Your request #{req.pk} ({request_kinds.label(req)} {req.resource}) was approved by {actor.get_username()}.",
     )
 
 
@@ -168,7 +175,11 @@ def approve_request(
     if request.state != RequestState.PENDING:
         raise RequestInvalid(["this request has already been decided"])
     check_request(
-        requester=request.requested_by, cluster=request.cluster, kind=request.kind, payload=request.payload
+        requester=request.requested_by,
+        cluster=request.cluster,
+        kind=request.kind,
+        payload=request.payload,
+        approving=True,
     )
     with transaction.atomic():
         _approve(request, actor, comment, source_ip)
@@ -274,7 +285,7 @@ def set_auto_approve_rule(
 ) -> AutoApproveRule:
     """Cluster admins decide which low-risk requests skip the human approver (the change is audited)."""
     access.require(actor, cluster, access.ADMINISTER)
-    kinds = [k for k in kinds if k in RequestKind.values]
+    kinds = [k for k in kinds if k in request_kinds.VALUES]
     with transaction.atomic():
         rule, _ = AutoApproveRule.objects.select_for_update().get_or_create(cluster=cluster)
         before = {"enabled": rule.enabled, "kinds": rule.kinds, "max_partitions": rule.max_partitions}

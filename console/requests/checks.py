@@ -10,14 +10,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
+
 from console import access
 from console.acls import core as acl_core
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.configs import plan as config_plan
+from console.groups import actions as groups
+from console.groups.core import ResetPlanError
+from console.groups.reads import target as group_target
 from console.kafka import ConfigChange, KafkaOperationError, NewPartitions, NewTopic
 from console.models import Cluster
 from console.models.requests import RequestKind
+from console.requests import group_reset
+from console.requests.kinds import GROUP_RESET
 from console.topics import policy
 
 _TOPIC_KINDS = (
@@ -180,6 +187,64 @@ def _check_acl_create(user, cluster, gw, payload) -> Checked:
     )
 
 
+def _check_group_reset(user, cluster, payload, *, approving: bool) -> Checked:
+    """The group and every topic of the reset in the requester's namespaces. On submit the dry run
+    is made (the groups area plans it) and attached with its digest; on approval the attached one
+    is checked against its digest and the namespaces again (the worker compares it with the group
+    as it is then, right before it runs)."""
+    group_id = str(payload.get("group") or "").strip()
+    if not group_id or len(group_id) > group_reset.MAX_GROUP_ID:
+        raise RequestInvalid([f"name the consumer group (at most {group_reset.MAX_GROUP_ID} characters)"])
+    try:
+        spec = group_reset.spec_from_dict(payload.get("reset"))
+        rows = group_reset.reviewed_rows(payload) if approving else None
+    except ResetPlanError as exc:
+        raise RequestInvalid(exc.errors) from None
+    topics = {r[0] for r in rows} if rows else set(group_reset.named_topics(spec))
+    errors = _namespace(user, cluster, "Group", group_id)
+    errors += [e for t in sorted(topics) for e in _namespace(user, cluster, "Topic", t)]
+    if errors:
+        raise RequestInvalid(errors[:20])
+    if rows is None:
+        try:
+            preview = groups.preview_reset_for_request(
+                requester=user, cluster=cluster, group_id=group_id, spec=spec
+            )
+        except ResetPlanError as exc:
+            raise RequestInvalid(exc.errors) from None
+        except PermissionDenied as exc:
+            raise RequestInvalid([f"The reset touches a topic outside your namespaces: {exc}"]) from None
+        if len(preview.plan.rows) > group_reset.MAX_PARTITIONS:
+            raise RequestInvalid(
+                [
+                    f"A reset request covers at most {group_reset.MAX_PARTITIONS} partitions "
+                    f"({len(preview.plan.rows)} here): narrow the scope or ask an operator."
+                ]
+            )
+        members = ""
+        if preview.group is not None and preview.group.members:
+            members = (
+                f"the group had active members ({groups.members_text(preview.group)}); "
+                "it must be empty when the reset runs"
+            )
+        dry_run = group_reset.dry_run(preview.plan, members)
+        rows = dry_run["rows"]
+        payload = {
+            "group": group_id,
+            "reset": group_reset.spec_to_dict(spec),
+            "dry_run": dry_run,
+            "plan_sha256": group_reset.digest(rows),
+        }
+    run, count = payload["dry_run"], len(rows)
+    summary = (
+        f"reset offsets of group {group_id}: {spec.describe()}; {count} partition{'s' if count != 1 else ''}, "
+        f"{run.get('changed')} changing, lag {run.get('lag_before')} → {run.get('lag_after')}"
+    )
+    if run.get("members"):
+        summary += f". At the dry run: {run['members']}"
+    return Checked(group_target(group_id), dict(payload), summary)
+
+
 _CHECKS = {
     RequestKind.TOPIC_CREATE: _check_topic_create,
     RequestKind.TOPIC_CONFIG: _check_topic_config,
@@ -189,15 +254,22 @@ _CHECKS = {
 }
 
 
-def check_request(*, requester, cluster: Cluster, kind: str, payload: Mapping[str, Any]) -> Checked:
-    """Namespace, console policy and Kafka validate-only; raises RequestInvalid naming every problem."""
-    if kind not in _CHECKS:
+def check_request(
+    *, requester, cluster: Cluster, kind: str, payload: Mapping[str, Any], approving: bool = False
+) -> Checked:
+    """Namespace, console policy and Kafka validate-only; raises RequestInvalid naming every problem.
+
+    ``approving``: the stored payload is checked again before it is approved."""
+    if kind not in _CHECKS and kind != GROUP_RESET:
         raise RequestInvalid([f"unknown request kind '{str(kind)[:40]}'"])
-    if kind in _TOPIC_KINDS and cluster.controller_mode:
+    if kind in (*_TOPIC_KINDS, GROUP_RESET) and cluster.controller_mode:
+        what = "consumer group" if kind == GROUP_RESET else "topic"
         raise RequestInvalid(
-            ["this cluster is reached through its controllers (KIP-919): topic requests need brokers"]
+            [f"this cluster is reached through its controllers (KIP-919): {what} requests need brokers"]
         )
     try:
+        if kind == GROUP_RESET:
+            return _check_group_reset(requester, cluster, payload, approving=approving)
         return _CHECKS[kind](requester, cluster, gateway_for(cluster), payload)
     except KafkaOperationError as exc:
         raise RequestInvalid([f"could not validate with Kafka: {exc.operator_text}"]) from None

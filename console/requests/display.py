@@ -1,4 +1,7 @@
-"""How a request's payload reads on its page: values, not Python reprs (pure, no I/O)."""
+"""How a request's payload reads on its page: values, not Python reprs (pure, no I/O).
+
+A consumer group reset reads as its group, mode, scope and totals (``group_reset_rows``) and its
+attached dry run as a table (``dry_run_rows``)."""
 
 from __future__ import annotations
 
@@ -55,3 +58,70 @@ def _change_text(change: Mapping[str, Any]) -> str:
 def payload_rows(payload: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(label, text) per payload key, in the payload's order."""
     return [(LABELS.get(k, k.replace("_", " ").capitalize()), value_text(v)) for k, v in payload.items()]
+
+
+# -- a consumer group offset reset (``requests.group_reset`` describes its payload) ---------------
+
+MODE_TEXT = {
+    "to-earliest": "to the earliest offset (the log start)",
+    "to-latest": "to the latest offset (the log end)",
+    "to-datetime": "to a time",
+    "to-offset": "to an offset",
+    "shift-by": "shift by",
+    "from-file": "from a file",
+}
+
+
+def _reset_mode(reset: Mapping[str, Any]) -> str:
+    mode = str(reset.get("mode", ""))
+    text = MODE_TEXT.get(mode, mode)
+    if mode == "to-datetime":
+        return f"{text}: {reset.get('time') or '—'} (epoch ms {value_text(reset.get('value'))})"
+    if mode in ("to-offset", "shift-by"):
+        return f"{text} {value_text(reset.get('value'))}"
+    if mode == "from-file":
+        return f"{text} ({len(reset.get('file_offsets') or [])} partitions)"
+    return text
+
+
+def _reset_scope(reset: Mapping[str, Any]) -> str:
+    if reset.get("mode") == "from-file":
+        return "the partitions the file names"
+    scope, topic = reset.get("scope"), reset.get("topic") or "—"
+    if scope == "topic":
+        return f"topic {topic} (all its partitions)"
+    if scope == "partitions":
+        return f"partitions {', '.join(map(str, reset.get('partitions') or []))} of topic {topic}"
+    return "all topics of the group (every partition with a committed offset)"
+
+
+def group_reset_rows(payload: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, text) of a reset request: what, how, and the dry run's totals."""
+    reset = payload.get("reset") if isinstance(payload.get("reset"), Mapping) else {}
+    run = payload.get("dry_run") if isinstance(payload.get("dry_run"), Mapping) else {}
+    rows = [
+        ("Consumer group", value_text(payload.get("group"))),
+        ("Reset", _reset_mode(reset)),
+        ("Scope", _reset_scope(reset)),
+        ("As kafka-consumer-groups", f"--reset-offsets {value_text(reset.get('command'))}"),
+        ("Partitions", f"{value_text(run.get('partitions'))} ({value_text(run.get('changed'))} change)"),
+        ("Total lag", f"{value_text(run.get('lag_before'))} → {value_text(run.get('lag_after'))}"),
+    ]
+    if run.get("members"):
+        rows.append(("At the dry run", str(run["members"])))
+    rows.append(("Plan SHA-256", value_text(payload.get("plan_sha256"))))
+    return rows
+
+
+def dry_run_rows(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The attached dry run, one dict per partition (current → new, lag before → after)."""
+    run = payload.get("dry_run") if isinstance(payload.get("dry_run"), Mapping) else {}
+    columns = run.get("columns") or []
+    out = []
+    for raw in run.get("rows") or []:
+        if not isinstance(raw, list | tuple) or len(raw) != len(columns):
+            continue
+        row = dict(zip(columns, raw, strict=True))
+        row["changes"] = row.get("current") != row.get("new")
+        out.append(row)
+    return out

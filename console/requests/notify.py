@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from console import access
 from console.models.requests import ChangeRequest, Notification
+from console.requests import kinds as request_kinds
 
 EMAIL_FROM = settings.REQUESTS_EMAIL_FROM
 
@@ -46,7 +47,7 @@ def _notify_approvers(req: ChangeRequest) -> None:
         .exclude(pk=req.requested_by_id)
         .distinct()
     )
-    text = f"Request #{req.pk} by {req.requested_by_name} waits for approval: {req.get_kind_display()} {req.resource}"
+    text = f"Request #{req.pk} by {req.requested_by_name} waits for approval: {request_kinds.label(req)} {req.resource}"
     Notification.objects.bulk_create(Notification(user=u, request=req, text=text[:300]) for u in deciders)
 
 

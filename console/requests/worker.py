@@ -1,9 +1,10 @@
 """Approved self-service requests on a worker: the ``request.execute`` kind.
 
-The change runs through the owning area's action (topics, configs, ACLs) on behalf of the
-requester, as the approver (or the system actor for auto-approved requests), so permissions,
-policy and audit are those of the area. Re-running converges: "already exists" after an earlier
-attempt is success.
+The change runs through the owning area's action (topics, configs, ACLs, consumer groups) on
+behalf of the requester, as the approver (or the system actor for auto-approved requests), so
+permissions, policy and audit are those of the area. Re-running converges: "already exists" after
+an earlier attempt is success. A consumer group reset runs exactly the reviewed offsets, and only
+while the group is as the dry run saw it.
 """
 
 from __future__ import annotations
@@ -18,10 +19,14 @@ from console.acls import core as acl_core
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.configs import plan as config_plan
+from console.groups import actions as groups
+from console.groups.core import ResetPlanError
 from console.kafka import ConfigChange, KafkaOperationError
 from console.models import OperationState
 from console.models.requests import ChangeRequest, RequestKind, RequestState
 from console.operations import Done, Kind, Step
+from console.requests import group_reset
+from console.requests import kinds as request_kinds
 from console.requests.actions import EXECUTE_KIND, _step, get_request
 from console.requests.checks import RequestInvalid, _current_topic, _kafka_text
 from console.requests.notify import _notify
@@ -74,9 +79,65 @@ def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
         if not outcome.ok and outcome.status == "does not exist" and retry:
             return True, "the topic is gone (deleted by an earlier attempt)"
         return _settled(outcome.ok, outcome.status, outcome.message)
+    if req.kind == request_kinds.GROUP_RESET:
+        return _reset_group(req, actor, retry=retry)
     binding, _ = acl_core.validate_binding(p["binding"])
     change = acls.change_acls(**common, creates=[binding], on_behalf_of=req.requested_by_name)
     return change.ok, change.results[0].message
+
+
+def _partitions(n: int) -> str:
+    return f"{n} partition{'s' if n != 1 else ''}"
+
+
+def _reset_group(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
+    """The reviewed offsets exactly (a from-file reset of the attached dry run), refused while the
+    group has members and when it moved since the review (nothing is changed then)."""
+    p, cluster, group_id = req.payload, req.cluster, req.payload["group"]
+    try:
+        rows = group_reset.reviewed_rows(p)
+        spec = group_reset.reviewed_spec(rows)
+        reviewed = spec.file_offsets
+        now = groups.preview_reset(actor=actor, cluster=cluster, group_id=group_id, spec=spec)
+        if retry and all(r.current == reviewed.get((r.topic, r.partition)) for r in now.plan.rows):
+            return True, f"the reviewed offsets of {_partitions(len(rows))} are set (by an earlier attempt)"
+        if now.group is not None and now.group.members:
+            count = len(now.group.members)
+            return False, (
+                f"Not reset: group '{group_id}' has {count} active member{'s' if count != 1 else ''}: "
+                f"{groups.members_text(now.group)}. Kafka only resets the offsets of an empty group: "
+                "stop its consumers, then submit the request again."
+            )
+        issues = group_reset.drift(rows, now.plan, earlier_attempt=retry)
+        if issues:
+            return False, "Not reset: " + "; ".join(issues) + ". Submit the request again for a new dry run."
+        result = groups.reset_offsets(
+            actor=actor,
+            cluster=cluster,
+            group_id=group_id,
+            spec=spec,
+            confirmation=group_id,
+            on_behalf_of=req.requested_by_name,
+            request_id=f"request-{req.pk}",
+        )
+    except (groups.GroupNotEmpty, groups.ConfirmationError, ResetPlanError) as exc:
+        return False, f"Not reset: {exc}"
+    if any(o.status == "unknown" for o in result.outcomes):
+        raise Indeterminate("Kafka did not say whether every offset was committed")
+    if result.failed:
+        failed = "; ".join(f"{o.topic}-{o.partition}: {o.message}" for o in result.failed[:10])
+        return False, f"{result.ok_count} of {_partitions(len(result.outcomes))} reset; not reset: {failed}"
+    if result.plan is not None and result.plan.offsets != dict(reviewed):
+        moved = [f"{t}-{n}: {o}" for (t, n), o in result.plan.offsets.items() if reviewed.get((t, n)) != o]
+        return False, "The log moved while the reset ran; committed instead of the reviewed offsets: " + (
+            ", ".join(moved[:10])
+        )
+    plan = result.plan
+    lag = f"; lag {plan.lag_before} → {plan.lag_after}" if plan is not None else ""
+    return True, (
+        f"reset {_partitions(len(result.outcomes))} of {group_id} to the reviewed offsets "
+        f"(plan SHA-256 {p['plan_sha256'][:12]}…){lag}"
+    )
 
 
 def _run(ctx) -> Done:
@@ -125,7 +186,7 @@ def _run(ctx) -> Done:
         _step(req, "system", "succeeded" if ok else "failed", message)
         _notify(
             req,
-            f"Your request #{req.pk} ({req.get_kind_display()} {req.resource}) {'is done' if ok else 'failed'}: {message}",
+            f"Your request #{req.pk} ({request_kinds.label(req)} {req.resource}) {'is done' if ok else 'failed'}: {message}",
         )
     return _done(req, ok, message)
 
@@ -149,7 +210,7 @@ def _give_up(ctx, error: str) -> None:
             state=RequestState.FAILED, result={"ok": False, "message": error}, finished_at=timezone.now()
         )
         _step(req, "system", "failed", f"the console gave up: {error}")
-        _notify(req, f"Your request #{req.pk} ({req.get_kind_display()} {req.resource}) failed: {error}")
+        _notify(req, f"Your request #{req.pk} ({request_kinds.label(req)} {req.resource}) failed: {error}")
 
 
 def _may_view(user, op) -> bool:
