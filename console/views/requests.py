@@ -14,6 +14,7 @@ from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
 from console.requests import actions as requests
 from console.requests import checks as request_checks
 from console.requests import display as request_display
+from console.requests import kinds as request_kinds
 from console.requests import notify as request_notify
 from console.views._helpers import client_ip, get_cluster_for_user
 
@@ -30,6 +31,8 @@ def _get_request_for_user(request, cluster, request_id: int):
 def request_list(request, name: str):
     cluster = get_cluster_for_user(request, name)
     rows = requests.list_requests(actor=request.user, cluster=cluster)
+    for row in rows:
+        row.kind_label = request_kinds.label(row)
     context = {
         "cluster": cluster,
         "queue": [r for r in rows if r.state == RequestState.PENDING],
@@ -46,7 +49,11 @@ def request_list(request, name: str):
 @require_http_methods(["GET", "POST"])
 def request_new(request, name: str):
     cluster = get_cluster_for_user(request, name, access.REQUEST)
-    form = RequestForm(request.POST or None, initial={"kind": request.GET.get("kind", "topic.create")})
+    form = RequestForm(
+        request.POST or None,
+        request.FILES or None,
+        initial={"kind": request.GET.get("kind", "topic.create"), "group": request.GET.get("group", "")},
+    )
     if request.method == "POST" and form.is_valid():
         try:
             req = requests.submit_request(
@@ -73,10 +80,18 @@ def request_detail(request, name: str, request_id: int):
     req = _get_request_for_user(request, cluster, request_id)
     if req.requested_by_id == request.user.pk:
         request_notify.mark_read(actor=request.user, request=req)
+    payload = req.payload or {}
+    group_reset = req.kind == request_kinds.GROUP_RESET
     context = {
         **_status_context(cluster, req),
+        "kind_label": request_kinds.label(req),
         "can_decide": requests.can_decide(request.user, req),
-        "payload_rows": request_display.payload_rows(req.payload or {}),
+        "payload_rows": (
+            request_display.group_reset_rows(payload)
+            if group_reset
+            else request_display.payload_rows(payload)
+        ),
+        "dry_run": request_display.dry_run_rows(payload) if group_reset else None,
         "awaiting_other": req.requested_by_id == request.user.pk and req.state == RequestState.PENDING,
         "form": DecisionForm(),
     }

@@ -161,6 +161,21 @@ def _outside_namespace(w: World) -> tuple:
     return w.cluster, {}, {**_request(w)[2], "topic": uniq("team-z.new")}
 
 
+def _group_reset_request(prefix: str) -> Build:
+    """A consumer group offset reset request: the group (offset 5 of 10) and its topic under prefix."""
+
+    def build(w: World) -> tuple:
+        topic = w.topic(name=uniq(prefix + "t"))
+        with w.sandbox.state.lock:
+            w.sandbox.state.topics[topic].partitions[0].end_offset = 10
+        group = uniq(prefix + "g")
+        w.sandbox.add_group(group, offsets={(topic, 0): 5})
+        body = {"kind": "group.offsets.reset", "group": group, "reset-mode": "to-earliest"}
+        return w.cluster, {}, {**body, "reset-scope": "all-topics", "reason": "replay"}
+
+    return build
+
+
 def _decide(comment: str) -> Build:
     return lambda w: (w.cluster, {"request_id": w.request().pk}, {"comment": comment})
 
@@ -241,6 +256,15 @@ MUTATING_ROWS = (
         302,
         _outside_namespace,
         label="request_new-outside-namespace",
+        special=(("requester", 200),),
+    ),
+    Row("request_new", REQUESTERS, 302, _group_reset_request("team-a."), label="request_new-group-reset"),
+    Row(
+        "request_new",
+        REQUESTERS,
+        302,
+        _group_reset_request("team-z."),
+        label="request_new-group-reset-outside-namespace",
         special=(("requester", 200),),
     ),
     Row(

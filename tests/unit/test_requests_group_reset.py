@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 from django.core.exceptions import PermissionDenied
+from django.urls import reverse
 
 from console import access, operations
 from console.models import AuditEvent, Role, RoleBinding
@@ -250,6 +251,14 @@ def test_an_auto_approved_reset_runs_as_the_system_actor(
     assert big.state == "pending"
 
 
+def test_the_auto_approve_rule_offers_the_kind(client, personas, kafka_cluster):
+    client.force_login(personas["admin"])
+    url = reverse("request_rules", kwargs={"name": kafka_cluster.name})
+    assert f'value="{KIND}"'.encode() in client.get(url).content
+    client.post(url, {"enabled": "on", "kinds": [KIND, "topic.create"], "max_partitions": "5"})
+    assert AutoApproveRule.objects.get(cluster=kafka_cluster).kinds == [KIND, "topic.create"]
+
+
 @pytest.mark.parametrize("drift", ["committed", "log-start"])
 def test_drift_between_review_and_run_fails_and_commits_nothing(
     sandbox, personas, kafka_cluster, django_capture_on_commit_callbacks, drift
@@ -316,3 +325,72 @@ def test_approval_checks_the_attached_dry_run_and_the_namespaces_again(sandbox, 
         requests.approve_request(actor=personas["operator"], request=other)
     assert ChangeRequest.objects.filter(state="pending").count() == 2
     assert committed(sandbox, gid) == {(t, 0): 40}
+
+
+# -- pages ----------------------------------------------------------------------------------------
+
+
+def test_the_form_submits_a_reset_and_the_page_shows_the_dry_run(client, sandbox, personas, kafka_cluster):
+    t = topic(sandbox)
+    gid = group(sandbox, {(t, 0): 40, (t, 1): 60})
+    client.force_login(personas["requester"])
+    url = reverse("request_new", kwargs={"name": kafka_cluster.name})
+    page = client.get(url + f"?kind={KIND}&group={gid}")
+    assert b'name="reset-mode"' in page.content and f'value="{gid}"'.encode() in page.content
+    assert f'data-kinds="{KIND}"'.encode() in page.content
+    form = {
+        "kind": KIND,
+        "group": gid,
+        "reset-mode": "to-offset",
+        "reset-offset": "30",
+        "reset-scope": "partitions",
+        "reset-topic": t,
+        "reset-partitions": "1",
+        "reason": "replay partition 1",
+        "topic": "ignored-for-this-kind",
+    }
+    done = client.post(url, form)
+    req = ChangeRequest.objects.get()
+    assert done.status_code == 302 and done["Location"].endswith(f"/requests/{req.pk}/")
+    assert req.payload["dry_run"]["rows"] == [[t, 1, 60, 30, 40, 70, 10, 100, ""]]
+    client.force_login(personas["operator"])
+    detail = client.get(done["Location"]).content.decode()
+    assert "Consumer group offset reset" in detail and f"group:{gid}" in detail
+    assert "to an offset 30" in detail and f"partitions 1 of topic {t}" in detail
+    assert "--reset-offsets --to-offset 30 --topic" in detail
+    assert 'id="request-dry-run"' in detail and f'data-tp="{t}-1"' in detail
+    assert "40 → 70" in detail and 'id="approve"' in detail
+    assert "{&#x27;" not in detail and "[[" not in detail  # no Python or JSON repr
+    listing = client.get(reverse("request_list", kwargs={"name": kafka_cluster.name})).content.decode()
+    assert "Consumer group offset reset" in listing
+
+
+def test_the_form_says_what_is_wrong_with_a_reset(client, sandbox, personas, kafka_cluster):
+    client.force_login(personas["requester"])
+    url = reverse("request_new", kwargs={"name": kafka_cluster.name})
+    cases = [
+        ({"kind": KIND, "reset-mode": "to-latest", "reset-scope": "all-topics"}, "Name the consumer group."),
+        (
+            {"kind": KIND, "group": "team-a.x", "reset-mode": "to-offset", "reset-scope": "all-topics"},
+            "Give the offset",
+        ),
+        (
+            {
+                "kind": KIND,
+                "group": "team-b.<b>x</b>",
+                "reset-mode": "to-latest",
+                "reset-scope": "all-topics",
+            },
+            "outside your namespaces",
+        ),
+        (
+            {"kind": KIND, "group": "team-a.x", "reset-mode": "sideways", "reset-scope": "all-topics"},
+            "Select a valid choice",
+        ),
+    ]
+    for data, message in cases:
+        response = client.post(url, data)
+        assert response.status_code == 200, data
+        assert message.encode() in response.content, (data, response.content[-3000:])
+        assert b"<b>x</b>" not in response.content
+    assert not ChangeRequest.objects.exists()
