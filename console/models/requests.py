@@ -12,6 +12,7 @@ class RequestKind(models.TextChoices):
     TOPIC_PARTITIONS = "topic.partitions", "Partition increase"
     TOPIC_DELETE = "topic.delete", "Topic deletion"
     ACL_CREATE = "acl.create", "ACL for a principal"
+    GROUP_OFFSETS_RESET = "group.offsets.reset", "Consumer group offset reset"
 
 
 class RequestState(models.TextChoices):

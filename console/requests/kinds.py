@@ -1,22 +1,13 @@
-"""The request kinds offered: the model's ``RequestKind`` and the kinds this area adds to it.
-
-``group.offsets.reset`` is not (yet) one of ``RequestKind``'s choices: the column is a plain string
-and Django shows a value outside the choices as itself, so the label is looked up here. Once the
-model lists it, this adds nothing.
-"""
+"""The request kinds offered, their values and labels, in one place for the area's modules."""
 
 from __future__ import annotations
 
 from console.models.requests import RequestKind
 
-GROUP_RESET = "group.offsets.reset"
-_ADDED = ((GROUP_RESET, "Consumer group offset reset"),)
+GROUP_RESET = RequestKind.GROUP_OFFSETS_RESET.value
 
-CHOICES: list[tuple[str, str]] = [
-    *RequestKind.choices,
-    *((value, label) for value, label in _ADDED if value not in RequestKind.values),
-]
-VALUES: frozenset[str] = frozenset(value for value, _ in CHOICES)
+CHOICES: list[tuple[str, str]] = list(RequestKind.choices)
+VALUES: frozenset[str] = frozenset(RequestKind.values)
 LABELS: dict[str, str] = dict(CHOICES)
 
 

@@ -68,3 +68,22 @@ def test_a_requested_topic_is_approved_created_and_audited(page, live_server, sa
     assert "request.submit" in events and "requester" in events
     assert "request.approve" in events and "operator" in events
     assert "topic.create" in events
+
+
+def test_the_request_form_shows_only_the_chosen_kinds_fields(page, live_server, personas):
+    login(page, live_server, "requester", "pw-requester")
+    page.goto(f"{live_server.url}/c/sandbox/requests/new/")
+    page.select_option("#id_kind", "topic.create")
+    assert page.locator("#id_topic").is_visible() and page.locator("#id_partitions").is_visible()
+    assert page.locator("#id_acl_principal").is_hidden() and page.locator("#id_group").is_hidden()
+    page.select_option("#id_kind", "topic.delete")
+    assert page.locator("#id_topic").is_visible() and page.locator("#id_partitions").is_hidden()
+    page.select_option("#id_kind", "acl.create")
+    assert page.locator("#id_acl_principal").is_visible() and page.locator("#id_topic").is_hidden()
+    page.select_option("#id_kind", "group.offsets.reset")
+    assert page.locator("#id_group").is_visible() and page.locator("#id_topic").is_hidden()
+    page.check("input[name=reset-mode][value=shift-by]")
+    assert page.locator("#id_reset-shift").is_visible() and page.locator("#id_reset-offset").is_hidden()
+    page.check("input[name=reset-scope][value=partitions]")
+    assert page.locator("#id_reset-partitions").is_visible()
+    assert page.locator("#id_reason").is_visible()  # every kind has a reason
