@@ -1,0 +1,371 @@
+"""Dry run + execute of a 10,000-partition offset reset vs the raw OffsetCommit (and vs what a reset needs).
+
+Estate (``group_setup.build_reset_estate``, the sandbox in a process of its own, clock stopped):
+10 brokers, 10 topics x 1,000 partitions, one empty group ``bench-reset`` with a committed offset
+in the middle of every partition's log. Before every timed run (console or raw) the offsets are
+put back in the middle, outside the timing, and the runs alternate ``--to-earliest`` and
+``--to-latest``: every run moves all 10,000 offsets (never a no-op reset).
+
+Console side: ``actions.preview_reset`` (the dry run) then ``actions.reset_offsets`` (execute:
+typed confirmation, the plan again, the empty-group check, the audited OffsetCommit). Both sides
+know the partition leaders (the console's cached topic snapshot, kept from expiring).
+
+Floors, all in the same alternating loop (7 runs; setup frozen with ``gc.freeze()``, one process
+and one collector setting for both sides; min / median / max printed):
+
+* the issue's: the bare OffsetCommit of the 10,000 new offsets to a known coordinator, through
+  the fastest of kafka-python over the console's transport, blocking sockets with kafka-python's
+  codecs, and confluent-kafka (``alter_consumer_group_offsets``; 3x slower here). RESULT is
+  median(console) / median(fastest bare commit) and gates at 1.5 (exit 1 above it).
+* the right one: the calls a reset needs, which ``kafka-consumer-groups.sh --reset-offsets``
+  makes too - ``--dry-run``: DescribeGroups (is the group empty?) + OffsetFetch (current offsets)
+  + ListOffsets earliest + latest (the log bounds every new offset is clamped to), all in flight
+  together; ``--execute``: the same reads again (the group and the log may have moved since the
+  dry run) + the OffsetCommit. Printed on the line before RESULT.
+
+Why the issue's goal measures the wrong thing (6 runs on 2 shared cores, medians): the bare
+OffsetCommit takes 0.080-0.105 s, the raw dry run + execute 0.469-0.625 s - 5.5-6.0x the commit
+before the console adds anything, so no console can meet "<= 1.5 x OffsetCommit" (the reads of
+the dry run alone, 0.19-0.27 s, are 2.4-2.5x the commit). The console takes 0.90-1.17 s: RESULT
+10.8-11.4 (the ~15x reported earlier was measured elsewhere or under more load), and 1.87-2.03
+against the right floor. Proposal: state the benchmark as "dry run + execute vs the raw calls of
+kafka-consumer-groups --dry-run then --execute", goal <= 1.5 (equivalently ~8x a bare commit on
+this sandbox, but that figure moves with the sandbox's read vs commit cost; the ratio against the
+calls does not).
+
+Where the console's time goes (one run timed call by call; the profile printed below agrees):
+ListOffsets x4 (earliest, latest, each in the dry run and the execute) 0.42-0.52 s - the raw
+reads of a whole step, ListOffsets x2 included, take 0.20 s; OffsetFetch x2 0.11-0.17 s; the audit
+events 0.16-0.18 s (``outcomes.requested`` 0.04 s, ``outcomes.settle`` 0.12-0.14 s);
+``alter_consumer_group_offsets`` (FindCoordinator + OffsetCommit) 0.09 s; ``core.plan_reset`` x2
+0.03-0.04 s; the rest of actions.py (10,000 PartitionOutcome, the capped before / after /
+outcomes maps, the plan digest) ~0.1 s; FindCoordinator x3 + DescribeGroups x2 < 0.01 s.
+
+What would fix it (console/, not changed here; measured with scratch monkeypatches, not
+committed): (1) ``KafkaGateway.list_offsets`` / ``reads.log_offsets``: build the per-leader
+requests straight from the snapshot and return plain offsets, without a KafkaOperationError
+built with an f-string for every partition (console/kafka/topics.py, the final ``setdefault``)
+and the three extra passes over the partitions: 0.98 -> 0.85-0.90 s; (2)
+``audit.store.mask_secrets`` re-creates ``set(sensitive_keys)`` and runs the secret-key regex for
+each of the ~90,000 values of a 10,000-partition event (params' offsets, before, after,
+outcomes): pass the set down, cache the key check, return scalars as they are: -> 0.81 s
+(1.59-1.66x the right floor). Sending ListOffsets earliest and latest together did not help (the
+sandbox and the client are both CPU-bound on 2 cores). The last ~0.1 s to 1.5x has to come out
+of the execute's bookkeeping (not prototyped): the audit's three 10,000-entry maps (``_settle``:
+before, after and outcomes each keyed "topic-partition", JSON round-tripped by
+``store._jsonable``, hashed and stored) could be one map of [before, after, status] per
+partition, or the digest plus the failures only, and the 10,000 PartitionOutcome objects built
+before them.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import sys
+import time
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench.group_setup import (  # noqa: E402
+    RESET_GROUP,
+    RESET_PARTITIONS,
+    RESET_TOPICS,
+    Median,
+    Phases,
+    RemoteGroupSandbox,
+    SocketClient,
+    committed_at,
+    gate,
+    profile_top,
+)
+
+RUNS = 7
+GOAL = 1.5
+TARGETS = ("to-earliest", "to-latest")  # alternated: every run moves every offset
+BARE = ("bare OffsetCommit, kafka-python", "bare OffsetCommit, sockets", "bare OffsetCommit, confluent-kafka")
+FULL = ("raw dry run + execute (2x reads + OffsetCommit), kafka-python", "raw dry run + execute, sockets")
+
+
+def partitions() -> list[tuple[str, int]]:
+    return [(f"reset-{t:03d}", p) for t in range(RESET_TOPICS) for p in range(RESET_PARTITIONS)]
+
+
+def mid_offsets() -> dict[tuple[str, int], int]:
+    return {
+        (f"reset-{t:03d}", p): committed_at(t, p)
+        for t in range(RESET_TOPICS)
+        for p in range(RESET_PARTITIONS)
+    }
+
+
+# -- raw requests (kafka-python's protocol classes) -----------------------------------------------
+
+
+def commit_request(offsets: dict[tuple[str, int], int]):
+    from kafka.protocol.consumer.group import OffsetCommitRequest
+
+    topic_cls = OffsetCommitRequest.OffsetCommitRequestTopic
+    part_cls = topic_cls.OffsetCommitRequestPartition
+    by_topic: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for (t, p), o in offsets.items():
+        by_topic[t].append((p, o))
+    return OffsetCommitRequest(
+        group_id=RESET_GROUP,
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        group_instance_id=None,
+        topics=[
+            topic_cls(
+                name=t,
+                partitions=[
+                    part_cls(partition_index=p, committed_offset=o, committed_metadata="") for p, o in ps
+                ],
+            )
+            for t, ps in by_topic.items()
+        ],
+        max_version=9,
+    )
+
+
+def check_commit(response) -> int:
+    errors = sum(1 for t in response.topics for p in t.partitions if p.error_code)
+    assert not errors, f"{errors} partitions refused the commit"
+    return sum(len(t.partitions) for t in response.topics)
+
+
+def _reads(coordinator: int, by_leader: dict[int, dict[str, list[int]]]):
+    """The reads of one reset step: DescribeGroups + OffsetFetch to the coordinator, ListOffsets
+    earliest and latest to every leader, all in flight together (none depends on another)."""
+    from kafka.protocol.admin.groups import DescribeGroupsRequest
+    from kafka.protocol.consumer.group import OffsetFetchRequest
+    from kafka.protocol.consumer.offsets import ListOffsetsRequest
+
+    group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
+    lo_topic = ListOffsetsRequest.ListOffsetsTopic
+    lo_part = lo_topic.ListOffsetsPartition
+
+    def list_offsets(by_topic, ts):
+        return ListOffsetsRequest(
+            replica_id=-1,
+            isolation_level=0,
+            topics=[
+                lo_topic(name=t, partitions=[lo_part(partition_index=p, timestamp=ts) for p in ps])
+                for t, ps in by_topic.items()
+            ],
+            timeout_ms=60_000,
+            min_version=1,
+        )
+
+    asks = [
+        (DescribeGroupsRequest(groups=[RESET_GROUP], include_authorized_operations=False), coordinator),
+        (
+            OffsetFetchRequest(
+                groups=[group_cls(group_id=RESET_GROUP, topics=None)],
+                require_stable=False,
+                min_version=8,
+                max_version=9,
+            ),
+            coordinator,
+        ),
+    ]
+    for ts in (-2, -1):  # earliest, latest
+        asks += [(list_offsets(bt, ts), b) for b, bt in by_leader.items()]
+    return asks
+
+
+def raw_reset_step(send_many, coordinator, by_leader, target: str, commit: bool) -> int:
+    """One step of kafka-consumer-groups --reset-offsets done with raw calls: the reads, the new
+    offsets (log start or end), and with ``commit`` the OffsetCommit."""
+    answers = send_many(_reads(coordinator, by_leader))
+    described, fetched, ends = answers[0], answers[1], answers[2:]
+    assert not described.groups[0].members
+    current = {
+        (t.name, p.partition_index): p.committed_offset
+        for t in fetched.groups[0].topics
+        for p in t.partitions
+    }
+    half = len(ends) // 2
+    pick = ends[:half] if target == "to-earliest" else ends[half:]
+    new = {(t.name, p.partition_index): p.offset for r in pick for t in r.topics for p in t.partitions}
+    assert len(new) == len(current) == RESET_PARTITIONS * RESET_TOPICS
+    if commit:
+        return check_commit(send_many([(commit_request(new), coordinator)])[0])
+    return len(new)
+
+
+def confluent_commit(admin, offsets) -> int:
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    req = ConsumerGroupTopicPartitions(
+        RESET_GROUP, [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
+    )
+    got = admin.alter_consumer_group_offsets([req], request_timeout=60)[RESET_GROUP].result()
+    bad = [tp for tp in got.topic_partitions if tp.error]
+    assert not bad, bad[:3]
+    return len(got.topic_partitions)
+
+
+# -- the bench -------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    from bench.bench_topic_list import setup_console, teardown
+
+    os.environ["TOPIC_METADATA_CACHE_S"] = "86400"  # leaders known on both sides, as in the list bench
+    started = time.perf_counter()
+    sandbox = RemoteGroupSandbox("reset")
+    sock = admin = None
+    try:
+        _client, cluster = setup_console(sandbox.bootstrap_servers)
+        logging.getLogger("kafka").setLevel(logging.ERROR)
+        print(f"sandbox (own process) + console set up in {time.perf_counter() - started:.1f}s", flush=True)
+        from confluent_kafka.admin import AdminClient
+        from django.contrib.auth import get_user_model
+
+        from console.audit import outcomes as outcomes_log
+        from console.clusters.actions import gateway_for
+        from console.groups import actions, core
+        from console.groups.core import ResetSpec
+        from console.topics import cache as metadata_cache
+
+        actor = get_user_model().objects.get(username="bench")
+        gw = gateway_for(cluster)
+        kp = gw._kp
+        snap = metadata_cache.get_snapshot(cluster)
+        by_leader: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for t in {t for t, _ in partitions()}:
+            for x in snap.by_name[t].partitions:
+                by_leader[x.leader][t].append(x.id)
+        coordinator = gw._coordinator_of(RESET_GROUP)
+        addresses = {b.node_id: (b.host, b.port) for b in kp._manager.cluster.brokers()}
+        sock = SocketClient(addresses, kp._manager.broker_version_data)
+        admin = AdminClient({"bootstrap.servers": sandbox.bootstrap_servers})
+        admin.list_topics(timeout=60)
+
+        mid = mid_offsets()
+
+        def restore() -> None:
+            """Outside the timing: every committed offset back in the middle of its log."""
+            check_commit(kp.send_many([(commit_request(mid), coordinator)])[0])
+
+        bounds = {}
+        for target in TARGETS:
+            restore()
+            plan = actions.preview_reset(
+                actor=actor, cluster=cluster, group_id=RESET_GROUP, spec=ResetSpec(mode=target)
+            ).plan
+            assert plan.changed == len(mid), (target, plan.changed)
+            bounds[target] = plan.offsets
+
+        def console(target: str) -> tuple[float, float]:
+            spec = ResetSpec(mode=target)
+            t0 = time.perf_counter()
+            preview = actions.preview_reset(actor=actor, cluster=cluster, group_id=RESET_GROUP, spec=spec)
+            t1 = time.perf_counter()
+            result = actions.reset_offsets(
+                actor=actor, cluster=cluster, group_id=RESET_GROUP, spec=spec, confirmation=RESET_GROUP
+            )
+            t2 = time.perf_counter()
+            assert preview.plan.changed == len(mid) and result.all_ok and result.ok_count == len(mid)
+            return t1 - t0, t2 - t1
+
+        def both_steps(send_many):
+            def run(target: str) -> None:
+                raw_reset_step(send_many, coordinator, by_leader, target, False)  # --dry-run
+                raw_reset_step(send_many, coordinator, by_leader, target, True)  # --execute
+
+            return run
+
+        floors = {
+            BARE[0]: lambda target: check_commit(
+                kp.send_many([(commit_request(bounds[target]), coordinator)])[0]
+            ),
+            BARE[1]: lambda target: check_commit(
+                sock.send_many([(commit_request(bounds[target]), coordinator)])[0]
+            ),
+            BARE[2]: lambda target: confluent_commit(admin, bounds[target]),
+            "raw reads only (a dry run), kafka-python": lambda target: raw_reset_step(
+                kp.send_many, coordinator, by_leader, target, False
+            ),
+            "raw reads + OffsetCommit once (--execute alone)": lambda target: raw_reset_step(
+                kp.send_many, coordinator, by_leader, target, True
+            ),
+            FULL[0]: both_steps(kp.send_many),
+            FULL[1]: both_steps(sock.send_many),
+        }
+        for fn in floors.values():  # warm-up
+            restore()
+            fn("to-earliest")
+        restore()
+        console("to-latest")
+
+        gc.collect()
+        gc.freeze()  # setup out of the cyclic collector, for both sides
+        m = Median()
+        for run in range(RUNS):
+            target = TARGETS[run % 2]  # fresh state: from the middle of the log to one end, alternately
+            restore()
+            dry, execute = console(target)
+            m.add("console dry run + execute", dry + execute)
+            m.add("console dry run (preview_reset)", dry)
+            m.add("console execute (reset_offsets)", execute)
+            for name, fn in floors.items():
+                restore()
+                t = time.perf_counter()
+                fn(target)
+                m.add(name, time.perf_counter() - t)
+
+        # Where the console's time goes: one more run with its calls timed one by one, and a profile.
+        restore()
+        targets = [
+            (gw, "_find_coordinators"),
+            (gw, "describe_consumer_groups"),
+            (gw, "list_consumer_group_offsets"),
+            (gw, "list_offsets"),
+            (gw, "alter_consumer_group_offsets"),
+            (metadata_cache, "get_snapshot"),
+            (core, "plan_reset"),
+            (outcomes_log, "requested"),
+            (outcomes_log, "settle"),
+        ]
+        with Phases(targets) as ph:
+            dry, execute = console("to-earliest")
+        print(f"\none console run: dry run {dry:.3f}s + execute {execute:.3f}s; inside them:")
+        inner = 0.0
+        for name, ts in ph.times.items():
+            own = sum(ts)
+            if name != "_find_coordinators":  # counted inside describe and commit
+                inner += own
+            print(f"  {name:<30} x{len(ts)}  {own:.3f}s")
+        print(f"  {'(the rest: actions.py, reads.log_offsets, core)':<30}     {dry + execute - inner:.3f}s")
+        restore()
+        print("\nprofile of one console dry run + execute (console code, by cumulative time):")
+        print(profile_top(lambda: console("to-latest"), 24, "console/"))
+        restore()
+
+        for name in m.times:
+            print(m.line(name, name))
+        bare = min(BARE, key=m.median)
+        full = min(FULL, key=m.median)
+        print(m.ratios("console dry run + execute", bare))
+        print(m.ratios("console dry run + execute", full))
+        c = m.median("console dry run + execute")
+        right = (
+            f"console / the raw calls a reset needs ({full}): ratio={c / m.median(full):.2f} goal<=1.5 "
+            f"(that floor alone is {m.median(full) / m.median(bare):.1f}x the bare OffsetCommit)"
+        )
+        ratio = c / m.median(bare)
+    finally:
+        admin = None  # librdkafka's client goes before the sandbox, without reconnect noise
+        if sock is not None:
+            sock.close()
+        teardown(sandbox)
+    print(right)
+    gate("group_reset", ratio, GOAL)
+
+
+if __name__ == "__main__":
+    main()
