@@ -216,11 +216,11 @@ class TopicsMixin(GatewayBase):
                     out[tp] = PartitionOffsets(
                         p.offset, p.timestamp if p.timestamp >= 0 else None, epoch if epoch >= 0 else None
                     )
-        for tp in wanted:
-            out.setdefault(
-                tp,
-                KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", f"no answer for {tp.topic}-{tp.partition}"),
-            )
+        for tp in wanted:  # an error object only for a partition without an answer (not 100,000 spare ones)
+            if tp not in out:
+                out[tp] = KafkaOperationError(
+                    -1, "UNKNOWN_SERVER_ERROR", f"no answer for {tp.topic}-{tp.partition}"
+                )
         return {tp: out[tp] for tp in wanted}
 
     def _leaders(self, topics: set[str]) -> dict[TopicPartition, int | KafkaOperationError]:
