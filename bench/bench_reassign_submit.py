@@ -99,7 +99,11 @@ class RemoteSandbox:
 
 
 def _serve_sandbox(seed: str, conn) -> None:
-    cluster = build_sandbox(seed)
+    serve(build_sandbox(seed), conn)
+
+
+def serve(cluster, conn) -> None:
+    """The sandbox process's loop: announce the bootstrap servers, then advance or stop on command."""
     conn.send((True, cluster.bootstrap_servers))
     while True:
         cmd, *args = conn.recv()

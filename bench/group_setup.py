@@ -32,7 +32,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.bench_reassign_submit import RemoteSandbox  # noqa: E402
+from bench.bench_reassign_submit import RemoteSandbox, serve  # noqa: E402
 
 BROKERS = 10
 LIST_TOPICS = 100
@@ -135,19 +135,7 @@ def _serve_estate(estate: str, conn) -> None:
     cluster = BUILDERS[estate]()
     gc.collect()
     gc.freeze()  # the sandbox's estate out of its own collector, as the console's setup is
-    conn.send((True, cluster.bootstrap_servers))
-    while True:
-        cmd, *args = conn.recv()
-        try:
-            if cmd == "advance":
-                cluster.advance(*args)
-            elif cmd == "stop":
-                cluster.shutdown()
-                conn.send((True, None))
-                return
-            conn.send((True, None))
-        except Exception as exc:  # noqa: BLE001 - reported to the bench
-            conn.send((False, f"{type(exc).__name__}: {exc}"))
+    serve(cluster, conn)
 
 
 class SocketClient:
