@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from console.models.access import Role, RoleBinding
+from console.models.api import ApiToken as ApiToken
+from console.models.api import IdempotencyRecord as IdempotencyRecord
 from console.models.audit import AuditChainHead, AuditEvent, AuditImmutableError
 from console.models.audit import AuditTarget as AuditTarget
 from console.models.clusters import Cluster, SecurityProtocol
