@@ -31,8 +31,9 @@ both sides run in this process under the same collector settings. 7 alternating 
 median / max and per-run ratios printed; RESULT is median(console) / median(fastest floor); the
 script exits 1 when it is above 1.5.
 
-Where the console's time goes (6 runs on 2 shared cores: console median 3.50-4.41 s, floor
-2.10-2.43 s, RESULT 1.65-1.81; one page timed call by call, vs the same raw steps):
+Where the console's time went before the log-end fix below (6 runs on 2 shared cores: console
+median 3.50-4.41 s, floor 2.10-2.43 s, RESULT 1.65-1.81; one page timed call by call, vs the
+same raw steps):
 
 =================================  ============  ==========================================
 gateway call                       console       raw
@@ -44,20 +45,15 @@ list_offsets                       1.68-1.90 s   ListOffsets 0.90-1.03 s
 reads.py, view, template           0.54-0.57 s   -
 =================================  ============  ==========================================
 
-The goal is missed by the console's own work, not by the calls; most of it in the log-end read:
-``KafkaGateway.list_offsets`` (console/kafka/topics.py) walks the 100,000 partitions several
-times more than the request needs (a leader lookup with two ``dict.get`` + ``isinstance`` each,
-``TopicPartition`` + ``PartitionOffsets`` + ``from_code`` per answered partition, and a final
-``setdefault`` that builds a ``KafkaOperationError`` with an f-string for every partition even
-when it has an answer: 0.11 s for 100,000, then a ``{tp: out[tp]}`` rebuild), and
-``reads.log_offsets`` adds a leader map of every partition, a ``known`` list, an ``again`` scan
-with ``isinstance`` and another dict. Fix (console/, not changed here): a log-end read that groups
-the snapshot's leaders straight into per-leader requests and returns plain ``{(topic, partition):
-offset}``, errors only for the partitions that failed. A scratch prototype of it (a monkeypatched
-``reads.log_offsets``, not committed) took the page from 3.81 s to 2.76 s against a 2.17 s floor:
-1.73 -> 1.31. Next: ``group_wire.classic`` decodes the consumer-protocol assignment of every
-member of every group (~0.2 s under the profiler; only the 50 rows shown, or a topic filter, need
-it), and ``reads._row`` runs for all 10,000 groups (~0.18 s).
+The first version missed the goal in the console's own work, mostly in the log-end read
+(``KafkaGateway.list_offsets`` walked the 100,000 partitions several times, built a
+``TopicPartition``, a ``PartitionOffsets`` and an error check per answer, then rebuilt the dict;
+``reads.log_offsets`` added a leader map of every partition and two more scans). Now
+``reads.log_offsets`` groups the snapshot's leaders straight into per-leader requests and
+``KafkaGateway.offsets_by_leader`` returns plain ``{(topic, partition): offset}`` with errors only
+for the partitions that failed: RESULT 1.65-1.81 -> 1.29-1.34. What is left above the floor:
+``group_wire.classic`` decodes the consumer-protocol assignment of every member (~0.25 s under
+the profiler; the topic filter needs it) and ``reads._row`` runs for all 10,000 groups (~0.2 s).
 """
 
 from __future__ import annotations

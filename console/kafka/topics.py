@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from .base import GatewayBase, group_by_topic
+from .base import GatewayBase
 from .errors import KafkaOperationError, from_code
 from .types import OK, NewPartitions, NewTopic, Ok, PartitionOffsets, TopicPartition
 
@@ -147,21 +147,12 @@ class TopicsMixin(GatewayBase):
         metadata snapshot the caller already holds) saves the Metadata request that finds them.
         """
         self._require_brokers("listing offsets")
-        from kafka.protocol.consumer.offsets import ListOffsetsRequest
-
-        if isinstance(spec, int) and not isinstance(spec, bool):
-            timestamp = spec
-        elif spec in OFFSET_SPECS:
-            timestamp = OFFSET_SPECS[spec]
-        else:
-            raise KafkaOperationError(42, "INVALID_REQUEST", f"unknown offset spec {spec!r}")
-        if isolation not in ISOLATION_LEVELS:
-            raise KafkaOperationError(42, "INVALID_REQUEST", f"unknown isolation level {isolation!r}")
+        timestamp = _offset_timestamp(spec, isolation)
         wanted = list(dict.fromkeys(partitions))
         if not wanted:
             return {}
         out: dict[TopicPartition, PartitionOffsets | KafkaOperationError] = {}
-        by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
+        by_leader: dict[int, dict[str, list[int]]] = defaultdict(dict)
         known = leaders if leaders is not None else self._leaders({tp.topic for tp in wanted})
         for tp in wanted:
             leader = known.get(tp) if not isinstance(known.get(tp), KafkaOperationError) else None
@@ -178,32 +169,12 @@ class TopicsMixin(GatewayBase):
                     )
                 )
                 continue
-            by_leader[leader].append(tp)
-        topic_cls = ListOffsetsRequest.ListOffsetsTopic
-        part_cls = topic_cls.ListOffsetsPartition
-
-        def request_for(broker: int) -> Any:
-            grouped = group_by_topic(by_leader[broker])
-            return ListOffsetsRequest(
-                replica_id=-1,
-                isolation_level=ISOLATION_LEVELS[isolation],
-                topics=[
-                    topic_cls(
-                        name=t, partitions=[part_cls(partition_index=p, timestamp=timestamp) for p in ps]
-                    )
-                    for t, ps in grouped.items()
-                ],
-                timeout_ms=int(self._timeout * 1000),
-                min_version=1,
-            )
-
-        brokers = sorted(by_leader)
-        self._kp.broker_ids(expect=brokers)  # a leader that restarted since the client last looked
-        responses = self._kp.send_many([(request_for(b), b) for b in brokers])
-        answers = dict(zip(brokers, responses, strict=True))
-        for broker, response in answers.items():
+            by_leader[leader].setdefault(tp.topic, []).append(tp.partition)
+        for broker, response in self._send_list_offsets(by_leader, timestamp, isolation).items():
             if isinstance(response, KafkaOperationError):
-                out.update((tp, response) for tp in by_leader[broker])
+                out.update(
+                    (TopicPartition(t, p), response) for t, ps in by_leader[broker].items() for p in ps
+                )
                 continue
             for t in response.topics:
                 for p in t.partitions:
@@ -218,10 +189,76 @@ class TopicsMixin(GatewayBase):
                     )
         for tp in wanted:  # an error object only for a partition without an answer (not 100,000 spare ones)
             if tp not in out:
-                out[tp] = KafkaOperationError(
-                    -1, "UNKNOWN_SERVER_ERROR", f"no answer for {tp.topic}-{tp.partition}"
-                )
+                out[tp] = _no_answer(tp)
         return {tp: out[tp] for tp in wanted}
+
+    def offsets_by_leader(
+        self,
+        by_leader: dict[int, dict[str, list[int]]],
+        spec: str | int = "latest",
+        isolation: str = "READ_UNCOMMITTED",
+    ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], KafkaOperationError]]:
+        """``list_offsets`` for big reads whose caller already grouped the partitions by leader
+        (``{leader: {topic: [partition]}}``, from its metadata): plain ``{(topic, partition):
+        offset}`` for the answers and ``{(topic, partition): error}`` for the rest (a partition
+        error, a broker that did not answer, a partition missing from the answer). No timestamps or
+        leader epochs: the groups pages read 100,000 log ends a view, and each object counts.
+        """
+        self._require_brokers("listing offsets")
+        timestamp = _offset_timestamp(spec, isolation)
+        offsets: dict[tuple[str, int], int] = {}
+        errors: dict[tuple[str, int], KafkaOperationError] = {}
+        for broker, response in self._send_list_offsets(by_leader, timestamp, isolation).items():
+            if isinstance(response, KafkaOperationError):
+                errors.update(((t, p), response) for t, ps in by_leader[broker].items() for p in ps)
+                continue
+            for t in response.topics:
+                name = t.name
+                for p in t.partitions:
+                    if p.error_code:
+                        err = from_code(p.error_code)
+                        errors[(name, p.partition_index)] = err.with_message(
+                            f"{err.message} ({name}-{p.partition_index})"
+                        )
+                    else:
+                        offsets[(name, p.partition_index)] = p.offset
+        if len(offsets) + len(errors) < sum(len(ps) for parts in by_leader.values() for ps in parts.values()):
+            for parts in by_leader.values():
+                for t, ps in parts.items():
+                    for p in ps:
+                        if (t, p) not in offsets and (t, p) not in errors:
+                            errors[(t, p)] = _no_answer(TopicPartition(t, p))
+        return offsets, errors
+
+    def _send_list_offsets(
+        self, by_leader: dict[int, dict[str, list[int]]], timestamp: int, isolation: str
+    ) -> dict[int, Any]:
+        """One ListOffsets per leader, all in flight together: ``{leader: response | error}``."""
+        from kafka.protocol.consumer.offsets import ListOffsetsRequest
+
+        topic_cls = ListOffsetsRequest.ListOffsetsTopic
+        part_cls = topic_cls.ListOffsetsPartition
+
+        def request_for(broker: int) -> Any:
+            return ListOffsetsRequest(
+                replica_id=-1,
+                isolation_level=ISOLATION_LEVELS[isolation],
+                topics=[
+                    topic_cls(
+                        name=t, partitions=[part_cls(partition_index=p, timestamp=timestamp) for p in ps]
+                    )
+                    for t, ps in by_leader[broker].items()
+                ],
+                timeout_ms=int(self._timeout * 1000),
+                min_version=1,
+            )
+
+        brokers = sorted(b for b, parts in by_leader.items() if parts)
+        if not brokers:
+            return {}
+        self._kp.broker_ids(expect=brokers)  # a leader that restarted since the client last looked
+        responses = self._kp.send_many([(request_for(b), b) for b in brokers])
+        return dict(zip(brokers, responses, strict=True))
 
     def _leaders(self, topics: set[str]) -> dict[TopicPartition, int | KafkaOperationError]:
         """The current leader of every partition of the named topics (one Metadata request)."""
@@ -233,3 +270,20 @@ class TopicsMixin(GatewayBase):
             for p in meta.partitions:
                 out[TopicPartition(name, p.id)] = p.leader
         return out
+
+
+def _offset_timestamp(spec: str | int, isolation: str) -> int:
+    """ListOffsets' timestamp for ``spec`` (earliest, latest, max_timestamp or a time in ms)."""
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        timestamp = spec
+    elif spec in OFFSET_SPECS:
+        timestamp = OFFSET_SPECS[spec]
+    else:
+        raise KafkaOperationError(42, "INVALID_REQUEST", f"unknown offset spec {spec!r}")
+    if isolation not in ISOLATION_LEVELS:
+        raise KafkaOperationError(42, "INVALID_REQUEST", f"unknown isolation level {isolation!r}")
+    return timestamp
+
+
+def _no_answer(tp: TopicPartition) -> KafkaOperationError:
+    return KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", f"no answer for {tp.topic}-{tp.partition}")

@@ -157,3 +157,25 @@ def test_summary_counts(gw, topics):
     assert 0 <= summary.internal_topics <= summary.topic_count
     assert 0 <= summary.offline <= summary.partition_count
     assert 0 <= summary.under_replicated <= summary.partition_count
+
+
+def test_offsets_by_leader_answers_plainly_and_names_each_failure(gw, topics, broker_ids):
+    name = topics.create(partitions=2)
+    leader = eventually(
+        lambda: {p.id: p.leader for p in gw.describe_topics([name])[name].partitions},
+        lambda got: all(v >= 0 for v in got.values()),
+    )
+    other = next(b for b in broker_ids if b != leader[1])
+
+    def ask():
+        by_leader: dict[int, dict[str, list[int]]] = {}
+        by_leader.setdefault(leader[0], {}).setdefault(name, []).extend([0, 7])  # 7 does not exist
+        by_leader.setdefault(other, {}).setdefault(name, []).append(1)  # not its leader
+        return gw.offsets_by_leader(by_leader, "latest")
+
+    offsets, errors = eventually(ask, lambda got: (name, 0) in got[0])
+    assert offsets == {(name, 0): 0}
+    assert set(errors) == {(name, 7), (name, 1)}
+    assert errors[(name, 7)].name == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert errors[(name, 1)].name == "NOT_LEADER_OR_FOLLOWER"
+    assert f"{name}-1" in errors[(name, 1)].message
