@@ -75,6 +75,9 @@ INSTALLED_APPS = [
     "django_htmx",
     "csp",
     "axes",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "console",
 ]
 
@@ -132,7 +135,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # django-axes first: it refuses a locked-out login before any password is checked.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "console.identity.backends.LocalBackend",  # Django's ModelBackend, switchable off (see SSO below)
 ]
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -278,3 +281,83 @@ EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
 EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
 # Pasted reassignment plans and batch files can be large.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(_env_num("DATA_UPLOAD_MAX_MEMORY_SIZE", 25 * 1024 * 1024))
+
+
+# Single sign-on (docs/sso.md). With none of OIDC_ISSUER / LDAP_SERVER_URI set, only local accounts
+# log in, as before. Local accounts: "all", "superusers" (break-glass admins only) or "off".
+CONSOLE_LOCAL_LOGIN = os.environ.get("CONSOLE_LOCAL_LOGIN", "all").strip().lower()
+# Every session ends this long after its login, however active (the next login reads the identity
+# provider's groups again). At most the session cookie's age.
+CONSOLE_SESSION_MAX_AGE_S = min(
+    int(_env_num("CONSOLE_SESSION_MAX_AGE_S", SESSION_COOKIE_AGE)), SESSION_COOKIE_AGE
+)
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
+    "console.identity.sessions.SessionAgeMiddleware",
+)
+# OpenID Connect: the authorization code flow with PKCE; endpoints from the issuer's discovery document.
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "").strip().rstrip("/")
+OIDC_DISCOVERY_URL = os.environ.get("OIDC_DISCOVERY_URL", "").strip()  # default: issuer + /.well-known/...
+OIDC_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "").strip()
+OIDC_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
+OIDC_SCOPES = os.environ.get("OIDC_SCOPES", "openid profile email")
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
+OIDC_USERNAME_CLAIM = os.environ.get("OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_LABEL = os.environ.get("OIDC_LABEL", "single sign-on")
+OIDC_CLOCK_SKEW_S = int(_env_num("OIDC_CLOCK_SKEW_S", 60))
+OIDC_TIMEOUT_S = _env_num("OIDC_TIMEOUT_S", 10.0)
+OIDC_LOGOUT_AT_PROVIDER = _env_bool("OIDC_LOGOUT_AT_PROVIDER", True)
+# LDAP (django-auth-ldap, the optional "ldap" extra): ldap:// with StartTLS, or ldaps://.
+LDAP_SERVER_URI = os.environ.get("LDAP_SERVER_URI", "").strip()
+LDAP_START_TLS = _env_bool("LDAP_START_TLS", True)
+LDAP_CA_CERT_FILE = os.environ.get("LDAP_CA_CERT_FILE", "")
+LDAP_BIND_DN = os.environ.get("LDAP_BIND_DN", "")
+LDAP_BIND_PASSWORD = os.environ.get("LDAP_BIND_PASSWORD", "")
+LDAP_USER_SEARCH_BASE = os.environ.get("LDAP_USER_SEARCH_BASE", "")
+LDAP_USER_FILTER = os.environ.get("LDAP_USER_FILTER", "(uid=%(user)s)")  # AD: (sAMAccountName=%(user)s)
+LDAP_GROUP_SEARCH_BASE = os.environ.get("LDAP_GROUP_SEARCH_BASE", "")  # empty: no groups from LDAP
+LDAP_GROUP_TYPE = os.environ.get("LDAP_GROUP_TYPE", "groupOfNames")  # AD: activeDirectory
+# AD: (objectClass=group)
+LDAP_GROUP_FILTER = os.environ.get("LDAP_GROUP_FILTER", "(objectClass=groupOfNames)")
+LDAP_ATTR_FIRST_NAME = os.environ.get("LDAP_ATTR_FIRST_NAME", "givenName")
+LDAP_ATTR_LAST_NAME = os.environ.get("LDAP_ATTR_LAST_NAME", "sn")
+LDAP_ATTR_EMAIL = os.environ.get("LDAP_ATTR_EMAIL", "mail")
+LDAP_LABEL = os.environ.get("LDAP_LABEL", "directory")
+LDAP_TIMEOUT_S = _env_num("LDAP_TIMEOUT_S", 10.0)
+if LDAP_SERVER_URI:
+    AUTHENTICATION_BACKENDS.append("console.identity.ldap.DirectoryBackend")
+# Always listed, so an OIDC session ends (rather than errors) when OIDC is switched off.
+AUTHENTICATION_BACKENDS.append("console.identity.backends.OIDCBackend")
+
+
+# REST API (docs/api.md): Django REST framework with bearer API tokens or the session (with CSRF),
+# JSON only, errors shaped by console.api.errors, the OpenAPI 3 schema by drf-spectacular.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "console.api.auth.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["console.api.auth.ApiAccess"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "console.api.errors.handle",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Kafka Operator Console API",
+    "DESCRIPTION": "The console's REST API: the same actions, permissions, policy and audit as the pages. "
+    "See docs/api.md.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI from the drf-spectacular-sidecar package, served by this server (no CDN).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+API_PAGE_SIZE = int(_env_num("API_PAGE_SIZE", 50))
+API_MAX_PAGE_SIZE = int(_env_num("API_MAX_PAGE_SIZE", 500))
+API_TOKEN_MAX_DAYS = int(_env_num("API_TOKEN_MAX_DAYS", 365))
+API_IDEMPOTENCY_TTL_S = int(_env_num("API_IDEMPOTENCY_TTL_S", 24 * 3600))

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console.views import bindings, clusters, home, operations
+from console.views import api_tokens, bindings, clusters, home, operations, sso
 
 urlpatterns = [
     path("", home.home, name="home"),
     path("admin/", admin.site.urls),
-    path("login/", auth_views.LoginView.as_view(template_name="console/login.html"), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("login/", sso.LoginView.as_view(), name="login"),
+    path("logout/", sso.LogoutView.as_view(), name="logout"),
+    path("sso/oidc/login/", sso.oidc_login, name="sso_oidc_login"),
+    path("sso/oidc/callback/", sso.oidc_callback, name="sso_oidc_callback"),
     path("clusters/", clusters.cluster_list, name="cluster_list"),
     path("clusters/new/", clusters.cluster_new, name="cluster_new"),
     path("c/<slug:name>/", clusters.cluster_overview, name="cluster_overview"),
@@ -35,5 +36,8 @@ urlpatterns = [
     path("c/<slug:name>/quorum/", include("console.urls_quorum")),
     path("audit/", include("console.urls_audit")),
     path("operations/<int:op_id>/", operations.operation_detail, name="operation_detail"),
+    path("api/", include("console.api.urls")),  # the REST API, namespace "api" (docs/api.md)
+    path("account/tokens/", api_tokens.token_page, name="account_tokens"),
+    path("account/tokens/<int:token_id>/revoke/", api_tokens.token_revoke, name="account_token_revoke"),
     path("operations/<int:op_id>/progress/", operations.operation_progress, name="operation_progress"),
 ]

@@ -1,5 +1,7 @@
-"""Accounts in the audit trail: log-ins, log-outs, failed log-ins, and every change made in
-Django's admin (users, groups, role bindings, anything registered there).
+"""Accounts in the audit trail: log-ins (with the method and provider), log-outs, failed log-ins (with
+each backend's reason), refused single sign-on logins, and every change made in Django's admin (users,
+groups, role bindings, anything registered there). Users created and groups changed by single sign-on
+are recorded by console/identity where the change is made.
 
 Admin changes are taken from the admin's own LogEntry rows, which carry the acting user, the
 object and what changed; the event is written in the same transaction as the change. Connected
@@ -8,8 +10,9 @@ in ``console/apps.py``.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user_model, load_backend
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.db import transaction
 from django.db.models.signals import post_save
@@ -23,11 +26,29 @@ def _ip(request) -> str | None:
     return request.META.get("REMOTE_ADDR") if request is not None else None
 
 
+# Where console/identity's backends leave why a password login failed (console.identity.core.FAILURES_ATTR).
+_FAILURES_ATTR = "console_login_failures"
+
+
+def _method(user) -> dict:
+    """How the user logged in: the backend's audit_method and audit_provider (password/local by default)."""
+    path = getattr(user, "backend", "") or ""
+    try:
+        backend = load_backend(path) if path else None
+    except ImportError:
+        backend = None
+    method = getattr(backend, "audit_method", "password")
+    provider = getattr(backend, "audit_provider", "local")
+    if method == "oidc":
+        provider = getattr(settings, "OIDC_ISSUER", "") or provider
+    return {"method": method, "provider": provider}
+
+
 def _logged_in(sender, request, user, **kwargs) -> None:
     with transaction.atomic():
         store.record(
             actor=user, action="auth.login", targets=[f"user:{user.get_username()}"],
-            outcome="success", source_ip=_ip(request),
+            params=_method(user), outcome="success", source_ip=_ip(request),
         )  # fmt: skip
 
 
@@ -42,15 +63,43 @@ def _logged_out(sender, request, user, **kwargs) -> None:
 
 
 def _login_failed(sender, credentials, request=None, **kwargs) -> None:
-    # Only a user name that exists is recorded: people type passwords into the user name field.
+    # Only a user name that exists (here, or in the directory) is recorded: people type passwords into
+    # the user name field.
     name = str(credentials.get("username") or "")
-    known = bool(name) and get_user_model().objects.filter(username=name).exists()
+    notes = list(getattr(request, _FAILURES_ATTR, None) or [])
+    known = bool(name) and (
+        any(note.get("known") for note in notes) or get_user_model().objects.filter(username=name).exists()
+    )
+    params = {"username": name if known else "(no such user)", "method": "password"}
+    if notes:
+        params["providers"] = [note["provider"] for note in notes]
+        params["reasons"] = {note["provider"]: note["reason"] for note in notes}
     with transaction.atomic():
         store.record(
             actor=None,
             action="auth.login_failed",
             targets=[f"user:{name}"] if known else [],
-            params={"username": name if known else "(no such user)"},
+            params=params,
+            outcome="failure",
+            source_ip=_ip(request),
+        )
+
+
+def login_refused(request, *, method: str, provider: str, reason: str, username: str = "") -> None:
+    """A single sign-on login refused before any password check (a tampered or expired ID token, a
+    provider error, a user name taken by a local account): auth.login_failed with the reason."""
+    # The user name here comes from a validated token, never from a typed field: it is kept as given.
+    with transaction.atomic():
+        store.record(
+            actor=None,
+            action="auth.login_failed",
+            targets=[f"user:{username}"[:200]] if username else [],
+            params={
+                "username": username or "(unknown)",
+                "method": method,
+                "provider": provider,
+                "reason": reason,
+            },
             outcome="failure",
             source_ip=_ip(request),
         )

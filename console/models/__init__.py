@@ -8,6 +8,7 @@ from console.models.api import IdempotencyRecord as IdempotencyRecord
 from console.models.audit import AuditChainHead, AuditEvent, AuditImmutableError
 from console.models.audit import AuditTarget as AuditTarget
 from console.models.clusters import Cluster, SecurityProtocol
+from console.models.identity import IdentityLink as IdentityLink
 from console.models.operations import Operation, OperationItem, OperationState
 from console.models.outcomes import OwedOutcome as OwedOutcome
 from console.models.reassignment import Reassignment as Reassignment

@@ -46,7 +46,8 @@ READ_ONLY = frozenset(
         "group_topic_consumers",  # the topic page's section, loaded by htmx
     }
 )
-SESSION = frozenset({"login", "logout"})  # Django's own views: they change the session only
+# Login and logout (console/views/sso.py) and the OIDC redirect and callback: they change the session only.
+SESSION = frozenset({"login", "logout", "sso_oidc_login", "sso_oidc_callback"})
 
 SUPER = frozenset({"admin"})
 ADMINS = frozenset({"admin", "clusteradmin"})
