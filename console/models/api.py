@@ -38,7 +38,7 @@ class ApiToken(models.Model):
     @property
     def label(self) -> str:
         """How the token is named in the audit trail."""
-        return f"token {self.prefix} '{self.name}'"
+        return f"token {self.prefix} '{self.name[:40]}'"
 
     def is_live(self, now=None) -> bool:
         return self.revoked_at is None and self.expires_at > (now or timezone.now())

@@ -1,0 +1,87 @@
+"""How the API knows who is calling: a bearer API token, or the browser's session (with CSRF).
+
+A read-only token is refused every unsafe method here, before any area action runs, whatever its
+user's roles; the refusal is audited like a refused POST of the web pages.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from console.api import tokens
+from console.audit.refusals import record_refusal
+from console.models import ApiToken, Cluster
+from console.models.api import TokenScope
+
+
+def client_ip(request) -> str | None:
+    return request.META.get("REMOTE_ADDR") or None
+
+
+class TokenAuthentication(BaseAuthentication):
+    """``Authorization: Bearer kc_<prefix>_<secret>``."""
+
+    def authenticate(self, request):
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() != b"bearer":
+            return None
+        if len(parts) != 2:
+            raise exceptions.AuthenticationFailed("Send 'Authorization: Bearer <token>'.")
+        try:
+            raw = parts[1].decode("ascii")
+            token = tokens.authenticate(raw, source_ip=client_ip(request))
+        except (UnicodeError, tokens.TokenInvalid):
+            raise exceptions.AuthenticationFailed("The token is invalid, expired or revoked.") from None
+        return tokens.acting_user(token), token
+
+    def authenticate_header(self, request) -> str:
+        return 'Bearer realm="api"'
+
+
+class TokenScheme(OpenApiAuthenticationExtension):
+    target_class = "console.api.auth.TokenAuthentication"
+    name = "apiToken"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API token (kc_…) from /account/tokens/.",
+        }
+
+
+def token_of(request) -> ApiToken | None:
+    return request.auth if isinstance(request.auth, ApiToken) else None
+
+
+class ApiAccess(BasePermission):
+    """Signed in (token or session); a read-only token may only read."""
+
+    def has_permission(self, request, view) -> bool:
+        if not (request.user and request.user.is_authenticated):
+            return False
+        token = token_of(request)
+        if token is not None and token.scope != TokenScope.WRITE and request.method not in SAFE_METHODS:
+            # audited as a refusal by the API's exception handler (console.api.errors.handle)
+            message = f"The {token.label} is read-only: it can never change anything."
+            raise exceptions.PermissionDenied(message, code="read_only_token")
+        return True
+
+
+def audit_refusal(request, view, exc: BaseException) -> None:
+    """A refused change by a signed-in caller is recorded once (outcome "refused"), as the pages do."""
+    if request.method in SAFE_METHODS or not getattr(request.user, "is_authenticated", False):
+        return
+    match = getattr(request, "resolver_match", None)
+    name = (match.kwargs.get("name") if match else None) or ""
+    record_refusal(
+        actor=request.user,
+        action=f"api.{match.url_name if match and match.url_name else 'post'}",
+        cluster=Cluster.objects.filter(name=name).first() if name else None,
+        exc=exc,
+        targets=[request.path[:300]],
+        source_ip=client_ip(request),
+    )

@@ -1,0 +1,89 @@
+"""What every API view shares: the cluster getter of the pages, paging, plain JSON of area results."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+from collections.abc import Mapping, Sequence
+from enum import Enum
+
+from django.conf import settings
+from rest_framework import serializers
+from rest_framework.views import APIView
+
+from console import access
+from console.api.auth import client_ip
+from console.api.errors import kafka_error
+from console.kafka import KafkaOperationError
+from console.models import Cluster
+from console.views._helpers import get_cluster_for_user
+
+
+class ApiView(APIView):
+    """An API view: JSON in and out, errors as console.api.errors shapes them."""
+
+    def cluster(self, name: str, perm: str = access.VIEW) -> Cluster:
+        """404 when the caller cannot see the cluster, 403 when they see it but lack perm (as the pages)."""
+        return get_cluster_for_user(self.request, name, perm)
+
+    @property
+    def ip(self) -> str | None:
+        return client_ip(self.request)
+
+
+class PageQuery(serializers.Serializer):
+    page = serializers.IntegerField(min_value=1, default=1)
+    per_page = serializers.IntegerField(min_value=1, required=False)
+
+    def validate_per_page(self, value: int) -> int:
+        return min(value, settings.API_MAX_PAGE_SIZE)
+
+
+def query(serializer_class, request) -> dict:
+    """The query string validated by a serializer (400 with the fields' errors otherwise)."""
+    s = serializer_class(data=request.query_params)
+    s.is_valid(raise_exception=True)
+    return s.validated_data
+
+
+def paged(items: Sequence, request, to_json=None) -> dict:
+    """A list the area does not page itself, as one page: ``{count, page, pages, per_page, results}``."""
+    q = query(PageQuery, request)
+    per_page = q.get("per_page") or settings.API_PAGE_SIZE
+    page = q["page"]
+    chunk = items[(page - 1) * per_page : page * per_page]
+    return {
+        "count": len(items),
+        "page": page,
+        "pages": max(1, math.ceil(len(items) / per_page)),
+        "per_page": per_page,
+        "results": [to_json(i) for i in chunk] if to_json else [plain(i) for i in chunk],
+    }
+
+
+def plain(value):
+    """An area's result (dataclasses, named tuples, Kafka errors, dates) as JSON-ready data."""
+    if isinstance(value, KafkaOperationError):
+        return kafka_error(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, Mapping):
+        return {_key(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain(v) for v in value]
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _key(k) -> str:
+    if isinstance(k, tuple):
+        return "-".join(str(x) for x in k)
+    return str(k)

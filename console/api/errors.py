@@ -1,0 +1,149 @@
+"""Every API error is JSON: ``{"error": {"status", "code", "message", ...}}``, never an HTML page or a 500.
+
+A Kafka error carries Kafka's own name and numeric code (``error.kafka``) and the operator's text as
+the message; the HTTP status says what kind of failure it was (see docs/api.md). Area refusals
+(policy, confirmation, plan checks) are 422 with their reasons in ``error.errors``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+from console.acls.core import AclValidationError
+from console.api.auth import audit_refusal
+from console.audit.outcomes import AuditUnavailable
+from console.clusters.actions import ClusterInUse, PasswordRequired
+from console.configs.plan import ConfigPlanError
+from console.crypto import SecretUnreadable
+from console.groups.actions import ConfirmationError as GroupConfirmationError
+from console.groups.actions import GroupNotEmpty, NoOffsets
+from console.groups.core import ResetPlanError
+from console.kafka import KafkaOperationError
+from console.reassignment.actions import PlanRejected
+from console.reassignment.elections import ElectionRefused
+from console.reassignment.planner import PlanParseError
+from console.reassignment.throttles import ThrottleError
+from console.requests.checks import RequestInvalid
+from console.topics.batch import BatchParseError
+from console.topics.delete import ConfirmationError as TopicConfirmationError
+from console.topics.policy import PolicyViolation
+
+log = logging.getLogger(__name__)
+
+_NOT_FOUND = {"UNKNOWN_TOPIC_OR_PARTITION", "GROUP_ID_NOT_FOUND", "RESOURCE_NOT_FOUND", "UNKNOWN_TOPIC_ID"}
+_CONFLICT = {
+    "TOPIC_ALREADY_EXISTS",
+    "NON_EMPTY_GROUP",
+    "REASSIGNMENT_IN_PROGRESS",
+    "NO_REASSIGNMENT_IN_PROGRESS",
+    "ELECTION_NOT_NEEDED",
+    "GROUP_SUBSCRIBED_TO_TOPIC",
+}
+_UNAVAILABLE = {
+    "REQUEST_TIMED_OUT",
+    "NETWORK_EXCEPTION",
+    "BROKER_NOT_AVAILABLE",
+    "LEADER_NOT_AVAILABLE",
+    "COORDINATOR_NOT_AVAILABLE",
+    "COORDINATOR_LOAD_IN_PROGRESS",
+    "NOT_CONTROLLER",
+}
+# Refusals of an area's own rules: the request was understood and refused (nothing changed).
+REFUSALS = (
+    PolicyViolation,
+    TopicConfirmationError,
+    GroupConfirmationError,
+    GroupNotEmpty,
+    NoOffsets,
+    ResetPlanError,
+    PlanRejected,
+    PlanParseError,
+    ThrottleError,
+    ElectionRefused,
+    RequestInvalid,
+    ConfigPlanError,
+    AclValidationError,
+    BatchParseError,
+    ClusterInUse,
+    PasswordRequired,
+)
+
+
+def kafka_status(exc: KafkaOperationError) -> int:
+    if exc.name in _NOT_FOUND:
+        return status.HTTP_404_NOT_FOUND
+    if exc.name in _CONFLICT:
+        return status.HTTP_409_CONFLICT
+    if exc.name.endswith("AUTHORIZATION_FAILED"):
+        return status.HTTP_403_FORBIDDEN
+    if exc.name.startswith(("INVALID_", "UNSUPPORTED_", "MISMATCHED_")) or exc.name == "POLICY_VIOLATION":
+        return status.HTTP_400_BAD_REQUEST
+    if exc.name in _UNAVAILABLE or exc.retriable:
+        return status.HTTP_503_SERVICE_UNAVAILABLE
+    return status.HTTP_502_BAD_GATEWAY
+
+
+def kafka_error(exc: KafkaOperationError) -> dict:
+    """Kafka's error as the API shows it, inside an error body or a per-resource result."""
+    return {"name": exc.name, "code": exc.code, "retriable": exc.retriable, "message": exc.operator_text}
+
+
+def body(http_status: int, code: str, message: str, **extra) -> dict:
+    return {"error": {"status": http_status, "code": code, "message": message, **extra}}
+
+
+def error_response(http_status: int, code: str, message: str, **extra) -> Response:
+    return Response(body(http_status, code, message, **extra), status=http_status)
+
+
+def _reasons(exc: Exception) -> list[str]:
+    for attr in ("errors", "violations", "problems"):
+        items = getattr(exc, attr, None)
+        if items:
+            return [str(i) for i in items]
+    return [str(exc)]
+
+
+def handle(exc, context):
+    """DRF's exception handler for the API (REST_FRAMEWORK["EXCEPTION_HANDLER"])."""
+    request, view = context.get("request"), context.get("view")
+    if isinstance(exc, DjangoPermissionDenied | exceptions.PermissionDenied) and request is not None:
+        audit_refusal(request, view, exc)
+    if isinstance(exc, KafkaOperationError):
+        code = kafka_status(exc)
+        return error_response(code, "kafka_error", exc.operator_text, kafka=kafka_error(exc))
+    if isinstance(exc, REFUSALS):
+        extra = {"errors": _reasons(exc)}
+        if isinstance(exc, PlanRejected) and exc.checks:
+            extra["checks"] = [
+                {"topic": c.topic, "partition": c.partition, "problems": list(c.problems)} for c in exc.checks
+            ]
+        return error_response(422, "refused", str(exc), **extra)
+    if isinstance(exc, DjangoValidationError):
+        return error_response(400, "invalid", "; ".join(exc.messages), errors=list(exc.messages))
+    if isinstance(exc, AuditUnavailable | SecretUnreadable):
+        return error_response(503, "unavailable", str(exc))
+    if isinstance(exc, Http404):
+        return error_response(404, "not_found", str(exc) or "Not found.")
+    if isinstance(exc, DjangoPermissionDenied):
+        return error_response(403, "permission_denied", str(exc) or "Permission denied.")
+    if isinstance(exc, exceptions.ValidationError):
+        fields = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        return error_response(400, "invalid", "The request body or query is not valid.", fields=fields)
+    if isinstance(exc, exceptions.APIException):
+        codes = exc.get_codes()
+        response = error_response(
+            exc.status_code, codes if isinstance(codes, str) else "error", str(exc.detail)
+        )
+        if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+            response["WWW-Authenticate"] = 'Bearer realm="api"'
+        if getattr(exc, "wait", None):
+            response["Retry-After"] = str(int(exc.wait))
+        return response
+    return None  # anything else is a bug: Django's 500 handling logs it

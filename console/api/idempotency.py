@@ -1,0 +1,92 @@
+"""``Idempotency-Key`` on POSTs: a retried request does not repeat a change.
+
+The first request with a key stores (user, key, method and path, SHA-256 of the canonical JSON
+body) and, when it ends, its answer. A retry with the same key and body gets that answer again
+(header ``Idempotent-Replayed: true``) without running anything; the same key with another body is
+refused with 422; a retry while the first is still running gets 409. Answers of 500 and above are
+not kept (nothing is known to have happened, so a retry runs again). Records live
+API_IDEMPOTENCY_TTL_S seconds.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from rest_framework.response import Response
+
+from console.api.errors import error_response
+from console.models import IdempotencyRecord
+
+HEADER = "Idempotency-Key"
+KEY_MAX = 255
+
+
+def body_hash(data) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _claim(user_id: int, key: str, route: str, digest: str) -> tuple[IdempotencyRecord, bool]:
+    cutoff = timezone.now() - timedelta(seconds=settings.API_IDEMPOTENCY_TTL_S)
+    IdempotencyRecord.objects.filter(user_id=user_id, key=key, route=route, created_at__lt=cutoff).delete()
+    try:
+        with transaction.atomic():
+            return IdempotencyRecord.objects.create(
+                user_id=user_id, key=key, route=route, body_hash=digest
+            ), True
+    except IntegrityError:
+        return IdempotencyRecord.objects.get(user_id=user_id, key=key, route=route), False
+
+
+def idempotent(handler):
+    """Decorate an APIView's ``post``: honour the Idempotency-Key header when it is sent."""
+
+    @functools.wraps(handler)
+    def wrapper(view, request, *args, **kwargs):
+        key = request.headers.get(HEADER)
+        if key is None:
+            return handler(view, request, *args, **kwargs)
+        if not key or len(key) > KEY_MAX or not key.isprintable():
+            return error_response(
+                400, "invalid_idempotency_key", f"{HEADER} is 1 to {KEY_MAX} printable characters."
+            )
+        digest = body_hash(request.data)
+        record, first = _claim(request.user.pk, key, f"{request.method} {request.path}"[:300], digest)
+        if not first:
+            if record.body_hash != digest:
+                return error_response(
+                    422, "idempotency_key_reused", f"This {HEADER} was used for a different request body."
+                )
+            if record.status == 0:
+                return error_response(
+                    409, "idempotency_in_progress", "The first request with this key is still running."
+                )
+            return _replay(record)
+        try:
+            response = handler(view, request, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - answered (or re-raised) by DRF's handler, then kept
+            try:
+                response = view.handle_exception(exc)
+            except Exception:
+                record.delete()
+                raise
+        if response.status_code >= 500:
+            record.delete()
+        else:
+            record.status = response.status_code
+            record.response = json.loads(json.dumps(response.data, default=str))
+            record.save(update_fields=["status", "response"])
+        return response
+
+    return wrapper
+
+
+def _replay(record: IdempotencyRecord) -> Response:
+    response = Response(record.response, status=record.status)
+    response["Idempotent-Replayed"] = "true"
+    return response

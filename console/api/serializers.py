@@ -1,0 +1,299 @@
+"""Request and response shapes of the API. They describe and type-check; the area actions decide."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from console.topics.reads import SORT_KEYS
+
+
+class Fail(serializers.Serializer):
+    status = serializers.IntegerField()
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ErrorBody(serializers.Serializer):
+    error = Fail()
+
+
+# -- clusters --------------------------------------------------------------------------------------
+
+
+class ClusterOut(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    bootstrap_servers = serializers.CharField()
+    bootstrap_controllers = serializers.CharField()
+    security_protocol = serializers.CharField()
+    permissions = serializers.ListField(child=serializers.CharField())
+
+
+class ClusterIn(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    bootstrap_servers = serializers.CharField(required=False, allow_blank=True, default="")
+    bootstrap_controllers = serializers.CharField(required=False, allow_blank=True, default="")
+    security_protocol = serializers.CharField(default="PLAINTEXT")
+    sasl_mechanism = serializers.CharField(required=False, allow_blank=True, default="")
+    sasl_username = serializers.CharField(required=False, allow_blank=True, default="")
+    sasl_password = serializers.CharField(required=False, allow_blank=True, default="", write_only=True)
+    ssl_ca_pem = serializers.CharField(required=False, allow_blank=True, default="")
+    request_timeout_s = serializers.IntegerField(required=False, default=10)
+
+
+# -- topics ----------------------------------------------------------------------------------------
+
+
+class TopicListQuery(serializers.Serializer):
+    q = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+    regex = serializers.BooleanField(required=False, default=False)
+    internal = serializers.BooleanField(required=False, default=False)
+    unhealthy = serializers.BooleanField(required=False, default=False)
+    sort = serializers.ChoiceField(choices=SORT_KEYS, required=False, default="name")
+    desc = serializers.BooleanField(required=False, default=False)
+    page = serializers.IntegerField(required=False, min_value=1, max_value=10**9, default=1)
+    per_page = serializers.IntegerField(required=False, min_value=1, max_value=500, default=50)
+    refresh = serializers.BooleanField(required=False, default=False)
+
+
+class TopicItem(serializers.Serializer):
+    name = serializers.CharField()
+    partitions = serializers.IntegerField()
+    replication_factor = serializers.IntegerField()
+    under_replicated = serializers.IntegerField()
+    offline = serializers.IntegerField()
+    internal = serializers.BooleanField()
+    cleanup_policy = serializers.CharField(allow_null=True)
+    retention_ms = serializers.CharField(allow_null=True)
+    under_min_isr = serializers.IntegerField(allow_null=True)
+    size_bytes = serializers.IntegerField(allow_null=True)
+
+
+class TopicPageOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    page = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    per_page = serializers.IntegerField()
+    cluster_topics = serializers.IntegerField()
+    age_s = serializers.FloatField()
+    query_error = serializers.CharField()
+    results = TopicItem(many=True)
+
+
+class TopicSpecIn(serializers.Serializer):
+    name = serializers.CharField(max_length=249)
+    partitions = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
+    replication_factor = serializers.IntegerField(required=False, min_value=1, max_value=32767)
+    assignment = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=1),
+        required=False,
+        min_length=1,
+    )
+    configs = serializers.DictField(
+        child=serializers.CharField(allow_blank=True), required=False, default=dict
+    )
+
+
+class TopicCreateIn(TopicSpecIn):
+    validate_only = serializers.BooleanField(required=False, default=False)
+
+
+class TopicBatchIn(serializers.Serializer):
+    topics = TopicSpecIn(many=True, required=False)
+    text = serializers.CharField(
+        required=False, help_text="A YAML, JSON or CSV batch, as the batch page takes"
+    )
+    format = serializers.ChoiceField(choices=("yaml", "json", "csv"), required=False)
+    validate_only = serializers.BooleanField(required=False, default=False)
+
+
+class TopicOutcomeOut(serializers.Serializer):
+    name = serializers.CharField()
+    ok = serializers.BooleanField()
+    status = serializers.CharField()
+    message = serializers.CharField()
+    error_name = serializers.CharField()
+    warning = serializers.CharField()
+
+
+class BatchOut(serializers.Serializer):
+    ok = serializers.BooleanField()
+    validate_only = serializers.BooleanField()
+    event_id = serializers.IntegerField(allow_null=True)
+    outcomes = TopicOutcomeOut(many=True)
+
+
+class TopicDeleteIn(serializers.Serializer):
+    names = serializers.ListField(child=serializers.CharField(max_length=249), min_length=1, max_length=5000)
+    confirmation = serializers.CharField(
+        required=False, allow_blank=True, help_text="Without it: the preview and the confirmation to type"
+    )
+
+
+class PartitionsIn(serializers.Serializer):
+    total_count = serializers.IntegerField(min_value=1, max_value=1_000_000)
+    assignment = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=1), required=False
+    )
+    validate_only = serializers.BooleanField(required=False, default=False)
+
+
+# -- configs ---------------------------------------------------------------------------------------
+
+
+class ConfigChangeIn(serializers.Serializer):
+    name = serializers.CharField(max_length=255)
+    op = serializers.ChoiceField(choices=("SET", "DELETE", "APPEND", "SUBTRACT"), default="SET")
+    value = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=10_000)
+
+
+class ConfigAlterIn(serializers.Serializer):
+    changes = ConfigChangeIn(many=True, min_length=1, max_length=200)
+    validate_only = serializers.BooleanField(required=False, default=False)
+
+
+# -- ACLs ------------------------------------------------------------------------------------------
+
+
+class AclBindingIn(serializers.Serializer):
+    resource_type = serializers.CharField()
+    resource_name = serializers.CharField()
+    pattern_type = serializers.CharField(default="LITERAL")
+    principal = serializers.CharField()
+    host = serializers.CharField(default="*")
+    operation = serializers.CharField()
+    permission = serializers.CharField(default="ALLOW")
+
+
+class AclFilterIn(serializers.Serializer):
+    resource_type = serializers.CharField(required=False, allow_blank=True)
+    resource_name = serializers.CharField(required=False, allow_blank=True)
+    pattern_type = serializers.CharField(required=False, allow_blank=True)
+    principal = serializers.CharField(required=False, allow_blank=True)
+    host = serializers.CharField(required=False, allow_blank=True)
+    operation = serializers.CharField(required=False, allow_blank=True)
+    permission = serializers.CharField(required=False, allow_blank=True)
+
+
+class AclChangeIn(serializers.Serializer):
+    creates = AclBindingIn(many=True, required=False, default=list)
+    deletes = AclBindingIn(many=True, required=False, default=list)
+
+
+class AclDeleteIn(serializers.Serializer):
+    filters = AclFilterIn(many=True, min_length=1, max_length=100)
+    dry_run = serializers.BooleanField(
+        default=True, help_text="true: only list the bindings the filters match"
+    )
+
+
+# -- consumer groups -------------------------------------------------------------------------------
+
+
+class ResetIn(serializers.Serializer):
+    mode = serializers.ChoiceField(
+        choices=("to-earliest", "to-latest", "to-datetime", "to-offset", "shift-by", "from-file")
+    )
+    scope = serializers.ChoiceField(choices=("all-topics", "topic", "partitions"), default="all-topics")
+    topic = serializers.CharField(required=False, allow_blank=True, default="")
+    partitions = serializers.CharField(required=False, allow_blank=True, default="", help_text="e.g. 0,2,5-7")
+    timestamp = serializers.CharField(required=False, allow_blank=True, default="")
+    offset = serializers.IntegerField(required=False, allow_null=True)
+    shift = serializers.IntegerField(required=False, allow_null=True)
+    file_text = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="kafka-consumer-groups CSV"
+    )
+    dry_run = serializers.BooleanField(default=True)
+    confirmation = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="the group id, to execute"
+    )
+
+
+class ConfirmIn(serializers.Serializer):
+    confirmation = serializers.CharField(allow_blank=True, max_length=300)
+
+
+class OffsetsDeleteIn(ConfirmIn):
+    topic = serializers.CharField(max_length=300)
+
+
+# -- reassignments and elections -------------------------------------------------------------------
+
+
+class ReassignIn(serializers.Serializer):
+    intent = serializers.ChoiceField(choices=("json", "balance", "move_off", "spread", "rf"), default="json")
+    plan = serializers.JSONField(
+        required=False,
+        help_text="kafka-reassign-partitions' JSON: {version: 1, partitions: [{topic, partition, replicas}]}",
+    )
+    topics = serializers.ListField(child=serializers.CharField(max_length=249), required=False, default=list)
+    brokers = serializers.ListField(child=serializers.IntegerField(min_value=0), required=False, default=list)
+    replication_factor = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=32)
+    throttle_bytes_per_s = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    elect_preferred = serializers.BooleanField(default=False)
+    dry_run = serializers.BooleanField(default=True, help_text="true: validate and preview only")
+
+
+class ReassignmentOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    operation_id = serializers.IntegerField()
+    state = serializers.CharField()
+    stage = serializers.CharField()
+    partitions_total = serializers.IntegerField()
+    bytes_total = serializers.IntegerField()
+    bytes_done = serializers.IntegerField()
+    throttle_bytes_per_s = serializers.IntegerField(allow_null=True)
+
+
+class ThrottleIn(serializers.Serializer):
+    throttle_bytes_per_s = serializers.IntegerField(min_value=0)
+
+
+class PartitionRef(serializers.Serializer):
+    topic = serializers.CharField(max_length=249)
+    partition = serializers.IntegerField(min_value=0)
+
+
+class ExternalCancelIn(serializers.Serializer):
+    partitions = PartitionRef(many=True, min_length=1, max_length=10_000)
+
+
+class ThrottleCleanupIn(serializers.Serializer):
+    keys = serializers.ListField(child=serializers.CharField(max_length=600), min_length=1)
+
+
+class ElectionIn(serializers.Serializer):
+    election_type = serializers.ChoiceField(choices=("PREFERRED", "UNCLEAN"), default="PREFERRED")
+    partitions = PartitionRef(
+        many=True,
+        required=False,
+        help_text="omitted: every partition not led by its preferred replica (PREFERRED)",
+    )
+    confirmation = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+# -- requests, audit, capacity ---------------------------------------------------------------------
+
+
+class RequestIn(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=(
+            "topic.create",
+            "topic.config",
+            "topic.partitions",
+            "topic.delete",
+            "acl.create",
+            "group.offsets.reset",
+        )
+    )
+    payload = serializers.DictField(help_text="the kind's fields, as stored on the request (see docs/api.md)")
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+class DecisionIn(serializers.Serializer):
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+class CapacityRunIn(serializers.Serializer):
+    days = serializers.IntegerField(min_value=1, max_value=365, required=False)

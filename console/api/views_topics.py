@@ -1,0 +1,403 @@
+"""API: clusters, topics, topic and broker configs, brokers. Each view calls the area action its page calls."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from console import access
+from console.api import serializers as s
+from console.api.base import ApiView, paged, plain, query
+from console.api.errors import kafka_status
+from console.api.idempotency import idempotent
+from console.brokers import reads as broker_reads
+from console.clusters import actions as clusters
+from console.configs import actions as configs
+from console.configs.plan import looks_secret
+from console.forms.clusters import ClusterForm
+from console.kafka import ConfigChange
+from console.topics import actions as topics
+from console.topics import batch as topic_batch
+from console.topics import delete as deletion
+from console.topics import policy
+from console.topics import reads as topic_reads
+from console.topics.batch import TopicSpec
+
+ERRORS = {400: s.ErrorBody, 403: s.ErrorBody, 404: s.ErrorBody, 422: s.ErrorBody}
+
+
+def _cluster_json(cluster, user) -> dict:
+    return {
+        "name": cluster.name,
+        "description": cluster.description,
+        "bootstrap_servers": cluster.bootstrap_servers,
+        "bootstrap_controllers": cluster.bootstrap_controllers,
+        "security_protocol": cluster.security_protocol,
+        "permissions": sorted(access.permissions(user, cluster)),
+    }
+
+
+class ClusterList(ApiView):
+    @extend_schema(operation_id="clusters_list", responses={200: OpenApiTypes.OBJECT})
+    def get(self, request):
+        visible = list(access.visible_clusters(request.user).order_by("name"))
+        return Response(paged(visible, request, lambda c: _cluster_json(c, request.user)))
+
+    @extend_schema(
+        operation_id="clusters_register", request=s.ClusterIn, responses={201: s.ClusterOut, **ERRORS}
+    )
+    @idempotent
+    def post(self, request):
+        access.require(request.user, None, access.ADMINISTER)
+        data = s.ClusterIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        form = ClusterForm({k: v for k, v in data.validated_data.items()})
+        if not form.is_valid():
+            raise ValidationError([f"{k}: {' '.join(v)}" for k, v in form.errors.items()])
+        cluster = clusters.register_cluster(
+            actor=request.user,
+            values=form.values(),
+            sasl_password=form.cleaned_data["sasl_password"],
+            source_ip=self.ip,
+        )
+        return Response(_cluster_json(cluster, request.user), status=201)
+
+
+class ClusterDetail(ApiView):
+    @extend_schema(operation_id="clusters_retrieve", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, name: str):
+        cluster = self.cluster(name)
+        data = clusters.overview(actor=request.user, cluster=cluster)
+        body = _cluster_json(cluster, request.user)
+        body["overview"] = {
+            "brokers": [plain(b) for b in sorted(data.info.brokers, key=lambda b: b.id)] if data.info else [],
+            "active_controller": data.active_controller,
+            "error": plain(data.error),
+        }
+        return Response(body)
+
+
+# -- topics ----------------------------------------------------------------------------------------
+
+
+def topic_item(item) -> dict:
+    r = item.row
+    return {
+        "name": r.name,
+        "partitions": r.partitions,
+        "replication_factor": r.replication_factor,
+        "under_replicated": r.under_replicated,
+        "offline": r.offline,
+        "internal": r.internal,
+        "cleanup_policy": item.cleanup_policy,
+        "retention_ms": item.retention_ms,
+        "under_min_isr": item.under_min_isr,
+        "size_bytes": item.size_bytes,
+    }
+
+
+def topic_page(page) -> dict:
+    return {
+        "count": page.total,
+        "page": page.page,
+        "pages": page.pages,
+        "per_page": page.per_page,
+        "cluster_topics": page.cluster_topics,
+        "age_s": page.age_s,
+        "query_error": page.query_error,
+        "results": [topic_item(i) for i in page.items],
+    }
+
+
+def batch_json(result) -> dict:
+    return {
+        "ok": all(o.ok for o in result.outcomes),
+        "validate_only": result.validate_only,
+        "event_id": result.event_id,
+        "outcomes": [plain(o) for o in result.outcomes],
+    }
+
+
+def batch_status(result, created: int) -> int:
+    """All done: ``created``; none: the error's status when there is one resource; else 207."""
+    if all(o.ok for o in result.outcomes):
+        return 200 if result.validate_only else created
+    if len(result.outcomes) == 1:
+        from console.kafka import KafkaOperationError
+
+        name = result.outcomes[0].error_name
+        return kafka_status(KafkaOperationError(-1, name)) if name else 422
+    return 207
+
+
+def spec_of(data: dict) -> TopicSpec:
+    errors = policy.topic_name_errors(data["name"])
+    assignment = data.get("assignment")
+    if assignment and (data.get("partitions") or data.get("replication_factor")):
+        errors.append("Give either an assignment or partitions and replication factor, not both.")
+    if errors:
+        raise ValidationError(errors)
+    return TopicSpec(
+        data["name"],
+        -1 if assignment else data.get("partitions") or -1,
+        -1 if assignment else data.get("replication_factor") or -1,
+        tuple(tuple(r) for r in assignment) if assignment else None,
+        dict(data.get("configs") or {}),
+    )
+
+
+class TopicList(ApiView):
+    @extend_schema(
+        operation_id="topics_list", parameters=[s.TopicListQuery], responses={200: s.TopicPageOut, **ERRORS}
+    )
+    def get(self, request, name: str):
+        cluster = self.cluster(name)
+        q = query(s.TopicListQuery, request)
+        page = topic_reads.list_topics(
+            actor=request.user,
+            cluster=cluster,
+            query=q["q"],
+            regex=q["regex"],
+            include_internal=q["internal"],
+            unhealthy_only=q["unhealthy"],
+            sort=q["sort"],
+            descending=q["desc"],
+            page=q["page"],
+            per_page=q["per_page"],
+            refresh=q["refresh"],
+        )
+        return Response(topic_page(page))
+
+    @extend_schema(
+        operation_id="topics_create", request=s.TopicCreateIn, responses={201: s.BatchOut, **ERRORS}
+    )
+    @idempotent
+    def post(self, request, name: str):
+        cluster = self.cluster(name, access.MANAGE_TOPICS)
+        data = s.TopicCreateIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = topics.create_topics(
+            actor=request.user,
+            cluster=cluster,
+            specs=[spec_of(data.validated_data)],
+            validate_only=data.validated_data["validate_only"],
+            source_ip=self.ip,
+        )
+        return Response(batch_json(result), status=batch_status(result, 201))
+
+
+class TopicBatch(ApiView):
+    @extend_schema(
+        operation_id="topics_batch_create",
+        request=s.TopicBatchIn,
+        responses={201: s.BatchOut, 207: s.BatchOut, **ERRORS},
+    )
+    @idempotent
+    def post(self, request, name: str):
+        cluster = self.cluster(name, access.MANAGE_TOPICS)
+        data = s.TopicBatchIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        if ("topics" in d) == ("text" in d):
+            raise ValidationError(["Send either 'topics' or 'text' (a YAML, JSON or CSV batch)."])
+        specs = (
+            [spec_of(t) for t in d["topics"]]
+            if "topics" in d
+            else topic_batch.parse_batch(d["text"], d.get("format"))
+        )
+        if not specs:
+            raise ValidationError(["The batch is empty."])
+        result = topics.create_topics(
+            actor=request.user,
+            cluster=cluster,
+            specs=specs,
+            validate_only=d["validate_only"],
+            source_ip=self.ip,
+        )
+        return Response(batch_json(result), status=batch_status(result, 201))
+
+
+class TopicDelete(ApiView):
+    @extend_schema(
+        operation_id="topics_delete", request=s.TopicDeleteIn, responses={200: OpenApiTypes.OBJECT, **ERRORS}
+    )
+    @idempotent
+    def post(self, request, name: str):
+        """Without ``confirmation``: what would be deleted and what to type. With it: delete."""
+        cluster = self.cluster(name, access.MANAGE_TOPICS)
+        data = s.TopicDeleteIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        names = [n.strip() for n in data.validated_data["names"] if n.strip()]
+        if not names:
+            raise ValidationError(["Name at least one topic."])
+        if "confirmation" not in data.validated_data:
+            preview = deletion.delete_preview(actor=request.user, cluster=cluster, names=names)
+            return Response(
+                {
+                    "preview": [{"name": n, "note": note} for n, note in preview],
+                    "confirmation": deletion.delete_confirmation(names),
+                }
+            )
+        result = deletion.delete_topics(
+            actor=request.user,
+            cluster=cluster,
+            names=names,
+            confirmation=data.validated_data["confirmation"],
+            source_ip=self.ip,
+        )
+        return Response(batch_json(result), status=batch_status(result, 200))
+
+
+class TopicDetail(ApiView):
+    @extend_schema(operation_id="topics_retrieve", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, name: str, topic: str):
+        cluster = self.cluster(name)
+        d = topic_reads.describe_topic(actor=request.user, cluster=cluster, name=topic)
+        return Response(
+            {
+                "name": d.name,
+                "topic_id": d.topic_id,
+                "internal": d.internal,
+                "partitions": [
+                    {**plain(p), "under_replicated": p.under_replicated, "messages": p.messages}
+                    for p in d.partitions
+                ],
+                "configs": [plain(e) for e in d.configs],
+                "configs_error": plain(d.configs_error),
+                "offsets_error": plain(d.offsets_error),
+                "size_bytes": d.size.bytes if d.size is not None else None,
+            }
+        )
+
+
+class TopicPartitions(ApiView):
+    @extend_schema(
+        operation_id="topics_partitions_create",
+        request=s.PartitionsIn,
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    @idempotent
+    def post(self, request, name: str, topic: str):
+        cluster = self.cluster(name, access.MANAGE_TOPICS)
+        data = s.PartitionsIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        outcome = topics.add_partitions(
+            actor=request.user,
+            cluster=cluster,
+            topic=topic,
+            total_count=d["total_count"],
+            assignment=d.get("assignment"),
+            validate_only=d["validate_only"],
+            source_ip=self.ip,
+        )
+        http = 200
+        if not outcome.ok:
+            from console.kafka import KafkaOperationError
+
+            http = kafka_status(KafkaOperationError(-1, outcome.error_name)) if outcome.error_name else 422
+        return Response({**plain(outcome), "validate_only": d["validate_only"]}, status=http)
+
+
+# -- configs and brokers ---------------------------------------------------------------------------
+
+
+def _alter(view: ApiView, request, cluster, resource) -> Response:
+    access.require(request.user, cluster, access.MANAGE_CONFIGS)
+    data = s.ConfigAlterIn(data=request.data)
+    data.is_valid(raise_exception=True)
+    changes = []
+    for c in data.validated_data["changes"]:
+        value = c.get("value")
+        if c["op"] in ("APPEND", "SUBTRACT") and not (value or "").strip():
+            raise ValidationError([f"{c['name']}: {c['op'].lower()} needs a value."])
+        changes.append(
+            ConfigChange(c["name"].strip(), c["op"], None if c["op"] == "DELETE" else (value or ""))
+        )
+    result = configs.alter_configs(
+        actor=request.user,
+        cluster=cluster,
+        resource=resource,
+        changes=changes,
+        validate_only=data.validated_data["validate_only"],
+        source_ip=view.ip,
+    )
+    body = {
+        "ok": result.ok,
+        "validate_only": result.validate_only,
+        "resource": plain(result.resource),
+        "diffs": [_diff(d) for d in result.diffs],
+        "error": plain(result.error),
+        "message": result.message,
+        "event_id": result.event_id,
+    }
+    http = 200
+    if not result.ok and isinstance(result.error, Exception):
+        http = kafka_status(result.error)
+    return Response(body, status=http)
+
+
+def _diff(d) -> dict:
+    """One change; a secret's values are never sent back (as on the pages)."""
+    hidden = d.sensitive or looks_secret(d.name)
+    return {
+        "name": d.name,
+        "op": d.op,
+        "old_value": None if hidden else d.old_value,
+        "new_value": None if hidden else d.new_value,
+        "old_source": d.old_source,
+        "new_source": d.new_source,
+        "sensitive": hidden,
+    }
+
+
+def _describe(request, cluster, resource) -> Response:
+    overrides = request.query_params.get("overrides_only", "") in ("1", "true", "on")
+    v = configs.describe_configs(
+        actor=request.user, cluster=cluster, resource=resource, overrides_only=overrides
+    )
+    return Response({"resource": plain(v.resource), "configs": [plain(r) for r in v.shown]})
+
+
+class TopicConfigs(ApiView):
+    @extend_schema(operation_id="topics_configs_retrieve", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, name: str, topic: str):
+        return _describe(request, self.cluster(name), configs.topic_resource(topic))
+
+    @extend_schema(
+        operation_id="topics_configs_alter",
+        request=s.ConfigAlterIn,
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    @idempotent
+    def post(self, request, name: str, topic: str):
+        return _alter(self, request, self.cluster(name), configs.topic_resource(topic))
+
+
+class BrokerConfigs(ApiView):
+    """A broker's configs; broker ``-`` is the cluster-wide default."""
+
+    @extend_schema(operation_id="brokers_configs_retrieve", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, name: str, broker: str):
+        return _describe(
+            request, self.cluster(name), configs.broker_resource("" if broker == "-" else broker)
+        )
+
+    @extend_schema(
+        operation_id="brokers_configs_alter",
+        request=s.ConfigAlterIn,
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    @idempotent
+    def post(self, request, name: str, broker: str):
+        resource = configs.broker_resource("" if broker == "-" else broker)
+        return _alter(self, request, self.cluster(name), resource)
+
+
+class BrokerList(ApiView):
+    @extend_schema(operation_id="brokers_list", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, name: str):
+        listing = broker_reads.list_brokers(actor=request.user, cluster=self.cluster(name))
+        return Response(plain(listing))
