@@ -157,6 +157,16 @@ def group_list_get(env: Env) -> st.SearchStrategy:
     )
 
 
+def api_token_form(env: Env) -> st.SearchStrategy:
+    return form(
+        {
+            "name": either("ci", "", "x" * 101, "<b>"),
+            "scope": either("read", "write", "admin"),
+            "days": NUMBER,
+        }
+    )
+
+
 def _routes() -> list[Route]:
     rk = with_id("reassignment", "rid")
     rq = with_id("request", "request_id")
@@ -239,6 +249,15 @@ def _routes() -> list[Route]:
         Route("capacity_snapshot", 60, nothing, cluster_kw, check=checks.anything),
         Route("controller_detail", 300, log_levels, checks.controller_kw, check=checks.anything),
         Route("audit_verify_all", 60, nothing, lambda env: st.just({}), check=checks.db_only),
+        # The user's own API tokens page (console/views/api_tokens.py).
+        Route("account_tokens", 200, api_token_form, lambda env: st.just({}), check=checks.db_only),
+        Route(
+            "account_token_revoke",
+            60,
+            nothing,
+            lambda env: st.integers(0, 2**63 - 1).map(lambda i: {"token_id": i}),
+            check=checks.db_only,
+        ),
         Route("login", 150, login_form, lambda env: st.just({}), check=checks.anything, after=checks.relogin),
         Route("logout", 50, nothing, lambda env: st.just({}), check=checks.anything, after=checks.relogin),
         # The GET search forms, for the record (they change nothing).

@@ -317,4 +317,29 @@ MUTATING_ROWS = (
     Row("group_offsets_delete", OPERATORS, 302, _group(lambda g, t: {"topic": t, "confirmation": g})),
 )
 
+# The user's own API tokens (console/views/api_tokens.py): anyone signed in, for themselves only.
+ANYONE = VIEWERS | {"outsider"}
+
+
+def _own_token(w: World) -> tuple:
+    from console.api import tokens
+
+    token = tokens.create_token(actor=w.people["viewer"], name=uniq("matrix"), scope="read", days=1).token
+    return None, {"token_id": token.pk}, {}
+
+
+MUTATING_ROWS += (
+    Row(
+        "account_tokens", ANYONE, 200, lambda w: (None, {}, {"name": "matrix", "scope": "read", "days": "30"})
+    ),
+    # Only the token's owner revokes it; for anyone else it does not exist.
+    Row(
+        "account_token_revoke",
+        frozenset({"viewer"}),
+        302,
+        _own_token,
+        special=tuple((r, 404) for r in ("admin", "clusteradmin", "operator", "requester", "auditor")),
+    ),
+)
+
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)

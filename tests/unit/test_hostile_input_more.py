@@ -43,6 +43,8 @@ HERE = (
     "group_delete",
     "group_offsets_delete",
     "group_list",
+    "account_tokens",
+    "account_token_revoke",
 )
 
 for _name in HERE:
