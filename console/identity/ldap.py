@@ -134,5 +134,5 @@ def _describe(exc: Exception) -> str:
 @receiver(ldap_backend.ldap_error, sender=DirectoryBackend, dispatch_uid="console.identity.ldap_error")
 def _ldap_error(sender, context, user=None, request=None, exception=None, **kwargs) -> None:
     """The directory failed (unreachable, StartTLS refused, bad bind DN): note it for the audit."""
-    if context == "authenticate" and request is not None:
+    if request is not None and not users.noted(request, PROVIDER):
         users.note_failure(request, PROVIDER, f"directory error: {_describe(exception)}")

@@ -1,0 +1,262 @@
+"""Real identity servers for the single sign-on tests, one of each per test session:
+
+- ``slapd``: Debian's OpenLDAP server on a loopback port, with a throwaway config and database under a
+  tmp dir, loaded (by ldapadd) with people, a service account and groupOfNames groups.
+- ``oidc_provider``: the Django project in tests/sso/provider (django-oauth-toolkit, OIDC on, an RSA
+  key made here) run by its own ``runserver`` process on a loopback port.
+
+Each has ``reset()`` to put the users' groups back; the ``ldap_directory`` and ``identity_provider``
+fixtures call it before each test. Only a missing slapd binary skips (saying so); a server that is
+installed but does not come up fails the test session loudly.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import requests
+
+SLAPD = shutil.which("slapd") or "/usr/sbin/slapd"
+HERE = Path(__file__).resolve().parent
+
+BASE = "dc=example,dc=org"
+ROOT_DN, ROOT_PW = f"cn=admin,{BASE}", "root-secret"
+BIND_DN, BIND_PW = f"cn=console,ou=services,{BASE}", "console-bind-secret"
+PEOPLE, GROUPS = f"ou=people,{BASE}", f"ou=groups,{BASE}"
+# user -> (password, groups); the same people at both providers.
+USERS = {
+    "alice": ("alice-pw-1", ["kafka-operators"]),
+    "bob": ("bob-pw-1", ["kafka-viewers"]),
+    "carol": ("carol-pw-1", []),
+}
+GROUP_NAMES = ["kafka-operators", "kafka-viewers", "unrelated-team"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def group_dn(name: str) -> str:
+    return f"cn={name},{GROUPS}"
+
+
+def user_dn(name: str) -> str:
+    return f"uid={name},{PEOPLE}"
+
+
+SLAPD_CONF = """\
+include /etc/ldap/schema/core.schema
+include /etc/ldap/schema/cosine.schema
+include /etc/ldap/schema/inetorgperson.schema
+include /etc/ldap/schema/nis.schema
+pidfile {dir}/slapd.pid
+modulepath /usr/lib/ldap
+moduleload back_mdb
+database mdb
+maxsize 10485760
+suffix "{base}"
+rootdn "{root_dn}"
+rootpw {root_pw}
+directory {dir}/db
+access to attrs=userPassword by self read by anonymous auth by * none
+access to * by users read by * none
+"""
+
+
+def _ldif(groups: dict[str, list[str]]) -> str:
+    blocks = [
+        f"dn: {BASE}\nobjectClass: dcObject\nobjectClass: organization\no: Example\ndc: example",
+        f"dn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people",
+        f"dn: {GROUPS}\nobjectClass: organizationalUnit\nou: groups",
+        f"dn: ou=services,{BASE}\nobjectClass: organizationalUnit\nou: services",
+        f"dn: {BIND_DN}\nobjectClass: organizationalRole\nobjectClass: simpleSecurityObject\n"
+        f"cn: console\nuserPassword: {BIND_PW}",
+    ]
+    for name, (password, _) in USERS.items():
+        blocks.append(
+            f"dn: {user_dn(name)}\nobjectClass: inetOrgPerson\nuid: {name}\ncn: {name.title()} Example\n"
+            f"givenName: {name.title()}\nsn: Example\nmail: {name}@example.org\nuserPassword: {password}"
+        )
+    for name in GROUP_NAMES:
+        # groupOfNames needs at least one member: the service account stands in for an empty group.
+        members = [user_dn(u) for u in groups.get(name, [])] or [BIND_DN]
+        blocks.append(
+            f"dn: {group_dn(name)}\nobjectClass: groupOfNames\ncn: {name}\n"
+            + "\n".join(f"member: {m}" for m in members)
+        )
+    return "\n\n".join(blocks) + "\n"
+
+
+def _initial_groups() -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {g: [] for g in GROUP_NAMES}
+    for user, (_, groups) in USERS.items():
+        for g in groups:
+            out[g].append(user)
+    return out
+
+
+@dataclass
+class Directory:
+    uri: str
+    workdir: Path
+
+    def _tool(self, tool: str, text: str) -> None:
+        run = subprocess.run(
+            [tool, "-x", "-H", self.uri, "-D", ROOT_DN, "-w", ROOT_PW],
+            input=text, capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        if run.returncode != 0:
+            raise AssertionError(f"{tool} failed: {run.stderr or run.stdout}")
+
+    def set_members(self, group: str, users: list[str]) -> None:
+        members = [user_dn(u) for u in users] or [BIND_DN]
+        text = f"dn: {group_dn(group)}\nchangetype: modify\nreplace: member\n" + "".join(
+            f"member: {m}\n" for m in members
+        )
+        self._tool("ldapmodify", text)
+
+    def reset(self) -> None:
+        for group, users in _initial_groups().items():
+            self.set_members(group, users)
+
+
+@pytest.fixture(scope="session")
+def slapd(tmp_path_factory):
+    if not os.path.exists(SLAPD) or not shutil.which("ldapadd"):
+        pytest.skip(
+            "Debian's slapd/ldap-utils are not installed (apt-get install slapd ldap-utils; .ci/run "
+            "installs them): the LDAP tests need a real OpenLDAP server"
+        )
+    workdir = tmp_path_factory.mktemp("slapd")
+    (workdir / "db").mkdir()
+    conf = workdir / "slapd.conf"
+    conf.write_text(SLAPD_CONF.format(dir=workdir, base=BASE, root_dn=ROOT_DN, root_pw=ROOT_PW))
+    uri = f"ldap://127.0.0.1:{free_port()}"
+    log = (workdir / "slapd.log").open("w")
+    # -d keeps slapd in the foreground (so this fixture owns the process); level 0 logs nothing extra.
+    process = subprocess.Popen([SLAPD, "-d", "0", "-f", str(conf), "-h", uri + "/"], stdout=log, stderr=log)
+    directory = Directory(uri=uri, workdir=workdir)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            probe = subprocess.run(
+                ["ldapsearch", "-x", "-H", uri, "-D", ROOT_DN, "-w", ROOT_PW, "-b", "", "-s", "base"],
+                capture_output=True, timeout=10,
+            )  # fmt: skip
+            if probe.returncode in (0, 32):  # 32: no such object (the base is not loaded yet)
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"slapd did not start: {(workdir / 'slapd.log').read_text()[-2000:]}")
+            time.sleep(0.2)
+        directory._tool("ldapadd", _ldif(_initial_groups()))
+        yield directory
+    finally:
+        process.terminate()
+        process.wait(10)
+        log.close()
+
+
+@pytest.fixture
+def ldap_directory(slapd):
+    slapd.reset()
+    return slapd
+
+
+@dataclass
+class Provider:
+    url: str
+    env: dict
+    redirect_uris: list[str] = field(default_factory=list)
+    client_id: str = "console"
+    client_secret: str = "console-client-secret"
+
+    @property
+    def issuer(self) -> str:
+        return f"{self.url}/o"
+
+    def manage(self, *args: str) -> None:
+        run = subprocess.run(
+            [sys.executable, "-m", "django", *args], env=self.env, cwd=HERE,
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        if run.returncode != 0:
+            raise AssertionError(f"identity provider {args[:2]} failed: {run.stderr[-2000:]}")
+
+    def allow_redirect(self, uri: str) -> None:
+        if uri not in self.redirect_uris:
+            self.redirect_uris.append(uri)
+            self.manage("idp", "client", self.client_id, self.client_secret, *self.redirect_uris)
+
+    def set_groups(self, user: str, groups: list[str]) -> None:
+        self.manage("idp", "user", user, USERS[user][0], *groups)
+
+    def reset(self) -> None:
+        for user, (_, groups) in USERS.items():
+            self.set_groups(user, groups)
+
+
+def _rsa_pem() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("idp")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "provider.settings",
+        "PYTHONPATH": str(HERE),
+        "IDP_DB": str(workdir / "idp.sqlite3"),
+        "IDP_RSA_KEY": _rsa_pem(),
+    }
+    port = free_port()
+    provider = Provider(url=f"http://127.0.0.1:{port}", env=env)
+    provider.manage("migrate", "--verbosity", "0")
+    provider.allow_redirect("http://testserver/sso/oidc/callback/")
+    provider.reset()
+    log = (workdir / "idp.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "django", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        env=env, cwd=HERE, stdout=log, stderr=log,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if requests.get(f"{provider.issuer}/.well-known/openid-configuration", timeout=2).ok:
+                    break
+            except requests.ConnectionError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    f"the identity provider did not start: {(workdir / 'idp.log').read_text()[-2000:]}"
+                )
+            time.sleep(0.2)
+        provider.private_key_pem = env["IDP_RSA_KEY"]
+        yield provider
+    finally:
+        process.terminate()
+        process.wait(10)
+        log.close()
+
+
+@pytest.fixture
+def identity_provider(oidc_provider):
+    oidc_provider.reset()
+    return oidc_provider

@@ -1,0 +1,65 @@
+"""Pointing the console at the test servers, and walking the provider's login the way a browser would."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urljoin, urlparse
+
+import requests
+
+from tests.sso import fixtures
+
+LOCAL = "console.identity.backends.LocalBackend"
+LDAP = "console.identity.ldap.DirectoryBackend"
+OIDC = "console.identity.backends.OIDCBackend"
+
+
+def use_ldap(settings, directory, **overrides) -> None:
+    settings.LDAP_SERVER_URI = directory.uri
+    settings.LDAP_START_TLS = False  # the test slapd has no certificate; see test_it_insists_on_starttls
+    settings.LDAP_BIND_DN = fixtures.BIND_DN
+    settings.LDAP_BIND_PASSWORD = fixtures.BIND_PW
+    settings.LDAP_USER_SEARCH_BASE = fixtures.PEOPLE
+    settings.LDAP_USER_FILTER = "(uid=%(user)s)"
+    settings.LDAP_GROUP_SEARCH_BASE = fixtures.GROUPS
+    settings.LDAP_GROUP_TYPE = "groupOfNames"
+    settings.LDAP_GROUP_FILTER = "(objectClass=groupOfNames)"
+    for name, value in overrides.items():
+        setattr(settings, name, value)
+    settings.AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", LOCAL, LDAP, OIDC]
+
+
+def use_oidc(settings, provider) -> None:
+    settings.OIDC_ISSUER = provider.issuer
+    settings.OIDC_DISCOVERY_URL = ""
+    settings.OIDC_CLIENT_ID = provider.client_id
+    settings.OIDC_CLIENT_SECRET = provider.client_secret
+    settings.OIDC_GROUPS_CLAIM = "groups"
+
+
+def ldap_group(name: str) -> str:
+    """The console group an LDAP group becomes."""
+    return "ldap:" + fixtures.group_dn(name).lower()
+
+
+def provider_login(authorize_url: str, username: str, password: str) -> str:
+    """Sign in at the provider's own login page and follow it to the console's callback; the callback
+    URL the provider redirects to (not followed: the console's test client takes it from there)."""
+    session = requests.Session()
+    response = session.get(authorize_url, allow_redirects=True, timeout=10)
+    assert "idp-username" in response.text, response.text[:500]
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', response.text).group(1)
+    response = session.post(
+        response.url,
+        data={"csrfmiddlewaretoken": token, "username": username, "password": password,
+              "next": parse_qs(urlparse(response.url).query)["next"][0]},
+        headers={"Referer": response.url}, allow_redirects=False, timeout=10,
+    )  # fmt: skip
+    while response.status_code in (301, 302):
+        location = urljoin(response.url, response.headers["Location"])
+        if "/sso/oidc/callback/" in location:
+            return location
+        response = session.get(location, allow_redirects=False, timeout=10)
+    raise AssertionError(
+        f"the provider did not send the browser back: {response.status_code} {response.text[:300]}"
+    )
