@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
-from django.contrib.auth import get_user_model, load_backend
+from django.contrib.auth import BACKEND_SESSION_KEY, get_user_model, load_backend
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.db import transaction
 from django.db.models.signals import post_save
@@ -30,9 +30,12 @@ def _ip(request) -> str | None:
 _FAILURES_ATTR = "console_login_failures"
 
 
-def _method(user) -> dict:
+def _method(request, user) -> dict:
     """How the user logged in: the backend's audit_method and audit_provider (password/local by default)."""
-    path = getattr(user, "backend", "") or ""
+    session = getattr(request, "session", None)
+    path = getattr(user, "backend", "") or (
+        session.get(BACKEND_SESSION_KEY, "") if session is not None else ""
+    )
     try:
         backend = load_backend(path) if path else None
     except ImportError:
@@ -48,7 +51,7 @@ def _logged_in(sender, request, user, **kwargs) -> None:
     with transaction.atomic():
         store.record(
             actor=user, action="auth.login", targets=[f"user:{user.get_username()}"],
-            params=_method(user), outcome="success", source_ip=_ip(request),
+            params=_method(request, user), outcome="success", source_ip=_ip(request),
         )  # fmt: skip
 
 

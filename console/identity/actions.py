@@ -58,6 +58,7 @@ def finish_oidc_login(request) -> str:
         raise
     next_url = oidc.next_url(request)
     id_token = request.session.get(oidc.ID_TOKEN)
+    user.backend = OIDC_BACKEND  # what the login audit event reads (method and provider)
     auth.login(request, user, backend=OIDC_BACKEND)  # a new session key; the audit's auth.login event
     request.session[oidc.ID_TOKEN] = id_token
     return safe_next(request, next_url)
