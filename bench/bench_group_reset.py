@@ -41,21 +41,14 @@ events 0.16-0.18 s (``outcomes.requested`` 0.04 s, ``outcomes.settle`` 0.12-0.14
 0.03-0.04 s; the rest of actions.py (10,000 PartitionOutcome, the capped before / after /
 outcomes maps, the plan digest) ~0.1 s; FindCoordinator x3 + DescribeGroups x2 < 0.01 s.
 
-What would fix it (console/, not changed here; measured with scratch monkeypatches, not
-committed): (1) ``KafkaGateway.list_offsets`` / ``reads.log_offsets``: build the per-leader
-requests straight from the snapshot and return plain offsets, without a KafkaOperationError
-built with an f-string for every partition (console/kafka/topics.py, the final ``setdefault``)
-and the three extra passes over the partitions: 0.98 -> 0.85-0.90 s; (2)
-``audit.store.mask_secrets`` re-creates ``set(sensitive_keys)`` and runs the secret-key regex for
-each of the ~90,000 values of a 10,000-partition event (params' offsets, before, after,
-outcomes): pass the set down, cache the key check, return scalars as they are: -> 0.81 s
-(1.59-1.66x the right floor). Sending ListOffsets earliest and latest together did not help (the
-sandbox and the client are both CPU-bound on 2 cores). The last ~0.1 s to 1.5x has to come out
-of the execute's bookkeeping (not prototyped): the audit's three 10,000-entry maps (``_settle``:
-before, after and outcomes each keyed "topic-partition", JSON round-tripped by
-``store._jsonable``, hashed and stored) could be one map of [before, after, status] per
-partition, or the digest plus the failures only, and the 10,000 PartitionOutcome objects built
-before them.
+Done since (console/): (1) the log bounds are read in one pass from the snapshot's leaders, plain
+offsets back, earliest and latest requests in flight together (``reads.log_offsets_each``,
+``KafkaGateway.offsets_by_leader``); (2) ``audit.store.mask_secrets`` builds the set of sensitive
+names once per event and returns scalars as they are; (3) the outcome event counts the partitions
+that went as asked per status and names only the others (before / after stay per partition).
+Measured while two other processes kept both cores busy (7 runs each, medians): dry run +
+execute 0.76-0.96 s, 1.45-1.84 against the right floor (per-run medians 1.45-1.71) - too noisy to
+call; re-run on a quiet machine before reading anything into it.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
 from console.groups import core
 from console.groups.core import ResetPlan, ResetPlanError, ResetSpec
-from console.groups.reads import describe_group, log_offsets, target
+from console.groups.reads import describe_group, log_offsets_each, target
 from console.kafka import GroupDescription, KafkaOperationError, TopicPartition
 from console.topics import cache as metadata_cache
 
@@ -135,9 +135,10 @@ def _prepare(cluster, group_id: str, spec: ResetSpec) -> ResetPreview:
         snap = metadata_cache.get_snapshot(cluster, refresh=True)
     counts = {name: len(meta.partitions) for name, meta in snap.by_name.items()}
     tps = [TopicPartition(*tp) for tp in core.select_partitions(spec, committed, counts)]
-    starts = log_offsets(cluster, tps, "earliest")
-    ends = log_offsets(cluster, tps, "latest")
-    by_time = log_offsets(cluster, tps, spec.value) if spec.mode == "to-datetime" else None
+    if spec.mode == "to-datetime":
+        starts, ends, by_time = log_offsets_each(cluster, tps, ["earliest", "latest", spec.value])
+    else:
+        (starts, ends), by_time = log_offsets_each(cluster, tps, ["earliest", "latest"]), None
     if by_time is not None and any(v is None for v in by_time.values()):
         raise ResetPlanError(["Kafka could not say the offsets at that time for every partition; try again."])
     return ResetPreview(group, core.plan_reset(spec, tps, committed, starts, ends, by_time))
@@ -310,14 +311,26 @@ def reset_offsets(
 
 
 def _settle(req, group_id: str, outcomes: list[PartitionOutcome], params: dict) -> int | None:
-    keyed = {f"{o.topic}-{o.partition}": o for o in outcomes}
+    """The outcome event: offsets before and after per partition ("topic-partition"); in
+    ``outcomes`` the partitions that went plainly as asked are counted per status (``{"reset":
+    {"ok": true, "partitions": 9998}}``) and only the others are named one by one (a failure, an
+    unknown result, a late answer) - a 10,000-partition reset is not 10,000 copies of "ok"."""
+    keys = [f"{o.topic}-{o.partition}" for o in outcomes]
+    plain: dict[str, int] = {}
+    named: dict[str, dict] = {}
+    for key, o in zip(keys, outcomes, strict=True):
+        if o.ok and not o.message:
+            plain[o.status] = plain.get(o.status, 0) + 1
+        else:
+            named[key] = o.audit()
+    summary = {status: {"ok": True, "partitions": n} for status, n in plain.items()}
     return outcomes_log.settle(
         req,
         targets=[target(group_id), *sorted({f"topic:{o.topic}" for o in outcomes})],
         params={"group": group_id, "partitions": len(outcomes), **params},
-        before=_capped({k: o.before for k, o in keyed.items()}),
-        after=_capped({k: o.after for k, o in keyed.items()}),
-        outcomes=_capped({k: o.audit() for k, o in keyed.items()}),
+        before=_capped(dict(zip(keys, (o.before for o in outcomes), strict=True))),
+        after=_capped(dict(zip(keys, (o.after for o in outcomes), strict=True))),
+        outcomes={**summary, **_capped(named)},
     )
 
 

@@ -35,7 +35,15 @@ def log_offsets(
     cluster, tps: Iterable[TopicPartition], spec: str | int = "latest"
 ) -> dict[TopicPartition, int | None]:
     """Offsets by ``spec`` (earliest, latest, a timestamp in ms: -1 there when no record is that
-    new); None where Kafka could not answer. Leaders come from the cached metadata; partitions it
+    new); None where Kafka could not answer. See ``log_offsets_each``."""
+    return log_offsets_each(cluster, tps, [spec])[0]
+
+
+def log_offsets_each(
+    cluster, tps: Iterable[TopicPartition], specs: list[str | int]
+) -> list[dict[TopicPartition, int | None]]:
+    """``log_offsets`` for several specs at once (e.g. a reset's log start and end): the requests
+    of every spec are in flight together. Leaders come from the cached metadata; partitions it
     does not know, or whose leader moved, are asked again with fresh leaders.
 
     The keys are ``(topic, partition)`` tuples, equal to (and hashed like) the TopicPartitions
@@ -45,7 +53,7 @@ def log_offsets(
     for topic, partition in tps:
         by_topic.setdefault(topic, []).append(partition)
     if not by_topic:
-        return {}
+        return [{} for _ in specs]
     gw = gateway_for(cluster)
     by_leader: dict[int, dict[str, list[int]]] = {}
     unknown: list[TopicPartition] = []
@@ -62,15 +70,18 @@ def log_offsets(
                 by_leader.setdefault(leader, {}).setdefault(topic, []).append(partition)
             else:
                 unknown.append(TopicPartition(topic, partition))
-    offsets, errors = gw.offsets_by_leader(by_leader, spec) if by_leader else ({}, {})
-    got: dict = offsets
-    again = unknown + [TopicPartition(*tp) for tp, err in errors.items() if err.name in _ASK_AGAIN]
-    for tp in errors:
-        got[tp] = None
-    if again:
-        for tp, v in gw.list_offsets(again, spec).items():
-            got[tp] = None if isinstance(v, KafkaOperationError) else v.offset
-    return got
+    answers = gw.offsets_by_leader(by_leader, specs) if by_leader else [({}, {}) for _ in specs]
+    out = []
+    for spec, (offsets, errors) in zip(specs, answers, strict=True):
+        got: dict = offsets
+        again = unknown + [TopicPartition(*tp) for tp, err in errors.items() if err.name in _ASK_AGAIN]
+        for tp in errors:
+            got[tp] = None
+        if again:
+            for tp, v in gw.list_offsets(again, spec).items():
+                got[tp] = None if isinstance(v, KafkaOperationError) else v.offset
+        out.append(got)
+    return out
 
 
 def _ends_or_error(cluster, tps) -> tuple[dict[TopicPartition, int | None], KafkaOperationError | None]:

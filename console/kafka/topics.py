@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from .base import GatewayBase
@@ -170,7 +171,7 @@ class TopicsMixin(GatewayBase):
                 )
                 continue
             by_leader[leader].setdefault(tp.topic, []).append(tp.partition)
-        for broker, response in self._send_list_offsets(by_leader, timestamp, isolation).items():
+        for (broker, _), response in self._send_list_offsets(by_leader, [timestamp], isolation).items():
             if isinstance(response, KafkaOperationError):
                 out.update(
                     (TopicPartition(t, p), response) for t, ps in by_leader[broker].items() for p in ps
@@ -195,51 +196,62 @@ class TopicsMixin(GatewayBase):
     def offsets_by_leader(
         self,
         by_leader: dict[int, dict[str, list[int]]],
-        spec: str | int = "latest",
+        specs: Sequence[str | int] = ("latest",),
         isolation: str = "READ_UNCOMMITTED",
-    ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], KafkaOperationError]]:
+    ) -> list[tuple[dict[tuple[str, int], int], dict[tuple[str, int], KafkaOperationError]]]:
         """``list_offsets`` for big reads whose caller already grouped the partitions by leader
-        (``{leader: {topic: [partition]}}``, from its metadata): plain ``{(topic, partition):
-        offset}`` for the answers and ``{(topic, partition): error}`` for the rest (a partition
-        error, a broker that did not answer, a partition missing from the answer). No timestamps or
-        leader epochs: the groups pages read 100,000 log ends a view, and each object counts.
+        (``{leader: {topic: [partition]}}``, from its metadata), for one or more specs at once
+        (one ListOffsets per leader and spec, all in flight together). Per spec: plain
+        ``{(topic, partition): offset}`` for the answers and ``{(topic, partition): error}`` for
+        the rest (a partition error, a broker that did not answer, a partition missing from the
+        answer). No timestamps or leader epochs: the groups pages read 100,000 log ends a view,
+        and each object counts.
         """
         self._require_brokers("listing offsets")
-        timestamp = _offset_timestamp(spec, isolation)
-        offsets: dict[tuple[str, int], int] = {}
-        errors: dict[tuple[str, int], KafkaOperationError] = {}
-        for broker, response in self._send_list_offsets(by_leader, timestamp, isolation).items():
-            if isinstance(response, KafkaOperationError):
-                errors.update(((t, p), response) for t, ps in by_leader[broker].items() for p in ps)
-                continue
-            for t in response.topics:
-                name = t.name
-                for p in t.partitions:
-                    if p.error_code:
-                        err = from_code(p.error_code)
-                        errors[(name, p.partition_index)] = err.with_message(
-                            f"{err.message} ({name}-{p.partition_index})"
-                        )
-                    else:
-                        offsets[(name, p.partition_index)] = p.offset
-        if len(offsets) + len(errors) < sum(len(ps) for parts in by_leader.values() for ps in parts.values()):
-            for parts in by_leader.values():
-                for t, ps in parts.items():
-                    for p in ps:
-                        if (t, p) not in offsets and (t, p) not in errors:
-                            errors[(t, p)] = _no_answer(TopicPartition(t, p))
-        return offsets, errors
+        timestamps = [_offset_timestamp(spec, isolation) for spec in specs]
+        answers = self._send_list_offsets(by_leader, timestamps, isolation)
+        asked = sum(len(ps) for parts in by_leader.values() for ps in parts.values())
+        out = []
+        for timestamp in timestamps:
+            offsets: dict[tuple[str, int], int] = {}
+            errors: dict[tuple[str, int], KafkaOperationError] = {}
+            for broker in by_leader:
+                response = answers.get((broker, timestamp))
+                if response is None:
+                    continue
+                if isinstance(response, KafkaOperationError):
+                    errors.update(((t, p), response) for t, ps in by_leader[broker].items() for p in ps)
+                    continue
+                for t in response.topics:
+                    name = t.name
+                    for p in t.partitions:
+                        if p.error_code:
+                            err = from_code(p.error_code)
+                            errors[(name, p.partition_index)] = err.with_message(
+                                f"{err.message} ({name}-{p.partition_index})"
+                            )
+                        else:
+                            offsets[(name, p.partition_index)] = p.offset
+            if len(offsets) + len(errors) < asked:
+                for parts in by_leader.values():
+                    for t, ps in parts.items():
+                        for p in ps:
+                            if (t, p) not in offsets and (t, p) not in errors:
+                                errors[(t, p)] = _no_answer(TopicPartition(t, p))
+            out.append((offsets, errors))
+        return out
 
     def _send_list_offsets(
-        self, by_leader: dict[int, dict[str, list[int]]], timestamp: int, isolation: str
-    ) -> dict[int, Any]:
-        """One ListOffsets per leader, all in flight together: ``{leader: response | error}``."""
+        self, by_leader: dict[int, dict[str, list[int]]], timestamps: list[int], isolation: str
+    ) -> dict[tuple[int, int], Any]:
+        """One ListOffsets per leader and timestamp, all in flight together:
+        ``{(leader, timestamp): response | error}``."""
         from kafka.protocol.consumer.offsets import ListOffsetsRequest
 
         topic_cls = ListOffsetsRequest.ListOffsetsTopic
         part_cls = topic_cls.ListOffsetsPartition
 
-        def request_for(broker: int) -> Any:
+        def request_for(broker: int, timestamp: int) -> Any:
             return ListOffsetsRequest(
                 replica_id=-1,
                 isolation_level=ISOLATION_LEVELS[isolation],
@@ -253,12 +265,12 @@ class TopicsMixin(GatewayBase):
                 min_version=1,
             )
 
-        brokers = sorted(b for b, parts in by_leader.items() if parts)
-        if not brokers:
+        keys = [(b, ts) for ts in dict.fromkeys(timestamps) for b in sorted(by_leader) if by_leader[b]]
+        if not keys:
             return {}
-        self._kp.broker_ids(expect=brokers)  # a leader that restarted since the client last looked
-        responses = self._kp.send_many([(request_for(b), b) for b in brokers])
-        return dict(zip(brokers, responses, strict=True))
+        self._kp.broker_ids(expect=sorted({b for b, _ in keys}))  # a leader restarted since the client looked
+        responses = self._kp.send_many([(request_for(b, ts), b) for b, ts in keys])
+        return dict(zip(keys, responses, strict=True))
 
     def _leaders(self, topics: set[str]) -> dict[TopicPartition, int | KafkaOperationError]:
         """The current leader of every partition of the named topics (one Metadata request)."""

@@ -171,9 +171,12 @@ def test_offsets_by_leader_answers_plainly_and_names_each_failure(gw, topics, br
         by_leader: dict[int, dict[str, list[int]]] = {}
         by_leader.setdefault(leader[0], {}).setdefault(name, []).extend([0, 7])  # 7 does not exist
         by_leader.setdefault(other, {}).setdefault(name, []).append(1)  # not its leader
-        return gw.offsets_by_leader(by_leader, "latest")
+        return gw.offsets_by_leader(by_leader, ["latest", "earliest"])
 
-    offsets, errors = eventually(ask, lambda got: (name, 0) in got[0])
+    answers = eventually(ask, lambda got: (name, 0) in got[0][0])
+    assert answers[1][0] == answers[0][0]  # an empty topic: log start = log end = 0
+    assert {tp: e.name for tp, e in answers[1][1].items()} == {tp: e.name for tp, e in answers[0][1].items()}
+    offsets, errors = answers[0]
     assert offsets == {(name, 0): 0}
     assert set(errors) == {(name, 7), (name, 1)}
     assert errors[(name, 7)].name == "UNKNOWN_TOPIC_OR_PARTITION"

@@ -154,7 +154,44 @@ def test_it_resets_an_empty_group_and_audits_before_and_after(sandbox, personas,
     assert outcome.before == {f"{t}-0": 40, f"{t}-1": 60, f"{t}-2": None}
     assert outcome.after == {f"{t}-0": 10, f"{t}-1": 10, f"{t}-2": 10}
     assert outcome.params["requested_event"] == requested.pk and outcome.source_ip == "10.1.2.3"
+    assert outcome.outcomes == {"reset": {"ok": True, "partitions": 3}}  # counted, not 3 copies of "ok"
     assert not OwedOutcome.objects.exists()
+
+
+def test_a_partition_kafka_refuses_is_named_in_the_outcome_and_the_event_is_partial(
+    sandbox, personas, kafka_cluster, monkeypatch
+):
+    from console.kafka import KafkaGateway, KafkaOperationError, TopicPartition
+
+    t = topic(sandbox)
+    gid = group(sandbox, {(t, 0): 40, (t, 1): 60})
+    real = KafkaGateway.alter_consumer_group_offsets
+
+    def refuse_partition_1(self, group_id, offsets):
+        got = real(self, group_id, {tp: o for tp, o in offsets.items() if tp.partition != 1})
+        got[TopicPartition(t, 1)] = KafkaOperationError(87, "INVALID_COMMIT_OFFSET_SIZE", "too big")
+        return got
+
+    monkeypatch.setattr(KafkaGateway, "alter_consumer_group_offsets", refuse_partition_1)
+    result = actions.reset_offsets(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        group_id=gid,
+        spec=ResetSpec("to-earliest", "topic", t),
+        confirmation=gid,
+    )
+    assert [(o.partition, o.ok, o.status) for o in result.outcomes] == [
+        (0, True, "reset"),
+        (1, False, "failed"),
+        (2, True, "reset"),  # --topic names every partition of the topic, committed or not
+    ]
+    outcome = AuditEvent.objects.get(pk=result.event_id)
+    assert outcome.outcome == "partial"
+    assert outcome.outcomes["reset"] == {"ok": True, "partitions": 2} and len(outcome.outcomes) == 2
+    assert outcome.outcomes[f"{t}-1"]["ok"] is False and outcome.outcomes[f"{t}-1"]["status"] == "failed"
+    assert "INVALID_COMMIT_OFFSET_SIZE" in outcome.outcomes[f"{t}-1"]["message"]
+    assert outcome.before == {f"{t}-0": 40, f"{t}-1": 60, f"{t}-2": None}
+    assert outcome.after == {f"{t}-0": 10, f"{t}-1": 60, f"{t}-2": 10}
 
 
 def test_a_reset_is_refused_while_the_group_has_members_named(sandbox, personas, kafka_cluster):
