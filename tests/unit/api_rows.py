@@ -1,0 +1,345 @@
+"""The API's role matrix table: every route of the ``api`` namespace, by method, with a request that works
+for the roles allowed to send it (tests/unit/test_api_matrix.py runs it with a token per role on two clusters).
+
+``build(w)`` gets the World of the cluster under test and returns (URL kwargs besides the cluster
+name, JSON body or query). A route missing here fails test_every_api_route_has_rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from console.kafka import AclBinding
+from tests.unit.matrix_rows import ADMINS, AUDITORS, OPERATORS, REQUESTERS, SUPER, VIEWERS
+from tests.unit.matrix_world import World, uniq
+
+EVERYONE = VIEWERS | {"outsider"}
+ANON = "anonymous"
+
+
+@dataclass(frozen=True)
+class ApiRow:
+    route: str
+    method: str
+    allowed: frozenset[str]
+    ok: int
+    build: Callable[[World], tuple[dict, dict]] = lambda w: ({}, {})
+    label: str = ""
+    changes: bool = True  # for a mutating method: an allowed request changes something
+    cluster_less: bool = False  # no cluster in the URL: a role-less caller is refused 403, not 404
+    special: tuple[tuple[str, int], ...] = ()
+    audits_refusals: bool = False  # a refused read is audited too (the trail's export)
+
+    @property
+    def id(self) -> str:
+        return self.label or f"{self.route}-{self.method}"
+
+    @property
+    def mutating(self) -> bool:
+        return self.method != "get"
+
+    def expected(self, role: str) -> int:
+        if role == ANON:
+            return 401
+        if role in dict(self.special):
+            return dict(self.special)[role]
+        if role in self.allowed:
+            return self.ok
+        return 403 if (self.cluster_less or role != "outsider") else 404
+
+    def refused(self, role: str) -> bool:
+        return self.expected(role) >= 400
+
+
+def _topic(w: World) -> tuple[dict, dict]:
+    return {"topic": w.topic()}, {}
+
+
+def _group(body=lambda g, t: {}) -> Callable:
+    def build(w: World):
+        topic = w.topic()
+        with w.sandbox.state.lock:
+            w.sandbox.state.topics[topic].partitions[0].end_offset = 10
+        group = uniq("apigroup")
+        w.sandbox.add_group(group, offsets={(topic, 0): 5})
+        return {"group": group}, body(group, topic)
+
+    return build
+
+
+def _acl(w: World) -> dict:
+    return w.acl()
+
+
+def _existing_acl(w: World) -> tuple[dict, dict]:
+    a = w.acl()
+    binding = AclBinding(
+        a["resource_type"],
+        a["resource_name"],
+        a["pattern_type"],
+        a["principal"],
+        a["host"],
+        a["operation"],
+        a["permission"],
+    )
+    from console.clusters.actions import gateway_for
+
+    gateway_for(w.cluster).create_acls([binding])
+    flt = {"resource_type": "TOPIC", "resource_name": a["resource_name"], "principal": a["principal"]}
+    return {}, {"filters": [flt], "dry_run": False}
+
+
+def _plan(dry_run: bool) -> Callable:
+    def build(w: World):
+        topic = w.topic()
+        plan = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 3]}]}
+        return {}, {"plan": plan, "throttle_bytes_per_s": 1024 * 1024, "dry_run": dry_run}
+
+    return build
+
+
+def _request_body(prefix: str) -> Callable:
+    def build(w: World):
+        payload = {"name": uniq(prefix + "api"), "partitions": 1, "replication_factor": 1, "configs": {}}
+        return {}, {"kind": "topic.create", "payload": payload, "reason": "the API matrix"}
+
+    return build
+
+
+def _election(kind: str) -> Callable:
+    def build(w: World):
+        body = {"election_type": kind, "partitions": [{"topic": w.topic(), "partition": 0}]}
+        if kind == "UNCLEAN":
+            body["confirmation"] = f"unclean {w.cluster.name}"
+        return {}, body
+
+    return build
+
+
+def _event(w: World) -> tuple[dict, dict]:
+    from console.models import AuditEvent
+
+    w.request(w.cluster)  # its request.submit event is on the cluster
+    return {"event_id": AuditEvent.objects.filter(cluster_id=w.cluster.pk).order_by("-pk").first().pk}, {}
+
+
+def _operation(w: World) -> tuple[dict, dict]:
+    return {"op_id": w.reassignment().operation_id}, {}
+
+
+def _rid(body: dict | None = None) -> Callable:
+    return lambda w: ({"rid": w.reassignment().pk}, dict(body or {}))
+
+
+def _req(who: str = "requester") -> Callable:
+    return lambda w: ({"request_id": w.request(w.cluster).pk}, {"comment": "by the API matrix"})
+
+
+CONFIG = {"changes": [{"name": "retention.ms", "op": "SET", "value": "5000"}]}
+BROKER_CONFIG = {"changes": [{"name": "log.retention.ms", "op": "SET", "value": "123456789"}]}
+# A request: the requester and whoever may approve see it; a viewer does not.
+REQUEST_READERS = (VIEWERS - {"viewer"}) | frozenset()
+
+ROWS: tuple[ApiRow, ...] = (
+    # clusters
+    ApiRow("clusters", "get", EVERYONE, 200, cluster_less=True),
+    ApiRow(
+        "clusters",
+        "post",
+        SUPER,
+        201,
+        lambda w: ({}, {"name": uniq("apinew"), "bootstrap_servers": "127.0.0.1:1", "request_timeout_s": 5}),
+        cluster_less=True,
+    ),
+    ApiRow("cluster", "get", VIEWERS, 200),
+    # topics
+    ApiRow("topics", "get", VIEWERS, 200),
+    ApiRow(
+        "topics",
+        "post",
+        OPERATORS,
+        201,
+        lambda w: ({}, {"name": uniq("api"), "partitions": 1, "replication_factor": 1}),
+    ),
+    ApiRow(
+        "topics",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: (
+            {},
+            {"name": uniq("api"), "partitions": 1, "replication_factor": 1, "validate_only": True},
+        ),
+        label="topics-post-validate-only",
+        changes=False,
+    ),
+    ApiRow(
+        "topics-batch",
+        "post",
+        OPERATORS,
+        201,
+        lambda w: ({}, {"topics": [{"name": uniq("apib"), "partitions": 1, "replication_factor": 1}]}),
+    ),
+    ApiRow(
+        "topics-delete",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: (lambda t: ({}, {"names": [t], "confirmation": t}))(w.topic()),
+    ),
+    ApiRow(
+        "topics-delete",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: ({}, {"names": [w.topic()]}),
+        label="topics-delete-preview",
+        changes=False,
+    ),
+    ApiRow("topic", "get", VIEWERS, 200, _topic),
+    ApiRow("topic-partitions", "post", OPERATORS, 200, lambda w: ({"topic": w.topic()}, {"total_count": 2})),
+    ApiRow("topic-configs", "get", VIEWERS, 200, _topic),
+    ApiRow("topic-configs", "post", OPERATORS, 200, lambda w: ({"topic": w.topic()}, CONFIG)),
+    ApiRow(
+        "topic-configs",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: ({"topic": w.topic()}, {**CONFIG, "validate_only": True}),
+        label="topic-configs-post-validate-only",
+        changes=False,
+    ),
+    # brokers
+    ApiRow("brokers", "get", VIEWERS, 200),
+    ApiRow("broker-configs", "get", VIEWERS, 200, lambda w: ({"broker": "1"}, {})),
+    ApiRow("broker-configs", "post", OPERATORS, 200, lambda w: ({"broker": "1"}, BROKER_CONFIG)),
+    ApiRow(
+        "broker-configs",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: ({"broker": "-"}, BROKER_CONFIG),
+        label="broker-configs-post-cluster-default",
+    ),
+    # ACLs
+    ApiRow("acls", "get", OPERATORS, 200),
+    ApiRow("acls", "post", OPERATORS, 200, lambda w: ({}, {"creates": [_acl(w)]})),
+    ApiRow("acls-delete", "post", OPERATORS, 200, _existing_acl),
+    ApiRow(
+        "acls-delete",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: ({}, {"filters": [{"principal": "User:nobody-at-all"}], "dry_run": True}),
+        label="acls-delete-preview",
+        changes=False,
+    ),
+    ApiRow(
+        "acls-effective",
+        "get",
+        OPERATORS,
+        200,
+        lambda w: ({}, {"principal": "User:app", "resource_type": "TOPIC", "resource_name": "x"}),
+    ),
+    # consumer groups
+    ApiRow("groups", "get", VIEWERS, 200),
+    ApiRow("group", "get", VIEWERS, 200, _group()),
+    ApiRow(
+        "group-reset",
+        "post",
+        OPERATORS,
+        200,
+        _group(lambda g, t: {"mode": "to-latest", "dry_run": False, "confirmation": g}),
+    ),
+    ApiRow(
+        "group-reset",
+        "post",
+        OPERATORS,
+        200,
+        _group(lambda g, t: {"mode": "to-earliest", "scope": "topic", "topic": t}),
+        label="group-reset-dry-run",
+        changes=False,
+    ),
+    ApiRow("group-delete", "post", OPERATORS, 200, _group(lambda g, t: {"confirmation": g})),
+    ApiRow(
+        "group-offsets-delete", "post", OPERATORS, 200, _group(lambda g, t: {"topic": t, "confirmation": g})
+    ),
+    # reassignments, throttles, elections
+    ApiRow("reassignments", "get", VIEWERS, 200),
+    ApiRow("reassignments", "post", OPERATORS, 201, _plan(False)),
+    ApiRow(
+        "reassignments",
+        "post",
+        OPERATORS,
+        200,
+        _plan(True),
+        label="reassignments-post-dry-run",
+        changes=False,
+    ),
+    ApiRow("reassignment", "get", VIEWERS, 200, _rid()),
+    ApiRow("reassignment-throttle", "post", OPERATORS, 200, _rid({"throttle_bytes_per_s": 2 * 1024 * 1024})),
+    ApiRow("reassignment-cancel", "post", OPERATORS, 202, _rid()),
+    ApiRow("reassignments-external", "get", VIEWERS, 200),
+    ApiRow(
+        "reassignments-external",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: ({}, {"partitions": [{"topic": w.external_move(), "partition": 0}]}),
+    ),
+    ApiRow("throttles", "get", VIEWERS, 200),
+    ApiRow("throttles", "post", OPERATORS, 200, lambda w: ({}, {"keys": [w.foreign_throttle()]})),
+    ApiRow("elections", "get", VIEWERS, 200),
+    ApiRow("elections", "post", OPERATORS, 202, _election("PREFERRED")),
+    ApiRow("elections", "post", ADMINS, 202, _election("UNCLEAN"), label="elections-post-unclean"),
+    # requests
+    ApiRow("requests", "get", VIEWERS, 200),
+    ApiRow("requests", "post", REQUESTERS, 201, _request_body("team-a.")),
+    ApiRow(
+        "requests",
+        "post",
+        REQUESTERS,
+        201,
+        _request_body("team-z."),
+        label="requests-post-outside-namespace",
+        special=(("requester", 422),),
+    ),
+    ApiRow("request", "get", REQUEST_READERS, 200, _req(), special=(("viewer", 404),)),
+    ApiRow("request-approve", "post", OPERATORS, 200, _req()),
+    ApiRow("request-reject", "post", OPERATORS, 200, _req()),
+    ApiRow(
+        "request-cancel",
+        "post",
+        frozenset({"requester"}),
+        200,
+        lambda w: ({"request_id": w.request(w.cluster).pk}, {}),
+        special=(("viewer", 404),),
+    ),
+    # capacity, quorum
+    ApiRow("capacity", "get", VIEWERS, 200),
+    ApiRow("capacity-run", "post", OPERATORS, 202, lambda w: ({}, {"days": 3})),
+    ApiRow("capacity-snapshot", "post", OPERATORS, 200),
+    ApiRow("quorum", "get", VIEWERS, 200),
+    # audit and operations (no cluster in the URL)
+    ApiRow("audit-events", "get", AUDITORS, 200, cluster_less=True),
+    ApiRow(
+        "audit-event",
+        "get",
+        AUDITORS,
+        200,
+        _event,
+        cluster_less=True,
+    ),
+    ApiRow("audit-export", "get", AUDITORS, 200, cluster_less=True, audits_refusals=True),
+    ApiRow("audit-chain", "get", AUDITORS, 200, cluster_less=True),
+    ApiRow("audit-chain", "post", AUDITORS, 202, cluster_less=True),
+    ApiRow("operation", "get", VIEWERS, 200, _operation, cluster_less=True, special=(("outsider", 404),)),
+)
+
+NOT_ROUTES = {"schema", "docs"}  # the OpenAPI document and its page: any signed-in caller (tested apart)
+
+
+def dumps(body: dict) -> str:
+    return json.dumps(body)
