@@ -7,6 +7,8 @@ from console.models.api import ApiToken as ApiToken
 from console.models.api import IdempotencyRecord as IdempotencyRecord
 from console.models.audit import AuditChainHead, AuditEvent, AuditImmutableError
 from console.models.audit import AuditTarget as AuditTarget
+from console.models.changes import ChangeApproval as ChangeApproval
+from console.models.changes import ChangePolicy as ChangePolicy
 from console.models.clusters import Cluster, SecurityProtocol
 from console.models.identity import IdentityLink as IdentityLink
 from console.models.operations import Operation, OperationItem, OperationState

@@ -13,6 +13,12 @@ class RequestKind(models.TextChoices):
     TOPIC_DELETE = "topic.delete", "Topic deletion"
     ACL_CREATE = "acl.create", "ACL for a principal"
     GROUP_OFFSETS_RESET = "group.offsets.reset", "Consumer group offset reset"
+    # Operator actions held for approval by the cluster's change-control policy (console/changes).
+    CHANGE_CONFIG = "change.config", "Config change (held for approval)"
+    CHANGE_TOPIC_DELETE = "change.topic.delete", "Topic deletion (held for approval)"
+    CHANGE_ACL = "change.acl", "ACL change (held for approval)"
+    CHANGE_GROUP_RESET = "change.group.reset", "Offset reset (held for approval)"
+    CHANGE_REASSIGNMENT = "change.reassignment", "Reassignment (held for approval)"
 
 
 class RequestState(models.TextChoices):
@@ -55,6 +61,12 @@ class ChangeRequest(models.Model):
     )
     result = models.JSONField(default=dict, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Gated operator actions (console/changes): the reviewed payload is pinned by its digest, the
+    # dry run shown to approvers is kept, and it may need two approvals.
+    gated = models.BooleanField(default=False)
+    payload_sha256 = models.CharField(max_length=64, blank=True)
+    review = models.JSONField(default=dict, blank=True)
+    approvals_required = models.PositiveSmallIntegerField(default=1)
 
     class Meta:
         ordering = ["-id"]
