@@ -356,6 +356,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "console.api.schema.idempotency_header",
+    ],
 }
 API_PAGE_SIZE = int(_env_num("API_PAGE_SIZE", 50))
 API_MAX_PAGE_SIZE = int(_env_num("API_MAX_PAGE_SIZE", 500))

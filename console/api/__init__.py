@@ -2,7 +2,7 @@
 
 ``auth`` (bearer tokens, the session with CSRF, read-only scopes), ``tokens`` (create, revoke,
 authenticate; audited), ``errors`` (every error as JSON with Kafka's name and code),
-``idempotency`` (the Idempotency-Key of POSTs), ``base`` (the cluster getter, paging, plain JSON),
+``idempotency`` (the Idempotency-Key of POSTs; ``schema`` documents it), ``base`` (the cluster getter, paging, plain JSON),
 ``serializers`` (shapes only), the views by area (``views_topics``, ``views_acls_groups``,
 ``views_ops``, ``views_misc``) and ``urls``. See docs/api.md.
 """
@@ -12,6 +12,7 @@ __all__ = [
     "base",
     "errors",
     "idempotency",
+    "schema",
     "serializers",
     "tokens",
     "urls",
