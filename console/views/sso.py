@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.http import Http404
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
@@ -30,7 +31,11 @@ class LogoutView(auth_views.LogoutView):
     def post(self, request, *args, **kwargs):
         provider_url = actions.logout_redirect(request, request.build_absolute_uri(reverse("login")))
         response = super().post(request, *args, **kwargs)
-        return redirect(provider_url) if provider_url else response
+        if not provider_url:
+            return response
+        # A page that goes on by itself: the form's CSP (form-action 'self') stops a cross-origin redirect.
+        context = {"provider_url": provider_url, "label": settings.OIDC_LABEL}
+        return render(request, "console/identity/provider_logout.html", context)
 
 
 @never_cache
