@@ -207,6 +207,8 @@ def start(sup: Supervisor, plan: Plan, env: dict[str, str]) -> None:
     url = f"http://{WEB_HOST}:{WEB_PORT}/"
     sup.wait_until("the web server", lambda: http_ok(url + "login/"), WEB_START_TIMEOUT_S)
     sup.say("runner", f"console ready at {url} - log in as admin. Ctrl-C stops everything.")
+    api = f"{url}api/"
+    sup.say("runner", f"API docs at {api}docs/ (REST API {api}v1/, API tokens {url}account/tokens/)")
 
 
 def describe_busy(busy: Mapping[int, str]) -> str:

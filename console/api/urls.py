@@ -6,6 +6,8 @@ tests/unit/test_api_matrix.py classifies every route here.
 
 from __future__ import annotations
 
+from csp.decorators import csp_update
+from django.contrib.auth.decorators import login_required
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -16,11 +18,18 @@ from console.api import views_topics as t
 
 app_name = "api"
 
+# The docs page is for people: a browser without a session is sent to the login page. Swagger UI
+# injects a <style> element, so this page alone also allows inline style elements; its scripts,
+# like every page's, come only from this server (the split view: no inline script).
+docs_page = csp_update({"style-src-elem": ["'self'", "'unsafe-inline'"]})(
+    login_required(SpectacularSwaggerSplitView.as_view(url_name="api:schema"))
+)
+
 C = "v1/clusters/<slug:name>/"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
+    path("docs/", docs_page, name="docs"),
     path("v1/clusters/", t.ClusterList.as_view(), name="clusters"),
     path(C, t.ClusterDetail.as_view(), name="cluster"),
     path(C + "topics/", t.TopicList.as_view(), name="topics"),

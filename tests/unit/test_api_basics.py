@@ -170,7 +170,20 @@ def test_the_docs_page_is_served_locally_under_the_csp(client, personas):
     html = page.content.decode()
     assert "cdn" not in html.lower() and "<script>" not in html  # scripts come from this server
     csp = page["Content-Security-Policy"]
-    assert "script-src 'self'" in csp and "unsafe-eval" not in csp
+    assert "script-src 'self';" in csp and "unsafe-eval" not in csp
+    assert "style-src-elem 'self' 'unsafe-inline'" in csp  # Swagger UI's own <style>, on this page only
+    script = client.get(reverse("api:docs") + "?script=")
+    assert script.status_code == 200 and "SwaggerUIBundle" in script.content.decode()
+    other = client.get(reverse("cluster_list"))["Content-Security-Policy"]
+    assert (
+        "style-src-elem 'self';" in other
+        and "'unsafe-inline'" not in other.split("style-src-elem")[1].split(";")[0]
+    )
+
+
+def test_anonymous_browsers_are_sent_to_log_in_for_the_docs(client):
+    response = client.get(reverse("api:docs"))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
 
 
 def test_the_token_page_shows_the_secret_once(client, personas):
