@@ -49,7 +49,7 @@ The first version missed the goal in the console's own work, mostly in the log-e
 (``KafkaGateway.list_offsets`` walked the 100,000 partitions several times, built a
 ``TopicPartition``, a ``PartitionOffsets`` and an error check per answer, then rebuilt the dict;
 ``reads.log_offsets`` added a leader map of every partition and two more scans). Now
-``reads.log_offsets`` groups the snapshot's leaders straight into per-leader requests and
+``groups.offsets.log_offsets`` groups the snapshot's leaders straight into per-leader requests and
 ``KafkaGateway.offsets_by_leader`` returns plain ``{(topic, partition): offset}`` with errors only
 for the partitions that failed: RESULT 1.65-1.81 -> 1.29-1.34. What is left above the floor:
 ``group_wire.classic`` decodes the consumer-protocol assignment of every member (~0.25 s under

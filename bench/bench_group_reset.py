@@ -42,7 +42,7 @@ events 0.16-0.18 s (``outcomes.requested`` 0.04 s, ``outcomes.settle`` 0.12-0.14
 outcomes maps, the plan digest) ~0.1 s; FindCoordinator x3 + DescribeGroups x2 < 0.01 s.
 
 Done since (console/): (1) the log bounds are read in one pass from the snapshot's leaders, plain
-offsets back, earliest and latest requests in flight together (``reads.log_offsets_each``,
+offsets back, earliest and latest requests in flight together (``offsets.log_offsets_each``,
 ``KafkaGateway.offsets_by_leader``); (2) ``audit.store.mask_secrets`` builds the set of sensitive
 names once per event and returns scalars as they are; (3) the outcome event counts the partitions
 that went as asked per status and names only the others (before / after stay per partition).
@@ -333,7 +333,9 @@ def main() -> None:
             if name != "_find_coordinators":  # counted inside describe and commit
                 inner += own
             print(f"  {name:<30} x{len(ts)}  {own:.3f}s")
-        print(f"  {'(the rest: actions.py, reads.log_offsets, core)':<30}     {dry + execute - inner:.3f}s")
+        print(
+            f"  {'(the rest: actions.py, offsets.log_offsets_each, core)':<30}     {dry + execute - inner:.3f}s"
+        )
         restore()
         print("\nprofile of one console dry run + execute (console code, by cumulative time):")
         print(profile_top(lambda: console("to-latest"), 24, "console/"))

@@ -265,6 +265,8 @@ AUDIT_SCAN_WINDOW = _env_num("AUDIT_SCAN_WINDOW", 50_000)
 # reconciler this long after its "requested" event: first as "unknown", then with Kafka's re-read state.
 AUDIT_OUTCOME_GRACE_S = _env_num("AUDIT_OUTCOME_GRACE_S", 120.0)
 REQUESTS_EMAIL_FROM = os.environ.get("REQUESTS_EMAIL_FROM", "")  # empty: no e-mail notifications
+# Change control: an approval of a held operator action counts for this long (console/changes).
+APPROVAL_TTL_H = float(os.environ.get("APPROVAL_TTL_H", "24"))
 QUORUM_LAG_WARN_RECORDS = _env_num("QUORUM_LAG_WARN_RECORDS", 100)
 QUORUM_CAUGHT_UP_WARN_MS = _env_num("QUORUM_CAUGHT_UP_WARN_MS", 5000)
 QUORUM_REFRESH_S = _env_num("QUORUM_REFRESH_S", 3)

@@ -32,6 +32,7 @@ from console.acls.core import (
 )
 from console.audit import outcomes as outcomes_log
 from console.audit.refusals import refused_as
+from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigResource, KafkaOperationError
 from console.kafka.types import AclBinding, AclBindingFilter
@@ -192,6 +193,7 @@ def change_acls(
 ) -> AclChange:
     """Delete exact bindings, then create bindings (KIP-4: deletes before adds); per-binding results."""
     access.require(actor, cluster, access.MANAGE_ACLS)
+    gate.check(actor, cluster, "acl")
     deletes, creates = list(dict.fromkeys(deletes)), list(dict.fromkeys(creates))
     problems = [p for b in deletes + creates for p in validate_binding(to_dict(b))[1]]
     if problems:

@@ -17,6 +17,8 @@ from django.db import transaction
 from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
+from console.audit.refusals import refused_as
+from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.configs.plan import HIDDEN, NOT_SET, ConfigDiff, _set_source, plan_changes, source_label
 from console.formatting import human_config_value
@@ -197,6 +199,7 @@ def _snapshot(diffs: list[ConfigDiff], entries: Mapping[str, ConfigEntry] | None
     return {d.name: (d.new_value if new else d.old_value) for d in diffs}
 
 
+@refused_as("config.alter", targets=lambda k: [target(k["resource"])] if k.get("resource") else [])
 def alter_configs(
     *,
     actor,
@@ -214,6 +217,8 @@ def alter_configs(
     KafkaOperationError when the current configs cannot be read.
     """
     access.require(actor, cluster, access.MANAGE_CONFIGS)
+    if not validate_only:
+        gate.check(actor, cluster, "config")
     gw = gateway_for(cluster)
     entries = _describe(gw, resource)
     catalogue = _catalogue(gw, resource, entries)

@@ -18,10 +18,12 @@ from datetime import UTC, datetime
 from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit.refusals import refused_as
+from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.groups import core
 from console.groups.core import ResetPlan, ResetPlanError, ResetSpec
-from console.groups.reads import describe_group, log_offsets_each, target
+from console.groups.offsets import log_offsets_each
+from console.groups.reads import describe_group, target
 from console.kafka import GroupDescription, KafkaOperationError, TopicPartition
 from console.topics import cache as metadata_cache
 
@@ -226,6 +228,7 @@ def reset_offsets(
 ) -> ChangeResult:
     """Execute a reset: refused while the group has members (named) or without the group id typed."""
     access.require(actor, cluster, access.MANAGE_GROUPS)
+    gate.check(actor, cluster, "group.reset")
     _confirm(group_id, confirmation)
     preview = _prepare(cluster, group_id, spec)
     _require_empty(preview.group, "resets the offsets of")

@@ -15,6 +15,7 @@ from django.db.models import OuterRef, Subquery
 
 from console import access, operations
 from console.audit.refusals import refused_as
+from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models import Operation
@@ -278,6 +279,7 @@ def start_reassignment(
 ) -> Operation:
     """Validate the plan, then create the Operation, its partition rows and audit event together."""
     access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
+    gate.check(actor, cluster, "reassignment")
     throttle = throttles.validate_rate(throttle)
     if not proposed:
         raise PlanRejected("The plan is empty: there is nothing to move.")

@@ -6,9 +6,10 @@ from console.models.requests import RequestKind
 
 GROUP_RESET = RequestKind.GROUP_OFFSETS_RESET.value
 
-CHOICES: list[tuple[str, str]] = list(RequestKind.choices)
-VALUES: frozenset[str] = frozenset(RequestKind.values)
-LABELS: dict[str, str] = dict(CHOICES)
+# What a requester may ask for; the "change.*" kinds are operators' actions held by change control.
+CHOICES: list[tuple[str, str]] = [c for c in RequestKind.choices if not c[0].startswith("change.")]
+VALUES: frozenset[str] = frozenset(value for value, _ in CHOICES)
+LABELS: dict[str, str] = dict(RequestKind.choices)
 
 
 def label(req) -> str:

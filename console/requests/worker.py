@@ -16,6 +16,8 @@ from django.utils import timezone
 from console import access, operations
 from console.acls import actions as acls
 from console.acls import core as acl_core
+from console.changes import actions as changes
+from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.configs import plan as config_plan
@@ -159,7 +161,19 @@ def _run(ctx) -> Done:
     try:
         if actor is None:
             raise PermissionDenied("the approver's account no longer exists")
-        ok, message = _execute(req, actor, retry=retry)
+        if req.gated:  # an operator's action held by change control: exactly what was reviewed
+            ok, message = changes.execute(req)
+        else:
+            with gate.all_passed():  # four eyes already: the request's own approval
+                ok, message = _execute(req, actor, retry=retry)
+    except changes.Drifted as exc:  # sent back for a fresh review; nothing ran
+        ctx.set_item(req.resource, state=OperationState.FAILED, progress=1.0, message=str(exc))
+        return Done(
+            OperationState.FAILED,
+            result={"request_id": req.pk, "message": f"not run: {exc}"},
+            error=f"not run: {exc} (back to review)",
+            outcomes={req.resource: {"ok": False, "message": f"not run: {exc}"}},
+        )
     except (
         PermissionDenied,
         RequestInvalid,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from console import access
 from console.audit.refusals import refused_as
+from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError
 from console.topics import cache as metadata_cache
@@ -55,6 +56,7 @@ def delete_topics(
 ) -> BatchResult:
     """Delete topics after a typed confirmation; internal and protected topics are refused with the reason."""
     access.require(actor, cluster, access.MANAGE_TOPICS)
+    gate.check(actor, cluster, "topic.delete")
     names = list(dict.fromkeys(n for n in names if n))
     if not names:
         raise ConfirmationError("Select at least one topic to delete.")

@@ -1,0 +1,374 @@
+"""Change control: the policy (admin-edited, audited), holding a gated action for review, approving
+it (never by its author; one or two approvers; approvals expire), running exactly what was
+reviewed after a drift check, and break glass.
+
+A held action is a ChangeRequest with ``gated=True``: it shares the requests area's review queue,
+timeline, notifications and worker (``request.execute``), which calls ``execute`` here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from console import access, operations
+from console.audit import store as audit
+from console.audit.refusals import refused_as
+from console.changes import gate
+from console.changes.kinds import HANDLERS, ChangeInvalid, Prepared
+from console.kafka import KafkaOperationError
+from console.models import Cluster
+from console.models.changes import ChangeApproval, ChangePolicy
+from console.models.requests import ChangeRequest, RequestState
+from console.requests.actions import COMMENT_MAX, EXECUTE_KIND, _claim_decision, _step
+from console.requests.notify import _notify, _notify_approvers
+
+JUSTIFICATION_MIN = 10
+
+
+class Drifted(Exception):
+    """The cluster changed since the review: the change went back for a fresh review."""
+
+
+def payload_digest(payload) -> str:
+    """SHA-256 of the payload as canonical JSON: what was reviewed is what runs."""
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def approval_ttl() -> timedelta:
+    return timedelta(hours=float(getattr(settings, "APPROVAL_TTL_H", 24)))
+
+
+# -- policy ---------------------------------------------------------------------------------------
+
+
+def get_policy(cluster: Cluster) -> ChangePolicy:
+    return ChangePolicy.objects.filter(cluster=cluster).first() or ChangePolicy(cluster=cluster)
+
+
+@refused_as("change.policy.update", ChangeInvalid)
+def set_policy(
+    *,
+    actor,
+    cluster: Cluster,
+    enabled: bool,
+    kinds: list[str],
+    roles: list[str],
+    approvers: int,
+    source_ip: str | None = None,
+) -> ChangePolicy:
+    """Cluster admins decide what needs approval; the change to the policy is audited."""
+    access.require(actor, cluster, access.ADMINISTER)
+    errors = [f"unknown action kind {k!r}" for k in kinds if k not in gate.KINDS]
+    errors += [f"unknown role {r!r}" for r in roles if r not in access.ROLE_PERMISSIONS]
+    if approvers not in range(1, gate.MAX_APPROVERS + 1):
+        errors.append(f"approvers must be 1 or {gate.MAX_APPROVERS}")
+    if errors:
+        raise ChangeInvalid(errors)
+    with transaction.atomic():
+        policy, _ = ChangePolicy.objects.select_for_update().get_or_create(cluster=cluster)
+        before = {
+            "enabled": policy.enabled,
+            "kinds": policy.kinds,
+            "roles": policy.roles,
+            "approvers": policy.approvers,
+        }
+        policy.enabled, policy.kinds, policy.roles, policy.approvers = enabled, kinds, roles, approvers
+        policy.save()
+        audit.record(
+            actor=actor,
+            action="change.policy.update",
+            cluster=cluster,
+            targets=[f"cluster:{cluster.name}"],
+            before=before,
+            after={"enabled": enabled, "kinds": kinds, "roles": roles, "approvers": approvers},
+            outcome="success",
+            source_ip=source_ip,
+        )
+    return policy
+
+
+# -- hold for review ------------------------------------------------------------------------------
+
+
+@refused_as(
+    "change.submit", ChangeInvalid, targets=lambda k: [k["prepared"].resource] if k.get("prepared") else []
+)
+def submit_change(
+    *, actor, cluster: Cluster, prepared: Prepared, reason: str = "", source_ip: str | None = None
+) -> ChangeRequest:
+    """Hold a prepared (dry-run) action for approval: the exact payload, its digest and review."""
+    policy = gate.required(actor, cluster, prepared.gate)
+    if policy is None:
+        raise ChangeInvalid(["this action does not need approval on this cluster: run it directly"])
+    if len(reason) > COMMENT_MAX:
+        raise ChangeInvalid([f"the reason is longer than {COMMENT_MAX} characters"])
+    digest = payload_digest(prepared.payload)
+    with transaction.atomic():
+        req = ChangeRequest.objects.create(
+            cluster=cluster,
+            kind=prepared.kind,
+            resource=prepared.resource[:300],
+            payload=prepared.payload,
+            reason=reason,
+            requested_by=actor,
+            requested_by_name=actor.get_username(),
+            gated=True,
+            payload_sha256=digest,
+            review=prepared.review,
+            approvals_required=policy.approvers,
+        )
+        _step(req, req.requested_by_name, "submitted", f"{prepared.summary} (payload SHA-256 {digest[:12]}…)")
+        audit.record(
+            actor=actor,
+            action="change.submit",
+            cluster=cluster,
+            targets=[f"request:{req.pk}", prepared.resource],
+            params={"kind": prepared.kind, "payload_sha256": digest, "approvers": policy.approvers},
+            outcome="requested",
+            source_ip=source_ip,
+            request_id=f"change-{req.pk}",
+        )
+        _notify_approvers(req)
+    return req
+
+
+# -- approve --------------------------------------------------------------------------------------
+
+
+def fresh_approvals(req: ChangeRequest) -> list[ChangeApproval]:
+    """Approvals of this exact payload, by someone other than the author, younger than the TTL."""
+    since = timezone.now() - approval_ttl()
+    return list(
+        req.approvals.filter(payload_sha256=req.payload_sha256, created_at__gte=since)
+        .exclude(user_id=req.requested_by_id)
+        .order_by("id")
+    )
+
+
+def can_approve(user, req: ChangeRequest) -> bool:
+    return (
+        req.gated
+        and req.state == RequestState.PENDING
+        and req.requested_by_id != getattr(user, "pk", None)
+        and access.can(user, req.cluster, access.APPROVE)
+        and not any(a.user_id == user.pk for a in fresh_approvals(req))
+    )
+
+
+def _review_now(req: ChangeRequest, actor) -> dict:
+    handler = HANDLERS[req.kind]
+    with gate.passed(handler.gate):
+        return handler.review(actor, req.cluster, req.payload)
+
+
+def _back_to_review(req: ChangeRequest, new_review: dict, why: str) -> None:
+    """The cluster drifted (or the approvals expired): the new diff waits for fresh approvals."""
+    with transaction.atomic():
+        ChangeRequest.objects.filter(pk=req.pk).update(
+            state=RequestState.PENDING,
+            review={**new_review, "reviewed_before": req.review.get("rows", [])},
+            decided_by=None,
+            decided_by_name="",
+            decided_at=None,
+            operation=None,
+        )
+        req.approvals.all().delete()
+        _step(req, "system", "drifted", why)
+        audit.record(
+            actor=access.system_actor(),
+            action="change.drift",
+            cluster=req.cluster,
+            targets=[f"request:{req.pk}", req.resource],
+            params={"kind": req.kind, "reason": why},
+            outcome="refused",
+            request_id=f"change-{req.pk}",
+        )
+        _notify(req, f"Change #{req.pk} needs a fresh review: {why}")
+        _notify_approvers(req)
+    req.refresh_from_db()
+
+
+@refused_as("change.approve", ChangeInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
+def approve_change(
+    *, actor, request: ChangeRequest, comment: str = "", source_ip: str | None = None
+) -> ChangeRequest:
+    """Record one approval; with enough of them, re-check the cluster and queue the run."""
+    req = request
+    access.require(actor, req.cluster, access.APPROVE)
+    if not req.gated:
+        raise ChangeInvalid(["not a held operator action"])
+    if req.requested_by_id == actor.pk:
+        raise PermissionDenied("Four eyes: you cannot approve your own change.")
+    if req.state != RequestState.PENDING:
+        raise ChangeInvalid(["this change is not waiting for approval"])
+    if len(comment) > COMMENT_MAX:
+        raise ChangeInvalid([f"the comment is longer than {COMMENT_MAX} characters"])
+    if payload_digest(req.payload) != req.payload_sha256:
+        raise ChangeInvalid(["the stored payload does not match its reviewed digest; reject it"])
+    if any(a.user_id == actor.pk for a in fresh_approvals(req)):
+        raise ChangeInvalid(["you have already approved this change"])
+    with transaction.atomic():
+        ChangeApproval.objects.create(
+            request=req,
+            user=actor,
+            user_name=actor.get_username(),
+            payload_sha256=req.payload_sha256,
+            comment=comment,
+        )
+        count = len(fresh_approvals(req))
+        _step(
+            req,
+            actor.get_username(),
+            "approved",
+            f"{count} of {req.approvals_required}" + (f": {comment}" if comment else ""),
+        )
+        audit.record(
+            actor=actor,
+            action="change.approve",
+            cluster=req.cluster,
+            targets=[f"request:{req.pk}", req.resource],
+            params={
+                "kind": req.kind,
+                "payload_sha256": req.payload_sha256,
+                "approval": count,
+                "of": req.approvals_required,
+                "comment": comment,
+            },
+            outcome="approved",
+            source_ip=source_ip,
+            on_behalf_of=req.requested_by_name,
+            request_id=f"change-{req.pk}",
+        )
+    if count < req.approvals_required:
+        return req
+    new_review = _review_now(req, req.requested_by)
+    if new_review.get("pinned") != req.review.get("pinned") or not new_review.get("ok", True):
+        _back_to_review(req, new_review, "the cluster changed since the review; the new diff is shown")
+        return req
+    with transaction.atomic():
+        _claim_decision(req, RequestState.APPROVED, actor, comment)
+        op = operations.start(
+            actor=req.requested_by,
+            kind=EXECUTE_KIND,
+            cluster=req.cluster,
+            params={"request_id": req.pk},
+            items=[req.resource],
+            targets=[f"request:{req.pk}", req.resource],
+            source_ip=source_ip,
+        )
+        ChangeRequest.objects.filter(pk=req.pk).update(operation=op)
+        _step(req, "system", "queued", f"operation #{op.pk}")
+        _notify(req, f"Your change #{req.pk} was approved by {actor.get_username()} and runs now.")
+    req.refresh_from_db()
+    return req
+
+
+# -- run (on the worker) -------------------------------------------------------------------------
+
+
+def execute(req: ChangeRequest) -> tuple[bool, str]:
+    """The reviewed payload, unchanged, as its author, right after a last drift and expiry check.
+
+    Raises Drifted after sending the change back for review (nothing ran)."""
+    author = req.requested_by
+    if author is None:
+        return False, "the author's account no longer exists"
+    if payload_digest(req.payload) != req.payload_sha256:
+        return False, "the payload no longer matches the reviewed digest; nothing ran"
+    if len(fresh_approvals(req)) < req.approvals_required:
+        _back_to_review(
+            req, req.review, f"the approvals expired (APPROVAL_TTL_H={approval_ttl()}) before it ran"
+        )
+        raise Drifted("approvals expired")
+    new_review = _review_now(req, author)
+    if new_review.get("pinned") != req.review.get("pinned") or not new_review.get("ok", True):
+        _back_to_review(
+            req, new_review, "the cluster changed between the review and the run; the new diff is shown"
+        )
+        raise Drifted("drift")
+    handler = HANDLERS[req.kind]
+    with gate.passed(handler.gate):
+        return handler.run(author, req.cluster, req.payload, f"change-{req.pk}")
+
+
+# -- break glass ----------------------------------------------------------------------------------
+
+
+@refused_as(
+    "change.break_glass",
+    ChangeInvalid,
+    targets=lambda k: [k["prepared"].resource] if k.get("prepared") else [],
+)
+def break_glass(
+    *, actor, cluster: Cluster, prepared: Prepared, justification: str, source_ip: str | None = None
+) -> ChangeRequest:
+    """An admin runs a held action at once: written justification, flagged in the audit trail,
+    the approvers notified, kept in the review queue with its result."""
+    access.require(actor, cluster, access.ADMINISTER)
+    justification = justification.strip()
+    if len(justification) < JUSTIFICATION_MIN:
+        raise ChangeInvalid(
+            [f"break glass needs a written justification (at least {JUSTIFICATION_MIN} characters)"]
+        )
+    if len(justification) > COMMENT_MAX:
+        raise ChangeInvalid([f"the justification is longer than {COMMENT_MAX} characters"])
+    digest = payload_digest(prepared.payload)
+    with transaction.atomic():
+        req = ChangeRequest.objects.create(
+            cluster=cluster,
+            kind=prepared.kind,
+            resource=prepared.resource[:300],
+            payload=prepared.payload,
+            reason=justification,
+            requested_by=actor,
+            requested_by_name=actor.get_username(),
+            gated=True,
+            payload_sha256=digest,
+            review=prepared.review,
+            state=RequestState.RUNNING,
+            decided_by=actor,
+            decided_by_name=actor.get_username(),
+            decided_at=timezone.now(),
+            decision_comment=f"BREAK GLASS: {justification}",
+        )
+        _step(req, actor.get_username(), "break glass", justification)
+        audit.record(
+            actor=actor,
+            action="change.break_glass",
+            cluster=cluster,
+            targets=[f"request:{req.pk}", prepared.resource],
+            params={
+                "kind": prepared.kind,
+                "payload_sha256": digest,
+                "justification": justification,
+                "break_glass": True,
+            },
+            outcome="requested",
+            source_ip=source_ip,
+            request_id=f"change-{req.pk}",
+        )
+        _notify_approvers(req)
+    handler = HANDLERS[req.kind]
+    try:
+        with gate.passed(handler.gate):
+            ok, message = handler.run(actor, cluster, req.payload, f"change-{req.pk}")
+    except KafkaOperationError as exc:
+        ok, message = False, f"Kafka: {exc.name}: {exc.operator_text}"
+    except (PermissionDenied, ValueError) as exc:  # policy, plan and confirmation refusals
+        ok, message = False, str(exc)
+    with transaction.atomic():
+        ChangeRequest.objects.filter(pk=req.pk).update(
+            state=RequestState.SUCCEEDED if ok else RequestState.FAILED,
+            result={"ok": ok, "message": message},
+            finished_at=timezone.now(),
+        )
+        _step(req, "system", "succeeded" if ok else "failed", message)
+    req.refresh_from_db()
+    return req

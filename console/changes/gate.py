@@ -1,0 +1,86 @@
+"""Whether an operator action needs approval, and the only ways past the gate: running an approved
+change request, or an admin's audited break glass.
+
+The areas' mutations call ``check`` (console/configs, topics/delete, acls, groups, reassignment):
+a gated action called directly (a page, the API, the CLI) is refused with ApprovalRequired, so no
+path skips the review. The change runner and break glass set a context for the kind they run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+from django.core.exceptions import PermissionDenied
+
+from console import access
+from console.models import Cluster
+from console.models.changes import ChangePolicy
+
+# The action kinds a policy can gate (the value stored in ChangePolicy.kinds) and how pages name them.
+KINDS: dict[str, str] = {
+    "config": "Config changes (topics and brokers)",
+    "topic.delete": "Topic deletions",
+    "acl": "ACL changes",
+    "group.reset": "Consumer group offset resets",
+    "reassignment": "Reassignments",
+}
+MAX_APPROVERS = 2
+
+_passed: ContextVar[frozenset[str]] = ContextVar("change_gate_passed", default=frozenset())
+
+
+class ApprovalRequired(PermissionDenied):
+    """The cluster's change-control policy holds this action for approval."""
+
+
+def policy_of(cluster: Cluster) -> ChangePolicy | None:
+    policy = ChangePolicy.objects.filter(cluster=cluster, enabled=True).first()
+    return policy if policy is not None and policy.kinds else None
+
+
+def required(actor, cluster: Cluster, kind: str) -> ChangePolicy | None:
+    """The policy that holds ``kind`` for this actor on this cluster, or None (the action runs).
+
+    A policy naming roles holds the actions of anyone bound to one of them on the cluster; a policy
+    naming none holds everyone's (superusers included: break glass is their way round)."""
+    if kind not in KINDS or access.is_system(actor):
+        return None
+    policy = policy_of(cluster)
+    if policy is None or kind not in policy.kinds:
+        return None
+    if policy.roles and not (access.roles(actor, cluster) & set(policy.roles)):
+        return None
+    return policy
+
+
+def check(actor, cluster: Cluster, kind: str) -> None:
+    """In an area's mutation, after its permission check: refuse a held action run directly."""
+    if kind in _passed.get():
+        return
+    if required(actor, cluster, kind) is not None:
+        raise ApprovalRequired(
+            f"On cluster '{cluster.name}' {KINDS[kind].lower()} need approval: submit it for review "
+            "(the page does this for you), or break glass as an admin with a written justification."
+        )
+
+
+@contextlib.contextmanager
+def passed(kind: str) -> Iterator[None]:
+    """Inside: the named kind runs without the gate (an approved change, or break glass)."""
+    token = _passed.set(_passed.get() | {kind})
+    try:
+        yield
+    finally:
+        _passed.reset(token)
+
+
+@contextlib.contextmanager
+def all_passed() -> Iterator[None]:
+    """Inside: every kind runs (a self-service request approved by its own four eyes)."""
+    token = _passed.set(frozenset(KINDS))
+    try:
+        yield
+    finally:
+        _passed.reset(token)
