@@ -345,6 +345,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "console.api.errors.handle",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # ASCII JSON: text echoed from a request (a lone surrogate in a name) can always be encoded.
+    "UNICODE_JSON": False,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Kafka Operator Console API",
