@@ -7,6 +7,7 @@ the message; the HTTP status says what kind of failure it was (see docs/api.md).
 
 from __future__ import annotations
 
+import functools
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -25,6 +26,7 @@ from console.groups.actions import ConfirmationError as GroupConfirmationError
 from console.groups.actions import GroupNotEmpty, NoOffsets
 from console.groups.core import ResetPlanError
 from console.kafka import KafkaOperationError
+from console.kafka.errors import from_code
 from console.reassignment.actions import PlanRejected
 from console.reassignment.elections import ElectionRefused
 from console.reassignment.planner import PlanParseError
@@ -87,6 +89,40 @@ def kafka_status(exc: KafkaOperationError) -> int:
     if exc.name in _UNAVAILABLE or exc.retriable:
         return status.HTTP_503_SERVICE_UNAVAILABLE
     return status.HTTP_502_BAD_GATEWAY
+
+
+# Refusals the console itself puts in a per-resource outcome (not Kafka error names).
+CONSOLE_OUTCOME_ERRORS = {"POLICY", "PROTECTED"}
+
+
+@functools.cache
+def _kafka_codes() -> dict[str, int]:
+    """Kafka's error names and their numeric codes (from the gateway's own table)."""
+    found = {}
+    for code in range(-1, 200):
+        err = from_code(code)
+        if err is not None:
+            found[err.name] = code
+    return found
+
+
+def kafka_code(name: str) -> int | None:
+    return _kafka_codes().get(name)
+
+
+def outcome_status(error_name: str) -> int:
+    """The HTTP status of a request whose only resource failed with this error name."""
+    if not error_name or error_name in CONSOLE_OUTCOME_ERRORS or kafka_code(error_name) is None:
+        return 422
+    return kafka_status(KafkaOperationError(kafka_code(error_name), error_name))
+
+
+def outcome_error(http_status: int, error_name: str, message: str) -> dict:
+    """The ``error`` member of a failed single-resource answer, as every other error body has it."""
+    if error_name in CONSOLE_OUTCOME_ERRORS or kafka_code(error_name) is None:
+        return {"status": http_status, "code": "refused", "message": message, "errors": [message]}
+    kafka = {"name": error_name, "code": kafka_code(error_name), "message": message}
+    return {"status": http_status, "code": "kafka_error", "message": message, "kafka": kafka}
 
 
 def kafka_error(exc: KafkaOperationError) -> dict:

@@ -114,10 +114,13 @@ class TopicOutcomeOut(serializers.Serializer):
     status = serializers.CharField()
     message = serializers.CharField()
     error_name = serializers.CharField()
+    error_code = serializers.IntegerField(allow_null=True, help_text="Kafka's numeric code of error_name")
     warning = serializers.CharField()
 
 
 class BatchOut(serializers.Serializer):
+    """Per-topic results; a failed single topic also carries the ``error`` body of its status."""
+
     ok = serializers.BooleanField()
     validate_only = serializers.BooleanField()
     event_id = serializers.IntegerField(allow_null=True)
@@ -166,6 +169,11 @@ class AclBindingIn(serializers.Serializer):
     permission = serializers.CharField(default="ALLOW")
 
 
+class AclListQuery(serializers.Serializer):
+    group_by = serializers.ChoiceField(choices=("principal", "resource"), required=False)
+    page = serializers.IntegerField(required=False, min_value=1)
+
+
 class AclFilterIn(serializers.Serializer):
     resource_type = serializers.CharField(required=False, allow_blank=True)
     resource_name = serializers.CharField(required=False, allow_blank=True)
@@ -189,6 +197,20 @@ class AclDeleteIn(serializers.Serializer):
 
 
 # -- consumer groups -------------------------------------------------------------------------------
+
+
+class GroupListQuery(serializers.Serializer):
+    """The groups list's query (as the groups page's search form)."""
+
+    q = serializers.CharField(required=False)
+    regex = serializers.BooleanField(required=False)
+    state = serializers.CharField(required=False)
+    topic = serializers.CharField(required=False)
+    lagging = serializers.BooleanField(required=False)
+    sort = serializers.CharField(required=False)
+    desc = serializers.BooleanField(required=False)
+    page = serializers.IntegerField(required=False, min_value=1)
+    per_page = serializers.IntegerField(required=False, min_value=1, max_value=500)
 
 
 class ResetIn(serializers.Serializer):

@@ -56,7 +56,9 @@ def change_json(change) -> dict:
 
 class AclList(ApiView):
     @extend_schema(
-        operation_id="acls_list", parameters=[s.AclFilterIn], responses={200: OpenApiTypes.OBJECT, **ERRORS}
+        operation_id="acls_list",
+        parameters=[s.AclFilterIn, s.AclListQuery],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
     def get(self, request, name: str):
         cluster = self.cluster(name, access.MANAGE_ACLS)
@@ -146,15 +148,28 @@ def _groups_cluster(view: ApiView, name: str, perm: str = access.VIEW):
 
 
 class GroupList(ApiView):
-    @extend_schema(operation_id="groups_list", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    @extend_schema(
+        operation_id="groups_list",
+        parameters=[s.GroupListQuery],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
     def get(self, request, name: str):
         cluster = _groups_cluster(self, name)
         page = group_reads.list_groups(
             actor=request.user, cluster=cluster, **GroupListForm(request.query_params).query()
         )
-        body = plain(page)
-        body["count"] = body.get("total", len(page.rows) if hasattr(page, "rows") else 0)
-        return Response(body)
+        return Response(
+            {
+                "count": page.total,
+                "page": page.page,
+                "pages": page.pages,
+                "per_page": page.per_page,
+                "cluster_groups": page.cluster_groups,
+                "query_error": page.query_error,
+                "lag_error": plain(page.lag_error),
+                "results": [plain(r) for r in page.items],
+            }
+        )
 
 
 class GroupDetail(ApiView):

@@ -211,7 +211,7 @@ class AuditEvent(ApiView):
 class AuditExport(ApiView):
     @extend_schema(
         operation_id="audit_export",
-        parameters=[*AUDIT_PARAMS, OpenApiParameter("format", str, enum=["jsonl", "csv"], required=False)],
+        parameters=[*AUDIT_PARAMS, OpenApiParameter("fmt", str, enum=["jsonl", "csv"], required=False)],
         responses={
             (200, "application/x-ndjson"): OpenApiTypes.STR,
             (200, "text/csv"): OpenApiTypes.STR,
@@ -219,11 +219,11 @@ class AuditExport(ApiView):
         },
     )
     def get(self, request):
-        fmt = request.query_params.get("format", "jsonl")
+        fmt = request.query_params.get("fmt", "jsonl")  # not "format": DRF's renderer override
         if fmt not in ("jsonl", "csv"):
             from django.core.exceptions import ValidationError
 
-            raise ValidationError(["format is jsonl or csv."])
+            raise ValidationError(["fmt is jsonl or csv."])
         qs = audit_export.start_export(
             actor=request.user, audit_filter=_audit_filter(request), fmt=fmt, source_ip=self.ip
         )

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from console import access
 from console.api import serializers as s
 from console.api.base import ApiView, paged, plain, query
-from console.api.errors import kafka_status
+from console.api.errors import kafka_code, kafka_error, kafka_status, outcome_error, outcome_status
 from console.api.idempotency import idempotent
 from console.brokers import reads as broker_reads
 from console.clusters import actions as clusters
@@ -111,25 +111,31 @@ def topic_page(page) -> dict:
     }
 
 
+def outcome_json(o) -> dict:
+    return {**plain(o), "error_code": kafka_code(o.error_name) if o.error_name else None}
+
+
 def batch_json(result) -> dict:
     return {
         "ok": all(o.ok for o in result.outcomes),
         "validate_only": result.validate_only,
         "event_id": result.event_id,
-        "outcomes": [plain(o) for o in result.outcomes],
+        "outcomes": [outcome_json(o) for o in result.outcomes],
     }
 
 
-def batch_status(result, created: int) -> int:
-    """All done: ``created``; none: the error's status when there is one resource; else 207."""
-    if all(o.ok for o in result.outcomes):
-        return 200 if result.validate_only else created
+def batch_response(result, created: int) -> Response:
+    """All done: ``created``; one resource that failed: its error's status and error body; else 207."""
+    body = batch_json(result)
+    if body["ok"]:
+        return Response(body, status=200 if result.validate_only else created)
     if len(result.outcomes) == 1:
-        from console.kafka import KafkaOperationError
-
-        name = result.outcomes[0].error_name
-        return kafka_status(KafkaOperationError(-1, name)) if name else 422
-    return 207
+        o = result.outcomes[0]
+        http = outcome_status(o.error_name)
+        return Response(
+            {**body, "error": outcome_error(http, o.error_name, o.message or o.status)}, status=http
+        )
+    return Response(body, status=207)
 
 
 def spec_of(data: dict) -> TopicSpec:
@@ -185,7 +191,7 @@ class TopicList(ApiView):
             validate_only=data.validated_data["validate_only"],
             source_ip=self.ip,
         )
-        return Response(batch_json(result), status=batch_status(result, 201))
+        return batch_response(result, 201)
 
 
 class TopicBatch(ApiView):
@@ -216,7 +222,7 @@ class TopicBatch(ApiView):
             validate_only=d["validate_only"],
             source_ip=self.ip,
         )
-        return Response(batch_json(result), status=batch_status(result, 201))
+        return batch_response(result, 201)
 
 
 class TopicDelete(ApiView):
@@ -247,7 +253,7 @@ class TopicDelete(ApiView):
             confirmation=data.validated_data["confirmation"],
             source_ip=self.ip,
         )
-        return Response(batch_json(result), status=batch_status(result, 200))
+        return batch_response(result, 200)
 
 
 class TopicDetail(ApiView):
@@ -293,12 +299,12 @@ class TopicPartitions(ApiView):
             validate_only=d["validate_only"],
             source_ip=self.ip,
         )
-        http = 200
-        if not outcome.ok:
-            from console.kafka import KafkaOperationError
-
-            http = kafka_status(KafkaOperationError(-1, outcome.error_name)) if outcome.error_name else 422
-        return Response({**plain(outcome), "validate_only": d["validate_only"]}, status=http)
+        body = {**outcome_json(outcome), "validate_only": d["validate_only"]}
+        if outcome.ok:
+            return Response(body)
+        http = outcome_status(outcome.error_name)
+        error = outcome_error(http, outcome.error_name, outcome.message or outcome.status)
+        return Response({**body, "error": error}, status=http)
 
 
 # -- configs and brokers ---------------------------------------------------------------------------
@@ -329,14 +335,16 @@ def _alter(view: ApiView, request, cluster, resource) -> Response:
         "validate_only": result.validate_only,
         "resource": plain(result.resource),
         "diffs": [_diff(d) for d in result.diffs],
-        "error": plain(result.error),
         "message": result.message,
         "event_id": result.event_id,
     }
-    http = 200
-    if not result.ok and isinstance(result.error, Exception):
-        http = kafka_status(result.error)
-    return Response(body, status=http)
+    if result.ok:
+        return Response(body)
+    if result.error is None:
+        return Response({**body, "error": outcome_error(422, "", result.message)}, status=422)
+    http = kafka_status(result.error)
+    error = {"status": http, "code": "kafka_error", "message": result.error.operator_text}
+    return Response({**body, "error": {**error, "kafka": kafka_error(result.error)}}, status=http)
 
 
 def _diff(d) -> dict:
