@@ -252,7 +252,9 @@ def may_see_all(user, cluster: Cluster) -> bool:
     return access.can(user, cluster, access.APPROVE) or access.can(user, cluster, access.VIEW_AUDIT)
 
 
-def list_requests(*, actor, cluster: Cluster, state: str = "", limit: int = 200) -> list[ChangeRequest]:
+def list_requests(
+    *, actor, cluster: Cluster, state: str = "", kind: str = "", limit: int = 200
+) -> list[ChangeRequest]:
     """Approvers and auditors see every request on the cluster; everyone else only their own."""
     access.require(actor, cluster, access.VIEW)
     qs = ChangeRequest.objects.filter(cluster=cluster).select_related("requested_by")
@@ -260,6 +262,8 @@ def list_requests(*, actor, cluster: Cluster, state: str = "", limit: int = 200)
         qs = qs.filter(requested_by=actor)
     if state:
         qs = qs.filter(state=state)
+    if kind:
+        qs = qs.filter(kind=kind)
     return list(qs.order_by("-id")[:limit])
 
 

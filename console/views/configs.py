@@ -12,6 +12,10 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
+from console.changes import actions as change_actions
+from console.changes import gate
+from console.changes import kinds as change_kinds
+from console.changes.kinds import ChangeInvalid
 from console.configs import actions as configs
 from console.configs import plan as config_plan
 from console.forms.configs import ConfigChangesForm
@@ -61,11 +65,15 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
         "view": None,
         "error": None,
         "overrides_only": overrides_only(request),
+        "gated": can_edit and gate.required(request.user, cluster, "config") is not None,
+        "can_break_glass": access.can(request.user, cluster, access.ADMINISTER),
     }
     if request.method == "POST" and form.is_valid():
         changes = form.cleaned_data["changes"]
         action = request.POST.get("action", "preview")
         try:
+            if action in ("apply", "break_glass") and context["gated"]:
+                return _hold_for_review(request, cluster, resource, changes, action, form)
             if action == "preview":
                 context["diffs"] = configs.preview_changes(
                     actor=request.user, cluster=cluster, resource=resource, changes=changes
@@ -92,6 +100,9 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
                 form.add_error(None, str(v))
         except KafkaOperationError as exc:
             form.add_error(None, f"{exc.name}: {exc.operator_text}")
+        except ChangeInvalid as exc:
+            for e in exc.errors:
+                form.add_error(None, e)
     if request.method == "POST":
         form.hide_secret_values({d.name for d in context["diffs"] or () if d.sensitive})
     if request.htmx and request.method == "POST":
@@ -112,3 +123,30 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
         response = render(request, "console/config_page.html", context, status=status)
     patch_vary_headers(response, ("HX-Request",))
     return response
+
+
+def _hold_for_review(request, cluster, resource, changes, action: str, form):
+    """Change control holds config changes on this cluster: submit the change with its dry run for
+    review, or (an admin, with a written justification) break glass and run it now."""
+    prepared = change_kinds.prepare_config(request.user, cluster, resource, changes)
+    if action == "break_glass":
+        req = change_actions.break_glass(
+            actor=request.user,
+            cluster=cluster,
+            prepared=prepared,
+            justification=request.POST.get("justification", ""),
+            source_ip=client_ip(request),
+        )
+        text = f"Break glass: change #{req.pk} ran ({req.result.get('message', '')}); the approvers are told."
+    else:
+        req = change_actions.submit_change(
+            actor=request.user,
+            cluster=cluster,
+            prepared=prepared,
+            reason=request.POST.get("justification", ""),
+            source_ip=client_ip(request),
+        )
+        text = f"Change #{req.pk} is held for approval: {req.approvals_required} approver(s) other than you."
+    messages.success(request, text)
+    url = reverse("request_detail", kwargs={"name": cluster.name, "request_id": req.pk})
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)

@@ -9,6 +9,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console import access
+from console.changes import actions as change_actions
+from console.changes.kinds import ChangeInvalid
 from console.forms.requests import AutoApproveRuleForm, DecisionForm, RequestForm
 from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
 from console.requests import actions as requests
@@ -30,7 +32,14 @@ def _get_request_for_user(request, cluster, request_id: int):
 @require_GET
 def request_list(request, name: str):
     cluster = get_cluster_for_user(request, name)
-    rows = requests.list_requests(actor=request.user, cluster=cluster)
+    kind = request.GET.get("kind", "")
+    state = request.GET.get("state", "")
+    rows = requests.list_requests(
+        actor=request.user,
+        cluster=cluster,
+        state=state if state in RequestState.values else "",
+        kind=kind if kind in request_kinds.LABELS else "",
+    )
     for row in rows:
         row.kind_label = request_kinds.label(row)
     context = {
@@ -41,6 +50,10 @@ def request_list(request, name: str):
         "can_approve": access.can(request.user, cluster, access.APPROVE),
         "can_administer": access.can(request.user, cluster, access.ADMINISTER),
         "notifications": request_notify.unread_notifications(actor=request.user),
+        "kind": kind,
+        "state": state,
+        "kind_choices": sorted(request_kinds.LABELS.items()),
+        "state_choices": RequestState.choices,
     }
     return render(request, "console/request_list.html", context)
 
@@ -82,6 +95,8 @@ def request_detail(request, name: str, request_id: int):
         request_notify.mark_read(actor=request.user, request=req)
     payload = req.payload or {}
     group_reset = req.kind == request_kinds.GROUP_RESET
+    if req.gated:
+        return _change_detail(request, cluster, req)
     context = {
         **_status_context(cluster, req),
         "kind_label": request_kinds.label(req),
@@ -96,6 +111,21 @@ def request_detail(request, name: str, request_id: int):
         "form": DecisionForm(),
     }
     return render(request, "console/request_detail.html", context)
+
+
+def _change_detail(request, cluster, req):
+    """A held operator action: its review (before -> after, Kafka's dry-run answer) and approvals."""
+    approvals = change_actions.fresh_approvals(req)
+    context = {
+        **_status_context(cluster, req),
+        "kind_label": request_kinds.label(req),
+        "review": req.review or {},
+        "approvals": approvals,
+        "can_decide": change_actions.can_approve(request.user, req),
+        "awaiting_other": req.requested_by_id == request.user.pk and req.state == RequestState.PENDING,
+        "form": DecisionForm(),
+    }
+    return render(request, "console/change_detail.html", context)
 
 
 def _status_context(cluster, req) -> dict:
@@ -127,7 +157,10 @@ def _decide(request, name: str, request_id: int, approve: bool):
     if not form.is_valid():
         messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
         return redirect("request_detail", name=cluster.name, request_id=req.pk)
-    service = requests.approve_request if approve else requests.reject_request
+    if approve and req.gated:
+        service = change_actions.approve_change
+    else:
+        service = requests.approve_request if approve else requests.reject_request
     try:
         service(
             actor=request.user,
@@ -135,7 +168,7 @@ def _decide(request, name: str, request_id: int, approve: bool):
             comment=form.cleaned_data["comment"],
             source_ip=client_ip(request),
         )
-    except request_checks.RequestInvalid as exc:
+    except (request_checks.RequestInvalid, ChangeInvalid) as exc:
         messages.error(request, "Not done: " + "; ".join(exc.errors))
     else:
         messages.success(request, f"Request #{req.pk} {'approved' if approve else 'rejected'}.")

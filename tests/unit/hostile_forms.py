@@ -211,6 +211,17 @@ def rules_form(env):
     )
 
 
+def change_policy_form(env):
+    return form(
+        {
+            "enabled": either("on", "true", "1"),
+            "kinds": either("config", "topic.delete", "acl", "group.reset", "reassignment", "x"),
+            "roles": either("operator", "admin", "viewer", "nobody"),
+            "approvers": either("1", "2", "3", "0", "-1"),
+        }
+    )
+
+
 def plan_form(env):
     plan_keys = ["version", "partitions", "topic", "partition", "replicas", "log_dirs", MOVE, "any"]
     plan = text_document(plan_keys, wrap=lambda v: st.sampled_from([v, {"version": 1, "partitions": [v]}]))

@@ -22,6 +22,7 @@ from tests.unit.hostile_forms import (
     add_partitions,
     audit_get,
     broker_kw,
+    change_policy_form,
     cluster_form,
     config_changes,
     decision,
@@ -215,6 +216,7 @@ def _routes() -> list[Route]:
         Route("request_reject", 200, decision, rq, check=checks.db_only, after=checks.fresh_requests),
         Route("request_cancel", 100, nothing, own, check=checks.db_only, after=checks.fresh_requests),
         Route("request_rules", 250, rules_form, cluster_kw, check=checks.db_only),
+        Route("change_policy", 250, change_policy_form, cluster_kw, check=checks.db_only),
         Route("reassign_new", 700, plan_form, cluster_kw, check=checks.db_only),
         Route(
             "reassign_external_cancel",

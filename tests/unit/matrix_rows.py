@@ -271,6 +271,12 @@ MUTATING_ROWS = (
     Row(
         "request_rules", ADMINS, 302, _a({"enabled": "on", "kinds": ["topic.create"], "max_partitions": "6"})
     ),
+    Row(
+        "change_policy",
+        ADMINS,
+        302,
+        _a({"enabled": "on", "kinds": ["topic.delete"], "roles": ["operator"], "approvers": "2"}),
+    ),
     Row("request_approve", OPERATORS, 302, _decide("fine")),
     Row("request_reject", OPERATORS, 302, _decide("not this one")),
     # Only the requester withdraws; approvers and auditors see the request (403), a viewer does not (404).

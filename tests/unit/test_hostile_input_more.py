@@ -23,6 +23,7 @@ HERE = (
     "request_reject",
     "request_cancel",
     "request_rules",
+    "change_policy",
     "reassign_new",
     "reassign_external_cancel",
     "throttle_cleanup",
