@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONSOLE_VAR_DIR", BASE_DIR / "var"))
@@ -326,7 +328,26 @@ LDAP_ATTR_LAST_NAME = os.environ.get("LDAP_ATTR_LAST_NAME", "sn")
 LDAP_ATTR_EMAIL = os.environ.get("LDAP_ATTR_EMAIL", "mail")
 LDAP_LABEL = os.environ.get("LDAP_LABEL", "directory")
 LDAP_TIMEOUT_S = _env_num("LDAP_TIMEOUT_S", 10.0)
+LDAP_GROUP_TYPES = (  # console/identity/ldap.py maps each to django-auth-ldap's group type
+    "groupOfNames",
+    "nestedGroupOfNames",
+    "groupOfUniqueNames",
+    "posixGroup",
+    "activeDirectory",
+    "nestedActiveDirectory",
+)
+if CONSOLE_LOCAL_LOGIN not in ("all", "superusers", "off"):
+    raise ImproperlyConfigured(
+        f"CONSOLE_LOCAL_LOGIN must be all, superusers or off, not {CONSOLE_LOCAL_LOGIN!r}"
+    )
 if LDAP_SERVER_URI:
+    if LDAP_GROUP_TYPE not in LDAP_GROUP_TYPES:
+        raise ImproperlyConfigured(f"LDAP_GROUP_TYPE must be one of {', '.join(LDAP_GROUP_TYPES)}")
+    if importlib.util.find_spec("django_auth_ldap") is None:
+        raise ImproperlyConfigured(
+            "LDAP_SERVER_URI is set but django-auth-ldap is not installed: pip install -e '.[ldap]' "
+            "(python-ldap needs libldap2-dev, libsasl2-dev and a C compiler; see docs/sso.md)"
+        )
     AUTHENTICATION_BACKENDS.append("console.identity.ldap.DirectoryBackend")
 # Always listed, so an OIDC session ends (rather than errors) when OIDC is switched off.
 AUTHENTICATION_BACKENDS.append("console.identity.backends.OIDCBackend")

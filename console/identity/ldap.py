@@ -27,7 +27,7 @@ from console.identity import groups, users
 from console.identity.core import Refused
 
 PROVIDER = "ldap"
-GROUP_TYPES = {
+GROUP_TYPES = {  # keys: settings.LDAP_GROUP_TYPES
     "groupOfNames": GroupOfNamesType,  # OpenLDAP: member: <user DN>
     "nestedGroupOfNames": NestedGroupOfNamesType,
     "groupOfUniqueNames": GroupOfUniqueNamesType,

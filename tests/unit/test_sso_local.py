@@ -106,3 +106,29 @@ def test_role_changes_and_the_groups_claim():
         "2",
     ]
     assert core.groups_claim({"groups": {"not": "a list"}}, "groups") == []
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"CONSOLE_LOCAL_LOGIN": "maybe"}, "CONSOLE_LOCAL_LOGIN must be all, superusers or off"),
+        ({"LDAP_SERVER_URI": "ldap://127.0.0.1:1", "LDAP_GROUP_TYPE": "groupies"}, "LDAP_GROUP_TYPE must be"),
+    ],
+)
+def test_a_wrong_sso_setting_stops_the_start_with_the_reason(env, message, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", "import console.settings"],
+        env={**os.environ, "CONSOLE_VAR_DIR": str(tmp_path), **env}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert run.returncode != 0 and message in run.stderr
+
+
+def test_every_ldap_group_type_setting_has_a_group_type(settings):
+    pytest.importorskip("django_auth_ldap", reason="the 'ldap' extra is not installed (.ci/run installs it)")
+    from console.identity.ldap import GROUP_TYPES
+
+    assert tuple(GROUP_TYPES) == settings.LDAP_GROUP_TYPES
