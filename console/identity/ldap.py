@@ -41,9 +41,12 @@ def directory_settings() -> dict:
     """django-auth-ldap's settings (without their AUTH_LDAP_ prefix), from the console's LDAP_* ones."""
     uri = settings.LDAP_SERVER_URI
     timeout = settings.LDAP_TIMEOUT_S
-    global_options = {ldap.OPT_X_TLS_REQUIRE_CERT: ldap.OPT_X_TLS_DEMAND}
+    # TLS options per connection, the new TLS context last: libldap's global context would keep the
+    # first CA file it was given.
+    tls_options = {ldap.OPT_X_TLS_REQUIRE_CERT: ldap.OPT_X_TLS_DEMAND}
     if settings.LDAP_CA_CERT_FILE:
-        global_options[ldap.OPT_X_TLS_CACERTFILE] = settings.LDAP_CA_CERT_FILE
+        tls_options[ldap.OPT_X_TLS_CACERTFILE] = settings.LDAP_CA_CERT_FILE
+    tls_options[ldap.OPT_X_TLS_NEWCTX] = 0
     group_search = None
     if settings.LDAP_GROUP_SEARCH_BASE:
         group_search = LDAPSearch(
@@ -68,11 +71,11 @@ def directory_settings() -> dict:
         "MIRROR_GROUPS": None,  # the console mirrors groups itself, by DN (console.identity.groups)
         "FIND_GROUP_PERMS": False,
         "CACHE_TIMEOUT": 0,  # group memberships are read fresh at every login
-        "GLOBAL_OPTIONS": global_options,
         "CONNECTION_OPTIONS": {
             ldap.OPT_REFERRALS: 0,  # Active Directory's referrals would need another bind
             ldap.OPT_NETWORK_TIMEOUT: timeout,
             ldap.OPT_TIMEOUT: timeout,
+            **tls_options,
         },
     }
 

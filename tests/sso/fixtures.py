@@ -60,6 +60,9 @@ include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/inetorgperson.schema
 include /etc/ldap/schema/nis.schema
 pidfile {dir}/slapd.pid
+TLSCACertificateFile {dir}/ca.pem
+TLSCertificateFile {dir}/server.pem
+TLSCertificateKeyFile {dir}/server.key
 modulepath /usr/lib/ldap
 moduleload back_mdb
 database mdb
@@ -105,10 +108,60 @@ def _initial_groups() -> dict[str, list[str]]:
     return out
 
 
+def _tls_files(workdir: Path) -> None:
+    """A throwaway CA (ca.pem) and a certificate for 127.0.0.1 signed by it (server.pem, server.key)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def cert(subject, issuer, public_key, signing_key, *extensions):
+        builder = (
+            x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(public_key)
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=2))
+        )  # fmt: skip
+        for extension, critical in extensions:
+            builder = builder.add_extension(extension, critical=critical)
+        return builder.sign(signing_key, hashes.SHA256())
+
+    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "console test CA")])
+    ca = cert(
+        ca_name,
+        ca_name,
+        ca_key.public_key(),
+        ca_key,
+        (x509.BasicConstraints(ca=True, path_length=None), True),
+    )
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    server = cert(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]), ca_name, key.public_key(), ca_key,
+        (x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False),
+    )  # fmt: skip
+    (workdir / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    (workdir / "server.pem").write_bytes(server.public_bytes(serialization.Encoding.PEM))
+    (workdir / "server.key").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+
+
 @dataclass
 class Directory:
-    uri: str
+    uri: str  # ldap:// (StartTLS offered)
+    ldaps_uri: str
     workdir: Path
+
+    @property
+    def ca_file(self) -> str:
+        return str(self.workdir / "ca.pem")
 
     def _tool(self, tool: str, text: str) -> None:
         run = subprocess.run(
@@ -141,11 +194,14 @@ def slapd(tmp_path_factory):
     (workdir / "db").mkdir()
     conf = workdir / "slapd.conf"
     conf.write_text(SLAPD_CONF.format(dir=workdir, base=BASE, root_dn=ROOT_DN, root_pw=ROOT_PW))
-    uri = f"ldap://127.0.0.1:{free_port()}"
+    _tls_files(workdir)
+    uri, ldaps_uri = f"ldap://127.0.0.1:{free_port()}", f"ldaps://127.0.0.1:{free_port()}"
     log = (workdir / "slapd.log").open("w")
     # -d keeps slapd in the foreground (so this fixture owns the process); level 0 logs nothing extra.
-    process = subprocess.Popen([SLAPD, "-d", "0", "-f", str(conf), "-h", uri + "/"], stdout=log, stderr=log)
-    directory = Directory(uri=uri, workdir=workdir)
+    process = subprocess.Popen(
+        [SLAPD, "-d", "0", "-f", str(conf), "-h", f"{uri}/ {ldaps_uri}/"], stdout=log, stderr=log
+    )
+    directory = Directory(uri=uri, ldaps_uri=ldaps_uri, workdir=workdir)
     try:
         deadline = time.monotonic() + 20
         while True:

@@ -111,11 +111,28 @@ def test_an_unreachable_directory_refuses_with_the_reason(client, directory, set
 
     settings.LDAP_SERVER_URI = f"ldap://127.0.0.1:{free_port()}"
     assert _login(client, "alice", "alice-pw-1").status_code == 200
-    assert _last("auth.login_failed").params["reasons"]["ldap"] == "directory error: Can't contact LDAP server"
+    assert (
+        _last("auth.login_failed").params["reasons"]["ldap"] == "directory error: Can't contact LDAP server"
+    )
 
 
-def test_it_insists_on_starttls_when_asked(client, directory, settings):
-    settings.LDAP_START_TLS = True  # the test server offers no TLS: the login must not go on in clear
+@pytest.mark.parametrize("how", ["starttls", "ldaps"])
+def test_it_logs_in_over_tls_verifying_the_directorys_certificate(client, directory, settings, how):
+    settings.LDAP_CA_CERT_FILE = directory.ca_file
+    if how == "ldaps":
+        settings.LDAP_SERVER_URI = directory.ldaps_uri
+    else:
+        settings.LDAP_START_TLS = True
+    assert _login(client, "alice", "alice-pw-1").status_code == 302
+    assert _last("auth.login").params == {"method": "password", "provider": "ldap"}
+
+
+@pytest.mark.parametrize("how", ["starttls", "ldaps"])
+def test_a_certificate_from_an_unknown_ca_is_refused(client, directory, settings, how):
+    if how == "ldaps":
+        settings.LDAP_SERVER_URI = directory.ldaps_uri
+    else:
+        settings.LDAP_START_TLS = True  # no LDAP_CA_CERT_FILE: the system CAs do not know the test CA
     assert _login(client, "alice", "alice-pw-1").status_code == 200
     reason = _last("auth.login_failed").params["reasons"]["ldap"]
     assert reason.startswith("directory error"), reason
