@@ -236,3 +236,24 @@ def test_without_oidc_configured_the_routes_are_absent_and_the_page_is_as_before
     assert client.get(reverse("sso_oidc_callback") + "?code=x&state=y").status_code == 404
     page = client.get(reverse("login")).content.decode()
     assert "sso-oidc" not in page and 'id="id_password"' in page
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["?code=x&state=never-issued", "?code=x", "?state=only", "", "?error=%00%FF&state=" + "x" * 3000],
+)
+def test_a_callback_without_a_login_in_progress_is_refused_not_an_error(client, provider, query):
+    response = client.get(reverse("sso_oidc_callback") + query)
+    assert response.status_code == 302 and response["Location"] == reverse("login")
+    assert _last("auth.login_failed").params["method"] == "oidc"
+    assert not AuditEvent.objects.filter(action="auth.login").exists()
+
+
+def test_an_unreachable_provider_is_a_refusal_with_the_reason(client, settings):
+    from tests.sso.fixtures import free_port
+
+    settings.OIDC_ISSUER = f"http://127.0.0.1:{free_port()}/o"
+    settings.OIDC_CLIENT_ID = "console"
+    response = client.get(reverse("sso_oidc_login"))
+    assert response.status_code == 302 and response["Location"] == reverse("login")
+    assert "unreachable" in _last("auth.login_failed").params["reason"]
