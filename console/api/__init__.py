@@ -2,9 +2,9 @@
 
 ``auth`` (bearer tokens, the session with CSRF, read-only scopes), ``tokens`` (create, revoke,
 authenticate; audited), ``errors`` (every error as JSON with Kafka's name and code),
-``idempotency`` (the Idempotency-Key of POSTs; ``schema`` documents it), ``base`` (the cluster getter, paging, plain JSON),
-``serializers`` (shapes only), the views by area (``views_topics``, ``views_acls_groups``,
-``views_ops``, ``views_misc``) and ``urls``. See docs/api.md.
+``idempotency`` (the Idempotency-Key of POSTs; ``schema`` documents it), ``base`` (the cluster
+getter, paging, plain JSON), ``serializers`` (shapes only), the views by area (``views_topics``,
+``views_configs``, ``views_acls_groups``, ``views_ops``, ``views_misc``) and ``urls``. See docs/api.md.
 """
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "tokens",
     "urls",
     "views_acls_groups",
+    "views_configs",
     "views_misc",
     "views_ops",
     "views_topics",

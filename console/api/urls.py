@@ -12,6 +12,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from console.api import views_acls_groups as ag
+from console.api import views_configs as cf
 from console.api import views_misc as misc
 from console.api import views_ops as ops
 from console.api import views_topics as t
@@ -37,9 +38,9 @@ urlpatterns = [
     path(C + "topics/-/delete/", t.TopicDelete.as_view(), name="topics-delete"),
     path(C + "topics/<str:topic>/", t.TopicDetail.as_view(), name="topic"),
     path(C + "topics/<str:topic>/partitions/", t.TopicPartitions.as_view(), name="topic-partitions"),
-    path(C + "topics/<str:topic>/configs/", t.TopicConfigs.as_view(), name="topic-configs"),
-    path(C + "brokers/", t.BrokerList.as_view(), name="brokers"),
-    path(C + "brokers/<str:broker>/configs/", t.BrokerConfigs.as_view(), name="broker-configs"),
+    path(C + "topics/<str:topic>/configs/", cf.TopicConfigs.as_view(), name="topic-configs"),
+    path(C + "brokers/", cf.BrokerList.as_view(), name="brokers"),
+    path(C + "brokers/<str:broker>/configs/", cf.BrokerConfigs.as_view(), name="broker-configs"),
     path(C + "acls/", ag.AclList.as_view(), name="acls"),
     path(C + "acls/delete/", ag.AclDelete.as_view(), name="acls-delete"),
     path(C + "acls/effective/", ag.AclEffective.as_view(), name="acls-effective"),

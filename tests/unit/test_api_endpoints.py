@@ -36,7 +36,9 @@ def api(client, personas):
 def test_the_topic_list_is_paged_searched_and_sorted(api, kafka_cluster, frozen):
     for i in range(7):
         frozen.create_topic(f"paged-{i}", partitions=1 + i % 3, replication_factor=1)
-    got = api("viewer", "get", "topics", {"q": "paged-", "per_page": 3, "page": 2}, name="sandbox").json()
+    got = api(
+        "viewer", "get", "topics", {"q": "paged-", "per_page": 3, "page": 2, "refresh": 1}, name="sandbox"
+    ).json()
     assert (got["count"], got["page"], got["pages"], got["per_page"]) == (7, 2, 3, 3)
     assert [t["name"] for t in got["results"]] == ["paged-3", "paged-4", "paged-5"]
     by_size = api("viewer", "get", "topics", {"q": "paged-", "sort": "partitions", "desc": 1}, name="sandbox")

@@ -1,0 +1,121 @@
+"""API: topic and broker configs (describe, incremental alter with validate-only), the brokers list."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from console import access
+from console.api import serializers as s
+from console.api.base import ApiView, plain
+from console.api.errors import kafka_error, kafka_status, outcome_error
+from console.api.idempotency import idempotent
+from console.brokers import reads as broker_reads
+from console.configs import actions as configs
+from console.configs.plan import looks_secret
+from console.kafka import ConfigChange
+
+ERRORS = {400: s.ErrorBody, 403: s.ErrorBody, 404: s.ErrorBody, 422: s.ErrorBody}
+
+
+def _alter(view: ApiView, request, cluster, resource) -> Response:
+    access.require(request.user, cluster, access.MANAGE_CONFIGS)
+    data = s.ConfigAlterIn(data=request.data)
+    data.is_valid(raise_exception=True)
+    changes = []
+    for c in data.validated_data["changes"]:
+        value = c.get("value")
+        if c["op"] in ("APPEND", "SUBTRACT") and not (value or "").strip():
+            raise ValidationError([f"{c['name']}: {c['op'].lower()} needs a value."])
+        changes.append(
+            ConfigChange(c["name"].strip(), c["op"], None if c["op"] == "DELETE" else (value or ""))
+        )
+    result = configs.alter_configs(
+        actor=request.user,
+        cluster=cluster,
+        resource=resource,
+        changes=changes,
+        validate_only=data.validated_data["validate_only"],
+        source_ip=view.ip,
+    )
+    body = {
+        "ok": result.ok,
+        "validate_only": result.validate_only,
+        "resource": plain(result.resource),
+        "diffs": [_diff(d) for d in result.diffs],
+        "message": result.message,
+        "event_id": result.event_id,
+    }
+    if result.ok:
+        return Response(body)
+    if result.error is None:
+        return Response({**body, "error": outcome_error(422, "", result.message)}, status=422)
+    http = kafka_status(result.error)
+    error = {"status": http, "code": "kafka_error", "message": result.error.operator_text}
+    return Response({**body, "error": {**error, "kafka": kafka_error(result.error)}}, status=http)
+
+
+def _diff(d) -> dict:
+    """One change; a secret's values are never sent back (as on the pages)."""
+    hidden = d.sensitive or looks_secret(d.name)
+    return {
+        "name": d.name,
+        "op": d.op,
+        "old_value": None if hidden else d.old_value,
+        "new_value": None if hidden else d.new_value,
+        "old_source": d.old_source,
+        "new_source": d.new_source,
+        "sensitive": hidden,
+    }
+
+
+def _describe(request, cluster, resource) -> Response:
+    overrides = request.query_params.get("overrides_only", "") in ("1", "true", "on")
+    v = configs.describe_configs(
+        actor=request.user, cluster=cluster, resource=resource, overrides_only=overrides
+    )
+    return Response({"resource": plain(v.resource), "configs": [plain(r) for r in v.shown]})
+
+
+class TopicConfigs(ApiView):
+    @extend_schema(operation_id="topics_configs_retrieve", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, name: str, topic: str):
+        return _describe(request, self.cluster(name), configs.topic_resource(topic))
+
+    @extend_schema(
+        operation_id="topics_configs_alter",
+        request=s.ConfigAlterIn,
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    @idempotent
+    def post(self, request, name: str, topic: str):
+        return _alter(self, request, self.cluster(name), configs.topic_resource(topic))
+
+
+class BrokerConfigs(ApiView):
+    """A broker's configs; broker ``-`` is the cluster-wide default."""
+
+    @extend_schema(operation_id="brokers_configs_retrieve", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, name: str, broker: str):
+        return _describe(
+            request, self.cluster(name), configs.broker_resource("" if broker == "-" else broker)
+        )
+
+    @extend_schema(
+        operation_id="brokers_configs_alter",
+        request=s.ConfigAlterIn,
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    @idempotent
+    def post(self, request, name: str, broker: str):
+        resource = configs.broker_resource("" if broker == "-" else broker)
+        return _alter(self, request, self.cluster(name), resource)
+
+
+class BrokerList(ApiView):
+    @extend_schema(operation_id="brokers_list", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, name: str):
+        listing = broker_reads.list_brokers(actor=request.user, cluster=self.cluster(name))
+        return Response(plain(listing))
