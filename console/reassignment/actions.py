@@ -181,6 +181,11 @@ class Preview:
         return all(c.ok for c in self.checks)
 
     @property
+    def sha256(self) -> str:
+        """The digest of what Start would run (every moving partition's original -> target)."""
+        return plan_digest((c.topic, c.partition, c.current, c.target) for c in self.checks if c.moving)
+
+    @property
     def problems(self) -> int:
         return sum(1 for c in self.checks if not c.ok)
 
@@ -276,8 +281,13 @@ def start_reassignment(
     rf_change: bool = False,
     source_ip: str | None = None,
     view: ClusterView | None = None,
+    expected_sha256: str | None = None,
 ) -> Operation:
-    """Validate the plan, then create the Operation, its partition rows and audit event together."""
+    """Validate the plan, then create the Operation, its partition rows and audit event together.
+
+    ``expected_sha256`` (the dry run's ``Preview.sha256``): refused unless the plan to run is the
+    one previewed, partition for partition, original and target (a partition moved since: a new
+    dry run is needed)."""
     access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
     gate.check(actor, cluster, "reassignment")
     throttle = throttles.validate_rate(throttle)
@@ -299,6 +309,13 @@ def start_reassignment(
     moving = [c for c in checks if c.moving]
     if not moving:
         raise PlanRejected("Every partition is already at its target; nothing to move.", checks)
+    digest = plan_digest((c.topic, c.partition, c.current, c.target) for c in moving)
+    if expected_sha256 is not None and digest != expected_sha256:
+        raise PlanRejected(
+            "This is not the plan you reviewed: the cluster changed since the dry run. "
+            "Run the dry run again, review it, then Start.",
+            checks,
+        )
     topics = sorted({c.topic for c in moving})
     params = {
         "partitions": len(moving),
@@ -308,7 +325,7 @@ def start_reassignment(
         "rf_change": rf_change,
         # what moves where: every partition's original -> target in the event up to
         # MOVES_IN_AUDIT partitions; always the digest of the plan rows kept with the reassignment
-        "plan_sha256": plan_digest((c.topic, c.partition, c.current, c.target) for c in moving),
+        "plan_sha256": digest,
         "moves": [[c.topic, c.partition, list(c.current), list(c.target)] for c in moving[:MOVES_IN_AUDIT]],
     }
     with transaction.atomic():

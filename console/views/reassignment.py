@@ -82,6 +82,17 @@ def reassign_new(request, name: str):
                     replication_factor=data.get("replication_factor"),
                 )
             if request.POST.get("action") == "start":
+                expected = request.POST.get("plan_sha256", "").strip() or None
+                if data["intent"] != "json":  # Start runs the previewed plan, never a new one
+                    previewed = request.POST.get("previewed_plan", "")
+                    if not previewed or expected is None:
+                        raise reassignment.PlanRejected(
+                            "Dry run first: Start runs exactly the plan you reviewed in the dry run."
+                        )
+                    try:
+                        plan = planner.parse_plan(previewed)
+                    except ValueError as exc:
+                        raise reassignment.PlanRejected(f"The reviewed plan is not readable: {exc}") from None
                 op = reassignment.start_reassignment(
                     actor=request.user,
                     cluster=cluster,
@@ -91,6 +102,7 @@ def reassign_new(request, name: str):
                     rf_change=rf_change,
                     source_ip=client_ip(request),
                     view=view,
+                    expected_sha256=expected,
                 )
                 return redirect("reassign_detail", name=cluster.name, rid=op.reassignment.pk)
             throttles.validate_rate(data["throttle"])
@@ -98,6 +110,7 @@ def reassign_new(request, name: str):
                 cluster, plan, throttle=data["throttle"], rf_change=rf_change, view=view
             )
             ctx["plan_json"] = planner.export_plan(plan)
+            ctx["plan_sha256"] = ctx["preview"].sha256
             ctx["balance"] = _balance_rows(view.balance)
         except reassignment.PlanRejected as exc:
             ctx["error"], ctx["checks"] = str(exc), exc.checks or None

@@ -194,3 +194,32 @@ def test_the_balance_planner_shows_bytes_per_broker_and_its_lower_bound(
     assert response.status_code == 200, body[:2000]
     assert 'id="balance"' in body and "lower bound" in body
     assert 'id="diff"' in body and "→" in body
+
+
+def test_start_runs_the_previewed_plan_and_refuses_one_that_is_not(client, personas, kafka_cluster, frozen):
+    """An intent's Start runs the plan of the dry run (sent back with its digest), never a new one."""
+    import re
+    from html import unescape
+
+    topic = make_topic(frozen, [[1, 2]])
+    client.force_login(personas["operator"])
+    form = {"intent": "move_off", "topics": topic, "brokers": "2", "throttle_mb": "1"}
+    refused = client.post(url("reassign_new", kafka_cluster), {**form, "action": "start"})
+    assert refused.status_code == 200 and b"Dry run first" in refused.content
+    preview = client.post(url("reassign_new", kafka_cluster), {**form, "action": "preview"}).content.decode()
+    digest = re.search(r'name="plan_sha256" value="([0-9a-f]{64})"', preview).group(1)
+    previewed = unescape(re.search(r'name="previewed_plan" value="([^"]*)"', preview).group(1))
+    target = json.loads(previewed)["partitions"][0]["replicas"]
+    assert 2 not in target
+    wrong = client.post(
+        url("reassign_new", kafka_cluster),
+        {**form, "action": "start", "plan_sha256": "0" * 64, "previewed_plan": previewed},
+    )
+    assert b"not the plan you reviewed" in wrong.content and not Reassignment.objects.exists()
+    started = client.post(
+        url("reassign_new", kafka_cluster),
+        {**form, "action": "start", "plan_sha256": digest, "previewed_plan": previewed},
+    )
+    assert started.status_code == 302
+    event = AuditEvent.objects.get(action="reassignment.execute.requested")
+    assert event.params["plan_sha256"] == digest and event.params["moves"][0][3] == target
