@@ -4,7 +4,8 @@
 authenticate; audited), ``errors`` (every error as JSON with Kafka's name and code),
 ``idempotency`` (the Idempotency-Key of POSTs; ``schema`` documents it), ``base`` (the cluster
 getter, paging, plain JSON), ``serializers`` (shapes only), the views by area (``views_topics``,
-``views_configs``, ``views_acls_groups``, ``views_ops``, ``views_misc``) and ``urls``. See docs/api.md.
+``views_configs``, ``views_acls_groups``, ``views_ops``, ``views_misc``, ``views_admin``) and
+``urls``. See docs/api.md.
 """
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "tokens",
     "urls",
     "views_acls_groups",
+    "views_admin",
     "views_configs",
     "views_misc",
     "views_ops",

@@ -27,6 +27,7 @@ from console.groups.actions import GroupNotEmpty, NoOffsets
 from console.groups.core import ResetPlanError
 from console.kafka import KafkaOperationError
 from console.kafka.errors import from_code
+from console.quorum.controllers import LogLevelPlanError
 from console.reassignment.actions import PlanRejected
 from console.reassignment.elections import ElectionRefused
 from console.reassignment.planner import PlanParseError
@@ -74,6 +75,7 @@ REFUSALS = (
     BatchParseError,
     ClusterInUse,
     PasswordRequired,
+    LogLevelPlanError,
 )
 
 

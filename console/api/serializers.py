@@ -319,3 +319,45 @@ class DecisionIn(serializers.Serializer):
 
 class CapacityRunIn(serializers.Serializer):
     days = serializers.IntegerField(min_value=1, max_value=365, required=False)
+
+
+# -- cluster administration ------------------------------------------------------------------------
+
+
+class GrantIn(serializers.Serializer):
+    user = serializers.CharField(required=False, allow_blank=True, help_text="a user name, or")
+    group = serializers.CharField(required=False, allow_blank=True, help_text="a group name")
+    role = serializers.ChoiceField(choices=("viewer", "requester", "operator", "admin", "auditor"))
+    namespaces = serializers.ListField(
+        child=serializers.CharField(max_length=249), required=False, default=list
+    )
+    principals = serializers.ListField(
+        child=serializers.CharField(max_length=500), required=False, default=list
+    )
+
+
+class TopicPolicyIn(serializers.Serializer):
+    """The topic policy page's fields (blank = unrestricted)."""
+
+    max_partitions = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    allowed_replication_factors = serializers.CharField(
+        required=False, allow_blank=True, help_text="e.g. 2, 3"
+    )
+    allowed_config_keys = serializers.CharField(required=False, allow_blank=True)
+    config_ranges = serializers.CharField(required=False, allow_blank=True, help_text="JSON, as on the page")
+    name_pattern = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    protected_topics = serializers.CharField(required=False, allow_blank=True)
+    max_batch_size = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+
+
+class AutoApproveIn(serializers.Serializer):
+    enabled = serializers.BooleanField(default=False)
+    kinds = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    max_partitions = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=1_000_000
+    )
+
+
+class LogLevelsIn(serializers.Serializer):
+    levels = serializers.DictField(child=serializers.CharField(), help_text="logger -> level (or RESET)")
+    dry_run = serializers.BooleanField(default=True)

@@ -12,6 +12,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from console.api import views_acls_groups as ag
+from console.api import views_admin as adm
 from console.api import views_configs as cf
 from console.api import views_misc as misc
 from console.api import views_ops as ops
@@ -33,13 +34,20 @@ urlpatterns = [
     path("docs/", docs_page, name="docs"),
     path("v1/clusters/", t.ClusterList.as_view(), name="clusters"),
     path(C, t.ClusterDetail.as_view(), name="cluster"),
+    path(C + "test/", adm.ClusterTest.as_view(), name="cluster-test"),
+    path(C + "health/", adm.HealthCheck.as_view(), name="cluster-health"),
+    path(C + "access/", adm.Bindings.as_view(), name="access"),
+    path(C + "access/<int:binding_id>/revoke/", adm.BindingRevoke.as_view(), name="access-revoke"),
     path(C + "topics/", t.TopicList.as_view(), name="topics"),
+    path(C + "topics/-/policy/", adm.TopicPolicy.as_view(), name="topics-policy"),
     path(C + "topics/-/batch/", t.TopicBatch.as_view(), name="topics-batch"),
     path(C + "topics/-/delete/", t.TopicDelete.as_view(), name="topics-delete"),
     path(C + "topics/<str:topic>/", t.TopicDetail.as_view(), name="topic"),
     path(C + "topics/<str:topic>/partitions/", t.TopicPartitions.as_view(), name="topic-partitions"),
+    path(C + "topics/<str:topic>/consumers/", adm.TopicConsumers.as_view(), name="topic-consumers"),
     path(C + "topics/<str:topic>/configs/", cf.TopicConfigs.as_view(), name="topic-configs"),
     path(C + "brokers/", cf.BrokerList.as_view(), name="brokers"),
+    path(C + "brokers/<str:broker>/", adm.BrokerDetail.as_view(), name="broker"),
     path(C + "brokers/<str:broker>/configs/", cf.BrokerConfigs.as_view(), name="broker-configs"),
     path(C + "acls/", ag.AclList.as_view(), name="acls"),
     path(C + "acls/delete/", ag.AclDelete.as_view(), name="acls-delete"),
@@ -52,6 +60,7 @@ urlpatterns = [
         C + "groups/<str:group>/offsets-delete/", ag.GroupOffsetsDelete.as_view(), name="group-offsets-delete"
     ),
     path(C + "reassignments/", ops.ReassignmentList.as_view(), name="reassignments"),
+    path(C + "reassignments/export/", adm.PlanExport.as_view(), name="reassignments-export"),
     path(C + "reassignments/external/", ops.ExternalMoves.as_view(), name="reassignments-external"),
     path(C + "reassignments/<int:rid>/", ops.ReassignmentDetail.as_view(), name="reassignment"),
     path(
@@ -63,6 +72,7 @@ urlpatterns = [
     path(C + "throttles/", ops.Throttles.as_view(), name="throttles"),
     path(C + "elections/", ops.Elections.as_view(), name="elections"),
     path(C + "requests/", misc.RequestList.as_view(), name="requests"),
+    path(C + "requests/rules/", adm.RequestRules.as_view(), name="request-rules"),
     path(C + "requests/<int:request_id>/", misc.RequestDetail.as_view(), name="request"),
     path(C + "requests/<int:request_id>/approve/", misc.RequestApprove.as_view(), name="request-approve"),
     path(C + "requests/<int:request_id>/reject/", misc.RequestReject.as_view(), name="request-reject"),
@@ -71,6 +81,7 @@ urlpatterns = [
     path(C + "capacity/run/", misc.CapacityRun.as_view(), name="capacity-run"),
     path(C + "capacity/snapshot/", misc.CapacitySnapshot.as_view(), name="capacity-snapshot"),
     path(C + "quorum/", misc.Quorum.as_view(), name="quorum"),
+    path(C + "quorum/controllers/<int:node_id>/", adm.Controller.as_view(), name="controller"),
     path("v1/audit/events/", misc.AuditEvents.as_view(), name="audit-events"),
     path("v1/audit/events/<int:event_id>/", misc.AuditEvent.as_view(), name="audit-event"),
     path("v1/audit/export/", misc.AuditExport.as_view(), name="audit-export"),

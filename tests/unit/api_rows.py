@@ -338,6 +338,50 @@ ROWS: tuple[ApiRow, ...] = (
     ApiRow("operation", "get", VIEWERS, 200, _operation, cluster_less=True, special=(("outsider", 404),)),
 )
 
+
+def _controller(body: dict | None = None) -> Callable:
+    def build(w: World):
+        return {"name": w.controllers().name, "node_id": w.sandbox.state.active_controller}, dict(body or {})
+
+    return build
+
+
+def _viewer_binding(w: World) -> tuple[dict, dict]:
+    return {"binding_id": w.cluster.bindings.get(user=w.people["viewer"]).pk}, {}
+
+
+ADMIN_ROWS: tuple[ApiRow, ...] = (
+    ApiRow("cluster-test", "post", VIEWERS, 200),  # every connection test is audited
+    ApiRow("cluster-health", "post", OPERATORS, 202),
+    ApiRow("access", "get", ADMINS, 200),
+    ApiRow("access", "post", ADMINS, 201, lambda w: ({}, {"user": "outsider", "role": "viewer"})),
+    ApiRow("access-revoke", "post", ADMINS, 200, _viewer_binding),
+    ApiRow("topics-policy", "get", VIEWERS, 200),
+    ApiRow(
+        "topics-policy", "post", ADMINS, 200, lambda w: ({}, {"max_partitions": 64, "max_batch_size": 10})
+    ),
+    ApiRow("topic-consumers", "get", VIEWERS, 200, _topic),
+    ApiRow("broker", "get", VIEWERS, 200, lambda w: ({"broker": "1"}, {})),
+    ApiRow("reassignments-export", "get", VIEWERS, 200, lambda w: ({}, {"topics": w.topic()})),
+    ApiRow("request-rules", "get", ADMINS, 200),
+    ApiRow(
+        "request-rules",
+        "post",
+        ADMINS,
+        200,
+        lambda w: ({}, {"enabled": True, "kinds": ["topic.create"], "max_partitions": 6}),
+    ),
+    ApiRow("controller", "get", VIEWERS, 200, _controller()),
+    ApiRow(
+        "controller",
+        "post",
+        OPERATORS,
+        200,
+        _controller({"levels": {"org.apache.kafka.controller": "DEBUG"}, "dry_run": False}),
+    ),
+)
+ROWS = ROWS + ADMIN_ROWS
+
 NOT_ROUTES = {"schema", "docs"}  # the OpenAPI document and its page: any signed-in caller (tested apart)
 
 
