@@ -199,6 +199,8 @@ def prepare_group_reset(actor, cluster, group_id: str, spec) -> Prepared:
         "plan_sha256": group_reset.digest(dry["rows"]),
     }
     review = _reset_review(actor, cluster, payload)
+    if not review["ok"]:
+        raise ChangeInvalid([review["kafka"]])
     return Prepared(
         RequestKind.CHANGE_GROUP_RESET, "group.reset", f"group:{group_id}", payload, review,
         f"reset {len(dry['rows'])} offset(s) of {group_id} ({spec.describe()})",

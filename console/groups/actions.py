@@ -80,7 +80,8 @@ def _require_empty(group: GroupDescription | None, what: str) -> None:
         )
 
 
-def _confirm(group_id: str, confirmation: str) -> None:
+def check_confirmation(group_id: str, confirmation: str) -> None:
+    """The typed confirmation of a reset or delete: the group id."""
     if (confirmation or "").strip() != group_id:
         raise ConfirmationError(f"Type the group id ('{group_id}') to confirm.")
 
@@ -229,7 +230,7 @@ def reset_offsets(
     """Execute a reset: refused while the group has members (named) or without the group id typed."""
     access.require(actor, cluster, access.MANAGE_GROUPS)
     gate.check(actor, cluster, "group.reset")
-    _confirm(group_id, confirmation)
+    check_confirmation(group_id, confirmation)
     preview = _prepare(cluster, group_id, spec)
     _require_empty(preview.group, "resets the offsets of")
     plan = preview.plan

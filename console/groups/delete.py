@@ -19,10 +19,10 @@ from console.groups.actions import (
     PartitionOutcome,
     _capped,
     _committed,
-    _confirm,
     _require_empty,
     _reread_offsets,
     _settle,
+    check_confirmation,
 )
 from console.groups.core import tp_text
 from console.groups.reads import describe_group, target
@@ -55,7 +55,7 @@ def delete_group(
 ) -> GroupDeleted:
     """Delete a group and its committed offsets: refused while it has members (named)."""
     access.require(actor, cluster, access.MANAGE_GROUPS)
-    _confirm(group_id, confirmation)
+    check_confirmation(group_id, confirmation)
     group = describe_group(cluster, group_id)
     _require_empty(group, "deletes")
     committed = _committed(cluster, group_id, group)
@@ -126,7 +126,7 @@ def delete_offsets(
     """Delete the group's committed offsets of one topic (OffsetDelete); Kafka refuses each partition
     (GROUP_SUBSCRIBED_TO_TOPIC) while a member of the group consumes the topic."""
     access.require(actor, cluster, access.MANAGE_GROUPS)
-    _confirm(group_id, confirmation)
+    check_confirmation(group_id, confirmation)
     group = describe_group(cluster, group_id)
     committed = {tp: o for tp, o in _committed(cluster, group_id, group).items() if tp.topic == topic}
     if not committed:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
 from console.changes import actions as changes
@@ -45,3 +47,30 @@ def change_policy(request, name: str):
             messages.success(request, "Change-control policy saved.")
             return redirect("change_policy", name=cluster.name)
     return render(request, "console/change_policy.html", {"cluster": cluster, "form": form})
+
+
+def hold_for_review(request, cluster, prepared):
+    """A held action from a page: submit it with its dry run for approval, or (an admin with a
+    written justification, the "break_glass" button) break glass and run it now. Raises
+    ChangeInvalid for the page to show."""
+    if request.POST.get("action") == "break_glass":
+        req = changes.break_glass(
+            actor=request.user,
+            cluster=cluster,
+            prepared=prepared,
+            justification=request.POST.get("justification", ""),
+            source_ip=client_ip(request),
+        )
+        text = f"Break glass: change #{req.pk} ran ({req.result.get('message', '')}); the approvers are told."
+    else:
+        req = changes.submit_change(
+            actor=request.user,
+            cluster=cluster,
+            prepared=prepared,
+            reason=request.POST.get("justification", ""),
+            source_ip=client_ip(request),
+        )
+        text = f"Change #{req.pk} is held for approval: {req.approvals_required} approver(s) other than you."
+    messages.success(request, text)
+    url = reverse("request_detail", kwargs={"name": cluster.name, "request_id": req.pk})
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)

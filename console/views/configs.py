@@ -12,7 +12,6 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
-from console.changes import actions as change_actions
 from console.changes import gate
 from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
@@ -22,6 +21,7 @@ from console.forms.configs import ConfigChangesForm
 from console.kafka import KafkaOperationError
 from console.topics.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
+from console.views.changes import hold_for_review
 
 
 @login_required
@@ -73,7 +73,8 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
         action = request.POST.get("action", "preview")
         try:
             if action in ("apply", "break_glass") and context["gated"]:
-                return _hold_for_review(request, cluster, resource, changes, action, form)
+                prepared = change_kinds.prepare_config(request.user, cluster, resource, changes)
+                return hold_for_review(request, cluster, prepared)
             if action == "preview":
                 context["diffs"] = configs.preview_changes(
                     actor=request.user, cluster=cluster, resource=resource, changes=changes
@@ -123,30 +124,3 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
         response = render(request, "console/config_page.html", context, status=status)
     patch_vary_headers(response, ("HX-Request",))
     return response
-
-
-def _hold_for_review(request, cluster, resource, changes, action: str, form):
-    """Change control holds config changes on this cluster: submit the change with its dry run for
-    review, or (an admin, with a written justification) break glass and run it now."""
-    prepared = change_kinds.prepare_config(request.user, cluster, resource, changes)
-    if action == "break_glass":
-        req = change_actions.break_glass(
-            actor=request.user,
-            cluster=cluster,
-            prepared=prepared,
-            justification=request.POST.get("justification", ""),
-            source_ip=client_ip(request),
-        )
-        text = f"Break glass: change #{req.pk} ran ({req.result.get('message', '')}); the approvers are told."
-    else:
-        req = change_actions.submit_change(
-            actor=request.user,
-            cluster=cluster,
-            prepared=prepared,
-            reason=request.POST.get("justification", ""),
-            source_ip=client_ip(request),
-        )
-        text = f"Change #{req.pk} is held for approval: {req.approvals_required} approver(s) other than you."
-    messages.success(request, text)
-    url = reverse("request_detail", kwargs={"name": cluster.name, "request_id": req.pk})
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)

@@ -15,6 +15,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
+from console.changes import gate
+from console.changes import kinds as change_kinds
+from console.changes.kinds import ChangeInvalid
 from console.clusters import capabilities
 from console.forms.groups import ConfirmForm, GroupListForm, OffsetsDeleteForm, ResetForm
 from console.groups import actions, delete, reads, trend
@@ -22,6 +25,7 @@ from console.groups.core import ResetPlanError, to_csv
 from console.kafka import KafkaOperationError
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.capabilities import unavailable_page
+from console.views.changes import hold_for_review
 from pipeline import charts
 
 REFUSALS = (actions.GroupNotEmpty, actions.ConfirmationError, ResetPlanError, delete.NoOffsets)
@@ -118,9 +122,16 @@ def group_reset(request, name: str, group: str):
     confirm = ConfirmForm(request.POST or None)
     context = {"cluster": cluster, "group_id": group, "form": form, "confirm": confirm, "preview": None}
     context["mode_fields"], context["scope_fields"] = ResetForm.MODE_FIELDS, ResetForm.SCOPE_FIELDS
+    context["gated"] = gate.required(request.user, cluster, "group.reset") is not None
+    context["can_break_glass"] = access.can(request.user, cluster, access.ADMINISTER)
     if request.method == "POST" and form.is_valid() and confirm.is_valid():
         spec = form.cleaned_data["spec"]
+        held = gate.required(request.user, cluster, "group.reset") is not None
         try:
+            if held and request.POST.get("action") in ("execute", "break_glass"):
+                actions.check_confirmation(group, confirm.cleaned_data["confirmation"])
+                prepared = change_kinds.prepare_group_reset(request.user, cluster, group, spec)
+                return hold_for_review(request, cluster, prepared)
             if request.POST.get("action") == "execute":
                 result = actions.reset_offsets(
                     actor=request.user,
@@ -143,9 +154,11 @@ def group_reset(request, name: str, group: str):
                 context["export"] = to_csv(context["preview"].plan.rows)
         except actions.ConfirmationError as exc:
             confirm.add_error("confirmation", str(exc))
+        except ChangeInvalid as exc:
+            context["error"] = "; ".join(exc.errors)
         except REFUSALS + (KafkaOperationError,) as exc:
             context["error"] = _error_text(exc)
-        if request.POST.get("action") == "execute" and not context.get("result"):
+        if request.POST.get("action") in ("execute", "break_glass") and not context.get("result"):
             context.update(
                 _plan_again(request, cluster, group, spec)
             )  # a refused execute keeps its plan in view

@@ -14,6 +14,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
+from console.changes import gate
+from console.changes import kinds as change_kinds
+from console.changes.kinds import ChangeInvalid
 from console.configs.plan import source_label
 from console.forms.topics import (
     AddPartitionsForm,
@@ -29,6 +32,7 @@ from console.topics import policy
 from console.topics import reads as topic_reads
 from console.topics.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
+from console.views.changes import hold_for_review
 
 
 def _render(request, template: str, fragment: str | None, context: dict, status: int = 200):
@@ -201,7 +205,20 @@ def topic_delete(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_TOPICS)
     names = [n.strip() for n in request.POST.getlist("names") if n.strip()]
     context = {"cluster": cluster, "names": names, "result": None, "error": ""}
-    if "confirmation" in request.POST and names:
+    context["gated"] = gate.required(request.user, cluster, "topic.delete") is not None
+    context["can_break_glass"] = access.can(request.user, cluster, access.ADMINISTER)
+    if "confirmation" in request.POST and names and context["gated"]:
+        try:
+            if request.POST["confirmation"].strip() != deletion.delete_confirmation(names):
+                raise deletion.ConfirmationError("The confirmation does not match; nothing was submitted.")
+            return hold_for_review(
+                request, cluster, change_kinds.prepare_topic_delete(request.user, cluster, names)
+            )
+        except (deletion.ConfirmationError, ChangeInvalid) as exc:
+            context["error"] = str(exc)
+        except KafkaOperationError as exc:
+            context["error"] = exc.operator_text
+    elif "confirmation" in request.POST and names:
         try:
             context["result"] = deletion.delete_topics(
                 actor=request.user,

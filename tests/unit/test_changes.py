@@ -297,3 +297,78 @@ def test_break_glass_runs_at_once_flagged_and_tells_the_approvers(personas, kafk
     assert AuditEvent.objects.filter(action="change.break_glass", outcome="refused").count() == 2
     assert flagged.params["break_glass"] is True and "disk full" in flagged.params["justification"]
     assert Notification.objects.filter(user=operator2, request=req).exists()
+
+
+# -- the pages that hold an action ----------------------------------------------------------------
+
+
+def test_the_topic_delete_page_submits_a_held_deletion_and_admins_may_break_glass(
+    client, personas, kafka_cluster, topic, operator2
+):
+    from django.urls import reverse
+
+    gated(kafka_cluster, personas["admin"], kinds=["topic.delete"])
+    url = reverse("topic_delete", kwargs={"name": kafka_cluster.name})
+    client.force_login(personas["operator"])
+    shown = client.post(url, {"names": [topic]}).content.decode()
+    assert 'id="submit-for-review"' in shown and 'id="break-glass"' not in shown
+    wrong = client.post(url, {"names": [topic], "confirmation": "nope", "action": "submit"})
+    assert b"does not match" in wrong.content and not ChangeRequest.objects.exists()
+    held = client.post(url, {"names": [topic], "confirmation": topic, "action": "submit"})
+    req = ChangeRequest.objects.get(gated=True)
+    assert held.status_code == 302 and held["Location"].endswith(f"/requests/{req.pk}/")
+    assert req.review["rows"] == [[topic, "1 partitions", "deleted"]]
+    metadata_cache.clear()
+    assert topic in metadata_cache.get_snapshot(kafka_cluster).by_name  # nothing deleted yet
+    client.force_login(personas["admin"])
+    page = client.get(reverse("request_detail", kwargs={"name": kafka_cluster.name, "request_id": req.pk}))
+    assert (
+        page.status_code == 200 and b'id="change-review"' in page.content and b'id="approve"' in page.content
+    )
+    other = f"{topic}-b"
+    topics.create_topics(actor=personas["admin"], cluster=kafka_cluster, specs=[TopicSpec(other, 1, 1)])
+    glass = client.post(
+        url,
+        {
+            "names": [other],
+            "confirmation": other,
+            "action": "break_glass",
+            "justification": "incident 7: runaway",
+        },
+    )
+    assert glass.status_code == 302
+    assert ChangeRequest.objects.get(gated=True, resource=f"topic:{other}").state == RequestState.SUCCEEDED
+    metadata_cache.clear()
+    assert other not in metadata_cache.get_snapshot(kafka_cluster, refresh=True).by_name
+
+
+def test_the_reset_page_submits_a_held_reset_and_refuses_a_busy_group(
+    client, personas, kafka_cluster, sandbox, operator2
+):
+    from django.urls import reverse
+
+    name = f"chg.{uuid.uuid4().hex[:10]}"
+    sandbox.create_topic(name, partitions=1)
+    with sandbox.state.lock:
+        part = sandbox.state.topics[name].partitions[0]
+        part.log_start_offset, part.end_offset = 10, 100
+    idle, busy = f"grp-{uuid.uuid4().hex[:8]}", f"grp-{uuid.uuid4().hex[:8]}"
+    sandbox.add_group(idle, offsets={(name, 0): 40})
+    sandbox.add_group(busy, offsets={(name, 0): 40}, members={"app": [(name, 0)]})
+    gated(kafka_cluster, personas["admin"], kinds=["group.reset"])
+    client.force_login(personas["operator"])
+    body = {"mode": "to-earliest", "scope": "all-topics", "confirmation": "", "action": "execute"}
+
+    def post(group, **extra):
+        return client.post(
+            reverse("group_reset", kwargs={"name": kafka_cluster.name, "group": group}), {**body, **extra}
+        )
+
+    refused = post(busy, confirmation=busy)
+    assert refused.status_code == 200 and b"active member" in refused.content
+    held = post(idle, confirmation=idle)
+    assert held.status_code == 302
+    req = ChangeRequest.objects.get(gated=True)
+    assert req.review["rows"][0][:4] == [name, 0, 40, 10]
+    with sandbox.state.lock:
+        assert sandbox.state.groups[idle].offsets[(name, 0)] == 40  # held, not run
