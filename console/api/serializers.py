@@ -38,8 +38,14 @@ class ClusterIn(serializers.Serializer):
     sasl_mechanism = serializers.CharField(required=False, allow_blank=True, default="")
     sasl_username = serializers.CharField(required=False, allow_blank=True, default="")
     sasl_password = serializers.CharField(required=False, allow_blank=True, default="", write_only=True)
-    ssl_ca_pem = serializers.CharField(required=False, allow_blank=True, default="")
-    request_timeout_s = serializers.IntegerField(required=False, default=10)
+    ca_certificate = serializers.CharField(required=False, allow_blank=True, default="")
+    request_timeout_s = serializers.FloatField(required=False, default=10)
+    acl_super_users = serializers.CharField(required=False, allow_blank=True, default="")
+    acl_allow_if_no_acl = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ClusterRemoveIn(serializers.Serializer):
+    confirm_name = serializers.CharField(help_text="the cluster's name, typed again")
 
 
 # -- topics ----------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from console.topics.batch import TopicSpec
 ERRORS = {400: s.ErrorBody, 403: s.ErrorBody, 404: s.ErrorBody, 422: s.ErrorBody}
 
 
-def _cluster_json(cluster, user) -> dict:
+def cluster_json(cluster, user) -> dict:
     return {
         "name": cluster.name,
         "description": cluster.description,
@@ -39,7 +39,7 @@ class ClusterList(ApiView):
     @extend_schema(operation_id="clusters_list", responses={200: OpenApiTypes.OBJECT})
     def get(self, request):
         visible = list(access.visible_clusters(request.user).order_by("name"))
-        return Response(paged(visible, request, lambda c: _cluster_json(c, request.user)))
+        return Response(paged(visible, request, lambda c: cluster_json(c, request.user)))
 
     @extend_schema(
         operation_id="clusters_register", request=s.ClusterIn, responses={201: s.ClusterOut, **ERRORS}
@@ -58,7 +58,7 @@ class ClusterList(ApiView):
             sasl_password=form.cleaned_data["sasl_password"],
             source_ip=self.ip,
         )
-        return Response(_cluster_json(cluster, request.user), status=201)
+        return Response(cluster_json(cluster, request.user), status=201)
 
 
 class ClusterDetail(ApiView):
@@ -66,7 +66,7 @@ class ClusterDetail(ApiView):
     def get(self, request, name: str):
         cluster = self.cluster(name)
         data = clusters.overview(actor=request.user, cluster=cluster)
-        body = _cluster_json(cluster, request.user)
+        body = cluster_json(cluster, request.user)
         body["overview"] = {
             "brokers": [plain(b) for b in sorted(data.info.brokers, key=lambda b: b.id)] if data.info else [],
             "active_controller": data.active_controller,

@@ -351,6 +351,10 @@ def _viewer_binding(w: World) -> tuple[dict, dict]:
 
 
 ADMIN_ROWS: tuple[ApiRow, ...] = (
+    ApiRow(
+        "cluster-settings", "post", ADMINS, 200, lambda w: ({}, {"description": "edited by the API matrix"})
+    ),
+    ApiRow("cluster-remove", "post", ADMINS, 200, lambda w: ({}, {"confirm_name": w.cluster.name})),
     ApiRow("cluster-test", "post", VIEWERS, 200),  # every connection test is audited
     ApiRow("cluster-health", "post", OPERATORS, 202),
     ApiRow("access", "get", ADMINS, 200),
