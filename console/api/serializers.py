@@ -261,6 +261,13 @@ class ReassignIn(serializers.Serializer):
     throttle_bytes_per_s = serializers.IntegerField(required=False, allow_null=True, min_value=0)
     elect_preferred = serializers.BooleanField(default=False)
     dry_run = serializers.BooleanField(default=True, help_text="true: validate and preview only")
+    plan_sha256 = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=64,
+        help_text="the dry run's digest: Start is refused unless it runs exactly that plan. An intent's "
+        "Start needs it, with the dry run's plan in `plan`",
+    )
 
 
 class ReassignmentOut(serializers.Serializer):

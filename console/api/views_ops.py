@@ -130,9 +130,19 @@ class ReassignmentList(ApiView):
             )
         if d["dry_run"]:
             preview = reassignment.preview_plan(cluster, plan, throttle=rate, rf_change=rf_change, view=view)
-            return Response(
-                {"dry_run": True, "plan": json.loads(planner.export_plan(plan)), **preview_json(preview)}
-            )
+            body = {
+                "dry_run": True,
+                "plan": json.loads(planner.export_plan(plan)),
+                "plan_sha256": preview.sha256,
+            }
+            return Response({**body, **preview_json(preview)})
+        expected = d.get("plan_sha256") or None
+        if d["intent"] != "json":  # as the page: Start runs the previewed plan, never a new one
+            if "plan" not in d or expected is None:
+                raise reassignment.PlanRejected(
+                    "Dry run first: Start runs exactly the plan you reviewed (send its plan and plan_sha256)."
+                )
+            plan = planner.parse_plan(json.dumps(d["plan"]))
         op = reassignment.start_reassignment(
             actor=request.user,
             cluster=cluster,
@@ -142,6 +152,7 @@ class ReassignmentList(ApiView):
             rf_change=rf_change,
             source_ip=self.ip,
             view=view,
+            expected_sha256=expected,
         )
         return Response(reassignment_json(op.reassignment), status=201)
 

@@ -135,13 +135,14 @@ def test_a_reassignment_by_intent_previews_then_starts_and_can_be_throttled_and_
     preview = api("operator", "post", "reassignments", body, name="sandbox").json()
     assert preview["ok"] and all(1 not in p["replicas"] for p in preview["plan"]["partitions"])
     assert not Reassignment.objects.exists()
-    started = api(
-        "operator",
-        "post",
-        "reassignments",
-        {**body, "dry_run": False, "throttle_bytes_per_s": 2048},
-        name="sandbox",
-    )
+    start = {**body, "dry_run": False, "throttle_bytes_per_s": 2048}
+    refused = api("operator", "post", "reassignments", start, name="sandbox")
+    assert refused.status_code == 422 and not Reassignment.objects.exists()  # Start needs the dry run
+    stale = {"plan": preview["plan"], "plan_sha256": "0" * 64, "dry_run": False}
+    assert api("operator", "post", "reassignments", stale, name="sandbox").status_code == 422
+    assert not Reassignment.objects.exists()  # not the plan reviewed
+    reviewed = {**start, "plan": preview["plan"], "plan_sha256": preview["plan_sha256"]}
+    started = api("operator", "post", "reassignments", reviewed, name="sandbox")
     assert started.status_code == 201
     rid = started.json()["id"]
     run_now(Reassignment.objects.get(pk=rid).operation_id)  # the worker's first step: throttles set
