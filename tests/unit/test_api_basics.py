@@ -198,3 +198,71 @@ def test_the_token_page_shows_the_secret_once(client, personas):
     assert client.post(reverse("account_token_revoke", kwargs={"token_id": token.pk})).status_code == 302
     token.refresh_from_db()
     assert token.revoked_at is not None
+
+
+def test_a_retry_while_the_first_request_runs_is_409_and_old_keys_expire(
+    client, personas, kafka_cluster, settings
+):
+    secret = _token(personas["operator"])
+    url = reverse("api:topics", kwargs={"name": kafka_cluster.name})
+    body = {"name": "api-idem-busy", "partitions": 1, "replication_factor": 1}
+    from console.api.idempotency import body_hash
+
+    IdempotencyRecord.objects.create(
+        user=personas["operator"], key="k", route=f"POST {url}", body_hash=body_hash(body), status=0
+    )
+    busy = client.post(url, body, content_type="application/json", HTTP_IDEMPOTENCY_KEY="k", **_auth(secret))
+    assert busy.status_code == 409 and busy.json()["error"]["code"] == "idempotency_in_progress"
+    IdempotencyRecord.objects.update(
+        created_at=timezone.now() - timedelta(seconds=settings.API_IDEMPOTENCY_TTL_S + 1)
+    )
+    fresh = client.post(url, body, content_type="application/json", HTTP_IDEMPOTENCY_KEY="k", **_auth(secret))
+    assert fresh.status_code == 201 and IdempotencyRecord.objects.get().status == 201
+
+
+def test_keys_are_per_user_and_a_bad_key_is_400(client, personas, kafka_cluster):
+    url = reverse("api:topics", kwargs={"name": kafka_cluster.name})
+    body = {"name": "api-idem-a", "partitions": 1, "replication_factor": 1}
+    first = client.post(
+        url,
+        body,
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="same",
+        **_auth(_token(personas["operator"])),
+    )
+    other = client.post(
+        url,
+        {**body, "name": "api-idem-b"},
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="same",
+        **_auth(_token(personas["admin"])),
+    )
+    assert first.status_code == other.status_code == 201  # another user's key is another key
+    bad = client.post(
+        url,
+        body,
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="x" * 300,
+        **_auth(_token(personas["operator"])),
+    )
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_idempotency_key"
+
+
+def test_a_token_of_a_deactivated_user_authenticates_nobody(client, personas, kafka_cluster):
+    secret = _token(personas["viewer"], scope="read")
+    personas["viewer"].is_active = False
+    personas["viewer"].save()
+    assert client.get(reverse("api:clusters"), **_auth(secret)).status_code == 401
+
+
+def test_token_creation_is_validated(personas):
+    from django.core.exceptions import ValidationError
+
+    for kwargs in (
+        {"name": "", "scope": "read", "days": 1},
+        {"name": "x", "scope": "admin", "days": 1},
+        {"name": "x", "scope": "read", "days": 0},
+    ):
+        with pytest.raises(ValidationError):
+            tokens.create_token(actor=personas["viewer"], **kwargs)
+    assert not ApiToken.objects.exists()
