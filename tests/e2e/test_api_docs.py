@@ -27,8 +27,9 @@ def test_the_docs_render_under_the_csp_and_try_it_out_works(page, live_server, p
     block.locator(".opblock-summary").click()
     block.locator("button.try-out__btn").click()
     block.locator("button.execute").click()
-    page.locator(".live-responses-table tbody .response-col_status").first.wait_for()
-    assert page.locator(".live-responses-table tbody .response-col_status").first.inner_text().strip() == "200"
+    status = page.locator(".live-responses-table tbody .response-col_status").first
+    status.wait_for()
+    assert status.inner_text().strip() == "200"
     assert '"name": "sandbox"' in page.locator(".live-responses-table .microlight").first.inner_text()
 
 
