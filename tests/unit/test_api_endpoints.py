@@ -3,13 +3,15 @@ per-resource results, refusals and audit events as the pages' area actions."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.urls import reverse
 
 from console.api import tokens
 from console.clusters.actions import gateway_for
-from console.kafka import AclBinding
-from console.models import AuditEvent, Cluster, Reassignment
+from console.kafka import AclBinding, ConfigResource
+from console.models import AuditEvent, Cluster, Operation, OperationState, Reassignment
 from console.models.requests import ChangeRequest
 from tests.conftest import run_now
 
@@ -105,24 +107,29 @@ def test_configs_validate_only_changes_nothing_then_apply_does(api, kafka_cluste
 
 
 def test_acls_are_created_then_deleted_by_filter_after_a_preview(api, kafka_cluster, frozen):
+    principal = f"User:api-{uuid.uuid4().hex[:8]}"  # the sandbox is shared: other tests' ACLs stay apart
+
+    def mine() -> list:
+        return [b for b in frozen.state.acls if principal in repr(b)]
+
     binding = {
         "resource_type": "TOPIC",
         "resource_name": "orders",
         "pattern_type": "LITERAL",
-        "principal": "User:app",
+        "principal": principal,
         "host": "*",
         "operation": "READ",
         "permission": "ALLOW",
     }
     created = api("operator", "post", "acls", {"creates": [binding]}, name="sandbox").json()
     assert created["ok"] and created["results"][0]["action"] == "create"
-    listed = api("operator", "get", "acls", {"principal": "User:app"}, name="sandbox").json()
+    listed = api("operator", "get", "acls", {"principal": principal}, name="sandbox").json()
     assert listed["count"] == 1 and listed["results"][0]["resource_name"] == "orders"
-    flt = {"filters": [{"principal": "User:app"}]}
+    flt = {"filters": [{"principal": principal}]}
     preview = api("operator", "post", "acls-delete", flt, name="sandbox").json()
-    assert preview["dry_run"] and len(preview["matched"]) == 1 and len(frozen.state.acls) == 1
+    assert preview["dry_run"] and len(preview["matched"]) == 1 and len(mine()) == 1
     deleted = api("operator", "post", "acls-delete", {**flt, "dry_run": False}, name="sandbox").json()
-    assert deleted["ok"] and frozen.state.acls == []
+    assert deleted["ok"] and mine() == []
     empty = api("operator", "post", "acls-delete", {"filters": [{}]}, name="sandbox")
     assert empty.status_code == 422  # a delete filter must name something
 
@@ -155,6 +162,16 @@ def test_a_reassignment_by_intent_previews_then_starts_and_can_be_throttled_and_
     assert Reassignment.objects.get(pk=rid).throttle_bytes_per_s == 4096
     cancelled = api("operator", "post", "reassignment-cancel", name="sandbox", rid=rid)
     assert cancelled.status_code == 202 and cancelled.json()["cancel_requested"]
+    op_id = Reassignment.objects.get(pk=rid).operation_id
+    run_now(op_id)  # the worker reverts and takes its throttles back (the sandbox is shared by every test)
+    assert Operation.objects.get(pk=op_id).state == OperationState.CANCELLED
+    rates = gateway_for(kafka_cluster).describe_configs([ConfigResource("BROKER", str(b)) for b in (1, 2, 3)])
+    assert not [
+        k
+        for entries in rates.values()
+        for k, e in entries.items()
+        if "throttled" in k and e.source == "DYNAMIC_BROKER_CONFIG"
+    ]
     bad = api(
         "operator", "post", "reassignments", {"plan": {"version": 1, "partitions": "x"}}, name="sandbox"
     )
