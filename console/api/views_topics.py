@@ -13,6 +13,7 @@ from console.api.base import ApiView, paged, plain, query
 from console.api.errors import kafka_code, outcome_error, outcome_status
 from console.api.idempotency import idempotent
 from console.clusters import actions as clusters
+from console.configs.plan import looks_secret
 from console.forms.clusters import ClusterForm
 from console.topics import actions as topics
 from console.topics import batch as topic_batch
@@ -266,12 +267,25 @@ class TopicDetail(ApiView):
                     {**plain(p), "under_replicated": p.under_replicated, "messages": p.messages}
                     for p in d.partitions
                 ],
-                "configs": [plain(e) for e in d.configs],
+                "configs": [_config_entry(e) for e in d.configs],
                 "configs_error": plain(d.configs_error),
                 "offsets_error": plain(d.offsets_error),
                 "size_bytes": d.size.bytes if d.size is not None else None,
             }
         )
+
+
+def _config_entry(e) -> dict:
+    """A config as the topic page lists it: no synonyms, and a secret's value never (KIP-133)."""
+    hidden = e.sensitive or looks_secret(e.name)
+    return {
+        "name": e.name,
+        "value": None if hidden else e.value,
+        "source": e.source,
+        "read_only": e.read_only,
+        "sensitive": hidden,
+        "default": e.default,
+    }
 
 
 class TopicPartitions(ApiView):

@@ -17,6 +17,7 @@ from django.urls import reverse
 from console.api import tokens
 from console.models import AuditEvent, Reassignment
 from tests.conftest import run_now
+from tests.unit.matrix_world import kafka_restored
 
 pytestmark = pytest.mark.django_db(transaction=True)
 VENV_BIN = Path(sys.executable).parent
@@ -42,6 +43,12 @@ def generated(tmp_path_factory):
         yield importlib.import_module("generated")
     finally:
         sys.path.remove(str(root))
+
+
+@pytest.fixture(autouse=True)
+def _sandbox_restored(frozen):
+    with kafka_restored(frozen):  # the shared sandbox as it was afterwards: the new topic goes
+        yield
 
 
 def test_a_generated_client_creates_a_topic_and_runs_a_reassignment(

@@ -3,6 +3,7 @@ per-resource results, refusals and audit events as the pages' area actions."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -14,13 +15,20 @@ from console.kafka import AclBinding, ConfigResource
 from console.models import AuditEvent, Cluster, Operation, OperationState, Reassignment
 from console.models.requests import ChangeRequest
 from tests.conftest import run_now
+from tests.unit.matrix_world import kafka_restored
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def api(client, personas):
-    """``api(role, method, route, body=None, **kwargs)`` with a write token of that persona."""
+def api(client, personas, frozen):
+    """``api(role, method, route, body=None, **kwargs)`` with a write token of that persona; the shared
+    sandbox is given back as it was (broker configs such as throttle rates, ACLs, new topics)."""
+    with kafka_restored(frozen):
+        yield _caller(client, personas)
+
+
+def _caller(client, personas):
     secrets = {}
 
     def call(role, method, route, body=None, **kwargs):
@@ -248,3 +256,15 @@ def test_an_acl_binding_made_outside_is_visible(api, kafka_cluster):
     gateway_for(kafka_cluster).create_acls([binding])
     listed = api("operator", "get", "acls", {"principal": "User:outside"}, name="sandbox").json()
     assert [b["operation"] for b in listed["results"]] == ["WRITE"]
+
+
+def test_a_topic_s_secret_config_values_are_never_returned():
+    from console.api.views_topics import _config_entry
+    from console.kafka import ConfigEntry
+
+    sensitive = ConfigEntry("some.config", "v1", "DYNAMIC_TOPIC_CONFIG", False, True, False)
+    looks = ConfigEntry("x.password", "v2", "DYNAMIC_TOPIC_CONFIG", False, False, False)
+    plain_one = ConfigEntry("retention.ms", "1000", "DYNAMIC_TOPIC_CONFIG", False, False, False)
+    shown = [_config_entry(e) for e in (sensitive, looks, plain_one)]
+    assert [(c["value"], c["sensitive"]) for c in shown] == [(None, True), (None, True), ("1000", False)]
+    assert "synonyms" not in json.dumps(shown)
