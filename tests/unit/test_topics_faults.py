@@ -65,6 +65,12 @@ def test_with_a_broker_down_rf_is_checked_and_unhealthy_topics_are_listed(person
     topics.create_topics(actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(name, 3, 3)])
     sandbox.stop_broker(3)
     try:
+        # Metadata names the stopped broker until the cluster notices (as Kafka does until the broker's
+        # session times out): wait for that, or the console's own RF check counts 3 live brokers.
+        deadline = time.monotonic() + 10
+        while len(metadata_cache.get_snapshot(kafka_cluster, refresh=True).broker_ids) != 2:
+            assert time.monotonic() < deadline, "the metadata still names 3 brokers"
+            time.sleep(0.1)
         result = topics.create_topics(
             actor=personas["operator"],
             cluster=kafka_cluster,
