@@ -104,6 +104,7 @@ def submit_change(
     *, actor, cluster: Cluster, prepared: Prepared, reason: str = "", source_ip: str | None = None
 ) -> ChangeRequest:
     """Hold a prepared (dry-run) action for approval: the exact payload, its digest and review."""
+    access.require(actor, cluster, gate.PERMISSIONS[prepared.gate])
     policy = gate.required(actor, cluster, prepared.gate)
     if policy is None:
         raise ChangeInvalid(["this action does not need approval on this cluster: run it directly"])

@@ -26,6 +26,12 @@ KINDS: dict[str, str] = {
     "topic.delete": "Topic deletions",
     "group.reset": "Consumer group offset resets",
 }
+# The permission each kind's own action needs: holding an action for review needs it too.
+PERMISSIONS: dict[str, str] = {
+    "config": access.MANAGE_CONFIGS,
+    "topic.delete": access.MANAGE_TOPICS,
+    "group.reset": access.MANAGE_GROUPS,
+}
 MAX_APPROVERS = 2
 
 _passed: ContextVar[frozenset[str]] = ContextVar("change_gate_passed", default=frozenset())

@@ -372,3 +372,17 @@ def test_the_reset_page_submits_a_held_reset_and_refuses_a_busy_group(
     assert req.review["rows"][0][:4] == [name, 0, 40, 10]
     with sandbox.state.lock:
         assert sandbox.state.groups[idle].offsets[(name, 0)] == 40  # held, not run
+
+
+def test_holding_an_action_needs_the_actions_own_permission(personas, kafka_cluster, topic):
+    gated(kafka_cluster, personas["admin"])
+    prepared = change_kinds.prepare_config(
+        personas["operator"],
+        kafka_cluster,
+        configs.topic_resource(topic),
+        [ConfigChange("retention.ms", "SET", "5")],
+    )
+    with pytest.raises(PermissionDenied):
+        changes.submit_change(actor=personas["viewer"], cluster=kafka_cluster, prepared=prepared)
+    assert not ChangeRequest.objects.exists()
+    assert AuditEvent.objects.filter(action="change.submit", outcome="refused", actor_name="viewer").exists()
