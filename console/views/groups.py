@@ -126,7 +126,7 @@ def group_reset(request, name: str, group: str):
     context["can_break_glass"] = access.can(request.user, cluster, access.ADMINISTER)
     if request.method == "POST" and form.is_valid() and confirm.is_valid():
         spec = form.cleaned_data["spec"]
-        held = gate.required(request.user, cluster, "group.reset") is not None
+        held = context["gated"]
         try:
             if held and request.POST.get("action") in ("execute", "break_glass"):
                 actions.check_confirmation(group, confirm.cleaned_data["confirmation"])
