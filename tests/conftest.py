@@ -135,3 +135,17 @@ def run_now(op_id: int, worker: str = "test-worker"):
 
     Operation.objects.filter(pk=op_id, next_run_at__isnull=False).update(next_run_at=timezone.now())
     return operations.run(op_id, worker=worker)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
+    """The test database is a SQLite file, not Django's shared-cache in-memory one: the live-server
+    tests write from the web thread and a worker thread at once, and shared-cache SQLite answers
+    such a collision with an immediate "database table is locked" (busy_timeout does not apply to
+    it), which made the e2e reassignment test fail now and then. A file in WAL mode waits instead,
+    as the console's own database does."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        db.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("db") / "console-test.sqlite3")
