@@ -97,6 +97,23 @@ def set_policy(
 # -- hold for review ------------------------------------------------------------------------------
 
 
+def _held(actor, cluster: Cluster, prepared: Prepared, digest: str, reason: str, **fields) -> ChangeRequest:
+    """The change request that carries a held action: its exact payload, digest and review."""
+    return ChangeRequest.objects.create(
+        cluster=cluster,
+        kind=prepared.kind,
+        resource=prepared.resource[:300],
+        payload=prepared.payload,
+        reason=reason,
+        requested_by=actor,
+        requested_by_name=actor.get_username(),
+        gated=True,
+        payload_sha256=digest,
+        review=prepared.review,
+        **fields,
+    )
+
+
 @refused_as(
     "change.submit", ChangeInvalid, targets=lambda k: [k["prepared"].resource] if k.get("prepared") else []
 )
@@ -112,19 +129,7 @@ def submit_change(
         raise ChangeInvalid([f"the reason is longer than {COMMENT_MAX} characters"])
     digest = payload_digest(prepared.payload)
     with transaction.atomic():
-        req = ChangeRequest.objects.create(
-            cluster=cluster,
-            kind=prepared.kind,
-            resource=prepared.resource[:300],
-            payload=prepared.payload,
-            reason=reason,
-            requested_by=actor,
-            requested_by_name=actor.get_username(),
-            gated=True,
-            payload_sha256=digest,
-            review=prepared.review,
-            approvals_required=policy.approvers,
-        )
+        req = _held(actor, cluster, prepared, digest, reason, approvals_required=policy.approvers)
         _step(req, req.requested_by_name, "submitted", f"{prepared.summary} (payload SHA-256 {digest[:12]}…)")
         audit.record(
             actor=actor,
@@ -163,10 +168,16 @@ def can_approve(user, req: ChangeRequest) -> bool:
     )
 
 
-def _review_now(req: ChangeRequest, actor) -> dict:
+def _drifted(req: ChangeRequest, actor, why: str) -> bool:
+    """Compute the review again (as ``actor``); when the cluster is no longer as reviewed, send the
+    change back for a fresh review with the new diff and say so."""
     handler = HANDLERS[req.kind]
     with gate.passed(handler.gate):
-        return handler.review(actor, req.cluster, req.payload)
+        now = handler.review(actor, req.cluster, req.payload)
+    if now.get("pinned") == req.review.get("pinned") and now.get("ok", True):
+        return False
+    _back_to_review(req, now, why)
+    return True
 
 
 def _back_to_review(req: ChangeRequest, new_review: dict, why: str) -> None:
@@ -249,9 +260,7 @@ def approve_change(
         )
     if count < req.approvals_required:
         return req
-    new_review = _review_now(req, req.requested_by)
-    if new_review.get("pinned") != req.review.get("pinned") or not new_review.get("ok", True):
-        _back_to_review(req, new_review, "the cluster changed since the review; the new diff is shown")
+    if _drifted(req, req.requested_by, "the cluster changed since the review; the new diff is shown"):
         return req
     with transaction.atomic():
         _claim_decision(req, RequestState.APPROVED, actor, comment)
@@ -288,11 +297,7 @@ def execute(req: ChangeRequest) -> tuple[bool, str]:
             req, req.review, f"the approvals expired (APPROVAL_TTL_H={approval_ttl()}) before it ran"
         )
         raise Drifted("approvals expired")
-    new_review = _review_now(req, author)
-    if new_review.get("pinned") != req.review.get("pinned") or not new_review.get("ok", True):
-        _back_to_review(
-            req, new_review, "the cluster changed between the review and the run; the new diff is shown"
-        )
+    if _drifted(req, author, "the cluster changed between the review and the run; the new diff is shown"):
         raise Drifted("drift")
     handler = HANDLERS[req.kind]
     with gate.passed(handler.gate):
@@ -322,17 +327,12 @@ def break_glass(
         raise ChangeInvalid([f"the justification is longer than {COMMENT_MAX} characters"])
     digest = payload_digest(prepared.payload)
     with transaction.atomic():
-        req = ChangeRequest.objects.create(
-            cluster=cluster,
-            kind=prepared.kind,
-            resource=prepared.resource[:300],
-            payload=prepared.payload,
-            reason=justification,
-            requested_by=actor,
-            requested_by_name=actor.get_username(),
-            gated=True,
-            payload_sha256=digest,
-            review=prepared.review,
+        req = _held(
+            actor,
+            cluster,
+            prepared,
+            digest,
+            justification,
             state=RequestState.RUNNING,
             decided_by=actor,
             decided_by_name=actor.get_username(),

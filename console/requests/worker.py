@@ -164,7 +164,7 @@ def _run(ctx) -> Done:
         if req.gated:  # an operator's action held by change control: exactly what was reviewed
             ok, message = changes.execute(req)
         else:
-            with gate.all_passed():  # four eyes already: the request's own approval
+            with gate.passed():  # four eyes already: the request's own approval
                 ok, message = _execute(req, actor, retry=retry)
     except changes.Drifted as exc:  # sent back for a fresh review; nothing ran
         ctx.set_item(req.resource, state=OperationState.FAILED, progress=1.0, message=str(exc))
