@@ -179,13 +179,20 @@ def _delete_run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
 def _reset_review(actor, cluster, payload: Mapping[str, Any]) -> dict[str, Any]:
     rows = group_reset.reviewed_rows(payload)
     spec = group_reset.reviewed_spec(rows)
-    now = groups.preview_reset(actor=actor, cluster=cluster, group_id=payload["group"], spec=spec)
+    return _review_of(
+        groups.preview_reset(actor=actor, cluster=cluster, group_id=payload["group"], spec=spec)
+    )
+
+
+def _review_of(preview) -> dict[str, Any]:
+    """A reset's dry run as the approver sees it; ``pinned``: the committed offsets and emptiness."""
+    rows = preview.plan.rows
     return {
         "columns": ["topic", "partition", "current", "new", "lag before", "lag after"],
-        "rows": [[r.topic, r.partition, r.current, r.new, r.lag_before, r.lag_after] for r in now.plan.rows],
-        "kafka": now.blocked or "the group is empty",
-        "ok": not now.blocked,
-        "pinned": [[r.topic, r.partition, r.current] for r in now.plan.rows] + [bool(now.blocked)],
+        "rows": [[r.topic, r.partition, r.current, r.new, r.lag_before, r.lag_after] for r in rows],
+        "kafka": preview.blocked or "the group is empty",
+        "ok": not preview.blocked,
+        "pinned": sorted([r.topic, r.partition, r.current] for r in rows) + [bool(preview.blocked)],
     }
 
 
@@ -198,7 +205,7 @@ def prepare_group_reset(actor, cluster, group_id: str, spec) -> Prepared:
         "dry_run": dry,
         "plan_sha256": group_reset.digest(dry["rows"]),
     }
-    review = _reset_review(actor, cluster, payload)
+    review = _review_of(preview)  # the same reads the approver's re-check makes
     if not review["ok"]:
         raise ChangeInvalid([review["kafka"]])
     return Prepared(

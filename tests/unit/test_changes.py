@@ -386,3 +386,26 @@ def test_holding_an_action_needs_the_actions_own_permission(personas, kafka_clus
         changes.submit_change(actor=personas["viewer"], cluster=kafka_cluster, prepared=prepared)
     assert not ChangeRequest.objects.exists()
     assert AuditEvent.objects.filter(action="change.submit", outcome="refused", actor_name="viewer").exists()
+
+
+def test_a_reset_over_several_topics_is_not_taken_for_drift(personas, kafka_cluster, sandbox, operator2):
+    names = sorted(f"chg.{uuid.uuid4().hex[:10]}" for _ in range(2))
+    offsets = {}
+    for name in names:
+        sandbox.create_topic(name, partitions=3)
+        with sandbox.state.lock:
+            for part in sandbox.state.topics[name].partitions:
+                part.log_start_offset, part.end_offset = 10, 100
+        offsets.update({(name, p): 50 + p for p in range(3)})
+    gid = f"grp-{uuid.uuid4().hex[:8]}"
+    sandbox.add_group(gid, offsets=offsets)
+    gated(kafka_cluster, personas["admin"], kinds=["group.reset"])
+    prepared = change_kinds.prepare_group_reset(
+        personas["operator"], kafka_cluster, gid, ResetSpec("to-latest")
+    )
+    req = changes.submit_change(actor=personas["operator"], cluster=kafka_cluster, prepared=prepared)
+    changes.approve_change(actor=operator2, request=req)
+    req = run_queued(req)
+    assert req.state == RequestState.SUCCEEDED, req.result
+    with sandbox.state.lock:
+        assert all(sandbox.state.groups[gid].offsets[tp] == 100 for tp in offsets)
