@@ -19,6 +19,10 @@ class RequestKind(models.TextChoices):
     CHANGE_ACL = "change.acl", "ACL change (held for approval)"
     CHANGE_GROUP_RESET = "change.group.reset", "Offset reset (held for approval)"
     CHANGE_REASSIGNMENT = "change.reassignment", "Reassignment (held for approval)"
+    CHANGE_TOPIC_CREATE = "change.topic.create", "Topic creation (held for approval)"
+    CHANGE_PARTITIONS = "change.topic.partitions", "Partition increase (held for approval)"
+    CHANGE_THROTTLE = "change.throttle", "Throttle change (held for approval)"
+    CHANGE_ELECTION = "change.election", "Leader election (held for approval)"
 
 
 class RequestState(models.TextChoices):
