@@ -10,7 +10,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
 app = Celery("console", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.imports = ("tasks.audit", "tasks.operations", "tasks.reassignment", "tasks.telemetry")
+app.conf.imports = ("tasks.audit", "tasks.notify", "tasks.operations", "tasks.reassignment", "tasks.telemetry")
 
 
 def _beat_schedule() -> dict:
@@ -35,6 +35,7 @@ def _beat_schedule() -> dict:
         },
         "throttle janitor": {"task": "tasks.reassignment.sweep_throttles", "schedule": 10.0},
         "audit outcome reconciler": {"task": "tasks.audit.reconcile_outcomes", "schedule": 30.0},
+        "notify tick": {"task": "tasks.notify.tick", "schedule": 5.0},  # retries and lost dispatches
     }
 
 
