@@ -1,46 +1,140 @@
-"""Topic detail of a 1,000-partition topic vs the raw calls the page needs.
+"""Topic detail of a 1,000-partition topic vs the fastest raw calls the page makes.
 
-Console: the detail page (Django test client): describe, earliest and latest offsets of every
-partition (batched), configs, recent audit events, the 1,000-row table. Raw: confluent-kafka
-``describe_topics`` + ``list_offsets`` (earliest, latest) + ``describe_configs`` on a warmed client.
-Prints ``RESULT topic_detail ratio=<console/raw> goal<=1.5`` last.
+Estate: 30 brokers, one topic ``bench.wide`` of 1,000 partitions x RF 3, the sandbox in its own
+process. Console: the detail page (Django test client): describe, earliest and latest offsets of
+every partition (batched per leader), configs, recent audit events, the 1,000-row table.
+Raw floors, on warmed clients, each making the page's Kafka calls in the page's order:
+
+* kafka-python (the client the console uses for these calls): ``MetadataRequest`` of the topic,
+  then one ``ListOffsetsRequest`` per leader and timestamp (earliest, latest) all in flight
+  together, then ``DescribeConfigsRequest`` of the topic;
+* confluent-kafka: ``describe_topics`` + ``list_offsets`` (earliest, latest) + ``describe_configs``
+  (the client the project dropped for these calls: its ListOffsets grows super-linearly).
+
+The floor is the one with the lower median in this run (printed). GC: setup frozen for both
+sides; 7 alternating runs, min / median / max printed.
+Prints ``RESULT topic_detail ratio=<console/floor> goal<=1.5`` last; exit 1 above.
 """
 
 from __future__ import annotations
 
-from bench_topic_list import BROKERS, build_sandbox, compare, get_ok, raw_admin, setup_console, teardown
+import os
+import sys
+from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench.harness import (  # noqa: E402
+    KpRaw,
+    RemoteSandbox,
+    alternate,
+    confluent_admin,
+    freeze,
+    gate,
+    get_ok,
+    setup_console,
+    teardown,
+)
+
+BROKERS = 30
 PARTITIONS = 1_000
 TOPIC = "bench.wide"
+GOAL = 1.5
 
 
-def main() -> None:
+def build_wide():
+    from bench.bench_topic_list import build_sandbox
+
+    cluster = build_sandbox(topics=0)
+    cluster.create_topic(TOPIC, PARTITIONS, 3)
+    return cluster
+
+
+def kafka_python_raw(bootstrap: str):
+    from kafka.protocol.admin import DescribeConfigsRequest
+    from kafka.protocol.consumer.offsets import ListOffsetsRequest
+    from kafka.protocol.metadata import MetadataRequest
+
+    kp = KpRaw(bootstrap)
+    T = ListOffsetsRequest.ListOffsetsTopic
+    P = T.ListOffsetsPartition
+
+    def raw() -> None:
+        md = kp.send(
+            MetadataRequest(
+                topics=[MetadataRequest.MetadataRequestTopic(name=TOPIC)], allow_auto_topic_creation=False
+            )
+        )
+        by_leader = defaultdict(list)
+        for p in md.topics[0].partitions:
+            by_leader[p.leader_id].append(p.partition_index)
+        requests = [
+            (
+                ListOffsetsRequest(
+                    replica_id=-1,
+                    isolation_level=0,
+                    topics=[T(name=TOPIC, partitions=[P(partition_index=i, timestamp=ts) for i in parts])],
+                    timeout_ms=60_000,
+                    min_version=1,
+                ),
+                leader,
+            )
+            for ts in (-2, -1)
+            for leader, parts in by_leader.items()
+        ]
+        answers = kp.send_many(requests)
+        assert sum(len(t.partitions) for a in answers for t in a.topics) == 2 * PARTITIONS
+        R = DescribeConfigsRequest.DescribeConfigsResource
+        kp.send(
+            DescribeConfigsRequest(
+                resources=[R(resource_type=2, resource_name=TOPIC, configuration_keys=None)],
+                include_synonyms=True,
+                include_documentation=True,
+            )
+        )
+
+    return raw
+
+
+def confluent_raw(bootstrap: str):
     from confluent_kafka import TopicCollection, TopicPartition
     from confluent_kafka.admin import ConfigResource, OffsetSpec, ResourceType
 
-    sandbox = build_sandbox(topics=0)
-    sandbox.create_topic(TOPIC, PARTITIONS, 3)
+    admin = confluent_admin(bootstrap)
+
+    def raw() -> None:
+        desc = admin.describe_topics(TopicCollection([TOPIC]), request_timeout=60)[TOPIC].result()
+        tps = [TopicPartition(TOPIC, p.id) for p in desc.partitions]
+        for spec in (OffsetSpec.earliest(), OffsetSpec.latest()):
+            for f in admin.list_offsets({tp: spec for tp in tps}, request_timeout=60).values():
+                f.result()
+        for f in admin.describe_configs(
+            [ConfigResource(ResourceType.TOPIC, TOPIC)], request_timeout=60
+        ).values():
+            f.result()
+
+    return raw
+
+
+def main() -> None:
+    sandbox = RemoteSandbox(build_wide)
     try:
         client, cluster = setup_console(sandbox.bootstrap_servers)
-        admin = raw_admin(sandbox.bootstrap_servers)
         url = f"/c/{cluster.name}/topics/{TOPIC}/"
-
-        def raw():
-            desc = admin.describe_topics(TopicCollection([TOPIC]), request_timeout=60)[TOPIC].result()
-            tps = [TopicPartition(TOPIC, p.id) for p in desc.partitions]
-            for spec in (OffsetSpec.earliest(), OffsetSpec.latest()):
-                for f in admin.list_offsets({tp: spec for tp in tps}, request_timeout=60).values():
-                    f.result()
-            for f in admin.describe_configs(
-                [ConfigResource(ResourceType.TOPIC, TOPIC)], request_timeout=60
-            ).values():
-                f.result()
-
-        ours, theirs = compare(lambda: get_ok(client, url), raw)
-        print(f"partitions={PARTITIONS} brokers={BROKERS} console_s={ours:.3f} raw_s={theirs:.3f}")
+        floors = {
+            "raw kafka-python": kafka_python_raw(sandbox.bootstrap_servers),
+            "raw confluent-kafka": confluent_raw(sandbox.bootstrap_servers),
+        }
+        freeze()
+        m = alternate({"console detail page": lambda: get_ok(client, url), **floors})
+        m.report()
+        floor = m.fastest(floors)
+        print(f"partitions={PARTITIONS} brokers={BROKERS}; floor: {floor}")
+        print(m.ratios("console detail page", floor))
+        ratio = m.median("console detail page") / m.median(floor)
     finally:
         teardown(sandbox)
-    print(f"RESULT topic_detail ratio={ours / theirs:.3f} goal<=1.5")
+    gate("topic_detail", ratio, GOAL)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Setup shared by the consumer-group benchmarks (``bench_group_list``, ``bench_group_reset``).
 
-* ``RemoteGroupSandbox``: ``bench_reassign_submit.RemoteSandbox`` (the sandbox in a process of its
+* ``RemoteGroupSandbox``: ``harness.RemoteSandbox`` (the sandbox in a process of its
   own, as a real cluster runs outside the console's) with a groups estate built by one of the
   builders below instead of the reassignment one.
 * ``build_list_estate``: 10 brokers, 100 topics x 1,000 partitions, 10,000 groups committing 10
@@ -12,8 +12,7 @@
   10,000 partitions (so to-earliest and to-latest both move every offset).
 * ``SocketClient``: the thinnest raw client (blocking sockets, kafka-python's codecs), one of the
   raw candidates next to kafka-python over the console's own transport and confluent-kafka.
-* ``Median`` (min / median / max of alternating runs, per-run ratios), ``gate`` (RESULT last,
-  exit 1 when the median ratio misses the goal), ``Phases`` (calls timed one by one) and
+* ``Median`` and ``gate`` are ``bench.harness``'s (the one measuring method); ``Phases`` (calls timed one by one) and
   ``profile_top`` (cProfile's top functions).
 """
 
@@ -25,14 +24,13 @@ import os
 import pstats
 import selectors
 import socket
-import statistics
 import sys
 import time
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.bench_reassign_submit import RemoteSandbox, serve  # noqa: E402
+from bench.harness import Median, RemoteSandbox, gate  # noqa: E402,F401 - the shared method, re-exported
 
 BROKERS = 10
 LIST_TOPICS = 100
@@ -117,25 +115,14 @@ BUILDERS = {"list": build_list_estate, "reset": build_reset_estate}
 
 
 class RemoteGroupSandbox(RemoteSandbox):
-    """``RemoteSandbox`` (same pipe protocol: ready, advance, stop) holding a groups estate."""
+    """``harness.RemoteSandbox`` (its own process, estate frozen there) holding a groups estate."""
 
-    def __init__(self, estate: str) -> None:  # the parent's, with another child process
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("spawn")
-        self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve_estate, args=(estate, child), daemon=True)
-        self._proc.start()
-        self.bootstrap_servers = self._call("ready")
+    def __init__(self, estate: str) -> None:
+        super().__init__(build_estate, estate)
 
 
-def _serve_estate(estate: str, conn) -> None:
-    import gc
-
-    cluster = BUILDERS[estate]()
-    gc.collect()
-    gc.freeze()  # the sandbox's estate out of its own collector, as the console's setup is
-    serve(cluster, conn)
+def build_estate(estate: str):
+    return BUILDERS[estate]()
 
 
 class SocketClient:
@@ -185,31 +172,6 @@ class SocketClient:
             s.close()
 
 
-class Median:
-    """Alternating runs of the console and its floors; min/median/max and the gated ratio."""
-
-    def __init__(self) -> None:
-        self.times: dict[str, list[float]] = {}
-
-    def add(self, name: str, seconds: float) -> None:
-        self.times.setdefault(name, []).append(seconds)
-
-    def median(self, name: str) -> float:
-        return statistics.median(self.times[name])
-
-    def line(self, name: str, label: str) -> str:
-        ts = self.times[name]
-        return (
-            f"{label:<58} min {min(ts):.3f}s  median {statistics.median(ts):.3f}s  max {max(ts):.3f}s"
-            f"  (n={len(ts)})"
-        )
-
-    def ratios(self, ours: str, floor: str) -> str:
-        """min/median/max of the per-run ratios (run i of ours over run i of the floor)."""
-        rs = [a / b for a, b in zip(self.times[ours], self.times[floor], strict=True)]
-        return f"per-run ratio {ours}/{floor}: min {min(rs):.2f} median {statistics.median(rs):.2f} max {max(rs):.2f}"
-
-
 class Phases:
     """Time calls one by one while in the ``with``: ``[(object, attribute)]`` are wrapped (a
     gateway instance's methods, a module's functions) and put back afterwards."""
@@ -241,13 +203,6 @@ class Phases:
             else:
                 delattr(obj, name)
         self._saved.clear()
-
-
-def gate(name: str, ratio: float, goal: float) -> None:
-    """Print the RESULT line last; exit 1 when the median ratio misses the goal."""
-    print(f"RESULT {name} ratio={ratio:.2f} goal<={goal:g}", flush=True)
-    if ratio > goal:
-        raise SystemExit(1)
 
 
 def profile_top(fn, limit: int = 25, only: str = "") -> str:

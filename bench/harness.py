@@ -1,0 +1,327 @@
+"""The one measuring method every benchmark uses.
+
+* ``RemoteSandbox(builder, *args)``: the sandbox built by ``builder`` (a module-level function
+  returning a started ``SandboxCluster``) in a process of its own, as a real cluster runs outside
+  the console's; its estate is frozen out of its own collector. ``advance``, ``call`` (a method of
+  the cluster by name) and ``shutdown`` go over a pipe.
+* ``setup_console(bootstrap)``: a throwaway console (SQLite in a temp dir) with the cluster
+  registered and a superuser ``bench``; ``teardown(sandbox)`` closes the clients, stops the
+  sandbox and removes the directory.
+* ``freeze()``: ``gc.collect(); gc.freeze()`` after setup, so that neither side pays a full
+  collection over the other's setup (both sides run in this process, under the same collector);
+  ``gc_paused(fn)``: a raw call with the collector paused, where the console pauses it around the
+  same call.
+* ``alternate(sides, runs)``: one warm-up call of each side, then ``runs`` (>= 5) runs, which side
+  goes first alternating between runs; a side may be ``(prepare, fn)`` where ``prepare()`` is
+  untimed and its result is ``fn``'s argument (fresh plans, clean state each run).
+* ``Runs``: min / median / max per side, per-run ratios, the fastest of several floors.
+* ``gate(name, ratio, goal, absolute=[...])``: every printed absolute goal is checked, then the
+  RESULT line is printed last; exit 1 when the median ratio or any absolute goal is missed.
+* ``KpRaw``: raw requests through kafka-python's own ``KafkaAdminClient`` connection manager
+  (kafka-python's protocol classes, no console code); ``confluent_admin``: a warmed
+  confluent-kafka ``AdminClient``. The floor of a Kafka bench is the faster of the two for the
+  calls in question, measured in the same run.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+RUNS = 7
+
+
+# -- the sandbox in its own process ------------------------------------------------------------
+
+
+class RemoteSandbox:
+    """``builder(*args)``'s cluster in a child process (spawned: nothing of this process is shared)."""
+
+    def __init__(self, builder: Callable, *args) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve_built, args=(builder, args, child), daemon=True)
+        self._proc.start()
+        self.bootstrap_servers = self._recv()
+
+    def _recv(self):
+        if not self._conn.poll(600):
+            raise RuntimeError("the sandbox process did not answer within 600 s")
+        ok, value = self._conn.recv()
+        if not ok:
+            raise RuntimeError(value)
+        return value
+
+    def _call(self, *msg):
+        self._conn.send(msg)
+        return self._recv()
+
+    def advance(self, seconds: float) -> None:
+        self._call("advance", seconds)
+
+    def call(self, method: str, *args):
+        """``cluster.<method>(*args)`` in the sandbox process; its result must pickle."""
+        return self._call("call", method, *args)
+
+    def shutdown(self) -> None:
+        try:
+            self._call("stop")
+        finally:
+            self._proc.join(30)
+
+
+def _serve_built(builder: Callable, args: tuple, conn) -> None:
+    try:
+        cluster = builder(*args)
+    except Exception as exc:  # noqa: BLE001 - reported to the bench
+        conn.send((False, f"building the sandbox failed: {type(exc).__name__}: {exc}"))
+        return
+    gc.collect()
+    gc.freeze()  # the estate out of the sandbox's own collector
+    serve(cluster, conn)
+
+
+def serve(cluster, conn) -> None:
+    """The sandbox process's loop: announce the bootstrap servers, then advance, call or stop."""
+    conn.send((True, cluster.bootstrap_servers))
+    while True:
+        cmd, *args = conn.recv()
+        try:
+            if cmd == "advance":
+                cluster.advance(*args)
+                conn.send((True, None))
+            elif cmd == "call":
+                conn.send((True, getattr(cluster, args[0])(*args[1:])))
+            elif cmd == "stop":
+                cluster.shutdown()
+                conn.send((True, None))
+                return
+            else:
+                conn.send((False, f"unknown command {cmd!r}"))
+        except Exception as exc:  # noqa: BLE001 - reported to the bench
+            conn.send((False, f"{type(exc).__name__}: {exc}"))
+
+
+# -- the console ---------------------------------------------------------------------------------
+
+
+def setup_console(bootstrap: str, timeout_s: int = 60):
+    """A throwaway console (SQLite in a temp dir) with the sandbox registered; returns (client, cluster)."""
+    os.environ["CONSOLE_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-console-")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+    os.environ["ALLOWED_HOSTS"] = "testserver,127.0.0.1,localhost"
+    os.environ.setdefault("LOG_LEVEL", "ERROR")
+    import logging
+
+    import django
+
+    django.setup()
+    # kafka-python warns when a big response's decoding holds its I/O loop, and both clients log
+    # the sandbox going away at the end: neither is a result.
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.test import Client
+
+    from console.models import Cluster
+
+    call_command("migrate", verbosity=0)
+    user = get_user_model().objects.create_superuser("bench", password="bench")
+    cluster = Cluster.objects.create(name="bench", bootstrap_servers=bootstrap, request_timeout_s=timeout_s)
+    client = Client()
+    client.force_login(user)
+    return client, cluster
+
+
+def teardown(sandbox) -> None:
+    """Close the console's clients (no reconnect noise), stop the sandbox, remove the console dir."""
+    try:
+        from console.kafka import close_all
+
+        close_all()
+    except Exception:  # noqa: BLE001 - Django may not be set up
+        pass
+    finally:
+        if sandbox is not None:
+            sandbox.shutdown()
+        var_dir = os.environ.get("CONSOLE_VAR_DIR", "")
+        if os.path.basename(var_dir).startswith("bench-"):
+            shutil.rmtree(var_dir, ignore_errors=True)
+
+
+def get_ok(client, url: str, **params):
+    response = client.get(url, params)
+    if response.status_code != 200:
+        raise SystemExit(f"{url} answered {response.status_code}: {response.content[:300]!r}")
+    return response
+
+
+def gc_paused(fn: Callable) -> Callable:
+    """``fn`` with the cyclic collector paused while it runs, as the console pauses it around its
+    metadata fetch (``console.topics.cache``): a raw side gets the same collector policy."""
+
+    def call(*args, **kwargs):
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+
+    return call
+
+
+def freeze() -> None:
+    """Setup out of the cyclic collector, for both sides (call after setup, before the runs)."""
+    gc.collect()
+    gc.freeze()
+
+
+# -- runs and results ----------------------------------------------------------------------------
+
+
+class Runs:
+    """Seconds per side over alternating runs; min/median/max and per-run ratios."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {}
+
+    def add(self, name: str, seconds: float) -> None:
+        self.times.setdefault(name, []).append(seconds)
+
+    def median(self, name: str) -> float:
+        return statistics.median(self.times[name])
+
+    def line(self, name: str, label: str = "") -> str:
+        ts = self.times[name]
+        return (
+            f"{label or name:<58} min {min(ts):.4f}s  median {statistics.median(ts):.4f}s  max {max(ts):.4f}s"
+            f"  (n={len(ts)})"
+        )
+
+    def ratios(self, ours: str, floor: str) -> str:
+        """min/median/max of the per-run ratios (run i of ours over run i of the floor)."""
+        rs = [a / b for a, b in zip(self.times[ours], self.times[floor], strict=True)]
+        return f"per-run ratio {ours}/{floor}: min {min(rs):.2f} median {statistics.median(rs):.2f} max {max(rs):.2f}"
+
+    def fastest(self, names) -> str:
+        return min(names, key=self.median)
+
+    def report(self, labels: dict[str, str] | None = None) -> None:
+        for name in self.times:
+            print(self.line(name, (labels or {}).get(name, name)))
+
+
+# Kept for the benches written before this module: same class.
+Median = Runs
+
+
+def alternate(sides: dict, runs: int = RUNS, into: Runs | None = None, warmup: bool = True) -> Runs:
+    """Time each side ``runs`` times, alternating which goes first; see the module docstring."""
+    if runs < 5:
+        raise ValueError("at least 5 runs")
+    m = into or Runs()
+
+    def once(name: str, side, record: bool) -> None:
+        if isinstance(side, tuple):
+            prepare, fn = side
+            arg = prepare()
+            start = time.perf_counter()
+            fn(arg)
+        else:
+            start = time.perf_counter()
+            side()
+        if record:
+            m.add(name, time.perf_counter() - start)
+
+    names = list(sides)
+    if warmup:
+        for name in names:
+            once(name, sides[name], False)
+    for run in range(runs):
+        for name in names if run % 2 == 0 else names[::-1]:
+            once(name, sides[name], True)
+    return m
+
+
+def gate(name: str, ratio: float, goal: float, absolute=()) -> None:
+    """Check ``absolute`` = [(label, value, limit)] (value <= limit), print RESULT last, exit 1 on a miss."""
+    missed = []
+    for label, value, limit in absolute:
+        ok = value <= limit
+        print(f"goal {label}: {value:.3f} <= {limit:g}: {'ok' if ok else 'MISSED'}")
+        if not ok:
+            missed.append(label)
+    if ratio > goal:
+        missed.append("ratio")
+    print(f"RESULT {name} ratio={ratio:.2f} goal<={goal:g}", flush=True)
+    if missed:
+        raise SystemExit(1)
+
+
+# -- raw clients ---------------------------------------------------------------------------------
+
+
+def confluent_admin(bootstrap: str):
+    """A confluent-kafka AdminClient with its connections up (as a long-lived client's)."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.list_topics(timeout=60)
+    return admin
+
+
+class KpRaw:
+    """Protocol requests through kafka-python's own ``KafkaAdminClient`` connection manager.
+
+    Responses are kafka-python's decoded response objects and nothing more. ``send_many`` puts
+    every request in flight at once on kafka-python's I/O thread and waits for all.
+    """
+
+    def __init__(self, bootstrap: str) -> None:
+        from kafka.admin import KafkaAdminClient
+
+        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=120_000)
+        self.manager = self.admin._manager
+
+    def send(self, request, node=None):
+        return self.manager.run(self.manager.send, request, node)
+
+    def send_many(self, requests):
+        futures = [self.manager.call_soon(self.manager.send, r, n) for r, n in requests]
+        done = threading.Event()
+        left = [len(futures)]
+        lock = threading.Lock()
+
+        def one(_):
+            with lock:
+                left[0] -= 1
+                if not left[0]:
+                    done.set()
+
+        for f in futures:
+            f.add_both(one)
+        if futures and not done.wait(300):
+            raise TimeoutError("raw requests did not all answer within 300 s")
+        for f in futures:
+            if f.exception is not None:
+                raise f.exception
+        return [f.value for f in futures]
+
+    def brokers(self) -> list[int]:
+        return sorted(b.node_id for b in self.manager.cluster.brokers())
+
+    def close(self) -> None:
+        self.admin.close()
