@@ -191,7 +191,7 @@ def update_channel(
     if channel.kind == ChannelKind.WEBHOOK and (rotate_secret or secret):
         new_secret = secret or secrets.token_urlsafe(32)
         channel.secret_encrypted = crypto.encrypt(new_secret)
-    after = {**describe(channel), "url_changed": url is not None, "secret_rotated": bool(new_secret)}
+    after = {**describe(channel), "url_changed": url is not None, "signing_key_rotated": bool(new_secret)}
     try:
         with transaction.atomic():
             channel.save()

@@ -63,7 +63,6 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> Sent:
     timeout = float(settings.NOTIFY_TIMEOUT_S)
     try:
         with requests.Session() as session:
-            session.max_redirects = 0
             resp = session.post(
                 url,
                 data=body,
