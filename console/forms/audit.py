@@ -8,7 +8,11 @@ from console.audit.review import OUTCOMES, AuditFilter
 
 
 class AuditFilterForm(forms.Form):
-    actor = forms.CharField(required=False, max_length=150)
+    actor = forms.CharField(
+        required=False,
+        max_length=150,
+        help_text="A username; also finds the events written with that user's API tokens.",
+    )
     action = forms.CharField(required=False, max_length=64, help_text="e.g. topic.create or topic")
     cluster = forms.CharField(required=False, max_length=64)
     resource = forms.CharField(

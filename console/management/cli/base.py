@@ -1,0 +1,143 @@
+"""What every ``manage.py kafka`` sub-command shares: exit codes, common options, output, errors.
+
+Exit codes (stable, for scripts):
+  0  everything asked for succeeded (or validated)
+  1  Kafka refused some or all resources (the per-resource table says which); a broken audit chain
+  2  usage error (bad arguments)
+  3  permission denied (also: the cluster's change control holds this action for approval)
+  4  refused before reaching Kafka: policy violation, invalid input, unconfirmed delete
+  5  Kafka could not be asked (unreachable, timeout, authorization) — nothing is known to have changed
+  6  not found: cluster, user, topic, group, request or reassignment
+  7  the console's database refused the "requested" audit event: nothing was sent to Kafka
+  8  still running (``reassign --verify`` of a reassignment that has not finished yet)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.management.base import CommandError
+
+from console.acls.core import AclValidationError
+from console.audit import outcomes as outcomes_log
+from console.configs import plan as config_plan
+from console.kafka import KafkaOperationError
+from console.management.actors import command_actor
+from console.models import Cluster
+from console.reassignment.actions import PlanRejected
+from console.reassignment.elections import ElectionRefused
+from console.reassignment.planner import PlanParseError
+from console.reassignment.throttles import ThrottleError
+from console.requests.checks import RequestInvalid
+from console.topics import delete as topic_delete
+from console.topics.batch import BatchParseError
+from console.topics.policy import PolicyViolation
+
+OK, FAILED, USAGE, DENIED, REFUSED, KAFKA, NOT_FOUND = 0, 1, 2, 3, 4, 5, 6
+AUDIT_UNAVAILABLE, IN_PROGRESS = 7, 8
+
+# Refused before anything reached Kafka: the area action has audited the refusal where it is a change.
+REFUSALS = (
+    PolicyViolation,
+    topic_delete.ConfirmationError,
+    config_plan.ConfigPlanError,
+    BatchParseError,
+    AclValidationError,
+    PlanRejected,
+    PlanParseError,
+    ThrottleError,
+    ElectionRefused,
+    RequestInvalid,
+)
+NOT_FOUND_ERRORS = ("UNKNOWN_TOPIC_OR_PARTITION", "GROUP_ID_NOT_FOUND")
+
+
+def common(p, *, formats: tuple[str, ...] = ("table", "json"), cluster: bool = True) -> None:
+    """--cluster, --as and --output, on every sub-command."""
+    if cluster:
+        p.add_argument("--cluster", help="registered cluster name (default: the only one)")
+    p.add_argument(
+        "--as",
+        dest="actor",
+        help="acting console user (default: the system actor console-system, shown as such in the audit)",
+    )
+    p.add_argument("--output", choices=formats, default="table")
+
+
+def read_text(path: str, stdin=None) -> str:
+    """A file's text ('-' = stdin); an unreadable file is a usage error."""
+    if path == "-" and stdin is not None:
+        return stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"Cannot read {path}: {exc}", returncode=USAGE) from None
+
+
+class CommandBase:
+    """The plumbing of ``manage.py kafka`` (mixed into its BaseCommand)."""
+
+    def handle(self, *args, **opts) -> None:
+        self.opts = opts
+        actor = self._actor(opts.get("actor"))
+        cluster = self._cluster(opts.get("cluster")) if opts.get("needs_cluster", True) else None
+        handler = getattr(self, f"_{opts['area']}_{opts['action'].replace('-', '_')}")
+        try:
+            code = handler(cluster, actor)
+        except PermissionDenied as exc:
+            raise CommandError(str(exc), returncode=DENIED) from None
+        except REFUSALS as exc:
+            raise CommandError(str(exc), returncode=REFUSED) from None
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages), returncode=REFUSED) from None
+        except outcomes_log.AuditUnavailable as exc:
+            raise CommandError(str(exc), returncode=AUDIT_UNAVAILABLE) from None
+        except KafkaOperationError as exc:
+            code = NOT_FOUND if exc.name in NOT_FOUND_ERRORS else KAFKA
+            raise CommandError(f"{exc.name}: {exc.operator_text}", returncode=code) from None
+        if code == IN_PROGRESS:
+            raise CommandError("Still in progress: run --verify again later.", returncode=code)
+        if code:
+            raise CommandError("Kafka refused some of the request (see above).", returncode=code)
+
+    def _cluster(self, name: str | None) -> Cluster:
+        if name:
+            cluster = Cluster.objects.filter(name=name).first()
+            if cluster is None:
+                raise CommandError(f"No cluster named '{name}' is registered.", returncode=NOT_FOUND)
+            return cluster
+        clusters = list(Cluster.objects.all()[:2])
+        if len(clusters) != 1:
+            raise CommandError(
+                "Name the cluster with --cluster.", returncode=USAGE if clusters else NOT_FOUND
+            )
+        return clusters[0]
+
+    def _actor(self, username: str | None):
+        return command_actor(username, returncode=NOT_FOUND)
+
+    def _emit(self, rows: list[dict], columns: list[str], extra: dict | None = None) -> None:
+        """The rows as an aligned table, a JSON document ({...extra, "items": rows}) or CSV."""
+        output = self.opts["output"]
+        if output == "json":
+            self.stdout.write(json.dumps({**(extra or {}), "items": rows}, indent=2, default=str))
+            return
+        if output == "csv":
+            out = io.StringIO()
+            writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+            self.stdout.write(out.getvalue(), ending="")
+            return
+        widths = {c: max([len(c)] + [len(str(r.get(c, ""))) for r in rows]) for c in columns}
+        self.stdout.write("  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip())
+        for r in rows:
+            self.stdout.write("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns).rstrip())
+
+    def _say(self, text: str) -> None:
+        """A line for people: on stdout with the table, on stderr when stdout is JSON or CSV."""
+        (self.stdout if self.opts["output"] == "table" else self.stderr).write(text)

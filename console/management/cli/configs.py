@@ -1,0 +1,103 @@
+"""``manage.py kafka configs describe|alter``: kafka-configs over the config actions."""
+
+from __future__ import annotations
+
+from django.core.management.base import CommandError
+
+from console.configs import actions as configs
+from console.kafka import ConfigChange
+from console.management.cli.base import FAILED, OK, USAGE, common
+
+
+def add_parsers(area) -> None:
+    """``configs``, with kafka-configs' option names."""
+    c = area.add_parser("configs", help="describe, alter").add_subparsers(dest="action", required=True)
+    for name in ("describe", "alter"):
+        p = c.add_parser(name)
+        common(p)
+        p.add_argument("--entity-type", choices=("topics", "brokers"), required=True)
+        group = p.add_mutually_exclusive_group(required=True)
+        group.add_argument("--entity-name")
+        group.add_argument("--entity-default", action="store_true", help="cluster-wide broker defaults")
+        if name == "alter":
+            p.add_argument("--add-config", action="append", default=[], help="k=v (SET; repeatable)")
+            p.add_argument("--delete-config", action="append", default=[], help="key (reset to default)")
+            p.add_argument("--append-config", action="append", default=[], help="k=v (list append)")
+            p.add_argument("--subtract-config", action="append", default=[], help="k=v (list subtract)")
+            p.add_argument("--validate-only", action="store_true")
+
+
+class ConfigsCommands:
+    """The ``configs`` handlers (``self`` is the kafka BaseCommand)."""
+
+    def _resource(self):
+        o = self.opts
+        if o["entity_type"] == "topics":
+            if o["entity_default"]:
+                raise CommandError("Topics have no --entity-default; name the topic.", returncode=USAGE)
+            return configs.topic_resource(o["entity_name"])
+        return configs.broker_resource(None if o["entity_default"] else o["entity_name"])
+
+    def _configs_describe(self, cluster, actor) -> int:
+        view = configs.describe_configs(actor=actor, cluster=cluster, resource=self._resource())
+        rows = [
+            {
+                "name": r.name,
+                "value": r.display_value,
+                "source": r.source,
+                "read_only": r.read_only,
+                "sensitive": r.sensitive,
+            }
+            for r in view.rows
+        ]
+        self._emit(rows, ["name", "value", "source", "read_only", "sensitive"])
+        return OK
+
+    def _configs_alter(self, cluster, actor) -> int:
+        o = self.opts
+        changes = []
+        for flag, op in (("add_config", "SET"), ("append_config", "APPEND"), ("subtract_config", "SUBTRACT")):
+            for item in o[flag]:
+                key, sep, value = item.partition("=")
+                if not sep or not key:
+                    raise CommandError(
+                        f"--{flag.replace('_', '-')} needs key=value, not {item!r}", returncode=USAGE
+                    )
+                changes.append(ConfigChange(key.strip(), op, value))
+        changes += [ConfigChange(k.strip(), "DELETE") for k in o["delete_config"]]
+        if not changes:
+            raise CommandError("Nothing to change: use --add-config, --delete-config, ...", returncode=USAGE)
+        result = configs.alter_configs(
+            actor=actor,
+            cluster=cluster,
+            resource=self._resource(),
+            changes=changes,
+            validate_only=o["validate_only"],
+        )
+        rows = [
+            {
+                "name": d.name,
+                "op": d.op,
+                "before": d.old_display,
+                "after": d.new_display,
+                "source": f"{d.old_source_label} -> {d.new_source_label}",
+            }
+            for d in result.diffs
+        ]
+        status = (
+            "valid (dry run)"
+            if result.ok and result.validate_only
+            else ("applied" if result.ok else "failed")
+        )
+        extra = {
+            "validate_only": result.validate_only,
+            "ok": result.ok,
+            "status": status,
+            "error": result.error.name if result.error else None,
+        }
+        self._emit(rows, ["name", "op", "before", "after", "source"], extra)
+        if self.opts["output"] == "table":
+            self.stdout.write(
+                status + (f": {result.error.name} {result.error.operator_text}" if result.error else "")
+            )
+        return OK if result.ok else FAILED

@@ -1,0 +1,252 @@
+"""``manage.py kafka reassign --generate|--execute|--verify|--cancel``: kafka-reassign-partitions.
+
+The files are Kafka's: ``--topics-to-move-json-file`` (``{"version":1,"topics":[{"topic":"t"}]}``) and
+``--reassignment-json-file`` (``{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}``).
+``--generate`` plans with the console's planner (replicas leave the brokers not in ``--broker-list``,
+fewest moves); ``--execute`` starts the console's reassignment operation (the one the page starts: same
+checks, throttle ledger, audit) and prints the current assignment as the rollback file;
+``--verify`` reports each partition from that operation's rows and never touches throttles (the
+operation's own finish step takes them back); ``--cancel`` asks the operation to cancel, as the page
+does. ``--id`` names a console reassignment; otherwise the newest one whose moves are in the file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from django.core.management.base import CommandError
+
+from console import access
+from console.management.cli.base import FAILED, IN_PROGRESS, NOT_FOUND, OK, REFUSED, USAGE, common, read_text
+from console.models.reassignment import Reassignment
+from console.reassignment import actions as reassignment
+from console.reassignment import planner, throttles
+
+COLUMNS = ["topic", "partition", "original", "target", "state", "percent", "message"]
+
+
+def add_parsers(area) -> None:
+    p = area.add_parser(
+        "reassign", help="--generate, --execute, --verify, --cancel (kafka-reassign-partitions)"
+    )
+    common(p)
+    p.set_defaults(action="run")
+    mode = p.add_mutually_exclusive_group(required=True)
+    for flag in ("generate", "execute", "verify", "cancel"):
+        mode.add_argument(f"--{flag}", action="store_true")
+    p.add_argument("--reassignment-json-file", metavar="FILE", help="the plan ('-' = stdin)")
+    p.add_argument("--topics-to-move-json-file", metavar="FILE", help="--generate: the topics")
+    p.add_argument("--broker-list", help="--generate: the brokers to place the replicas on (1,2,3)")
+    p.add_argument("--throttle", type=int, metavar="BYTES/S", help="replication throttle while moving")
+    p.add_argument("--replica-alter-log-dirs-throttle", type=int, metavar="BYTES/S")
+    p.add_argument(
+        "--additional", action="store_true", help="--execute --throttle: change a running one's rate"
+    )
+    p.add_argument("--elect-preferred", action="store_true", help="elect the preferred leaders at the end")
+    p.add_argument("--id", type=int, help="the console reassignment (default: found from the file)")
+
+
+def _json_doc(text: str) -> str:
+    return json.dumps(json.loads(text), separators=(",", ":"))
+
+
+class ReassignCommands:
+    """The ``reassign`` handler (``self`` is the kafka BaseCommand)."""
+
+    def _reassign_run(self, cluster, actor) -> int:
+        o = self.opts
+        if o["replica_alter_log_dirs_throttle"] is not None:
+            raise CommandError(
+                "The console does not move replicas between log directories, so it has no log-dir throttle.",
+                returncode=USAGE,
+            )
+        for flag in ("generate", "execute", "verify", "cancel"):
+            if o[flag]:
+                return getattr(self, f"_reassign_{flag}")(cluster, actor)
+        raise CommandError("Give --generate, --execute, --verify or --cancel.", returncode=USAGE)
+
+    def _plan_file(self) -> dict:
+        name = self.opts["reassignment_json_file"]
+        if not name:
+            raise CommandError("--reassignment-json-file is required here.", returncode=USAGE)
+        return planner.parse_plan(read_text(name, sys.stdin))
+
+    def _reassign_generate(self, cluster, actor) -> int:
+        o = self.opts
+        access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
+        if not o["topics_to_move_json_file"] or not o["broker_list"]:
+            raise CommandError(
+                "--generate needs --topics-to-move-json-file and --broker-list.", returncode=USAGE
+            )
+        try:
+            doc = json.loads(read_text(o["topics_to_move_json_file"], sys.stdin))
+            topics = [str(t["topic"]) for t in doc["topics"]]
+            brokers = {int(b) for b in o["broker_list"].split(",") if b.strip()}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CommandError(
+                'The topics file must look like {"version":1,"topics":[{"topic":"t"}]} and --broker-list '
+                f"like 1,2,3 ({exc}).",
+                returncode=USAGE,
+            ) from None
+        view = reassignment.read_cluster(cluster, cached=False)
+        unknown = sorted(brokers - set(view.racks))
+        if unknown or not brokers:
+            raise reassignment.PlanRejected(f"Unknown broker(s) in --broker-list: {unknown or 'none given'}.")
+        plan, _ = reassignment.build_plan(
+            view, intent="move_off", topics=topics, brokers=sorted(set(view.racks) - brokers)
+        )
+        current = planner.export_plan({tp: view.assignment[tp] for tp in plan})
+        proposed = planner.export_plan(plan)
+        if o["output"] == "json":
+            self.stdout.write(json.dumps({"current": json.loads(current), "proposed": json.loads(proposed)}))
+        else:
+            self.stdout.write(f"Current partition replica assignment\n{_json_doc(current)}\n")
+            self.stdout.write(f"Proposed partition reassignment configuration\n{_json_doc(proposed)}")
+        if not plan:
+            self._say("Every replica of these topics is already on the listed brokers: nothing to move.")
+        return OK
+
+    def _reassign_execute(self, cluster, actor) -> int:
+        o = self.opts
+        plan = self._plan_file()
+        if o["additional"]:
+            if o["throttle"] is None:
+                raise CommandError("--additional changes the throttle: give --throttle.", returncode=USAGE)
+            r = self._find(cluster, plan, running=True)
+            outcomes = throttles.change_throttle(actor=actor, reassignment=r, rate=o["throttle"])
+            rows = [
+                {"resource": k, "ok": v["ok"], "message": v.get("message", "")} for k, v in outcomes.items()
+            ]
+            self._emit(rows, ["resource", "ok", "message"], {"reassignment": r.pk, "throttle": o["throttle"]})
+            return OK if all(v["ok"] for v in outcomes.values()) else FAILED
+        access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
+        view = reassignment.read_cluster(cluster, only=plan)
+        rollback = planner.export_plan({tp: view.assignment[tp] for tp in plan if tp in view.assignment})
+        try:
+            op = reassignment.start_reassignment(
+                actor=actor,
+                cluster=cluster,
+                proposed=plan,
+                throttle=o["throttle"],
+                elect_preferred=o["elect_preferred"],
+                view=view,
+            )
+        except reassignment.PlanRejected as exc:
+            bad = [c for c in exc.checks if not c.ok]
+            if bad:
+                rows = [
+                    {"topic": c.topic, "partition": c.partition, "message": "; ".join(c.problems)}
+                    for c in bad
+                ]
+                self._emit(rows, ["topic", "partition", "message"], {"started": False, "error": str(exc)})
+            raise
+        r = op.reassignment
+        extra = {"started": True, "reassignment": r.pk, "operation": op.pk, "rollback": json.loads(rollback)}
+        if o["output"] == "table":
+            self.stdout.write(
+                f"Current partition replica assignment\n\n{_json_doc(rollback)}\n\n"
+                "Save this to use as the --reassignment-json-file option during rollback"
+            )
+            self.stdout.write(
+                f"Successfully started partition reassignment #{r.pk} (operation #{op.pk}) of "
+                f"{r.partitions_total} partition(s)."
+            )
+            return OK
+        self._emit(self._rows(r), COLUMNS, extra)
+        return OK
+
+    def _find(self, cluster, plan: dict, *, running: bool = False) -> Reassignment:
+        """The console reassignment named by --id, or the newest whose moves are all in the file."""
+        qs = Reassignment.objects.filter(cluster=cluster).select_related("operation").order_by("-pk")
+        if self.opts["id"] is not None:
+            found = qs.filter(pk=self.opts["id"]).first()
+            if found is None:
+                raise CommandError(
+                    f"No reassignment #{self.opts['id']} on this cluster.", returncode=NOT_FOUND
+                )
+            return found
+        wanted = {(t, p): list(r) for (t, p), r in plan.items()}
+        for r in qs[:200]:
+            if running and r.stage == "finished":
+                continue
+            rows = list(r.partitions.values_list("topic", "partition", "target"))
+            if rows and all(wanted.get((t, p)) == list(target) for t, p, target in rows):
+                return r
+        raise CommandError(
+            "No console reassignment moves these partitions to these replicas (give --id).",
+            returncode=NOT_FOUND,
+        )
+
+    def _rows(self, r: Reassignment) -> list[dict]:
+        return [
+            {
+                "topic": x.topic,
+                "partition": x.partition,
+                "original": ",".join(map(str, x.original)),
+                "target": ",".join(map(str, x.target)),
+                "state": x.state,
+                "percent": x.percent,
+                "message": x.message,
+            }
+            for x in r.partitions.order_by("topic", "partition")
+        ]
+
+    def _reassign_verify(self, cluster, actor) -> int:
+        access.require(actor, cluster, access.VIEW)
+        plan = self._plan_file()
+        r = self._find(cluster, plan)
+        r.refresh_from_db()
+        rows = self._rows(r)
+        ledger = [
+            {"resource": f"{t.resource_type}:{t.resource_name}", "config": t.config, "state": t.state}
+            for t in r.throttles.order_by("pk")
+        ]
+        extra = {
+            "reassignment": r.pk,
+            "operation": r.operation_id,
+            "stage": r.stage,
+            "state": r.operation.state,
+            "outcome": r.outcome,
+            "partitions_done": r.partitions_done,
+            "partitions_total": r.partitions_total,
+            "throttles": ledger,
+        }
+        if self.opts["output"] == "table":
+            self.stdout.write(
+                f"Reassignment #{r.pk}: {reassignment.stage_label(r)}"
+                + (f" ({r.outcome})" if r.outcome else "")
+                + f", {r.partitions_done} of {r.partitions_total} partitions done."
+            )
+            for row in rows:
+                verdict = {"done": "is completed", "moving": "is still in progress"}.get(
+                    row["state"], row["state"]
+                )
+                self.stdout.write(f"Reassignment of partition {row['topic']}-{row['partition']} {verdict}.")
+            left = [e for e in ledger if e["state"] != "removed"]
+            if r.stage == "finished":
+                self.stdout.write(
+                    "Throttles: "
+                    + ("all taken back." if not left else f"{len(left)} not taken back (see the page).")
+                )
+            return self._verdict(r)
+        self._emit(rows, COLUMNS, extra)
+        return self._verdict(r)
+
+    def _verdict(self, r: Reassignment) -> int:
+        if r.stage != "finished":
+            return IN_PROGRESS
+        return OK if r.outcome == "succeeded" else FAILED
+
+    def _reassign_cancel(self, cluster, actor) -> int:
+        plan = self._plan_file()
+        r = self._find(cluster, plan)
+        if r.stage == "finished":
+            raise reassignment.PlanRejected(f"Reassignment #{r.pk} has already finished ({r.outcome}).")
+        reassignment.cancel_reassignment(actor=actor, reassignment=r)
+        r.refresh_from_db()
+        self._emit(self._rows(r), COLUMNS, {"reassignment": r.pk, "cancel_requested": r.cancel_requested})
+        self._say(
+            f"Cancel of reassignment #{r.pk} requested: in-flight partitions revert, then throttles go back."
+        )
+        return OK if r.cancel_requested else REFUSED

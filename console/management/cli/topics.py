@@ -1,0 +1,223 @@
+"""``manage.py kafka topics|cluster …``: kafka-topics over the topic actions, and the cluster overview."""
+
+from __future__ import annotations
+
+import sys
+
+from django.core.management.base import CommandError
+
+from console.clusters import actions as cluster_actions
+from console.forms.configs import parse_key_values
+from console.management.cli.base import FAILED, OK, USAGE, common
+from console.topics import actions as topics
+from console.topics import delete as topic_delete
+from console.topics import reads as topic_reads
+from console.topics.batch import TopicSpec, parse_batch
+
+
+def _assignment(text: str | None) -> list[list[int]] | None:
+    """kafka-topics' format: partitions separated by ',', replicas by ':' (``1:2,2:3``)."""
+    if not text:
+        return None
+    try:
+        return [[int(b) for b in part.split(":")] for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise CommandError(
+            f"--replica-assignment must look like 1:2,2:3, not {text!r}", returncode=USAGE
+        ) from None
+
+
+def add_parsers(area) -> None:
+    """``topics`` and ``cluster``, with kafka-topics' option names."""
+    t = area.add_parser("topics", help="list, describe, create, delete, add-partitions").add_subparsers(
+        dest="action", required=True
+    )
+    p = t.add_parser("list")
+    common(p)
+    p.add_argument("--query", default="")
+    p.add_argument("--regex", action="store_true")
+    p.add_argument("--internal", action="store_true", help="include internal topics")
+    p.add_argument("--unhealthy", action="store_true", help="only under-replicated or offline")
+    p.add_argument("--refresh", action="store_true", help="bypass the metadata cache")
+    p = t.add_parser("describe")
+    common(p)
+    p.add_argument("topic")
+    p = t.add_parser("create")
+    common(p)
+    p.add_argument("topic", nargs="?")
+    p.add_argument("--partitions", type=int, default=-1)
+    p.add_argument("--replication-factor", type=int, default=-1)
+    p.add_argument("--replica-assignment")
+    p.add_argument("--config", action="append", default=[], help="key=value (repeatable)")
+    p.add_argument("--file", help="batch: a YAML/JSON/CSV file ('-' = stdin)")
+    p.add_argument("--validate-only", action="store_true")
+    p = t.add_parser("delete")
+    common(p)
+    p.add_argument("topics", nargs="+")
+    p.add_argument("--confirm", default="", help="the topic name, or the number of topics for several")
+    p.add_argument("--validate-only", action="store_true", help="show what would be deleted or refused")
+    p = t.add_parser("add-partitions")
+    common(p)
+    p.add_argument("topic")
+    p.add_argument("--partitions", type=int, required=True, help="the new total")
+    p.add_argument("--replica-assignment", help="for the new partitions only")
+    p.add_argument("--validate-only", action="store_true")
+    k = area.add_parser("cluster", help="describe").add_subparsers(dest="action", required=True)
+    common(k.add_parser("describe", help="cluster id, active controller (quorum leader), brokers"))
+
+
+class TopicsCommands:
+    """The ``topics`` and ``cluster`` handlers (``self`` is the kafka BaseCommand)."""
+
+    def _outcomes(self, outcomes, validate_only: bool) -> int:
+        rows = [
+            {
+                "topic": o.name,
+                "ok": o.ok,
+                "status": o.status,
+                "error": o.error_name,
+                "message": " ".join(filter(None, [o.message, o.warning])),
+            }
+            for o in outcomes
+        ]
+        self._emit(rows, ["topic", "status", "error", "message"], {"validate_only": validate_only})
+        return OK if all(o.ok for o in outcomes) else FAILED
+
+    def _cluster_describe(self, cluster, actor) -> int:
+        """The overview's facts; the active controller is the KRaft quorum's leader, as on the page."""
+        data = cluster_actions.overview(actor=actor, cluster=cluster)
+        if data.error is not None:
+            raise data.error
+        controller = data.active_controller if data.active_controller is not None else "unknown"
+        rows = [{"id": b.id, "host": b.host, "port": b.port, "rack": b.rack or ""} for b in data.info.brokers]
+        extra = {"cluster_id": data.info.cluster_id, "active_controller": controller}
+        if self.opts["output"] != "json":
+            self.stdout.write(f"cluster id: {data.info.cluster_id}  active controller: {controller}")
+            if data.controller_unknown:
+                self.stdout.write(data.controller_unknown)
+        self._emit(rows, ["id", "host", "port", "rack"], extra)
+        return OK
+
+    def _topics_list(self, cluster, actor) -> int:
+        o = self.opts
+        first = topic_reads.list_topics(
+            actor=actor,
+            cluster=cluster,
+            query=o["query"],
+            regex=o["regex"],
+            include_internal=o["internal"],
+            unhealthy_only=o["unhealthy"],
+            refresh=o["refresh"],
+            per_page=topic_reads.MAX_PER_PAGE,
+        )
+        if first.query_error:
+            raise CommandError(first.query_error, returncode=USAGE)
+        items = list(first.items)
+        for page in range(2, first.pages + 1):
+            items += topic_reads.list_topics(
+                actor=actor,
+                cluster=cluster,
+                query=o["query"],
+                regex=o["regex"],
+                include_internal=o["internal"],
+                unhealthy_only=o["unhealthy"],
+                page=page,
+                per_page=topic_reads.MAX_PER_PAGE,
+            ).items
+        rows = [
+            {
+                "name": i.row.name,
+                "partitions": i.row.partitions,
+                "replication_factor": i.row.replication_factor,
+                "under_replicated": i.row.under_replicated,
+                "offline": i.row.offline,
+                "internal": i.row.internal,
+                "cleanup_policy": i.cleanup_policy,
+                "retention_ms": i.retention_ms,
+            }
+            for i in items
+        ]
+        self._emit(rows, ["name", "partitions", "replication_factor", "under_replicated", "offline"])
+        return OK
+
+    def _topics_describe(self, cluster, actor) -> int:
+        d = topic_reads.describe_topic(actor=actor, cluster=cluster, name=self.opts["topic"])
+        rows = [
+            {
+                "partition": p.id,
+                "leader": p.leader,
+                "replicas": ",".join(map(str, p.replicas)),
+                "isr": ",".join(map(str, p.isr)),
+                "offline": ",".join(map(str, p.offline_replicas)),
+                "start": p.start_offset,
+                "end": p.end_offset,
+                "messages": p.messages,
+                "leader_not_preferred": p.leader_not_preferred,
+            }
+            for p in d.partitions
+        ]
+        overrides = {
+            e.name: (None if e.sensitive else e.value)
+            for e in d.configs
+            if e.source == "DYNAMIC_TOPIC_CONFIG"
+        }
+        extra = {"topic": d.name, "topic_id": d.topic_id, "internal": d.internal, "configs": overrides}
+        if self.opts["output"] == "table":
+            self.stdout.write(
+                f"Topic: {d.name}  id: {d.topic_id}  partitions: {len(d.partitions)}  "
+                f"rf: {d.replication_factor}  configs: " + ",".join(f"{k}={v}" for k, v in overrides.items())
+            )
+        self._emit(
+            rows, ["partition", "leader", "replicas", "isr", "offline", "start", "end", "messages"], extra
+        )
+        return OK
+
+    def _topics_create(self, cluster, actor) -> int:
+        o = self.opts
+        if o["file"]:
+            text = sys.stdin.read() if o["file"] == "-" else open(o["file"], encoding="utf-8").read()
+            specs = parse_batch(text, None, o["file"])
+        elif o["topic"]:
+            cfg, errors = parse_key_values("\n".join(o["config"]))
+            if errors:
+                raise CommandError("; ".join(errors), returncode=USAGE)
+            assignment = _assignment(o["replica_assignment"])
+            specs = [
+                TopicSpec(
+                    o["topic"],
+                    -1 if assignment else o["partitions"],
+                    -1 if assignment else o["replication_factor"],
+                    tuple(tuple(r) for r in assignment) if assignment else None,
+                    cfg,
+                )
+            ]
+        else:
+            raise CommandError("Give a topic name or --file.", returncode=USAGE)
+        result = topics.create_topics(
+            actor=actor, cluster=cluster, specs=specs, validate_only=o["validate_only"]
+        )
+        return self._outcomes(result.outcomes, o["validate_only"])
+
+    def _topics_delete(self, cluster, actor) -> int:
+        o = self.opts
+        if o["validate_only"]:
+            preview = topic_delete.delete_preview(actor=actor, cluster=cluster, names=o["topics"])
+            rows = [{"topic": n, "would": "refuse" if r else "delete", "reason": r} for n, r in preview]
+            self._emit(rows, ["topic", "would", "reason"], {"validate_only": True})
+            return OK
+        result = topic_delete.delete_topics(
+            actor=actor, cluster=cluster, names=o["topics"], confirmation=o["confirm"]
+        )
+        return self._outcomes(result.outcomes, False)
+
+    def _topics_add_partitions(self, cluster, actor) -> int:
+        o = self.opts
+        outcome = topics.add_partitions(
+            actor=actor,
+            cluster=cluster,
+            topic=o["topic"],
+            total_count=o["partitions"],
+            assignment=_assignment(o["replica_assignment"]),
+            validate_only=o["validate_only"],
+        )
+        return self._outcomes([outcome], o["validate_only"])
