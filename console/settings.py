@@ -390,16 +390,10 @@ API_PAGE_SIZE = int(_env_num("API_PAGE_SIZE", 50))
 API_MAX_PAGE_SIZE = int(_env_num("API_MAX_PAGE_SIZE", 500))
 API_TOKEN_MAX_DAYS = int(_env_num("API_TOKEN_MAX_DAYS", 365))
 API_IDEMPOTENCY_TTL_S = int(_env_num("API_IDEMPOTENCY_TTL_S", 24 * 3600))
-
-# Notifications (console/notify, docs/architecture.md "Notifications"): per-cluster channels, delivered
-# by a worker. A delivery is tried NOTIFY_MAX_ATTEMPTS times, NOTIFY_BACKOFF_S·2^(n-1) apart (at most
-# NOTIFY_BACKOFF_MAX_S), each HTTP call bounded by NOTIFY_TIMEOUT_S; redirects are never followed.
-NOTIFY_DISPATCHER = os.environ.get("NOTIFY_DISPATCHER", "tasks.notify.enqueue")
-NOTIFY_MAX_ATTEMPTS = int(_env_num("NOTIFY_MAX_ATTEMPTS", 5))
-NOTIFY_BACKOFF_S = _env_num("NOTIFY_BACKOFF_S", 10.0)
-NOTIFY_BACKOFF_MAX_S = _env_num("NOTIFY_BACKOFF_MAX_S", 600.0)
-NOTIFY_TIMEOUT_S = _env_num("NOTIFY_TIMEOUT_S", 10.0)
-NOTIFY_STALE_AFTER_S = _env_num("NOTIFY_STALE_AFTER_S", 120.0)  # a send claimed this long ago is retaken
-NOTIFY_EMAIL_FROM = os.environ.get("NOTIFY_EMAIL_FROM", "") or REQUESTS_EMAIL_FROM or "kafka-console@localhost"
-# Links in notifications are made absolute with this (e.g. https://kafka-console.example.com); empty: paths.
-CONSOLE_BASE_URL = os.environ.get("CONSOLE_BASE_URL", "").rstrip("/")
+NOTIFY_DISPATCHER = os.environ.get("NOTIFY_DISPATCHER", "tasks.notify.enqueue")  # console/notify's queue
+NOTIFY_MAX_ATTEMPTS = int(_env_num("NOTIFY_MAX_ATTEMPTS", 5))  # then the delivery is "failed"
+NOTIFY_BACKOFF_S = _env_num("NOTIFY_BACKOFF_S", 10.0)  # before retry n: NOTIFY_BACKOFF_S * 2**(n-1) ...
+NOTIFY_BACKOFF_MAX_S = _env_num("NOTIFY_BACKOFF_MAX_S", 600.0)  # ... at most this
+NOTIFY_TIMEOUT_S = _env_num("NOTIFY_TIMEOUT_S", 10.0)  # an HTTP connect or read, an SMTP session
+NOTIFY_EMAIL_FROM = os.environ.get("NOTIFY_EMAIL_FROM", REQUESTS_EMAIL_FROM or "kafka-console@localhost")
+CONSOLE_BASE_URL = os.environ.get("CONSOLE_BASE_URL", "").rstrip("/")  # makes notification links absolute

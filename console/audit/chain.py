@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from console import operations
+from console import notify, operations
 from console.audit import marker
 from console.audit import store as audit
 from console.audit.refusals import refused_as
@@ -31,6 +31,19 @@ class ChainView:
     count: int = 0  # kept events checked (the old ones by their digest, the new ones by their HMAC)
     walked: int = 0  # events whose HMAC was recomputed on this check
     note: str = ""
+
+
+def announce_broken(broken_at: int | None, reason: str) -> None:
+    """Every cluster's channels subscribed to it hear once per break (console/notify; never raises)."""
+    notify.emit(
+        None,
+        notify.events.AUDIT_CHAIN_BROKEN,
+        title=f"The audit chain is broken at event {broken_at}",
+        text=reason,
+        link="/audit/",
+        details={"broken_at": broken_at, "reason": reason},
+        key=f"broken-at-{broken_at}:{reason[:100]}",
+    )
 
 
 def check_chain(*, batch_size: int = 2000) -> ChainView:
@@ -66,6 +79,8 @@ def check_chain(*, batch_size: int = 2000) -> ChainView:
     if walked is None:
         walked = audit.walk(start_id, start_hash, batch_size=batch_size)
         status = audit.conclude(head, walked, prior, note)
+    if not status.ok:
+        announce_broken(status.broken_at, status.reason)
     return ChainView(
         status.ok,
         status.verified_up_to,

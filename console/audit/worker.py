@@ -7,7 +7,7 @@ from dataclasses import asdict
 from console import operations
 from console.audit import review
 from console.audit import store as audit
-from console.audit.chain import VERIFY_ITEM, VERIFY_KIND
+from console.audit.chain import VERIFY_ITEM, VERIFY_KIND, announce_broken
 from console.models import AuditChainHead, OperationState
 from console.operations import Done, Kind, Step
 
@@ -29,6 +29,7 @@ def _verify(ctx) -> Done:
         text = f"intact: {status.count} events verified up to event {status.verified_up_to}"
     else:
         text = f"broken at event {status.broken_at}: {status.reason}"
+        announce_broken(status.broken_at, status.reason)
     if status.archived_up_to:
         text += f" (archived up to event {status.archived_up_to})"
     if status.note:

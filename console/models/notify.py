@@ -58,8 +58,8 @@ class NotificationDelivery(models.Model):
     state = models.CharField(max_length=10, choices=DeliveryState.choices, default=DeliveryState.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
-    claimed_by = models.CharField(max_length=200, blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
+    taken_by = models.CharField(max_length=200, blank=True)
+    taken_at = models.DateTimeField(null=True, blank=True)
     last_status = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     audit_requested_id = models.BigIntegerField(null=True, blank=True)  # a test send's "requested" event

@@ -2,7 +2,7 @@
 
 ``deliver(id)`` is what the Celery task (tasks/notify.py) calls; beat's notify tick calls
 ``deliver_due()`` for retries whose backoff is over, deliveries whose task never arrived (queue down)
-and sends whose worker died (claimed longer than NOTIFY_STALE_AFTER_S ago). Each claim counts an
+and sends whose worker died (taken longer than ``stale_after_s()`` ago). Each claim counts an
 attempt, so a delivery ends "failed" after NOTIFY_MAX_ATTEMPTS whatever kills its sends.
 """
 
@@ -26,17 +26,22 @@ log = logging.getLogger(__name__)
 TEST_ACTION = "notify.channel.test"
 
 
+def stale_after_s() -> float:
+    """A send taken this long ago belongs to a dead worker: a live one is bounded by its timeouts."""
+    return max(60.0, 6 * float(settings.NOTIFY_TIMEOUT_S))
+
+
 def _claimable(now):
     due = Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
-    stale = now - timedelta(seconds=float(settings.NOTIFY_STALE_AFTER_S))
-    return (Q(state=DeliveryState.PENDING) & due) | Q(state=DeliveryState.SENDING, claimed_at__lt=stale)
+    stale = now - timedelta(seconds=stale_after_s())
+    return (Q(state=DeliveryState.PENDING) & due) | Q(state=DeliveryState.SENDING, taken_at__lt=stale)
 
 
 def claim(delivery_id: int, *, worker: str) -> bool:
     now = timezone.now()
     return bool(
         NotificationDelivery.objects.filter(_claimable(now), pk=delivery_id).update(
-            state=DeliveryState.SENDING, claimed_by=worker, claimed_at=now, attempts=F("attempts") + 1
+            state=DeliveryState.SENDING, taken_by=worker, taken_at=now, attempts=F("attempts") + 1
         )
     )
 
@@ -60,7 +65,7 @@ def deliver(delivery_id: int, *, worker: str) -> NotificationDelivery | None:
 
 def _record(delivery: NotificationDelivery, worker: str, result: sender.Sent, final: bool):
     now = timezone.now()
-    fields = {"claimed_by": "", "last_status": result.status, "last_error": result.error[:4000]}
+    fields = {"taken_by": "", "last_status": result.status, "last_error": result.error[:4000]}
     delay = None
     if final:
         state = DeliveryState.DELIVERED if result.ok else DeliveryState.FAILED
@@ -72,7 +77,7 @@ def _record(delivery: NotificationDelivery, worker: str, result: sender.Sent, fi
         fields.update(state=DeliveryState.PENDING, next_attempt_at=now + timedelta(seconds=delay))
     with transaction.atomic():
         mine = NotificationDelivery.objects.filter(
-            pk=delivery.pk, state=DeliveryState.SENDING, claimed_by=worker
+            pk=delivery.pk, state=DeliveryState.SENDING, taken_by=worker
         ).update(**fields)
         if not mine:  # retaken as stale while this send was slow: the other worker records its own
             return None

@@ -20,6 +20,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from console import notify
 from console.audit import store as audit
 from console.models import Operation, OperationItem, OperationState
 from console.operations import registry
@@ -246,6 +247,8 @@ def _finish(op: Operation, ctx: Context, done: Done) -> Operation:
             outcome=audit_outcome(done.state),
             operation=op,
         )
+        # Notification channels hear of a reassignment's end and of any errored operation (on commit).
+        notify.operation_ended(op, done.state, done.error, dict(done.result))
     return Operation.objects.get(pk=op.pk)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from console import access
+from console import access, notify
 from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
 from console.audit.refusals import refused_as
@@ -47,6 +47,8 @@ def sweep_throttles() -> list[int]:
     for r in owing:
         by_cluster.setdefault(r.cluster_id, []).append(r)
     for items in by_cluster.values():
+        for r in items:  # announced once each, whether or not Kafka can be asked this time
+            _announce_leftovers(r)
         try:  # one cluster's trouble (unreachable, undecryptable password) never stops the others
             moving = set(gateway_for(items[0].cluster).list_partition_reassignments())
             for r in items:
@@ -61,6 +63,20 @@ def sweep_throttles() -> list[int]:
         except Exception as err:  # noqa: BLE001 - logged; the next sweep retries this cluster
             log.warning("throttle janitor: skipping cluster %s this time: %s", items[0].cluster, err)
     return cleaned
+
+
+def _announce_leftovers(r: Reassignment) -> None:
+    """Notification channels hear once per reassignment that it ended owing throttles."""
+    owed = r.throttles.filter(state__in=ACTIVE).count()
+    notify.emit(
+        r.cluster,
+        notify.events.THROTTLES_LEFTOVER,
+        title=f"Reassignment #{r.pk} ended ({r.operation.state}) owing {owed} throttle setting(s)",
+        text="The janitor takes them back once Kafka no longer moves its partitions; see the Throttles page.",
+        link=f"/operations/{r.operation_id}/",
+        details={"reassignment": r.pk, "operation": r.operation_id, "owed": owed},
+        key=f"reassignment-{r.pk}",
+    )
 
 
 def find_foreign_throttles(cluster) -> list[dict]:

@@ -12,7 +12,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from console import access, operations
+from console import access, notify, operations
 from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.models import Cluster, Operation
@@ -25,7 +25,7 @@ from console.models.requests import (
 )
 from console.requests import kinds as request_kinds
 from console.requests.checks import RequestInvalid, check_request
-from console.requests.notify import _notify, _notify_approvers
+from console.requests.notify import _notify, _notify_approvers, announce
 
 log = logging.getLogger(__name__)
 EXECUTE_KIND = "request.execute"
@@ -89,6 +89,7 @@ def submit_request(
             source_ip=source_ip,
             request_id=f"request-{req.pk}",
         )
+        announce(req, notify.events.REQUEST_SUBMITTED, f"{req.requested_by_name} asks: {checked.summary}")
         if auto:
             _approve(
                 req,
@@ -162,6 +163,7 @@ def _approve(req: ChangeRequest, actor, comment: str, source_ip: str | None, *, 
         req,
         f"Your request #{req.pk} ({request_kinds.label(req)} {req.resource}) was approved by {actor.get_username()}.",
     )
+    announce(req, notify.events.REQUEST_APPROVED, f"Approved by {actor.get_username()}; it runs now.")
 
 
 @refused_as("request.approve", RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
@@ -214,6 +216,7 @@ def reject_request(
             request_id=f"request-{request.pk}",
         )
         _notify(request, f"Your request #{request.pk} was rejected by {actor.get_username()}: {comment}")
+        announce(request, notify.events.REQUEST_REJECTED, f"Rejected by {actor.get_username()}: {comment}")
     request.refresh_from_db()
     return request
 

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from console import access
+from console import access, notify
 from console.models.requests import ChangeRequest, Notification
 from console.requests import kinds as request_kinds
 
@@ -49,6 +49,23 @@ def _notify_approvers(req: ChangeRequest) -> None:
     )
     text = f"Request #{req.pk} by {req.requested_by_name} waits for approval: {request_kinds.label(req)} {req.resource}"
     Notification.objects.bulk_create(Notification(user=u, request=req, text=text[:300]) for u in deciders)
+
+
+def announce(req: ChangeRequest, event: str, text: str) -> None:
+    """The cluster's notification channels subscribed to the event (console/notify; queued on commit)."""
+    notify.emit(
+        req.cluster,
+        event,
+        title=f"Request #{req.pk}: {request_kinds.label(req)} {req.resource} ({notify.events.label(event).lower()})",
+        text=text,
+        link=f"/c/{req.cluster.name}/requests/{req.pk}/",
+        details={
+            "request": req.pk,
+            "kind": req.kind,
+            "resource": req.resource,
+            "requested_by": req.requested_by_name,
+        },
+    )
 
 
 def unread_notifications(*, actor, limit: int = 20) -> list[Notification]:

@@ -408,7 +408,7 @@ def test_a_delivery_held_by_a_dead_worker_is_retaken_after_the_stale_time(
         assert worker.claim(delivery_id, worker="dead")
         assert worker.deliver(delivery_id, worker="w2") is None  # held
         NotificationDelivery.objects.filter(pk=delivery_id).update(
-            claimed_at=timezone.now() - timedelta(seconds=settings.NOTIFY_STALE_AFTER_S + 1)
+            taken_at=timezone.now() - timedelta(seconds=worker.stale_after_s() + 1)
         )
         d = worker.deliver(delivery_id, worker="w2")
     assert (d.state, d.attempts) == (DeliveryState.DELIVERED, 2) and len(rx.received) == 1
