@@ -1,7 +1,7 @@
 """The API's topic list vs the HTML topic list page's own service call, at 20,000 topics.
 
 Estate: ``bench_topic_list.build_sandbox`` (20,000 topics x 5 partitions x RF 3 on 30 brokers), in
-a process of its own (as a real cluster runs outside the console; ``RemoteSandbox``'s pipe protocol).
+a process of its own (as a real cluster runs outside the console; ``harness.RemoteSandbox``).
 
 API side: ``GET /api/v1/clusters/<c>/topics/`` through Django's test client with a read-only API
 token: middleware, token authentication (a row lookup and a SHA-256), DRF's request/response
@@ -33,43 +33,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.group_setup import Median, gate, profile_top  # noqa: E402
+from bench.group_setup import profile_top  # noqa: E402
+from bench.harness import Median, RemoteSandbox, gate  # noqa: E402
 
 RUNS = 7
 REPEAT = 20  # warm calls per run: one is a few milliseconds
 GOAL = 1.2
-
-
-class RemoteTopicSandbox:
-    """The 20,000-topic sandbox in a child process (``bench_reassign_submit.serve``'s pipe protocol)."""
-
-    def __init__(self) -> None:
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("spawn")
-        self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve_topics, args=(child,), daemon=True)
-        self._proc.start()
-        ok, self.bootstrap_servers = self._conn.recv()
-        if not ok:
-            raise RuntimeError(self.bootstrap_servers)
-
-    def shutdown(self) -> None:
-        try:
-            self._conn.send(("stop",))
-            self._conn.recv()
-        finally:
-            self._proc.join(30)
-
-
-def _serve_topics(conn) -> None:
-    from bench.bench_reassign_submit import serve
-    from bench.bench_topic_list import build_sandbox
-
-    cluster = build_sandbox()
-    gc.collect()
-    gc.freeze()
-    serve(cluster, conn)
 
 
 def main() -> None:
@@ -78,7 +47,9 @@ def main() -> None:
     os.environ["TOPIC_METADATA_CACHE_S"] = "86400"  # the snapshot stays warm on both sides
     os.environ["TOPIC_CONFIG_CACHE_S"] = "86400"
     started = time.perf_counter()
-    sandbox = RemoteTopicSandbox()
+    from bench.bench_topic_list import build_sandbox
+
+    sandbox = RemoteSandbox(build_sandbox)
     try:
         browser, cluster = setup_console(sandbox.bootstrap_servers)
         logging.getLogger("kafka").setLevel(logging.ERROR)

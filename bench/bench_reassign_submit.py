@@ -1,40 +1,77 @@
-"""Validate + submit a 10,000-partition plan vs the raw AlterPartitionReassignments calls it makes.
+"""Reassignment submit: the user's path for a 10,000-partition plan vs what Kafka's own tool sends.
 
-Sandbox: 30 brokers, 100,000 partitions (100 topics x 1,000, RF 3, sized logs), clock stopped, in a
-process of its own (``RemoteSandbox``) as a real cluster would be.
-The console side is the whole service path: ``start_reassignment`` (metadata snapshot, racks,
-in-progress list, per-partition validation, Operation + rows + audit) and the worker's ``submit``
-(conflict checks, batches of 1,000, per-partition states); the throttle step between them
-(ledger, DescribeConfigs, IncrementalAlterConfigs) is timed and printed apart. The raw side is the same batches of AlterPartitionReassignments sent
-through the gateway. Each console run moves a fresh, disjoint set of partitions. Medians.
-Prints ``RESULT reassign_submit ratio=<console/raw> goal<=1.5`` last.
+Sandbox: 30 brokers on 3 racks, 100,000 partitions (100 topics x 1,000, RF 3, sized logs), clock
+stopped, in a process of its own (``harness.RemoteSandbox``), as a real cluster would be.
 
-With ``BENCH_KAFKA_BOOTSTRAP_SERVERS`` set, the same comparison runs against that real cluster
-instead (``main_real``: smaller, 1,000 partitions per run by default), where Kafka's controller
-does the work a real AlterPartitionReassignments costs.
+Console side (the user's path, form post -> operation -> moving): ``POST /c/<c>/reassignments/new/``
+through Django's test client with the plan as kafka-reassign-partitions JSON, a 50 MB/s throttle
+and ``action=start`` (the form, the cluster read, validation, the Operation, its rows, the audit
+events; answered with the redirect to the reassignment), then the worker's first two steps as the
+runner drives them (claim, ``throttle``: ledger + IncrementalAlterConfigs, ``submit``: conflict
+checks, AlterPartitionReassignments in batches, per-partition states) until every partition is
+``moving``. The preview POST (``action=preview``) is timed and printed apart, not gated.
+
+Floor: the requests ``kafka-reassign-partitions.sh --execute --throttle 52428800`` sends for the
+same plan (``ReassignPartitionsCommand.executeAssignment`` in apache/kafka's tools):
+ListPartitionReassignments (all), DescribeCluster (the broker ids exist), Metadata of the plan's
+topics (the current replicas), one IncrementalAlterConfigs of every topic's
+leader/follower.replication.throttled.replicas (sources / new destinations, computed from the
+plan and the current replicas), IncrementalAlterConfigs of each involved broker's throttled rates
+(one request per broker, all in flight, as the Java admin sends broker resources to the broker
+itself), one AlterPartitionReassignments with the whole plan - plus one bulk INSERT of the plan
+rows (topic, partition, original, target, state) into a table of the same SQLite database in one
+transaction (what a console must remember). Through kafka-python's own client: confluent-kafka
+has no ListPartitionReassignments / AlterPartitionReassignments, so it cannot make these calls.
+
+Fresh plans, clean state: every run (either side) moves its own chunk of 10,000 partitions (ten
+disjoint chunks, used in turn); right after each run, untimed, its reassignments are cancelled on
+the sandbox, its throttles removed and its rows closed (console: the reassignment is finished,
+its operation cancelled; floor: the bench table emptied), so no side ever sees another's open
+reassignments or rows. GC: setup frozen for both sides; 5 alternating runs; min / median / max.
+Prints ``RESULT reassign_submit ratio=<console/floor> goal<=1.5`` last; exit 1 above it or when
+the console's path takes 1 s or more (the issue's second goal).
+
+With ``BENCH_KAFKA_BOOTSTRAP_SERVERS`` set, the older service-level comparison runs against that
+real cluster instead (``main_real``).
 """
 
 from __future__ import annotations
 
-import gc
+import itertools
+import json
 import os
 import random
 import statistics
 import sys
 import time
+from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench.harness import (  # noqa: E402
+    KpRaw,
+    RemoteSandbox,
+    alternate,
+    freeze,
+    gate,
+    setup_console,
+    teardown,
+)
 
 BROKERS = 30
 TOPICS = 100
 PARTITIONS_PER_TOPIC = 1000
 MOVE = 10_000
-RUNS = 3
+CHUNKS = TOPICS * PARTITIONS_PER_TOPIC // MOVE
+RUNS = 5
 MB = 1024 * 1024
+THROTTLE = 50 * MB
+GOAL = 1.5
+ABSOLUTE_S = 1.0
 
 
 def no_queue(op_id: int, countdown: float | None = None) -> str:
-    """The bench's dispatcher (settings.OPERATION_DISPATCHER): nothing runs the operation."""
+    """The bench's dispatcher (settings.OPERATION_DISPATCHER): the bench runs the worker's steps itself."""
     return "bench"
 
 
@@ -63,64 +100,9 @@ def build_sandbox(seed: str = "bench-reassign"):
     return cluster
 
 
-class RemoteSandbox:
-    """The benchmark sandbox in its own process, as a real cluster runs outside the console's.
-
-    In-process, the sandbox's request handling shares the console's interpreter lock, so its
-    work lands inside whichever side of a ratio sends more requests; in a child process it runs
-    beside the console as Kafka would. ``advance`` and ``shutdown`` are sent over a pipe.
-    """
-
-    def __init__(self, seed: str) -> None:
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("spawn")
-        self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve_sandbox, args=(seed, child), daemon=True)
-        self._proc.start()
-        self.bootstrap_servers = self._call("ready")
-
-    def _call(self, *msg):
-        if msg != ("ready",):
-            self._conn.send(msg)
-        ok, value = self._conn.recv()
-        if not ok:
-            raise RuntimeError(value)
-        return value
-
-    def advance(self, seconds: float) -> None:
-        self._call("advance", seconds)
-
-    def shutdown(self) -> None:
-        try:
-            self._call("stop")
-        finally:
-            self._proc.join(30)
-
-
-def _serve_sandbox(seed: str, conn) -> None:
-    serve(build_sandbox(seed), conn)
-
-
-def serve(cluster, conn) -> None:
-    """The sandbox process's loop: announce the bootstrap servers, then advance or stop on command."""
-    conn.send((True, cluster.bootstrap_servers))
-    while True:
-        cmd, *args = conn.recv()
-        try:
-            if cmd == "advance":
-                cluster.advance(*args)
-            elif cmd == "stop":
-                cluster.shutdown()
-                conn.send((True, None))
-                return
-            conn.send((True, None))
-        except Exception as exc:  # noqa: BLE001 - reported to the bench
-            conn.send((False, f"{type(exc).__name__}: {exc}"))
-
-
 def plan_for(chunk: int, total: int = MOVE) -> dict[tuple[str, int], tuple[int, ...]]:
-    """``total`` partitions (spread over every topic), each moving its last replica to a new broker."""
+    """``total`` partitions (spread over every topic), each moving its last replica to a new broker
+    on the same rack (rack spread kept)."""
     per_topic = total // TOPICS
     plan = {}
     for t in range(TOPICS):
@@ -132,10 +114,26 @@ def plan_for(chunk: int, total: int = MOVE) -> dict[tuple[str, int], tuple[int, 
     return plan
 
 
-def console_submit(
-    cluster_row, actor, plan, timings: dict | None = None, throttle: int | None = 50 * MB
-) -> tuple[float, object]:
-    """Validate + submit (the RESULT); the throttle step in between is timed apart in ``timings``."""
+def setup(seed: str = "bench-reassign"):
+    """Sandbox (own process), throwaway console, registered cluster; (sandbox, cluster, actor, gateway, client)."""
+    sandbox = RemoteSandbox(build_sandbox, seed)
+    client, cluster_row = setup_console(sandbox.bootstrap_servers, timeout_s=120)
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    from console.clusters.actions import gateway_for
+
+    actor = get_user_model().objects.get(username="bench")
+    gw = gateway_for(cluster_row)
+    gw.list_topics_metadata()  # connections up, like a long-lived worker
+    # A live queue publishes in milliseconds; the bench runs no Redis: the worker's steps are run here.
+    settings.OPERATION_DISPATCHER = "bench.bench_reassign_submit.no_queue"
+    return sandbox, cluster_row, actor, gw, client
+
+
+def console_submit(cluster_row, actor, plan, throttle: int | None = THROTTLE):
+    """The service path without the form (progress_poll's setup, the real-cluster run): start,
+    claim, throttle, submit; returns (seconds, reassignment)."""
     from console import operations
     from console.models.reassignment import Reassignment
     from console.reassignment import actions as reassignment
@@ -144,20 +142,241 @@ def console_submit(
     start = time.perf_counter()
     op = reassignment.start_reassignment(actor=actor, cluster=cluster_row, proposed=plan, throttle=throttle)
     r = Reassignment.objects.select_related("cluster", "operation").get(operation=op)
-    validated = time.perf_counter()
-    r.operation = operations.claim(op.pk, "bench")  # what the worker does first (the runner's claim)
-    claimed = time.perf_counter()
+    r.operation = operations.claim(op.pk, "bench")
     assert reassign_run._throttle(r) is None, "the throttles could not be set"
-    throttled = time.perf_counter()
     reassign_run.submit(r)
-    done = time.perf_counter()
+    elapsed = time.perf_counter() - start
     moving = r.partitions.filter(state="moving").count()
     assert moving == len(plan), f"only {moving} of {len(plan)} partitions submitted"
-    if timings is not None:
-        timings.setdefault("validate", []).append(validated - start)
-        timings.setdefault("throttle", []).append(throttled - validated)
-        timings.setdefault("submit", []).append(done - throttled)
-    return (claimed - start) + (done - throttled), r
+    return elapsed, r
+
+
+# -- the console's path ----------------------------------------------------------------------------
+
+
+def form_path(client, cluster_row):
+    """POST start -> operation -> the worker's throttle and submit steps -> every partition moving."""
+    from console.models.reassignment import Reassignment
+    from console.operations.runner import Context, claim
+    from console.reassignment import worker as reassign_run
+
+    url = f"/c/{cluster_row.name}/reassignments/new/"
+
+    def run(form: dict) -> int:
+        response = client.post(url, {**form, "action": "start"})
+        if response.status_code != 302:
+            raise SystemExit(f"start answered {response.status_code}: {response.content[:800]!r}")
+        rid = int(response["Location"].rstrip("/").rsplit("/", 1)[1])
+        r = Reassignment.objects.select_related("cluster", "operation").get(pk=rid)
+        op = claim(r.operation_id, "bench")  # what the worker does first
+        ctx = Context(op, "bench")
+        for step in reassign_run.STEPS[:2]:  # throttle, submit: the runner's steps up to "moving"
+            assert step.name in ("throttle", "submit"), step.name
+            outcome = step.fn(ctx)
+            assert outcome is None, (step.name, outcome)
+        return rid
+
+    return run
+
+
+def preview(client, cluster_row):
+    url = f"/c/{cluster_row.name}/reassignments/new/"
+
+    def run(form: dict) -> None:
+        response = client.post(url, {**form, "action": "preview"})
+        if response.status_code != 200 or b"plan_sha256" not in response.content:
+            raise SystemExit(f"preview answered {response.status_code}: {response.content[:800]!r}")
+
+    return run
+
+
+def console_cleanup(gw):
+    """Untimed: cancel the run's reassignments on Kafka, take its throttles back, close its rows."""
+    from console.kafka import TopicPartition
+    from console.models import Operation, OperationState
+    from console.models.reassignment import PartitionState, Reassignment, Stage
+    from console.reassignment import throttles
+    from console.reassignment.finish import close_rows
+    from console.reassignment.store import set_stage
+
+    def cleanup(form: dict, rid: int) -> None:
+        r = Reassignment.objects.select_related("cluster", "operation").get(pk=rid)
+        moving = r.partitions.filter(state="moving").count()
+        assert moving == MOVE, f"only {moving} of {MOVE} partitions moving"
+        tps = [TopicPartition(t, p) for t, p in r.partitions.values_list("topic", "partition")]
+        bad = [
+            tp
+            for tp, v in gw.alter_partition_reassignments(dict.fromkeys(tps)).items()
+            if v.__class__.__name__ != "Ok"
+        ]
+        assert not bad, bad[:3]
+        out = throttles.remove_throttles(r, actor=None, reason="bench cleanup")
+        assert all(v.get("ok") for v in out.values()), out
+        close_rows(r, PartitionState.CANCELLED, "bench cleanup")
+        set_stage(r, Stage.FINISHED)
+        Operation.objects.filter(pk=r.operation_id).update(state=OperationState.CANCELLED)
+
+    return cleanup
+
+
+# -- the floor: what kafka-reassign-partitions.sh --execute --throttle sends --------------------
+
+
+class ToolFloor:
+    def __init__(self, bootstrap: str, db_path: str) -> None:
+        import sqlite3
+
+        self.kp = KpRaw(bootstrap)
+        self.db = sqlite3.connect(db_path, isolation_level=None)
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS bench_plan_rows (id INTEGER PRIMARY KEY, topic TEXT NOT NULL, "
+            "partition INTEGER NOT NULL, original TEXT NOT NULL, target TEXT NOT NULL, state TEXT NOT NULL)"
+        )
+
+    def execute(self, plan: dict) -> dict:
+        """The tool's requests for ``plan`` (partition -> target replicas); the brokers' throttles set."""
+        from kafka.protocol.admin import (
+            AlterPartitionReassignmentsRequest,
+            DescribeClusterRequest,
+            IncrementalAlterConfigsRequest,
+            ListPartitionReassignmentsRequest,
+        )
+        from kafka.protocol.metadata import MetadataRequest
+
+        kp = self.kp
+        current_moves = kp.send(ListPartitionReassignmentsRequest(timeout_ms=60_000, topics=None))
+        assert current_moves.error_code == 0 and not current_moves.topics, "a reassignment is in progress"
+        nodes = {
+            b.broker_id
+            for b in kp.send(DescribeClusterRequest(include_cluster_authorized_operations=False)).brokers
+        }
+        involved = {b for reps in plan.values() for b in reps}
+        assert involved <= nodes, involved - nodes
+        topics = sorted({t for t, _ in plan})
+        md = kp.send(
+            MetadataRequest(
+                topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
+                allow_auto_topic_creation=False,
+            )
+        )
+        current = {
+            (t.name, p.partition_index): list(p.replica_nodes) for t in md.topics for p in t.partitions
+        }
+        leader, follower, brokers = defaultdict(list), defaultdict(list), set()
+        for (t, p), target in plan.items():
+            sources = current[(t, p)]
+            dests = [b for b in target if b not in sources]
+            leader[t].extend(f"{p}:{b}" for b in sources)
+            follower[t].extend(f"{p}:{b}" for b in dests)
+            brokers.update(sources)
+            brokers.update(dests)
+        R = IncrementalAlterConfigsRequest.AlterConfigsResource
+        C = R.AlterableConfig
+        topic_request = IncrementalAlterConfigsRequest(
+            resources=[
+                R(
+                    resource_type=2,
+                    resource_name=t,
+                    configs=[
+                        C(
+                            name="leader.replication.throttled.replicas",
+                            config_operation=0,
+                            value=",".join(leader[t]),
+                        ),
+                        C(
+                            name="follower.replication.throttled.replicas",
+                            config_operation=0,
+                            value=",".join(follower[t]),
+                        ),
+                    ],
+                )
+                for t in topics
+            ],
+            validate_only=False,
+        )
+        answer = kp.send(topic_request)
+        assert not any(r.error_code for r in answer.responses), answer
+        rate = str(THROTTLE)
+        broker_requests = [
+            (
+                IncrementalAlterConfigsRequest(
+                    resources=[
+                        R(
+                            resource_type=4,
+                            resource_name=str(b),
+                            configs=[
+                                C(name="leader.replication.throttled.rate", config_operation=0, value=rate),
+                                C(name="follower.replication.throttled.rate", config_operation=0, value=rate),
+                            ],
+                        )
+                    ],
+                    validate_only=False,
+                ),
+                b,
+            )
+            for b in sorted(brokers)
+        ]
+        for answer in kp.send_many(broker_requests):
+            assert not any(r.error_code for r in answer.responses), answer
+        T = AlterPartitionReassignmentsRequest.ReassignableTopic
+        P = T.ReassignablePartition
+        by_topic = defaultdict(list)
+        for (t, p), target in plan.items():
+            by_topic[t].append(P(partition_index=p, replicas=list(target)))
+        answer = kp.send(
+            AlterPartitionReassignmentsRequest(
+                timeout_ms=60_000, topics=[T(name=t, partitions=ps) for t, ps in by_topic.items()]
+            )
+        )
+        assert answer.error_code == 0 and not any(
+            p.error_code for t in answer.responses for p in t.partitions
+        ), answer
+        # What a console must remember: the plan's rows, one bulk INSERT in one transaction.
+        with_rows = [
+            (t, p, json.dumps(current[(t, p)]), json.dumps(list(target)), "moving")
+            for (t, p), target in plan.items()
+        ]
+        self.db.execute("BEGIN")
+        self.db.executemany(
+            "INSERT INTO bench_plan_rows (topic, partition, original, target, state) VALUES (?, ?, ?, ?, ?)",
+            with_rows,
+        )
+        self.db.execute("COMMIT")
+        return {"brokers": sorted(brokers), "topics": topics}
+
+    def cleanup(self, gw):
+        from console.kafka import ConfigChange, ConfigResource, TopicPartition
+
+        def run(plan: dict, done: dict) -> None:
+            bad = [
+                tp
+                for tp, v in gw.alter_partition_reassignments(
+                    {TopicPartition(t, p): None for t, p in plan}
+                ).items()
+                if v.__class__.__name__ != "Ok"
+            ]
+            assert not bad, bad[:3]
+            changes = {
+                ConfigResource("TOPIC", t): [
+                    ConfigChange("leader.replication.throttled.replicas", "DELETE"),
+                    ConfigChange("follower.replication.throttled.replicas", "DELETE"),
+                ]
+                for t in done["topics"]
+            }
+            changes.update(
+                {
+                    ConfigResource("BROKER", str(b)): [
+                        ConfigChange("leader.replication.throttled.rate", "DELETE"),
+                        ConfigChange("follower.replication.throttled.rate", "DELETE"),
+                    ]
+                    for b in done["brokers"]
+                }
+            )
+            out = gw.incremental_alter_configs(changes)
+            assert all(v.__class__.__name__ == "Ok" for v in out.values()), out
+            self.db.execute("DELETE FROM bench_plan_rows")
+
+        return run
 
 
 def raw_submit(gw, plan) -> float:
@@ -171,30 +390,6 @@ def raw_submit(gw, plan) -> float:
     return time.perf_counter() - start
 
 
-def setup(seed: str = "bench-reassign"):
-    """Sandbox, throwaway console database, registered cluster and a superuser actor."""
-    from bench.bench_topic_list import setup_console
-
-    sandbox = RemoteSandbox(seed)
-    _client, cluster_row = setup_console(sandbox.bootstrap_servers)
-    from django.contrib.auth import get_user_model
-
-    actor = get_user_model().objects.get(username="bench")
-    from console.clusters.actions import gateway_for
-
-    gw = gateway_for(cluster_row)
-    gw.list_topics_metadata()  # connections up, like a long-lived worker
-    # A live queue publishes in milliseconds; the bench runs no Redis, so enqueueing is a stub.
-    from django.conf import settings
-
-    settings.OPERATION_DISPATCHER = "bench.bench_reassign_submit.no_queue"
-    # What setup left behind (Django, the metadata snapshot of 100,000 partitions) is kept out of
-    # the cyclic collector, whose full passes over it would land at random inside either side.
-    gc.collect()
-    gc.freeze()
-    return sandbox, cluster_row, actor, gw
-
-
 def main_real(bootstrap: str) -> None:
     """The same comparison against a real cluster (``BENCH_KAFKA_BOOTSTRAP_SERVERS``, 3+ brokers).
 
@@ -203,7 +398,6 @@ def main_real(bootstrap: str) -> None:
     partition's second replica to the third broker, without throttles (real data would move).
     The topic is deleted at the end.
     """
-    from bench.bench_topic_list import setup_console, teardown
     from console.kafka import NewTopic
 
     n = int(os.environ.get("BENCH_REAL_PARTITIONS", "1000"))
@@ -240,7 +434,7 @@ def main_real(bootstrap: str) -> None:
             if getattr(md, "partitions", None) and all(p.leader >= 0 for p in md.partitions):
                 break
             time.sleep(1)
-        console_submit(cluster_row, actor, plan(0), throttle=None)  # warm-up
+        console_submit(cluster_row, actor, plan(0), throttle=None)  # warm-up (service path)
         raw_submit(gw, plan(1))
         console_times, raw_times = [], []
         for run in range(RUNS):
@@ -250,36 +444,83 @@ def main_real(bootstrap: str) -> None:
         print(f"real cluster {bootstrap}: {n} partitions per run")
         print(f"console validate+submit: median {c:.3f}s ({console_times})")
         print(f"raw AlterPartitionReassignments batches: median {r:.3f}s ({raw_times})")
-        print(f"RESULT reassign_submit ratio={c / r:.2f} goal<=1.5")
+        ratio = c / r
     finally:
         gw.delete_topics([name])
         teardown(_NoSandbox())
+    gate("reassign_submit", ratio, GOAL)
 
 
 def main() -> None:
     bootstrap = os.environ.get("BENCH_KAFKA_BOOTSTRAP_SERVERS")
     if bootstrap:
         return main_real(bootstrap)
-    sandbox, cluster_row, actor, gw = setup()
+    started = time.perf_counter()
+    sandbox, cluster_row, actor, gw, client = setup()
     try:
-        raw_plan = plan_for(9)
-        raw_submit(gw, raw_plan)  # warm-up
-        console_times, raw_times, timings = [], [], {}
-        console_submit(cluster_row, actor, plan_for(0))  # warm-up
-        for run in range(RUNS):
-            elapsed, _ = console_submit(cluster_row, actor, plan_for(run + 1), timings)
-            console_times.append(elapsed)
-            raw_times.append(raw_submit(gw, raw_plan))
-        c, r = statistics.median(console_times), statistics.median(raw_times)
-        parts = ", ".join(f"{k} {statistics.median(v):.3f}s" for k, v in timings.items())
-        print(f"console steps (medians): {parts}; the throttle step is not part of the ratio")
-        print(f"console validate+submit of {MOVE} partitions: median {c:.3f}s ({console_times})")
-        print(f"raw AlterPartitionReassignments batches:      median {r:.3f}s ({raw_times})")
-        print(f"RESULT reassign_submit ratio={c / r:.2f} goal<=1.5")
-    finally:
-        from bench.bench_topic_list import teardown
+        from django.db import connection
 
+        from console.reassignment import planner
+
+        floor = ToolFloor(sandbox.bootstrap_servers, connection.settings_dict["NAME"])
+        chunks = itertools.count()
+
+        def console_form() -> dict:
+            plan = plan_for(next(chunks) % CHUNKS)
+            return {"intent": "json", "plan_json": planner.export_plan(plan), "throttle_mb": "50"}
+
+        def raw_plan() -> dict:
+            return plan_for(next(chunks) % CHUNKS)
+
+        preview_times: list[float] = []
+
+        print(
+            f"sandbox (own process, 100,000 partitions) + console in {time.perf_counter() - started:.1f}s",
+            flush=True,
+        )
+        freeze()
+        m = alternate(
+            {
+                "console: form post -> operation -> moving": (
+                    console_form,
+                    form_path(client, cluster_row),
+                    console_cleanup(gw),
+                ),
+                "floor: kafka-reassign-partitions --execute --throttle + INSERT": (
+                    raw_plan,
+                    floor.execute,
+                    floor.cleanup(gw),
+                ),
+            },
+            runs=RUNS,
+        )
+        # The preview of a fresh plan, for scale (the user's dry run before Start; not in the ratio).
+        for _ in range(3):
+            form = console_form()
+            t = time.perf_counter()
+            preview(client, cluster_row)(form)
+            preview_times.append(time.perf_counter() - t)
+        m.report()
+        ours, theirs = (
+            "console: form post -> operation -> moving",
+            "floor: kafka-reassign-partitions --execute --throttle + INSERT",
+        )
+        print(m.ratios(ours, theirs))
+        print(
+            f"console preview POST (not gated): min {min(preview_times):.3f}s median "
+            f"{statistics.median(preview_times):.3f}s max {max(preview_times):.3f}s (n={len(preview_times)})"
+        )
+        from console.models.reassignment import Reassignment
+
+        open_rows = Reassignment.objects.exclude(stage="finished").count()
+        print(
+            f"open reassignments left by the runs: {open_rows}; total wall {time.perf_counter() - started:.0f}s"
+        )
+        ratio = m.median(ours) / m.median(theirs)
+        absolute = [("console path seconds (< 1 s on the sandbox)", m.median(ours), ABSOLUTE_S)]
+    finally:
         teardown(sandbox)
+    gate("reassign_submit", ratio, GOAL, absolute)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@
   ``gc_paused(fn)``: a raw call with the collector paused, where the console pauses it around the
   same call.
 * ``alternate(sides, runs)``: one warm-up call of each side, then ``runs`` (>= 5) runs, which side
-  goes first alternating between runs; a side may be ``(prepare, fn)`` where ``prepare()`` is
-  untimed and its result is ``fn``'s argument (fresh plans, clean state each run).
+  goes first alternating between runs; a side may be ``(prepare, fn)`` or ``(prepare, fn,
+  cleanup)``: ``prepare()`` is untimed and its result is ``fn``'s argument (fresh plans), and
+  ``cleanup(arg, result)`` runs untimed right after (clean state for whichever side runs next).
 * ``Runs``: min / median / max per side, per-run ratios, the fastest of several floors.
 * ``gate(name, ratio, goal, absolute=[...])``: every printed absolute goal is checked, then the
   RESULT line is printed last; exit 1 when the median ratio or any absolute goal is missed.
@@ -236,15 +237,19 @@ def alternate(sides: dict, runs: int = RUNS, into: Runs | None = None, warmup: b
 
     def once(name: str, side, record: bool) -> None:
         if isinstance(side, tuple):
-            prepare, fn = side
+            prepare, fn, *cleanup = side
             arg = prepare()
             start = time.perf_counter()
-            fn(arg)
+            result = fn(arg)
+            elapsed = time.perf_counter() - start
+            for c in cleanup:  # untimed: the next run, of either side, starts from a clean state
+                c(arg, result)
         else:
             start = time.perf_counter()
             side()
+            elapsed = time.perf_counter() - start
         if record:
-            m.add(name, time.perf_counter() - start)
+            m.add(name, elapsed)
 
     names = list(sides)
     if warmup:
