@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from console.views import api_tokens, bindings, clusters, home, operations, sso
+from console.views import api_tokens, bindings, clusters, home, notify, operations, sso
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -25,6 +25,19 @@ urlpatterns = [
         "c/<slug:name>/access/<int:binding_id>/revoke/", bindings.access_revoke, name="cluster_access_revoke"
     ),
     path("c/<slug:name>/health/", operations.health_check_start, name="health_check_start"),
+    path("c/<slug:name>/notifications/", notify.notify_channels, name="notify_channels"),
+    path("c/<slug:name>/notifications/log/", notify.notify_deliveries, name="notify_deliveries"),
+    path("c/<slug:name>/notifications/<int:channel_id>/", notify.notify_channel, name="notify_channel"),
+    path(
+        "c/<slug:name>/notifications/<int:channel_id>/delete/",
+        notify.notify_channel_delete,
+        name="notify_channel_delete",
+    ),
+    path(
+        "c/<slug:name>/notifications/<int:channel_id>/test/",
+        notify.notify_channel_test,
+        name="notify_channel_test",
+    ),
     # Each area keeps its own routes module under the cluster prefix.
     path("c/<slug:name>/topics/", include("console.urls_topics")),
     path("c/<slug:name>/brokers/", include("console.urls_brokers")),

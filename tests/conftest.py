@@ -111,10 +111,21 @@ def record_dispatch(op_id: int, countdown: float | None = None) -> str:
     return f"test-task-{op_id}"
 
 
+NOTIFIED: list[int] = []
+
+
+def record_notify(delivery_id: int, countdown: float | None = None) -> str:
+    """The tests' notification queue (console/notify): remembered, never sent to Celery."""
+    NOTIFIED.append(delivery_id)
+    return f"test-notify-{delivery_id}"
+
+
 @pytest.fixture(autouse=True)
 def _no_queue(settings):
     settings.OPERATION_DISPATCHER = "tests.conftest.record_dispatch"
+    settings.NOTIFY_DISPATCHER = "tests.conftest.record_notify"
     DISPATCHED.clear()
+    NOTIFIED.clear()
     yield DISPATCHED
 
 

@@ -307,3 +307,17 @@ def topic_list_get(env):
             "per_page": NUMBER,
         }
     )
+
+
+def notify_channel_form(env):
+    return form(
+        {
+            "name": either("ops", "", "x" * 101, "<b>"),
+            "kind": either("webhook", "slack", "email", "pager"),
+            "url": either("http://127.0.0.1:9/x", "ftp://x", "http://u:p@h/", "javascript:alert(1)", JUNK),
+            "recipients": either("ops@example.com", "not-an-address", JUNK),
+            "events": either("request.submitted", "change.break_glass", "nope"),
+            "enabled": either("on", "1"),
+            "rotate_secret": either("on"),
+        }
+    )

@@ -32,6 +32,7 @@ from tests.unit.hostile_forms import (
     log_levels,
     login_form,
     nothing,
+    notify_channel_form,
     plan_form,
     request_form,
     rules_form,
@@ -77,8 +78,18 @@ def hostile_env(client, personas, kafka_cluster, frozen, monkeypatch, tmp_path) 
     env.ids["reassignment"] = op.reassignment.pk
     env.ids["binding"] = RoleBinding.objects.get(cluster=kafka_cluster, user=personas["viewer"]).pk
     env.ids["node"] = min(frozen.state.controllers)
+    env.ids["notify_channel"] = _notify_channel(kafka_cluster, admin)
     del requests
     return env
+
+
+def _notify_channel(cluster, admin) -> int:
+    from console.notify import actions as notify
+
+    channel, _ = notify.create_channel(
+        actor=admin, cluster=cluster, name="hostile", kind="webhook", events=[], url="http://127.0.0.1:9/x"
+    )
+    return channel.pk
 
 
 def cluster_kw(env: Env) -> st.SearchStrategy:
@@ -172,6 +183,7 @@ def _routes() -> list[Route]:
     rk = with_id("reassignment", "rid")
     rq = with_id("request", "request_id")
     own = with_id("own_request", "request_id")
+    ch = with_id("notify_channel", "channel_id")
     return [
         Route("topic_batch_create", 1200, topic_batch, cluster_kw, check=checks.topics_created),
         Route("topic_create", 700, topic_create, cluster_kw, check=checks.topics_created),
@@ -217,6 +229,10 @@ def _routes() -> list[Route]:
         Route("request_cancel", 100, nothing, own, check=checks.db_only, after=checks.fresh_requests),
         Route("request_rules", 250, rules_form, cluster_kw, check=checks.db_only),
         Route("change_policy", 250, change_policy_form, cluster_kw, check=checks.db_only),
+        Route("notify_channels", 250, notify_channel_form, cluster_kw, check=checks.db_only),
+        Route("notify_channel", 250, notify_channel_form, ch, check=checks.db_only),
+        Route("notify_channel_test", 100, nothing, ch, check=checks.db_only),
+        Route("notify_channel_delete", 100, nothing, ch, check=checks.db_only),
         Route("reassign_new", 700, plan_form, cluster_kw, check=checks.db_only),
         Route(
             "reassign_external_cancel",

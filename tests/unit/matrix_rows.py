@@ -44,6 +44,7 @@ READ_ONLY = frozenset(
         "group_list",
         "group_detail",
         "group_topic_consumers",  # the topic page's section, loaded by htmx
+        "notify_deliveries",
     }
 )
 # Login and logout (console/views/sso.py) and the OIDC redirect and callback: they change the session only.
@@ -346,6 +347,42 @@ MUTATING_ROWS += (
         _own_token,
         special=tuple((r, 404) for r in ("admin", "clusteradmin", "operator", "requester", "auditor")),
     ),
+)
+
+
+def _notify_channel(w: World) -> int:
+    from console.notify import actions as notify
+
+    channel, _ = notify.create_channel(
+        actor=w.people["admin"], cluster=w.cluster, name=uniq("matrix"), kind="slack", events=[],
+        url="http://127.0.0.1:9/hook",
+    )  # fmt: skip
+    return channel.pk
+
+
+def _channel_row(data: dict | None = None) -> Build:
+    return lambda w: (w.cluster, {"channel_id": _notify_channel(w)}, data or {})
+
+
+MUTATING_ROWS += (
+    Row(
+        "notify_channels",
+        ADMINS,
+        302,
+        lambda w: (
+            w.cluster,
+            {},
+            {
+                "name": uniq("ch"),
+                "kind": "slack",
+                "url": "http://127.0.0.1:9/x",
+                "events": ["request.submitted"],
+            },
+        ),
+    ),
+    Row("notify_channel", ADMINS, 302, _channel_row({"name": "renamed", "events": ["audit.chain_broken"]})),
+    Row("notify_channel_delete", ADMINS, 302, _channel_row()),
+    Row("notify_channel_test", ADMINS, 302, _channel_row()),
 )
 
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)

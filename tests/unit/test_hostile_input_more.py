@@ -46,6 +46,10 @@ HERE = (
     "group_list",
     "account_tokens",
     "account_token_revoke",
+    "notify_channels",
+    "notify_channel",
+    "notify_channel_delete",
+    "notify_channel_test",
 )
 
 for _name in HERE:

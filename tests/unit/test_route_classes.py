@@ -26,6 +26,7 @@ ARGUMENTS = {
     "event_id": 1,
     "group": "some-group",
     "token_id": 1,
+    "channel_id": 1,
 }
 
 

@@ -1,0 +1,138 @@
+"""Notification channels of a cluster (console/notify): list and create, edit, delete, send a test, the log."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from console import access
+from console.forms.notify import ChannelEditForm, ChannelForm
+from console.models.notify import DeliveryState
+from console.notify import actions as notify
+from console.notify import events
+from console.views._helpers import client_ip, get_cluster_for_user
+
+
+def _channel(request, cluster, channel_id: int):
+    try:
+        return notify.get_channel(actor=request.user, cluster=cluster, channel_id=channel_id)
+    except notify.ChannelNotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
+def _rows(channels):
+    return [{**notify.describe(c), "labels": [events.label(e) for e in c.events or []]} for c in channels]
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def notify_channels(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.ADMINISTER)
+    form = ChannelForm(request.POST or None, initial={"enabled": True})
+    secret = ""
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            channel, secret = notify.create_channel(
+                actor=request.user,
+                cluster=cluster,
+                name=data["name"],
+                kind=data["kind"],
+                events=data["events"],
+                enabled=data["enabled"],
+                url=data["url"] or None,
+                recipients=form.cleaned_recipients(),
+                source_ip=client_ip(request),
+            )
+        except notify.ChannelInvalid as exc:
+            for e in exc.errors:
+                form.add_error(None, e)
+        else:
+            messages.success(request, f"Channel '{channel.name}' created.")
+            if not secret:
+                return redirect("notify_channels", name=cluster.name)
+            form = ChannelForm(initial={"enabled": True})
+    channels = notify.list_channels(actor=request.user, cluster=cluster)
+    context = {"cluster": cluster, "form": form, "channels": _rows(channels), "secret": secret}
+    return render(request, "console/notify_channels.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def notify_channel(request, name: str, channel_id: int):
+    cluster = get_cluster_for_user(request, name, access.ADMINISTER)
+    channel = _channel(request, cluster, channel_id)
+    shown = notify.describe(channel)
+    initial = {**shown, "recipients": ", ".join(shown["recipients"])}
+    form = ChannelEditForm(request.POST or None, initial=initial, kind=channel.kind)
+    secret = ""
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            channel, secret = notify.update_channel(
+                actor=request.user,
+                cluster=cluster,
+                channel_id=channel.pk,
+                name=data["name"],
+                events=data["events"],
+                enabled=data["enabled"],
+                url=data.get("url") or None,
+                recipients=form.cleaned_recipients(),
+                rotate_secret=bool(data.get("rotate_secret")),
+                source_ip=client_ip(request),
+            )
+        except notify.ChannelInvalid as exc:
+            for e in exc.errors:
+                form.add_error(None, e)
+        else:
+            messages.success(request, f"Channel '{channel.name}' saved.")
+            if not secret:
+                return redirect("notify_channels", name=cluster.name)
+    context = {"cluster": cluster, "channel": notify.describe(channel), "form": form, "secret": secret}
+    return render(request, "console/notify_channel.html", context)
+
+
+@login_required
+@require_POST
+def notify_channel_delete(request, name: str, channel_id: int):
+    cluster = get_cluster_for_user(request, name, access.ADMINISTER)
+    channel = _channel(request, cluster, channel_id)
+    notify.delete_channel(
+        actor=request.user, cluster=cluster, channel_id=channel.pk, source_ip=client_ip(request)
+    )
+    messages.success(request, f"Channel '{channel.name}' deleted.")
+    return redirect("notify_channels", name=cluster.name)
+
+
+@login_required
+@require_POST
+def notify_channel_test(request, name: str, channel_id: int):
+    cluster = get_cluster_for_user(request, name, access.ADMINISTER)
+    channel = _channel(request, cluster, channel_id)
+    delivery = notify.send_test(
+        actor=request.user, cluster=cluster, channel_id=channel.pk, source_ip=client_ip(request)
+    )
+    messages.success(
+        request, f"Test notification #{delivery.pk} queued; its result shows in the delivery log."
+    )
+    return redirect("notify_deliveries", name=cluster.name)
+
+
+@login_required
+@require_GET
+def notify_deliveries(request, name: str):
+    cluster = get_cluster_for_user(request, name, access.ADMINISTER)
+    rows = notify.list_deliveries(actor=request.user, cluster=cluster, limit=200)
+    deliveries = [
+        {
+            "row": d,
+            "event_label": events.label(d.event),
+            "channel": d.channel.name,
+            "next": d.next_attempt_at if d.state == DeliveryState.PENDING else None,
+        }
+        for d in rows
+    ]
+    return render(request, "console/notify_deliveries.html", {"cluster": cluster, "deliveries": deliveries})
