@@ -424,3 +424,29 @@ def test_operation_ends_map_to_events():
     ]
     assert events.for_operation_end("pipeline.run", "errored") == [events.OPERATION_ERRORED]
     assert events.for_operation_end("pipeline.run", "succeeded") == []
+
+
+def test_the_pages_show_a_webhooks_secret_once_and_the_delivery_log(people, offline_cluster, client):
+    from django.urls import reverse
+
+    client.force_login(people["admin"])
+    url = reverse("notify_channels", kwargs={"name": offline_cluster.name})
+    body = {
+        "name": "hook",
+        "kind": "webhook",
+        "url": "http://127.0.0.1:9/h?token=zz9",
+        "events": [events.BREAK_GLASS],
+    }
+    response = client.post(url, body)
+    assert response.status_code == 200
+    secret = response.context["secret"]
+    assert len(secret) >= 32 and secret in response.content.decode()
+    again = client.get(url).content.decode()
+    assert secret not in again and "zz9" not in again and "http://127.0.0.1:9/…" in again
+    channel = NotificationChannel.objects.get(name="hook")
+    test_url = reverse("notify_channel_test", kwargs={"name": offline_cluster.name, "channel_id": channel.pk})
+    assert client.post(test_url).status_code == 302
+    log = client.get(reverse("notify_deliveries", kwargs={"name": offline_cluster.name}))
+    assert log.status_code == 200 and "Test notification from admin" in log.content.decode()
+    client.force_login(people["operator"])
+    assert client.get(url).status_code == 403
