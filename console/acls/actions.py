@@ -190,6 +190,7 @@ def change_acls(
     source_ip: str | None = None,
     on_behalf_of: str = "",
     operation=None,
+    request_id: str = "",
 ) -> AclChange:
     """Delete exact bindings, then create bindings (KIP-4: deletes before adds); per-binding results."""
     access.require(actor, cluster, access.MANAGE_ACLS)
@@ -211,6 +212,7 @@ def change_acls(
         source_ip=source_ip,
         on_behalf_of=on_behalf_of,
         operation=operation,
+        request_id=request_id,
     )
     gateway = gateway_for(cluster)
     change = AclChange(_run_deletes(gateway, deletes))

@@ -172,7 +172,7 @@ def _drifted(req: ChangeRequest, actor, why: str) -> bool:
     """Compute the review again (as ``actor``); when the cluster is no longer as reviewed, send the
     change back for a fresh review with the new diff and say so."""
     handler = HANDLERS[req.kind]
-    with gate.passed(handler.gate):
+    with gate.passed(handler.gate_of(req.payload)):
         now = handler.review(actor, req.cluster, req.payload)
     if now.get("pinned") == req.review.get("pinned") and now.get("ok", True):
         return False
@@ -300,7 +300,7 @@ def execute(req: ChangeRequest) -> tuple[bool, str]:
     if _drifted(req, author, "the cluster changed between the review and the run; the new diff is shown"):
         raise Drifted("drift")
     handler = HANDLERS[req.kind]
-    with gate.passed(handler.gate):
+    with gate.passed(handler.gate_of(req.payload)):
         return handler.run(author, req.cluster, req.payload, f"change-{req.pk}")
 
 
@@ -358,7 +358,7 @@ def break_glass(
         _notify_approvers(req)
     handler = HANDLERS[req.kind]
     try:
-        with gate.passed(handler.gate):
+        with gate.passed(handler.gate_of(req.payload)):
             ok, message = handler.run(actor, cluster, req.payload, f"change-{req.pk}")
     except KafkaOperationError as exc:
         ok, message = False, f"Kafka: {exc.name}: {exc.operator_text}"

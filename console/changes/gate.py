@@ -1,7 +1,8 @@
 """Whether an operator action needs approval, and the only ways past the gate: running an approved
 change request, or an admin's audited break glass.
 
-The areas' mutations call ``check`` (console/configs, topics/delete, acls, groups, reassignment):
+The areas' mutations call ``check`` (topics, configs, acls, groups, reassignment, throttles,
+elections):
 a gated action called directly (a page, the API, the CLI) is refused with ApprovalRequired, so no
 path skips the review. The change runner and break glass set a context for the kind they run.
 """
@@ -18,18 +19,31 @@ from console import access
 from console.models import Cluster
 from console.models.changes import ChangePolicy
 
-# The action kinds a policy can gate (the value stored in ChangePolicy.kinds) and how pages name them.
-# Only kinds with a held-change path (console/changes/kinds.py and their page) are offered; ACL
-# changes and reassignments call ``check`` too and join once their handlers exist.
+# The action kinds a policy can gate (the value stored in ChangePolicy.kinds) and how pages name
+# them; each has a held-change path (console/changes/kinds/) and a page that submits it.
 KINDS: dict[str, str] = {
-    "config": "Config changes (topics and brokers)",
+    "topic.create": "Topic creations",
     "topic.delete": "Topic deletions",
+    "topic.partitions": "Partition increases",
+    "config": "Topic config changes",
+    "broker.config": "Broker config changes",
+    "acl": "ACL changes",
+    "reassignment": "Reassignments",
+    "throttle": "Throttle changes of running reassignments",
+    "election": "Leader elections",
     "group.reset": "Consumer group offset resets",
 }
 # The permission each kind's own action needs: holding an action for review needs it too.
 PERMISSIONS: dict[str, str] = {
-    "config": access.MANAGE_CONFIGS,
+    "topic.create": access.MANAGE_TOPICS,
     "topic.delete": access.MANAGE_TOPICS,
+    "topic.partitions": access.MANAGE_TOPICS,
+    "config": access.MANAGE_CONFIGS,
+    "broker.config": access.MANAGE_CONFIGS,
+    "acl": access.MANAGE_ACLS,
+    "reassignment": access.MANAGE_REASSIGNMENTS,
+    "throttle": access.MANAGE_REASSIGNMENTS,
+    "election": access.MANAGE_REASSIGNMENTS,
     "group.reset": access.MANAGE_GROUPS,
 }
 MAX_APPROVERS = 2

@@ -218,7 +218,7 @@ def alter_configs(
     """
     access.require(actor, cluster, access.MANAGE_CONFIGS)
     if not validate_only:
-        gate.check(actor, cluster, "config")
+        gate.check(actor, cluster, "config" if resource.type == "TOPIC" else "broker.config")
     gw = gateway_for(cluster)
     entries = _describe(gw, resource)
     catalogue = _catalogue(gw, resource, entries)

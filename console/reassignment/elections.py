@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from console import access, operations
 from console.audit.refusals import refused_as
+from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models import Operation, OperationState
@@ -82,6 +83,7 @@ def start_election(
         access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
     else:
         raise ElectionRefused(f"Unknown election type {election_type!r}.")
+    gate.check(actor, cluster, "election")
     chosen = None if partitions is None else sorted(set(partitions))
     if chosen is not None and not chosen:
         raise ElectionRefused("Select at least one partition (or every imbalanced partition).")

@@ -18,6 +18,7 @@ from django.utils import timezone
 from console import access
 from console.audit import store as audit
 from console.audit.refusals import refused_as
+from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
 from console.models.reassignment import OWED_STATES, EntryState, Reassignment, Stage, ThrottleEntry
@@ -309,6 +310,7 @@ def _mark_removed(reassignment: Reassignment) -> None:
 def change_throttle(*, actor, reassignment: Reassignment, rate: int, source_ip: str | None = None) -> dict:
     """Change the rate of a running reassignment: ledger and audit first, then the brokers."""
     access.require(actor, reassignment.cluster, access.MANAGE_REASSIGNMENTS)
+    gate.check(actor, reassignment.cluster, "throttle")
     rate = validate_rate(rate)
     if reassignment.operation.finished or reassignment.stage in (Stage.FINISHED, Stage.CANCELLING):
         raise ThrottleError("This reassignment is no longer running.")

@@ -18,6 +18,7 @@ from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
 from console.audit.refusals import refused_as
+from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.kafka import (
     KafkaOperationError,
@@ -196,6 +197,8 @@ def create_topics(
     go to Kafka together. Raises PolicyViolation only for a batch over the size limit.
     """
     access.require(actor, cluster, access.MANAGE_TOPICS)
+    if not validate_only:
+        gate.check(actor, cluster, "topic.create")
     rules = policy.rules_for(cluster)
     policy.enforce(policy.check_batch_size(rules, len(specs)))
     gw = gateway_for(cluster)
@@ -292,6 +295,8 @@ def add_partitions(
 ) -> TopicOutcome:
     """Grow a topic to ``total_count`` partitions (CreatePartitions); keyed data will re-map."""
     access.require(actor, cluster, access.MANAGE_TOPICS)
+    if not validate_only:
+        gate.check(actor, cluster, "topic.partitions")
     gw = gateway_for(cluster)
     meta = gw.describe_topics([topic])[topic]
     if isinstance(meta, KafkaOperationError):

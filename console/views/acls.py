@@ -13,9 +13,12 @@ from django.views.decorators.vary import vary_on_headers
 from console import access
 from console.acls import actions as acls
 from console.acls import core as acl_core
+from console.changes import kinds as change_kinds
+from console.changes.kinds import ChangeInvalid
 from console.forms.acls import AclBatchForm, AclBindingForm, AclFilterForm, EffectiveAccessForm
 from console.kafka import KafkaOperationError
 from console.views._helpers import client_ip, get_cluster_for_user
+from console.views.changes import gated_context, hold_for_review, holding
 
 
 def _as_json(bindings) -> list[tuple[str, object]]:
@@ -63,6 +66,7 @@ def _review(request, cluster, deletes, creates, *, delete_filters=()):
             "deletes": _as_json(deletes),
             "creates": _as_json(creates),
             "delete_filters": [acl_core.to_dict(f) for f in delete_filters],
+            **gated_context(request, cluster, "acl"),
         },
     )
 
@@ -114,6 +118,9 @@ def acl_apply(request, name: str):
     try:
         deletes = acl_core.bindings_from_json(request.POST.getlist("delete"))
         creates = acl_core.bindings_from_json(request.POST.getlist("create"))
+        if holding(request, gated_context(request, cluster, "acl")):
+            prepared = change_kinds.prepare_acl_change(request.user, cluster, deletes, creates)
+            return hold_for_review(request, cluster, prepared)
         change = acls.change_acls(
             actor=request.user,
             cluster=cluster,
@@ -121,10 +128,12 @@ def acl_apply(request, name: str):
             creates=creates,
             source_ip=client_ip(request),
         )
-    except acl_core.AclValidationError as exc:
+    except (acl_core.AclValidationError, ChangeInvalid) as exc:
         return render(
             request, "console/acl_review.html", {"cluster": cluster, "error": "; ".join(exc.errors)}
         )
+    except KafkaOperationError as exc:
+        return render(request, "console/acl_review.html", {"cluster": cluster, "error": exc.operator_text})
     return render(request, "console/acl_results.html", {"cluster": cluster, "change": change})
 
 

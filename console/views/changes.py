@@ -11,6 +11,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
 from console.changes import actions as changes
+from console.changes import gate
 from console.changes.kinds import ChangeInvalid
 from console.forms.changes import ChangePolicyForm
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -47,6 +48,21 @@ def change_policy(request, name: str):
             messages.success(request, "Change-control policy saved.")
             return redirect("change_policy", name=cluster.name)
     return render(request, "console/change_policy.html", {"cluster": cluster, "form": form})
+
+
+def gated_context(request, cluster, kind: str) -> dict:
+    """What a page needs to offer "Submit for approval" (and break glass) for a held ``kind``."""
+    return {
+        "gated": gate.required(request.user, cluster, kind) is not None,
+        "gate_label": gate.KINDS[kind],
+        "can_break_glass": access.can(request.user, cluster, access.ADMINISTER),
+    }
+
+
+def holding(request, context: dict, run_actions: tuple[str, ...] = ("apply",)) -> bool:
+    """Whether this POST submits the page's held action (or breaks glass) instead of running it."""
+    action = request.POST.get("action", "")
+    return context.get("gated", False) and (action in run_actions or action == "break_glass")
 
 
 def hold_for_review(request, cluster, prepared):

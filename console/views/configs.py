@@ -65,7 +65,8 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
         "view": None,
         "error": None,
         "overrides_only": overrides_only(request),
-        "gated": can_edit and gate.required(request.user, cluster, "config") is not None,
+        "gated": can_edit
+        and gate.required(request.user, cluster, change_kinds.config_gate_kind(resource.type)) is not None,
         "can_break_glass": access.can(request.user, cluster, access.ADMINISTER),
     }
     if request.method == "POST" and form.is_valid():

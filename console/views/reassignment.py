@@ -1,4 +1,4 @@
-"""Reassignment pages: list, plan (preview / start), export, live progress, throttle, cancel, elections."""
+"""Reassignment pages: list, plan (preview / start), export, live progress, throttle, cancel."""
 
 from __future__ import annotations
 
@@ -12,15 +12,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from console import access
+from console.changes import gate
+from console.changes import kinds as change_kinds
+from console.changes.kinds import ChangeInvalid
 from console.formatting import human_bytes, human_duration
-from console.forms.reassignment import ElectionForm, PlanForm, ThrottleForm
+from console.forms.reassignment import PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import elections, external, planner, progress, store, throttles
-from console.reassignment import janitor as reassign_janitor
+from console.reassignment import external, planner, progress, store, throttles
 from console.reassignment.progress import replica_dicts
 from console.views._helpers import client_ip, get_cluster_for_user
+from console.views.changes import gated_context, hold_for_review, holding
 
 
 def _get_reassignment_for_user(request, name: str, rid: int, perm: str = access.VIEW) -> Reassignment:
@@ -65,6 +68,7 @@ def reassign_new(request, name: str):
         "error": None,
         "checks": None,
         "intent_fields": PlanForm.INTENT_FIELDS,
+        **gated_context(request, cluster, "reassignment"),
     }
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -81,7 +85,7 @@ def reassign_new(request, name: str):
                     brokers=data.get("broker_list", ()),
                     replication_factor=data.get("replication_factor"),
                 )
-            if request.POST.get("action") == "start":
+            if request.POST.get("action") in ("start", "break_glass"):
                 expected = request.POST.get("plan_sha256", "").strip() or None
                 if data["intent"] != "json":  # Start runs the previewed plan, never a new one
                     previewed = request.POST.get("previewed_plan", "")
@@ -93,6 +97,8 @@ def reassign_new(request, name: str):
                         plan = planner.parse_plan(previewed)
                     except ValueError as exc:
                         raise reassignment.PlanRejected(f"The reviewed plan is not readable: {exc}") from None
+                if holding(request, ctx, ("start",)):
+                    return _hold_plan(request, cluster, plan, data, rf_change, view, expected)
                 op = reassignment.start_reassignment(
                     actor=request.user,
                     cluster=cluster,
@@ -118,10 +124,33 @@ def reassign_new(request, name: str):
             form.add_error("throttle_mb", str(exc))
         except KafkaOperationError as exc:
             ctx["error"] = f"{exc.name}: {exc.operator_text}"
+        except ChangeInvalid as exc:
+            ctx["error"] = "; ".join(exc.errors)
     if ctx["preview"] is not None:
         ctx["eta"] = human_duration(ctx["preview"].estimated_seconds)
         ctx["bytes"] = human_bytes(ctx["preview"].diff.total_bytes)
     return render(request, "console/reassign_new.html", ctx)
+
+
+def _hold_plan(request, cluster, plan, data, rf_change: bool, view, expected: str | None):
+    """Start on a gated cluster: hold the plan of the dry run (the same digest Start checks)."""
+    preview = reassignment.preview_plan(
+        cluster, plan, throttle=data["throttle"], rf_change=rf_change, view=view
+    )
+    if expected is not None and preview.sha256 != expected:
+        raise reassignment.PlanRejected(
+            "This is not the plan you reviewed: the cluster changed since the dry run. Run the dry run again.",
+            preview.checks,
+        )
+    prepared = change_kinds.prepare_reassignment(
+        request.user,
+        cluster,
+        preview,
+        throttle=data["throttle"],
+        elect_preferred=data["elect_preferred"],
+        rf_change=rf_change,
+    )
+    return hold_for_review(request, cluster, prepared)
 
 
 def _balance_rows(result) -> dict | None:
@@ -210,6 +239,9 @@ def _progress_context(r: Reassignment, user) -> dict:
         "estimates": progress.ESTIMATE_NOTE,
         "ledger": list(r.throttles.all()),
         "can_manage": access.can(user, r.cluster, access.MANAGE_REASSIGNMENTS),
+        "gated": gate.required(user, r.cluster, "throttle") is not None,
+        "gate_label": gate.KINDS["throttle"],
+        "can_break_glass": access.can(user, r.cluster, access.ADMINISTER),
         "throttle_form": ThrottleForm(),
     }
 
@@ -243,11 +275,16 @@ def reassign_throttle(request, name: str, rid: int):
         messages.error(request, "Give the new throttle in MB/s.")
         return redirect("reassign_detail", name=name, rid=rid)
     try:
+        if holding(request, gated_context(request, r.cluster, "throttle")):
+            prepared = change_kinds.prepare_throttle(request.user, r.cluster, r, form.rate)
+            return hold_for_review(request, r.cluster, prepared)
         outcomes = throttles.change_throttle(
             actor=request.user, reassignment=r, rate=form.rate, source_ip=client_ip(request)
         )
     except (throttles.ThrottleError, KafkaOperationError) as exc:
         messages.error(request, str(exc))
+    except ChangeInvalid as exc:
+        messages.error(request, "; ".join(exc.errors))
     else:
         failed = [k for k, v in outcomes.items() if not v["ok"]]
         if failed:
@@ -292,90 +329,3 @@ def reassign_external_cancel(request, name: str):
             msg += " Not cancelled: " + "; ".join(f"{k} ({v['error']})" for k, v in failed.items())
         messages.info(request, msg)
     return redirect("reassign_list", name=name)
-
-
-@login_required
-@require_GET
-def throttle_list(request, name: str):
-    cluster = get_cluster_for_user(request, name)
-    foreign, error = [], None
-    try:
-        foreign = reassign_janitor.find_foreign_throttles(cluster)
-    except KafkaOperationError as exc:
-        error = exc
-    return render(
-        request,
-        "console/throttle_list.html",
-        {
-            "cluster": cluster,
-            "foreign": foreign,
-            "error": error,
-            "ledger": throttles.ThrottleEntry.objects.filter(
-                cluster=cluster, state__in=throttles.ACTIVE
-            ).select_related("reassignment__operation"),
-            "can_manage": access.can(request.user, cluster, access.MANAGE_REASSIGNMENTS),
-        },
-    )
-
-
-@login_required
-@require_POST
-def throttle_cleanup(request, name: str):
-    cluster = get_cluster_for_user(request, name, access.MANAGE_REASSIGNMENTS)
-    try:
-        outcomes = reassign_janitor.clean_foreign_throttles(
-            actor=request.user,
-            cluster=cluster,
-            keys=request.POST.getlist("key"),
-            source_ip=client_ip(request),
-        )
-    except KafkaOperationError as exc:
-        messages.error(request, f"{exc.name}: {exc.operator_text}")
-    else:
-        ok = sum(1 for v in outcomes.values() if v["ok"])
-        messages.info(request, f"Removed {ok} of {len(outcomes)} leftover throttle configs.")
-    return redirect("throttle_list", name=name)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def election_page(request, name: str):
-    cluster = get_cluster_for_user(request, name)
-    form = ElectionForm(request.POST or None)
-    if request.method == "POST":
-        access.require(request.user, cluster, access.MANAGE_REASSIGNMENTS)
-        if form.is_valid():
-            data = form.cleaned_data
-            try:
-                chosen = data["chosen"] if data["scope"] == "selected" else None
-                if chosen is None and data["election_type"] == elections.PREFERRED:
-                    chosen = elections.leader_imbalance(cluster).partitions or []
-                op = elections.start_election(
-                    actor=request.user,
-                    cluster=cluster,
-                    election_type=data["election_type"],
-                    partitions=chosen,
-                    confirmation=data.get("confirmation", ""),
-                    source_ip=client_ip(request),
-                )
-                return redirect("operation_detail", op_id=op.pk)
-            except (elections.ElectionRefused, KafkaOperationError) as exc:
-                form.add_error(None, str(exc))
-    imbalance, error = None, None
-    try:
-        imbalance = elections.leader_imbalance(cluster)
-    except KafkaOperationError as exc:
-        error = exc
-    return render(
-        request,
-        "console/election.html",
-        {
-            "cluster": cluster,
-            "form": form,
-            "imbalance": imbalance,
-            "error": error,
-            "can_manage": access.can(request.user, cluster, access.MANAGE_REASSIGNMENTS),
-            "can_unclean": access.can(request.user, cluster, access.ADMINISTER),
-            "confirmation": elections.unclean_confirmation(cluster),
-        },
-    )

@@ -32,7 +32,7 @@ from console.topics import policy
 from console.topics import reads as topic_reads
 from console.topics.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
-from console.views.changes import hold_for_review
+from console.views.changes import gated_context, hold_for_review, holding
 
 
 def _render(request, template: str, fragment: str | None, context: dict, status: int = 200):
@@ -150,9 +150,13 @@ def topic_create(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_TOPICS)
     form = TopicCreateForm(request.POST or None)
     result = None
+    held = gated_context(request, cluster, "topic.create")
     if request.method == "POST" and form.is_valid():
         validate_only = request.POST.get("action") == "validate"
         try:
+            if holding(request, held, ("create",)):
+                prepared = change_kinds.prepare_topic_create(request.user, cluster, [form.spec()])
+                return hold_for_review(request, cluster, prepared)
             result = topics.create_topics(
                 actor=request.user,
                 cluster=cluster,
@@ -162,6 +166,9 @@ def topic_create(request, name: str):
             )
         except (PolicyViolation, KafkaOperationError) as exc:
             form.add_error(None, str(exc))
+        except ChangeInvalid as exc:
+            for e in exc.errors:
+                form.add_error(None, e)
         else:
             outcome = result.outcomes[0]
             if outcome.ok and not validate_only:
@@ -174,7 +181,7 @@ def topic_create(request, name: str):
         request,
         "console/topic_create.html",
         "console/_topic_create_form.html",
-        {"cluster": cluster, "form": form, "result": result},
+        {"cluster": cluster, "form": form, "result": result, **held},
     )
 
 
@@ -184,8 +191,14 @@ def topic_batch_create(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_TOPICS)
     form = BatchCreateForm(request.POST or None, request.FILES or None)
     result = None
+    held = gated_context(request, cluster, "topic.create")
     if request.method == "POST" and form.is_valid():
         try:
+            if holding(request, held, ("create",)):
+                prepared = change_kinds.prepare_topic_create(
+                    request.user, cluster, form.cleaned_data["specs"]
+                )
+                return hold_for_review(request, cluster, prepared)
             result = topics.create_topics(
                 actor=request.user,
                 cluster=cluster,
@@ -195,7 +208,11 @@ def topic_batch_create(request, name: str):
             )
         except (PolicyViolation, KafkaOperationError) as exc:
             form.add_error(None, str(exc))
-    return render(request, "console/topic_batch.html", {"cluster": cluster, "form": form, "result": result})
+        except ChangeInvalid as exc:
+            for e in exc.errors:
+                form.add_error(None, e)
+    context = {"cluster": cluster, "form": form, "result": result, **held}
+    return render(request, "console/topic_batch.html", context)
 
 
 @login_required
@@ -249,9 +266,16 @@ def topic_add_partitions(request, name: str, topic: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_TOPICS)
     form = AddPartitionsForm(request.POST or None)
     outcome = None
+    held = gated_context(request, cluster, "topic.partitions")
     if request.method == "POST" and form.is_valid():
         validate_only = request.POST.get("action") == "validate"
         try:
+            if holding(request, held):
+                data = form.cleaned_data
+                prepared = change_kinds.prepare_partitions(
+                    request.user, cluster, topic, data["total_count"], data["assignment"]
+                )
+                return hold_for_review(request, cluster, prepared)
             outcome = topics.add_partitions(
                 actor=request.user,
                 cluster=cluster,
@@ -263,6 +287,9 @@ def topic_add_partitions(request, name: str, topic: str):
             )
         except (PolicyViolation, KafkaOperationError) as exc:
             form.add_error(None, exc.operator_text if isinstance(exc, KafkaOperationError) else str(exc))
+        except ChangeInvalid as exc:
+            for e in exc.errors:
+                form.add_error(None, e)
         else:
             if outcome.ok and not validate_only:
                 messages.success(
@@ -274,7 +301,7 @@ def topic_add_partitions(request, name: str, topic: str):
     return render(
         request,
         "console/topic_partitions.html",
-        {"cluster": cluster, "topic": topic, "form": form, "outcome": outcome, "current": current},
+        {"cluster": cluster, "topic": topic, "form": form, "outcome": outcome, "current": current, **held},
     )
 
 
