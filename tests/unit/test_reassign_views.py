@@ -133,6 +133,15 @@ def test_the_progress_fragment_warns_when_the_worker_goes_quiet(client, personas
     # never polled and submitted long ago (the worker never came): warned too
     Reassignment.objects.filter(pk=r.pk).update(last_poll_at=None)
     assert "No progress has been read yet." in client.get(progress).content.decode()
+    # leave the shared sandbox as found: the move's throttles are taken back by its cancel
+    from console.reassignment import actions as reassignment
+
+    reassignment.cancel_reassignment(actor=personas["operator"], reassignment=r)
+    for _ in range(10):
+        run_now(r.operation_id)
+        if Operation.objects.get(pk=r.operation_id).finished:
+            break
+    assert Operation.objects.get(pk=r.operation_id).state == OperationState.CANCELLED
 
 
 def test_the_export_is_a_plan_file_of_the_current_assignment(client, personas, kafka_cluster, frozen):
