@@ -26,8 +26,9 @@ from console.kafka import KafkaOperationError
 from console.models import Cluster
 from console.models.changes import ChangeApproval, ChangePolicy
 from console.models.requests import ChangeRequest, RequestState
+from console.notify import events as notify_events
 from console.requests.actions import COMMENT_MAX, EXECUTE_KIND, _claim_decision, _step
-from console.requests.notify import _notify, _notify_approvers
+from console.requests.notify import _notify, _notify_approvers, announce
 
 JUSTIFICATION_MIN = 10
 
@@ -142,6 +143,7 @@ def submit_change(
             request_id=f"change-{req.pk}",
         )
         _notify_approvers(req)
+        announce(req, notify_events.CHANGE_HELD, f"{actor.get_username()} submitted: {prepared.summary}")
     return req
 
 
@@ -204,6 +206,7 @@ def _back_to_review(req: ChangeRequest, new_review: dict, why: str) -> None:
         )
         _notify(req, f"Change #{req.pk} needs a fresh review: {why}")
         _notify_approvers(req)
+        announce(req, notify_events.CHANGE_HELD, f"Back for a fresh review: {why}")
     req.refresh_from_db()
 
 
@@ -276,6 +279,7 @@ def approve_change(
         ChangeRequest.objects.filter(pk=req.pk).update(operation=op)
         _step(req, "system", "queued", f"operation #{op.pk}")
         _notify(req, f"Your change #{req.pk} was approved by {actor.get_username()} and runs now.")
+        announce(req, notify_events.REQUEST_APPROVED, f"Approved by {actor.get_username()}; it runs now.")
     req.refresh_from_db()
     return req
 
@@ -356,6 +360,11 @@ def break_glass(
             request_id=f"change-{req.pk}",
         )
         _notify_approvers(req)
+        announce(
+            req,
+            notify_events.BREAK_GLASS,
+            f"{actor.get_username()} broke glass ({prepared.summary}): {justification}",
+        )
     handler = HANDLERS[req.kind]
     try:
         with gate.passed(handler.gate_of(req.payload)):

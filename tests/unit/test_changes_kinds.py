@@ -300,3 +300,31 @@ def test_held_throttle_change_and_election(personas, kafka_cluster, frozen, oper
     assert req.state == RequestState.SUCCEEDED, req.result
     election = Operation.objects.filter(kind=ELECT_KIND).latest("id")
     assert election.params == {"type": "PREFERRED", "partitions": [[topic, 0]]}
+
+
+def test_held_changes_and_break_glass_reach_the_notification_channels(personas, kafka_cluster, operator2):
+    from console.models.notify import NotificationDelivery
+    from console.notify import events
+    from tests.unit.test_notify_wiring import _subscribe
+
+    _subscribe(
+        personas["admin"], kafka_cluster, events.CHANGE_HELD, events.BREAK_GLASS, events.REQUEST_APPROVED
+    )
+    gated(kafka_cluster, personas["admin"], kinds=["topic.partitions"])
+    name = f"chg.notify.{uuid.uuid4().hex[:8]}"
+    with gate.passed("topic.create"):
+        topics.create_topics(actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(name, 1, 1)])
+    req = submit(
+        personas, kafka_cluster, change_kinds.prepare_partitions(personas["operator"], kafka_cluster, name, 2)
+    )
+    changes.approve_change(actor=operator2, request=req)
+    glass = changes.break_glass(
+        actor=personas["admin"],
+        cluster=kafka_cluster,
+        prepared=change_kinds.prepare_partitions(personas["admin"], kafka_cluster, name, 3),
+        justification="incident 42: consumers need more partitions now",
+    )
+    assert glass.state == RequestState.SUCCEEDED, glass.result
+    sent = list(NotificationDelivery.objects.order_by("id").values_list("event", "payload"))
+    assert [e for e, _ in sent] == [events.CHANGE_HELD, events.REQUEST_APPROVED, events.BREAK_GLASS]
+    assert "incident 42" in sent[-1][1]["text"]
