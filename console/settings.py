@@ -212,14 +212,8 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "console/locked_out.html"
 AXES_VERBOSE = False
 
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6390/0")
-CELERY_BROKER_URL = REDIS_URL
-CELERY_RESULT_BACKEND = None
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Redis, the Celery broker and the queues split by latency (poll / admin / batch).
+from console.settings_celery import *  # noqa: E402, F403
 
 # Kafka client behaviour.
 KAFKA_REQUEST_TIMEOUT_S = float(os.environ.get("KAFKA_REQUEST_TIMEOUT_S", "10"))
