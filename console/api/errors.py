@@ -19,6 +19,8 @@ from rest_framework.response import Response
 from console.acls.core import AclValidationError
 from console.api.auth import audit_refusal
 from console.audit.outcomes import AuditUnavailable
+from console.changes.gate import ApprovalRequired
+from console.changes.kinds import ChangeInvalid
 from console.clusters.actions import ClusterInUse, PasswordRequired
 from console.configs.plan import ConfigPlanError
 from console.crypto import SecretUnreadable
@@ -76,6 +78,7 @@ REFUSALS = (
     ClusterInUse,
     PasswordRequired,
     LogLevelPlanError,
+    ChangeInvalid,
 )
 
 
@@ -169,6 +172,8 @@ def handle(exc, context):
         return error_response(503, "unavailable", str(exc))
     if isinstance(exc, Http404):
         return error_response(404, "not_found", str(exc) or "Not found.")
+    if isinstance(exc, ApprovalRequired):
+        return error_response(403, "approval_required", str(exc))
     if isinstance(exc, DjangoPermissionDenied):
         return error_response(403, "permission_denied", str(exc) or "Permission denied.")
     if isinstance(exc, exceptions.ValidationError):

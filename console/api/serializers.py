@@ -7,6 +7,21 @@ from rest_framework import serializers
 from console.topics.reads import SORT_KEYS
 
 
+
+class HeldIn(serializers.Serializer):
+    """On a cluster whose change-control policy holds the action: it is submitted for approval with
+    its dry run (202, the held change), or run at once with ``break_glass`` (admins)."""
+
+    reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=2000, help_text="why (shown to the approvers)"
+    )
+    break_glass = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=2000,
+        help_text="a written justification: an admin runs a held action now (audited, announced)",
+    )
+
 class Fail(serializers.Serializer):
     status = serializers.IntegerField()
     code = serializers.CharField()
@@ -101,11 +116,11 @@ class TopicSpecIn(serializers.Serializer):
     )
 
 
-class TopicCreateIn(TopicSpecIn):
+class TopicCreateIn(TopicSpecIn, HeldIn):
     validate_only = serializers.BooleanField(required=False, default=False)
 
 
-class TopicBatchIn(serializers.Serializer):
+class TopicBatchIn(HeldIn):
     topics = TopicSpecIn(many=True, required=False)
     text = serializers.CharField(
         required=False, help_text="A YAML, JSON or CSV batch, as the batch page takes"
@@ -133,14 +148,14 @@ class BatchOut(serializers.Serializer):
     outcomes = TopicOutcomeOut(many=True)
 
 
-class TopicDeleteIn(serializers.Serializer):
+class TopicDeleteIn(HeldIn):
     names = serializers.ListField(child=serializers.CharField(max_length=249), min_length=1, max_length=5000)
     confirmation = serializers.CharField(
         required=False, allow_blank=True, help_text="Without it: the preview and the confirmation to type"
     )
 
 
-class PartitionsIn(serializers.Serializer):
+class PartitionsIn(HeldIn):
     total_count = serializers.IntegerField(min_value=1, max_value=1_000_000)
     assignment = serializers.ListField(
         child=serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=1), required=False
@@ -157,7 +172,7 @@ class ConfigChangeIn(serializers.Serializer):
     value = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=10_000)
 
 
-class ConfigAlterIn(serializers.Serializer):
+class ConfigAlterIn(HeldIn):
     changes = ConfigChangeIn(many=True, min_length=1, max_length=200)
     validate_only = serializers.BooleanField(required=False, default=False)
 
@@ -190,12 +205,12 @@ class AclFilterIn(serializers.Serializer):
     permission = serializers.CharField(required=False, allow_blank=True)
 
 
-class AclChangeIn(serializers.Serializer):
+class AclChangeIn(HeldIn):
     creates = AclBindingIn(many=True, required=False, default=list)
     deletes = AclBindingIn(many=True, required=False, default=list)
 
 
-class AclDeleteIn(serializers.Serializer):
+class AclDeleteIn(HeldIn):
     filters = AclFilterIn(many=True, min_length=1, max_length=100)
     dry_run = serializers.BooleanField(
         default=True, help_text="true: only list the bindings the filters match"
@@ -219,7 +234,7 @@ class GroupListQuery(serializers.Serializer):
     per_page = serializers.IntegerField(required=False, min_value=1, max_value=500)
 
 
-class ResetIn(serializers.Serializer):
+class ResetIn(HeldIn):
     mode = serializers.ChoiceField(
         choices=("to-earliest", "to-latest", "to-datetime", "to-offset", "shift-by", "from-file")
     )
@@ -249,7 +264,7 @@ class OffsetsDeleteIn(ConfirmIn):
 # -- reassignments and elections -------------------------------------------------------------------
 
 
-class ReassignIn(serializers.Serializer):
+class ReassignIn(HeldIn):
     intent = serializers.ChoiceField(choices=("json", "balance", "move_off", "spread", "rf"), default="json")
     plan = serializers.JSONField(
         required=False,
@@ -281,7 +296,7 @@ class ReassignmentOut(serializers.Serializer):
     throttle_bytes_per_s = serializers.IntegerField(allow_null=True)
 
 
-class ThrottleIn(serializers.Serializer):
+class ThrottleIn(HeldIn):
     throttle_bytes_per_s = serializers.IntegerField(min_value=0)
 
 
@@ -298,7 +313,7 @@ class ThrottleCleanupIn(serializers.Serializer):
     keys = serializers.ListField(child=serializers.CharField(max_length=600), min_length=1)
 
 
-class ElectionIn(serializers.Serializer):
+class ElectionIn(HeldIn):
     election_type = serializers.ChoiceField(choices=("PREFERRED", "UNCLEAN"), default="PREFERRED")
     partitions = PartitionRef(
         many=True,

@@ -12,7 +12,10 @@ from console.acls import actions as acls
 from console.acls import core as acl_core
 from console.api import serializers as s
 from console.api.base import ApiView, plain
+from console.api.held import hold
 from console.api.idempotency import idempotent
+from console.changes import gate
+from console.changes import kinds as change_kinds
 from console.clusters import capabilities
 from console.forms.acls import AclFilterForm, EffectiveAccessForm
 from console.forms.groups import GroupListForm, ResetForm
@@ -94,6 +97,14 @@ class AclList(ApiView):
         )
         if not creates and not deletes:
             raise ValidationError(["Send at least one binding to create or delete."])
+        held = hold(
+            self,
+            cluster,
+            "acl",
+            lambda: change_kinds.prepare_acl_change(request.user, cluster, deletes, creates),
+        )
+        if held is not None:
+            return held
         change = acls.change_acls(
             actor=request.user, cluster=cluster, deletes=deletes, creates=creates, source_ip=self.ip
         )
@@ -114,6 +125,11 @@ class AclDelete(ApiView):
         matched = acls.preview_delete(actor=request.user, cluster=cluster, filters=filters)
         if data.validated_data["dry_run"]:
             return Response({"dry_run": True, "matched": [acl_core.to_dict(b) for b in matched]})
+        held = hold(
+            self, cluster, "acl", lambda: change_kinds.prepare_acl_change(request.user, cluster, matched, [])
+        )
+        if held is not None:
+            return held
         change = acls.change_acls(
             actor=request.user, cluster=cluster, deletes=matched, creates=[], source_ip=self.ip
         )
@@ -199,6 +215,15 @@ class GroupReset(ApiView):
                 actor=request.user, cluster=cluster, group_id=group, spec=spec
             )
             return Response({"dry_run": True, **plain(preview)})
+        if gate.required(request.user, cluster, "group.reset") is not None:
+            if d["confirmation"].strip() != group:
+                raise group_actions.ConfirmationError("Type the group id to confirm; nothing was submitted.")
+            return hold(
+                self,
+                cluster,
+                "group.reset",
+                lambda: change_kinds.prepare_group_reset(request.user, cluster, group, spec),
+            )
         result = group_actions.reset_offsets(
             actor=request.user,
             cluster=cluster,

@@ -11,8 +11,10 @@ from console import access
 from console.api import serializers as s
 from console.api.base import ApiView, plain
 from console.api.errors import kafka_error, kafka_status, outcome_error
+from console.api.held import hold
 from console.api.idempotency import idempotent
 from console.brokers import reads as broker_reads
+from console.changes import kinds as change_kinds
 from console.configs import actions as configs
 from console.configs.plan import looks_secret
 from console.kafka import ConfigChange
@@ -32,6 +34,15 @@ def _alter(view: ApiView, request, cluster, resource) -> Response:
         changes.append(
             ConfigChange(c["name"].strip(), c["op"], None if c["op"] == "DELETE" else (value or ""))
         )
+    if not data.validated_data["validate_only"]:
+        held = hold(
+            view,
+            cluster,
+            change_kinds.config_gate_kind(resource.type),
+            lambda: change_kinds.prepare_config(request.user, cluster, resource, changes),
+        )
+        if held is not None:
+            return held
     result = configs.alter_configs(
         actor=request.user,
         cluster=cluster,

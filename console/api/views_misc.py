@@ -14,12 +14,14 @@ from rest_framework.response import Response
 from console import access
 from console.api import serializers as s
 from console.api.base import ApiView, paged, plain
+from console.api.held import change_json
 from console.api.idempotency import idempotent
 from console.api.views_acls_groups import form_data
 from console.api.views_ops import operation_json
 from console.audit import chain as chain_reads
 from console.audit import export as audit_export
 from console.audit import review as audit_review
+from console.changes import actions as change_actions
 from console.forms.audit import AuditFilterForm
 from console.quorum import actions as quorum
 from console.requests import actions as requests
@@ -44,6 +46,8 @@ def request_json(req, *, steps: bool = False) -> dict:
         "decided_by": req.decided_by_name,
         "created_at": plain(getattr(req, "created_at", None)),
     }
+    if req.gated:  # a held operator action: what the approvers review
+        body.update({k: v for k, v in change_json(req).items() if k not in body and k != "request"})
     if steps:
         body["timeline"] = [
             {
@@ -102,8 +106,13 @@ def _decide(view: ApiView, request, name: str, request_id: int, approve: bool) -
     req = _request(view, name, request_id, access.APPROVE)
     data = s.DecisionIn(data=request.data)
     data.is_valid(raise_exception=True)
-    service = requests.approve_request if approve else requests.reject_request
-    req = service(actor=request.user, request=req, comment=data.validated_data["comment"], source_ip=view.ip)
+    req = change_actions.decide(
+        actor=request.user,
+        request=req,
+        approve=approve,
+        comment=data.validated_data["comment"],
+        source_ip=view.ip,
+    )
     return Response(request_json(req, steps=True))
 
 

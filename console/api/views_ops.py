@@ -14,8 +14,10 @@ from rest_framework.response import Response
 from console import access, operations
 from console.api import serializers as s
 from console.api.base import ApiView, paged, plain
+from console.api.held import hold
 from console.api.idempotency import idempotent
 from console.api.views_acls_groups import form_data
+from console.changes import kinds as change_kinds
 from console.forms.reassignment import PlanForm
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
@@ -143,6 +145,12 @@ class ReassignmentList(ApiView):
                     "Dry run first: Start runs exactly the plan you reviewed (send its plan and plan_sha256)."
                 )
             plan = planner.parse_plan(json.dumps(d["plan"]))
+        held = hold(
+            self, cluster, "reassignment",
+            lambda: _held_plan(request.user, cluster, plan, rate, d["elect_preferred"], rf_change, view, expected),
+        )  # fmt: skip
+        if held is not None:
+            return held
         op = reassignment.start_reassignment(
             actor=request.user,
             cluster=cluster,
@@ -155,6 +163,18 @@ class ReassignmentList(ApiView):
             expected_sha256=expected,
         )
         return Response(reassignment_json(op.reassignment), status=201)
+
+
+def _held_plan(actor, cluster, plan, rate, elect_preferred: bool, rf_change: bool, view, expected):
+    """The plan held for review is the one the caller reviewed (its plan_sha256), as Start checks."""
+    preview = reassignment.preview_plan(cluster, plan, throttle=rate, rf_change=rf_change, view=view)
+    if expected is not None and preview.sha256 != expected:
+        raise reassignment.PlanRejected(
+            "This is not the plan you reviewed: the cluster changed since the dry run.", preview.checks
+        )
+    return change_kinds.prepare_reassignment(
+        actor, cluster, preview, throttle=rate, elect_preferred=elect_preferred, rf_change=rf_change
+    )
 
 
 def _reassignment(view: ApiView, name: str, rid: int, perm: str = access.VIEW) -> Reassignment:
@@ -183,6 +203,15 @@ class ReassignmentThrottle(ApiView):
         r = _reassignment(self, name, rid, access.MANAGE_REASSIGNMENTS)
         data = s.ThrottleIn(data=request.data)
         data.is_valid(raise_exception=True)
+        rate = data.validated_data["throttle_bytes_per_s"]
+        held = hold(
+            self,
+            r.cluster,
+            "throttle",
+            lambda: change_kinds.prepare_throttle(request.user, r.cluster, r, rate),
+        )
+        if held is not None:
+            return held
         outcomes = throttles.change_throttle(
             actor=request.user,
             reassignment=r,
@@ -291,6 +320,12 @@ class Elections(ApiView):
         chosen = [(p["topic"], p["partition"]) for p in d["partitions"]] if "partitions" in d else None
         if chosen is None and d["election_type"] == elections.PREFERRED:
             chosen = elections.leader_imbalance(cluster).partitions or []
+        held = hold(
+            self, cluster, "election",
+            lambda: change_kinds.prepare_election(request.user, cluster, d["election_type"], chosen, d["confirmation"]),
+        )  # fmt: skip
+        if held is not None:
+            return held
         op = elections.start_election(
             actor=request.user,
             cluster=cluster,

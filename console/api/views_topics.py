@@ -11,7 +11,10 @@ from console import access
 from console.api import serializers as s
 from console.api.base import ApiView, paged, plain, query
 from console.api.errors import kafka_code, outcome_error, outcome_status
+from console.api.held import hold
 from console.api.idempotency import idempotent
+from console.changes import gate
+from console.changes import kinds as change_kinds
 from console.clusters import actions as clusters
 from console.configs.plan import looks_secret
 from console.forms.clusters import ClusterForm
@@ -181,6 +184,16 @@ class TopicList(ApiView):
         cluster = self.cluster(name, access.MANAGE_TOPICS)
         data = s.TopicCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
+        if not data.validated_data["validate_only"]:
+            spec = spec_of(data.validated_data)
+            held = hold(
+                self,
+                cluster,
+                "topic.create",
+                lambda: change_kinds.prepare_topic_create(request.user, cluster, [spec]),
+            )
+            if held is not None:
+                return held
         result = topics.create_topics(
             actor=request.user,
             cluster=cluster,
@@ -212,6 +225,15 @@ class TopicBatch(ApiView):
         )
         if not specs:
             raise ValidationError(["The batch is empty."])
+        if not d["validate_only"]:
+            held = hold(
+                self,
+                cluster,
+                "topic.create",
+                lambda: change_kinds.prepare_topic_create(request.user, cluster, specs),
+            )
+            if held is not None:
+                return held
         result = topics.create_topics(
             actor=request.user,
             cluster=cluster,
@@ -242,6 +264,15 @@ class TopicDelete(ApiView):
                     "preview": [{"name": n, "note": note} for n, note in preview],
                     "confirmation": deletion.delete_confirmation(names),
                 }
+            )
+        if gate.required(request.user, cluster, "topic.delete") is not None:
+            if data.validated_data["confirmation"].strip() != deletion.delete_confirmation(names):
+                raise deletion.ConfirmationError("The confirmation does not match; nothing was submitted.")
+            return hold(
+                self,
+                cluster,
+                "topic.delete",
+                lambda: change_kinds.prepare_topic_delete(request.user, cluster, names),
             )
         result = deletion.delete_topics(
             actor=request.user,
@@ -300,6 +331,13 @@ class TopicPartitions(ApiView):
         data = s.PartitionsIn(data=request.data)
         data.is_valid(raise_exception=True)
         d = data.validated_data
+        if not d["validate_only"]:
+            held = hold(
+                self, cluster, "topic.partitions",
+                lambda: change_kinds.prepare_partitions(request.user, cluster, topic, d["total_count"], d.get("assignment")),
+            )  # fmt: skip
+            if held is not None:
+                return held
         outcome = topics.add_partitions(
             actor=request.user,
             cluster=cluster,

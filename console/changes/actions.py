@@ -27,6 +27,7 @@ from console.models import Cluster
 from console.models.changes import ChangeApproval, ChangePolicy
 from console.models.requests import ChangeRequest, RequestState
 from console.notify import events as notify_events
+from console.requests import actions as requests
 from console.requests.actions import COMMENT_MAX, EXECUTE_KIND, _claim_decision, _step
 from console.requests.notify import _notify, _notify_approvers, announce
 
@@ -282,6 +283,17 @@ def approve_change(
         announce(req, notify_events.REQUEST_APPROVED, f"Approved by {actor.get_username()}; it runs now.")
     req.refresh_from_db()
     return req
+
+
+def decide(
+    *, actor, request: ChangeRequest, approve: bool, comment: str = "", source_ip=None
+) -> ChangeRequest:
+    """One entry for the review queue's Approve/Reject (pages, API, CLI): a held operator action is
+    approved here (approvals, drift), anything else by the requests area."""
+    if approve and request.gated:
+        return approve_change(actor=actor, request=request, comment=comment, source_ip=source_ip)
+    service = requests.approve_request if approve else requests.reject_request
+    return service(actor=actor, request=request, comment=comment, source_ip=source_ip)
 
 
 # -- run (on the worker) -------------------------------------------------------------------------

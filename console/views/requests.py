@@ -157,14 +157,11 @@ def _decide(request, name: str, request_id: int, approve: bool):
     if not form.is_valid():
         messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
         return redirect("request_detail", name=cluster.name, request_id=req.pk)
-    if approve and req.gated:
-        service = change_actions.approve_change
-    else:
-        service = requests.approve_request if approve else requests.reject_request
     try:
-        service(
+        change_actions.decide(
             actor=request.user,
             request=req,
+            approve=approve,
             comment=form.cleaned_data["comment"],
             source_ip=client_ip(request),
         )

@@ -23,6 +23,7 @@ from django.core.management.base import CommandError
 
 from console.acls.core import AclValidationError
 from console.audit import outcomes as outcomes_log
+from console.changes.kinds import ChangeInvalid
 from console.configs import plan as config_plan
 from console.kafka import KafkaOperationError
 from console.management.actors import command_actor
@@ -51,6 +52,7 @@ REFUSALS = (
     ThrottleError,
     ElectionRefused,
     RequestInvalid,
+    ChangeInvalid,
 )
 NOT_FOUND_ERRORS = ("UNKNOWN_TOPIC_OR_PARTITION", "GROUP_ID_NOT_FOUND")
 
