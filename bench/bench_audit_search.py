@@ -168,7 +168,21 @@ def floor_queries(page: int) -> dict[str, list[tuple[str, list]]]:
                 ["cluster-07", "acl.create"],
             )
         ],
-        "actor": [(f"SELECT {COLUMNS} FROM {EVENTS_T} WHERE actor_name = ? {tail}", ["user123"])],
+        # The actor filter also finds the user's API-token events ("user123 [token ...") and events
+        # done on their behalf: the floor must answer the same question.
+        "actor": [
+            (
+                f"SELECT {COLUMNS} FROM {EVENTS_T} WHERE actor_name = ? OR (actor_name >= ? AND actor_name < ?) "
+                f"OR on_behalf_of = ? {tail}",
+                ["user123", "user123 [token ", "user123 [token " + TOP, "user123"],
+            ),
+            (
+                f"SELECT {COLUMNS} FROM {EVENTS_T} WHERE id IN (SELECT id FROM {EVENTS_T} WHERE actor_name = ? "
+                f"UNION SELECT id FROM {EVENTS_T} WHERE actor_name >= ? AND actor_name < ? "
+                f"UNION SELECT id FROM {EVENTS_T} WHERE on_behalf_of = ?) {tail}",
+                ["user123", "user123 [token ", "user123 [token " + TOP, "user123"],
+            ),
+        ],
         "outcome": [(f"SELECT {COLUMNS} FROM {EVENTS_T} WHERE outcome = ? {tail}", ["failure"])],
         "time range": [
             (

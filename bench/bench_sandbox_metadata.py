@@ -19,6 +19,10 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from bench.harness import gate  # noqa: E402
+
 TARGET_S = 1.0
 
 
@@ -88,7 +92,7 @@ def main() -> None:
     finally:
         child.stdin.close()
         child.wait(60)
-    print(f"RESULT sandbox_metadata ratio={cold / TARGET_S:.3f} goal<=1.0")
+    gate("sandbox_metadata", cold / TARGET_S, 1.0)
 
 
 if __name__ == "__main__":
