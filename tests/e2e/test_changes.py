@@ -106,3 +106,131 @@ def test_an_operators_config_change_is_held_reviewed_with_its_diff_and_approved_
     applied = AuditEvent.objects.get(action="config.alter", outcome="success")
     assert applied.actor_name == "operator" and applied.request_id == f"change-{req.pk}"
     assert AuditEvent.objects.filter(action="change.approve", actor_name="operator2").exists()
+
+
+def _approve_in_browser(browser, live_server, base, req_id, check):
+    """operator2 opens the held change, checks what it shows (``check(tab)``) and approves; the
+    worker runs the approved change (only the change's own operation: nothing else moves)."""
+    from console.requests.actions import EXECUTE_KIND
+
+    other = browser.new_context()
+    try:
+        tab = other.new_page()
+        tab.set_default_timeout(15000)
+        login(tab, live_server, "operator2", "pw-operator2")
+        tab.goto(f"{base}/requests/{req_id}/")
+        check(tab)
+
+        def step():
+            for op_id in Operation.objects.filter(state="pending", kind=EXECUTE_KIND).values_list(
+                "pk", flat=True
+            ):
+                operations.run(op_id, worker="e2e")
+
+        with background_worker(step):
+            tab.click("#approve")
+            tab.locator(".messages", has_text="approved").wait_for()
+            tab.locator("#request-status, .status", has_text="Done").first.wait_for(timeout=30000)
+    finally:
+        other.close()
+
+
+def test_held_acl_change_and_reassignment_go_submit_review_approve_run_in_the_browser(
+    page, browser, live_server, personas, kafka_cluster, sandbox, django_user_model
+):
+    import json
+
+    from console.acls import actions as acls
+    from console.acls import core as acl_core
+    from console.changes import actions as changes
+    from console.changes import gate
+    from console.models.reassignment import Reassignment
+
+    second = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
+    RoleBinding.objects.create(cluster=kafka_cluster, user=second, role=Role.OPERATOR)
+    changes.set_policy(
+        actor=personas["admin"], cluster=kafka_cluster, enabled=True,
+        kinds=["acl", "reassignment"], roles=[], approvers=1,
+    )  # fmt: skip
+    base = f"{live_server.url}/c/{kafka_cluster.name}"
+    topic = f"e2e.held-{uuid.uuid4().hex[:8]}"
+    sandbox.create_topic(topic, partitions=1, replication_factor=2, assignment=[[1, 2]])
+    sandbox.produce_synthetic(topic, 2 * 1024 * 1024)
+    sandbox.advance(1)
+    sandbox.produce_synthetic(topic, 0)
+    login(page, live_server, "operator", "pw-operator")
+
+    # ACL: the review page submits the binding for approval instead of creating it.
+    page.goto(f"{base}/acls/new/")
+    page.select_option("#acl-single #id_resource_type", "TOPIC")
+    page.select_option("#acl-single #id_pattern_type", "LITERAL")
+    page.fill("#acl-single #id_resource_name", topic)
+    page.fill("#acl-single #id_principal", "User:held-reader")
+    page.select_option("#acl-single #id_operation", "READ")
+    page.select_option("#acl-single #id_permission", "ALLOW")
+    page.click("#acl-single button[type=submit]")
+    page.locator("#acl-creates").wait_for()
+    assert page.locator("#acl-apply").count() == 0 and page.locator("#break-glass").count() == 0
+    page.click("#submit-for-review")
+    page.wait_for_url(f"{base}/requests/*/")
+    acl_req = ChangeRequest.objects.get(gated=True, kind="change.acl")
+    wanted = acl_core.exact_filter(acl_core.bindings_from_json([json.dumps(acl_req.payload["create"][0])])[0])
+    assert not acls.preview_delete(actor=personas["admin"], cluster=kafka_cluster, filters=[wanted])
+
+    def acl_shown(tab):
+        cells = [
+            c.strip() for c in tab.locator("#change-review tbody tr").first.locator("td").all_inner_texts()
+        ]
+        assert cells == [
+            "create",
+            "User:held-reader",
+            "ALLOW",
+            "READ",
+            f"TOPIC:LITERAL:{topic}",
+            "*",
+            "absent",
+            "created",
+        ]
+
+    _approve_in_browser(browser, live_server, base, acl_req.pk, acl_shown)
+    assert acls.preview_delete(actor=personas["admin"], cluster=kafka_cluster, filters=[wanted])
+
+    # Reassignment: the dry run's plan is submitted with bytes per broker and the ETA at its throttle.
+    plan = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 3]}]}
+    page.goto(f"{base}/reassignments/new/")
+    page.check("input[name=intent][value=json]")
+    page.fill("#id_plan_json", json.dumps(plan))
+    page.fill("#id_throttle_mb", "1")
+    page.click("button[value=preview]")
+    page.locator("#submit-for-review").wait_for()
+    page.fill("#id_justification", "drain broker 2")
+    page.click("#submit-for-review")
+    page.wait_for_url(f"{base}/requests/*/")
+    move = ChangeRequest.objects.get(gated=True, kind="change.reassignment")
+    assert not Reassignment.objects.exists()
+
+    def plan_shown(tab):
+        facts = dict(
+            (r.locator("th").text_content().strip(), r.locator("td").text_content().strip())
+            for r in tab.locator("#change-summary tr").all()
+        )
+        assert facts["Bytes to copy"] == "2.0 MB" and facts["Broker 3"] == "in 2.0 MB, out 0 B"
+        assert facts["Estimated time at the throttle"] == "2s" and "1.0 MB/s per broker" in facts["Throttle"]
+        cells = [
+            c.strip() for c in tab.locator("#change-review tbody tr").first.locator("td").all_inner_texts()
+        ]
+        assert cells[:4] == [topic, "0", "[1, 2]", "[1, 3]"]
+
+    _approve_in_browser(browser, live_server, base, move.pk, plan_shown)
+    r = Reassignment.objects.get()
+    assert list(r.partitions.values_list("topic", "partition", "original", "target")) == [
+        (topic, 0, [1, 2], [1, 3])
+    ]
+    started = AuditEvent.objects.get(action="reassignment.execute.requested")
+    assert started.params["plan_sha256"] == move.payload["plan_sha256"] and started.actor_name == "operator"
+    with gate.passed("acl"):  # leave the shared sandbox as found (the move itself never ran)
+        acls.change_acls(
+            actor=personas["admin"],
+            cluster=kafka_cluster,
+            deletes=acls.preview_delete(actor=personas["admin"], cluster=kafka_cluster, filters=[wanted]),
+        )
