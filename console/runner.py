@@ -2,7 +2,8 @@
 
 It migrates the database, makes sure an admin exists, starts an embedded Redis (unless REDIS_URL
 is set) and the sandbox cluster (unless KAFKA_BOOTSTRAP_SERVERS/CONTROLLERS are set), registers
-the cluster, then runs a Celery worker, Celery beat and the web server on 127.0.0.1:8000.
+the cluster, then runs one Celery worker per queue (poll, admin, batch), Celery beat and the web
+server on 127.0.0.1:8000.
 
 Every child runs in its own process group, so stopping a child also stops whatever it forked
 (Celery's pool, for instance) and nothing else (``console/processes.py``). Ctrl-C / SIGTERM stops every group it started
@@ -126,6 +127,24 @@ def redis_ping(port: int, host: str = "127.0.0.1") -> bool:
         return False
 
 
+# One worker per queue (console/settings_celery.py, docs/scaling.md): a Spark run on "batch" or a
+# slow Kafka call on "admin" never holds up the 1 s progress tick on "poll". Sized for 2 cores: the
+# poller and the batch worker take one task at a time (Spark spreads over the cores itself), the
+# admin worker two, as its tasks mostly wait on Kafka.
+WORKER_CONCURRENCY = {"poll": 1, "admin": 2, "batch": 1}
+
+
+def worker_commands(celery: list[str]) -> list[tuple[str, list[str]]]:
+    """(child name, argv) of each Celery worker: one per queue, each with its own node name."""
+    return [
+        (
+            f"worker-{queue}",
+            [*celery, "worker", "-l", "info", "-Q", queue, "-n", f"{queue}@%h", "--concurrency", str(n)],
+        )
+        for queue, n in WORKER_CONCURRENCY.items()
+    ]
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -198,7 +217,8 @@ def start(sup: Supervisor, plan: Plan, env: dict[str, str]) -> None:
         sup.run_once("setup", [*manage, "register_cluster", *args], label, env=env, cwd=BASE_DIR)
 
     celery = [py, "-m", "celery", "-A", "tasks"]
-    sup.spawn("worker", [*celery, "worker", "-l", "info", "--concurrency", "2"], env=env, cwd=BASE_DIR)
+    for name, argv in worker_commands(celery):
+        sup.spawn(name, argv, env=env, cwd=BASE_DIR)
     schedule = plan.var_dir / "celerybeat-schedule"
     sup.spawn("beat", [*celery, "beat", "-l", "info", "-s", str(schedule)], env=env, cwd=BASE_DIR)
     # DEBUG stays off unless DEBUG=1 is set: Django's debug pages show settings and request data.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import socket
 
+from django.conf import settings
+
 from tasks.celery import app
 
 
@@ -24,12 +26,30 @@ def enqueue(op_id: int, countdown: float | None = None) -> str:
     return run_operation.apply_async((op_id,), countdown=countdown).id or ""
 
 
+# A due batch operation handed to the batch queue by the tick is dropped unclaimed after this
+# long (the next tick hands it again), so a busy batch worker does not pile up copies.
+BATCH_HANDOFF_EXPIRES_S = 30.0
+
+
 @app.task(name="tasks.operations.tick")
 def tick() -> list[int]:
-    """Beat, every second: run due operations (reassignment polls, retries after backoff, recovery)."""
+    """Beat, every second, on the poll queue: run due operations (reassignment polls, retries after
+    backoff, recovery). A due operation of a batch kind (a pipeline run whose worker died) is handed
+    to its queue instead, so a Spark run never runs on - and stalls - the poller."""
     from console import operations
+    from console.models import Operation
+    from tasks.routing import queue_for_kind
 
-    return operations.run_due(worker=worker_name())
+    ids = operations.due_ids()
+    kinds = dict(Operation.objects.filter(pk__in=ids).values_list("pk", "kind"))
+    ran = []
+    for op_id in ids:
+        queue = queue_for_kind(kinds.get(op_id))
+        if queue == settings.QUEUE_BATCH:
+            run_operation.apply_async((op_id,), queue=queue, expires=BATCH_HANDOFF_EXPIRES_S)
+        elif operations.run(op_id, worker=worker_name()) is not None:
+            ran.append(op_id)
+    return ran
 
 
 @app.task(name="tasks.operations.requeue_pending")
