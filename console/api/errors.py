@@ -29,6 +29,7 @@ from console.groups.actions import GroupNotEmpty, NoOffsets
 from console.groups.core import ResetPlanError
 from console.kafka import KafkaOperationError
 from console.kafka.errors import from_code
+from console.notify.actions import ChannelInvalid
 from console.quorum.controllers import LogLevelPlanError
 from console.reassignment.actions import PlanRejected
 from console.reassignment.elections import ElectionRefused
@@ -79,6 +80,7 @@ REFUSALS = (
     PasswordRequired,
     LogLevelPlanError,
     ChangeInvalid,
+    ChannelInvalid,
 )
 
 

@@ -15,6 +15,7 @@ from console.api import views_acls_groups as ag
 from console.api import views_admin as adm
 from console.api import views_configs as cf
 from console.api import views_misc as misc
+from console.api import views_notify as nt
 from console.api import views_ops as ops
 from console.api import views_topics as t
 
@@ -75,6 +76,14 @@ urlpatterns = [
     path(C + "elections/", ops.Elections.as_view(), name="elections"),
     path(C + "requests/", misc.RequestList.as_view(), name="requests"),
     path(C + "requests/rules/", adm.RequestRules.as_view(), name="request-rules"),
+    path(C + "requests/change-control/", nt.ChangePolicy.as_view(), name="change-policy"),
+    path(C + "notifications/", nt.Channels.as_view(), name="notifications"),
+    path(C + "notifications/log/", nt.Deliveries.as_view(), name="notifications-log"),
+    path(C + "notifications/<int:channel_id>/", nt.Channel.as_view(), name="notification"),
+    path(
+        C + "notifications/<int:channel_id>/delete/", nt.ChannelDelete.as_view(), name="notification-delete"
+    ),
+    path(C + "notifications/<int:channel_id>/test/", nt.ChannelTest.as_view(), name="notification-test"),
     path(C + "requests/<int:request_id>/", misc.RequestDetail.as_view(), name="request"),
     path(C + "requests/<int:request_id>/approve/", misc.RequestApprove.as_view(), name="request-approve"),
     path(C + "requests/<int:request_id>/reject/", misc.RequestReject.as_view(), name="request-reject"),

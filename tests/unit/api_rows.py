@@ -350,7 +350,51 @@ def _viewer_binding(w: World) -> tuple[dict, dict]:
     return {"binding_id": w.cluster.bindings.get(user=w.people["viewer"]).pk}, {}
 
 
+def _notify_channel(w: World) -> tuple[dict, dict]:
+    from console.notify import actions as notify
+
+    channel, _ = notify.create_channel(
+        actor=w.people["admin"], cluster=w.cluster, name=uniq("ch"), kind="slack",
+        url="http://127.0.0.1:9/hook", events=["request.submitted"],
+    )  # fmt: skip
+    return {"channel_id": channel.pk}, {}
+
+
+def _notify_update(w: World) -> tuple[dict, dict]:
+    kwargs, _ = _notify_channel(w)
+    return kwargs, {"name": uniq("renamed"), "events": ["request.approved"], "enabled": False}
+
+
 ADMIN_ROWS: tuple[ApiRow, ...] = (
+    ApiRow("change-policy", "get", ADMINS, 200),
+    ApiRow(
+        "change-policy",
+        "post",
+        ADMINS,
+        200,
+        lambda w: ({}, {"enabled": True, "kinds": ["topic.delete"], "roles": ["operator"], "approvers": 2}),
+    ),
+    ApiRow("notifications", "get", ADMINS, 200),
+    ApiRow(
+        "notifications",
+        "post",
+        ADMINS,
+        201,
+        lambda w: (
+            {},
+            {
+                "name": uniq("hook"),
+                "kind": "webhook",
+                "url": "http://127.0.0.1:9/x",
+                "events": ["reassignment.finished"],
+            },
+        ),
+    ),
+    ApiRow("notifications-log", "get", ADMINS, 200),
+    ApiRow("notification", "get", ADMINS, 200, _notify_channel),
+    ApiRow("notification", "post", ADMINS, 200, _notify_update),
+    ApiRow("notification-delete", "post", ADMINS, 200, _notify_channel),
+    ApiRow("notification-test", "post", ADMINS, 202, _notify_channel),
     ApiRow(
         "cluster-settings", "post", ADMINS, 200, lambda w: ({}, {"description": "edited by the API matrix"})
     ),
