@@ -2,10 +2,19 @@
 
 A read-only token is refused every unsafe method here, before any area action runs, whatever its
 user's roles; the refusal is audited like a refused POST of the web pages.
+
+Failed token attempts count as failed log-ins in django-axes under one pseudo user name per address
+(``AXES_FAILURE_LIMIT`` failures lock the address's token use out for ``AXES_COOLOFF_MINUTES``: 429);
+the pseudo name is no valid user name, so it never locks a person's web log-in.
 """
 
 from __future__ import annotations
 
+from axes.handlers.proxy import AxesProxyHandler
+from django.conf import settings
+from django.contrib.auth.signals import user_login_failed
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import render
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
@@ -21,6 +30,24 @@ def client_ip(request) -> str | None:
     return request.META.get("REMOTE_ADDR") or None
 
 
+def lockout(request, original_response=None, credentials=None) -> HttpResponse:
+    """django-axes' answer to a locked-out address (AXES_LOCKOUT_CALLABLE): the API's JSON error for
+    /api/, the console's page for a web log-in; 429 with the cool-off as Retry-After either way."""
+    from console.api import errors  # errors imports this module
+
+    wait = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    if request.path.startswith("/api/"):
+        text = "Too many failed token attempts from this address; wait, then use a valid token."
+        response = JsonResponse(errors.body(429, "throttled", text), status=429)
+    else:
+        response = render(request, "console/locked_out.html", status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
+TOKEN_ATTEMPTS = {"username": "[api token]"}  # axes' credentials for token attempts (no real user name)
+
+
 class TokenAuthentication(BaseAuthentication):
     """``Authorization: Bearer kc_<prefix>_<secret>``."""
 
@@ -28,12 +55,18 @@ class TokenAuthentication(BaseAuthentication):
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() != b"bearer":
             return None
+        http = request._request
+        if not AxesProxyHandler.is_allowed(http, TOKEN_ATTEMPTS):
+            raise exceptions.Throttled(
+                detail="Too many failed token attempts from this address; wait, then use a valid token."
+            )
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed("Send 'Authorization: Bearer <token>'.")
         try:
             raw = parts[1].decode("ascii")
             token = tokens.authenticate(raw, source_ip=client_ip(request))
         except (UnicodeError, tokens.TokenInvalid):
+            user_login_failed.send(sender=__name__, credentials=TOKEN_ATTEMPTS, request=http)
             raise exceptions.AuthenticationFailed("The token is invalid, expired or revoked.") from None
         return tokens.acting_user(token), token
 

@@ -5,7 +5,7 @@ body) and, when it ends, its answer. A retry with the same key and body gets tha
 (header ``Idempotent-Replayed: true``) without running anything; the same key with another body is
 refused with 422; a retry while the first is still running gets 409. Answers of 500 and above are
 not kept (nothing is known to have happened, so a retry runs again). Records live
-API_IDEMPOTENCY_TTL_S seconds.
+API_IDEMPOTENCY_TTL_S seconds: each new key purges every expired one (created_at is indexed).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def body_hash(data) -> str:
 
 def _claim(user_id: int, key: str, route: str, digest: str) -> tuple[IdempotencyRecord, bool]:
     cutoff = timezone.now() - timedelta(seconds=settings.API_IDEMPOTENCY_TTL_S)
-    IdempotencyRecord.objects.filter(user_id=user_id, key=key, route=route, created_at__lt=cutoff).delete()
+    IdempotencyRecord.objects.filter(created_at__lt=cutoff).delete()  # every expired record, anyone's
     try:
         with transaction.atomic():
             return IdempotencyRecord.objects.create(
