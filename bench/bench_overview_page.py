@@ -1,0 +1,125 @@
+"""Cluster overview page at 20,000 topics and 1,000,000 audit events vs the fastest raw calls it makes.
+
+Estate: ``bench_topic_list.build_sandbox`` (30 brokers, 20,000 topics x 5 partitions x RF 3) in a
+process of its own; the console's database holds ``BENCH_AUDIT_EVENTS`` (default 1,000,000)
+hash-chained audit events (``bench_audit_search.fill``), as a long-lived console's would.
+
+Console side: ``GET /c/<cluster>/`` through Django's test client (middleware, auth, the view,
+``clusters.overview``: DescribeCluster, the full metadata for the topic and partition counts and
+health, DescribeQuorum for the active controller; the template). Nothing is cached between views.
+Raw floors, on warmed clients, the same three reads:
+
+* kafka-python's own client: ``DescribeClusterRequest``, full ``MetadataRequest``,
+  ``DescribeQuorumRequest``;
+* confluent-kafka ``describe_cluster()`` + ``list_topics()`` (the client the console uses for
+  these two) + kafka-python's ``DescribeQuorumRequest`` (confluent-kafka has none).
+
+Both floors count partitions, under-replicated and offline partitions from the answer, as the page
+shows them. The floor is the faster in this run. GC: setup frozen for both sides, collector on for
+both (the overview does not pause it). 7 alternating runs; min / median / max.
+Prints ``RESULT overview_page ratio=<console/floor> goal<=1.5`` last; exit 1 above.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench.harness import (  # noqa: E402
+    KpRaw,
+    RemoteSandbox,
+    alternate,
+    confluent_admin,
+    freeze,
+    gate,
+    get_ok,
+    setup_console,
+    teardown,
+)
+
+EVENTS = int(os.environ.get("BENCH_AUDIT_EVENTS", "1000000"))
+GOAL = 1.5
+
+
+def floors(bootstrap: str):
+    from kafka.protocol.admin import DescribeClusterRequest, DescribeQuorumRequest
+    from kafka.protocol.metadata import MetadataRequest
+
+    kp = KpRaw(bootstrap)
+    admin = confluent_admin(bootstrap)
+    T = DescribeQuorumRequest.TopicData
+
+    def quorum() -> int:
+        request = DescribeQuorumRequest(
+            topics=[T(topic_name="__cluster_metadata", partitions=[T.PartitionData(partition_index=0)])]
+        )
+        return kp.send(request).topics[0].partitions[0].leader_id
+
+    def kafka_python() -> tuple:
+        brokers = kp.send(DescribeClusterRequest(include_cluster_authorized_operations=False)).brokers
+        md = kp.send(MetadataRequest(topics=None, allow_auto_topic_creation=False))
+        live = {b.node_id for b in md.brokers}
+        parts = under = offline = 0
+        for t in md.topics:
+            for p in t.partitions:
+                parts += 1
+                under += len(p.isr_nodes) < len(p.replica_nodes)
+                offline += p.leader_id < 0 or not live.issuperset(p.replica_nodes)
+        return len(brokers), len(md.topics), parts, under, offline, quorum()
+
+    def confluent() -> tuple:
+        info = admin.describe_cluster(request_timeout=60).result()
+        md = admin.list_topics(timeout=60)
+        live = set(md.brokers)
+        parts = under = offline = 0
+        for t in md.topics.values():
+            for p in t.partitions.values():
+                parts += 1
+                under += len(p.isrs) < len(p.replicas)
+                offline += p.leader < 0 or not live.issuperset(p.replicas)
+        return len(info.nodes), len(md.topics), parts, under, offline, quorum()
+
+    return {"raw kafka-python": kafka_python, "raw confluent + kafka-python DescribeQuorum": confluent}
+
+
+def main() -> None:
+    from bench.bench_topic_list import PARTITIONS, TOPICS, build_sandbox
+
+    started = time.perf_counter()
+    sandbox = RemoteSandbox(build_sandbox)
+    try:
+        client, cluster = setup_console(sandbox.bootstrap_servers)
+        from django.db import connection
+
+        from bench.bench_audit_search import fill
+
+        with connection.cursor() as cur:  # the few setup events make way for a chain of EVENTS from id 1
+            cur.execute("DELETE FROM console_audittarget")
+            cur.execute("DELETE FROM console_auditevent")
+        t = time.perf_counter()
+        fill(EVENTS)
+        print(f"filled {EVENTS:,} audit events in {time.perf_counter() - t:.0f}s", flush=True)
+        raw = floors(sandbox.bootstrap_servers)
+        for name, fn in raw.items():
+            got = fn()
+            assert got[1:3] == (TOPICS, TOPICS * PARTITIONS), (name, got)
+        url = f"/c/{cluster.name}/"
+        body = get_ok(client, url).content.decode()
+        assert f"{TOPICS:,}" in body or str(TOPICS) in body, "the page does not show the topic count"
+        freeze()
+        m = alternate({"console overview page": lambda: get_ok(client, url), **raw})
+        m.report()
+        floor = m.fastest(raw)
+        print(f"floor: {floor}; set up in {time.perf_counter() - started:.0f}s")
+        print(m.ratios("console overview page", floor))
+        ratio = m.median("console overview page") / m.median(floor)
+    finally:
+        teardown(sandbox)
+    gate("overview_page", ratio, GOAL)
+
+
+if __name__ == "__main__":
+    main()
