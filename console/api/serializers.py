@@ -7,7 +7,6 @@ from rest_framework import serializers
 from console.topics.reads import SORT_KEYS
 
 
-
 class HeldIn(serializers.Serializer):
     """On a cluster whose change-control policy holds the action: it is submitted for approval with
     its dry run (202, the held change), or run at once with ``break_glass`` (admins)."""
@@ -21,6 +20,7 @@ class HeldIn(serializers.Serializer):
         max_length=2000,
         help_text="a written justification: an admin runs a held action now (audited, announced)",
     )
+
 
 class Fail(serializers.Serializer):
     status = serializers.IntegerField()
