@@ -10,7 +10,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
 app = Celery("console", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.imports = ("tasks.audit", "tasks.notify", "tasks.operations", "tasks.reassignment", "tasks.telemetry")
+app.conf.imports = (
+    "tasks.audit",
+    "tasks.notify",
+    "tasks.operations",
+    "tasks.reassignment",
+    "tasks.telemetry",
+)
 
 
 def _beat_schedule() -> dict:
