@@ -222,6 +222,10 @@ def test_every_task_has_a_queue_and_operations_go_by_kind(offline_cluster):
         "request.execute": "admin",
         "health.check": "admin",
     }
+    # `make run` starts a worker for every queue a task can land on, the default one included
+    consumed = {argv[argv.index("-Q") + 1] for _, argv in worker_commands(["celery"])}
+    routed = set(queues.values()) | set(by_kind.values()) | {app.conf.task_default_queue}
+    assert consumed == routed == set(settings.WORKER_QUEUES)
 
 
 @pytest.mark.django_db
