@@ -209,7 +209,7 @@ AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "console.api.auth.lockout"  # templates/console/locked_out.html, JSON on /api/
+AXES_LOCKOUT_CALLABLE = "console.api.errors.lockout"  # templates/console/locked_out.html, JSON on /api/
 AXES_VERBOSE = False
 
 # Redis, the Celery broker and the queues split by latency (poll / admin / batch).

@@ -11,10 +11,7 @@ the pseudo name is no valid user name, so it never locks a person's web log-in.
 from __future__ import annotations
 
 from axes.handlers.proxy import AxesProxyHandler
-from django.conf import settings
 from django.contrib.auth.signals import user_login_failed
-from django.http import HttpResponse, JsonResponse
-from django.shortcuts import render
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
@@ -28,21 +25,6 @@ from console.models.api import TokenScope
 
 def client_ip(request) -> str | None:
     return request.META.get("REMOTE_ADDR") or None
-
-
-def lockout(request, original_response=None, credentials=None) -> HttpResponse:
-    """django-axes' answer to a locked-out address (AXES_LOCKOUT_CALLABLE): the API's JSON error for
-    /api/, the console's page for a web log-in; 429 with the cool-off as Retry-After either way."""
-    from console.api import errors  # errors imports this module
-
-    wait = int(settings.AXES_COOLOFF_TIME.total_seconds())
-    if request.path.startswith("/api/"):
-        text = "Too many failed token attempts from this address; wait, then use a valid token."
-        response = JsonResponse(errors.body(429, "throttled", text), status=429)
-    else:
-        response = render(request, "console/locked_out.html", status=429)
-    response["Retry-After"] = str(wait)
-    return response
 
 
 TOKEN_ATTEMPTS = {"username": "[api token]"}  # axes' credentials for token attempts (no real user name)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import functools
 import logging
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import render
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -192,3 +194,16 @@ def handle(exc, context):
             response["Retry-After"] = str(int(exc.wait))
         return response
     return None  # anything else is a bug: Django's 500 handling logs it
+
+
+def lockout(request, original_response=None, credentials=None) -> HttpResponse:
+    """django-axes' answer to a locked-out address (AXES_LOCKOUT_CALLABLE): the API's JSON error for
+    /api/, the console's page for a web log-in; 429 with the cool-off as Retry-After either way."""
+    wait = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    if request.path.startswith("/api/"):
+        text = "Too many failed token attempts from this address; wait, then use a valid token."
+        response = JsonResponse(body(429, "throttled", text), status=429)
+    else:
+        response = render(request, "console/locked_out.html", status=429)
+    response["Retry-After"] = str(wait)
+    return response
