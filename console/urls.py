@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from console.views import api_tokens, bindings, clusters, home, notify, operations, sso
+from console.views import api_tokens, bindings, clusters, home, notify, operations, requests, sso
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -15,6 +15,7 @@ urlpatterns = [
     path("sso/oidc/login/", sso.oidc_login, name="sso_oidc_login"),
     path("sso/oidc/callback/", sso.oidc_callback, name="sso_oidc_callback"),
     path("clusters/", clusters.cluster_list, name="cluster_list"),
+    path("requests/", requests.review_queue, name="review_queue"),
     path("clusters/new/", clusters.cluster_new, name="cluster_new"),
     path("c/<slug:name>/", clusters.cluster_overview, name="cluster_overview"),
     path("c/<slug:name>/settings/", clusters.cluster_settings, name="cluster_settings"),

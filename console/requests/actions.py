@@ -10,6 +10,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from console import access, notify, operations
@@ -263,6 +264,27 @@ def list_requests(
     qs = ChangeRequest.objects.filter(cluster=cluster).select_related("requested_by")
     if not may_see_all(actor, cluster):
         qs = qs.filter(requested_by=actor)
+    if state:
+        qs = qs.filter(state=state)
+    if kind:
+        qs = qs.filter(kind=kind)
+    return list(qs.order_by("-id")[:limit])
+
+
+def review_queue(*, actor, cluster_name: str = "", state: str = "", kind: str = "", limit: int = 200):
+    """One queue over every cluster the actor may see (self-service requests and held operator
+    actions): on a cluster where they approve or audit, every request; elsewhere their own."""
+    scope = Q()
+    for cluster in access.visible_clusters(actor):
+        if cluster_name and cluster.name != cluster_name:
+            continue
+        if may_see_all(actor, cluster):
+            scope |= Q(cluster=cluster)
+        elif access.can(actor, cluster, access.VIEW):
+            scope |= Q(cluster=cluster, requested_by=actor)
+    if not scope:
+        return []
+    qs = ChangeRequest.objects.filter(scope).select_related("cluster")
     if state:
         qs = qs.filter(state=state)
     if kind:

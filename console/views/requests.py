@@ -30,6 +30,35 @@ def _get_request_for_user(request, cluster, request_id: int):
 
 @login_required
 @require_GET
+def review_queue(request):
+    """Every cluster's requests and held changes the user may see, filterable by cluster, kind, state."""
+    clusters = list(access.visible_clusters(request.user).order_by("name"))
+    names = {c.name for c in clusters}
+    chosen = request.GET.get("cluster", "")
+    kind, state = request.GET.get("kind", ""), request.GET.get("state", "")
+    rows = requests.review_queue(
+        actor=request.user,
+        cluster_name=chosen if chosen in names else "",
+        state=state if state in RequestState.values else "",
+        kind=kind if kind in request_kinds.LABELS else "",
+    )
+    for row in rows:
+        row.kind_label = request_kinds.label(row)
+    context = {
+        "queue": [r for r in rows if r.state == RequestState.PENDING],
+        "others": [r for r in rows if r.state != RequestState.PENDING],
+        "clusters": clusters,
+        "chosen": chosen,
+        "kind": kind,
+        "state": state,
+        "kind_choices": sorted(request_kinds.LABELS.items()),
+        "state_choices": RequestState.choices,
+    }
+    return render(request, "console/review_queue.html", context)
+
+
+@login_required
+@require_GET
 def request_list(request, name: str):
     cluster = get_cluster_for_user(request, name)
     kind = request.GET.get("kind", "")

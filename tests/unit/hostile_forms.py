@@ -280,6 +280,16 @@ def keys(field_name: str, values):
     return lambda env: form({field_name: either(*values)})
 
 
+def queue_get(env):
+    return form(
+        {
+            "cluster": either("sandbox", "no-such-cluster"),
+            "kind": either(*RequestKind.values),
+            "state": either("pending", "succeeded", "nope"),
+        }
+    )
+
+
 def audit_get(env):
     return form(
         {

@@ -34,6 +34,7 @@ from tests.unit.hostile_forms import (
     nothing,
     notify_channel_form,
     plan_form,
+    queue_get,
     request_form,
     rules_form,
     topic_batch,
@@ -283,6 +284,7 @@ def _routes() -> list[Route]:
         Route("acl_delete", 250, acl_get, cluster_kw, method="get", check=checks.unchanged),
         Route("acl_effective", 200, acl_get, cluster_kw, method="get", check=checks.unchanged),
         Route("audit_list", 300, audit_get, lambda env: st.just({}), method="get", check=checks.unchanged),
+        Route("review_queue", 100, queue_get, lambda env: st.just({}), method="get", check=checks.unchanged),
         Route(
             "audit_export_csv", 120, audit_get, lambda env: st.just({}), method="get", check=checks.unchanged
         ),

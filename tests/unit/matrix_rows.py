@@ -25,6 +25,7 @@ READ_ONLY = frozenset(
         "acl_delete",  # a GET preview; the deletion itself is acl_apply
         "acl_effective",
         "request_list",
+        "review_queue",
         "request_detail",
         "request_status",
         "reassign_list",

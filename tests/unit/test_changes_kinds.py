@@ -328,3 +328,33 @@ def test_held_changes_and_break_glass_reach_the_notification_channels(personas, 
     sent = list(NotificationDelivery.objects.order_by("id").values_list("event", "payload"))
     assert [e for e, _ in sent] == [events.CHANGE_HELD, events.REQUEST_APPROVED, events.BREAK_GLASS]
     assert "incident 42" in sent[-1][1]["text"]
+
+
+def test_one_review_queue_over_the_clusters_filterable_by_cluster_kind_and_state(
+    client, personas, kafka_cluster, operator2
+):
+    from django.urls import reverse
+
+    from console.models import Cluster, Role, RoleBinding
+
+    other = Cluster.objects.create(name="other", bootstrap_servers="127.0.0.1:1", request_timeout_s=1)
+    RoleBinding.objects.create(cluster=other, user=personas["operator"], role=Role.VIEWER)
+    gated(kafka_cluster, personas["admin"], kinds=["acl"])
+    b = binding("User:queue", f"chg.queue.{uuid.uuid4().hex[:8]}")
+    held = submit(
+        personas, kafka_cluster, change_kinds.prepare_acl_change(personas["operator"], kafka_cluster, [], [b])
+    )
+    elsewhere = ChangeRequest.objects.create(  # someone else's request on a cluster the operator only views
+        cluster=other, kind="topic.create", resource="topic:x", payload={}, requested_by=personas["admin"],
+        requested_by_name="admin",
+    )  # fmt: skip
+    client.force_login(personas["admin"])
+    page = client.get(reverse("review_queue")).content.decode()
+    assert f"/c/sandbox/requests/{held.pk}/" in page and f"/c/other/requests/{elsewhere.pk}/" in page
+    only = client.get(reverse("review_queue"), {"cluster": "other"}).content.decode()
+    assert f"/requests/{held.pk}/" not in only and f"/requests/{elsewhere.pk}/" in only
+    kinds = client.get(reverse("review_queue"), {"kind": "change.acl", "state": "pending"}).content.decode()
+    assert f"/requests/{held.pk}/" in kinds and f"/requests/{elsewhere.pk}/" not in kinds
+    client.force_login(personas["operator"])  # approver on sandbox, a mere viewer on "other"
+    mine = client.get(reverse("review_queue")).content.decode()
+    assert f"/requests/{held.pk}/" in mine and f"/requests/{elsewhere.pk}/" not in mine

@@ -50,6 +50,7 @@ HERE = (
     "notify_channel",
     "notify_channel_delete",
     "notify_channel_test",
+    "review_queue",
 )
 
 for _name in HERE:
