@@ -137,11 +137,15 @@ def _verify(gw, finished) -> None:
 
 
 def _settled_replicas(gw, wanted: list[tuple[str, int, list[int]]]) -> dict:
-    """Each partition's metadata once it shows the target, or the last seen after VERIFY_SETTLE_S.
+    """Each partition's metadata once it shows the target with every target replica in the ISR, or
+    the last seen after VERIFY_SETTLE_S.
 
     The controller drops a finished reassignment from its list before every broker's metadata
     cache shows the new replicas; Metadata answered by a lagging broker must not turn a finished
-    move into "diverged". Only mismatching partitions are asked again.
+    move into "diverged". Nor into "Caught up, joining ISR": while a replica is only being added,
+    Metadata's replicas already equal the target (they list the adding replica), so a lagging
+    broker can show the target with the old ISR; Kafka completes a reassignment only once every
+    target replica is in the ISR. Only partitions not yet seen so are asked again.
     """
     parts: dict = {}
     pending = wanted
@@ -157,7 +161,7 @@ def _settled_replicas(gw, wanted: list[tuple[str, int, list[int]]]) -> dict:
                 else next((p for p in md.partitions if p.id == partition), None)
             )
             parts[(topic, partition)] = part
-            if part is None or list(part.replicas) != target:
+            if part is None or list(part.replicas) != target or not set(target) <= set(part.isr):
                 again.append((topic, partition, target))
         if not again or time.monotonic() >= deadline:
             break

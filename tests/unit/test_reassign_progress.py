@@ -13,6 +13,7 @@ from console.reassignment.progress import (
     at_least,
     eta_seconds,
     flatten_logs,
+    mark_in_sync,
     messages_behind,
     partition_progress,
     smoothed_rate,
@@ -157,3 +158,32 @@ def test_staleness_after_three_missed_polls_and_a_bar_that_never_goes_back():
     assert not staleness(4.5, 1.5)
     assert staleness(6.0, 1.5)
     assert at_least(40, 38) == 40 and at_least(40, 41) == 41 and at_least(0, 250) == 100
+
+
+def test_a_finished_move_is_read_from_metadata_that_shows_the_target_in_the_isr(monkeypatch):
+    """Seen on real Kafka 4.1: a broker still showing the move in progress answers replicas = target
+    (an added replica is listed) with the old ISR; that view must not freeze "Caught up, joining ISR"
+    on a finished move. The verify step asks again until the target is in the ISR."""
+    from console.kafka.types import PartitionMetadata, TopicMetadata
+    from console.reassignment import poll
+
+    answers = [
+        PartitionMetadata(0, 1, (1, 2), (1,)),  # a lagging broker: the move still under way
+        PartitionMetadata(0, 1, (1, 2), (1, 2)),  # the finished move
+    ]
+
+    class Gateway:
+        calls = 0
+
+        def describe_topics(self, names):
+            part = answers[min(self.calls, len(answers) - 1)]
+            self.calls += 1
+            return {"t": TopicMetadata("t", (part,))}
+
+    monkeypatch.setattr(poll, "VERIFY_RETRY_S", 0)
+    gw = Gateway()
+    parts = poll._settled_replicas(gw, [("t", 0, [1, 2])])
+    assert parts[("t", 0)].isr == (1, 2) and gw.calls == 2
+    rows = [[1, IN_SYNC], [2, CAUGHT_UP]]
+    mark_in_sync(rows, parts[("t", 0)].isr)
+    assert rows[1][1] == IN_SYNC
