@@ -208,7 +208,15 @@ def from_kafka_python(exc: BaseException, context: str = "") -> KafkaOperationEr
         return KafkaOperationError(REQUEST_TIMED_OUT, "REQUEST_TIMED_OUT", text or "timed out", True)
     if isinstance(exc, kerrors.IncompatibleBrokerVersion | kerrors.UnsupportedVersionError):
         return KafkaOperationError(UNSUPPORTED_VERSION, "UNSUPPORTED_VERSION", text or str(exc), False)
-    if isinstance(exc, kerrors.KafkaConnectionError | kerrors.NodeNotReadyError | ConnectionError | OSError):
+    # Cancelled: the connection closed with the request in flight (a node stopped): the network's fault
+    network = (
+        kerrors.KafkaConnectionError,
+        kerrors.NodeNotReadyError,
+        kerrors.Cancelled,
+        ConnectionError,
+        OSError,
+    )
+    if isinstance(exc, network):
         return KafkaOperationError(NETWORK_EXCEPTION, "NETWORK_EXCEPTION", text or str(exc), True)
     return KafkaOperationError(
         UNKNOWN_SERVER_ERROR, "UNKNOWN_SERVER_ERROR", f"{exc.__class__.__name__}: {text or exc}", False

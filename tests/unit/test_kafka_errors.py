@@ -117,6 +117,9 @@ class TestErrors:
         assert from_kafka_python(ke.TopicAlreadyExistsError("x")).name == "TOPIC_ALREADY_EXISTS"
         assert from_kafka_python(ke.KafkaTimeoutError("slow")).name == "REQUEST_TIMED_OUT"
         assert from_kafka_python(ke.KafkaConnectionError("refused")).name == "NETWORK_EXCEPTION"
+        # a node stopping with the request in flight (seen when the active controller stops): retried elsewhere
+        cancelled = from_kafka_python(ke.Cancelled(), "DescribeCluster via 127.0.0.1:1")
+        assert cancelled.name == "NETWORK_EXCEPTION" and cancelled.retriable
         assert from_kafka_python(ke.InvalidReplicationAssignmentError()).name == "INVALID_REPLICA_ASSIGNMENT"
         assert translate(ke.UnsupportedVersionError("old")).name == "UNSUPPORTED_VERSION"
 
