@@ -41,6 +41,11 @@ def _reassign_review(actor, cluster, payload: Mapping[str, Any]) -> dict[str, An
         )
     except (reassignment.PlanRejected, KafkaOperationError) as exc:
         return review(["partition"], [], ok=False, kafka=str(exc), pinned=None)
+    return _review_of(preview, payload)
+
+
+def _review_of(preview, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A reassignment dry run as the approver sees it; ``pinned``: every partition's replicas now."""
     bad = [c for c in preview.checks if not c.ok]
     diff = preview.diff
     brokers = sorted(set(diff.bytes_in) | set(diff.bytes_out))
@@ -84,7 +89,7 @@ def prepare_reassignment(
     topics = sorted({c.topic for c in moving})
     return checked(Prepared(
         RequestKind.CHANGE_REASSIGNMENT, "reassignment", f"topic:{topics[0]}" + (" …" if len(topics) > 1 else ""),
-        payload, _reassign_review(actor, cluster, payload),
+        payload, _review_of(preview, payload),  # the operator's dry run: no second read
         f"move {len(moving)} partition(s) of {', '.join(topics[:5])} at {_rate(throttle)}",
     ))  # fmt: skip
 
