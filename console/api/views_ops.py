@@ -118,9 +118,13 @@ class ReassignmentList(ApiView):
         }
         form = form_data(PlanForm(fields))
         rate = throttles.validate_rate(d.get("throttle_bytes_per_s"))
-        view = reassignment.read_cluster(cluster, with_sizes=True)
+        if not d["dry_run"]:
+            return self._start(request, cluster, d, form, rate)
+        # the dry run: a plan file needs only its own partitions; an intent plans over the cluster
+        json_plan = d["intent"] == "json"
+        view = reassignment.read_cluster(cluster, with_sizes=True, only=form["plan"] if json_plan else None)
         plan, rf_change = form.get("plan"), False
-        if d["intent"] != "json":
+        if not json_plan:
             if any(t not in {tp[0] for tp in view.assignment} for t in form.get("topic_list", ())):
                 view = reassignment.read_cluster(cluster, with_sizes=True, cached=False)
             plan, rf_change = reassignment.build_plan(
@@ -130,14 +134,17 @@ class ReassignmentList(ApiView):
                 brokers=form.get("broker_list", ()),
                 replication_factor=form.get("replication_factor"),
             )
-        if d["dry_run"]:
-            preview = reassignment.preview_plan(cluster, plan, throttle=rate, rf_change=rf_change, view=view)
-            body = {
-                "dry_run": True,
-                "plan": json.loads(planner.export_plan(plan)),
-                "plan_sha256": preview.sha256,
-            }
-            return Response({**body, **preview_json(preview)})
+        preview = reassignment.preview_plan(cluster, plan, throttle=rate, rf_change=rf_change, view=view)
+        body = {
+            "dry_run": True,
+            "plan": json.loads(planner.export_plan(plan)),
+            "plan_sha256": preview.sha256,
+        }
+        return Response({**body, **preview_json(preview)})
+
+    def _start(self, request, cluster, d, form, rate) -> Response:
+        """Start (or hold) exactly the reviewed plan; reads only its partitions, no log dirs."""
+        plan, rf_change = form.get("plan"), d["intent"] == "rf"
         expected = d.get("plan_sha256") or None
         if d["intent"] != "json":  # as the page: Start runs the previewed plan, never a new one
             if "plan" not in d or expected is None:
@@ -147,7 +154,7 @@ class ReassignmentList(ApiView):
             plan = planner.parse_plan(json.dumps(d["plan"]))
         held = hold(
             self, cluster, "reassignment",
-            lambda: _held_plan(request.user, cluster, plan, rate, d["elect_preferred"], rf_change, view, expected),
+            lambda: _held_plan(request.user, cluster, plan, rate, d["elect_preferred"], rf_change, None, expected),
         )  # fmt: skip
         if held is not None:
             return held
@@ -159,7 +166,6 @@ class ReassignmentList(ApiView):
             elect_preferred=d["elect_preferred"],
             rf_change=rf_change,
             source_ip=self.ip,
-            view=view,
             expected_sha256=expected,
         )
         return Response(reassignment_json(op.reassignment), status=201)

@@ -73,9 +73,15 @@ def reassign_new(request, name: str):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            view = reassignment.read_cluster(cluster, with_sizes=True)
+            if request.POST.get("action") in ("start", "break_glass"):
+                return _start(request, cluster, ctx, data)
+            # the dry run: a plan file needs only its own partitions; an intent plans over the cluster
+            json_plan = data["intent"] == "json"
+            view = reassignment.read_cluster(
+                cluster, with_sizes=True, only=data["plan"] if json_plan else None
+            )
             plan, rf_change = data.get("plan"), False
-            if data["intent"] != "json":
+            if not json_plan:
                 if any(t not in {tp[0] for tp in view.assignment} for t in data.get("topic_list", ())):
                     view = reassignment.read_cluster(cluster, with_sizes=True, cached=False)
                 plan, rf_change = reassignment.build_plan(
@@ -85,32 +91,6 @@ def reassign_new(request, name: str):
                     brokers=data.get("broker_list", ()),
                     replication_factor=data.get("replication_factor"),
                 )
-            if request.POST.get("action") in ("start", "break_glass"):
-                expected = request.POST.get("plan_sha256", "").strip() or None
-                if data["intent"] != "json":  # Start runs the previewed plan, never a new one
-                    previewed = request.POST.get("previewed_plan", "")
-                    if not previewed or expected is None:
-                        raise reassignment.PlanRejected(
-                            "Dry run first: Start runs exactly the plan you reviewed in the dry run."
-                        )
-                    try:
-                        plan = planner.parse_plan(previewed)
-                    except ValueError as exc:
-                        raise reassignment.PlanRejected(f"The reviewed plan is not readable: {exc}") from None
-                if holding(request, ctx, ("start",)):
-                    return _hold_plan(request, cluster, plan, data, rf_change, view, expected)
-                op = reassignment.start_reassignment(
-                    actor=request.user,
-                    cluster=cluster,
-                    proposed=plan,
-                    throttle=data["throttle"],
-                    elect_preferred=data["elect_preferred"],
-                    rf_change=rf_change,
-                    source_ip=client_ip(request),
-                    view=view,
-                    expected_sha256=expected,
-                )
-                return redirect("reassign_detail", name=cluster.name, rid=op.reassignment.pk)
             throttles.validate_rate(data["throttle"])
             ctx["preview"] = reassignment.preview_plan(
                 cluster, plan, throttle=data["throttle"], rf_change=rf_change, view=view
@@ -130,6 +110,36 @@ def reassign_new(request, name: str):
         ctx["eta"] = human_duration(ctx["preview"].estimated_seconds)
         ctx["bytes"] = human_bytes(ctx["preview"].diff.total_bytes)
     return render(request, "console/reassign_new.html", ctx)
+
+
+def _start(request, cluster, ctx, data):
+    """Start (or, on a gated cluster, submit) exactly the plan of the dry run: a plan file as sent,
+    an intent's plan as previewed (sent back with its digest). Reads only the plan's partitions."""
+    expected = request.POST.get("plan_sha256", "").strip() or None
+    plan, rf_change = data.get("plan"), data["intent"] == "rf"
+    if data["intent"] != "json":  # Start runs the previewed plan, never a new one
+        previewed = request.POST.get("previewed_plan", "")
+        if not previewed or expected is None:
+            raise reassignment.PlanRejected(
+                "Dry run first: Start runs exactly the plan you reviewed in the dry run."
+            )
+        try:
+            plan = planner.parse_plan(previewed)
+        except ValueError as exc:
+            raise reassignment.PlanRejected(f"The reviewed plan is not readable: {exc}") from None
+    if holding(request, ctx, ("start",)):
+        return _hold_plan(request, cluster, plan, data, rf_change, None, expected)
+    op = reassignment.start_reassignment(
+        actor=request.user,
+        cluster=cluster,
+        proposed=plan,
+        throttle=data["throttle"],
+        elect_preferred=data["elect_preferred"],
+        rf_change=rf_change,
+        source_ip=client_ip(request),
+        expected_sha256=expected,
+    )
+    return redirect("reassign_detail", name=cluster.name, rid=op.reassignment.pk)
 
 
 def _hold_plan(request, cluster, plan, data, rf_change: bool, view, expected: str | None):

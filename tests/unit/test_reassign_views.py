@@ -232,3 +232,29 @@ def test_start_runs_the_previewed_plan_and_refuses_one_that_is_not(client, perso
     assert started.status_code == 302
     event = AuditEvent.objects.get(action="reassignment.execute.requested")
     assert event.params["plan_sha256"] == digest and event.params["moves"][0][3] == target
+
+
+def test_the_form_reads_only_the_plans_partitions_and_start_reads_no_log_dirs(
+    client, personas, kafka_cluster, frozen, monkeypatch
+):
+    """Issue 19: the dry run of a plan file reads log dirs of its own partitions only; Start reads none."""
+    from console.kafka import KafkaGateway
+
+    topic = make_topic(frozen, [[1, 2]])
+    make_topic(frozen, [[2, 3]])  # another topic the plan does not name
+    asked = []
+    real = KafkaGateway.describe_log_dirs
+
+    def spy(self, *args, **kwargs):
+        asked.append(kwargs.get("partitions"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(KafkaGateway, "describe_log_dirs", spy)
+    client.force_login(personas["operator"])
+    form = {"intent": "json", "plan_json": plan_text(topic, [1, 3]), "throttle_mb": "1"}
+    preview = client.post(url("reassign_new", kafka_cluster), {**form, "action": "preview"})
+    assert preview.status_code == 200 and b"plan_sha256" in preview.content
+    assert asked and all(p is not None and {(x.topic, x.partition) for x in p} == {(topic, 0)} for p in asked)
+    asked.clear()
+    started = client.post(url("reassign_new", kafka_cluster), {**form, "action": "start"})
+    assert started.status_code == 302 and asked == []
