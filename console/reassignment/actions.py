@@ -293,7 +293,10 @@ def start_reassignment(
     throttle = throttles.validate_rate(throttle)
     if not proposed:
         raise PlanRejected("The plan is empty: there is nothing to move.")
-    view = fresh_view(cluster, proposed, view)
+    # Start checks Kafka as it is now (as kafka-reassign-partitions re-reads the metadata): the
+    # original replicas are what throttles, cancel and the audit trail rely on, and a partition
+    # moved since the dry run must fail the digest, not ride on a cached snapshot.
+    view = view or read_cluster(cluster, cached=False, only=proposed)
     busy = set(view.in_progress) | set(console_busy(cluster))
     checks = planner.validate_plan(
         proposed,

@@ -258,3 +258,29 @@ def test_the_form_reads_only_the_plans_partitions_and_start_reads_no_log_dirs(
     asked.clear()
     started = client.post(url("reassign_new", kafka_cluster), {**form, "action": "start"})
     assert started.status_code == 302 and asked == []
+
+
+def test_start_checks_kafka_as_it_is_now_not_the_cached_snapshot(client, personas, kafka_cluster, frozen):
+    """A partition moved between the dry run and Start (within the metadata cache's 30 s) fails the
+    reviewed digest: the original replicas that throttles, cancel and the audit rely on are read fresh."""
+    from console.clusters.actions import gateway_for
+    from console.kafka import TopicPartition
+
+    topic = make_topic(frozen, [[1, 2]])
+    client.force_login(personas["operator"])
+    form = {"intent": "json", "plan_json": plan_text(topic, [1, 3]), "throttle_mb": "1"}
+    preview = client.post(url("reassign_new", kafka_cluster), {**form, "action": "preview"}).content.decode()
+    import re
+
+    digest = re.search(r'name="plan_sha256" value="([0-9a-f]{64})"', preview).group(1)
+    gw = gateway_for(kafka_cluster)  # someone moves the partition outside the console meanwhile
+    gw.alter_partition_reassignments({TopicPartition(topic, 0): [2, 3]})
+    for _ in range(60):
+        frozen.advance(5)
+        if not gw.list_partition_reassignments([TopicPartition(topic, 0)]):
+            break
+    started = client.post(
+        url("reassign_new", kafka_cluster), {**form, "action": "start", "plan_sha256": digest}
+    )
+    assert started.status_code == 200 and b"not the plan you reviewed" in started.content
+    assert not Reassignment.objects.exists()

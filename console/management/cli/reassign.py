@@ -123,7 +123,8 @@ class ReassignCommands:
         # the cluster is read for those who may start (the rollback file); anyone else is refused,
         # and audited, by start_reassignment itself
         may = access.can(actor, cluster, access.MANAGE_REASSIGNMENTS)
-        view = reassignment.fresh_view(cluster, plan, None) if may else None  # as start_reassignment reads it
+        # Kafka as it is now, as start_reassignment reads it: the rollback file is exact
+        view = reassignment.read_cluster(cluster, cached=False, only=plan) if may else None
         view_assignment = view.assignment if view is not None else {}
         rollback = planner.export_plan({tp: view_assignment[tp] for tp in plan if tp in view_assignment})
         try:
