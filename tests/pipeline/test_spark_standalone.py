@@ -15,7 +15,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from django.conf import settings
 
 from console.models import Cluster, Operation, OperationState
 from pipeline import generate, reports
+from tests.procs import stop_groups
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(400)]
 
@@ -52,20 +52,6 @@ def _spawn(argv: list[str], env: dict[str, str], log: Path, cwd: Path = BASE_DIR
         return subprocess.Popen(
             argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    """TERM each process group (a worker's executors go with it), KILL what is left after 15 s."""
-    for p in procs:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 15
-    for p in procs:
-        try:
-            p.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(timeout=10)
 
 
 def _alive_workers(ui_port: int) -> int:
@@ -107,7 +93,7 @@ def standalone(tmp_path):
         procs.append(_spawn(worker, env, logs / "worker.log"))
         yield url, ui, logs
     finally:
-        _stop(procs)
+        stop_groups(procs)
 
 
 def _run_pipeline(tmp: Path, lake_dir: Path, master: str, name: str) -> subprocess.Popen:
@@ -130,7 +116,7 @@ def _finish(proc: subprocess.Popen, log: Path, timeout_s: float) -> None:
     try:
         code = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        _stop([proc])
+        stop_groups([proc])
         raise AssertionError(f"run_pipeline did not finish in {timeout_s:.0f}s{_tail(log)}") from None
     assert code == 0, f"run_pipeline exited {code}{_tail(log)}"
 
@@ -158,10 +144,10 @@ def test_the_pipeline_on_a_standalone_cluster_equals_local(standalone, tmp_path)
         try:
             _finish(on_cluster, logs / "standalone.log", 240)
         finally:
-            _stop([on_cluster])
+            stop_groups([on_cluster])
         _finish(local, logs / "local.log", 240)
     finally:
-        _stop([local])
+        stop_groups([local])
 
     # the standalone run really used the cluster: the master lists it as a completed application
     with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as resp:

@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from console.acls import core as acl_core
 from console.changes import actions as changes
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
@@ -83,22 +84,7 @@ def test_a_held_config_change_is_submitted_reviewed_and_approved_through_the_api
 
 def test_break_glass_through_the_api_runs_at_once_for_admins_only(api, personas, kafka_cluster):
     b = binding("User:glass", f"api.glass.{uuid.uuid4().hex[:8]}")
-    creates = {
-        "creates": [
-            {
-                k: getattr(b, k)
-                for k in (
-                    "resource_type",
-                    "resource_name",
-                    "pattern_type",
-                    "principal",
-                    "host",
-                    "operation",
-                    "permission",
-                )
-            }
-        ]
-    }  # noqa: E501
+    creates = {"creates": [acl_core.to_dict(b)]}
     refused = api(
         "operator", "post", "acls", {**creates, "break_glass": "incident, no time to wait"}, name="sandbox"
     )

@@ -16,7 +16,6 @@ hand: with ``CELERY_TASK_ROUTES = ()`` this test fails on the tick's timeout).
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from console.models import Cluster, Operation, OperationState
 from console.runner import BASE_DIR, redis_executable, redis_ping, worker_commands
 from console.telemetry import capacity
 from pipeline import generate
+from tests.procs import stop_groups
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -44,20 +44,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    """TERM each process group (a worker's pool and its Spark JVM with it), KILL what is left."""
-    for p in procs:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 15
-    for p in procs:
-        try:
-            p.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(timeout=10)
 
 
 def _wait(what: str, check, timeout_s: float, logs: Path | None = None):
@@ -82,7 +68,7 @@ def broker(tmp_path):
         _wait("Redis", lambda: redis_ping(port), 20)
         yield f"redis://127.0.0.1:{port}"
     finally:
-        _stop([proc])
+        stop_groups([proc])
 
 
 @pytest.fixture
@@ -144,7 +130,7 @@ def workers(app, broker, lake_dir, tmp_path):
         )
         yield logs
     finally:
-        _stop(procs)
+        stop_groups(procs)
 
 
 def _state(op_id: int) -> str:

@@ -4,7 +4,6 @@ console's reassignment operation; every test gives the shared sandbox back (topi
 from __future__ import annotations
 
 import io
-import itertools
 import json
 
 import pytest
@@ -17,10 +16,10 @@ from console.models.reassignment import Reassignment
 from console.reassignment import planner
 from tests.conftest import run_now, throttle_configs_on
 from tests.unit.matrix_world import kafka_restored
+from tests.unit.test_reassign_run import make_topic as reassign_topic
 
 pytestmark = pytest.mark.django_db
 MB = 1024 * 1024
-_names = itertools.count()
 
 
 @pytest.fixture
@@ -39,14 +38,7 @@ def run(*args, stdin: str | None = None) -> tuple[int, str]:
 
 
 def make_topic(sandbox, assignment) -> str:
-    name = f"cli-reassign-{next(_names)}"
-    sandbox.create_topic(
-        name, partitions=len(assignment), replication_factor=len(assignment[0]), assignment=assignment
-    )
-    sandbox.produce_synthetic(name, 2 * MB * len(assignment))
-    sandbox.advance(1)
-    sandbox.produce_synthetic(name, 0)
-    return name
+    return reassign_topic(sandbox, assignment, mb_per_partition=2)
 
 
 def write(tmp_path, name: str, doc: dict) -> str:
