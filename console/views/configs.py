@@ -12,7 +12,6 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
-from console.changes import gate
 from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.configs import actions as configs
@@ -21,7 +20,7 @@ from console.forms.configs import ConfigChangesForm
 from console.kafka import KafkaOperationError
 from console.topics.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
-from console.views.changes import hold_for_review
+from console.views.changes import gated_context, hold_for_review, holding
 
 
 @login_required
@@ -65,15 +64,14 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
         "view": None,
         "error": None,
         "overrides_only": overrides_only(request),
-        "gated": can_edit
-        and gate.required(request.user, cluster, change_kinds.config_gate_kind(resource.type)) is not None,
-        "can_break_glass": access.can(request.user, cluster, access.ADMINISTER),
+        **gated_context(request, cluster, change_kinds.config_gate_kind(resource.type)),
     }
+    context["gated"] = can_edit and context["gated"]
     if request.method == "POST" and form.is_valid():
         changes = form.cleaned_data["changes"]
         action = request.POST.get("action", "preview")
         try:
-            if action in ("apply", "break_glass") and context["gated"]:
+            if holding(request, context):
                 prepared = change_kinds.prepare_config(request.user, cluster, resource, changes)
                 return hold_for_review(request, cluster, prepared)
             if action == "preview":

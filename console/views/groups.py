@@ -15,7 +15,6 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
-from console.changes import gate
 from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.clusters import capabilities
@@ -25,7 +24,7 @@ from console.groups.core import ResetPlanError, to_csv
 from console.kafka import KafkaOperationError
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.capabilities import unavailable_page
-from console.views.changes import hold_for_review
+from console.views.changes import gated_context, hold_for_review, holding
 from pipeline import charts
 
 REFUSALS = (actions.GroupNotEmpty, actions.ConfirmationError, ResetPlanError, delete.NoOffsets)
@@ -122,13 +121,11 @@ def group_reset(request, name: str, group: str):
     confirm = ConfirmForm(request.POST or None)
     context = {"cluster": cluster, "group_id": group, "form": form, "confirm": confirm, "preview": None}
     context["mode_fields"], context["scope_fields"] = ResetForm.MODE_FIELDS, ResetForm.SCOPE_FIELDS
-    context["gated"] = gate.required(request.user, cluster, "group.reset") is not None
-    context["can_break_glass"] = access.can(request.user, cluster, access.ADMINISTER)
+    context.update(gated_context(request, cluster, "group.reset"))
     if request.method == "POST" and form.is_valid() and confirm.is_valid():
         spec = form.cleaned_data["spec"]
-        held = context["gated"]
         try:
-            if held and request.POST.get("action") in ("execute", "break_glass"):
+            if holding(request, context, ("execute",)):
                 actions.check_confirmation(group, confirm.cleaned_data["confirmation"])
                 prepared = change_kinds.prepare_group_reset(request.user, cluster, group, spec)
                 return hold_for_review(request, cluster, prepared)

@@ -14,7 +14,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
-from console.changes import gate
 from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.configs.plan import source_label
@@ -222,8 +221,7 @@ def topic_delete(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_TOPICS)
     names = [n.strip() for n in request.POST.getlist("names") if n.strip()]
     context = {"cluster": cluster, "names": names, "result": None, "error": ""}
-    context["gated"] = gate.required(request.user, cluster, "topic.delete") is not None
-    context["can_break_glass"] = access.can(request.user, cluster, access.ADMINISTER)
+    context.update(gated_context(request, cluster, "topic.delete"))
     if "confirmation" in request.POST and names and context["gated"]:
         try:
             if request.POST["confirmation"].strip() != deletion.delete_confirmation(names):

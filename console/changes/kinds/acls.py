@@ -27,18 +27,18 @@ def _bindings(entries: Iterable[Mapping[str, Any]]) -> list[AclBinding]:
 
 def _review(actor, cluster, payload: Mapping[str, Any]) -> dict[str, Any]:
     rows, pinned, bad = [], [], []
-    for action in ("delete", "create"):
-        for b in _bindings(payload[action]):
-            present = bool(
-                acls.preview_delete(actor=actor, cluster=cluster, filters=[acl_core.exact_filter(b)])
-            )
-            before = "present" if present else "absent"
-            after = "deleted" if action == "delete" else ("already present" if present else "created")
-            if action == "delete" and not present:
-                bad.append(f"the binding to delete is not there: {acl_core.label(b)}")
-            resource = f"{b.resource_type}:{b.pattern_type}:{b.resource_name}"
-            rows.append([action, b.principal, b.permission, b.operation, resource, b.host, before, after])
-            pinned.append([action, acl_core.label(b), present])
+    changes = [(action, b) for action in ("delete", "create") for b in _bindings(payload[action])]
+    filters = [acl_core.exact_filter(b) for _, b in changes]  # each matches its own binding only
+    there = set(acls.preview_delete(actor=actor, cluster=cluster, filters=filters))
+    for action, b in changes:
+        present = b in there
+        before = "present" if present else "absent"
+        after = "deleted" if action == "delete" else ("already present" if present else "created")
+        if action == "delete" and not present:
+            bad.append(f"the binding to delete is not there: {acl_core.label(b)}")
+        resource = f"{b.resource_type}:{b.pattern_type}:{b.resource_name}"
+        rows.append([action, b.principal, b.permission, b.operation, resource, b.host, before, after])
+        pinned.append([action, acl_core.label(b), present])
     return review(
         ["change", "principal", "permission", "operation", "resource", "host", "before", "after"], rows,
         ok=not bad, kafka="; ".join(bad) or "every binding to delete is there now (DescribeAcls)", pinned=pinned,
