@@ -8,6 +8,7 @@ consumer groups that keep up, fall behind or stall.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline import lake
 
@@ -73,81 +75,140 @@ def _plan(shape: Shape) -> list[dict]:
     return plan
 
 
-def _snapshot(shape: Shape, plan: list[dict], k: int) -> tuple[dict, dict, dict]:
-    """Columns of the k-th snapshot's three datasets."""
-    P = {n: [] for n in lake.PARTITIONS.names if n not in ("schema_version", "ts")}
-    G = {n: [] for n in lake.GROUPS.names if n not in ("schema_version", "ts")}
-    broker_bytes = dict.fromkeys(range(1, shape.brokers + 1), 0)
+class _Fixed:
+    """What every snapshot shares (names, replicas, retention, per-partition rates), built once;
+    the varying columns are then computed per snapshot with pyarrow (a 30-day lake in minutes)."""
+
+    def __init__(self, shape: Shape, plan: list[dict]) -> None:
+        cols: dict[str, list] = {n: [] for n in ("t", "topic", "p", "reps", "start", "rate", "rb", "mode")}
+        for topic in plan:
+            tw = sum(p["weight"] for p in topic["parts"])
+            for part in topic["parts"]:
+                cols["t"].append(topic["t"])
+                cols["topic"].append(topic["name"])
+                cols["p"].append(part["p"])
+                cols["reps"].append(part["replicas"])
+                cols["start"].append(part["start_bytes"])
+                cols["rate"].append(topic["rate"] * part["weight"] / tw)  # same operation order as before
+                cols["rb"].append(topic["retention_bytes"])
+                cols["mode"].append(topic["group_mode"])
+        n = len(cols["p"])
+        self.n = n
+        self.topic = pa.array(cols["topic"], pa.string())
+        self.partition = pa.array(cols["p"], pa.int32())
+        self.replicas = pa.array(cols["reps"], pa.list_(pa.int32()))
+        self.start_bytes = pa.array(cols["start"], pa.int64())
+        self.rate = pa.array(cols["rate"], pa.float64())
+        self.retention_bytes = pa.array(cols["rb"], pa.int64())
+        self.capped = pc.greater_equal(self.retention_bytes, 0)
+        self.retention_ms = pa.array([RETENTION_MS] * n, pa.int64())
+        self.p64 = pa.array(cols["p"], pa.int64())
+        # leader: the second replica when (k + p) % 11 == 10, one array per k % 11
+        self.leaders = [
+            pa.array(
+                [
+                    r[1] if len(r) > 1 and (k + p) % 11 == 10 else r[0]
+                    for p, r in zip(cols["p"], cols["reps"], strict=True)
+                ],
+                pa.int32(),
+            )
+            for k in range(11)
+        ]
+        # replica_sizes repeat the size once per replica: a take() of the size array
+        self.rep_offsets = pa.array([0, *itertools.accumulate(len(r) for r in cols["reps"])], pa.int32())
+        self.rep_index = pa.array([i for i, r in enumerate(cols["reps"]) for _ in r], pa.int32())
+        self.rep_broker = pa.array([b for r in cols["reps"] for b in r], pa.int32())
+        self.stalled = pa.array([m == "stalled" for m in cols["mode"]])
+        self.behind = pa.array([m == "behind" for m in cols["mode"]])
+        self.stalled_committed = pa.array([s // MSG_BYTES for s in cols["start"]], pa.int64())
+        self.keep_lag = [pa.array([(k + p) % 3 for p in cols["p"]], pa.int64()) for k in range(3)]
+        self.group = pa.array([f"app-{t % 5}" for t in cols["t"]], pa.string())
+        self.brokers = pa.array(range(1, shape.brokers + 1), pa.int32())
+        self.log_dirs = pa.array([f"/var/lib/kafka/broker-{b}/data" for b in range(1, shape.brokers + 1)])
+
+
+def _snapshot(shape: Shape, fixed: _Fixed, k: int, ts: datetime) -> dict[str, pa.Table]:
+    """The k-th snapshot's three datasets."""
+    f = fixed
     elapsed = k * shape.interval_s
-    total_weight_cache: dict[int, float] = {}
-    for topic in plan:
-        tw = total_weight_cache.setdefault(topic["t"], sum(p["weight"] for p in topic["parts"]))
-        for part in topic["parts"]:
-            written = part["start_bytes"] + int(topic["rate"] * part["weight"] / tw * elapsed)
-            size = written if topic["retention_bytes"] < 0 else min(written, topic["retention_bytes"])
-            end = written // MSG_BYTES
-            start = end - size // MSG_BYTES
-            reps = part["replicas"]
-            leader = reps[1] if len(reps) > 1 and (k + part["p"]) % 11 == 10 else reps[0]
-            sizes = [size] * len(reps)
-            for b in reps:
-                broker_bytes[b] += size
-            P["topic"].append(topic["name"])
-            P["partition"].append(part["p"])
-            P["leader"].append(leader)
-            P["replicas"].append(reps)
-            P["isr"].append(reps)
-            P["replica_sizes"].append(sizes)
-            P["log_start_offset"].append(start)
-            P["log_end_offset"].append(end)
-            P["size_bytes"].append(size)
-            P["retention_ms"].append(RETENTION_MS)
-            P["retention_bytes"].append(topic["retention_bytes"])
-            mode = topic["group_mode"]
-            if mode == "stalled":
-                committed = part["start_bytes"] // MSG_BYTES
-            elif mode == "behind":
-                committed = max(start, end - 10 * k - part["p"])  # lag grows by 10 messages a snapshot
-            else:
-                committed = end - (k + part["p"]) % 3
-            G["group"].append(f"app-{topic['t'] % 5}")
-            G["topic"].append(topic["name"])
-            G["partition"].append(part["p"])
-            G["committed_offset"].append(committed)
-            G["log_end_offset"].append(end)
-            G["lag"].append(max(0, end - committed))
-    B = {"broker": [], "log_dir": [], "size_bytes": [], "total_bytes": [], "usable_bytes": [], "error": []}
-    for b, used in broker_bytes.items():
-        B["broker"].append(b)
-        B["log_dir"].append(f"/var/lib/kafka/broker-{b}/data")
-        B["size_bytes"].append(used)
-        B["total_bytes"].append(BROKER_DISK_BYTES)
-        B["usable_bytes"].append(BROKER_DISK_BYTES - used)
-        B["error"].append(None)
-    return P, B, G
+    grown = pc.cast(pc.trunc(pc.multiply(f.rate, float(elapsed))), pa.int64())
+    written = pc.add(f.start_bytes, grown)
+    size = pc.if_else(f.capped, pc.min_element_wise(written, f.retention_bytes), written)
+    end = pc.divide(written, MSG_BYTES)
+    start = pc.subtract(end, pc.divide(size, MSG_BYTES))
+    sizes = pa.ListArray.from_arrays(f.rep_offsets, pc.take(size, f.rep_index))
+    behind = pc.max_element_wise(start, pc.subtract(pc.subtract(end, 10 * k), f.p64))
+    keeping = pc.subtract(end, f.keep_lag[k % 3])
+    committed = pc.if_else(f.stalled, f.stalled_committed, pc.if_else(f.behind, behind, keeping))
+    lag = pc.max_element_wise(pc.subtract(end, committed), 0)
+    per_broker = (
+        pa.table({"broker": f.rep_broker, "size": pc.take(size, f.rep_index)})
+        .group_by("broker")
+        .aggregate([("size", "sum")])
+    )
+    used = dict(zip(per_broker["broker"].to_pylist(), per_broker["size_sum"].to_pylist(), strict=True))
+    used_bytes = pa.array([used.get(b, 0) for b in range(1, shape.brokers + 1)], pa.int64())
+    nb = shape.brokers
 
+    def table(schema: pa.Schema, n: int, cols: dict) -> pa.Table:
+        head = {
+            "schema_version": pa.array([lake.SCHEMA_VERSION] * n, pa.int16()),
+            "ts": pa.array([ts] * n, schema.field("ts").type),
+        }
+        return pa.table({**head, **cols}, schema=schema)
 
-def _table(schema: pa.Schema, cols: dict, ts: list) -> pa.Table:
-    n = len(ts)
-    arrays = {"schema_version": [lake.SCHEMA_VERSION] * n, "ts": ts, **cols}
-    return pa.table({name: pa.array(arrays[name], type=schema.field(name).type) for name in schema.names})
+    return {
+        "partitions": table(
+            lake.PARTITIONS,
+            f.n,
+            {
+                "topic": f.topic,
+                "partition": f.partition,
+                "leader": f.leaders[k % 11],
+                "replicas": f.replicas,
+                "isr": f.replicas,
+                "replica_sizes": sizes,
+                "log_start_offset": start,
+                "log_end_offset": end,
+                "size_bytes": size,
+                "retention_ms": f.retention_ms,
+                "retention_bytes": f.retention_bytes,
+            },
+        ),
+        "brokers": table(
+            lake.BROKERS,
+            nb,
+            {
+                "broker": f.brokers,
+                "log_dir": f.log_dirs,
+                "size_bytes": used_bytes,
+                "total_bytes": pa.array([BROKER_DISK_BYTES] * nb, pa.int64()),
+                "usable_bytes": pc.subtract(BROKER_DISK_BYTES, used_bytes),
+                "error": pa.nulls(nb, pa.string()),
+            },
+        ),
+        "groups": table(
+            lake.GROUPS,
+            f.n,
+            {
+                "group": f.group,
+                "topic": f.topic,
+                "partition": f.partition,
+                "committed_offset": committed,
+                "log_end_offset": end,
+                "lag": lag,
+            },
+        ),
+    }
 
 
 def snapshots(shape: Shape, start: datetime) -> Iterator[tuple[datetime, dict[str, pa.Table]]]:
     """Yield (ts, {dataset: table}) for each snapshot, oldest first."""
-    plan = _plan(shape)
+    fixed = _Fixed(shape, _plan(shape))
     start = lake.utc(start)
     for k in range(shape.snapshots):
         ts = start + timedelta(seconds=k * shape.interval_s)
-        P, B, G = _snapshot(shape, plan, k)
-        yield (
-            ts,
-            {
-                "partitions": _table(lake.PARTITIONS, P, [ts] * len(P["topic"])),
-                "brokers": _table(lake.BROKERS, B, [ts] * len(B["broker"])),
-                "groups": _table(lake.GROUPS, G, [ts] * len(G["topic"])),
-            },
-        )
+        yield ts, _snapshot(shape, fixed, k, ts)
 
 
 def write_lake(lake_dir: Path, cluster: str, shape: Shape, start: datetime, per_file: int = 1) -> int:
