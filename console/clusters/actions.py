@@ -388,7 +388,7 @@ def overview(*, actor, cluster: Cluster) -> Overview:
     gateway = gateway_for(cluster)
     try:
         info = gateway.describe_cluster()
-        summary = None if cluster.controller_mode else gateway.topic_summary()
+        summary = None if cluster.controller_mode else gateway.topic_health()
     except KafkaOperationError as exc:
         return Overview(cluster=cluster, error=exc)
     leader, unknown = active_controller(gateway, info)

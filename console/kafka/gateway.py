@@ -9,13 +9,16 @@ from .cluster import ClusterMixin
 from .configs import ConfigsMixin
 from .connection import ClusterConnection
 from .groups import GroupsMixin
+from .health import HealthMixin
 from .replicas import ReplicasMixin
 from .topics import TopicsMixin
 
 __all__ = ["KafkaGateway", "get_gateway", "close_all"]
 
 
-class KafkaGateway(ClusterMixin, TopicsMixin, ConfigsMixin, AclsMixin, ReplicasMixin, GroupsMixin):
+class KafkaGateway(
+    ClusterMixin, TopicsMixin, ConfigsMixin, AclsMixin, ReplicasMixin, GroupsMixin, HealthMixin
+):
     """Everything the console does to one Kafka cluster.
 
     Thread-safe; methods return frozen dataclasses, batch methods return
