@@ -1,8 +1,10 @@
 """The Spark jobs: snapshot lake window → report tables (same figures as :mod:`pipeline.reference`).
 
-The partitions dataset is reduced at once to one aggregate per (snapshot, topic), small and
-cached, and to leader counts per (snapshot, broker); everything else is computed from those,
-from the brokers dataset (DescribeLogDirs sizes) and from the groups dataset.
+A run is incremental (:mod:`pipeline.rollups`): every closed hour of the window whose raw files
+changed since it was last rolled up (or never was) is reduced in one Spark pass to its rollups,
+one row per (snapshot, topic), (snapshot, broker) and (group, topic, snapshot), written next to
+the lake; the reports then read the window's rollups plus the raw rows of the still-open hour only,
+reduced the same way in memory. ``rebuild=True`` drops the window's rollups and recomputes them all.
 Results are small and collected to the driver, which publishes them (:mod:`pipeline.reports`).
 """
 
@@ -10,25 +12,33 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline import lake
-from pipeline.reference import DAY_MS, PERIODS, JobParams, enough_history
+from pipeline import lake, rollups
+from pipeline.reference import DAY_MS, HOUR_MS, PERIODS, JobParams, enough_history
 
 Progress = Callable[[float, str], None]
 
 
-def _read(
-    spark, lake_dir: Path, dataset: str, cluster: str, since: datetime, until: datetime, columns: list[str]
-):
+# Past this many raw files Spark is given their date directories (with a ts filter) rather than
+# the files: a longer list makes Spark list the paths with a job of its own.
+MAX_LISTED_FILES = 32
+WORKERS = 4  # driver threads submitting Spark jobs (the scans, then the small report jobs)
+
+
+def _read_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, hi_ms: int, columns: list[str]):
+    """The raw rows of ``files`` (one dataset) with ts in [lo_ms, hi_ms), ts as epoch ms."""
     from pyspark.sql import functions as F
 
-    paths = lake.window_paths(lake_dir, dataset, cluster, since, until)
-    if not paths:
+    if not files:
         return None
-    df = spark.read.option("basePath", str(Path(lake_dir) / dataset)).parquet(*paths)
-    df = df.where((F.col("ts") >= F.lit(lake.utc(since))) & (F.col("ts") < F.lit(lake.utc(until))))
+    paths = sorted({rollups.raw_path(lake_dir, cluster, f) for f in files})
+    if len(paths) > MAX_LISTED_FILES:
+        paths = sorted({str(Path(p).parent) for p in paths})
+    df = spark.read.parquet(*paths)
+    lo, hi = (datetime.fromtimestamp(x / 1000, UTC) for x in (lo_ms, hi_ms))
+    df = df.where((F.col("ts") >= F.lit(lo)) & (F.col("ts") < F.lit(hi)))
     return df.select(*columns).withColumn("ts", F.unix_millis("ts"))
 
 
@@ -37,36 +47,165 @@ def _collect(df) -> list[dict]:
     return df.toArrow().to_pylist()
 
 
-# Leader counts ride along in the (snapshot, topic) aggregate as one conditional count per broker
-# of the brokers dataset, so the raw partition rows are scanned once; past this many brokers the
-# aggregate would grow too wide and the leaders get their own (snapshot, leader) aggregation.
-MAX_PIVOT_BROKERS = 64
-WORKERS = 4  # driver threads submitting Spark jobs (two scans, then the small report jobs)
+def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, hi_ms: int) -> dict:
+    """The rollups of the raw rows in [lo_ms, hi_ms) of ``files``: one Spark pass per dataset.
 
-
-def _topic_frames(parts, broker_ids: list[int] | None):
-    """The one pass over the raw partition rows: one aggregate per (snapshot, topic), cached.
-
-    With ``broker_ids`` it also counts the leaders per broker (``leaders_<i>``, the i-th id).
+    The partition rows are aggregated per (snapshot, topic, leader), so one pass gives both the
+    topic sums and the leader counts (:func:`pipeline.rollups.finish` sums them on the driver, in
+    Arrow); the three aggregations run at once from driver threads and come back as Arrow.
     """
+    from pyspark.sql import functions as F
+
+    by_ds = {ds: [f for f in files if f.dataset == ds] for ds in lake.DATASETS}
+    pos = lambda c: F.greatest(F.col(c), F.lit(0))  # noqa: E731 - -1 means unknown
+    frames = {}
+    parts = _read_raw(
+        spark,
+        lake_dir,
+        cluster,
+        by_ds["partitions"],
+        lo_ms,
+        hi_ms,
+        [
+            "ts",
+            "topic",
+            "leader",
+            "size_bytes",
+            "log_start_offset",
+            "log_end_offset",
+            "retention_ms",
+            "retention_bytes",
+        ],
+    )
+    if parts is not None:
+        frames["topic_leader"] = parts.groupBy("ts", "topic", "leader").agg(
+            F.sum(pos("size_bytes")).alias("size"),
+            F.max(pos("size_bytes")).alias("max_part"),
+            F.sum(pos("log_end_offset")).alias("end"),
+            F.sum(pos("log_start_offset")).alias("start"),
+            F.count(F.lit(1)).alias("partitions"),
+            F.max("retention_ms").alias("retention_ms"),
+            F.max("retention_bytes").alias("retention_bytes"),
+        )
+    brokers = _read_raw(
+        spark,
+        lake_dir,
+        cluster,
+        by_ds["brokers"],
+        lo_ms,
+        hi_ms,
+        ["ts", "broker", "size_bytes", "total_bytes", "usable_bytes"],
+    )
+    if brokers is not None:
+        frames["disk"] = brokers.groupBy("ts", "broker").agg(
+            F.sum(F.greatest(F.coalesce("size_bytes", F.lit(0)), F.lit(0))).alias("size_bytes"),
+            F.sum("total_bytes").alias("total_bytes"),
+            F.sum("usable_bytes").alias("usable_bytes"),
+        )
+    groups = _read_raw(
+        spark,
+        lake_dir,
+        cluster,
+        by_ds["groups"],
+        lo_ms,
+        hi_ms,
+        ["ts", "group", "topic", "lag", "committed_offset"],
+    )
+    if groups is not None:
+        frames["groups"] = groups.groupBy("group", "topic", "ts").agg(
+            F.sum("lag").alias("sum"), F.max("lag").alias("max"), F.sum("committed_offset").alias("committed")
+        )
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="pipeline-rollup") as pool:
+        got = dict(zip(frames, pool.map(lambda df: df.toArrow(), frames.values()), strict=True))
+    return rollups.finish(got.get("topic_leader"), got.get("disk"), got.get("groups"))
+
+
+def roll_up(
+    spark,
+    lake_dir: Path,
+    cluster: str,
+    since: datetime,
+    until: datetime,
+    now: datetime | None = None,
+    rebuild: bool = False,
+    progress: Progress | None = None,
+) -> dict:
+    """Bring the rollups of the window's closed hours up to date; return what the reports read.
+
+    Closed hours are those ending by ``min(until, now)``. An hour is rolled up when it has raw files
+    and no manifest naming exactly those files (never rolled, a late snapshot, a rewritten file);
+    ``rebuild`` drops the window's rollups first and rolls up every closed hour. Returns
+    ``closed_end`` (ms; the rollups cover the window before it), ``open`` (the rollups of the raw
+    rows from there to ``until``, in memory) and counts for the run's record.
+    """
+    step = progress or (lambda _f, _t: None)
+    since, until = lake.utc(since), lake.utc(until)
+    now = lake.utc(now or datetime.now(UTC))
+    first_ms, closed_end = rollups.hours_between(since, rollups.hour_floor(min(until, now)))
+    until_ms, since_ms = int(until.timestamp() * 1000), int(since.timestamp() * 1000)
+    list_end = -(-until_ms // HOUR_MS) * HOUR_MS
+    by_hour = rollups.list_raw(lake_dir, cluster, first_ms, list_end)
+    closed = {h: fs for h, fs in by_hour.items() if h < closed_end}
+    if rebuild:
+        rollups.drop(lake_dir, cluster, first_ms, closed_end)
+        stale = closed
+    else:
+        stale = {h: fs for h, fs in closed.items() if not rollups.is_current(lake_dir, cluster, h, fs)}
+    groups = rollups.chunks(stale)
+    for i, hours in enumerate(groups):
+        step(0.4 * i / max(1, len(groups)), f"rolling up {len(hours)} closed hour(s)")
+        files = list({f.key: f for h in hours for f in stale[h]}.values())
+        out = aggregate_raw(spark, lake_dir, cluster, files, hours[0], hours[-1] + HOUR_MS)
+        rollups.write_hours(lake_dir, cluster, out, {h: stale[h] for h in hours})
+    open_files = list({f.key: f for h, fs in by_hour.items() if h >= closed_end for f in fs}.values())
+    lo = max(since_ms, closed_end)
+    opened = aggregate_raw(spark, lake_dir, cluster, open_files, lo, until_ms) if open_files else None
+    return {
+        "closed_end": closed_end,
+        "open": opened,
+        "rolled_hours": len(stale),
+        "closed_hours": len(closed),
+        "open_files": len(open_files),
+    }
+
+
+def _window_frames(
+    spark, lake_dir: Path, cluster: str, since: datetime, until: datetime, state: dict
+) -> dict:
+    """Per kind, the window's rows: the rollups before ``closed_end``, then the open hour's (in memory)."""
+    from pyspark.sql import functions as F
+
+    since_ms = int(lake.utc(since).timestamp() * 1000)
+    closed_end = state["closed_end"]
+    frames = {}
+    for kind in rollups.KINDS:
+        parts = []
+        if closed_end > since_ms:
+            end = datetime.fromtimestamp(closed_end / 1000, UTC)
+            dirs = rollups.rollup_dirs(lake_dir, kind, cluster, since, end)
+            if dirs:
+                df = spark.read.parquet(*dirs)
+                parts.append(
+                    df.where((F.col("ts") >= F.lit(since_ms)) & (F.col("ts") < F.lit(closed_end))).select(
+                        *rollups.SCHEMAS[kind].names
+                    )
+                )
+        opened = (state["open"] or {}).get(kind)
+        if opened is not None and opened.num_rows:
+            parts.append(spark.createDataFrame(opened).select(*rollups.SCHEMAS[kind].names))
+        if parts:
+            df = parts[0]
+            for p in parts[1:]:
+                df = df.unionByName(p)
+            frames[kind] = df
+    return frames
+
+
+def _topic_frames(topic_ts):
+    """The (snapshot, topic) rollups with the per-topic deltas between snapshots, cached."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    pos = lambda c: F.greatest(F.col(c), F.lit(0))  # noqa: E731 - -1 means unknown
-    leader_counts = [
-        F.count(F.when(F.col("leader") == F.lit(b), 1)).alias(f"leaders_{i}")
-        for i, b in enumerate(broker_ids or [])
-    ]
-    topic_ts = parts.groupBy("ts", "topic").agg(
-        F.sum(pos("size_bytes")).alias("size"),
-        F.max(pos("size_bytes")).alias("max_part"),
-        F.sum(pos("log_end_offset")).alias("end"),
-        F.sum(pos("log_start_offset")).alias("start"),
-        F.count(F.lit(1)).alias("partitions"),
-        F.max("retention_ms").alias("retention_ms"),
-        F.max("retention_bytes").alias("retention_bytes"),
-        *leader_counts,
-    )
     # Deltas against the cluster's previous snapshot (``snap``, from the few distinct timestamps,
     # broadcast): a topic absent from it was created since and grew from nothing, so the topics'
     # growth adds up to the growth of the cluster's log bytes (as in pipeline.reference).
@@ -92,28 +231,6 @@ def _topic_frames(parts, broker_ids: list[int] | None):
         .drop("snap")
         .cache()
     )
-
-
-def _leaders(parts, topic_ts, broker_ids: list[int] | None):
-    """Leader count per (snapshot, broker): from the cached topic aggregate when it carries them."""
-    from pyspark.sql import functions as F
-
-    if broker_ids is None:
-        return parts.groupBy("ts", "leader").agg(F.count(F.lit(1)).alias("leaders"))
-    if not broker_ids:  # no broker rows in the window: nothing to join the counts to
-        return topic_ts.select(
-            "ts", F.lit(None).cast("long").alias("leader"), F.lit(0).cast("long").alias("leaders")
-        ).where(F.lit(False))
-    per_ts = topic_ts.groupBy("ts").agg(
-        *[F.sum(f"leaders_{i}").alias(f"leaders_{i}") for i in range(len(broker_ids))]
-    )
-    pairs = F.array(
-        *[
-            F.struct(F.lit(b).cast("long").alias("leader"), F.col(f"leaders_{i}").alias("leaders"))
-            for i, b in enumerate(broker_ids)
-        ]
-    )
-    return per_ts.select("ts", F.inline(pairs))
 
 
 def _cluster_size(topic_ts, disk):
@@ -219,28 +336,8 @@ def _topic_summary(topic_ts, params: JobParams):
     )
 
 
-def _disk(brokers):
-    """Bytes on disk and capacity per (snapshot, broker), from the brokers dataset (DescribeLogDirs)."""
-    from pyspark.sql import functions as F
-
-    return brokers.groupBy("ts", "broker").agg(
-        F.sum(F.greatest(F.coalesce("size_bytes", F.lit(0)), F.lit(0))).alias("size_bytes"),
-        F.sum("total_bytes").alias("total_bytes"),
-        F.sum("usable_bytes").alias("usable_bytes"),
-    )
-
-
-def _broker_disk(disk, leaders):
-    from pyspark.sql import functions as F
-
-    lead = leaders.withColumnRenamed("leader", "broker")
-    return disk.join(lead, ["ts", "broker"], "left").select(
-        "ts",
-        F.col("broker").cast("long").alias("broker"),
-        "size_bytes",
-        "total_bytes",
-        F.coalesce("leaders", F.lit(0)).cast("long").alias("leaders"),
-    )
+def _broker_disk(brokers):
+    return brokers.select("ts", "broker", "size_bytes", "total_bytes", "leaders")
 
 
 def _broker_forecast(disk, params: JobParams):
@@ -302,13 +399,11 @@ def _broker_forecast(disk, params: JobParams):
     )
 
 
-def _group_frames(groups):
+def _group_frames(per_ts):
+    """Lag per hour and the summary per (group, topic), from the (group, topic, snapshot) rollups."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    per_ts = groups.groupBy("group", "topic", "ts").agg(
-        F.sum("lag").alias("sum"), F.max("lag").alias("max"), F.sum("committed_offset").alias("committed")
-    )
     w = Window.partitionBy("group", "topic").orderBy("ts")
     per_ts = per_ts.withColumn("progress", F.col("committed") > F.lag("committed").over(w)).cache()
     lag = (
@@ -378,46 +473,26 @@ def run_jobs(
     until: datetime,
     params: JobParams | None = None,
     progress: Progress | None = None,
+    *,
+    rebuild: bool = False,
+    now: datetime | None = None,
+    stats: dict | None = None,
 ) -> dict[str, list[dict]]:
     """Every report for one cluster and window [since, until). Re-running a window gives the same rows.
 
-    Each raw dataset is scanned once: the partition rows into the cached (snapshot, topic)
-    aggregate, the group rows into the cached (group, topic, snapshot) aggregate; every report
-    is then a small Spark job over those. The jobs are submitted from a few driver threads so
-    the two scans share the cores and the small jobs' planning and scheduling overlap.
+    First :func:`roll_up` (the closed hours not rolled up yet, or all of them with ``rebuild``),
+    then the reports over the window's rollups and the open hour's rows: the (snapshot, topic)
+    rows with their deltas and the (group, topic, snapshot) rows are cached, and every report is
+    a small Spark job over those, submitted from a few driver threads so their planning and
+    scheduling overlap. ``stats`` (a dict) receives what the roll-up did.
     """
     params = params or JobParams()
     step = progress or (lambda _f, _t: None)
-    parts = _read(
-        spark,
-        lake_dir,
-        "partitions",
-        cluster,
-        since,
-        until,
-        [
-            "ts",
-            "topic",
-            "leader",
-            "size_bytes",
-            "log_start_offset",
-            "log_end_offset",
-            "retention_ms",
-            "retention_bytes",
-        ],
-    )
-    brokers = _read(
-        spark,
-        lake_dir,
-        "brokers",
-        cluster,
-        since,
-        until,
-        ["ts", "broker", "size_bytes", "total_bytes", "usable_bytes"],
-    )
-    groups = _read(
-        spark, lake_dir, "groups", cluster, since, until, ["ts", "group", "topic", "lag", "committed_offset"]
-    )
+    state = roll_up(spark, lake_dir, cluster, since, until, now=now, rebuild=rebuild, progress=step)
+    if stats is not None:
+        stats.update({k: v for k, v in state.items() if k != "open"})
+    frames = _window_frames(spark, lake_dir, cluster, since, until, state)
+    topics, brokers, groups = (frames.get(k) for k in rollups.KINDS)
     cached: list = []
     out: dict[str, list[dict]] = {}
     tasks: dict[str, Future] = {}
@@ -433,46 +508,35 @@ def run_jobs(
         return df
 
     try:
-        step(0.1, "scanning partition and group snapshots")
-        # The scans first: the thread pool starts tasks in submission order, so every report
-        # task below waits on a scan that is already running.
-        group_scan = topic_scan = disk = None
+        step(0.45, "reading the window's rollups")
+        # The cached frames first: the thread pool starts tasks in submission order, so every
+        # report task below waits on a frame that is already being built.
+        group_scan = topic_scan = None
+        disk = brokers.cache() if brokers is not None else None
+        if disk is not None:
+            cached.append(disk)
         if groups is not None:
             per_ts, lag, group_summary = _group_frames(groups)
-            group_scan = submit("group scan", lambda: materialize(per_ts))
-        if parts is not None:
-            disk = _disk(brokers).cache() if brokers is not None else None
-
-            def scan_partitions():
-                ids = None
-                if disk is not None:
-                    found = sorted(r[0] for r in materialize(disk).select("broker").distinct().collect())
-                    ids = found if len(found) <= MAX_PIVOT_BROKERS else None
-                return ids, materialize(_topic_frames(parts, ids))
-
-            topic_scan = submit("partition scan", scan_partitions)
+            group_scan = submit("group rollups", lambda: materialize(per_ts))
+        if topics is not None:
+            topic_scan = submit("topic rollups", lambda: materialize(_topic_frames(topics)))
 
             def over_topics(report):
-                return lambda: _collect(report(topic_scan.result()[1]))
+                return lambda: _collect(report(topic_scan.result()))
 
             submit("cluster_size", over_topics(lambda t: _cluster_size(t, disk)))
             submit("topic_growth", over_topics(_topic_growth))
             submit("topic_summary", over_topics(lambda t: _topic_summary(t, params)))
-            if disk is not None:
-
-                def broker_disk():
-                    ids, topic_ts = topic_scan.result()
-                    return _collect(_broker_disk(disk, _leaders(parts, topic_ts, ids)))
-
-                submit("broker_disk", broker_disk)
-                submit("broker_forecast", lambda: _collect(_broker_forecast(disk, params)))
+        if disk is not None:
+            submit("broker_disk", lambda: _collect(_broker_disk(disk)))
+            submit("broker_forecast", lambda: _collect(_broker_forecast(disk, params)))
         if group_scan is not None:
             submit("group_lag", lambda: (group_scan.result(), _collect(lag))[1])
             submit("group_summary", lambda: (group_scan.result(), _collect(group_summary))[1])
         for done, (name, task) in enumerate(tasks.items(), 1):
             result = task.result()  # progress is reported from the caller's thread only
-            step(0.1 + 0.85 * done / len(tasks), name)
-            if not name.endswith(" scan"):
+            step(0.45 + 0.5 * done / len(tasks), name)
+            if not name.endswith(" rollups"):
                 out[name] = result
         if "topic_summary" in out:
             out["idle_topics"] = _idle(out["topic_summary"], out.get("group_summary"), params)

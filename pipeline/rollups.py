@@ -1,0 +1,356 @@
+"""Hourly rollups of the snapshot lake: each closed hour's raw snapshots reduced once, kept next to them.
+
+Layout (one file per kind and closed hour, written like the snapshots: dot-name, then rename)::
+
+    <lake>/rollups/topics/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.parquet    one row per (snapshot, topic)
+    <lake>/rollups/brokers/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.parquet   one row per (snapshot, broker)
+    <lake>/rollups/groups/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.parquet    one row per (group, topic, snapshot)
+    <lake>/rollups/manifests/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.json    the raw files that went in
+
+The grain keeps the snapshot (``ts``), so every report is computed from the rollups exactly as
+from the raw rows (:mod:`pipeline.reference` is the definition; the deltas between snapshots, the
+hour and day buckets and the window's bounds are all applied after the rollup). The manifest lists
+every raw file (dataset, date directory, name, size, mtime) whose rows fall in the hour, with the
+hours each file covers; an hour is rolled up again only when that list changes (a late snapshot),
+so a re-run with nothing new rewrites nothing.
+
+This module is the lake side (listing, manifests, the Arrow half of the rollup, writing); the Spark
+half is in :mod:`pipeline.jobs`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline import lake
+from pipeline.reference import HOUR_MS
+
+KINDS = ("topics", "brokers", "groups")
+I64, S = pa.int64(), pa.string()
+
+SCHEMAS: dict[str, pa.Schema] = {
+    # ts: epoch milliseconds of the snapshot; sizes and offsets summed over the topic's partitions
+    # (-1, unknown, counted as 0), max_part: the largest partition, retention: the largest setting
+    "topics": pa.schema(
+        [
+            ("ts", I64),
+            ("topic", S),
+            ("size", I64),
+            ("max_part", I64),
+            ("end", I64),
+            ("start", I64),
+            ("partitions", I64),
+            ("retention_ms", I64),
+            ("retention_bytes", I64),
+        ]
+    ),
+    # DescribeLogDirs summed over the broker's log dirs, and the partitions it leads in the snapshot
+    "brokers": pa.schema(
+        [
+            ("ts", I64),
+            ("broker", I64),
+            ("size_bytes", I64),
+            ("total_bytes", I64),
+            ("usable_bytes", I64),
+            ("leaders", I64),
+        ]
+    ),
+    # lag summed and its largest partition, committed offsets summed
+    "groups": pa.schema(
+        [("group", S), ("topic", S), ("ts", I64), ("sum", I64), ("max", I64), ("committed", I64)]
+    ),
+}
+
+# A rebuild rolls up this many bytes of raw Parquet per Spark pass (the pass's rollup rows come back
+# to the driver as Arrow before they are split per hour and written).
+CHUNK_BYTES = int(os.environ.get("PIPELINE_ROLLUP_CHUNK_BYTES", 1 << 30))
+
+
+def hour_floor(ts: datetime) -> datetime:
+    ts = lake.utc(ts)
+    return ts.replace(minute=0, second=0, microsecond=0)
+
+
+def _ms(ts: datetime) -> int:
+    return int(lake.utc(ts).timestamp() * 1000)
+
+
+def _hour(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+def _hour_rel(hour_ms: int) -> tuple[str, str]:
+    h = _hour(hour_ms)
+    return f"date={h.date().isoformat()}", f"hour-{h.hour:02d}"
+
+
+def kind_root(lake_dir: Path, kind: str, cluster: str) -> Path:
+    return Path(lake_dir) / "rollups" / kind / f"cluster={cluster}"
+
+
+def rollup_path(lake_dir: Path, kind: str, cluster: str, hour_ms: int) -> Path:
+    day, name = _hour_rel(hour_ms)
+    return kind_root(lake_dir, kind, cluster) / day / f"{name}.parquet"
+
+
+def manifest_path(lake_dir: Path, cluster: str, hour_ms: int) -> Path:
+    day, name = _hour_rel(hour_ms)
+    return kind_root(lake_dir, "manifests", cluster) / day / f"{name}.json"
+
+
+def read_manifest(lake_dir: Path, cluster: str, hour_ms: int) -> dict | None:
+    try:
+        return json.loads(manifest_path(lake_dir, cluster, hour_ms).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_text_atomic(text: str, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+# -- which raw files hold which hours ----------------------------------------------------------
+
+
+@dataclass
+class RawFile:
+    dataset: str
+    rel: str  # date=<d>/<name>, under <lake>/<dataset>/cluster=<name>/
+    size: int
+    mtime_ns: int
+    hours: list[int] = field(default_factory=list)  # hour starts (epoch ms) the file's rows fall in
+
+    @property
+    def key(self) -> tuple:
+        return (self.dataset, self.rel, self.size, self.mtime_ns)
+
+    def entry(self) -> list:
+        return [self.dataset, self.rel, self.size, self.mtime_ns, self.hours]
+
+
+def _file_hours(path: Path) -> list[int]:
+    """The hours a raw file's rows fall in, from its footer's ``ts`` statistics (else the column)."""
+    meta = pq.read_metadata(path)
+    col = meta.schema.names.index("ts")
+    lo = hi = None
+    for i in range(meta.num_row_groups):
+        st = meta.row_group(i).column(col).statistics
+        if st is None or not st.has_min_max:
+            lo = hi = None
+            break
+        a, b = _ms(st.min), _ms(st.max)
+        lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+    if lo is None:
+        ts = pq.read_table(path, columns=["ts"]).column("ts")
+        if len(ts) == 0 or ts.null_count == len(ts):
+            return []
+        mm = pc.min_max(ts)
+        lo, hi = _ms(mm["min"].as_py()), _ms(mm["max"].as_py())
+    first = lo // HOUR_MS * HOUR_MS
+    return list(range(first, hi // HOUR_MS * HOUR_MS + 1, HOUR_MS))
+
+
+def list_raw(lake_dir: Path, cluster: str, first_hour_ms: int, end_ms: int) -> dict[int, list[RawFile]]:
+    """Every raw file with rows in the hours [first_hour_ms, end_ms), per hour.
+
+    The date directories are listed (names and stat only); a file already named in a manifest of
+    those hours takes its hours from there, a new one from its Parquet footer.
+    """
+    known: dict[tuple, list[int]] = {}
+    for h in range(first_hour_ms, end_ms, HOUR_MS):
+        m = read_manifest(lake_dir, cluster, h)
+        for ds, rel, size, mtime, hours in (m or {}).get("inputs", []):
+            known[(ds, rel, size, mtime)] = hours
+    by_hour: dict[int, list[RawFile]] = {}
+    for dataset in lake.DATASETS:
+        base = Path(lake_dir) / dataset / f"cluster={cluster}"
+        for day in lake.days(_hour(first_hour_ms), _hour(end_ms)):
+            d = base / f"date={day.isoformat()}"
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            for e in entries:
+                if not e.name.endswith(".parquet") or e.name[0] in "._" or not e.is_file():
+                    continue
+                st = e.stat()
+                f = RawFile(dataset, f"{d.name}/{e.name}", st.st_size, st.st_mtime_ns)
+                f.hours = known.get(f.key) or _file_hours(Path(e.path))
+                for h in f.hours:
+                    if first_hour_ms <= h < end_ms:
+                        by_hour.setdefault(h, []).append(f)
+    return by_hour
+
+
+def inputs_of(files: list[RawFile]) -> list[list]:
+    return sorted(f.entry() for f in files)
+
+
+def is_current(lake_dir: Path, cluster: str, hour_ms: int, files: list[RawFile]) -> bool:
+    m = read_manifest(lake_dir, cluster, hour_ms)
+    return m is not None and m.get("inputs") == inputs_of(files)
+
+
+def raw_path(lake_dir: Path, cluster: str, f: RawFile) -> str:
+    return str(Path(lake_dir) / f.dataset / f"cluster={cluster}" / f.rel)
+
+
+# -- the Arrow half: per-(snapshot, topic, leader) rows → the three rollups ----------------------
+
+
+def _cast(table: pa.Table | None, kind: str) -> pa.Table:
+    schema = SCHEMAS[kind]
+    if table is None:
+        return schema.empty_table()
+    return pa.table({n: table.column(n).cast(schema.field(n).type) for n in schema.names}, schema=schema)
+
+
+def finish(
+    topic_leader: pa.Table | None, disk: pa.Table | None, groups: pa.Table | None
+) -> dict[str, pa.Table]:
+    """The rollups from Spark's three aggregates (collected as Arrow).
+
+    ``topic_leader``: one row per (ts, topic, leader) with the topic columns; summed per (ts, topic)
+    for ``topics`` and per (ts, leader) for the leader counts, joined to ``disk`` (per (ts, broker))
+    as ``brokers``. Sums of sums, maxima of maxima: exact.
+    """
+    out = {"groups": _cast(groups, "groups")}
+    if topic_leader is None or topic_leader.num_rows == 0:
+        out["topics"] = SCHEMAS["topics"].empty_table()
+        leaders = pa.table(
+            {"ts": pa.array([], I64), "broker": pa.array([], I64), "leaders": pa.array([], I64)}
+        )
+    else:
+        t = topic_leader.group_by(["ts", "topic"]).aggregate(
+            [
+                ("size", "sum"),
+                ("max_part", "max"),
+                ("end", "sum"),
+                ("start", "sum"),
+                ("partitions", "sum"),
+                ("retention_ms", "max"),
+                ("retention_bytes", "max"),
+            ]
+        )
+        t = t.rename_columns([n.rsplit("_sum", 1)[0].rsplit("_max", 1)[0] for n in t.column_names])
+        out["topics"] = _cast(t, "topics")
+        lt = topic_leader.group_by(["ts", "leader"]).aggregate([("partitions", "sum")])
+        leaders = pa.table(
+            {
+                "ts": lt["ts"].cast(I64),
+                "broker": lt["leader"].cast(I64),
+                "leaders": lt["partitions_sum"].cast(I64),
+            }
+        )
+    if disk is None or disk.num_rows == 0:
+        out["brokers"] = SCHEMAS["brokers"].empty_table()
+    else:
+        d = pa.table(
+            {
+                n: disk.column(n).cast(I64)
+                for n in ("ts", "broker", "size_bytes", "total_bytes", "usable_bytes")
+            }
+        )
+        j = d.join(leaders, keys=["ts", "broker"], join_type="left outer")
+        j = j.set_column(j.schema.get_field_index("leaders"), "leaders", pc.fill_null(j["leaders"], 0))
+        out["brokers"] = _cast(j, "brokers")
+    return out
+
+
+def _split(table: pa.Table) -> dict[int, pa.Table]:
+    """Rows per hour (sorted by ts), by slicing the sorted table."""
+    if table.num_rows == 0:
+        return {}
+    table = table.sort_by([("ts", "ascending")])
+    hours = pc.multiply(pc.divide(table["ts"], HOUR_MS), HOUR_MS)
+    counts = pc.value_counts(hours)
+    out, offset = {}, 0
+    for item in counts:
+        h, n = item["values"].as_py(), item["counts"].as_py()
+        out[h] = table.slice(offset, n)
+        offset += n
+    return out
+
+
+def write_hours(
+    lake_dir: Path,
+    cluster: str,
+    rollups: dict[str, pa.Table],
+    hours: dict[int, list[RawFile]],
+) -> int:
+    """Write each hour's rollup files, then its manifest (the manifest last: a crash re-rolls)."""
+    parts = {kind: _split(rollups[kind]) for kind in KINDS}
+
+    def one(h: int) -> None:
+        for kind in KINDS:
+            path = rollup_path(lake_dir, kind, cluster, h)
+            rows = parts[kind].get(h)
+            if rows is not None and rows.num_rows:
+                lake.write_atomic(rows, path)
+            elif path.exists():
+                path.unlink()
+        manifest = {"hour": _hour(h).isoformat(), "inputs": inputs_of(hours[h])}
+        _write_text_atomic(json.dumps(manifest), manifest_path(lake_dir, cluster, h))
+
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="rollup-write") as pool:
+        list(pool.map(one, sorted(hours)))
+    return len(hours)
+
+
+def drop(lake_dir: Path, cluster: str, first_hour_ms: int, end_ms: int) -> None:
+    """Remove the rollups and manifests of the hours [first_hour_ms, end_ms) (a full rebuild)."""
+    for h in range(first_hour_ms, end_ms, HOUR_MS):
+        for path in [
+            *(rollup_path(lake_dir, k, cluster, h) for k in KINDS),
+            manifest_path(lake_dir, cluster, h),
+        ]:
+            if path.exists():
+                path.unlink()
+
+
+def rollup_dirs(lake_dir: Path, kind: str, cluster: str, since: datetime, until: datetime) -> list[str]:
+    """The date directories of a kind's rollups in [since, until) that hold a file."""
+    root = kind_root(lake_dir, kind, cluster)
+    out = []
+    for day in lake.days(since, until):
+        d = root / f"date={day.isoformat()}"
+        if d.is_dir() and any(p.suffix == ".parquet" and p.name[0] not in "._" for p in d.iterdir()):
+            out.append(str(d))
+    return out
+
+
+def chunks(hours: dict[int, list[RawFile]], limit: int = CHUNK_BYTES) -> list[list[int]]:
+    """Consecutive hours grouped so each group's raw input is at most ``limit`` bytes (at least one hour)."""
+    out: list[list[int]] = []
+    size = 0
+    for h in sorted(hours):
+        b = sum(f.size / max(1, len(f.hours)) for f in hours[h])
+        if out and size + b <= limit and out[-1][-1] == h - HOUR_MS:
+            out[-1].append(h)
+            size += b
+        else:
+            out.append([h])
+            size = b
+    return out
+
+
+def hours_between(since: datetime, end: datetime) -> tuple[int, int]:
+    """(first hour start, end) in epoch ms for the closed hours overlapping [since, end)."""
+    return _ms(hour_floor(since)), _ms(end)

@@ -1,0 +1,191 @@
+"""The incremental pipeline: hourly rollups give the same reports as the raw rows and the reference.
+
+A small generated lake of 15-minute snapshots over about seven hours (a topic created after the
+fourth snapshot, so growth from nothing crosses rollups too); the window starts mid-hour and
+``now`` falls inside the last hour, so the window is rollups of closed hours plus one open hour
+read raw. One local Spark session is shared by the module.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import generate, jobs, lake, reference, reports, rollups
+from pipeline.config import load
+from pipeline.reference import HOUR_MS, JobParams
+
+START = datetime(2026, 3, 1, 21, 0, tzinfo=UTC)  # crosses a day boundary
+SHAPE = generate.Shape(topics=6, partitions=2, brokers=3, replication=2, snapshots=28, interval_s=900)
+PARAMS = JobParams(idle_days=0.1, forecast_window_days=0.1, min_history_h=2)
+SINCE = START + timedelta(minutes=20)  # mid-hour: the first hour's rollup is cut by the window
+NOW = START + timedelta(hours=6, minutes=40)  # hour 6 (03:00-04:00) is still open
+UNTIL = START + timedelta(hours=7)
+CLUSTER = "prod"
+NEW_TOPIC = "fresh.orders"
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pipeline.spark import build_session
+
+    session = build_session(load(), master="local[1]")
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    return session
+
+
+def _with_new_topic(k: int, tables: dict) -> dict:
+    if k < 4:
+        return tables
+    parts = tables["partitions"]
+    extra = parts.slice(0, 2)
+    extra = extra.set_column(extra.schema.get_field_index("topic"), "topic", pa.array([NEW_TOPIC] * 2))
+    grown = pa.array([3_000_000 * (k - 3)] * 2, pa.int64())
+    extra = extra.set_column(extra.schema.get_field_index("size_bytes"), "size_bytes", grown)
+    return {**tables, "partitions": pa.concat_tables([parts, extra])}
+
+
+@pytest.fixture
+def lake_dir(tmp_path):
+    """One file per snapshot and dataset, named by slot like the collector's."""
+    for k, (ts, tables) in enumerate(generate.snapshots(SHAPE, START)):
+        lake.write_snapshot(tmp_path, CLUSTER, ts, _with_new_topic(k, tables), SHAPE.interval_s)
+    return tmp_path
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    return a == b
+
+
+def _diffs(got: dict, want: dict) -> list[str]:
+    out = []
+    for name in reports.SCHEMAS:
+        g, w = reports.sort_rows(name, got.get(name, [])), reports.sort_rows(name, want.get(name, []))
+        if len(g) != len(w):
+            out.append(f"{name}: {len(g)} rows, want {len(w)}")
+            continue
+        for gr, wr in zip(g, w, strict=True):
+            d = {k: (gr.get(k), wr[k]) for k in wr if not _same(gr.get(k), wr[k])}
+            if d:
+                out.append(f"{name} {wr}: {d}")
+    return out
+
+
+def _reference(root) -> dict:
+    tables = {ds: lake.read_window(root, ds, CLUSTER, SINCE, UNTIL) for ds in lake.DATASETS}
+    return reference.compute(tables, PARAMS)
+
+
+def _run(spark, root, **kw) -> tuple[dict, dict]:
+    stats: dict = {}
+    out = jobs.run_jobs(spark, root, CLUSTER, SINCE, UNTIL, PARAMS, now=NOW, stats=stats, **kw)
+    return out, stats
+
+
+def _rollup_files(root) -> dict[str, tuple[int, int]]:
+    base = root / "rollups"
+    return {
+        str(p.relative_to(base)): (p.stat().st_mtime_ns, p.stat().st_size)
+        for p in base.rglob("*")
+        if p.is_file()
+    }
+
+
+def _hour(h: int) -> int:
+    return int((START + timedelta(hours=h)).timestamp() * 1000)
+
+
+def test_incremental_runs_equal_the_rebuild_and_the_reference(spark, lake_dir):
+    want = _reference(lake_dir)
+    assert len(want["cluster_size"]) == 26  # snapshots from 21:30 to 03:45
+
+    first, stats = _run(spark, lake_dir)
+    assert not _diffs(first, want), _diffs(first, want)
+    # hours 21:00 … 02:00 are closed (six), 03:00 is open and read raw
+    assert stats["rolled_hours"] == stats["closed_hours"] == 6 and stats["open_files"] == 3 * 4
+    assert stats["closed_end"] == _hour(6)
+    for h in range(6):
+        for kind in rollups.KINDS:
+            assert rollups.rollup_path(lake_dir, kind, CLUSTER, _hour(h)).exists(), (kind, h)
+    assert not rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(6)).exists()
+    # a (snapshot, topic) grain: one row per topic and snapshot of the hour
+    hour1 = pq.read_table(rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(1)))
+    assert hour1.num_rows == 4 * (SHAPE.topics + 1)
+
+    before = _rollup_files(lake_dir)
+    again, stats = _run(spark, lake_dir)
+    assert stats["rolled_hours"] == 0
+    assert _rollup_files(lake_dir) == before  # nothing rewritten
+    assert not _diffs(again, want)
+
+    rebuilt, stats = _run(spark, lake_dir, rebuild=True)
+    assert stats["rolled_hours"] == 6
+    assert not _diffs(rebuilt, want)
+    assert not _diffs(rebuilt, first)
+
+
+def test_the_reports_read_the_rollups_of_closed_hours_and_the_open_hour_raw(spark, lake_dir):
+    _run(spark, lake_dir)
+    want = _reference(lake_dir)
+    # Alter a closed hour's rollup (not its raw files): the next run must show it, so the
+    # reports come from the rollups, and must not re-roll it (its raw files did not change).
+    path = rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(2))
+    t = pq.read_table(path)
+    t = t.set_column(t.schema.get_field_index("size"), "size", pc.add(t["size"], 1))
+    lake.write_atomic(t, path)
+    # A stale rollup file planted for the open hour: it must be ignored, the open hour is read raw.
+    opened = pq.read_table(rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(5)))
+    opened = opened.set_column(0, "ts", pc.add(opened["ts"], HOUR_MS))
+    opened = opened.set_column(opened.schema.get_field_index("size"), "size", pc.multiply(opened["size"], 7))
+    lake.write_atomic(opened, rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(6)))
+
+    got, stats = _run(spark, lake_dir)
+    assert stats["rolled_hours"] == 0
+    sizes = {r["ts"]: r["log_bytes"] for r in got["cluster_size"]}
+    wanted = {r["ts"]: r["log_bytes"] for r in want["cluster_size"]}
+    changed = {ts for ts in wanted if sizes[ts] != wanted[ts]}
+    assert changed == {_hour(2) + i * 900_000 for i in range(4)}
+    assert all(sizes[ts] - wanted[ts] == SHAPE.topics + 1 for ts in changed)
+    assert all(sizes[ts] == wanted[ts] for ts in wanted if ts >= _hour(6))
+
+
+def test_a_late_snapshot_in_a_closed_hour_re_rolls_that_hour(spark, lake_dir):
+    _run(spark, lake_dir)
+    manifests = {h: rollups.read_manifest(lake_dir, CLUSTER, _hour(h)) for h in range(6)}
+    before = _rollup_files(lake_dir)
+    # a snapshot at 23:07 that the collector wrote late: one more file in a closed hour
+    late = START + timedelta(hours=2, minutes=7)
+    k = 9
+    _, tables = next((ts, t) for i, (ts, t) in enumerate(generate.snapshots(SHAPE, START)) if i == k)
+    tables = _with_new_topic(k, tables)
+    shifted = {
+        ds: t.set_column(
+            t.schema.get_field_index("ts"), "ts", pa.array([late] * t.num_rows, t.schema.field("ts").type)
+        )
+        for ds, t in tables.items()
+    }
+    lake.write_snapshot(lake_dir, CLUSTER, late, shifted, 60)
+
+    got, stats = _run(spark, lake_dir)
+    assert stats["rolled_hours"] == 1
+    after = _rollup_files(lake_dir)
+    changed = {name for name in after if after[name] != before.get(name)}
+    assert changed == {
+        f"{kind}/cluster={CLUSTER}/date=2026-03-01/hour-23.{'json' if kind == 'manifests' else 'parquet'}"
+        for kind in (*rollups.KINDS, "manifests")
+    }
+    manifest = rollups.read_manifest(lake_dir, CLUSTER, _hour(2))
+    assert len(manifest["inputs"]) == len(manifests[2]["inputs"]) + 3
+    late_name = lake.slot_name(late, 60)
+    assert sorted(e[0] for e in manifest["inputs"] if e[1].endswith(late_name)) == sorted(lake.DATASETS)
+    want = _reference(lake_dir)
+    assert len(want["cluster_size"]) == 27
+    assert not _diffs(got, want), _diffs(got, want)
