@@ -37,10 +37,12 @@ def start_pipeline_run(
     since: datetime | None = None,
     until: datetime | None = None,
     source_ip: str | None = None,
+    rebuild: bool = False,
 ) -> Operation:
     """Queue the report jobs for one cluster over [since, until) (default: the last PIPELINE_WINDOW_DAYS).
 
     ``actor=None`` is the system actor (beat, the command line); people need ``operation.run``.
+    ``rebuild``: drop the window's hourly rollups and recompute them from the raw snapshots.
     """
     actor = actor or access.system_actor()
     access.require(actor, cluster, access.RUN_OPERATIONS)
@@ -49,7 +51,12 @@ def start_pipeline_run(
         actor=actor,
         kind=KIND,
         cluster=cluster,
-        params={"cluster": cluster.name, "since": since.isoformat(), "until": until.isoformat()},
+        params={
+            "cluster": cluster.name,
+            "since": since.isoformat(),
+            "until": until.isoformat(),
+            **({"rebuild": True} if rebuild else {}),
+        },
         items=STEPS,
         targets=[f"cluster:{cluster.name}"],
         source_ip=source_ip,

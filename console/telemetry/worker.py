@@ -19,6 +19,8 @@ from pipeline.reference import JobParams
 def _run(ctx) -> Done:
     """Run every job over the window, publish the reports, record rows per report.
 
+    Incremental (``pipeline.jobs.roll_up``): only closed hours not rolled up yet are read raw, plus
+    the open hour; ``params["rebuild"]`` recomputes every rollup of the window.
     Idempotent: a re-run of the same window publishes the same reports again. A failing job
     ends the run "failed" with the reason (the next scheduled run is the retry).
     """
@@ -33,6 +35,7 @@ def _run(ctx) -> Done:
         min_history_h=cfg.min_history_h,
     )
     started = time.perf_counter()
+    rolled: dict = {}
     try:
         from pipeline.jobs import run_jobs
         from pipeline.spark import build_session
@@ -47,12 +50,15 @@ def _run(ctx) -> Done:
             until,
             params,
             progress=lambda f, text: ctx.heartbeat(progress=0.9 * f, text=text),
+            rebuild=bool(op.params.get("rebuild")),
+            stats=rolled,
         )
         ctx.set_item(
             STEPS[0],
             state=OperationState.SUCCEEDED,
             progress=1.0,
-            message=f"{sum(len(v) for v in out.values())} report rows",
+            message=f"{sum(len(v) for v in out.values())} report rows; "
+            f"{rolled.get('rolled_hours', 0)} of {rolled.get('closed_hours', 0)} closed hours rolled up",
         )
         rows = {k: len(v) for k, v in out.items()}
         meta = {
@@ -75,7 +81,12 @@ def _run(ctx) -> Done:
             error=f"{type(exc).__name__}: {exc}"[:2000],
             outcomes={"pipeline": {"ok": False, "message": str(exc)[:500]}},
         )
-    result = {"rows": rows, "run": run_dir.name, "seconds": round(time.perf_counter() - started, 1)}
+    result = {
+        "rows": rows,
+        "run": run_dir.name,
+        "seconds": round(time.perf_counter() - started, 1),
+        "rolled_hours": rolled.get("rolled_hours", 0),
+    }
     return Done(
         OperationState.SUCCEEDED,
         result=result,

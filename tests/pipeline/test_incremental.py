@@ -189,3 +189,24 @@ def test_a_late_snapshot_in_a_closed_hour_re_rolls_that_hour(spark, lake_dir):
     want = _reference(lake_dir)
     assert len(want["cluster_size"]) == 27
     assert not _diffs(got, want), _diffs(got, want)
+
+
+@pytest.mark.django_db
+def test_the_command_runs_incrementally_and_rebuilds_on_request(spark, lake_dir, monkeypatch):
+    from django.core.management import call_command
+
+    from console.models import Cluster, Operation, OperationState
+    from console.telemetry import capacity
+
+    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(lake_dir))
+    Cluster.objects.create(name=CLUSTER, bootstrap_servers="127.0.0.1:1")
+    window = ["--cluster", CLUSTER, "--since", SINCE.isoformat(), "--until", UNTIL.isoformat()]
+    for extra in ([], [], ["--rebuild"]):
+        call_command("run_pipeline", *window, *extra)
+    ops = list(Operation.objects.filter(kind=capacity.KIND).order_by("pk"))
+    assert [op.state for op in ops] == [OperationState.SUCCEEDED] * 3, [op.error for op in ops]
+    # the window is in the past: all seven hours are closed; the second run has nothing to roll up
+    assert [op.result["rolled_hours"] for op in ops] == [7, 0, 7]
+    assert [bool(op.params.get("rebuild")) for op in ops] == [False, False, True]
+    published = {name: reports.read_report(lake_dir, CLUSTER, name) for name in reports.SCHEMAS}
+    assert len(published["cluster_size"]) == 26

@@ -37,6 +37,9 @@ class Command(BaseCommand):
             "--since", help="window start: ISO date/time or 7d / 36h ago (default: PIPELINE_WINDOW_DAYS)"
         )
         parser.add_argument("--until", help="window end (default: now)")
+        parser.add_argument(
+            "--rebuild", action="store_true", help="drop the window's hourly rollups and recompute them all"
+        )
         parser.add_argument("--queue", action="store_true", help="leave the run to a Celery worker")
 
     def handle(self, *args, **options) -> None:
@@ -47,7 +50,9 @@ class Command(BaseCommand):
         since = parse_when(options["since"], now) if options["since"] else None
         until = parse_when(options["until"], now) if options["until"] else None
         try:
-            op = capacity.start_pipeline_run(actor=None, cluster=cluster, since=since, until=until)
+            op = capacity.start_pipeline_run(
+                actor=None, cluster=cluster, since=since, until=until, rebuild=options["rebuild"]
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"operation #{op.pk}: {op.params['since']} → {op.params['until']}")
