@@ -17,6 +17,7 @@ from .types import (
     PartitionMetadata,
     QuorumInfo,
     QuorumReplica,
+    TopicHealth,
     TopicMetadata,
     TopicSummary,
 )
@@ -37,6 +38,44 @@ def summarize(topics: tuple[TopicMetadata, ...]) -> TopicSummary:
             if len(p.isr) < len(p.replicas):
                 under += 1
     return TopicSummary(len(topics), partitions, under, offline, internal)
+
+
+class _LibrdkafkaPartitions:
+    """Reads a topic's partitions out of confluent-kafka's ``TopicMetadata`` (one fetch's live brokers)."""
+
+    __slots__ = ("live",)
+
+    def __init__(self, live: frozenset[int]) -> None:
+        self.live = live
+
+    def partitions(self, t: Any) -> tuple[PartitionMetadata, ...]:
+        live = self.live
+        all_live = live.issuperset
+        parts = []
+        for p in t.partitions.values():
+            replicas = tuple(p.replicas)
+            offline = () if all_live(replicas) else tuple(r for r in replicas if r not in live)
+            parts.append(PartitionMetadata(p.id, p.leader, replicas, tuple(p.isrs), offline))
+        parts.sort(key=lambda p: p.id)
+        return tuple(parts)
+
+    def health(self, t: Any) -> TopicHealth:
+        parts = t.partitions
+        under = offline = 0
+        rf = -1
+        for p in parts.values():
+            if p.leader < 0:
+                offline += 1
+            if len(p.isrs) < len(p.replicas):
+                under += 1
+            if rf < 0 and p.id == 0:
+                rf = len(p.replicas)
+        if rf < 0:  # no partition 0 in the answer: the lowest id's replicas, as ``partitions`` sorts
+            rf = len(min(parts.values(), key=lambda p: p.id).replicas) if parts else 0
+        isr_sizes = ()
+        if under or offline:
+            isr_sizes = tuple(len(p.isrs) for p in sorted(parts.values(), key=lambda p: p.id))
+        return TopicHealth(len(parts), rf, under, offline, isr_sizes)
 
 
 class ClusterMixin(GatewayBase):
@@ -64,8 +103,10 @@ class ClusterMixin(GatewayBase):
     def list_topics_metadata(self) -> ClusterMetadata:
         """Every topic and partition in one Metadata fetch (fast for 100k partitions).
 
-        Offline replicas are the replicas whose broker is not live; racks are not part of
-        librdkafka's metadata (use :meth:`describe_cluster` for them).
+        Topics come sorted by name; each keeps librdkafka's answer for its partitions and builds
+        their ``PartitionMetadata`` when first read (``TopicMetadata.deferred``), so a caller that
+        reads a few topics pays for those only. Offline replicas are the replicas whose broker is
+        not live; racks are not part of librdkafka's metadata (use :meth:`describe_cluster`).
         """
         self._require_brokers("listing topics")
         self._reachable()
@@ -75,29 +116,13 @@ class ClusterMixin(GatewayBase):
         brokers = tuple(
             BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id)
         )
-        topics = []
-        P = PartitionMetadata
-        live_ids = set(live)
-        all_live = live_ids.issuperset
+        reader = _LibrdkafkaPartitions(frozenset(live))
+        deferred = TopicMetadata.deferred
         internal = INTERNAL_TOPICS
-        for name, t in md.topics.items():
-            parts = []
-            last = -1
-            ordered = True
-            for p in t.partitions.values():
-                replicas = tuple(p.replicas)
-                offline = () if all_live(replicas) else tuple(r for r in replicas if r not in live_ids)
-                pid = p.id
-                if pid < last:
-                    ordered = False
-                last = pid
-                parts.append(P(pid, p.leader, replicas, tuple(p.isrs), offline))
-            if not ordered:
-                parts.sort(key=lambda p: p.id)
-            topics.append(TopicMetadata(name, tuple(parts), name in internal))
-        topics.sort(key=lambda t: t.name)
+        by_name = md.topics
+        topics = tuple(deferred(name, by_name[name], reader, name in internal) for name in sorted(by_name))
         controller = md.controller_id if md.controller_id >= 0 else None
-        return ClusterMetadata(md.cluster_id, controller, brokers, tuple(topics))
+        return ClusterMetadata(md.cluster_id, controller, brokers, topics)
 
     def topic_summary(self) -> TopicSummary:
         """Topic and partition counts, under-replicated and offline partitions (one fetch)."""

@@ -6,8 +6,8 @@ Enumerations are plain upper-case strings with Kafka's names (``"TOPIC"``, ``"LI
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import NamedTuple, TypeVar
+from dataclasses import FrozenInstanceError, dataclass, field
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from .errors import KafkaOperationError
 
@@ -74,16 +74,131 @@ class PartitionMetadata:
         return self.replicas[0] if self.replicas else None
 
 
-@dataclass(frozen=True)
+class TopicHealth(NamedTuple):
+    """A topic's partition counts, read without building its ``PartitionMetadata``."""
+
+    partitions: int
+    replication_factor: int
+    under_replicated: int
+    offline: int
+    #: each partition's ISR size, only when some partition is under-replicated or offline
+    isr_sizes: tuple[int, ...] = ()
+
+
+class PartitionReader(Protocol):
+    """Reads a deferred topic's partitions out of a Kafka client's own answer (``console.kafka`` only)."""
+
+    def partitions(self, source: Any) -> tuple[PartitionMetadata, ...]: ...
+
+    def health(self, source: Any) -> TopicHealth: ...
+
+
 class TopicMetadata:
-    name: str
-    partitions: tuple[PartitionMetadata, ...]
-    internal: bool = False
-    topic_id: str | None = None
+    """A topic's metadata: frozen, compared and hashed by its fields like the other types.
+
+    ``TopicMetadata(name, partitions, internal, topic_id)`` holds its partitions. A whole-cluster
+    fetch builds its topics with :meth:`deferred` instead: each keeps the client's own answer and
+    builds its ``PartitionMetadata`` on the first read of ``partitions`` (a page shows a few dozen
+    of 20,000 topics; building 100,000 partition objects up front cost several times the fetch).
+    :meth:`health` counts without building them.
+    """
+
+    __slots__ = ("name", "internal", "topic_id", "_partitions", "_source", "_reader")
+
+    def __init__(
+        self,
+        name: str,
+        partitions: tuple[PartitionMetadata, ...] = (),
+        internal: bool = False,
+        topic_id: str | None = None,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "name", name)
+        put(self, "internal", internal)
+        put(self, "topic_id", topic_id)
+        put(self, "_partitions", tuple(partitions))
+        put(self, "_source", None)
+        put(self, "_reader", None)
+
+    @classmethod
+    def deferred(
+        cls,
+        name: str,
+        source: Any,
+        reader: PartitionReader,
+        internal: bool = False,
+        topic_id: str | None = None,
+    ) -> TopicMetadata:
+        """A topic whose partitions ``reader`` reads from ``source`` when first asked for."""
+        self = cls.__new__(cls)
+        put = object.__setattr__
+        put(self, "name", name)
+        put(self, "internal", internal)
+        put(self, "topic_id", topic_id)
+        put(self, "_partitions", None)
+        put(self, "_source", source)
+        put(self, "_reader", reader)
+        return self
+
+    @property
+    def partitions(self) -> tuple[PartitionMetadata, ...]:
+        parts = self._partitions
+        if parts is None:
+            reader, source = self._reader, self._source
+            if reader is None:  # another thread finished the conversion between the two reads
+                return self._partitions
+            parts = reader.partitions(source)
+            object.__setattr__(self, "_partitions", parts)
+            object.__setattr__(self, "_source", None)  # the client's answer is no longer needed
+            object.__setattr__(self, "_reader", None)
+        return parts
+
+    def health(self) -> TopicHealth:
+        """Partition count, replication factor, under-replicated and offline partitions."""
+        reader, source = self._reader, self._source
+        if reader is not None and source is not None and self._partitions is None:
+            return reader.health(source)
+        parts = self.partitions
+        under = offline = 0
+        for p in parts:
+            if p.leader < 0:
+                offline += 1
+            if len(p.isr) < len(p.replicas):
+                under += 1
+        isr_sizes = tuple(len(p.isr) for p in parts) if under or offline else ()
+        rf = len(parts[0].replicas) if parts else 0
+        return TopicHealth(len(parts), rf, under, offline, isr_sizes)
 
     @property
     def replication_factor(self) -> int:
-        return len(self.partitions[0].replicas) if self.partitions else 0
+        parts = self.partitions
+        return len(parts[0].replicas) if parts else 0
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field '{name}'")
+
+    def _key(self) -> tuple:
+        return (self.name, self.partitions, self.internal, self.topic_id)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __reduce__(self):
+        return (TopicMetadata, (self.name, self.partitions, self.internal, self.topic_id))
+
+    def __repr__(self) -> str:
+        return (
+            f"TopicMetadata(name={self.name!r}, partitions={self.partitions!r}, "
+            f"internal={self.internal!r}, topic_id={self.topic_id!r})"
+        )
 
 
 @dataclass(frozen=True)

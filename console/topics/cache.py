@@ -49,30 +49,36 @@ class TopicRow:
 
 
 def _row(t: TopicMetadata) -> TopicRow:
-    under = offline = 0
-    for p in t.partitions:
-        if p.leader < 0:
-            offline += 1
-        if len(p.isr) < len(p.replicas):
-            under += 1
-    isr_sizes = tuple(len(p.isr) for p in t.partitions) if under or offline else ()
-    return TopicRow(t.name, len(t.partitions), t.replication_factor, under, offline, t.internal, isr_sizes)
+    h = t.health()
+    return TopicRow(
+        t.name, h.partitions, h.replication_factor, h.under_replicated, h.offline, t.internal, h.isr_sizes
+    )
 
 
 @dataclass
 class Snapshot:
-    """One metadata fetch and what was derived from it."""
+    """One metadata fetch and what was derived from it.
+
+    ``names`` (sorted) and ``by_name`` are built with the snapshot; a topic's ``TopicRow`` (its
+    partition counts) is computed the first time a page shows it (``row``), and every row at once
+    only when a page sorts or filters by the counts (``rows``): the default list page reads the
+    counts of its 50 topics, not of all 100,000 partitions.
+    """
 
     metadata: ClusterMetadata
     fetched_at: float  # time.time()
     fetched_mono: float
-    rows: list[TopicRow]
+    names: list[str]  # every topic, sorted by name
     by_name: dict[str, TopicMetadata]
     # topic name -> (monotonic time, {config: value}) for the few topics whose configs a page showed
     configs: dict[str, tuple[float, dict[str, str | None]]] = field(default_factory=dict)
     # topic name -> bytes from the telemetry pipeline's latest topic_summary (None = not read yet)
     sizes: dict[str, int] | None = None
+    _rows: dict[str, TopicRow] = field(default_factory=dict)
+    _all_rows: list[TopicRow] | None = None
+    _public: list[str] | None = None
     _sorted: dict[str, list[TopicRow]] = field(default_factory=dict)
+    _search: object = None  # console.topics.search.NameIndex, built on the first search
 
     @property
     def age_s(self) -> float:
@@ -82,16 +88,47 @@ class Snapshot:
     def broker_ids(self) -> list[int]:
         return [b.id for b in self.metadata.brokers]
 
+    def row(self, name: str) -> TopicRow:
+        """One topic's row (computed once per snapshot)."""
+        got = self._rows.get(name)
+        if got is None:
+            got = self._rows[name] = _row(self.by_name[name])
+        return got
+
+    @property
+    def public_names(self) -> list[str]:
+        """``names`` without Kafka's internal topics."""
+        if self._public is None:
+            by_name = self.by_name
+            self._public = [n for n in self.names if not by_name[n].internal]
+        return self._public
+
+    @property
+    def rows(self) -> list[TopicRow]:
+        """Every topic's row, by name (computed once per snapshot, when a page needs them all)."""
+        if self._all_rows is None:
+            row = self.row
+            self._all_rows = [row(n) for n in self.names]
+        return self._all_rows
+
     def sorted_rows(self, key: str) -> list[TopicRow]:
         """Rows sorted by a column (cached per snapshot: sorting 20k rows once, not per view)."""
         cached = self._sorted.get(key)
         if cached is None:
             if key == "name":
-                cached = self.rows  # metadata already arrives sorted by name
+                cached = self.rows
             else:
                 cached = sorted(self.rows, key=lambda r: (getattr(r, key), r.name))
             self._sorted[key] = cached
         return cached
+
+    def search_index(self):
+        """The names prepared for searching (``console.topics.search``), built once per snapshot."""
+        if self._search is None:
+            from console.topics.search import NameIndex
+
+            self._search = NameIndex(self.names)
+        return self._search
 
 
 @contextmanager
@@ -128,14 +165,19 @@ def _lock_for(key: object) -> threading.Lock:
 
 
 def build_snapshot(metadata: ClusterMetadata) -> Snapshot:
-    """Derive the list rows and the name index from one metadata fetch (pure)."""
+    """The name list and index of one metadata fetch (pure; rows are derived when first read)."""
     now = time.time()
+    topics = metadata.topics
+    names = [t.name for t in topics]
+    if any(a > b for a, b in zip(names, names[1:], strict=False)):  # the gateway sorts; others may not
+        topics = sorted(topics, key=lambda t: t.name)
+        names = [t.name for t in topics]
     return Snapshot(
         metadata=metadata,
         fetched_at=now,
         fetched_mono=time.monotonic(),
-        rows=[_row(t) for t in metadata.topics],
-        by_name={t.name: t for t in metadata.topics},
+        names=names,
+        by_name={t.name: t for t in topics},
     )
 
 

@@ -6,15 +6,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from django.db.models import Q
-
 from console import access, patterns
 from console.clusters.actions import gateway_for
-from console.kafka import ConfigResource, KafkaOperationError, TopicPartition
-from console.models import AuditEvent
+from console.kafka import ConfigResource, KafkaOperationError
+from console.models import AuditEvent, AuditTarget
 from console.telemetry import sizes as telemetry_sizes
 from console.telemetry.sizes import PartitionSize, SnapshotSizes, TopicSize
 from console.topics import cache as metadata_cache
+from console.topics import search as topic_search
 from console.topics.cache import TopicRow
 
 SORT_KEYS = ("name", "partitions", "replication_factor", "under_replicated", "offline")
@@ -65,16 +64,6 @@ class TopicPage:
     sizes: SnapshotSizes = field(default_factory=SnapshotSizes)  # "as of" its ts
 
 
-def _matcher(query: str, regex: bool):
-    if not query:
-        return None
-    if regex:
-        pattern = patterns.compile_pattern(query)
-        return lambda name: pattern.search(name) is not None
-    needle = query.lower()
-    return lambda name: needle in name.lower()
-
-
 def list_topics(
     *,
     actor,
@@ -98,33 +87,51 @@ def list_topics(
     sort = sort if sort in SORT_KEYS else "name"
     per_page = max(1, min(MAX_PER_PAGE, per_page))
     query_error = ""
-    try:
-        match = _matcher(query, regex)
-    except patterns.PatternError as exc:
-        match, query_error = (lambda _n: False), f"The regular expression is not valid: {exc}"
-    rows = snap.sorted_rows(sort)
-    if descending:
-        rows = rows[::-1]
-    selected = [
-        r
-        for r in rows
-        if (include_internal or not r.internal)
-        and (not unhealthy_only or r.unhealthy)
-        and (match is None or match(r.name))
-    ]
-    pages = max(1, -(-len(selected) // per_page))
-    page = max(1, min(page, pages))
-    chunk = selected[(page - 1) * per_page : page * per_page]
+    matching = None  # names matching the search (None: no search)
+    if query:
+        try:
+            matching = topic_search.matching_names(snap.search_index(), query, regex)
+        except patterns.PatternError as exc:
+            matching, query_error = [], f"The regular expression is not valid: {exc}"
+    if sort == "name" and not unhealthy_only:
+        # By name needs no partition counts: filter the sorted names, count only the page's rows.
+        if matching is None:
+            names = snap.names if include_internal else snap.public_names
+        else:
+            by_name = snap.by_name
+            names = matching if include_internal else [n for n in matching if not by_name[n].internal]
+        if descending:
+            names = names[::-1]
+        total = len(names)
+        pages = max(1, -(-total // per_page))
+        page = max(1, min(page, pages))
+        chunk = [snap.row(n) for n in names[(page - 1) * per_page : page * per_page]]
+    else:
+        rows = snap.sorted_rows(sort)
+        wanted = None if matching is None else set(matching)
+        if descending:
+            rows = rows[::-1]
+        selected = [
+            r
+            for r in rows
+            if (include_internal or not r.internal)
+            and (not unhealthy_only or r.unhealthy)
+            and (wanted is None or r.name in wanted)
+        ]
+        total = len(selected)
+        pages = max(1, -(-total // per_page))
+        page = max(1, min(page, pages))
+        chunk = selected[(page - 1) * per_page : page * per_page]
     sizes = snapshot_sizes(cluster)
     return TopicPage(
         items=_with_configs(cluster, snap, chunk, sizes),
-        total=len(selected),
+        total=total,
         page=page,
         pages=pages,
         per_page=per_page,
         fetched_at=snap.fetched_at,
         age_s=snap.age_s,
-        cluster_topics=len(snap.rows),
+        cluster_topics=len(snap.names),
         query_error=query_error,
         sizes=sizes,
     )
@@ -243,28 +250,56 @@ def overrides_first(entries: Iterable) -> list:
     return sorted(entries, key=lambda e: (e.source != "DYNAMIC_TOPIC_CONFIG", e.default, e.name))
 
 
+_NAMING_BATCH = 2000
+_MAX_OPS = 500
+
+
 def recent_events(cluster, name: str, limit: int = 20) -> list[AuditEvent]:
     """The latest audit events naming this topic, and every event of the operations that named it.
 
     A reassignment's or an election's "requested" event names its topics; its later events (the
     throttles set, changed and removed, the cancel, the outcome) belong to the same operation and
-    are listed with it. JSON text search narrows the rows, then an exact check on the targets.
+    are listed with it. The events naming the topic come from the audit target index
+    (``AuditTarget``, newest first by its (target, event) index), in batches, until this cluster's
+    newest ``limit`` of them and the operations of its newest 500 are known; the operations' events
+    from the operation index. No query scans the trail (1M events: a few index probes, not a scan).
     """
     wanted = target(name)
-    naming = AuditEvent.objects.filter(cluster_id=cluster.pk, targets__icontains=f'"{wanted}"')
-    ops = {
-        op
-        for op, targets in naming.filter(operation_id__isnull=False)
-        .order_by("-id")
-        .values_list("operation_id", "targets")[:500]
-        if wanted in (targets or [])
-    }
-    qs = AuditEvent.objects.filter(cluster_id=cluster.pk).filter(
-        Q(targets__icontains=f'"{wanted}"') | Q(operation_id__in=ops)
-    )
-    return [
-        e for e in qs.order_by("-id")[: limit * 2] if e.operation_id in ops or wanted in (e.targets or [])
-    ][:limit]
+    naming: list[int] = []  # this cluster's events naming the topic, newest first
+    ops: dict[int, None] = {}  # their operations, newest first
+    with_op = 0
+    before = None
+    while len(naming) < limit or with_op < _MAX_OPS:
+        ids_q = AuditTarget.objects.filter(target=wanted)
+        if before is not None:
+            ids_q = ids_q.filter(event_id__lt=before)
+        ids = list(ids_q.order_by("-event_id").values_list("event_id", flat=True)[:_NAMING_BATCH])
+        if not ids:
+            break
+        before = ids[-1]
+        rows = (
+            AuditEvent.objects.filter(id__in=ids, cluster_id=cluster.pk)
+            .order_by("-id")
+            .values_list("id", "operation_id")
+        )
+        for event_id, op in rows:
+            naming.append(event_id)
+            if op is not None and with_op < _MAX_OPS:
+                with_op += 1
+                ops[op] = None
+        if len(ids) < _NAMING_BATCH:
+            break
+    if not naming:
+        return []
+    found = {e.id: e for e in AuditEvent.objects.filter(id__in=naming[:limit])}
+    if ops:
+        found.update(
+            (e.id, e)
+            for e in AuditEvent.objects.filter(cluster_id=cluster.pk, operation_id__in=list(ops)).order_by(
+                "-id"
+            )[:limit]
+        )
+    return [found[i] for i in sorted(found, reverse=True)[:limit]]
 
 
 def describe_topic(*, actor, cluster, name: str) -> TopicDetail:
@@ -277,21 +312,16 @@ def describe_topic(*, actor, cluster, name: str) -> TopicDetail:
     meta = gw.describe_topics([name])[name]
     if isinstance(meta, KafkaOperationError):
         raise meta
-    tps = [TopicPartition(name, p.id) for p in meta.partitions]
-    leaders = {TopicPartition(name, p.id): p.leader for p in meta.partitions}
+    by_leader: dict[int, dict[str, list[int]]] = {}
+    for p in meta.partitions:
+        if p.leader >= 0:
+            by_leader.setdefault(p.leader, {}).setdefault(name, []).append(p.id)
     starts, ends, offsets_error = {}, {}, None
     try:
-        starts = gw.list_offsets(tps, "earliest", leaders=leaders)
-        ends = gw.list_offsets(tps, "latest", leaders=leaders)
+        # earliest and latest of every partition in one round: one ListOffsets per leader and spec
+        (starts, _), (ends, _) = gw.offsets_by_leader(by_leader, ("earliest", "latest"))
     except KafkaOperationError as exc:
         offsets_error = exc
-
-    def offset(results, tp):
-        value = results.get(tp)
-        if value is None or isinstance(value, KafkaOperationError):
-            return None
-        return value.offset
-
     rows = [
         PartitionRow(
             p.id,
@@ -299,8 +329,8 @@ def describe_topic(*, actor, cluster, name: str) -> TopicDetail:
             p.replicas,
             p.isr,
             p.offline_replicas,
-            offset(starts, TopicPartition(name, p.id)),
-            offset(ends, TopicPartition(name, p.id)),
+            starts.get((name, p.id)),
+            ends.get((name, p.id)),
         )
         for p in meta.partitions
     ]

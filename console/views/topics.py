@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
-from django.utils.html import format_html_join
+from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -85,35 +85,33 @@ def _partition_rows(partitions, sizes: dict | None = None, size_note: str = _DAS
             return size_note
         return "unknown" if got.bytes is None else filesizeformat(got.bytes)
 
-    def cells(p):
-        health = "".join(
-            text
-            for flag, text in (
-                (p.offline, '<span class="badge state-failed">offline</span>'),
-                (p.under_replicated, '<span class="badge state-failed">under-replicated</span>'),
-                (p.leader_not_preferred, '<span class="badge">leader is not preferred</span>'),
-            )
-            if flag
+    offline_badge = '<span class="badge state-failed">offline</span>'
+    under_badge = '<span class="badge state-failed">under-replicated</span>'
+    moved_badge = '<span class="badge">leader is not preferred</span>'
+    no_leader = '<span class="state-failed">none</span>'
+
+    def ids(values) -> str:
+        return ", ".join([str(int(v)) for v in values])
+
+    def row(p) -> str:
+        # Every cell is an int, a list of ints or fixed markup, except the size text (escaped).
+        health = (
+            (offline_badge if p.offline else "")
+            + (under_badge if p.under_replicated else "")
+            + (moved_badge if p.leader_not_preferred else "")
         )
+        messages = p.messages
         return (
-            p.id,
-            mark_safe('<span class="state-failed">none</span>') if p.offline else p.leader,
-            ", ".join(map(str, p.replicas)),
-            ", ".join(map(str, p.isr)),
-            ", ".join(map(str, p.offline_replicas)) or _DASH,
-            _DASH if p.start_offset is None else p.start_offset,
-            _DASH if p.end_offset is None else p.end_offset,
-            _DASH if p.messages is None else p.messages,
-            size(p),
-            mark_safe(health),
+            f"<tr><td>{int(p.id)}</td><td>{no_leader if p.offline else int(p.leader)}</td>"
+            f'<td class="mono">{ids(p.replicas)}</td><td class="mono">{ids(p.isr)}</td>'
+            f'<td class="mono">{ids(p.offline_replicas) or _DASH}</td>'
+            f"<td>{_DASH if p.start_offset is None else int(p.start_offset)}</td>"
+            f"<td>{_DASH if p.end_offset is None else int(p.end_offset)}</td>"
+            f"<td>{_DASH if messages is None else int(messages)}</td>"
+            f"<td>{escape(size(p))}</td><td>{health}</td></tr>"
         )
 
-    return format_html_join(
-        "\n",
-        '<tr><td>{}</td><td>{}</td><td class="mono">{}</td><td class="mono">{}</td><td class="mono">{}</td>'
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        (cells(p) for p in partitions),
-    )
+    return mark_safe("\n".join(row(p) for p in partitions))
 
 
 @login_required
