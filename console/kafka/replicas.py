@@ -116,6 +116,42 @@ class ReplicasMixin(GatewayBase):
         a poll of 10,000 moving partitions then names each partition to its 3-4 replicas only,
         not to every involved broker.
         """
+        ids, out, asked = self._log_dir_requests(broker_ids, partitions)
+        return self._log_dir_answers(ids, out, asked, self._kp.send_many(asked))
+
+    def log_dirs_and_isr(
+        self, partitions: Mapping[int, Iterable[TopicPartition]], topics: Iterable[str]
+    ) -> tuple[dict[int, tuple[LogDirInfo, ...] | KafkaOperationError], PartitionIsr | KafkaOperationError]:
+        """``describe_log_dirs(partitions=partitions)`` and ``partition_isr(topics)`` in flight together.
+
+        A reassignment poll needs both in one cycle (sizes, and the ISR of replicas level with
+        their leader); sent together, the Metadata answer is built while the log dirs are read.
+        """
+        ids, out, asked = self._log_dir_requests(None, partitions)
+        names = sorted(set(topics))
+        if not names:
+            return self._log_dir_answers(ids, out, asked, self._kp.send_many(asked)), {}
+        answers = self._kp.send_many([*asked, (_metadata_request(names), None)])
+        return self._log_dir_answers(ids, out, asked, answers[:-1]), _isr_answer(names, answers[-1])
+
+    def partition_isr(self, topics: Iterable[str]) -> PartitionIsr | KafkaOperationError:
+        """``{topic: {partition: (leader, isr)} | error}`` from one Metadata request of ``topics``.
+
+        Only what a poll reads (leaders for ListOffsets, the ISR for "In sync"): no per-partition
+        metadata objects for the 1,000s of partitions of the named topics that are not moving.
+        A failed request comes back as the error, not raised.
+        """
+        names = sorted(set(topics))
+        if not names:
+            return {}
+        self._require_brokers("describing topics")
+        return _isr_answer(names, self._kp.send_many([(_metadata_request(names), None)])[0])
+
+    def _log_dir_requests(
+        self,
+        broker_ids: list[int] | None,
+        partitions: list[TopicPartition] | Mapping[int, Iterable[TopicPartition]] | None,
+    ) -> tuple[list[int], dict[int, Any], list[tuple[Any, int]]]:
         self._require_brokers("describing log dirs")
         from kafka.protocol.admin import DescribeLogDirsRequest
 
@@ -133,7 +169,7 @@ class ReplicasMixin(GatewayBase):
             return [T(topic=topic, partitions=parts) for topic, parts in group_by_topic(tps).items()]
 
         shared = None if per_broker else filter_for(partitions)
-        out: dict[int, tuple[LogDirInfo, ...] | KafkaOperationError] = {}
+        out: dict[int, Any] = {}
         asked = []
         for broker in ids:
             if broker not in live:
@@ -141,8 +177,14 @@ class ReplicasMixin(GatewayBase):
             else:
                 topics = filter_for(partitions.get(broker, ())) if per_broker else shared
                 asked.append((DescribeLogDirsRequest(topics=topics), broker))
+        return ids, out, asked
+
+    @staticmethod
+    def _log_dir_answers(
+        ids: list[int], out: dict[int, Any], asked: list[tuple[Any, int]], answers: list[Any]
+    ) -> dict[int, tuple[LogDirInfo, ...] | KafkaOperationError]:
         # one request per broker, in flight together (kafka-python's I/O thread multiplexes them)
-        for (_, broker), response in zip(asked, self._kp.send_many(asked), strict=True):
+        for (_, broker), response in zip(asked, answers, strict=True):
             if isinstance(response, KafkaOperationError):
                 out[broker] = response
                 continue
@@ -194,6 +236,35 @@ class ReplicasMixin(GatewayBase):
                     tp, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this partition")
                 )
         return out
+
+
+# {topic: {partition: (leader, isr)}} or the topic's error (see ``partition_isr``)
+PartitionIsr = dict[str, "dict[int, tuple[int, tuple[int, ...]]] | KafkaOperationError"]
+
+
+def _metadata_request(names: list[str]) -> Any:
+    from kafka.protocol.metadata import MetadataRequest
+
+    T = MetadataRequest.MetadataRequestTopic
+    return MetadataRequest(topics=[T(name=n) for n in names], allow_auto_topic_creation=False)
+
+
+def _isr_answer(names: list[str], response: Any) -> PartitionIsr | KafkaOperationError:
+    """A Metadata answer -> ``{topic: {partition: (leader, isr)} | error}`` (a hot path: every
+    partition of the moving partitions' topics, each poll cycle)."""
+    if isinstance(response, KafkaOperationError):
+        return response
+    out: PartitionIsr = {}
+    for t in response.topics:
+        err = from_code(t.error_code)
+        if err is not None:
+            out[t.name] = err.with_message(f"{err.message} (topic '{t.name}')")
+            continue
+        out[t.name] = {p.partition_index: (p.leader_id, tuple(p.isr_nodes)) for p in t.partitions}
+    for name in names:
+        if name not in out:
+            out[name] = KafkaOperationError(3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist")
+    return out
 
 
 def _log_dir(d: Any) -> LogDirInfo:

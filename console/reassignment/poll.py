@@ -2,9 +2,11 @@
 
 A cycle costs one ListPartitionReassignments plus one DescribeLogDirs per involved broker
 (never per partition); each broker is asked only about the moving partitions it may host.
-Every OFFSETS_EVERY_S it also reads the leaders' earliest and latest offsets (two ListOffsets
-per leader) for the "~N messages" estimates, and while a replica is level with its leader the
-Metadata of that partition's topic, because only the ISR says "In sync".
+While a replica is level with its leader it also reads the Metadata of that partition's topic,
+because only the ISR says "In sync" (sent with the log dirs, in flight together). Every
+OFFSETS_EVERY_S it reads the leaders' earliest and latest offsets for the "~N messages" estimates
+(one ListOffsets per leader and spec, all in flight together; the leaders from that same
+Metadata, then asked about every moving partition's topic).
 Progress goes to ``Reassignment.live`` in one UPDATE; a partition row is written only when its
 state changes.
 """
@@ -73,12 +75,18 @@ def poll_once(r: Reassignment) -> Wait | None:
     rows = partition_rows(r, [PartitionState.MOVING])
     gw = gateway_for(r.cluster)
     tps = [TopicPartition(x.topic, x.partition) for x in rows]
-    listed, logs = {}, {}
+    listed, logs, isr = {}, {}, {}
+    offsets = _fresh_offsets(r) if rows else {}
     if rows:
         listed = gw.list_partition_reassignments(tps)
         by_broker = hosts((tp, x.original, x.target) for tp, x in zip(tps, rows, strict=True))
-        logs = flatten_logs(gw.describe_log_dirs(partitions=by_broker))
-    offsets = _leader_offsets(r, gw, tps) if rows else {}
+        # The ISR (for "In sync") of the topics likely to have replicas level with their leader,
+        # and on an offsets cycle the leaders of every moving partition, read with the log dirs.
+        wanted = _isr_topics(r, rows) if offsets is not None else {x.topic for x in rows}
+        raw_logs, isr = gw.log_dirs_and_isr(by_broker, wanted)
+        logs = flatten_logs(raw_logs)
+        if offsets is None:
+            offsets = _leader_offsets(r, gw, tps, isr)
     shown = _shown_percents(r)
     live: dict[tuple[str, int], LiveEntry] = {}
     finished = []
@@ -90,13 +98,14 @@ def poll_once(r: Reassignment) -> Wait | None:
             shown[key] = entry.percent
         else:
             finished.append((x, entry))
-    _in_sync(gw, live)
+    _in_sync(r, gw, live, isr)
     _verify(gw, finished)
     _summarise(r, live, started)
     if r.partitions.filter(state__in=OPEN_PARTITION_STATES).exists():
         return Wait(POLL_INTERVAL_S / 2)
     _SHOWN.pop((r.pk, r.operation.created_at), None)
     _OFFSETS.pop(r.pk, None)
+    _WAITING.pop(r.pk, None)
     return None
 
 
@@ -170,41 +179,57 @@ def _settled_replicas(gw, wanted: list[tuple[str, int, list[int]]]) -> dict:
     return parts
 
 
-def _leader_offsets(r: Reassignment, gw, tps: list[TopicPartition]) -> dict[tuple[str, int], list[int]]:
-    """The moving partitions' [log start, log end] offsets, re-read every OFFSETS_EVERY_S.
+def _fresh_offsets(r: Reassignment) -> dict[tuple[str, int], list[int]] | None:
+    """The moving partitions' [log start, log end] offsets read less than OFFSETS_EVERY_S ago, or
+    None when they are due again.
 
     Kept in ``Reassignment.offsets`` (the next cycle may run in another worker) and in this
-    process (the same cycle's value is not parsed again). Unreadable offsets (no brokers in
-    controller mode, a timeout) leave the last ones, or none: the estimates are then not shown.
+    process (the same cycle's value is not parsed again).
+    """
+    at = store.offsets_read_at(r)
+    if at is None or time.time() - at >= OFFSETS_EVERY_S:
+        return None
+    cached = _OFFSETS.get(r.pk)
+    if cached is None or cached[0] != at:
+        cached = _OFFSETS[r.pk] = (at, store.read_offsets(r))
+    return cached[1]
+
+
+def _leader_offsets(r: Reassignment, gw, tps: list[TopicPartition], isr) -> dict[tuple[str, int], list[int]]:
+    """Read the moving partitions' [log start, log end] offsets: earliest and latest ListOffsets
+    per leader, all in flight together, the leaders from this cycle's Metadata (``isr``).
+
+    Unreadable offsets (no brokers in controller mode, a timeout) leave the last ones, or none:
+    the estimates are then not shown; they are tried again after OFFSETS_EVERY_S, not every cycle.
     """
     now = time.time()
-    at = store.offsets_read_at(r)
-    cached = _OFFSETS.get(r.pk)
-    if at is not None and now - at < OFFSETS_EVERY_S:
-        if cached is None or cached[0] != at:
-            cached = _OFFSETS[r.pk] = (at, store.read_offsets(r))
-        return cached[1]
+    by_leader: dict[int, dict[str, list[int]]] = {}
     try:
-        starts = gw.list_offsets(tps, "earliest")
-        ends = gw.list_offsets(tps, "latest")
-    except KafkaOperationError as err:  # tried again after OFFSETS_EVERY_S, not every cycle
+        if isinstance(isr, KafkaOperationError):
+            raise isr
+        for tp in tps:
+            parts = isr.get(tp.topic)
+            found = parts.get(tp.partition) if isinstance(parts, dict) else None
+            if found is not None and found[0] >= 0:
+                by_leader.setdefault(found[0], {}).setdefault(tp.topic, []).append(tp.partition)
+        (starts, _), (ends, _) = gw.offsets_by_leader(by_leader, ("earliest", "latest"))
+    except KafkaOperationError as err:
         log.info("reassignment %s: leader offsets unreadable this cycle: %s", r.pk, err)
+        cached = _OFFSETS.get(r.pk)
         kept = cached[1] if cached else {}
         store.write_offsets(r, kept, now)
         _OFFSETS[r.pk] = (now, kept)
         return kept
-    found = {}
-    for tp in tps:
-        start, end = starts.get(tp), ends.get(tp)
-        if start is None or end is None or isinstance(start, Exception) or isinstance(end, Exception):
-            continue
-        found[(tp.topic, tp.partition)] = [start.offset, end.offset]
+    found = {key: [start, ends[key]] for key, start in starts.items() if key in ends}
     store.write_offsets(r, found, now)
     _OFFSETS[r.pk] = (now, found)
     return found
 
 
 _OFFSETS: dict[int, tuple[float, dict]] = {}  # reassignment id -> (read at, offsets), this process
+_WAITING: dict[
+    int, set[str]
+] = {}  # reassignment id -> topics with a replica level with its leader last cycle
 # (reassignment id, its operation's creation time) -> partition bars shown, this process
 _SHOWN: dict[tuple[int, object], dict[tuple[str, int], int]] = {}
 
@@ -222,23 +247,43 @@ def _shown_percents(r: Reassignment) -> dict[tuple[str, int], int]:
     return shown
 
 
-def _in_sync(gw, live: dict[tuple[str, int], LiveEntry]) -> None:
-    """Caught-up replicas of moving partitions become "In sync" only once Kafka lists them in the ISR."""
+def _isr_topics(r: Reassignment, rows) -> set[str]:
+    """Topics whose ISR this cycle will likely need: those with a replica level with its leader in
+    the last cycle; before any cycle in this process, those where a replica stays (an in-sync
+    follower usually is level with its leader). A wrong guess costs a second request, not a
+    wrong state (``_in_sync`` reads whatever is missing)."""
+    last = _WAITING.get(r.pk)
+    if last is not None:
+        return last
+    return {x.topic for x in rows if not set(x.original).isdisjoint(x.target)}
+
+
+def _in_sync(r: Reassignment, gw, live: dict[tuple[str, int], LiveEntry], isr) -> None:
+    """Caught-up replicas of moving partitions become "In sync" only once Kafka lists them in the
+    ISR, from this cycle's Metadata (``isr``, read with the log dirs; missing topics read now)."""
     waiting = [tp for tp, e in live.items() if caught_up(e.replicas)]
+    topics = {t for t, _ in waiting}
+    _WAITING[r.pk] = topics
     if not waiting:
         return
-    try:
-        described = gw.describe_topics(sorted({t for t, _ in waiting}))
-    except KafkaOperationError as err:
-        log.info("ISR unreadable this cycle: %s", err)
+    if isinstance(isr, KafkaOperationError):
+        log.info("ISR unreadable this cycle: %s", isr)
         return
+    missing = topics.difference(isr)
+    if missing:
+        try:
+            more = gw.partition_isr(missing)
+            if isinstance(more, KafkaOperationError):
+                raise more
+        except KafkaOperationError as err:
+            log.info("ISR unreadable this cycle: %s", err)
+        else:
+            isr = {**isr, **more}
     for topic, partition in waiting:
-        md = described.get(topic)
-        if md is None or isinstance(md, KafkaOperationError):
-            continue
-        part = next((p for p in md.partitions if p.id == partition), None)
-        if part is not None:
-            mark_in_sync(live[(topic, partition)].replicas, part.isr)
+        parts = isr.get(topic)
+        found = parts.get(partition) if isinstance(parts, dict) else None
+        if found is not None:
+            mark_in_sync(live[(topic, partition)].replicas, found[1])
 
 
 def _summarise(r: Reassignment, live: dict[tuple[str, int], LiveEntry], started: float) -> None:
