@@ -6,7 +6,7 @@ librdkafka has none of the first two, so all of these go over kafka-python's pro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 from .base import GatewayBase, group_by_topic
@@ -120,32 +120,39 @@ class ReplicasMixin(GatewayBase):
         return self._log_dir_answers(ids, out, asked, self._kp.send_many(asked))
 
     def log_dirs_and_isr(
-        self, partitions: Mapping[int, Iterable[TopicPartition]], topics: Iterable[str]
+        self,
+        partitions: Mapping[int, Iterable[TopicPartition]],
+        topics: Iterable[str],
+        only: Mapping[str, Container[int]] | None = None,
     ) -> tuple[dict[int, tuple[LogDirInfo, ...] | KafkaOperationError], PartitionIsr | KafkaOperationError]:
         """``describe_log_dirs(partitions=partitions)`` and ``partition_isr(topics)`` in flight together.
 
         A reassignment poll needs both in one cycle (sizes, and the ISR of replicas level with
         their leader); sent together, the Metadata answer is built while the log dirs are read.
+        ``only`` ({topic: partition ids}) keeps just those partitions of the answer.
         """
         ids, out, asked = self._log_dir_requests(None, partitions)
         names = sorted(set(topics))
         if not names:
             return self._log_dir_answers(ids, out, asked, self._kp.send_many(asked)), {}
         answers = self._kp.send_many([*asked, (_metadata_request(names), None)])
-        return self._log_dir_answers(ids, out, asked, answers[:-1]), _isr_answer(names, answers[-1])
+        return self._log_dir_answers(ids, out, asked, answers[:-1]), _isr_answer(names, answers[-1], only)
 
-    def partition_isr(self, topics: Iterable[str]) -> PartitionIsr | KafkaOperationError:
+    def partition_isr(
+        self, topics: Iterable[str], only: Mapping[str, Container[int]] | None = None
+    ) -> PartitionIsr | KafkaOperationError:
         """``{topic: {partition: (leader, isr)} | error}`` from one Metadata request of ``topics``.
 
         Only what a poll reads (leaders for ListOffsets, the ISR for "In sync"): no per-partition
         metadata objects for the 1,000s of partitions of the named topics that are not moving.
-        A failed request comes back as the error, not raised.
+        ``only`` ({topic: partition ids}) keeps just those. A failed request comes back as the
+        error, not raised.
         """
         names = sorted(set(topics))
         if not names:
             return {}
         self._require_brokers("describing topics")
-        return _isr_answer(names, self._kp.send_many([(_metadata_request(names), None)])[0])
+        return _isr_answer(names, self._kp.send_many([(_metadata_request(names), None)])[0], only)
 
     def _log_dir_requests(
         self,
@@ -249,7 +256,9 @@ def _metadata_request(names: list[str]) -> Any:
     return MetadataRequest(topics=[T(name=n) for n in names], allow_auto_topic_creation=False)
 
 
-def _isr_answer(names: list[str], response: Any) -> PartitionIsr | KafkaOperationError:
+def _isr_answer(
+    names: list[str], response: Any, only: Mapping[str, Container[int]] | None = None
+) -> PartitionIsr | KafkaOperationError:
     """A Metadata answer -> ``{topic: {partition: (leader, isr)} | error}`` (a hot path: every
     partition of the moving partitions' topics, each poll cycle)."""
     if isinstance(response, KafkaOperationError):
@@ -260,7 +269,12 @@ def _isr_answer(names: list[str], response: Any) -> PartitionIsr | KafkaOperatio
         if err is not None:
             out[t.name] = err.with_message(f"{err.message} (topic '{t.name}')")
             continue
-        out[t.name] = {p.partition_index: (p.leader_id, tuple(p.isr_nodes)) for p in t.partitions}
+        keep = None if only is None else only.get(t.name, ())
+        out[t.name] = {
+            p.partition_index: (p.leader_id, tuple(p.isr_nodes))
+            for p in t.partitions
+            if keep is None or p.partition_index in keep
+        }
     for name in names:
         if name not in out:
             out[name] = KafkaOperationError(3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist")

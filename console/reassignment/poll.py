@@ -83,7 +83,7 @@ def poll_once(r: Reassignment) -> Wait | None:
         # The ISR (for "In sync") of the topics likely to have replicas level with their leader,
         # and on an offsets cycle the leaders of every moving partition, read with the log dirs.
         wanted = _isr_topics(r, rows) if offsets is not None else {x.topic for x in rows}
-        raw_logs, isr = gw.log_dirs_and_isr(by_broker, wanted)
+        raw_logs, isr = gw.log_dirs_and_isr(by_broker, wanted, _partitions_of(tps))
         logs = flatten_logs(raw_logs)
         if offsets is None:
             offsets = _leader_offsets(r, gw, tps, isr)
@@ -258,6 +258,13 @@ def _isr_topics(r: Reassignment, rows) -> set[str]:
     return {x.topic for x in rows if not set(x.original).isdisjoint(x.target)}
 
 
+def _partitions_of(keys) -> dict[str, set[int]]:
+    out: dict[str, set[int]] = {}
+    for topic, partition in keys:
+        out.setdefault(topic, set()).add(partition)
+    return out
+
+
 def _in_sync(r: Reassignment, gw, live: dict[tuple[str, int], LiveEntry], isr) -> None:
     """Caught-up replicas of moving partitions become "In sync" only once Kafka lists them in the
     ISR, from this cycle's Metadata (``isr``, read with the log dirs; missing topics read now)."""
@@ -272,7 +279,7 @@ def _in_sync(r: Reassignment, gw, live: dict[tuple[str, int], LiveEntry], isr) -
     missing = topics.difference(isr)
     if missing:
         try:
-            more = gw.partition_isr(missing)
+            more = gw.partition_isr(missing, _partitions_of(live))
             if isinstance(more, KafkaOperationError):
                 raise more
         except KafkaOperationError as err:

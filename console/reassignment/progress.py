@@ -114,7 +114,8 @@ class LiveEntry(NamedTuple):
     def shown(self, previous: int) -> LiveEntry:
         """This entry with a percentage no lower than ``previous``."""
         now = round(100 * self.bytes_done / self.bytes_total) if self.bytes_total else 0
-        return self._replace(percent=at_least(previous, now))
+        # tuple.__new__: ``_replace`` costs more than the arithmetic (10,000 entries a cycle)
+        return tuple.__new__(LiveEntry, (self[0], self[1], self[2], at_least(previous, now)))
 
 
 def live_entry(
