@@ -20,4 +20,4 @@ USER console
 # shares it between web, worker and beat so all of them use the same keys.
 VOLUME ["/app/var"]
 EXPOSE 8000
-CMD ["gunicorn", "console.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "60"]
+CMD ["gunicorn", "-c", "console/gunicorn_conf.py", "--bind", "0.0.0.0:8000", "console.wsgi"]

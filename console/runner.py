@@ -145,6 +145,15 @@ def worker_commands(celery: list[str]) -> list[tuple[str, list[str]]]:
     ]
 
 
+GUNICORN_CONF = BASE_DIR / "console" / "gunicorn_conf.py"
+
+
+def web_command(py: str, host: str = WEB_HOST, port: int = WEB_PORT) -> list[str]:
+    """The web server: gunicorn with the console's config (worker class, processes, threads:
+    ``console/gunicorn_conf.py``), as in production (Dockerfile, docker-compose)."""
+    return [py, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "--bind", f"{host}:{port}", "console.wsgi"]
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -222,8 +231,7 @@ def start(sup: Supervisor, plan: Plan, env: dict[str, str]) -> None:
     schedule = plan.var_dir / "celerybeat-schedule"
     sup.spawn("beat", [*celery, "beat", "-l", "info", "-s", str(schedule)], env=env, cwd=BASE_DIR)
     # DEBUG stays off unless DEBUG=1 is set: Django's debug pages show settings and request data.
-    web = [*manage, "runserver", f"{WEB_HOST}:{WEB_PORT}", "--noreload"]
-    sup.spawn("web", web, env=env, cwd=BASE_DIR)
+    sup.spawn("web", web_command(py), env=env, cwd=BASE_DIR)
     url = f"http://{WEB_HOST}:{WEB_PORT}/"
     sup.wait_until("the web server", lambda: http_ok(url + "login/"), WEB_START_TIMEOUT_S)
     sup.say("runner", f"console ready at {url} - log in as admin. Ctrl-C stops everything.")
