@@ -1,7 +1,11 @@
 """Topic detail of a 1,000-partition topic vs the fastest raw calls the page makes.
 
 Estate: 30 brokers, one topic ``bench.wide`` of 1,000 partitions x RF 3, the sandbox in its own
-process. Console: the detail page (Django test client): describe, earliest and latest offsets of
+process. The console's database holds ``BENCH_AUDIT_EVENTS`` (default 1,000,000) hash-chained audit
+events (``bench_audit_search.fill``, other clusters' topics) and then 200 events recorded on this
+cluster through ``audit.record`` (100 naming ``bench.wide``, 100 naming other topics), as a
+long-lived console's trail would (untimed setup; issue 19: "topic_detail at 1M audit events").
+Console: the detail page (Django test client): describe, earliest and latest offsets of
 every partition (batched per leader), configs, recent audit events, the 1,000-row table.
 Raw floors, on warmed clients, each making the page's Kafka calls in the page's order:
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -40,6 +45,7 @@ BROKERS = 30
 PARTITIONS = 1_000
 TOPIC = "bench.wide"
 GOAL = 1.5
+EVENTS = int(os.environ.get("BENCH_AUDIT_EVENTS", "1000000"))
 
 
 def build_wide():
@@ -116,11 +122,45 @@ def confluent_raw(bootstrap: str):
     return raw
 
 
+def fill_audit(cluster) -> int:
+    """EVENTS chained events (other clusters) + 200 recorded on this cluster; the newest naming the topic."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection, transaction
+
+    from bench.bench_audit_search import fill
+    from console.audit.store import record
+
+    with connection.cursor() as cur:  # the few setup events make way for a chain of EVENTS from id 1
+        cur.execute("DELETE FROM console_audittarget")
+        cur.execute("DELETE FROM console_auditevent")
+    started = time.perf_counter()
+    fill(EVENTS)
+    user = get_user_model().objects.get(username="bench")
+    for i in range(100):
+        with transaction.atomic():
+            record(actor=user, action="topic.create", cluster=cluster, targets=[f"topic:bench.other-{i:04d}"])
+        with transaction.atomic():
+            newest = record(
+                actor=user,
+                action="config.alter",
+                cluster=cluster,
+                targets=[f"topic:{TOPIC}"],
+                params={"note": f"bench.note.{i:04d}"},
+                outcome="success",
+            )
+    print(f"filled {EVENTS:,} + 200 audit events in {time.perf_counter() - started:.0f}s", flush=True)
+    return newest.pk
+
+
 def main() -> None:
     sandbox = RemoteSandbox(build_wide)
     try:
         client, cluster = setup_console(sandbox.bootstrap_servers)
+        newest = fill_audit(cluster)
         url = f"/c/{cluster.name}/topics/{TOPIC}/"
+        body = get_ok(client, url).content.decode()
+        events = body.split('id="topic-events"', 1)[-1]
+        assert f"<td>{newest}</td>" in events, "the page does not list the topic's newest audit event"
         floors = {
             "raw kafka-python": kafka_python_raw(sandbox.bootstrap_servers),
             "raw confluent-kafka": confluent_raw(sandbox.bootstrap_servers),

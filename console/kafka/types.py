@@ -144,9 +144,10 @@ class TopicMetadata:
     def partitions(self) -> tuple[PartitionMetadata, ...]:
         parts = self._partitions
         if parts is None:
-            reader, source = self._reader, self._source
-            if reader is None:  # another thread finished the conversion between the two reads
-                return self._partitions
+            source = self._source
+            reader = self._reader
+            if source is None or reader is None:  # another thread converted it since the first read
+                return self._partitions  # (it sets _partitions before clearing the other two)
             parts = reader.partitions(source)
             object.__setattr__(self, "_partitions", parts)
             object.__setattr__(self, "_source", None)  # the client's answer is no longer needed
@@ -155,8 +156,9 @@ class TopicMetadata:
 
     def health(self) -> TopicHealth:
         """Partition count, replication factor, under-replicated and offline partitions."""
-        reader, source = self._reader, self._source
-        if reader is not None and source is not None and self._partitions is None:
+        source = self._source
+        reader = self._reader
+        if source is not None and reader is not None:
             return reader.health(source)
         parts = self.partitions
         under = offline = 0

@@ -1,0 +1,148 @@
+"""The topic pages' fast paths give the answers of the plain ones (issue 19).
+
+* the regex search's one RE2 scan over the joined names = a per-name ``search``;
+* a deferred ``TopicMetadata`` (librdkafka's answer kept, partitions built when first read) = the
+  eager one, and the default list page builds no partitions of topics it does not show;
+* the detail page's recent events, read from the audit target index = the events naming the
+  topic on this cluster and the events of their operations, newest first.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import FrozenInstanceError
+from types import SimpleNamespace
+
+import pytest
+from django.db import transaction
+
+from console import patterns
+from console.audit import store as audit
+from console.kafka import BrokerInfo, ClusterMetadata, PartitionMetadata, TopicMetadata
+from console.kafka.cluster import _LibrdkafkaPartitions
+from console.models import Cluster
+from console.topics import cache as metadata_cache
+from console.topics import reads as topic_reads
+from console.topics.search import NameIndex
+
+NAMES = sorted(
+    {
+        *(f"bench.topic-{i:05d}" for i in range(0, 3000, 7)),
+        *("a", "_x", "A.b-c", "__consumer_offsets", "x" * 249, "1", "Orders", "orders.v2", "-", "."),
+    }
+)
+PATTERNS = [
+    r"topic-1\d{3}7$", r"^a", r"$", r"^", r"", r"x*", r"\b", r"\B", r"^\.", r"[^a]b", r"\s", r"(?i)orders",
+    r"(?i)ORDERS$", r"s.v", r"\d+$", r"^[a-z]+$", r"c$|^_", r"(?s).", r"a\nb", r"\Aa", r"a\z", r"(?-m)^b",
+    r"(o)(r)", r"[[:alpha:]]{3}", r"\W", r"^$", r"topic-0{2}", r"-$", r"^-", r"(?m)s$", r"^(?:b|_)",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_the_joined_regex_scan_finds_what_a_per_name_search_finds(pattern):
+    compiled = patterns.compile_pattern(pattern)
+    assert NameIndex(NAMES).regex(pattern) == [n for n in NAMES if compiled.search(n) is not None]
+
+
+def test_substring_search_ignores_case_and_an_invalid_regex_is_refused():
+    index = NameIndex(NAMES)
+    assert index.substring("ORDERS") == ["Orders", "orders.v2"]
+    assert NameIndex([]).regex("x*") == [] and NameIndex(["a"]).regex("$") == ["a"]
+    with pytest.raises(patterns.PatternError):
+        index.regex("(a")
+
+
+def _raw_topic(parts):
+    """A stand-in for confluent-kafka's TopicMetadata: {id: PartitionMetadata-like}."""
+    return SimpleNamespace(
+        partitions={
+            pid: SimpleNamespace(id=pid, leader=leader, replicas=list(replicas), isrs=list(isr))
+            for pid, leader, replicas, isr in parts
+        }
+    )
+
+
+RAW = [(2, 3, (3, 1), (3,)), (0, 1, (1, 2), (1, 2)), (1, -1, (2, 9), ())]  # broker 9 is not live
+
+
+def test_a_deferred_topic_equals_the_eager_one():
+    reader = _LibrdkafkaPartitions(frozenset({1, 2, 3}))
+    lazy = TopicMetadata.deferred("t", _raw_topic(RAW), reader)
+    eager = TopicMetadata(
+        "t",
+        (
+            PartitionMetadata(0, 1, (1, 2), (1, 2)),
+            PartitionMetadata(1, -1, (2, 9), (), (9,)),
+            PartitionMetadata(2, 3, (3, 1), (3,)),
+        ),
+    )
+    health = lazy.health()  # counted from the raw answer
+    assert lazy._partitions is None
+    assert health == eager.health() == (3, 2, 2, 1, (2, 0, 1))
+    assert lazy == eager and hash(lazy) == hash(eager) and lazy.replication_factor == 2
+    assert lazy.partitions == eager.partitions and lazy._source is None
+    assert pickle.loads(pickle.dumps(lazy)) == eager
+    assert repr(lazy) == repr(eager)
+    with pytest.raises(FrozenInstanceError):
+        lazy.name = "u"
+
+
+@pytest.mark.django_db
+def test_the_default_list_page_builds_only_its_own_topics_partitions(
+    monkeypatch, offline_cluster, django_user_model
+):
+    reader = _LibrdkafkaPartitions(frozenset({1, 2, 3}))
+    names = [f"t{i:03d}" for i in range(120)]
+    md = ClusterMetadata(
+        "c",
+        1,
+        (BrokerInfo(1, "h", 1),),
+        tuple(TopicMetadata.deferred(n, _raw_topic(RAW), reader) for n in names),
+    )
+    fake = SimpleNamespace(list_topics_metadata=lambda: md, describe_configs=lambda *a, **k: {})
+    monkeypatch.setattr(metadata_cache, "gateway_for", lambda cluster: fake)
+    monkeypatch.setattr(topic_reads, "gateway_for", lambda cluster: fake)
+    admin = django_user_model.objects.create_superuser("root", password="x")
+    metadata_cache.clear()
+    try:
+        page = topic_reads.list_topics(actor=admin, cluster=offline_cluster, page=2)
+        assert [i.row.name for i in page.items] == names[50:100] and page.total == 120 and page.pages == 3
+        assert [i.row.under_replicated for i in page.items] == [2] * 50
+        assert all(t._partitions is None for t in md.topics)  # counted from the raw answer, nothing built
+        unhealthy = topic_reads.list_topics(
+            actor=admin, cluster=offline_cluster, unhealthy_only=True, sort="offline"
+        )
+        assert unhealthy.total == 120
+        found = topic_reads.list_topics(actor=admin, cluster=offline_cluster, query=r"^t11\d$", regex=True)
+        assert [i.row.name for i in found.items] == names[110:120]
+    finally:
+        metadata_cache.clear()
+
+
+@pytest.mark.django_db
+def test_recent_events_name_the_topic_on_this_cluster_with_their_operations(offline_cluster):
+    other_cluster = Cluster.objects.create(name="other", bootstrap_servers="127.0.0.1:1")
+
+    def rec(cluster, targets, operation=None):
+        with transaction.atomic():
+            return audit.record(
+                actor=None, action="test.event", cluster=cluster, targets=targets, operation=operation
+            )
+
+    wanted = [
+        rec(offline_cluster, ["topic:orders"]),
+        rec(offline_cluster, ["topic:orders", "topic:other"], operation=7),
+    ]
+    rec(other_cluster, ["topic:orders"])  # another cluster
+    rec(offline_cluster, ["topic:orders.v2"])  # another topic whose name starts the same
+    rec(offline_cluster, ["orders"])  # not a topic target
+    wanted.append(rec(offline_cluster, ["throttle:broker-1"], operation=7))  # a later step of the operation
+    rec(offline_cluster, ["throttle:broker-2"], operation=8)  # another operation
+    wanted.append(rec(offline_cluster, ["topic:orders"]))
+    got = topic_reads.recent_events(offline_cluster, "orders")
+    assert [e.pk for e in got] == [e.pk for e in reversed(wanted)]
+    assert [e.pk for e in topic_reads.recent_events(offline_cluster, "orders", limit=2)] == [
+        wanted[3].pk,
+        wanted[2].pk,
+    ]
+    assert topic_reads.recent_events(offline_cluster, "nothing") == []
