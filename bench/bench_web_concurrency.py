@@ -79,6 +79,9 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 PHASE_S = float(os.environ.get("BENCH_PHASE_S", "30"))
 WARMUP_S = 8.0
 GOAL = 2.0
+# A browser drops an idle connection before the server does (gunicorn keepalive = 5 s), rather than
+# sending on one the server is closing (connection reset).
+KEEPALIVE_S = 4.0
 CLUSTER = "bench"
 
 
@@ -321,10 +324,13 @@ def page_urls(rid: int, topics: int) -> list[tuple[str, object]]:
     ]
 
 
+LIMITS = None  # set in main (httpx imported lazily)
+
+
 def user_loop(base: str, cookie: str, pages, think, stop: threading.Event, rec: Recorder) -> None:
     import httpx
 
-    with httpx.Client(base_url=base, cookies={"sessionid": cookie}, timeout=120) as client:
+    with httpx.Client(base_url=base, cookies={"sessionid": cookie}, timeout=120, limits=LIMITS) as client:
         i = random.randrange(len(pages))
         while not stop.is_set():
             name, url = pages[i % len(pages)]
@@ -340,7 +346,7 @@ def tab_loop(base: str, cookie: str, url: str, stop: threading.Event, rec: Recor
     import httpx
 
     headers = {"HX-Request": "true", "HX-Target": "reassign-progress"}
-    with httpx.Client(base_url=base, cookies={"sessionid": cookie}, timeout=120) as client:
+    with httpx.Client(base_url=base, cookies={"sessionid": cookie}, timeout=120, limits=LIMITS) as client:
         stop.wait(random.random())  # tabs opened at different moments
         next_at = time.monotonic()
         while not stop.is_set():
@@ -412,6 +418,10 @@ def describe(label: str, rec: Recorder) -> None:
 
 
 def main() -> None:
+    global LIMITS
+    import httpx
+
+    LIMITS = httpx.Limits(keepalive_expiry=KEEPALIVE_S)
     sandbox = RemoteSandbox(build_sandbox)
     logs = Path(tempfile.mkdtemp(prefix="bench-web-logs-"))
     children = None
