@@ -144,19 +144,20 @@ def roll_up(
     first_ms, closed_end = rollups.hours_between(since, rollups.hour_floor(min(until, now)))
     until_ms, since_ms = int(until.timestamp() * 1000), int(since.timestamp() * 1000)
     list_end = -(-until_ms // HOUR_MS) * HOUR_MS
-    by_hour = rollups.list_raw(lake_dir, cluster, first_ms, list_end)
-    closed = {h: fs for h, fs in by_hour.items() if h < closed_end}
-    if rebuild:
-        rollups.drop(lake_dir, cluster, first_ms, closed_end)
-        stale = closed
-    else:
-        stale = {h: fs for h, fs in closed.items() if not rollups.is_current(lake_dir, cluster, h, fs)}
-    groups = rollups.chunks(stale)
-    for i, hours in enumerate(groups):
-        step(0.4 * i / max(1, len(groups)), f"rolling up {len(hours)} closed hour(s)")
-        files = list({f.key: f for h in hours for f in stale[h]}.values())
-        out = aggregate_raw(spark, lake_dir, cluster, files, hours[0], hours[-1] + HOUR_MS)
-        rollups.write_hours(lake_dir, cluster, out, {h: stale[h] for h in hours})
+    with rollups.locked(lake_dir, cluster):
+        by_hour = rollups.list_raw(lake_dir, cluster, first_ms, list_end)
+        closed = {h: fs for h, fs in by_hour.items() if h < closed_end}
+        if rebuild:
+            rollups.drop(lake_dir, cluster, first_ms, closed_end)
+            stale = closed
+        else:
+            stale = {h: fs for h, fs in closed.items() if not rollups.is_current(lake_dir, cluster, h, fs)}
+        groups = rollups.chunks(stale)
+        for i, hours in enumerate(groups):
+            step(0.4 * i / max(1, len(groups)), f"rolling up {len(hours)} closed hour(s)")
+            files = list({f.key: f for h in hours for f in stale[h]}.values())
+            out = aggregate_raw(spark, lake_dir, cluster, files, hours[0], hours[-1] + HOUR_MS)
+            rollups.write_hours(lake_dir, cluster, out, {h: stale[h] for h in hours})
     open_files = list({f.key: f for h, fs in by_hour.items() if h >= closed_end for f in fs}.values())
     lo = max(since_ms, closed_end)
     opened = aggregate_raw(spark, lake_dir, cluster, open_files, lo, until_ms) if open_files else None
@@ -174,6 +175,7 @@ def _window_frames(
 ) -> dict:
     """Per kind, the window's rows: the rollups before ``closed_end``, then the open hour's (in memory)."""
     from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
 
     since_ms = int(lake.utc(since).timestamp() * 1000)
     closed_end = state["closed_end"]
@@ -182,9 +184,9 @@ def _window_frames(
         parts = []
         if closed_end > since_ms:
             end = datetime.fromtimestamp(closed_end / 1000, UTC)
-            dirs = rollups.rollup_dirs(lake_dir, kind, cluster, since, end)
-            if dirs:
-                df = spark.read.parquet(*dirs)
+            files = rollups.rollup_files(lake_dir, kind, cluster, since, end)
+            if files:
+                df = spark.read.schema(from_arrow_schema(rollups.SCHEMAS[kind])).parquet(*files)
                 parts.append(
                     df.where((F.col("ts") >= F.lit(since_ms)) & (F.col("ts") < F.lit(closed_end))).select(
                         *rollups.SCHEMAS[kind].names

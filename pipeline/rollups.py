@@ -1,11 +1,17 @@
 """Hourly rollups of the snapshot lake: each closed hour's raw snapshots reduced once, kept next to them.
 
-Layout (one file per kind and closed hour, written like the snapshots: dot-name, then rename)::
+Layout (one file per kind and day holding that day's rolled-up hours, one manifest per hour;
+written like the snapshots: dot-name, then rename)::
 
-    <lake>/rollups/topics/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.parquet    one row per (snapshot, topic)
-    <lake>/rollups/brokers/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.parquet   one row per (snapshot, broker)
-    <lake>/rollups/groups/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.parquet    one row per (group, topic, snapshot)
-    <lake>/rollups/manifests/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.json    the raw files that went in
+    <lake>/rollups/topics/cluster=<name>/date=<YYYY-MM-DD>/rollup.parquet    one row per (snapshot, topic)
+    <lake>/rollups/brokers/cluster=<name>/date=<YYYY-MM-DD>/rollup.parquet   one row per (snapshot, broker)
+    <lake>/rollups/groups/cluster=<name>/date=<YYYY-MM-DD>/rollup.parquet    one row per (group, topic, snapshot)
+    <lake>/rollups/manifests/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.json  the raw files that went in
+
+Rolling up an hour rewrites its day's file (that day's other hours are read back and kept), so a
+run costs at most a day of rollups to write whatever the window, and a 30-day window is read from
+30 files per kind (one small file per hour made Spark spend most of a run opening files). Runs
+for one cluster roll up one at a time (an exclusive ``flock`` on ``rollups/.lock-<cluster>``).
 
 The grain keeps the snapshot (``ts``), so every report is computed from the rollups exactly as
 from the raw rows (:mod:`pipeline.reference` is the definition; the deltas between snapshots, the
@@ -20,6 +26,8 @@ half is in :mod:`pipeline.jobs`.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import uuid
@@ -99,8 +107,22 @@ def kind_root(lake_dir: Path, kind: str, cluster: str) -> Path:
 
 
 def rollup_path(lake_dir: Path, kind: str, cluster: str, hour_ms: int) -> Path:
-    day, name = _hour_rel(hour_ms)
-    return kind_root(lake_dir, kind, cluster) / day / f"{name}.parquet"
+    """The file holding the rollups of ``hour_ms``'s day."""
+    day, _ = _hour_rel(hour_ms)
+    return kind_root(lake_dir, kind, cluster) / day / "rollup.parquet"
+
+
+@contextlib.contextmanager
+def locked(lake_dir: Path, cluster: str):
+    """One roll-up at a time per cluster (day files are read, changed and rewritten)."""
+    path = Path(lake_dir) / "rollups" / f".lock-{cluster}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def manifest_path(lake_dir: Path, cluster: str, hour_ms: int) -> Path:
@@ -274,19 +296,30 @@ def finish(
     return out
 
 
-def _split(table: pa.Table) -> dict[int, pa.Table]:
-    """Rows per hour (sorted by ts), by slicing the sorted table."""
-    if table.num_rows == 0:
-        return {}
-    table = table.sort_by([("ts", "ascending")])
-    hours = pc.multiply(pc.divide(table["ts"], HOUR_MS), HOUR_MS)
-    counts = pc.value_counts(hours)
-    out, offset = {}, 0
-    for item in counts:
-        h, n = item["values"].as_py(), item["counts"].as_py()
-        out[h] = table.slice(offset, n)
-        offset += n
-    return out
+def _hours_of(table: pa.Table):
+    return pc.multiply(pc.divide(table["ts"], HOUR_MS), HOUR_MS)
+
+
+def _replace_hours(path: Path, kind: str, hours: list[int], new: pa.Table | None) -> None:
+    """Rewrite a day file: its rows of ``hours`` replaced by ``new`` (none: removed)."""
+    parts = []
+    if path.exists():
+        old = pq.read_table(path)
+        parts.append(old.filter(pc.invert(pc.is_in(_hours_of(old), pa.array(hours, I64)))))
+    if new is not None and new.num_rows:
+        parts.append(new)
+    table = pa.concat_tables(parts) if parts else SCHEMAS[kind].empty_table()
+    if table.num_rows:
+        lake.write_atomic(_cast(table, kind).sort_by([("ts", "ascending")]), path)
+    elif path.exists():
+        path.unlink()
+
+
+def _by_day(hours) -> dict[int, list[int]]:
+    days: dict[int, list[int]] = {}
+    for h in sorted(hours):
+        days.setdefault(h // 86_400_000, []).append(h)
+    return days
 
 
 def write_hours(
@@ -295,45 +328,42 @@ def write_hours(
     rollups: dict[str, pa.Table],
     hours: dict[int, list[RawFile]],
 ) -> int:
-    """Write each hour's rollup files, then its manifest (the manifest last: a crash re-rolls)."""
-    parts = {kind: _split(rollups[kind]) for kind in KINDS}
+    """Put the hours' rollups into their day files, then write their manifests (last: a crash re-rolls)."""
 
-    def one(h: int) -> None:
+    def one(day_hours: list[int]) -> None:
+        lo, hi = day_hours[0], day_hours[-1] + HOUR_MS
         for kind in KINDS:
-            path = rollup_path(lake_dir, kind, cluster, h)
-            rows = parts[kind].get(h)
-            if rows is not None and rows.num_rows:
-                lake.write_atomic(rows, path)
-            elif path.exists():
-                path.unlink()
-        manifest = {"hour": _hour(h).isoformat(), "inputs": inputs_of(hours[h])}
-        _write_text_atomic(json.dumps(manifest), manifest_path(lake_dir, cluster, h))
+            t = rollups[kind]
+            ts = t["ts"]
+            rows = t.filter(pc.and_(pc.greater_equal(ts, lo), pc.less(ts, hi))) if t.num_rows else None
+            _replace_hours(rollup_path(lake_dir, kind, cluster, lo), kind, day_hours, rows)
+        for h in day_hours:
+            manifest = {"hour": _hour(h).isoformat(), "inputs": inputs_of(hours[h])}
+            _write_text_atomic(json.dumps(manifest), manifest_path(lake_dir, cluster, h))
 
-    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="rollup-write") as pool:
-        list(pool.map(one, sorted(hours)))
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="rollup-write") as pool:
+        list(pool.map(one, _by_day(hours).values()))
     return len(hours)
 
 
 def drop(lake_dir: Path, cluster: str, first_hour_ms: int, end_ms: int) -> None:
     """Remove the rollups and manifests of the hours [first_hour_ms, end_ms) (a full rebuild)."""
-    for h in range(first_hour_ms, end_ms, HOUR_MS):
-        for path in [
-            *(rollup_path(lake_dir, k, cluster, h) for k in KINDS),
-            manifest_path(lake_dir, cluster, h),
-        ]:
-            if path.exists():
-                path.unlink()
+    for day_hours in _by_day(range(first_hour_ms, end_ms, HOUR_MS)).values():
+        for h in day_hours:
+            manifest_path(lake_dir, cluster, h).unlink(missing_ok=True)
+        for kind in KINDS:
+            path = rollup_path(lake_dir, kind, cluster, day_hours[0])
+            if len(day_hours) == 24:
+                path.unlink(missing_ok=True)
+            else:
+                _replace_hours(path, kind, day_hours, None)
 
 
-def rollup_dirs(lake_dir: Path, kind: str, cluster: str, since: datetime, until: datetime) -> list[str]:
-    """The date directories of a kind's rollups in [since, until) that hold a file."""
+def rollup_files(lake_dir: Path, kind: str, cluster: str, since: datetime, until: datetime) -> list[str]:
+    """The day files of a kind's rollups in [since, until) that exist."""
     root = kind_root(lake_dir, kind, cluster)
-    out = []
-    for day in lake.days(since, until):
-        d = root / f"date={day.isoformat()}"
-        if d.is_dir() and any(p.suffix == ".parquet" and p.name[0] not in "._" for p in d.iterdir()):
-            out.append(str(d))
-    return out
+    files = (root / f"date={day.isoformat()}" / "rollup.parquet" for day in lake.days(since, until))
+    return [str(f) for f in files if f.exists()]
 
 
 def chunks(hours: dict[int, list[RawFile]], limit: int = CHUNK_BYTES) -> list[list[int]]:

@@ -99,6 +99,11 @@ def _rollup_files(root) -> dict[str, tuple[int, int]]:
     }
 
 
+def _rows_of_hour(root, kind: str, h: int) -> pa.Table:
+    t = pq.read_table(rollups.rollup_path(root, kind, CLUSTER, _hour(h)))
+    return t.filter(pc.equal(pc.multiply(pc.divide(t["ts"], HOUR_MS), HOUR_MS), _hour(h)))
+
+
 def _hour(h: int) -> int:
     return int((START + timedelta(hours=h)).timestamp() * 1000)
 
@@ -112,13 +117,17 @@ def test_incremental_runs_equal_the_rebuild_and_the_reference(spark, lake_dir):
     # hours 21:00 … 02:00 are closed (six), 03:00 is open and read raw
     assert stats["rolled_hours"] == stats["closed_hours"] == 6 and stats["open_files"] == 3 * 4
     assert stats["closed_end"] == _hour(6)
-    for h in range(6):
-        for kind in rollups.KINDS:
-            assert rollups.rollup_path(lake_dir, kind, CLUSTER, _hour(h)).exists(), (kind, h)
-    assert not rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(6)).exists()
+    for kind in rollups.KINDS:
+        rolled = set()
+        for day in (0, 3):  # 2026-03-01 (21:00-23:00) and 2026-03-02 (00:00-02:00)
+            ts = pq.read_table(rollups.rollup_path(lake_dir, kind, CLUSTER, _hour(day)))["ts"].to_pylist()
+            rolled |= {t // HOUR_MS * HOUR_MS for t in ts}
+        assert rolled == {_hour(h) for h in range(6)}, kind  # not the open hour
+    assert [rollups.read_manifest(lake_dir, CLUSTER, _hour(h)) is not None for h in range(7)] == [
+        True
+    ] * 6 + [False]
     # a (snapshot, topic) grain: one row per topic and snapshot of the hour
-    hour1 = pq.read_table(rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(1)))
-    assert hour1.num_rows == 4 * (SHAPE.topics + 1)
+    assert len(_rows_of_hour(lake_dir, "topics", 1)) == 4 * (SHAPE.topics + 1)
 
     before = _rollup_files(lake_dir)
     again, stats = _run(spark, lake_dir)
@@ -139,13 +148,15 @@ def test_the_reports_read_the_rollups_of_closed_hours_and_the_open_hour_raw(spar
     # reports come from the rollups, and must not re-roll it (its raw files did not change).
     path = rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(2))
     t = pq.read_table(path)
-    t = t.set_column(t.schema.get_field_index("size"), "size", pc.add(t["size"], 1))
-    lake.write_atomic(t, path)
-    # A stale rollup file planted for the open hour: it must be ignored, the open hour is read raw.
-    opened = pq.read_table(rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(5)))
+    in_hour = pc.equal(pc.multiply(pc.divide(t["ts"], HOUR_MS), HOUR_MS), _hour(2))
+    size = pc.if_else(in_hour, pc.add(t["size"], 1), t["size"])
+    lake.write_atomic(t.set_column(t.schema.get_field_index("size"), "size", size), path)
+    # Stale rollup rows planted for the open hour: they must be ignored, the open hour is read raw.
+    opened = _rows_of_hour(lake_dir, "topics", 5)
     opened = opened.set_column(0, "ts", pc.add(opened["ts"], HOUR_MS))
     opened = opened.set_column(opened.schema.get_field_index("size"), "size", pc.multiply(opened["size"], 7))
-    lake.write_atomic(opened, rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(6)))
+    day2 = rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(6))
+    lake.write_atomic(pa.concat_tables([pq.read_table(day2), opened]), day2)
 
     got, stats = _run(spark, lake_dir)
     assert stats["rolled_hours"] == 0
@@ -179,9 +190,10 @@ def test_a_late_snapshot_in_a_closed_hour_re_rolls_that_hour(spark, lake_dir):
     after = _rollup_files(lake_dir)
     changed = {name for name in after if after[name] != before.get(name)}
     assert changed == {
-        f"{kind}/cluster={CLUSTER}/date=2026-03-01/hour-23.{'json' if kind == 'manifests' else 'parquet'}"
-        for kind in (*rollups.KINDS, "manifests")
+        *(f"{kind}/cluster={CLUSTER}/date=2026-03-01/rollup.parquet" for kind in rollups.KINDS),
+        f"manifests/cluster={CLUSTER}/date=2026-03-01/hour-23.json",
     }
+    assert len(_rows_of_hour(lake_dir, "topics", 2)) == 5 * (SHAPE.topics + 1)
     manifest = rollups.read_manifest(lake_dir, CLUSTER, _hour(2))
     assert len(manifest["inputs"]) == len(manifests[2]["inputs"]) + 3
     late_name = lake.slot_name(late, 60)
