@@ -13,6 +13,7 @@ from .types import (
     ClusterInfo,
     ClusterMetadata,
     ConnectionCheck,
+    DeferredTopics,
     FeatureInfo,
     PartitionMetadata,
     QuorumInfo,
@@ -103,9 +104,10 @@ class ClusterMixin(GatewayBase):
     def list_topics_metadata(self) -> ClusterMetadata:
         """Every topic and partition in one Metadata fetch (fast for 100k partitions).
 
-        Topics come sorted by name; each keeps librdkafka's answer for its partitions and builds
-        their ``PartitionMetadata`` when first read (``TopicMetadata.deferred``), so a caller that
-        reads a few topics pays for those only. Offline replicas are the replicas whose broker is
+        Topics come sorted by name (``DeferredTopics``): each ``TopicMetadata`` is made when first
+        read and keeps librdkafka's answer for its partitions, building their ``PartitionMetadata``
+        when those are first read (``TopicMetadata.deferred``), so a caller that reads a few topics
+        pays for those only. Offline replicas are the replicas whose broker is
         not live; racks are not part of librdkafka's metadata (use :meth:`describe_cluster`).
         """
         self._require_brokers("listing topics")
@@ -116,11 +118,9 @@ class ClusterMixin(GatewayBase):
         brokers = tuple(
             BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id)
         )
-        reader = _LibrdkafkaPartitions(frozenset(live))
-        deferred = TopicMetadata.deferred
-        internal = INTERNAL_TOPICS
-        by_name = md.topics
-        topics = tuple(deferred(name, by_name[name], reader, name in internal) for name in sorted(by_name))
+        topics = DeferredTopics(
+            sorted(md.topics), md.topics, _LibrdkafkaPartitions(frozenset(live)), INTERNAL_TOPICS
+        )
         controller = md.controller_id if md.controller_id >= 0 else None
         return ClusterMetadata(md.cluster_id, controller, brokers, topics)
 

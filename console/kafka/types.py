@@ -6,6 +6,7 @@ Enumerations are plain upper-case strings with Kafka's names (``"TOPIC"``, ``"LI
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -203,14 +204,112 @@ class TopicMetadata:
         )
 
 
+class DeferredTopics(Sequence):
+    """The topics of a whole-cluster fetch, sorted by name, each ``TopicMetadata`` made when first read.
+
+    A read-only sequence (``len``, index, slice, iterate, compare with a tuple) plus ``by_name``, a
+    read-only mapping. Only the names are sorted up front; a page that shows 50 of 20,000 topics
+    makes 50 ``TopicMetadata`` (and, through ``TopicMetadata.deferred``, no ``PartitionMetadata``
+    it does not read). Safe to share between threads: a topic made twice at once is made equal.
+    """
+
+    __slots__ = ("names", "internal_names", "_sources", "_reader", "_made", "_all")
+
+    def __init__(
+        self, names: list[str], sources: dict[str, Any], reader: PartitionReader, internal: frozenset[str]
+    ) -> None:
+        self.names = names  # sorted
+        self.internal_names = internal  # the names that are Kafka's internal topics (may list absent ones)
+        self._sources = sources
+        self._reader = reader
+        self._made: dict[str, TopicMetadata] = {}
+        self._all: tuple[TopicMetadata, ...] | None = None
+
+    def get(self, name: str, default: Any = None) -> TopicMetadata | Any:
+        topic = self._made.get(name)
+        if topic is None:
+            source = self._sources.get(name)
+            if source is None:
+                return default
+            made = TopicMetadata.deferred(name, source, self._reader, name in self.internal_names)
+            topic = self._made.setdefault(name, made)
+        return topic
+
+    @property
+    def by_name(self) -> Mapping[str, TopicMetadata]:
+        return _TopicsByName(self)
+
+    def _every(self) -> tuple[TopicMetadata, ...]:
+        if self._all is None:
+            get = self.get
+            self._all = tuple(get(n) for n in self.names)
+        return self._all
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self._every()[index]
+        return self.get(self.names[index])
+
+    def __iter__(self) -> Iterator[TopicMetadata]:
+        return iter(self._every())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DeferredTopics | tuple):
+            return self._every() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._every())
+
+    def __reduce__(self):
+        return (tuple, (self._every(),))
+
+    def __repr__(self) -> str:
+        return f"DeferredTopics({len(self.names)} topics)"
+
+
+class _TopicsByName(Mapping):
+    """``DeferredTopics.by_name``: name -> TopicMetadata, made on lookup."""
+
+    __slots__ = ("_topics",)
+
+    def __init__(self, topics: DeferredTopics) -> None:
+        self._topics = topics
+
+    def __getitem__(self, name: str) -> TopicMetadata:
+        topic = self._topics.get(name)
+        if topic is None:
+            raise KeyError(name)
+        return topic
+
+    def get(self, name: str, default: Any = None) -> TopicMetadata | Any:
+        return self._topics.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._topics._sources
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._topics.names)
+
+    def __len__(self) -> int:
+        return len(self._topics.names)
+
+
 @dataclass(frozen=True)
 class ClusterMetadata:
-    """A full metadata snapshot from one fetch."""
+    """A full metadata snapshot from one fetch.
+
+    ``topics`` is a tuple, or, from the gateway's whole-cluster read, a ``DeferredTopics`` (a
+    read-only sequence sorted by name that makes each topic when first read).
+    """
 
     cluster_id: str | None
     controller_id: int | None
     brokers: tuple[BrokerInfo, ...]
-    topics: tuple[TopicMetadata, ...]
+    topics: tuple[TopicMetadata, ...] | DeferredTopics
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ from django.conf import settings
 
 from console.clusters.actions import gateway_for
 from console.kafka import ClusterMetadata, TopicMetadata
+from console.kafka.types import DeferredTopics
 
 TTL_S = float(settings.TOPIC_METADATA_CACHE_S)
 CONFIG_TTL_S = float(settings.TOPIC_CONFIG_CACHE_S)
@@ -69,7 +71,7 @@ class Snapshot:
     fetched_at: float  # time.time()
     fetched_mono: float
     names: list[str]  # every topic, sorted by name
-    by_name: dict[str, TopicMetadata]
+    by_name: Mapping[str, TopicMetadata]  # a dict, or the gateway's DeferredTopics.by_name
     # topic name -> (monotonic time, {config: value}) for the few topics whose configs a page showed
     configs: dict[str, tuple[float, dict[str, str | None]]] = field(default_factory=dict)
     # topic name -> bytes from the telemetry pipeline's latest topic_summary (None = not read yet)
@@ -77,6 +79,7 @@ class Snapshot:
     _rows: dict[str, TopicRow] = field(default_factory=dict)
     _all_rows: list[TopicRow] | None = None
     _public: list[str] | None = None
+    _internal: frozenset[str] | None = None
     _sorted: dict[str, list[TopicRow]] = field(default_factory=dict)
     _search: object = None  # console.topics.search.NameIndex, built on the first search
 
@@ -96,11 +99,22 @@ class Snapshot:
         return got
 
     @property
+    def internal_names(self) -> frozenset[str]:
+        """The names of Kafka's internal topics in this snapshot (without making their metadata)."""
+        if self._internal is None:
+            topics = self.metadata.topics
+            if isinstance(topics, DeferredTopics):
+                self._internal = frozenset(n for n in topics.internal_names if n in self.by_name)
+            else:
+                self._internal = frozenset(t.name for t in topics if t.internal)
+        return self._internal
+
+    @property
     def public_names(self) -> list[str]:
         """``names`` without Kafka's internal topics."""
         if self._public is None:
-            by_name = self.by_name
-            self._public = [n for n in self.names if not by_name[n].internal]
+            internal = self.internal_names
+            self._public = [n for n in self.names if n not in internal] if internal else self.names
         return self._public
 
     @property
@@ -173,16 +187,20 @@ def build_snapshot(metadata: ClusterMetadata) -> Snapshot:
     """The name list and index of one metadata fetch (pure; rows are derived when first read)."""
     now = time.time()
     topics = metadata.topics
-    names = [t.name for t in topics]
-    if any(a > b for a, b in zip(names, names[1:], strict=False)):  # the gateway sorts; others may not
-        topics = sorted(topics, key=lambda t: t.name)
+    if isinstance(topics, DeferredTopics):  # the gateway's: sorted, each topic made when first read
+        names, by_name = topics.names, topics.by_name
+    else:
         names = [t.name for t in topics]
+        if any(a > b for a, b in zip(names, names[1:], strict=False)):
+            topics = sorted(topics, key=lambda t: t.name)
+            names = [t.name for t in topics]
+        by_name = {t.name: t for t in topics}
     return Snapshot(
         metadata=metadata,
         fetched_at=now,
         fetched_mono=time.monotonic(),
         names=names,
-        by_name={t.name: t for t in topics},
+        by_name=by_name,
     )
 
 

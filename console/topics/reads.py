@@ -98,8 +98,10 @@ def list_topics(
         if matching is None:
             names = snap.names if include_internal else snap.public_names
         else:
-            by_name = snap.by_name
-            names = matching if include_internal else [n for n in matching if not by_name[n].internal]
+            internal = snap.internal_names
+            names = (
+                matching if include_internal or not internal else [n for n in matching if n not in internal]
+            )
         if descending:
             names = names[::-1]
         total = len(names)

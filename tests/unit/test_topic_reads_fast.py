@@ -20,6 +20,7 @@ from console import patterns
 from console.audit import store as audit
 from console.kafka import BrokerInfo, ClusterMetadata, PartitionMetadata, TopicMetadata
 from console.kafka.cluster import _LibrdkafkaPartitions
+from console.kafka.types import DeferredTopics
 from console.models import Cluster
 from console.topics import cache as metadata_cache
 from console.topics import reads as topic_reads
@@ -63,19 +64,17 @@ def _raw_topic(parts):
 
 
 RAW = [(2, 3, (3, 1), (3,)), (0, 1, (1, 2), (1, 2)), (1, -1, (2, 9), ())]  # broker 9 is not live
+EAGER_PARTS = (
+    PartitionMetadata(0, 1, (1, 2), (1, 2)),
+    PartitionMetadata(1, -1, (2, 9), (), (9,)),
+    PartitionMetadata(2, 3, (3, 1), (3,)),
+)
 
 
 def test_a_deferred_topic_equals_the_eager_one():
     reader = _LibrdkafkaPartitions(frozenset({1, 2, 3}))
     lazy = TopicMetadata.deferred("t", _raw_topic(RAW), reader)
-    eager = TopicMetadata(
-        "t",
-        (
-            PartitionMetadata(0, 1, (1, 2), (1, 2)),
-            PartitionMetadata(1, -1, (2, 9), (), (9,)),
-            PartitionMetadata(2, 3, (3, 1), (3,)),
-        ),
-    )
+    eager = TopicMetadata("t", EAGER_PARTS)
     health = lazy.health()  # counted from the raw answer
     assert lazy._partitions is None
     assert health == eager.health() == (3, 2, 2, 1, (2, 0, 1))
@@ -87,18 +86,33 @@ def test_a_deferred_topic_equals_the_eager_one():
         lazy.name = "u"
 
 
+def test_deferred_topics_read_like_a_tuple_and_make_only_what_is_read():
+    reader = _LibrdkafkaPartitions(frozenset({1, 2, 3}))
+    sources = {n: _raw_topic(RAW) for n in ("b", "a", "__consumer_offsets")}
+    topics = DeferredTopics(sorted(sources), sources, reader, frozenset({"__consumer_offsets"}))
+    assert len(topics) == 3 and topics[1].name == "a" and set(topics._made) == {"a"}
+    assert topics.by_name["b"] is topics.get("b") and "a" in topics.by_name and "c" not in topics.by_name
+    assert topics.by_name.get("c") is None and list(topics.by_name) == ["__consumer_offsets", "a", "b"]
+    with pytest.raises(KeyError):
+        topics.by_name["c"]
+    eager = (
+        TopicMetadata("__consumer_offsets", EAGER_PARTS, internal=True),
+        TopicMetadata("a", EAGER_PARTS),
+        TopicMetadata("b", EAGER_PARTS),
+    )
+    assert topics == eager and hash(topics) == hash(eager) and topics[:2] == eager[:2]
+    assert pickle.loads(pickle.dumps(ClusterMetadata("c", 1, (), topics))) == ClusterMetadata(
+        "c", 1, (), eager
+    )
+
+
 @pytest.mark.django_db
-def test_the_default_list_page_builds_only_its_own_topics_partitions(
-    monkeypatch, offline_cluster, django_user_model
-):
+def test_the_default_list_page_builds_only_its_own_topics(monkeypatch, offline_cluster, django_user_model):
     reader = _LibrdkafkaPartitions(frozenset({1, 2, 3}))
     names = [f"t{i:03d}" for i in range(120)]
-    md = ClusterMetadata(
-        "c",
-        1,
-        (BrokerInfo(1, "h", 1),),
-        tuple(TopicMetadata.deferred(n, _raw_topic(RAW), reader) for n in names),
-    )
+    sources = {n: _raw_topic(RAW) for n in [*reversed(names), "__consumer_offsets"]}
+    topics = DeferredTopics(sorted(sources), sources, reader, frozenset({"__consumer_offsets"}))
+    md = ClusterMetadata("c", 1, (BrokerInfo(1, "h", 1),), topics)
     fake = SimpleNamespace(list_topics_metadata=lambda: md, describe_configs=lambda *a, **k: {})
     monkeypatch.setattr(metadata_cache, "gateway_for", lambda cluster: fake)
     monkeypatch.setattr(topic_reads, "gateway_for", lambda cluster: fake)
@@ -108,11 +122,17 @@ def test_the_default_list_page_builds_only_its_own_topics_partitions(
         page = topic_reads.list_topics(actor=admin, cluster=offline_cluster, page=2)
         assert [i.row.name for i in page.items] == names[50:100] and page.total == 120 and page.pages == 3
         assert [i.row.under_replicated for i in page.items] == [2] * 50
-        assert all(t._partitions is None for t in md.topics)  # counted from the raw answer, nothing built
+        assert sorted(topics._made) == names[50:100]  # only the page's topics were made
+        assert all(t._partitions is None for t in topics._made.values())  # counted from the raw answer
+        assert topic_reads.list_topics(actor=admin, cluster=offline_cluster, query="consumer").total == 0
+        shown = topic_reads.list_topics(
+            actor=admin, cluster=offline_cluster, query="consumer", include_internal=True
+        )
+        assert [(i.row.name, i.row.internal) for i in shown.items] == [("__consumer_offsets", True)]
         unhealthy = topic_reads.list_topics(
             actor=admin, cluster=offline_cluster, unhealthy_only=True, sort="offline"
         )
-        assert unhealthy.total == 120
+        assert unhealthy.total == 120 and all(t._partitions is None for t in topics)
         found = topic_reads.list_topics(actor=admin, cluster=offline_cluster, query=r"^t11\d$", regex=True)
         assert [i.row.name for i in found.items] == names[110:120]
     finally:
