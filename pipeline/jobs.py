@@ -10,6 +10,7 @@ Results are small and collected to the driver, which publishes them (:mod:`pipel
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -486,13 +487,14 @@ def run_jobs(
     then the reports over the window's rollups and the open hour's rows: the (snapshot, topic)
     rows with their deltas and the (group, topic, snapshot) rows are cached, and every report is
     a small Spark job over those, submitted from a few driver threads so their planning and
-    scheduling overlap. ``stats`` (a dict) receives what the roll-up did.
+    scheduling overlap. ``stats`` (a dict) receives what the roll-up did and its seconds.
     """
     params = params or JobParams()
     step = progress or (lambda _f, _t: None)
+    started = time.perf_counter()
     state = roll_up(spark, lake_dir, cluster, since, until, now=now, rebuild=rebuild, progress=step)
     if stats is not None:
-        stats.update({k: v for k, v in state.items() if k != "open"})
+        stats.update({k: v for k, v in state.items() if k != "open"}, rollup_s=time.perf_counter() - started)
     frames = _window_frames(spark, lake_dir, cluster, since, until, state)
     topics, brokers, groups = (frames.get(k) for k in rollups.KINDS)
     cached: list = []

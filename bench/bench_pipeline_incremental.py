@@ -1,0 +1,102 @@
+"""The hourly pipeline run on a 30-day lake vs one plain decode pass over that hour's new raw rows.
+
+Lake: ``bench/pipeline_lake.py`` (1,000 partitions, RF 3, 6 brokers, 5-minute snapshots, 30 days;
+``BENCH_LAKE_DAYS=1`` or ``7`` for the per-hour cost at other ages), every closed hour already
+rolled up (steady state) except the hour that just closed, whose 12 snapshots (12,000 partition
+rows, 12,000 group rows, 72 broker rows) are the new raw rows. Both sides in one Spark session
+(``local[2]``), alternating:
+
+* hourly run: ``pipeline.jobs.run_jobs`` over the default 30-day window with ``now`` at the end
+  of that hour (roll up the hour just closed, then every report over the window's rollups) and
+  ``reports.publish``; before each run (untimed) that hour's rollups are dropped again;
+* decode: one aggregation per dataset over that hour's raw files, the same columns, summing
+  every value (so every value is decoded; not a ``count()``).
+
+Prints ``RESULT pipeline_incremental ratio=<hourly run / decode> goal<=2`` last.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import harness  # noqa: E402
+import pipeline_lake as bl  # noqa: E402
+
+from pipeline import jobs, reports, rollups  # noqa: E402
+from pipeline.reference import JobParams  # noqa: E402
+
+DAYS = int(os.environ.get("BENCH_LAKE_DAYS", 30))
+WINDOW_DAYS = 30
+
+
+def main() -> None:
+    root = bl.ensure(DAYS)
+    spark = bl.session()
+    cpu = bl.jvm_cpu(spark)
+    end = bl.until(DAYS)
+    hour = end - timedelta(hours=1)
+    since = end - timedelta(days=WINDOW_DAYS)
+    params = JobParams()
+    h_ms, end_ms = (int(t.timestamp() * 1000) for t in (hour, end))
+
+    stats: dict = {}
+    jobs.run_jobs(spark, root, bl.CLUSTER, since, end, params, now=end, stats=stats)  # steady state
+    print(f"lake {root}: {DAYS} days; first run rolled up {stats['rolled_hours']} hour(s)", flush=True)
+    new = rollups.list_raw(root, bl.CLUSTER, h_ms, end_ms)[h_ms]
+    paths = {
+        ds: [rollups.raw_path(root, bl.CLUSTER, f) for f in new if f.dataset == ds]
+        for ds in ("partitions", "brokers", "groups")
+    }
+    print(f"new raw files of the hour just closed: {len(new)} ({sum(f.size for f in new)} bytes)")
+
+    cpu_s = {"hourly run": 0.0, "decode": 0.0}
+    rollup_s: list[float] = []
+
+    def reopen():
+        rollups.drop(root, bl.CLUSTER, h_ms, end_ms)  # the hour just closed: not rolled up yet
+        return cpu()
+
+    def hourly(c0):
+        got: dict = {}
+        out = jobs.run_jobs(spark, root, bl.CLUSTER, since, end, params, now=end, stats=got)
+        assert got["rolled_hours"] == 1 and got["open_files"] == 0, got
+        rollup_s.append(got["rollup_s"])
+        reports.publish(root, bl.CLUSTER, out, {"cluster": bl.CLUSTER, "bench": True})
+        cpu_s["hourly run"] += cpu() - c0
+        return out
+
+    def decode(c0):
+        rows = bl.decode_all(spark, paths, hour, end)
+        cpu_s["decode"] += cpu() - c0
+        return rows
+
+    runs = harness.alternate({"hourly run": (reopen, hourly), "decode": (cpu, decode)}, runs=5)
+    labels = {
+        "hourly run": "hourly run: roll up the closed hour + reports over 30 days",
+        "decode": "decode: one aggregation per dataset of the hour's raw rows",
+    }
+    runs.report(labels)
+    print(runs.ratios("hourly run", "decode"))
+    part = statistics.median(rollup_s[1:])
+    print(
+        f"of the hourly run (median): roll-up of the closed hour {part:.2f} s "
+        f"({part / runs.median('decode'):.2f}x the decode), reports over the window "
+        f"{runs.median('hourly run') - part:.2f} s"
+    )
+    print(
+        f"JVM CPU s per run (incl. warm-up): hourly {cpu_s['hourly run'] / 6:.1f}, decode {cpu_s['decode'] / 6:.1f}; "
+        f"days={DAYS} partitions=1000 interval=300s master={spark.sparkContext.master}"
+    )
+    ratio = runs.median("hourly run") / runs.median("decode")
+    spark.stop()
+    harness.gate("pipeline_incremental", ratio, 2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""The pipeline benches' lake and Spark session (not a bench itself).
+
+Shape: 50 topics x 20 partitions (1,000 partitions, RF 3, 6 brokers, one consumer group per
+topic partition) snapshotted every 5 minutes, ``days`` days long (30 by default: 8,640 snapshots =
+8.64M partition rows + 8.64M group rows + 52k broker rows). All hours but the last are written one
+file per hour and dataset (``gen-<ts>.parquet``, 12 snapshots each); the last hour is written as
+the collector writes it, one file per snapshot and dataset (``snap-<slot>.parquet``). Generated
+once per shape under ``var/bench-lake-<days>d`` (gitignored) and reused (a marker file names the
+shape), rollups included once a bench has run there.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from pipeline import generate, lake
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+CLUSTER = "bench"
+INTERVAL_S = 300
+PER_HOUR = 3600 // INTERVAL_S
+
+
+def shape(days: int) -> generate.Shape:
+    return generate.Shape(
+        topics=50,
+        partitions=20,
+        brokers=6,
+        replication=3,
+        snapshots=days * 86400 // INTERVAL_S,
+        interval_s=INTERVAL_S,
+        seed=11,
+    )
+
+
+def lake_root(days: int) -> Path:
+    default = Path(__file__).resolve().parent.parent / "var" / f"bench-lake-{days}d"
+    return Path(os.environ.get("BENCH_LAKE_DIR", default))
+
+
+def until(days: int) -> datetime:
+    return START + timedelta(days=days)
+
+
+def ensure(days: int) -> Path:
+    """The lake of ``days`` days, generated when its marker is missing."""
+    s = shape(days)
+    root = lake_root(days)
+    marker = root / f".complete-{s.topics}x{s.partitions}x{s.snapshots}-{s.interval_s}-{s.seed}"
+    if marker.exists():
+        return root
+    started = time.perf_counter()
+    last_hour = until(days) - timedelta(hours=1)
+    pending: list = []
+
+    def flush() -> None:
+        first = pending[0][0]
+        merged = {ds: _concat([t[ds] for _, t in pending]) for ds in lake.DATASETS}
+        lake.write_snapshot(
+            root, CLUSTER, first, merged, INTERVAL_S, name=f"gen-{int(first.timestamp())}.parquet"
+        )
+        pending.clear()
+
+    rows = 0
+    for ts, tables in generate.snapshots(s, START):
+        rows += tables["partitions"].num_rows
+        if ts >= last_hour:  # the hour just closed: one file per snapshot, as the collector writes
+            lake.write_snapshot(root, CLUSTER, ts, tables, INTERVAL_S)
+            continue
+        pending.append((ts, tables))
+        if len(pending) == PER_HOUR:
+            flush()
+    if pending:
+        flush()
+    marker.write_text(str(rows))
+    print(
+        f"generated {rows} partition rows ({days} days) in {time.perf_counter() - started:.0f} s", flush=True
+    )
+    return root
+
+
+def _concat(tables):
+    import pyarrow as pa
+
+    return pa.concat_tables(tables)
+
+
+def session():
+    """The benches' Spark session: the console's settings, on ``local[2]`` unless SPARK_MASTER says."""
+    from pipeline.config import load
+    from pipeline.spark import build_session
+
+    return build_session(load(), master=os.environ.get("SPARK_MASTER", "local[2]"))
+
+
+def jvm_cpu(spark):
+    """A function returning the Spark JVM's CPU seconds so far (tasks, JIT, GC)."""
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+
+    def read() -> float:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            return float("nan")
+
+    return read
+
+
+KEYS = {"partitions": ["ts", "topic"], "brokers": ["ts", "broker"], "groups": ["group", "topic", "ts"]}
+
+
+def decode_all(
+    spark, paths_by_dataset: dict[str, list[str]], lo: datetime, hi: datetime, grouped: bool = False
+) -> int:
+    """A floor: one plain Spark aggregation per dataset over the same columns the pipeline reads,
+    with ts in [lo, hi), that decodes every value: a global sum of each column (string lengths for
+    names) or, ``grouped``, the sums per (snapshot, topic) / (snapshot, broker) / (group, topic,
+    snapshot) then summed once more (so Spark cannot prune a column). Not ``count()``, which
+    Parquet answers from the footers. The three run at once from driver threads, as the
+    pipeline's aggregations do."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyspark.sql import functions as F
+
+    cols = {
+        "partitions": [
+            "topic",
+            "leader",
+            "size_bytes",
+            "log_start_offset",
+            "log_end_offset",
+            "retention_ms",
+            "retention_bytes",
+        ],
+        "brokers": ["broker", "size_bytes", "total_bytes", "usable_bytes"],
+        "groups": ["group", "topic", "lag", "committed_offset"],
+    }
+
+    def one(ds: str) -> int:
+        df = spark.read.parquet(*paths_by_dataset[ds]).where(
+            (F.col("ts") >= F.lit(lo)) & (F.col("ts") < F.lit(hi))
+        )
+        if grouped:
+            values = [c for c in cols[ds] if c not in KEYS[ds]]
+            df = df.groupBy(*KEYS[ds]).agg(*[F.sum(c).alias(c) for c in values])
+            return df.agg(F.count(F.lit(1)), *[F.sum(c) for c in values]).collect()[0][0]
+        aggs = [F.count(F.lit(1)), F.max("ts")]
+        aggs += [F.sum(F.length(c)) if c in ("topic", "group") else F.sum(c) for c in cols[ds]]
+        return df.agg(*aggs).collect()[0][0]
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return sum(pool.map(one, [ds for ds in lake.DATASETS if paths_by_dataset.get(ds)]))
