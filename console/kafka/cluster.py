@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from .base import GatewayBase
+from .deferred import DeferredTopics
 from .errors import KafkaOperationError, from_code
 from .kp import check
 from .types import (
@@ -13,7 +14,6 @@ from .types import (
     ClusterInfo,
     ClusterMetadata,
     ConnectionCheck,
-    DeferredTopics,
     FeatureInfo,
     PartitionMetadata,
     QuorumInfo,

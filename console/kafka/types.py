@@ -6,9 +6,8 @@ Enumerations are plain upper-case strings with Kafka's names (``"TOPIC"``, ``"LI
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import FrozenInstanceError, dataclass, field
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from .errors import KafkaOperationError
 
@@ -86,22 +85,17 @@ class TopicHealth(NamedTuple):
     isr_sizes: tuple[int, ...] = ()
 
 
-class PartitionReader(Protocol):
-    """Reads a deferred topic's partitions out of a Kafka client's own answer (``console.kafka`` only)."""
-
-    def partitions(self, source: Any) -> tuple[PartitionMetadata, ...]: ...
-
-    def health(self, source: Any) -> TopicHealth: ...
+def _fill(topic: TopicMetadata, *values: Any) -> None:
+    for slot, value in zip(TopicMetadata.__slots__, values, strict=True):
+        object.__setattr__(topic, slot, value)
 
 
 class TopicMetadata:
     """A topic's metadata: frozen, compared and hashed by its fields like the other types.
 
-    ``TopicMetadata(name, partitions, internal, topic_id)`` holds its partitions. A whole-cluster
-    fetch builds its topics with :meth:`deferred` instead: each keeps the client's own answer and
-    builds its ``PartitionMetadata`` on the first read of ``partitions`` (a page shows a few dozen
-    of 20,000 topics; building 100,000 partition objects up front cost several times the fetch).
-    :meth:`health` counts without building them.
+    A whole-cluster fetch makes its topics with :meth:`deferred`: each keeps the client's answer and
+    builds its ``PartitionMetadata`` on the first read of ``partitions`` (building 100,000 up front
+    cost several times the fetch); :meth:`health` counts without building them.
     """
 
     __slots__ = ("name", "internal", "topic_id", "_partitions", "_source", "_reader")
@@ -113,32 +107,21 @@ class TopicMetadata:
         internal: bool = False,
         topic_id: str | None = None,
     ) -> None:
-        put = object.__setattr__
-        put(self, "name", name)
-        put(self, "internal", internal)
-        put(self, "topic_id", topic_id)
-        put(self, "_partitions", tuple(partitions))
-        put(self, "_source", None)
-        put(self, "_reader", None)
+        _fill(self, name, internal, topic_id, tuple(partitions), None, None)
 
     @classmethod
     def deferred(
         cls,
         name: str,
         source: Any,
-        reader: PartitionReader,
+        reader: Any,
         internal: bool = False,
         topic_id: str | None = None,
     ) -> TopicMetadata:
-        """A topic whose partitions ``reader`` reads from ``source`` when first asked for."""
+        """A topic whose partitions ``reader`` (a ``deferred.PartitionReader``) reads from ``source`` when
+        first asked for."""
         self = cls.__new__(cls)
-        put = object.__setattr__
-        put(self, "name", name)
-        put(self, "internal", internal)
-        put(self, "topic_id", topic_id)
-        put(self, "_partitions", None)
-        put(self, "_source", source)
-        put(self, "_reader", reader)
+        _fill(self, name, internal, topic_id, None, source, reader)
         return self
 
     @property
@@ -204,112 +187,14 @@ class TopicMetadata:
         )
 
 
-class DeferredTopics(Sequence):
-    """The topics of a whole-cluster fetch, sorted by name, each ``TopicMetadata`` made when first read.
-
-    A read-only sequence (``len``, index, slice, iterate, compare with a tuple) plus ``by_name``, a
-    read-only mapping. Only the names are sorted up front; a page that shows 50 of 20,000 topics
-    makes 50 ``TopicMetadata`` (and, through ``TopicMetadata.deferred``, no ``PartitionMetadata``
-    it does not read). Safe to share between threads: a topic made twice at once is made equal.
-    """
-
-    __slots__ = ("names", "internal_names", "_sources", "_reader", "_made", "_all")
-
-    def __init__(
-        self, names: list[str], sources: dict[str, Any], reader: PartitionReader, internal: frozenset[str]
-    ) -> None:
-        self.names = names  # sorted
-        self.internal_names = internal  # the names that are Kafka's internal topics (may list absent ones)
-        self._sources = sources
-        self._reader = reader
-        self._made: dict[str, TopicMetadata] = {}
-        self._all: tuple[TopicMetadata, ...] | None = None
-
-    def get(self, name: str, default: Any = None) -> TopicMetadata | Any:
-        topic = self._made.get(name)
-        if topic is None:
-            source = self._sources.get(name)
-            if source is None:
-                return default
-            made = TopicMetadata.deferred(name, source, self._reader, name in self.internal_names)
-            topic = self._made.setdefault(name, made)
-        return topic
-
-    @property
-    def by_name(self) -> Mapping[str, TopicMetadata]:
-        return _TopicsByName(self)
-
-    def _every(self) -> tuple[TopicMetadata, ...]:
-        if self._all is None:
-            get = self.get
-            self._all = tuple(get(n) for n in self.names)
-        return self._all
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return self._every()[index]
-        return self.get(self.names[index])
-
-    def __iter__(self) -> Iterator[TopicMetadata]:
-        return iter(self._every())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, DeferredTopics | tuple):
-            return self._every() == tuple(other)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._every())
-
-    def __reduce__(self):
-        return (tuple, (self._every(),))
-
-    def __repr__(self) -> str:
-        return f"DeferredTopics({len(self.names)} topics)"
-
-
-class _TopicsByName(Mapping):
-    """``DeferredTopics.by_name``: name -> TopicMetadata, made on lookup."""
-
-    __slots__ = ("_topics",)
-
-    def __init__(self, topics: DeferredTopics) -> None:
-        self._topics = topics
-
-    def __getitem__(self, name: str) -> TopicMetadata:
-        topic = self._topics.get(name)
-        if topic is None:
-            raise KeyError(name)
-        return topic
-
-    def get(self, name: str, default: Any = None) -> TopicMetadata | Any:
-        return self._topics.get(name, default)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._topics._sources
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._topics.names)
-
-    def __len__(self) -> int:
-        return len(self._topics.names)
-
-
 @dataclass(frozen=True)
 class ClusterMetadata:
-    """A full metadata snapshot from one fetch.
-
-    ``topics`` is a tuple, or, from the gateway's whole-cluster read, a ``DeferredTopics`` (a
-    read-only sequence sorted by name that makes each topic when first read).
-    """
+    """A full metadata snapshot from one fetch."""
 
     cluster_id: str | None
     controller_id: int | None
     brokers: tuple[BrokerInfo, ...]
-    topics: tuple[TopicMetadata, ...] | DeferredTopics
+    topics: tuple[TopicMetadata, ...]  # or a console.kafka.deferred.DeferredTopics (a read-only sequence)
 
 
 @dataclass(frozen=True)

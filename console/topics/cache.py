@@ -26,7 +26,7 @@ from django.conf import settings
 
 from console.clusters.actions import gateway_for
 from console.kafka import ClusterMetadata, TopicMetadata
-from console.kafka.types import DeferredTopics
+from console.kafka.deferred import DeferredTopics
 
 TTL_S = float(settings.TOPIC_METADATA_CACHE_S)
 CONFIG_TTL_S = float(settings.TOPIC_CONFIG_CACHE_S)

@@ -20,7 +20,7 @@ from console import patterns
 from console.audit import store as audit
 from console.kafka import BrokerInfo, ClusterMetadata, PartitionMetadata, TopicMetadata
 from console.kafka.cluster import _LibrdkafkaPartitions
-from console.kafka.types import DeferredTopics
+from console.kafka.deferred import DeferredTopics
 from console.models import Cluster
 from console.topics import cache as metadata_cache
 from console.topics import reads as topic_reads

@@ -1,0 +1,115 @@
+"""The topics of a whole-cluster metadata read, each made when first read.
+
+``KafkaGateway.list_topics_metadata`` answers a ``ClusterMetadata`` whose ``topics`` is a
+``DeferredTopics``: the names sorted up front, each ``TopicMetadata`` made on first read from the
+client's own answer (``TopicMetadata.deferred``), its ``PartitionMetadata`` built only when read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from .types import PartitionMetadata, TopicHealth, TopicMetadata
+
+
+class PartitionReader(Protocol):
+    """Reads a deferred topic's partitions out of a Kafka client's own answer (``console.kafka`` only)."""
+
+    def partitions(self, source: Any) -> tuple[PartitionMetadata, ...]: ...
+
+    def health(self, source: Any) -> TopicHealth: ...
+
+
+class DeferredTopics(Sequence):
+    """The topics of a whole-cluster fetch, sorted by name, each ``TopicMetadata`` made when first read.
+
+    A read-only sequence (``len``, index, slice, iterate, compare with a tuple) plus ``by_name``, a
+    read-only mapping. Only the names are sorted up front; a page that shows 50 of 20,000 topics
+    makes 50 ``TopicMetadata`` (and, through ``TopicMetadata.deferred``, no ``PartitionMetadata``
+    it does not read). Safe to share between threads: a topic made twice at once is made equal.
+    """
+
+    __slots__ = ("names", "internal_names", "_sources", "_reader", "_made", "_all")
+
+    def __init__(
+        self, names: list[str], sources: dict[str, Any], reader: PartitionReader, internal: frozenset[str]
+    ) -> None:
+        self.names = names  # sorted
+        self.internal_names = internal  # the names that are Kafka's internal topics (may list absent ones)
+        self._sources = sources
+        self._reader = reader
+        self._made: dict[str, TopicMetadata] = {}
+        self._all: tuple[TopicMetadata, ...] | None = None
+
+    def get(self, name: str, default: Any = None) -> TopicMetadata | Any:
+        topic = self._made.get(name)
+        if topic is None:
+            source = self._sources.get(name)
+            if source is None:
+                return default
+            made = TopicMetadata.deferred(name, source, self._reader, name in self.internal_names)
+            topic = self._made.setdefault(name, made)
+        return topic
+
+    @property
+    def by_name(self) -> Mapping[str, TopicMetadata]:
+        return _TopicsByName(self)
+
+    def _every(self) -> tuple[TopicMetadata, ...]:
+        if self._all is None:
+            get = self.get
+            self._all = tuple(get(n) for n in self.names)
+        return self._all
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self._every()[index]
+        return self.get(self.names[index])
+
+    def __iter__(self) -> Iterator[TopicMetadata]:
+        return iter(self._every())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DeferredTopics | tuple):
+            return self._every() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._every())
+
+    def __reduce__(self):
+        return (tuple, (self._every(),))
+
+    def __repr__(self) -> str:
+        return f"DeferredTopics({len(self.names)} topics)"
+
+
+class _TopicsByName(Mapping):
+    """``DeferredTopics.by_name``: name -> TopicMetadata, made on lookup."""
+
+    __slots__ = ("_topics",)
+
+    def __init__(self, topics: DeferredTopics) -> None:
+        self._topics = topics
+
+    def __getitem__(self, name: str) -> TopicMetadata:
+        topic = self._topics.get(name)
+        if topic is None:
+            raise KeyError(name)
+        return topic
+
+    def get(self, name: str, default: Any = None) -> TopicMetadata | Any:
+        return self._topics.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._topics._sources
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._topics.names)
+
+    def __len__(self) -> int:
+        return len(self._topics.names)
