@@ -13,15 +13,48 @@ Every failure leaves as :class:`KafkaOperationError`.
 
 from __future__ import annotations
 
+import importlib
 import socket
 import threading
 import time
 from collections.abc import Iterable
 from typing import Any
 
+from kafka.errors import KafkaTimeoutError
+from kafka.net.manager import KafkaConnectionManager
+from kafka.net.selector import NetworkSelector
+from kafka.protocol.admin import DescribeClusterRequest
+from kafka.protocol.metadata import MetadataResponse
+
 from .connection import ClusterConnection, probe_addresses
 from .errors import KafkaOperationError, from_code, translate
 from .types import BrokerInfo, ClusterInfo
+
+# kafka-python is imported here, once, when console.kafka is imported, not lazily inside the
+# gateway's methods: its protocol packages import their submodules (kafka.protocol.consumer's
+# __init__ imports .group, .offsets, ...), and Python's per-module import locks deadlock when two
+# threads run the first import of a package and of one of its submodules at once (one holds the
+# submodule's lock and waits for the package, the other holds the package's lock and waits for the
+# submodule: ``_DeadlockError: deadlock detected by _ModuleLock('kafka.protocol.consumer')``). The
+# telemetry snapshot asks the log dirs on a helper thread while the offsets are read, and the web
+# server runs threaded workers, so the first Kafka calls of a process do run concurrently (issue 19).
+# The gateway modules' own imports inside functions then find these modules loaded.
+EAGER_IMPORTS = (
+    "kafka.errors",
+    "kafka.protocol.admin",
+    "kafka.protocol.admin.groups",
+    "kafka.protocol.api_data",
+    "kafka.protocol.api_message",
+    "kafka.protocol.consumer",
+    "kafka.protocol.consumer.group",
+    "kafka.protocol.consumer.metadata",
+    "kafka.protocol.consumer.offsets",
+    "kafka.protocol.metadata",
+    "kafka.protocol.metadata.find_coordinator",
+    "kafka.protocol.schemas",
+)
+for _module in EAGER_IMPORTS:
+    importlib.import_module(_module)
 
 BROKER_ENDPOINT = 1
 CONTROLLER_ENDPOINT = 2
@@ -32,9 +65,6 @@ class KpClient:
     """Thread-safe: kafka-python runs all I/O on its own thread; callers block on results."""
 
     def __init__(self, conn: ClusterConnection) -> None:
-        from kafka.net.manager import KafkaConnectionManager
-        from kafka.net.selector import NetworkSelector
-
         self.conn = conn
         self._lock = threading.Lock()
         cfg = conn.kafka_python_config()
@@ -151,8 +181,6 @@ class KpClient:
         for (request, node), future in zip(requests, futures, strict=True):
             what = type(request).__name__.removesuffix("Request")
             if not future.is_done:
-                from kafka.errors import KafkaTimeoutError
-
                 out.append(self._error(KafkaTimeoutError(f"no answer from node {node}"), what))
             elif future.exception is None:
                 out.append(future.value)
@@ -216,8 +244,6 @@ class KpClient:
         A controller answers MISMATCHED_ENDPOINT_TYPE: say so instead of timing out in the
         Metadata bootstrap, which controllers do not serve.
         """
-        from kafka.protocol.admin import DescribeClusterRequest
-
         request = DescribeClusterRequest(
             include_cluster_authorized_operations=False, endpoint_type=BROKER_ENDPOINT, min_version=1
         )
@@ -246,9 +272,6 @@ class KpClient:
 
     def refresh_controllers(self) -> ClusterInfo:
         """DescribeCluster (endpoint type 2) to a bootstrap controller; learn the quorum."""
-        from kafka.protocol.admin import DescribeClusterRequest
-        from kafka.protocol.metadata import MetadataResponse
-
         request = DescribeClusterRequest(
             include_cluster_authorized_operations=False,
             endpoint_type=CONTROLLER_ENDPOINT,
