@@ -180,3 +180,34 @@ def plan_digest(moves: Iterable[tuple[str, int, Sequence[int], Sequence[int]]]) 
     """
     rows = sorted([t, int(p), [int(b) for b in o], [int(b) for b in g]] for t, p, o, g in moves)
     return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
+
+
+# ---- the progress page's partition rows (read by every open progress tab once a second) -------
+
+SHOWN_COLUMNS = ("topic", "partition", "state", "bytes_total", "bytes_done", "message")
+
+
+def shown_rows(r: Reassignment, limit: int) -> tuple[list[tuple], str]:
+    """The first ``limit`` partition rows as plain tuples (``SHOWN_COLUMNS``, then original, target
+    and replicas as JSON text) and ``Reassignment.live`` as its JSON text: together everything the
+    progress page's table shows, unparsed, so a digest of them tells whether a render may be reused."""
+    raw = list(
+        r.partitions.annotate(
+            original_text=Cast("original", TextField()),
+            target_text=Cast("target", TextField()),
+            replicas_text=Cast("replicas", TextField()),
+        ).values_list(*SHOWN_COLUMNS, "original_text", "target_text", "replicas_text")[:limit]
+    )
+    live = (
+        Reassignment.objects.filter(pk=r.pk)
+        .annotate(live_text=Cast("live", TextField()))
+        .values_list("live_text", flat=True)
+        .first()
+    )
+    return raw, live or "{}"
+
+
+def parse_live(text: str) -> dict:
+    """``Reassignment.live`` from its JSON text (``{}`` when it is not a JSON object)."""
+    value = json.loads(text) if text else {}
+    return value if isinstance(value, dict) else {}
