@@ -495,6 +495,11 @@ def run_jobs(
     state = roll_up(spark, lake_dir, cluster, since, until, now=now, rebuild=rebuild, progress=step)
     if stats is not None:
         stats.update({k: v for k, v in state.items() if k != "open"}, rollup_s=time.perf_counter() - started)
+    with rollups.locked(lake_dir, cluster, shared=True):  # no roll-up rewrites a day file under us
+        return _reports(spark, lake_dir, cluster, since, until, params, step, state)
+
+
+def _reports(spark, lake_dir: Path, cluster: str, since, until, params: JobParams, step, state: dict) -> dict:
     frames = _window_frames(spark, lake_dir, cluster, since, until, state)
     topics, brokers, groups = (frames.get(k) for k in rollups.KINDS)
     cached: list = []

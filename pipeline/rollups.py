@@ -11,7 +11,8 @@ written like the snapshots: dot-name, then rename)::
 Rolling up an hour rewrites its day's file (that day's other hours are read back and kept), so a
 run costs at most a day of rollups to write whatever the window, and a 30-day window is read from
 30 files per kind (one small file per hour made Spark spend most of a run opening files). Runs
-for one cluster roll up one at a time (an exclusive ``flock`` on ``rollups/.lock-<cluster>``).
+for one cluster roll up one at a time and not while another run reads the rollups (``flock`` on
+``rollups/.lock-<cluster>``: exclusive to roll up, shared to read).
 
 The grain keeps the snapshot (``ts``), so every report is computed from the rollups exactly as
 from the raw rows (:mod:`pipeline.reference` is the definition; the deltas between snapshots, the
@@ -113,12 +114,13 @@ def rollup_path(lake_dir: Path, kind: str, cluster: str, hour_ms: int) -> Path:
 
 
 @contextlib.contextmanager
-def locked(lake_dir: Path, cluster: str):
-    """One roll-up at a time per cluster (day files are read, changed and rewritten)."""
+def locked(lake_dir: Path, cluster: str, shared: bool = False):
+    """One roll-up at a time per cluster (day files are read, changed and rewritten), and none while
+    a run reads the rollups (``shared``: any number of readers at once)."""
     path = Path(lake_dir) / "rollups" / f".lock-{cluster}"
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+        fcntl.flock(fh, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         try:
             yield
         finally:
