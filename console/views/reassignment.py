@@ -11,7 +11,9 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import Http404, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
+from django.template.loader import get_template
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -353,7 +355,10 @@ def reassign_detail(request, name: str, rid: int):
 @vary_on_headers("HX-Request")
 def reassign_progress(request, name: str, rid: int):
     r = _get_reassignment_for_user(request, name, rid, defer=_NOT_SHOWN)
-    response = render(request, "console/_reassign_progress.html", _progress_context(r, request.user))
+    # Polled once a second by every open tab: the fragment alone, without the page's context
+    # processors (the navigation's cluster and role reads); {% csrf_token %} needs only the token.
+    context = {**_progress_context(r, request.user), "csrf_token": get_token(request)}
+    response = HttpResponse(get_template("console/_reassign_progress.html").render(context))
     if r.operation.finished and request.htmx:
         response.status_code = 286  # stop polling; the final fragment is still swapped in
     return response

@@ -158,6 +158,9 @@ def test_a_viewer_who_may_not_cancel_never_gets_the_controls_from_a_cached_rende
     poll(moving, "Behind: ~7 messages / 1 B", 99)  # rows no earlier test has cached
     operator = fragment(client, moving)
     assert "Cancel reassignment" in operator and "Change throttle" in operator
+    # the forms carry the CSRF token although the fragment is rendered without the context processors
+    assert operator.count('name="csrfmiddlewaretoken" value="') == 2
+    assert 'name="csrfmiddlewaretoken" value=""' not in operator
     for name in ("viewer", "auditor"):
         client.force_login(people[name])
         theirs = fragment(client, moving)
