@@ -22,6 +22,9 @@ from pipeline.reference import DAY_MS, HOUR_MS, PERIODS, JobParams, enough_histo
 Progress = Callable[[float, str], None]
 
 
+# Leader counts ride along in the (snapshot, topic) aggregate as one conditional count per broker
+# up to this many brokers; past it the partition rows are aggregated per (snapshot, topic, leader).
+MAX_PIVOT_BROKERS = 64
 # Past this many raw files Spark is given their date directories (with a ts filter) rather than
 # the files: a longer list makes Spark list the paths with a job of its own.
 MAX_LISTED_FILES = 32
@@ -51,9 +54,9 @@ def _collect(df) -> list[dict]:
 def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, hi_ms: int) -> dict:
     """The rollups of the raw rows in [lo_ms, hi_ms) of ``files``: one Spark pass per dataset.
 
-    The partition rows are aggregated per (snapshot, topic, leader), so one pass gives both the
-    topic sums and the leader counts (:func:`pipeline.rollups.finish` sums them on the driver, in
-    Arrow); the three aggregations run at once from driver threads and come back as Arrow.
+    One pass over the partition rows gives both the topic sums and the leader counts (see
+    below; :func:`pipeline.rollups.finish` completes them on the driver, in Arrow); the
+    aggregations are submitted from driver threads and come back as Arrow.
     """
     from pyspark.sql import functions as F
 
@@ -78,16 +81,15 @@ def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, 
             "retention_bytes",
         ],
     )
-    if parts is not None:
-        frames["topic_leader"] = parts.groupBy("ts", "topic", "leader").agg(
-            F.sum(pos("size_bytes")).alias("size"),
-            F.max(pos("size_bytes")).alias("max_part"),
-            F.sum(pos("log_end_offset")).alias("end"),
-            F.sum(pos("log_start_offset")).alias("start"),
-            F.count(F.lit(1)).alias("partitions"),
-            F.max("retention_ms").alias("retention_ms"),
-            F.max("retention_bytes").alias("retention_bytes"),
-        )
+    topic_sums = [
+        F.sum(pos("size_bytes")).alias("size"),
+        F.max(pos("size_bytes")).alias("max_part"),
+        F.sum(pos("log_end_offset")).alias("end"),
+        F.sum(pos("log_start_offset")).alias("start"),
+        F.count(F.lit(1)).alias("partitions"),
+        F.max("retention_ms").alias("retention_ms"),
+        F.max("retention_bytes").alias("retention_bytes"),
+    ]
     brokers = _read_raw(
         spark,
         lake_dir,
@@ -116,9 +118,23 @@ def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, 
         frames["groups"] = groups.groupBy("group", "topic", "ts").agg(
             F.sum("lag").alias("sum"), F.max("lag").alias("max"), F.sum("committed_offset").alias("committed")
         )
+    # The broker aggregate first (small): its broker ids let the partition pass count each
+    # broker's leaders as one conditional count per id, so the partition rows are aggregated
+    # per (snapshot, topic) in one pass; past MAX_PIVOT_BROKERS brokers they are aggregated per
+    # (snapshot, topic, leader) instead (up to one row per leader and topic) and summed on the driver.
     with ThreadPoolExecutor(max_workers=3, thread_name_prefix="pipeline-rollup") as pool:
-        got = dict(zip(frames, pool.map(lambda df: df.toArrow(), frames.values()), strict=True))
-    return rollups.finish(got.get("topic_leader"), got.get("disk"), got.get("groups"))
+        futures = {name: pool.submit(lambda df=df: df.toArrow()) for name, df in frames.items()}
+        got = {name: f.result() for name, f in futures.items() if name == "disk"}
+        if parts is not None:
+            ids = sorted(set(got["disk"]["broker"].to_pylist())) if "disk" in got else []
+            if len(ids) <= MAX_PIVOT_BROKERS:
+                counts = [F.count(F.when(F.col("leader") == F.lit(b), 1)).alias(f"leaders_{b}") for b in ids]
+                topic_df = parts.groupBy("ts", "topic").agg(*topic_sums, *counts)
+            else:
+                topic_df = parts.groupBy("ts", "topic", "leader").agg(*topic_sums)
+            got["topics"] = topic_df.toArrow()
+        got.update({name: f.result() for name, f in futures.items() if name != "disk"})
+    return rollups.finish(got.get("topics"), got.get("disk"), got.get("groups"))
 
 
 def roll_up(

@@ -82,7 +82,7 @@ SCHEMAS: dict[str, pa.Schema] = {
 
 # A rebuild rolls up this many bytes of raw Parquet per Spark pass (the pass's rollup rows come back
 # to the driver as Arrow before they are split per hour and written).
-CHUNK_BYTES = int(os.environ.get("PIPELINE_ROLLUP_CHUNK_BYTES", 1 << 30))
+CHUNK_BYTES = int(os.environ.get("PIPELINE_ROLLUP_CHUNK_BYTES", 256 << 20))
 
 
 def hour_floor(ts: datetime) -> datetime:
@@ -246,23 +246,20 @@ def _cast(table: pa.Table | None, kind: str) -> pa.Table:
     return pa.table({n: table.column(n).cast(schema.field(n).type) for n in schema.names}, schema=schema)
 
 
-def finish(
-    topic_leader: pa.Table | None, disk: pa.Table | None, groups: pa.Table | None
-) -> dict[str, pa.Table]:
-    """The rollups from Spark's three aggregates (collected as Arrow).
+def finish(topics: pa.Table | None, disk: pa.Table | None, groups: pa.Table | None) -> dict[str, pa.Table]:
+    """The rollups from Spark's aggregates (collected as Arrow).
 
-    ``topic_leader``: one row per (ts, topic, leader) with the topic columns; summed per (ts, topic)
-    for ``topics`` and per (ts, leader) for the leader counts, joined to ``disk`` (per (ts, broker))
-    as ``brokers``. Sums of sums, maxima of maxima: exact.
+    ``topics``: one row per (ts, topic) with the topic columns and one ``leaders_<broker>`` count
+    per broker, or one row per (ts, topic, leader) (many brokers), then summed per (ts, topic)
+    here. The leader counts per (ts, broker) are joined to ``disk`` (per (ts, broker)) as
+    ``brokers``. Sums of sums, maxima of maxima: exact.
     """
     out = {"groups": _cast(groups, "groups")}
-    if topic_leader is None or topic_leader.num_rows == 0:
+    leaders = pa.table({"ts": pa.array([], I64), "broker": pa.array([], I64), "leaders": pa.array([], I64)})
+    if topics is None or topics.num_rows == 0:
         out["topics"] = SCHEMAS["topics"].empty_table()
-        leaders = pa.table(
-            {"ts": pa.array([], I64), "broker": pa.array([], I64), "leaders": pa.array([], I64)}
-        )
-    else:
-        t = topic_leader.group_by(["ts", "topic"]).aggregate(
+    elif "leader" in topics.column_names:
+        t = topics.group_by(["ts", "topic"]).aggregate(
             [
                 ("size", "sum"),
                 ("max_part", "max"),
@@ -275,7 +272,7 @@ def finish(
         )
         t = t.rename_columns([n.rsplit("_sum", 1)[0].rsplit("_max", 1)[0] for n in t.column_names])
         out["topics"] = _cast(t, "topics")
-        lt = topic_leader.group_by(["ts", "leader"]).aggregate([("partitions", "sum")])
+        lt = topics.group_by(["ts", "leader"]).aggregate([("partitions", "sum")])
         leaders = pa.table(
             {
                 "ts": lt["ts"].cast(I64),
@@ -283,6 +280,21 @@ def finish(
                 "leaders": lt["partitions_sum"].cast(I64),
             }
         )
+    else:
+        out["topics"] = _cast(topics, "topics")
+        cols = [c for c in topics.column_names if c.startswith("leaders_")]
+        if cols:
+            per_ts = topics.group_by("ts").aggregate([(c, "sum") for c in cols])
+            leaders = pa.concat_tables(
+                pa.table(
+                    {
+                        "ts": per_ts["ts"].cast(I64),
+                        "broker": pa.array([int(c.split("_", 1)[1])] * per_ts.num_rows, I64),
+                        "leaders": per_ts[f"{c}_sum"].cast(I64),
+                    }
+                )
+                for c in cols
+            )
     if disk is None or disk.num_rows == 0:
         out["brokers"] = SCHEMAS["brokers"].empty_table()
     else:

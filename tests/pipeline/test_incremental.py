@@ -222,3 +222,11 @@ def test_the_command_runs_incrementally_and_rebuilds_on_request(spark, lake_dir,
     assert [bool(op.params.get("rebuild")) for op in ops] == [False, False, True]
     published = {name: reports.read_report(lake_dir, CLUSTER, name) for name in reports.SCHEMAS}
     assert len(published["cluster_size"]) == 26
+
+
+def test_past_the_pivot_limit_the_leaders_come_from_a_per_leader_aggregate(spark, lake_dir, monkeypatch):
+    monkeypatch.setattr(jobs, "MAX_PIVOT_BROKERS", 2)  # the lake has 3 brokers
+    got, stats = _run(spark, lake_dir)
+    assert stats["rolled_hours"] == 6
+    assert not _diffs(got, _reference(lake_dir)), _diffs(got, _reference(lake_dir))
+    assert {r["leaders"] for r in got["broker_disk"]} != {0}
