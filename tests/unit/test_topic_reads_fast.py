@@ -19,7 +19,7 @@ from django.db import transaction
 from console import patterns
 from console.audit import store as audit
 from console.kafka import BrokerInfo, ClusterMetadata, PartitionMetadata, TopicMetadata
-from console.kafka.cluster import _LibrdkafkaPartitions
+from console.kafka.cluster import _PackedPartitions
 from console.kafka.deferred import DeferredTopics
 from console.models import Cluster
 from console.topics import cache as metadata_cache
@@ -54,12 +54,14 @@ def test_substring_search_ignores_case_and_an_invalid_regex_is_refused():
 
 
 def _raw_topic(parts):
-    """A stand-in for confluent-kafka's TopicMetadata: {id: PartitionMetadata-like}."""
-    return SimpleNamespace(
-        partitions={
-            pid: SimpleNamespace(id=pid, leader=leader, replicas=list(replicas), isrs=list(isr))
-            for pid, leader, replicas, isr in parts
-        }
+    """A stand-in for confluent-kafka's TopicMetadata ({id: PartitionMetadata-like}), packed as the gateway packs it."""
+    return _PackedPartitions.pack(
+        SimpleNamespace(
+            partitions={
+                pid: SimpleNamespace(id=pid, leader=leader, replicas=list(replicas), isrs=list(isr))
+                for pid, leader, replicas, isr in parts
+            }
+        )
     )
 
 
@@ -72,7 +74,7 @@ EAGER_PARTS = (
 
 
 def test_a_deferred_topic_equals_the_eager_one():
-    reader = _LibrdkafkaPartitions(frozenset({1, 2, 3}))
+    reader = _PackedPartitions(frozenset({1, 2, 3}))
     lazy = TopicMetadata.deferred("t", _raw_topic(RAW), reader)
     eager = TopicMetadata("t", EAGER_PARTS)
     health = lazy.health()  # counted from the raw answer
@@ -87,7 +89,7 @@ def test_a_deferred_topic_equals_the_eager_one():
 
 
 def test_deferred_topics_read_like_a_tuple_and_make_only_what_is_read():
-    reader = _LibrdkafkaPartitions(frozenset({1, 2, 3}))
+    reader = _PackedPartitions(frozenset({1, 2, 3}))
     sources = {n: _raw_topic(RAW) for n in ("b", "a", "__consumer_offsets")}
     topics = DeferredTopics(sorted(sources), sources, reader, frozenset({"__consumer_offsets"}))
     assert len(topics) == 3 and topics[1].name == "a" and set(topics._made) == {"a"}
@@ -108,7 +110,7 @@ def test_deferred_topics_read_like_a_tuple_and_make_only_what_is_read():
 
 @pytest.mark.django_db
 def test_the_default_list_page_builds_only_its_own_topics(monkeypatch, offline_cluster, django_user_model):
-    reader = _LibrdkafkaPartitions(frozenset({1, 2, 3}))
+    reader = _PackedPartitions(frozenset({1, 2, 3}))
     names = [f"t{i:03d}" for i in range(120)]
     sources = {n: _raw_topic(RAW) for n in [*reversed(names), "__consumer_offsets"]}
     topics = DeferredTopics(sorted(sources), sources, reader, frozenset({"__consumer_offsets"}))
