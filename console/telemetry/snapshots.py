@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from array import array
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +24,7 @@ from console import access
 from console.clusters.actions import gateway_for
 from console.crypto import SecretUnreadable
 from console.kafka import ConfigResource, KafkaOperationError
+from console.kafka.health import BrokerLogDirs, PartitionLayout
 from console.models import Cluster
 from pipeline import config as pipeline_config
 from pipeline import lake
@@ -41,14 +43,16 @@ RETENTION_KEYS = ("retention.ms", "retention.bytes")
 class RawSnapshot:
     """What the batched requests answered, before it becomes columns.
 
-    ``latest`` and ``earliest`` map ``(topic, partition)`` to an offset (``offsets_by_leader``'s
-    answers; ``list_offsets``' ``PartitionOffsets`` are accepted too); a partition without an
-    answer is absent and recorded as -1.
+    ``layout`` is every partition as flat rows (``gateway.partition_layout()``); ``log_dirs`` maps
+    a broker to its reduced answer (``gateway.log_dir_sizes()``) or error. ``latest`` and
+    ``earliest`` are given as ``{(topic, partition): offset}`` (``offsets_by_leader``'s answers;
+    ``list_offsets``' ``PartitionOffsets`` are accepted too) and kept as one offset per row
+    (``array('q')``, -1 for a partition without an answer).
     """
 
-    metadata: Any
-    latest: dict
-    earliest: dict
+    layout: PartitionLayout
+    latest: Any
+    earliest: Any
     log_dirs: dict
     configs: dict
     group_offsets: dict
@@ -56,18 +60,25 @@ class RawSnapshot:
     rpc_seconds: float = 0.0
 
     def __post_init__(self) -> None:
-        self.latest = _plain_offsets(self.latest)
-        self.earliest = _plain_offsets(self.earliest)
+        self.latest = _row_offsets(self.layout, self.latest)
+        self.earliest = _row_offsets(self.layout, self.earliest)
 
 
-def _plain_offsets(answers: dict) -> dict:
-    if all(type(v) is int for v in answers.values()):
+def _row_offsets(layout: PartitionLayout, answers: Any) -> array:
+    """``{(topic, partition): offset | PartitionOffsets | error}`` as one offset per layout row."""
+    if isinstance(answers, array):
         return answers
-    return {
-        tp: v if type(v) is int else v.offset
-        for tp, v in answers.items()
-        if not isinstance(v, KafkaOperationError)
-    }
+    out = array("q", [-1]) * len(layout)
+    row_of = layout.row_of
+    for (topic, partition), value in answers.items():
+        if type(value) is not int:
+            if isinstance(value, KafkaOperationError):
+                continue
+            value = value.offset
+        row = row_of(topic, partition)
+        if row >= 0:
+            out[row] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -92,24 +103,22 @@ def fetch_snapshot(gw) -> RawSnapshot:
     After the Metadata, the log dirs, the retention configs and the groups' offsets are asked
     on a helper thread while this one asks the offsets (both specs in one flight): the requests
     are independent, and the brokers answer them while the other answers are decoded.
+
+    Memory (a batch worker at 100,000 partitions): the Metadata is kept as flat rows (no
+    per-partition objects), and each broker's log dirs and each leader's offsets are reduced to
+    arrays as their answer is read, a few answers in flight at a time.
     """
     started = time.perf_counter()
     errors: list[str] = []
-    md = gw.list_topics_metadata()
-    by_leader: dict[int, dict[str, list[int]]] = {}
-    for t in md.topics:
-        name = t.name
-        for p in t.partitions:
-            if p.leader >= 0:  # a partition without a leader has no offsets to ask (recorded as -1)
-                by_leader.setdefault(p.leader, {}).setdefault(name, []).append(p.id)
+    layout = gw.partition_layout()
 
     def the_rest() -> tuple[dict, dict, dict]:
         # The brokers of this snapshot's metadata, so a broker that just restarted is asked too.
-        log_dirs = gw.describe_log_dirs([b.id for b in md.brokers])
+        log_dirs = gw.log_dir_sizes(layout.brokers)
         configs: dict = {}
         try:
             configs = gw.describe_configs(
-                [ConfigResource("TOPIC", t.name) for t in md.topics],
+                [ConfigResource("TOPIC", name) for name in layout.topics],
                 include_documentation=False,
                 keys=list(RETENTION_KEYS),
             )
@@ -124,10 +133,10 @@ def fetch_snapshot(gw) -> RawSnapshot:
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot") as pool:
         rest = pool.submit(the_rest)
-        (latest, _), (earliest, _) = gw.offsets_by_leader(by_leader, ("latest", "earliest"))
+        latest, earliest = gw.offsets_by_row(layout, ("latest", "earliest"))
         log_dirs, configs, group_offsets = rest.result()
     return RawSnapshot(
-        md, latest, earliest, log_dirs, configs, group_offsets, errors, time.perf_counter() - started
+        layout, latest, earliest, log_dirs, configs, group_offsets, errors, time.perf_counter() - started
     )
 
 
@@ -140,101 +149,99 @@ def _retention(entries: Any, name: str) -> int | None:
         return None
 
 
-def _list_array(offsets: list[int], values: list[int], value_type: pa.DataType) -> pa.Array:
+def _ints(values: array, value_type: pa.DataType) -> pa.Array:
+    """An Arrow array over an ``array('i')`` / ``array('q')``'s buffer (no copy, no int objects)."""
+    assert values.itemsize == value_type.bit_width // 8, (values.typecode, value_type)
+    return pa.Array.from_buffers(value_type, len(values), [None, pa.py_buffer(values)])
+
+
+def _list_array(offsets: array, values: array, value_type: pa.DataType) -> pa.Array:
     """A list column from its flat values and their offsets (no Python list per row)."""
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(values, value_type))
+    return pa.ListArray.from_arrays(_ints(offsets, pa.int32()), _ints(values, value_type))
 
 
-def _broker_columns(raw: RawSnapshot) -> tuple[dict[str, list], dict[int, dict]]:
-    """One row per broker log dir, and per broker ``{(topic, partition): replica size}``."""
+def _broker_columns(raw: RawSnapshot) -> tuple[dict[str, list], dict[int, BrokerLogDirs]]:
+    """One row per broker log dir, and the brokers that answered."""
     cols: dict[str, list] = {n: [] for n in lake.BROKERS.names[2:]}
-    broker, log_dir, used_c, total, usable, error = cols.values()
-    sizes: dict[int, dict] = {}
-    for b, dirs in sorted(raw.log_dirs.items()):
-        if isinstance(dirs, KafkaOperationError):
-            raw.errors.append(f"log dirs of broker {b}: {dirs.operator_text}")
-            for col, value in zip(cols.values(), (b, "", None, None, None, dirs.name), strict=True):
+    broker, log_dir, used, total, usable, error = cols.values()
+    sizes: dict[int, BrokerLogDirs] = {}
+    for b, answer in sorted(raw.log_dirs.items()):
+        if isinstance(answer, KafkaOperationError):
+            raw.errors.append(f"log dirs of broker {b}: {answer.operator_text}")
+            for col, value in zip(cols.values(), (b, "", None, None, None, answer.name), strict=True):
                 col.append(value)
             continue
-        mine = sizes.setdefault(b, {})
-        for d in dirs:
-            used = 0
-            for tp, rep in d.replicas.items():
-                size = rep.size
-                used += size
-                if not rep.is_future:  # a future replica is a move between dirs: counts for disk only
-                    mine[tp] = size
+        sizes[b] = answer
+        for d in answer.dirs:
             broker.append(b)
             log_dir.append(d.path)
-            used_c.append(used)
+            used.append(d.used_bytes)
             total.append(d.total_bytes)
             usable.append(d.usable_bytes)
             error.append(d.error.name if d.error else None)
     return cols, sizes
 
 
-def _partition_columns(raw: RawSnapshot, sizes: dict[int, dict]) -> dict[str, Any]:
-    """The partitions dataset's columns, filled in one pass over the metadata."""
-    topic: list[str] = []
-    pid: list[int] = []
-    leader: list[int] = []
-    replicas: list[int] = []
-    replica_offsets = [0]
-    isr: list[int] = []
-    isr_offsets = [0]
-    replica_sizes: list[int] = []
-    start: list[int] = []
-    end: list[int] = []
-    size: list[int] = []
-    rms_c: list[int | None] = []
-    rbytes_c: list[int | None] = []
-    latest, earliest = raw.latest.get, raw.earliest.get
-    size_of = sizes.get
-    none: dict = {}
-    for t in raw.metadata.topics:
-        name = t.name
+def _partition_columns(raw: RawSnapshot, sizes: dict[int, BrokerLogDirs]) -> dict[str, Any]:
+    """The partitions dataset's columns: the layout's arrays as they are, the sizes filled in one
+    pass over the replicas."""
+    layout = raw.layout
+    partition, leader = layout.partition, layout.leader
+    offsets, replicas = layout.replica_offsets, layout.replicas
+    replica_sizes = array("q", [-1]) * len(replicas)
+    size = array("q", [-1]) * len(layout)
+    rms: list[int | None] = []
+    rbytes: list[int | None] = []
+    for name in layout.topics:
         cfg = raw.configs.get(ConfigResource("TOPIC", name))
-        n = len(t.partitions)
-        topic += [name] * n
-        rms_c += [_retention(cfg, "retention.ms")] * n
-        rbytes_c += [_retention(cfg, "retention.bytes")] * n
-        for p in t.partitions:
-            key = (name, p.id)
-            pid.append(p.id)
-            leader.append(p.leader)
-            replicas += p.replicas
-            replica_offsets.append(len(replicas))
-            isr += p.isr
-            isr_offsets.append(len(isr))
-            replica_sizes += [size_of(r, none).get(key, -1) for r in p.replicas]
-            start.append(earliest(key, -1))
-            end.append(latest(key, -1))
-            size.append(size_of(p.leader, none).get(key, -1))
+        rms.append(_retention(cfg, "retention.ms"))
+        rbytes.append(_retention(cfg, "retention.bytes"))
+        first, count = layout.topic_rows[name]
+        # this topic's sizes on each broker that answered: {broker: sizes by partition id}
+        dense = {b: answer.sizes.get(name) for b, answer in sizes.items()}
+        for row in range(first, first + count):
+            pid = partition[row]
+            for j in range(offsets[row], offsets[row + 1]):
+                b = replicas[j]
+                got = dense.get(b)
+                replica_sizes[j] = (
+                    got[pid] if got is not None and 0 <= pid < len(got) else _size(sizes, b, name, pid)
+                )
+            lead = leader[row]
+            got = dense.get(lead)
+            size[row] = got[pid] if got is not None and 0 <= pid < len(got) else _size(sizes, lead, name, pid)
+    topic_index = _ints(layout.topic_index, pa.int32())
     return {
-        "topic": topic,
-        "partition": pid,
-        "leader": leader,
-        "replicas": _list_array(replica_offsets, replicas, pa.int32()),
-        "isr": _list_array(isr_offsets, isr, pa.int32()),
-        "replica_sizes": _list_array(replica_offsets, replica_sizes, pa.int64()),
-        "log_start_offset": start,
-        "log_end_offset": end,
-        "size_bytes": size,
-        "retention_ms": rms_c,
-        "retention_bytes": rbytes_c,
+        "topic": pa.array(layout.topics, pa.string()).take(topic_index),
+        "partition": _ints(partition, pa.int32()),
+        "leader": _ints(leader, pa.int32()),
+        "replicas": _list_array(offsets, replicas, pa.int32()),
+        "isr": _list_array(layout.isr_offsets, layout.isr, pa.int32()),
+        "replica_sizes": _list_array(offsets, replica_sizes, pa.int64()),
+        "log_start_offset": _ints(raw.earliest, pa.int64()),
+        "log_end_offset": _ints(raw.latest, pa.int64()),
+        "size_bytes": _ints(size, pa.int64()),
+        "retention_ms": pa.array(rms, pa.int64()).take(topic_index),
+        "retention_bytes": pa.array(rbytes, pa.int64()).take(topic_index),
     }
+
+
+def _size(sizes: dict[int, BrokerLogDirs], broker: int, topic: str, partition: int) -> int:
+    answer = sizes.get(broker)
+    return -1 if answer is None else answer.size(topic, partition)
 
 
 def _group_columns(raw: RawSnapshot) -> dict[str, list]:
     cols: dict[str, list] = {n: [] for n in lake.GROUPS.names[2:]}
     group_c, topic, partition, committed_c, end_c, lag = cols.values()
-    latest = raw.latest.get
+    latest, row_of = raw.latest, raw.layout.row_of
     for group, offsets in sorted(raw.group_offsets.items()):
         if isinstance(offsets, KafkaOperationError):
             raw.errors.append(f"offsets of group {group}: {offsets.operator_text}")
             continue
         for tp, committed in offsets.items():
-            end = latest(tp, -1)
+            row = row_of(tp[0], tp[1])
+            end = latest[row] if row >= 0 else -1
             if committed is not None and committed >= 0 and end >= 0:
                 group_c.append(group)
                 topic.append(tp[0])

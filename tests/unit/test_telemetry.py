@@ -102,6 +102,7 @@ def test_an_unreachable_cluster_does_not_stop_the_others(
 
 def test_it_computes_lag_from_committed_offsets():
     from console.kafka import ClusterMetadata, PartitionMetadata, TopicMetadata
+    from console.kafka.health import PartitionLayout
 
     md = ClusterMetadata(
         "c",
@@ -115,7 +116,7 @@ def test_it_computes_lag_from_committed_offsets():
     )
     tp0, tp1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
     raw = telemetry.RawSnapshot(
-        metadata=md,
+        layout=PartitionLayout.from_metadata((), md.topics),
         latest={tp0: PartitionOffsets(120), tp1: PartitionOffsets(50)},
         earliest={tp0: PartitionOffsets(0), tp1: PartitionOffsets(0)},
         log_dirs={},

@@ -5,6 +5,7 @@ retention configs, a group whose offsets failed. Rows and schema exactly as the 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 
@@ -14,12 +15,11 @@ from console.kafka import (
     ConfigEntry,
     ConfigResource,
     KafkaOperationError,
-    LogDirInfo,
     PartitionMetadata,
-    ReplicaLogInfo,
     TopicMetadata,
     TopicPartition,
 )
+from console.kafka.health import BrokerLogDirs, PartitionLayout
 from console.telemetry import snapshots as telemetry
 from pipeline import lake
 
@@ -31,41 +31,51 @@ def entry(name: str, value: str) -> ConfigEntry:
     return ConfigEntry(name, value, "DYNAMIC_TOPIC_CONFIG", False, False, False)
 
 
+def log_dir(path, replicas, error_code=0, total=-1, usable=-1):
+    """One dir of a DescribeLogDirs answer as kafka-python decodes it: ``replicas`` are
+    ``(topic, partition, size, is_future)``."""
+    return SimpleNamespace(
+        log_dir=path,
+        error_code=error_code,
+        total_bytes=total,
+        usable_bytes=usable,
+        topics=[
+            SimpleNamespace(
+                name=t,
+                partitions=[SimpleNamespace(partition_index=p, partition_size=s, is_future_key=f)],
+            )
+            for t, p, s, f in replicas
+        ],
+    )
+
+
 def raw() -> telemetry.RawSnapshot:
     md = ClusterMetadata(
         "c",
         1,
         (BrokerInfo(1, "h", 1), BrokerInfo(2, "h", 2)),
         (
-            TopicMetadata(
-                "a", (PartitionMetadata(0, 1, (1, 2), (1, 2)), PartitionMetadata(1, -1, (2, 3), (), (3,)))
-            ),
             TopicMetadata("b", (PartitionMetadata(0, 2, (2, 1, 3), (2,)),)),
+            TopicMetadata(
+                "a", (PartitionMetadata(1, -1, (2, 3), (), (3,)), PartitionMetadata(0, 1, (1, 2), (1, 2)))
+            ),
         ),
-    )
+    )  # given unsorted: the layout sorts topics by name and partitions by id
     a0, a1, b0 = TopicPartition("a", 0), TopicPartition("a", 1), TopicPartition("b", 0)
     dirs = {
-        1: (
-            LogDirInfo(
-                "/d1", None, {a0: ReplicaLogInfo(100, 0, False), b0: ReplicaLogInfo(7, 0, False)}, 1000, 900
-            ),
-            LogDirInfo("/d2", None, {a0: ReplicaLogInfo(40, 0, True)}),  # a0 moving to /d2
+        1: BrokerLogDirs.reduce(
+            [
+                log_dir("/d1", [("a", 0, 100, False), ("b", 0, 7, False)], total=1000, usable=900),
+                log_dir("/d2", [("a", 0, 40, True)]),  # a0 moving to /d2
+            ]
         ),
-        2: (
-            LogDirInfo(
-                "/e1",
-                KafkaOperationError(57, "KAFKA_STORAGE_ERROR", "x"),
-                {
-                    a0: ReplicaLogInfo(90, 10, False),
-                    a1: ReplicaLogInfo(5, 0, False),
-                    b0: ReplicaLogInfo(8, 0, False),
-                },
-            ),
+        2: BrokerLogDirs.reduce(
+            [log_dir("/e1", [("a", 0, 90, False), ("a", 1, 5, False), ("b", 0, 8, False)], error_code=56)]
         ),
         3: DOWN,
     }
     return telemetry.RawSnapshot(
-        metadata=md,
+        layout=PartitionLayout.from_metadata([b.id for b in md.brokers], md.topics),
         latest={("a", 0): 50, ("b", 0): 9},  # a-1 has no leader: not asked
         earliest={("a", 0): 10, ("b", 0): 0},
         log_dirs=dirs,
@@ -149,7 +159,7 @@ def test_the_columns_of_every_awkward_case(tmp_path):
 
 
 def test_empty_answers_make_empty_tables_of_the_lake_schemas():
-    snapshot = telemetry.RawSnapshot(ClusterMetadata("c", None, (), ()), {}, {}, {}, {}, {})
+    snapshot = telemetry.RawSnapshot(PartitionLayout.from_metadata((), ()), {}, {}, {}, {}, {})
     tables = telemetry.build_tables(snapshot, NOW)
     assert {k: (t.schema, t.num_rows) for k, t in tables.items()} == {
         k: (s, 0) for k, s in lake.SCHEMAS.items()
