@@ -101,8 +101,8 @@ def fetch_snapshot(gw) -> RawSnapshot:
     """Every request a snapshot needs, each one batched (the imperative shell).
 
     After the Metadata, the log dirs, the retention configs and the groups' offsets are asked
-    on a helper thread while this one asks the offsets (both specs in one flight): the requests
-    are independent, and the brokers answer them while the other answers are decoded.
+    on a helper thread while this one asks the offsets (both specs together): the requests are
+    independent, and the brokers answer them while the other answers are decoded.
 
     Memory (a batch worker at 100,000 partitions): the Metadata is kept as flat rows (no
     per-partition objects), and each broker's log dirs and each leader's offsets are reduced to
