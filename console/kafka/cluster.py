@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import marshal
 import time
 from typing import Any
@@ -118,16 +119,25 @@ class ClusterMixin(GatewayBase):
         self._require_brokers("listing topics")
         self._reachable()
         admin = self._admin
-        md = self._call(admin.list_topics, timeout=self._timeout, what="list topics")
-        live = md.brokers
-        brokers = tuple(
-            BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id)
-        )
-        pack = _PackedPartitions.pack
-        packed = {name: pack(t) for name, t in md.topics.items()}
+        # librdkafka's answer (~3 objects per partition, no cycles) lives only until it is packed:
+        # the cyclic collector is paused meanwhile, or the packing's allocations make it walk them.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            md = self._call(admin.list_topics, timeout=self._timeout, what="list topics")
+            live = md.brokers
+            brokers = tuple(
+                BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id)
+            )
+            pack = _PackedPartitions.pack
+            packed = {name: pack(t) for name, t in md.topics.items()}
+            cluster_id, controller = md.cluster_id, (md.controller_id if md.controller_id >= 0 else None)
+            del md
+        finally:
+            if was_enabled:
+                gc.enable()
         topics = DeferredTopics(sorted(packed), packed, _PackedPartitions(frozenset(live)), INTERNAL_TOPICS)
-        controller = md.controller_id if md.controller_id >= 0 else None
-        return ClusterMetadata(md.cluster_id, controller, brokers, topics)
+        return ClusterMetadata(cluster_id, controller, brokers, topics)
 
     def topic_summary(self) -> TopicSummary:
         """Topic and partition counts, under-replicated and offline partitions (one fetch)."""
