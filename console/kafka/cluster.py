@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import marshal
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .base import GatewayBase
@@ -107,7 +108,7 @@ class ClusterMixin(GatewayBase):
         controller = res.controller.id if res.controller is not None else None
         return ClusterInfo(res.cluster_id, controller, brokers, "broker")
 
-    def list_topics_metadata(self) -> ClusterMetadata:
+    def list_topics_metadata(self, on_names: Callable[[list[str]], Any] | None = None) -> ClusterMetadata:
         """Every topic and partition in one Metadata fetch (fast for 100k partitions).
 
         Topics come sorted by name (``DeferredTopics``): each ``TopicMetadata`` is made when first
@@ -115,6 +116,8 @@ class ClusterMixin(GatewayBase):
         ``PartitionMetadata`` when those are first read (``TopicMetadata.deferred``), so a caller
         that reads a few topics pays for those only. Offline replicas are the replicas whose broker
         is not live; racks are not part of librdkafka's metadata (use :meth:`describe_cluster`).
+        ``on_names`` gets the sorted names as soon as they are known, before the packing (a caller
+        can start its next request meanwhile).
         """
         self._require_brokers("listing topics")
         self._reachable()
@@ -129,6 +132,9 @@ class ClusterMixin(GatewayBase):
             brokers = tuple(
                 BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id)
             )
+            names = sorted(md.topics)
+            if on_names is not None:
+                on_names(names)
             pack = _PackedPartitions.pack
             packed = {name: pack(t) for name, t in md.topics.items()}
             cluster_id, controller = md.cluster_id, (md.controller_id if md.controller_id >= 0 else None)
@@ -136,7 +142,7 @@ class ClusterMixin(GatewayBase):
         finally:
             if was_enabled:
                 gc.enable()
-        topics = DeferredTopics(sorted(packed), packed, _PackedPartitions(frozenset(live)), INTERNAL_TOPICS)
+        topics = DeferredTopics(names, packed, _PackedPartitions(frozenset(live)), INTERNAL_TOPICS)
         return ClusterMetadata(cluster_id, controller, brokers, topics)
 
     def topic_summary(self) -> TopicSummary:

@@ -204,10 +204,12 @@ def build_snapshot(metadata: ClusterMetadata) -> Snapshot:
     )
 
 
-def get_snapshot(cluster, *, refresh: bool = False) -> Snapshot:
+def get_snapshot(cluster, *, refresh: bool = False, on_names=None) -> Snapshot:
     """The cluster's metadata, from the cache when fresh; one gateway fetch otherwise.
 
-    Raises the gateway's KafkaOperationError when Kafka cannot be read.
+    ``on_names(sorted names)`` is called during a fetch as soon as the names are known (not when
+    the snapshot comes from the cache). Raises the gateway's KafkaOperationError when Kafka cannot
+    be read.
     """
     key = _key(cluster)
     snap = _cache.get(key)
@@ -220,7 +222,8 @@ def get_snapshot(cluster, *, refresh: bool = False) -> Snapshot:
             return snap
         started = time.monotonic()
         with _gc_paused():
-            metadata = gateway_for(cluster).list_topics_metadata()
+            gw = gateway_for(cluster)
+            metadata = gw.list_topics_metadata(on_names) if on_names else gw.list_topics_metadata()
             fresh = build_snapshot(metadata)
         if snap is not None and refresh and snap.fetched_mono >= started:
             return snap

@@ -15,11 +15,11 @@ from console.telemetry.sizes import PartitionSize, SnapshotSizes, TopicSize
 from console.topics import cache as metadata_cache
 from console.topics import search as topic_search
 from console.topics.cache import TopicRow
+from console.topics.list_configs import ConfigPrefetch, list_configs
 
 SORT_KEYS = ("name", "partitions", "replication_factor", "under_replicated", "offline")
 DEFAULT_PER_PAGE = 50
 MAX_PER_PAGE = 500
-LIST_CONFIG_KEYS = ("cleanup.policy", "retention.ms", "min.insync.replicas")
 
 
 def target(name: str) -> str:
@@ -83,9 +83,19 @@ def list_topics(
     Raises KafkaOperationError when the metadata cannot be read.
     """
     access.require(actor, cluster, access.VIEW)
-    snap = metadata_cache.get_snapshot(cluster, refresh=refresh)
     sort = sort if sort in SORT_KEYS else "name"
     per_page = max(1, min(MAX_PER_PAGE, per_page))
+    prefetch = None
+    if page == 1 and sort == "name" and not (query or descending or unhealthy_only):
+        if refresh or metadata_cache.peek(cluster) is None:  # a fetch: its first names are this page
+            prefetch = ConfigPrefetch(cluster, per_page)
+    try:
+        snap = metadata_cache.get_snapshot(cluster, refresh=refresh, on_names=prefetch and prefetch.start)
+    finally:
+        if prefetch is not None:
+            prefetch.join()
+    if prefetch is not None:
+        metadata_cache.remember_configs(snap, prefetch.got)
     query_error = ""
     matching = None  # names matching the search (None: no search)
     if query:
@@ -149,11 +159,7 @@ def _with_configs(cluster, snap, rows: list[TopicRow], sizes: SnapshotSizes) -> 
             )
         except KafkaOperationError:
             got = {}  # the list still shows; these columns say "unknown"
-        fetched = {
-            res.name: {k: entries[k].value for k in LIST_CONFIG_KEYS if k in entries}
-            for res, entries in got.items()
-            if not isinstance(entries, KafkaOperationError)
-        }
+        fetched = list_configs(got)
         metadata_cache.remember_configs(snap, fetched)
         known.update(fetched)
     items = []

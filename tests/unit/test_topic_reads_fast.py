@@ -168,3 +168,47 @@ def test_recent_events_name_the_topic_on_this_cluster_with_their_operations(offl
         wanted[2].pk,
     ]
     assert topic_reads.recent_events(offline_cluster, "nothing") == []
+
+
+@pytest.mark.django_db
+def test_a_cold_first_page_reads_its_configs_while_the_metadata_is_packed(
+    monkeypatch, offline_cluster, django_user_model
+):
+    from console.kafka import ConfigResource
+
+    names = [f"t{i:03d}" for i in range(120)]
+    topics = DeferredTopics(
+        names, {n: _raw_topic(RAW) for n in names}, _PackedPartitions(frozenset({1, 2, 3})), frozenset()
+    )
+    md = ClusterMetadata("c", 1, (), topics)
+    calls = []
+
+    def list_topics_metadata(on_names=None):
+        if on_names is not None:
+            on_names(names)
+            calls.append("names given")
+        return md
+
+    def describe_configs(resources, include_documentation=True):
+        calls.append([r.name for r in resources])
+        return {
+            ConfigResource("TOPIC", r.name): {"cleanup.policy": SimpleNamespace(value="compact")}
+            for r in resources
+        }
+
+    fake = SimpleNamespace(list_topics_metadata=list_topics_metadata, describe_configs=describe_configs)
+    monkeypatch.setattr(metadata_cache, "gateway_for", lambda cluster: fake)
+    monkeypatch.setattr(topic_reads, "gateway_for", lambda cluster: fake)
+    monkeypatch.setattr("console.topics.list_configs.gateway_for", lambda cluster: fake)
+    admin = django_user_model.objects.create_superuser("root", password="x")
+    metadata_cache.clear()
+    try:
+        page = topic_reads.list_topics(actor=admin, cluster=offline_cluster)
+        # one DescribeConfigs, of the first names (the page and the internal topics it could hide)
+        assert sorted(calls, key=str) == sorted(["names given", names[:53]], key=str)
+        assert [i.cleanup_policy for i in page.items] == ["compact"] * 50
+        calls.clear()
+        topic_reads.list_topics(actor=admin, cluster=offline_cluster, page=2)  # cached snapshot: no prefetch
+        assert calls == [names[53:100]]  # the three read ahead are cached
+    finally:
+        metadata_cache.clear()
