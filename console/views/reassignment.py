@@ -221,17 +221,22 @@ def _rows_html(r: Reassignment) -> tuple[SafeString, int]:
     latest bytes, bar and replica states) as HTML, and how many rows that is.
 
     Every open progress tab asks for them once a second while they change at most once a poll, so
-    a render is kept in Django's cache under a digest of exactly what it shows: the rows' columns
-    and ``Reassignment.live`` as stored (a new poll, a state change or a new message is a new key).
-    Nothing in them depends on the viewer: controls and the "read N s ago" stay in the template.
+    a render is kept in Django's cache (one entry per reassignment, in each web process with the
+    default local-memory cache) with a digest of exactly what it shows: the rows' columns and
+    ``Reassignment.live`` as stored. It is reused only while the digest is the same (a new poll, a
+    state change or a new message renders again). Nothing in the rows depends on the viewer:
+    the controls and the "read N s ago" stay in the template.
     """
     raw, live_text = store.shown_rows(r, SHOWN_ROWS)
-    digest = hashlib.blake2b(repr(raw).encode() + b"\0" + live_text.encode(), digest_size=20).hexdigest()
-    key = f"reassign-rows:1:{r.pk}:{len(raw)}:{digest}"
-    rendered = cache.get(key)
-    if rendered is None:
+    digest = hashlib.blake2b(repr(raw).encode() + b"\0" + live_text.encode(), digest_size=20).digest()
+    # one entry per reassignment, replaced when what it shows changes (not one per poll)
+    key = f"reassign-rows:1:{r.pk}"
+    kept = cache.get(key)
+    if kept is not None and kept[0] == digest:
+        rendered = kept[1]
+    else:
         rendered = _render_rows(raw, live_text)
-        cache.set(key, rendered, ROWS_CACHE_S)
+        cache.set(key, (digest, rendered), ROWS_CACHE_S)
     return mark_safe(rendered), len(raw)  # noqa: S308 - built by _render_rows, every value escaped
 
 
