@@ -18,7 +18,7 @@ from console.models import Operation, OperationState
 from console.models.reassignment import Reassignment, ReassignmentPartition
 from console.reassignment import progress, store
 from console.reassignment.progress import LiveEntry, replica_dicts
-from console.views import reassignment as views
+from console.views import reassignment_rows as views
 from tests.conftest import make_personas
 
 pytestmark = pytest.mark.django_db
@@ -152,8 +152,8 @@ def test_a_viewer_who_may_not_cancel_never_gets_the_controls_from_a_cached_rende
     client, people, moving, monkeypatch
 ):
     renders = []
-    real = views._render_rows
-    monkeypatch.setattr(views, "_render_rows", lambda *a: renders.append(1) or real(*a))
+    real = views.render_rows
+    monkeypatch.setattr(views, "render_rows", lambda *a: renders.append(1) or real(*a))
     client.force_login(people["operator"])
     poll(moving, "Behind: ~7 messages / 1 B", 99)  # rows no earlier test has cached
     operator = fragment(client, moving)
