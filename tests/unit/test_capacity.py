@@ -139,7 +139,7 @@ def test_the_run_button_queues_an_audited_operation(
     assert [i.resource for i in op.items.all()] == list(capacity.STEPS)
 
 
-def _reference_engine(spark, lake_dir, cluster, since, until, params, progress=None):
+def _reference_engine(spark, lake_dir, cluster, since, until, params, progress=None, **_incremental):
     progress(0.5, "computing")
     tables = {ds: lake.read_window(lake_dir, ds, cluster, since, until) for ds in lake.DATASETS}
     return reference.compute(tables, params)

@@ -242,7 +242,7 @@ STARTERS = {
 }
 
 
-def _reference_engine(spark, lake_dir, cluster, since, until, params, progress=None):
+def _reference_engine(spark, lake_dir, cluster, since, until, params, progress=None, **_incremental):
     tables = {ds: lake.read_window(lake_dir, ds, cluster, since, until) for ds in lake.DATASETS}
     return reference.compute(tables, params)
 
