@@ -208,6 +208,9 @@ def from_kafka_python(exc: BaseException, context: str = "") -> KafkaOperationEr
         return KafkaOperationError(REQUEST_TIMED_OUT, "REQUEST_TIMED_OUT", text or "timed out", True)
     if isinstance(exc, kerrors.IncompatibleBrokerVersion | kerrors.UnsupportedVersionError):
         return KafkaOperationError(UNSUPPORTED_VERSION, "UNSUPPORTED_VERSION", text or str(exc), False)
+    # the client dropped the node from its metadata between choosing it and sending (it stopped)
+    if isinstance(exc, kerrors.UnknownBrokerIdError):
+        return KafkaOperationError(8, "BROKER_NOT_AVAILABLE", text or "broker is not live")
     # Cancelled: the connection closed with the request in flight (a node stopped): the network's fault
     network = (
         kerrors.KafkaConnectionError,

@@ -121,6 +121,10 @@ class TestErrors:
         cancelled = from_kafka_python(ke.Cancelled(), "DescribeCluster via 127.0.0.1:1")
         assert cancelled.name == "NETWORK_EXCEPTION" and cancelled.retriable
         assert from_kafka_python(ke.InvalidReplicationAssignmentError()).name == "INVALID_REPLICA_ASSIGNMENT"
+        # the client dropped a stopped broker from its metadata between choosing it and sending: the same
+        # answer as a broker known not to be live (was UNKNOWN_SERVER_ERROR; a clean-clone CI run saw it)
+        gone = from_kafka_python(ke.UnknownBrokerIdError(3), "DescribeLogDirs")
+        assert gone.code == 8 and gone.name == "BROKER_NOT_AVAILABLE"
         assert translate(ke.UnsupportedVersionError("old")).name == "UNSUPPORTED_VERSION"
 
     def test_anything_else_is_translated(self):
