@@ -34,7 +34,6 @@ Small runs while developing: ``BENCH_SCALE=0.1`` (10,000 partitions, a 1,000-par
 from __future__ import annotations
 
 import os
-import random
 import sys
 import tempfile
 import threading
@@ -44,7 +43,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_web_concurrency import Children, child_env, start_redis, start_web, start_workers, wait_for  # noqa: E402
-from bench.harness import RemoteSandbox, gate, setup_console, teardown  # noqa: E402
+from bench.harness import RemoteSandbox, fill_log_sizes, gate, setup_console, teardown  # noqa: E402
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 BROKERS = 30
@@ -70,7 +69,6 @@ def replicas(t: int, p: int) -> list[int]:
 def build_sandbox(scale: float = SCALE):
     from sandbox.cluster import SandboxCluster
 
-    rng = random.Random(11)
     racks = [f"rack-{i % 3}" for i in range(BROKERS)]
     cluster = SandboxCluster(
         brokers=BROKERS, controllers=1, port=0, speed=0, seed="bench-memory", racks=racks
@@ -81,12 +79,7 @@ def build_sandbox(scale: float = SCALE):
     for t in range(BIG_TOPICS):
         assignment = [replicas(t, p) for p in range(BIG_PARTITIONS)]
         cluster.create_topic(f"big-{t:03d}", BIG_PARTITIONS, RF, assignment=assignment)
-    with cluster.state.lock:
-        for topic in cluster.state.topics.values():
-            for part in topic.partitions:
-                size = float(int(rng.lognormvariate(16, 1)))
-                part.sizes = dict.fromkeys(part.replicas, size)
-                part.end_offset = int(size // 1024)
+    fill_log_sizes(cluster, seed=11)
     return cluster
 
 

@@ -40,7 +40,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import random
 import statistics
 import sys
 import time
@@ -52,6 +51,7 @@ from bench.harness import (  # noqa: E402
     KpRaw,
     RemoteSandbox,
     alternate,
+    fill_log_sizes,
     freeze,
     gate,
     setup_console,
@@ -79,7 +79,6 @@ def build_sandbox(seed: str = "bench-reassign"):
     """30 brokers on 3 racks, 100,000 partitions with log sizes, the clock stopped."""
     from sandbox.cluster import SandboxCluster
 
-    rng = random.Random(7)
     racks = [f"rack-{i % 3}" for i in range(BROKERS)]
     cluster = SandboxCluster(brokers=BROKERS, controllers=1, port=0, speed=0, seed=seed, racks=racks)
     cluster.start()
@@ -91,12 +90,7 @@ def build_sandbox(seed: str = "bench-reassign"):
         cluster.create_topic(
             f"bench-{t:03d}", partitions=PARTITIONS_PER_TOPIC, replication_factor=3, assignment=assignment
         )
-    with cluster.state.lock:
-        for topic in cluster.state.topics.values():
-            for part in topic.partitions:
-                size = float(int(rng.lognormvariate(16, 1)))
-                part.sizes = dict.fromkeys(part.replicas, size)
-                part.end_offset = int(size // 1024)
+    fill_log_sizes(cluster, seed=7)
     return cluster
 
 

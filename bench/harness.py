@@ -117,6 +117,20 @@ def serve(cluster, conn) -> None:
 # -- the console ---------------------------------------------------------------------------------
 
 
+def fill_log_sizes(cluster, seed: int) -> None:
+    """Give every partition of a sandbox a log-normal size (median ~9 MB) on each replica and an end
+    offset of one message per KB, the same on every run of a bench (``seed``)."""
+    import random
+
+    rng = random.Random(seed)
+    with cluster.state.lock:
+        for topic in cluster.state.topics.values():
+            for part in topic.partitions:
+                size = float(int(rng.lognormvariate(16, 1)))
+                part.sizes = dict.fromkeys(part.replicas, size)
+                part.end_offset = int(size // 1024)
+
+
 def setup_console(bootstrap: str, timeout_s: int = 60):
     """A throwaway console (SQLite in a temp dir) with the sandbox registered; returns (client, cluster)."""
     os.environ["CONSOLE_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-console-")
