@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka.protocol.admin import DescribeLogDirsRequest
 from kafka.protocol.consumer.offsets import ListOffsetsRequest
 
 from .base import GatewayBase
@@ -229,20 +228,12 @@ class HealthMixin(GatewayBase):
         to ``BrokerLogDirs`` as it is read; brokers asked LOG_DIR_FLIGHT at a time, so the decoded
         answers of a 30-broker cluster are never all held at once. A broker that is not live or
         does not answer comes back as its error."""
-        self._require_brokers("describing log dirs")
-        ids = list(dict.fromkeys(broker_ids))
-        live = set(self._kp.broker_ids(expect=ids))
-        out: dict[int, BrokerLogDirs | KafkaOperationError] = {}
-        asked = []
-        for broker in ids:
-            if broker in live:
-                asked.append(broker)
-            else:
-                out[broker] = KafkaOperationError(8, "BROKER_NOT_AVAILABLE", f"broker {broker} is not live")
+        # the same requests and not-live answers as describe_log_dirs (ReplicasMixin, same gateway)
+        ids, out, asked = self._log_dir_requests(list(broker_ids), None)
         for start in range(0, len(asked), LOG_DIR_FLIGHT):
             flight = asked[start : start + LOG_DIR_FLIGHT]
-            answers = self._kp.send_many([(DescribeLogDirsRequest(topics=None), b) for b in flight])
-            for i, broker in enumerate(flight):
+            answers = self._kp.send_many(flight)
+            for i, (_, broker) in enumerate(flight):
                 response, answers[i] = answers[i], None  # each decoded answer freed once reduced
                 if isinstance(response, KafkaOperationError):
                     out[broker] = response
