@@ -42,9 +42,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import lake
+from pipeline.hours import SCHEMAS as HOUR_SCHEMAS
 from pipeline.reference import HOUR_MS
 
-KINDS = ("topics", "brokers", "groups")
+# Per snapshot: topics, brokers, groups, cluster; per hour: the report states (pipeline.hours).
+KINDS = ("topics", "brokers", "groups", "cluster", "topic_hours", "group_hours")
+TIME = {k: "hour" if k.endswith("_hours") else "ts" for k in KINDS}
+# Bumped when what a rolled-up hour holds changes: an hour rolled up by an older version is rolled again.
+VERSION = 2
 I64, S = pa.int64(), pa.string()
 
 SCHEMAS: dict[str, pa.Schema] = {
@@ -78,6 +83,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "groups": pa.schema(
         [("group", S), ("topic", S), ("ts", I64), ("sum", I64), ("max", I64), ("committed", I64)]
     ),
+    **HOUR_SCHEMAS,
 }
 
 # A rebuild rolls up this many bytes of raw Parquet per Spark pass (the pass's rollup rows come back
@@ -229,7 +235,7 @@ def inputs_of(files: list[RawFile]) -> list[list]:
 
 def is_current(lake_dir: Path, cluster: str, hour_ms: int, files: list[RawFile]) -> bool:
     m = read_manifest(lake_dir, cluster, hour_ms)
-    return m is not None and m.get("inputs") == inputs_of(files)
+    return m is not None and m.get("version") == VERSION and m.get("inputs") == inputs_of(files)
 
 
 def raw_path(lake_dir: Path, cluster: str, f: RawFile) -> str:
@@ -310,8 +316,8 @@ def finish(topics: pa.Table | None, disk: pa.Table | None, groups: pa.Table | No
     return out
 
 
-def _hours_of(table: pa.Table):
-    return pc.multiply(pc.divide(table["ts"], HOUR_MS), HOUR_MS)
+def _hours_of(table: pa.Table, kind: str):
+    return pc.multiply(pc.divide(table[TIME[kind]], HOUR_MS), HOUR_MS)
 
 
 def _replace_hours(path: Path, kind: str, hours: list[int], new: pa.Table | None) -> None:
@@ -319,12 +325,12 @@ def _replace_hours(path: Path, kind: str, hours: list[int], new: pa.Table | None
     parts = []
     if path.exists():
         old = pq.read_table(path)
-        parts.append(old.filter(pc.invert(pc.is_in(_hours_of(old), pa.array(hours, I64)))))
+        parts.append(old.filter(pc.invert(pc.is_in(_hours_of(old, kind), pa.array(hours, I64)))))
     if new is not None and new.num_rows:
         parts.append(new)
     table = pa.concat_tables(parts) if parts else SCHEMAS[kind].empty_table()
     if table.num_rows:
-        lake.write_atomic(_cast(table, kind).sort_by([("ts", "ascending")]), path)
+        lake.write_atomic(_cast(table, kind).sort_by([(TIME[kind], "ascending")]), path)
     elif path.exists():
         path.unlink()
 
@@ -348,11 +354,11 @@ def write_hours(
         lo, hi = day_hours[0], day_hours[-1] + HOUR_MS
         for kind in KINDS:
             t = rollups[kind]
-            ts = t["ts"]
+            ts = t[TIME[kind]]
             rows = t.filter(pc.and_(pc.greater_equal(ts, lo), pc.less(ts, hi))) if t.num_rows else None
             _replace_hours(rollup_path(lake_dir, kind, cluster, lo), kind, day_hours, rows)
         for h in day_hours:
-            manifest = {"hour": _hour(h).isoformat(), "inputs": inputs_of(hours[h])}
+            manifest = {"hour": _hour(h).isoformat(), "version": VERSION, "inputs": inputs_of(hours[h])}
             _write_text_atomic(json.dumps(manifest), manifest_path(lake_dir, cluster, h))
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="rollup-write") as pool:

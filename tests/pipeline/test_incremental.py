@@ -120,7 +120,8 @@ def test_incremental_runs_equal_the_rebuild_and_the_reference(spark, lake_dir):
     for kind in rollups.KINDS:
         rolled = set()
         for day in (0, 3):  # 2026-03-01 (21:00-23:00) and 2026-03-02 (00:00-02:00)
-            ts = pq.read_table(rollups.rollup_path(lake_dir, kind, CLUSTER, _hour(day)))["ts"].to_pylist()
+            path = rollups.rollup_path(lake_dir, kind, CLUSTER, _hour(day))
+            ts = pq.read_table(path)[rollups.TIME[kind]].to_pylist()
             rolled |= {t // HOUR_MS * HOUR_MS for t in ts}
         assert rolled == {_hour(h) for h in range(6)}, kind  # not the open hour
     assert [rollups.read_manifest(lake_dir, CLUSTER, _hour(h)) is not None for h in range(7)] == [
@@ -141,22 +142,41 @@ def test_incremental_runs_equal_the_rebuild_and_the_reference(spark, lake_dir):
     assert not _diffs(rebuilt, first)
 
 
+def _tamper(root, kind: str, h: int, column: str, fn) -> None:
+    """Change one column of a rolled-up hour's rows in its day file (not the raw files)."""
+    path = rollups.rollup_path(root, kind, CLUSTER, _hour(h))
+    t = pq.read_table(path)
+    time = t[rollups.TIME[kind]]
+    in_hour = pc.equal(pc.multiply(pc.divide(time, HOUR_MS), HOUR_MS), _hour(h))
+    values = pc.if_else(in_hour, fn(t[column]), t[column])
+    lake.write_atomic(t.set_column(t.schema.get_field_index(column), column, values), path)
+
+
+def _plant_open_hour(root, kind: str) -> None:
+    """Copies of hour 5's rows moved to the open hour 6 with their sizes x7 (stale rollup rows)."""
+    column = rollups.TIME[kind]
+    t = pq.read_table(rollups.rollup_path(root, kind, CLUSTER, _hour(5)))
+    t = t.filter(pc.equal(pc.multiply(pc.divide(t[column], HOUR_MS), HOUR_MS), _hour(5)))
+    t = t.set_column(t.schema.get_field_index(column), column, pc.add(t[column], HOUR_MS))
+    size = "log_bytes" if kind == "cluster" else "size"
+    t = t.set_column(t.schema.get_field_index(size), size, pc.multiply(t[size], 7))
+    day2 = rollups.rollup_path(root, kind, CLUSTER, _hour(6))
+    lake.write_atomic(pa.concat_tables([pq.read_table(day2), t]), day2)
+
+
 def test_the_reports_read_the_rollups_of_closed_hours_and_the_open_hour_raw(spark, lake_dir):
     _run(spark, lake_dir)
     want = _reference(lake_dir)
-    # Alter a closed hour's rollup (not its raw files): the next run must show it, so the
-    # reports come from the rollups, and must not re-roll it (its raw files did not change).
-    path = rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(2))
-    t = pq.read_table(path)
-    in_hour = pc.equal(pc.multiply(pc.divide(t["ts"], HOUR_MS), HOUR_MS), _hour(2))
-    size = pc.if_else(in_hour, pc.add(t["size"], 1), t["size"])
-    lake.write_atomic(t.set_column(t.schema.get_field_index("size"), "size", size), path)
+    # Alter closed hours' rollups (not their raw files): the next run must show it, so the reports
+    # come from the rollups, and must not re-roll them (their raw files did not change). Hour 2 is
+    # wholly in the window: its hour states are read; hour 0 starts before the window (21:20):
+    # it is derived again from its per-snapshot rollups, cut at the window's start.
+    _tamper(lake_dir, "cluster", 2, "log_bytes", lambda c: pc.add(c, 1))
+    _tamper(lake_dir, "topic_hours", 2, "size", lambda c: pc.add(c, 10))
+    _tamper(lake_dir, "topics", 0, "size", lambda c: pc.add(c, 100))
     # Stale rollup rows planted for the open hour: they must be ignored, the open hour is read raw.
-    opened = _rows_of_hour(lake_dir, "topics", 5)
-    opened = opened.set_column(0, "ts", pc.add(opened["ts"], HOUR_MS))
-    opened = opened.set_column(opened.schema.get_field_index("size"), "size", pc.multiply(opened["size"], 7))
-    day2 = rollups.rollup_path(lake_dir, "topics", CLUSTER, _hour(6))
-    lake.write_atomic(pa.concat_tables([pq.read_table(day2), opened]), day2)
+    for kind in ("cluster", "topic_hours", "topics"):
+        _plant_open_hour(lake_dir, kind)
 
     got, stats = _run(spark, lake_dir)
     assert stats["rolled_hours"] == 0
@@ -164,7 +184,15 @@ def test_the_reports_read_the_rollups_of_closed_hours_and_the_open_hour_raw(spar
     wanted = {r["ts"]: r["log_bytes"] for r in want["cluster_size"]}
     changed = {ts for ts in wanted if sizes[ts] != wanted[ts]}
     assert changed == {_hour(2) + i * 900_000 for i in range(4)}
-    assert all(sizes[ts] - wanted[ts] == SHAPE.topics + 1 for ts in changed)
+    assert all(sizes[ts] - wanted[ts] == 1 for ts in changed)
+    hourly = lambda out: {  # noqa: E731
+        (r["topic"], r["bucket"]): r["size_bytes"] for r in out["topic_growth"] if r["period"] == "hour"
+    }
+    g, w = hourly(got), hourly(want)
+    assert {k: g[k] - w[k] for k in w if g[k] != w[k]} == {
+        **{(t, _hour(2)): 10 for t, b in w if b == _hour(2)},
+        **{(t, _hour(0)): 100 for t, b in w if b == _hour(0)},
+    }
     assert all(sizes[ts] == wanted[ts] for ts in wanted if ts >= _hour(6))
 
 
