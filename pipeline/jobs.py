@@ -32,6 +32,8 @@ Progress = Callable[[float, str], None]
 # Leader counts ride along in the (snapshot, topic) aggregate as one conditional count per broker
 # up to this many brokers; past it the partition rows are aggregated per (snapshot, topic, leader).
 MAX_PIVOT_BROKERS = 64
+# Spans of raw rows up to this long are aggregated per leader with no pivot (see aggregate_raw).
+PIVOT_AFTER_MS = 2 * HOUR_MS
 # Past this many raw files Spark is given their date directories (with a ts filter) rather than
 # the files: a longer list makes Spark list the paths with a job of its own.
 MAX_LISTED_FILES = 32
@@ -124,14 +126,19 @@ def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, 
         frames["groups"] = groups.groupBy("group", "topic", "ts").agg(
             F.sum("lag").alias("sum"), F.max("lag").alias("max"), F.sum("committed_offset").alias("committed")
         )
-    # The broker aggregate first (small): its broker ids let the partition pass count each
-    # broker's leaders as one conditional count per id, so the partition rows are aggregated
-    # per (snapshot, topic) in one pass; past MAX_PIVOT_BROKERS brokers they are aggregated per
-    # (snapshot, topic, leader) instead (up to one row per leader and topic) and summed on the driver.
+    # Up to PIVOT_AFTER_MS of rows (an hourly run: one hour just closed, the open hour) the
+    # partition rows are aggregated per (snapshot, topic, leader), summed per (snapshot, topic) on
+    # the driver, and the three aggregations run at once. Over a longer span (a rebuild's chunks)
+    # the broker aggregate goes first (small): its broker ids let the partition pass count each
+    # broker's leaders as one conditional count per id, so the partition rows come back one per
+    # (snapshot, topic); past MAX_PIVOT_BROKERS brokers they are aggregated per leader as well.
+    pivot = hi_ms - lo_ms > PIVOT_AFTER_MS
+    if parts is not None and not pivot:
+        frames["topics"] = parts.groupBy("ts", "topic", "leader").agg(*topic_sums)
     with ThreadPoolExecutor(max_workers=3, thread_name_prefix="pipeline-rollup") as pool:
         futures = {name: pool.submit(lambda df=df: df.toArrow()) for name, df in frames.items()}
         got = {name: f.result() for name, f in futures.items() if name == "disk"}
-        if parts is not None:
+        if parts is not None and pivot:
             ids = sorted(set(got["disk"]["broker"].to_pylist())) if "disk" in got else []
             if len(ids) <= MAX_PIVOT_BROKERS:
                 counts = [F.count(F.when(F.col("leader") == F.lit(b), 1)).alias(f"leaders_{b}") for b in ids]
@@ -285,8 +292,11 @@ def run_jobs(
     rebuild: bool = False,
     now: datetime | None = None,
     stats: dict | None = None,
-) -> dict[str, list[dict]]:
+) -> dict[str, list[dict] | pa.Table]:
     """Every report for one cluster and window [since, until). Re-running a window gives the same rows.
+
+    A report is a list of row dicts or, for the large ones, an Arrow table (times in epoch ms;
+    :func:`pipeline.reports.as_rows` gives dicts); :func:`pipeline.reports.publish` takes both.
 
     First :func:`roll_up` (the closed hours not rolled up yet, or all of them with ``rebuild``),
     then the reports merged on the driver from the window's hour states and the open hour's rows.
@@ -308,7 +318,7 @@ def _reports(lake_dir: Path, cluster: str, since, params: JobParams, step, state
     t = _window_tables(lake_dir, cluster, since, state)
     step(0.6, "merging the hours")
     stamps = np.unique(t["cluster"]["ts"].to_numpy())
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[dict] | pa.Table] = {}
     out["topic_growth"], out["topic_summary"] = windows.topic_reports(t["topic_hours"], stamps, params)
     out["group_lag"], out["group_summary"] = windows.group_reports(t["group_hours"])
     out["cluster_size"] = windows.cluster_size(t["cluster"], t["brokers"])

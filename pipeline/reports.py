@@ -1,7 +1,8 @@
 """Report tables: their schemas, and their atomic publication per cluster.
 
 Both engines (Spark in :mod:`pipeline.jobs`, plain Python in :mod:`pipeline.reference`) return
-``{report: [row dict]}`` with timestamps as epoch milliseconds; :func:`publish` writes them as
+``{report: [row dict]}`` (the Spark run gives its larger reports as Arrow tables: :func:`as_rows`)
+with timestamps as epoch milliseconds; :func:`publish` writes them as
 small Parquet files the console reads with pyarrow (no database tables, no migration).
 
 A run is written to ``reports/cluster=<name>/run-<id>/`` and then made current by atomically
@@ -121,9 +122,25 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def sort_rows(name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def sort_rows(name: str, rows: list[dict[str, Any]] | pa.Table) -> list[dict[str, Any]]:
     keys = SORT_KEYS[name]
-    return sorted(rows, key=lambda r: tuple(r[k] for k in keys))
+    return sorted(as_rows(rows), key=lambda r: tuple(r[k] for k in keys))
+
+
+def as_rows(rows: list[dict[str, Any]] | pa.Table) -> list[dict[str, Any]]:
+    """A report as row dicts (the Spark run returns its large reports as Arrow tables, times in ms)."""
+    return rows.to_pylist() if isinstance(rows, pa.Table) else rows
+
+
+def as_table(name: str, rows: list[dict[str, Any]] | pa.Table) -> pa.Table:
+    """A report as a table of its schema, in its row order."""
+    schema = SCHEMAS[name]
+    if isinstance(rows, pa.Table):
+        table = pa.table({f.name: rows[f.name].cast(pa.int64() if f.type == TS else f.type) for f in schema})
+        table = table.cast(schema)
+    else:
+        table = pa.Table.from_pylist(rows, schema=schema)
+    return table.sort_by([(k, "ascending") for k in SORT_KEYS[name]])
 
 
 def cluster_dir(lake_dir: Path, cluster: str) -> Path:
@@ -136,10 +153,8 @@ def publish(lake_dir: Path, cluster: str, reports: dict[str, list[dict]], meta: 
     run = f"run-{uuid.uuid4().hex[:12]}"
     staging = root / f".{run}"
     staging.mkdir(parents=True)
-    for name, schema in SCHEMAS.items():
-        rows = sort_rows(name, reports.get(name, []))
-        table = pa.Table.from_pylist(rows, schema=schema)
-        pq.write_table(table, staging / f"{name}.parquet")
+    for name in SCHEMAS:
+        pq.write_table(as_table(name, reports.get(name, [])), staging / f"{name}.parquet")
     (staging / "meta.json").write_text(json.dumps(meta, default=str, sort_keys=True))
     os.replace(staging, root / run)
     previous = current_run(lake_dir, cluster)

@@ -34,11 +34,11 @@ def _rate(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def _rows(columns: dict) -> list[dict]:
-    return pa.table(columns).to_pylist()
+def _table(columns: dict) -> pa.Table:
+    return pa.table(columns)
 
 
-def topic_reports(states: pa.Table, stamps: np.ndarray, params: JobParams) -> tuple[list[dict], list[dict]]:
+def topic_reports(states: pa.Table, stamps: np.ndarray, params: JobParams) -> tuple[pa.Table, list[dict]]:
     """``topic_growth`` (hour and day rows) and ``topic_summary`` from the window's (topic, hour) states.
 
     ``stamps``: the window's snapshots (sorted epoch ms), to find each hour's previous snapshot.
@@ -79,8 +79,12 @@ def topic_reports(states: pa.Table, stamps: np.ndarray, params: JobParams) -> tu
             "bytes_rate": pa.array(_rate(g.astype(np.float64), s)),
         }
 
-    rows = _rows(growth("hour", np.arange(len(hour))))
-    rows += _rows(growth("day", _changes(t, ["topic"], hour // DAY_MS)))
+    rows = pa.concat_tables(
+        [
+            _table(growth("hour", np.arange(len(hour)))),
+            _table(growth("day", _changes(t, ["topic"], hour // DAY_MS))),
+        ]
+    )
 
     starts = _changes(t, ["topic"], np.zeros(len(hour), dtype=np.int64))
     ends = np.r_[starts[1:], len(hour)] - 1
@@ -120,12 +124,12 @@ def topic_reports(states: pa.Table, stamps: np.ndarray, params: JobParams) -> tu
     return rows, summary
 
 
-def group_reports(states: pa.Table) -> tuple[list[dict], list[dict]]:
+def group_reports(states: pa.Table) -> tuple[pa.Table, list[dict]]:
     """``group_lag`` (hour rows) and ``group_summary`` from the window's (group, topic, hour) states."""
     if states.num_rows == 0:
         return [], []
     g = states.sort_by([("group", "ascending"), ("topic", "ascending"), ("hour", "ascending")])
-    lag = _rows(
+    lag = _table(
         {
             "group": g["group"],
             "topic": g["topic"],
@@ -145,7 +149,7 @@ def group_reports(states: pa.Table) -> tuple[list[dict], list[dict]]:
     ends = np.r_[starts[1:], n] - 1
     last_progress = np.maximum.reduceat(progress, starts)
     sum_first, sum_last = _np(g["sum_first"]), _np(g["sum_last"])
-    summary = _rows(
+    summary = _table(
         {
             "group": g["group"].take(pa.array(starts)),
             "topic": g["topic"].take(pa.array(starts)),
@@ -156,13 +160,11 @@ def group_reports(states: pa.Table) -> tuple[list[dict], list[dict]]:
             "last_progress_ts": _nullable(last_progress, last_progress >= 0),
         }
     )
-    return lag, summary
+    return lag, summary.to_pylist()
 
 
-def cluster_size(cluster: pa.Table, brokers: pa.Table) -> list[dict]:
+def cluster_size(cluster: pa.Table, brokers: pa.Table) -> pa.Table:
     """Per snapshot: the topic totals, and the bytes on disk of the brokers' rows at that snapshot."""
-    if cluster.num_rows == 0:
-        return []
     disk = brokers.group_by("ts").aggregate([("size_bytes", "sum")]) if brokers.num_rows else None
     c = cluster
     if disk is not None:
@@ -170,7 +172,7 @@ def cluster_size(cluster: pa.Table, brokers: pa.Table) -> list[dict]:
         disk_bytes = pc.fill_null(c["size_bytes_sum"], 0)
     else:
         disk_bytes = pa.array([0] * c.num_rows, I64)
-    return _rows(
+    return _table(
         {
             "ts": c["ts"],
             "log_bytes": c["log_bytes"],
@@ -182,40 +184,41 @@ def cluster_size(cluster: pa.Table, brokers: pa.Table) -> list[dict]:
     )
 
 
-def broker_reports(brokers: pa.Table, params: JobParams) -> tuple[list[dict], list[dict]]:
+def broker_reports(brokers: pa.Table, params: JobParams) -> tuple[pa.Table, list[dict]]:
     """``broker_disk`` (the (snapshot, broker) rows) and ``broker_forecast`` (least squares per broker)."""
     if brokers.num_rows == 0:
         return [], []
     b = brokers.sort_by([("broker", "ascending"), ("ts", "ascending")])
-    disk = _rows({k: b[k] for k in ("ts", "broker", "size_bytes", "total_bytes", "leaders")})
-    end = int(pc.max(b["ts"]).as_py())
+    disk = b.select(["ts", "broker", "size_bytes", "total_bytes", "leaders"])
+    ts, size = _np(b["ts"]), _np(b["size_bytes"])
+    end = int(ts.max())
     start = end - params.forecast_window_days * DAY_MS
+    starts = _changes(b, ["broker"], np.zeros(len(ts), dtype=np.int64))
+    ends = np.r_[starts[1:], len(ts)] - 1
+    last = b.take(pa.array(ends)).select(["broker", "ts", "size_bytes", "total_bytes", "usable_bytes"])
     forecast = []
-    per_broker: dict[int, list[dict]] = {}
-    for r in b.select(["ts", "broker", "size_bytes", "total_bytes", "usable_bytes"]).to_pylist():
-        per_broker.setdefault(r["broker"], []).append(r)
-    for broker, rows in per_broker.items():
-        last = rows[-1]
-        recent = [((d["ts"] - end) / DAY_MS, float(d["size_bytes"])) for d in rows if d["ts"] >= start]
-        n = len(recent)
-        sx, sy = sum(x for x, _ in recent), sum(y for _, y in recent)
-        sxx, sxy = sum(x * x for x, _ in recent), sum(x * y for x, y in recent)
+    for i, r in enumerate(last.to_pylist()):
+        lo, hi = starts[i], ends[i] + 1
+        recent = ts[lo:hi] >= start
+        x = (ts[lo:hi][recent] - end) / DAY_MS
+        y = size[lo:hi][recent].astype(np.float64)
+        n = len(x)
+        sx, sy, sxx, sxy = (float(v.sum()) for v in (x, y, x * x, x * y))
         den = n * sxx - sx * sx
-        fits = n >= 2 and den != 0 and enough_history(rows[0]["ts"], last["ts"], params)
+        fits = n >= 2 and den != 0 and enough_history(int(ts[lo]), r["ts"], params)
         slope = (n * sxy - sx * sy) / den if fits else None
-        cap = params.capacity_bytes or last["total_bytes"]
-        left = last["usable_bytes"]
-        room = headroom(params.capacity_bytes, cap, last["size_bytes"], left)
+        cap = params.capacity_bytes or r["total_bytes"]
+        room = headroom(params.capacity_bytes, cap, r["size_bytes"], r["usable_bytes"])
         forecast.append(
             {
-                "broker": broker,
-                "last_ts": last["ts"],
-                "size_bytes": last["size_bytes"],
+                "broker": r["broker"],
+                "last_ts": r["ts"],
+                "size_bytes": r["size_bytes"],
                 "capacity_bytes": cap,
-                "used_ratio": last["size_bytes"] / cap if cap else None,
+                "used_ratio": r["size_bytes"] / cap if cap else None,
                 "slope_bytes_per_day": slope,
                 "days_to_full": max(room, 0) / slope if room is not None and slope and slope > 0 else None,
-                "free_bytes": left,
+                "free_bytes": r["usable_bytes"],
             }
         )
     return disk, forecast

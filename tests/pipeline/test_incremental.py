@@ -180,13 +180,15 @@ def test_the_reports_read_the_rollups_of_closed_hours_and_the_open_hour_raw(spar
 
     got, stats = _run(spark, lake_dir)
     assert stats["rolled_hours"] == 0
-    sizes = {r["ts"]: r["log_bytes"] for r in got["cluster_size"]}
+    sizes = {r["ts"]: r["log_bytes"] for r in reports.as_rows(got["cluster_size"])}
     wanted = {r["ts"]: r["log_bytes"] for r in want["cluster_size"]}
     changed = {ts for ts in wanted if sizes[ts] != wanted[ts]}
     assert changed == {_hour(2) + i * 900_000 for i in range(4)}
     assert all(sizes[ts] - wanted[ts] == 1 for ts in changed)
     hourly = lambda out: {  # noqa: E731
-        (r["topic"], r["bucket"]): r["size_bytes"] for r in out["topic_growth"] if r["period"] == "hour"
+        (r["topic"], r["bucket"]): r["size_bytes"]
+        for r in reports.as_rows(out["topic_growth"])
+        if r["period"] == "hour"
     }
     g, w = hourly(got), hourly(want)
     assert {k: g[k] - w[k] for k in w if g[k] != w[k]} == {
@@ -257,4 +259,4 @@ def test_past_the_pivot_limit_the_leaders_come_from_a_per_leader_aggregate(spark
     got, stats = _run(spark, lake_dir)
     assert stats["rolled_hours"] == 6
     assert not _diffs(got, _reference(lake_dir)), _diffs(got, _reference(lake_dir))
-    assert {r["leaders"] for r in got["broker_disk"]} != {0}
+    assert {r["leaders"] for r in reports.as_rows(got["broker_disk"])} != {0}

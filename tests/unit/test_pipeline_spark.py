@@ -80,7 +80,9 @@ def test_it_computes_every_report_like_the_reference(spark, tmp_path):
     tables = {ds: lake.read_window(tmp_path, ds, "prod", since, until) for ds in lake.DATASETS}
     want = reference.compute(tables, PARAMS)
 
-    got = jobs.run_jobs(spark, tmp_path, "prod", since, until, PARAMS)
+    got = {
+        k: reports.as_rows(v) for k, v in jobs.run_jobs(spark, tmp_path, "prod", since, until, PARAMS).items()
+    }
 
     _assert_same_reports(got, want)
     assert {r["topic"] for r in got["idle_topics"]} == {"topic-006"}
