@@ -17,7 +17,7 @@ import importlib
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafka.errors import KafkaTimeoutError
@@ -155,15 +155,24 @@ class KpClient:
         one I/O thread only add GIL switching). A request that fails because its connection is
         still being set up is retried the way ``send`` retries it.
         """
+        return self.start_many(requests)()
+
+    def start_many(self, requests: list[tuple[Any, int]]) -> Callable[[], list[Any]]:
+        """``send_many`` in two halves: the requests go out now; calling the returned function waits
+        for their answers (``send_many``'s list). The caller may do other work meanwhile (e.g. a
+        librdkafka request, which releases the GIL while it waits)."""
         self.ensure_ready()
         if not requests:
-            return []
+            return list
         try:
             futures = [
                 self._manager.call_soon(self._manager.send, request, node) for request, node in requests
             ]
         except Exception:  # noqa: BLE001 - the I/O thread refused work: one by one, translated there
-            return [self._send_or_error(request, node) for request, node in requests]
+            return lambda: [self._send_or_error(request, node) for request, node in requests]
+        return lambda: self._wait_many(requests, futures)
+
+    def _wait_many(self, requests: list[tuple[Any, int]], futures: list[Any]) -> list[Any]:
         left = [len(futures)]
         lock = threading.Lock()
         all_done = threading.Event()

@@ -6,6 +6,8 @@ librdkafka has none of the first two, so all of these go over kafka-python's pro
 
 from __future__ import annotations
 
+import gc
+import time
 from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
@@ -15,6 +17,12 @@ from .kp import check
 from .types import OK, LogDirInfo, Ok, PartitionReassignment, ReplicaLogInfo, TopicPartition
 
 ELECTION_TYPES = {"PREFERRED": 0, "UNCLEAN": 1}
+
+#: A poll's ISR is read from the whole cluster's Metadata when its topics hold at least this share
+#: of the cluster's partitions (see ``ReplicasMixin._isr_from_whole_cluster``).
+WHOLE_ISR_SHARE = 0.5
+#: The partition counts behind that choice are refreshed by a whole read at least this often.
+WHOLE_COUNTS_MAX_AGE_S = 600.0
 
 
 class ReplicasMixin(GatewayBase):
@@ -135,8 +143,20 @@ class ReplicasMixin(GatewayBase):
         names = sorted(set(topics))
         if not names:
             return self._log_dir_answers(ids, out, asked, self._kp.send_many(asked)), {}
+        if self._isr_from_whole_cluster(names):
+            # the log dirs go out first; librdkafka's whole-cluster Metadata is read on this
+            # thread meanwhile (it decodes in C and releases the GIL while it waits), while
+            # kafka-python's I/O thread reads the log dirs' answers
+            wait = self._kp.start_many(asked)
+            try:
+                isr = self._whole_cluster_isr(names, only)
+            finally:
+                answers = wait()
+            return self._log_dir_answers(ids, out, asked, answers), isr
         answers = self._kp.send_many([*asked, (_metadata_request(names), None)])
-        return self._log_dir_answers(ids, out, asked, answers[:-1]), _isr_answer(names, answers[-1], only)
+        isr = _isr_answer(names, answers[-1], only)
+        self._note_partition_counts(answers[-1])
+        return self._log_dir_answers(ids, out, asked, answers[:-1]), isr
 
     def partition_isr(
         self, topics: Iterable[str], only: Mapping[str, Container[int]] | None = None
@@ -153,6 +173,85 @@ class ReplicasMixin(GatewayBase):
             return {}
         self._require_brokers("describing topics")
         return _isr_answer(names, self._kp.send_many([(_metadata_request(names), None)])[0], only)
+
+    # -- where the ISR of a poll comes from ----------------------------------------------------
+    # A Metadata request naming the topics is decoded by kafka-python in Python (~1.2 s for
+    # 100,000 partitions here) on the I/O thread that also decodes the log dirs; librdkafka's
+    # whole-cluster Metadata is decoded in C, on the caller's thread, while kafka-python reads the
+    # log dirs (~0.4 s for the same 100,000). So when the named topics hold most of the cluster's
+    # partitions, the whole cluster is cheaper to read than the named topics. The counts come from
+    # earlier reads (``_partition_counts``: every topic's partition count and the cluster's total
+    # from the last whole read, updated for the named topics by each named read); with none yet,
+    # or older than WHOLE_COUNTS_MAX_AGE_S, the whole cluster is read (and counted). Either way
+    # the answer is the same ``PartitionIsr`` of the named topics.
+
+    _partition_counts: tuple[float, dict[str, int], int] | None = None  # (read at, per topic, total)
+
+    def _isr_from_whole_cluster(self, names: list[str]) -> bool:
+        if self.conn.controller_mode:
+            return False
+        counts = self._partition_counts
+        if counts is None or time.monotonic() - counts[0] > WHOLE_COUNTS_MAX_AGE_S:
+            return True
+        _, per_topic, total = counts
+        named = sum(per_topic.get(n, 0) for n in names)  # a topic not seen yet: a named read counts it
+        return named >= WHOLE_ISR_SHARE * total
+
+    def _whole_cluster_isr(
+        self, names: list[str], only: Mapping[str, Container[int]] | None
+    ) -> PartitionIsr | KafkaOperationError:
+        """``partition_isr(names, only)`` from librdkafka's whole-cluster Metadata (see above): the
+        same leaders and ISRs, a topic the answer does not list is UNKNOWN_TOPIC_OR_PARTITION. A
+        failed read comes back as the error, not raised. Counts every topic's partitions."""
+        was_enabled = gc.isenabled()
+        gc.disable()  # librdkafka's answer (~3 objects per partition, no cycles) lives only here
+        try:
+            try:
+                self._reachable()
+                md = self._call(self._admin.list_topics, timeout=self._timeout, what="list topics")
+            except KafkaOperationError as err:
+                return err
+            topics = md.topics
+            per_topic = {name: len(t.partitions) for name, t in topics.items()}
+            self._partition_counts = (time.monotonic(), per_topic, sum(per_topic.values()))
+            out: PartitionIsr = {}
+            for name in names:
+                t = topics.get(name)
+                if t is None:
+                    out[name] = KafkaOperationError(
+                        3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist"
+                    )
+                    continue
+                err = from_code(t.error.code()) if t.error is not None else None
+                if err is not None:
+                    out[name] = err.with_message(f"{err.message} (topic '{name}')")
+                    continue
+                parts = t.partitions
+                keep = parts if only is None else only.get(name, ())
+                found = {}
+                for i in keep:
+                    p = parts.get(i)
+                    if p is not None:
+                        found[p.id] = (p.leader, tuple(p.isrs))
+                out[name] = found
+            del md, topics
+            return out
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _note_partition_counts(self, response: Any) -> None:
+        """A named Metadata answer updates the named topics' counts (and the total by the change)."""
+        counts = self._partition_counts
+        if counts is None or isinstance(response, KafkaOperationError):
+            return
+        at, per_topic, total = counts
+        per_topic = dict(per_topic)
+        for t in response.topics:
+            n = 0 if t.error_code else len(t.partitions)
+            total += n - per_topic.get(t.name, 0)
+            per_topic[t.name] = n
+        self._partition_counts = (at, per_topic, total)
 
     def _log_dir_requests(
         self,

@@ -1,0 +1,154 @@
+"""Where a poll's ISR comes from: a Metadata request of the moving topics (kafka-python), or the
+whole cluster's Metadata (librdkafka) read while the log dirs are read, when the moving topics
+hold most of the cluster's partitions. Both must give the same leaders and ISRs, the same errors
+and so the same replica states: "In sync" only while Kafka lists the replica in the ISR."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import pytest
+
+from console.clusters.actions import gateway_for
+from console.kafka import KafkaOperationError, NewPartitions, TopicPartition
+from console.kafka import replicas as replicas_module
+from console.kafka.replicas import ReplicasMixin
+from console.models.reassignment import Reassignment
+from console.reassignment import actions as reassignment
+from console.reassignment import store
+from console.reassignment.progress import CAUGHT_UP, IN_SYNC, replica_dicts
+from tests.conftest import run_now
+
+pytestmark = pytest.mark.django_db
+
+MB = 1024 * 1024
+_names = itertools.count()
+
+
+def _topic(sandbox, assignment) -> str:
+    name = f"isr-source-t{next(_names)}-{time.monotonic_ns()}"
+    sandbox.create_topic(
+        name, partitions=len(assignment), replication_factor=len(assignment[0]), assignment=assignment
+    )
+    sandbox.produce_synthetic(name, 2 * MB * len(assignment))
+    sandbox.advance(1)
+    return name
+
+
+def _set_isr(sandbox, topic: str, partition: int, isr: list[int]) -> None:
+    state = sandbox.state
+    with state.lock:
+        state.topics[topic].partitions[partition].isr = list(isr)
+        state.touch(topic)
+
+
+def _comparable(isr):
+    if isinstance(isr, KafkaOperationError):
+        return ("error", isr.name)
+    return {t: v if isinstance(v, dict) else ("error", v.name) for t, v in isr.items()}
+
+
+def test_the_whole_cluster_read_answers_what_the_named_read_answers(kafka_cluster, frozen):
+    gw = gateway_for(kafka_cluster)
+    a = _topic(frozen, [[1, 2], [2, 3], [3, 1]])
+    b = _topic(frozen, [[2, 3, 1]])
+    _set_isr(frozen, a, 1, [2])  # a follower out of the ISR
+    _set_isr(frozen, b, 0, [2, 1])  # an ISR not in replica order
+    names = sorted([a, b, "isr-source-no-such-topic"])
+    for only in (None, {a: {0, 1}, b: {0, 7}}, {a: set()}):
+        named = gw.partition_isr(names, only)
+        whole = gw._whole_cluster_isr(names, only)
+        assert _comparable(whole) == _comparable(named)
+    whole = gw._whole_cluster_isr(names, None)
+    assert whole[a] == {0: (1, (1, 2)), 1: (2, (2,)), 2: (3, (3, 1))}
+    assert whole[b] == {0: (2, (2, 1))}
+    assert whole["isr-source-no-such-topic"].name == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_log_dirs_and_isr_give_the_same_answer_either_way(kafka_cluster, frozen, monkeypatch):
+    gw = gateway_for(kafka_cluster)
+    a = _topic(frozen, [[1, 2], [2, 3]])
+    _set_isr(frozen, a, 0, [1])
+    by_broker = {1: [TopicPartition(a, 0)], 2: [TopicPartition(a, 0), TopicPartition(a, 1)]}
+    answers = []
+    for whole in (True, False):
+        monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names, w=whole: w)
+        logs, isr = gw.log_dirs_and_isr(by_broker, [a], {a: {0, 1}})
+        sizes = {
+            broker: {tp: (info.size, info.offset_lag) for d in dirs for tp, info in d.replicas.items()}
+            for broker, dirs in logs.items()
+        }
+        answers.append((sizes, _comparable(isr)))
+    assert answers[0] == answers[1]
+    assert answers[0][1] == {a: {0: (1, (1,)), 1: (2, (2, 3))}}
+
+
+def test_the_choice_follows_the_share_of_the_clusters_partitions(kafka_cluster, frozen, monkeypatch):
+    gw = gateway_for(kafka_cluster)
+    big = _topic(frozen, [[1, 2]] * 6)
+    small = _topic(frozen, [[1, 2]])
+    gw._partition_counts = None
+    assert gw._isr_from_whole_cluster([small])  # nothing counted yet: the whole read counts
+    gw._whole_cluster_isr([small], None)
+    at, per_topic, total = gw._partition_counts
+    assert per_topic[big] == 6 and per_topic[small] == 1 and total == sum(per_topic.values())
+    assert not gw._isr_from_whole_cluster([small])
+    monkeypatch.setattr(replicas_module, "WHOLE_ISR_SHARE", per_topic[big] / total)
+    assert gw._isr_from_whole_cluster([big]) and not gw._isr_from_whole_cluster([small])
+    # a named read keeps the counts of its topics current
+    assert gw.create_partitions([NewPartitions(small, 4)])[small].__class__.__name__ == "Ok"
+    frozen.advance(1)
+    monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names: False)
+    gw.log_dirs_and_isr({1: [TopicPartition(small, 0)]}, [small])
+    assert gw._partition_counts[1][small] == 4 and gw._partition_counts[2] == total + 3
+    monkeypatch.undo()
+    # counts older than WHOLE_COUNTS_MAX_AGE_S: read the whole cluster again
+    gw._partition_counts = (at - replicas_module.WHOLE_COUNTS_MAX_AGE_S - 1, per_topic, total)
+    assert gw._isr_from_whole_cluster([small])
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["whole-cluster", "named-topics"])
+def test_in_sync_only_while_the_isr_lists_the_replica_on_either_path(
+    personas, kafka_cluster, frozen, monkeypatch, whole
+):
+    read = {"whole": 0, "named": 0}
+    real_whole = ReplicasMixin._whole_cluster_isr
+    real_named = replicas_module._isr_answer
+
+    def spy_whole(self, *args):
+        read["whole"] += 1
+        return real_whole(self, *args)
+
+    def spy_named(*args):
+        read["named"] += 1
+        return real_named(*args)
+
+    monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names: whole)
+    monkeypatch.setattr(ReplicasMixin, "_whole_cluster_isr", spy_whole)
+    monkeypatch.setattr(replicas_module, "_isr_answer", spy_named)
+    topic = _topic(frozen, [[1, 2]])
+    op = reassignment.start_reassignment(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        proposed={(topic, 0): (1, 2, 3)},
+        throttle=MB,
+        rf_change=True,
+    )
+    r = Reassignment.objects.get(operation=op)
+    run_now(op.pk)  # throttle, submit
+
+    def states() -> dict[int, str]:
+        run_now(op.pk)
+        r.refresh_from_db()
+        entry = store.live_entry(r, topic, 0)
+        assert entry is not None, "the partition is no longer moving"
+        return {x["broker"]: x["status"] for x in replica_dicts(entry.replicas)}
+
+    _set_isr(frozen, topic, 0, [1])  # broker 2 is level with the leader but not in the ISR
+    first = states()
+    assert first[1] == IN_SYNC and first[2] == CAUGHT_UP and first[3] != IN_SYNC
+    _set_isr(frozen, topic, 0, [1, 2])
+    second = states()
+    assert second[1] == IN_SYNC and second[2] == IN_SYNC and second[3] != IN_SYNC
+    assert read["whole" if whole else "named"] >= 2 and read["named" if whole else "whole"] == 0
