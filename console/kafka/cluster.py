@@ -26,6 +26,10 @@ from .types import (
     TopicSummary,
 )
 
+#: marshal's format for the packed partitions: version 2, without version 3's back-references
+#: (see ``_PackedPartitions``).
+MARSHAL_VERSION = 2
+
 #: Topics Kafka itself flags as internal (librdkafka's metadata does not carry the flag).
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
@@ -52,6 +56,10 @@ class _PackedPartitions:
     ~340,000 tracked objects at 20,000 topics x 5 partitions, which the cyclic collector walked
     once young and again at every full collection while the snapshot lived. A dict of names to
     bytes is not tracked at all, and packing costs about what one of those walks did.
+
+    Packed in marshal's format version 2 (``MARSHAL_VERSION``): versions 3 and 4 look every object
+    up in a table of the ones already written (to write a shared one once), which was a third of
+    the packing's time; nothing here is shared, and ``marshal.loads`` reads every version.
     """
 
     __slots__ = ("live",)
@@ -62,7 +70,9 @@ class _PackedPartitions:
     @staticmethod
     def pack(t: Any) -> bytes:
         """confluent-kafka's TopicMetadata -> bytes."""
-        return marshal.dumps([(p.id, p.leader, p.replicas, p.isrs) for p in t.partitions.values()])
+        return marshal.dumps(
+            [(p.id, p.leader, p.replicas, p.isrs) for p in t.partitions.values()], MARSHAL_VERSION
+        )
 
     def partitions(self, packed: bytes) -> tuple[PartitionMetadata, ...]:
         live = self.live

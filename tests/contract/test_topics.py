@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.kafka import KafkaOperationError, NewPartitions, NewTopic, Ok, TopicPartition
+from console.kafka import KafkaOperationError, NewPartitions, NewTopic, Ok, TopicMetadata, TopicPartition
 
 from .conftest import describe, eventually, unique
 
@@ -35,6 +35,35 @@ def test_create_describe_delete(gw, topics, broker_ids):
     assert gw.delete_topics([name]) == {name: Ok()}
     gone = eventually(lambda: gw.describe_topics([name])[name], lambda r: isinstance(r, KafkaOperationError))
     assert _err(gone) == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_whole_metadata_topic_equals_its_described_partitions_and_counts(gw, topics, broker_ids):
+    """``list_topics_metadata``'s packed topic reads back the partitions ``describe_topics`` reports
+    (ids, leaders, replicas, ISR, offline replicas), and its health figures are theirs."""
+    rf = min(2, len(broker_ids))
+    name = topics.create(partitions=4, replication_factor=rf)
+
+    def both():
+        described = gw.describe_topics([name])[name]
+        listed = gw.list_topics_metadata().topics.by_name.get(name)
+        return described, listed
+
+    def settled(pair):
+        described, listed = pair
+        return (
+            not isinstance(described, KafkaOperationError)
+            and listed is not None
+            and listed.partitions == described.partitions
+        )
+
+    described, listed = eventually(both, settled)
+    assert [p.id for p in listed.partitions] == [0, 1, 2, 3]
+    health = listed.health()
+    parts = described.partitions
+    assert health.partitions == 4 and health.replication_factor == rf
+    assert health.under_replicated == sum(len(p.isr) < len(p.replicas) for p in parts)
+    assert health.offline == sum(p.leader < 0 for p in parts)
+    assert health == TopicMetadata(name, parts).health()
 
 
 def test_validate_only_creates_nothing(gw, topics):

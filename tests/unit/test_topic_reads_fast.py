@@ -88,6 +88,37 @@ def test_a_deferred_topic_equals_the_eager_one():
         lazy.name = "u"
 
 
+def test_packed_partitions_read_back_every_value_and_count_each_health_figure():
+    """The packing (marshal format 2) keeps every id, leader and broker list exactly, large broker ids
+    and empty lists too, and ``health`` counts each figure from them: a partition without a leader
+    is offline, one whose ISR is shorter than its replicas under-replicated, the replication factor
+    is the lowest-numbered partition's replica count, and the ISR sizes come only when some
+    partition is unhealthy."""
+    big = 2**31 - 1
+    raw = [
+        (4, big, (big, 7, 1), (big, 7, 1)),
+        (0, 7, (7, 1, big), (7, 1)),  # under-replicated
+        (3, -1, (1, 7, big), ()),  # offline (and under-replicated)
+        (1, 1, (1, big, 7), (1, big, 7)),
+        (2, -1, (7, big, 1), (7,)),  # offline with an ISR left
+    ]
+    reader = _PackedPartitions(frozenset({1, 7}))  # broker ``big`` is not live
+    packed = _raw_topic(raw)
+    assert isinstance(packed, bytes)
+    parts = reader.partitions(packed)
+    assert [(p.id, p.leader, p.replicas, p.isr) for p in parts] == sorted(
+        (pid, leader, tuple(replicas), tuple(isr)) for pid, leader, replicas, isr in raw
+    )
+    assert all(p.offline_replicas == (big,) for p in parts)
+    assert reader.health(packed) == (5, 3, 3, 2, (2, 3, 1, 0, 3))
+    healthy = _raw_topic([(1, 7, (7,), (7,)), (0, 1, (1,), (1,))])
+    assert reader.health(healthy) == (2, 1, 0, 0, ())
+    assert reader.health(_raw_topic([])) == (0, 0, 0, 0, ()) and reader.partitions(_raw_topic([])) == ()
+    # the health figures are those of the partitions read back
+    eager = TopicMetadata("t", parts)
+    assert TopicMetadata.deferred("t", packed, reader).health() == eager.health()
+
+
 def test_deferred_topics_read_like_a_tuple_and_make_only_what_is_read():
     reader = _PackedPartitions(frozenset({1, 2, 3}))
     sources = {n: _raw_topic(RAW) for n in ("b", "a", "__consumer_offsets")}
