@@ -84,21 +84,9 @@ class ReplicasMixin(GatewayBase):
         self, partitions: list[TopicPartition] | None = None
     ) -> dict[TopicPartition, PartitionReassignment]:
         """Reassignments in progress (all, or among ``partitions``)."""
-        from kafka.protocol.admin import ListPartitionReassignmentsRequest
-
-        T = ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics
-        topics = (
-            None
-            if partitions is None
-            else [
-                T(name=topic, partition_indexes=parts) for topic, parts in group_by_topic(partitions).items()
-            ]
-        )
-        if topics == []:
+        response = self._list_reassignments(partitions)
+        if response is None:
             return {}
-        request = ListPartitionReassignmentsRequest(timeout_ms=int(self._timeout * 1000), topics=topics)
-        response = self._kp.send_to_controller(request)
-        check(response)
         out = {}
         for t in response.topics:
             for p in t.partitions:
@@ -111,6 +99,34 @@ class ReplicasMixin(GatewayBase):
                     tuple(p.removing_replicas),
                 )
         return out
+
+    def reassigning(self, partitions: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
+        """Which of ``partitions`` Kafka lists as being reassigned: the keys of
+        ``list_partition_reassignments(partitions)`` as ``(topic, partition)`` tuples, without a
+        ``PartitionReassignment`` per partition (a poll asks about 10,000s every second)."""
+        response = self._list_reassignments(list(partitions))
+        if response is None:
+            return set()
+        return {(t.name, p.partition_index) for t in response.topics for p in t.partitions}
+
+    def _list_reassignments(self, partitions: list[tuple[str, int]] | None) -> Any:
+        """The checked ListPartitionReassignments answer (None when ``partitions`` is empty)."""
+        from kafka.protocol.admin import ListPartitionReassignmentsRequest
+
+        T = ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics
+        topics = (
+            None
+            if partitions is None
+            else [
+                T(name=topic, partition_indexes=parts) for topic, parts in group_by_topic(partitions).items()
+            ]
+        )
+        if topics == []:
+            return None
+        request = ListPartitionReassignmentsRequest(timeout_ms=int(self._timeout * 1000), topics=topics)
+        response = self._kp.send_to_controller(request)
+        check(response)
+        return response
 
     def describe_log_dirs(
         self,
@@ -132,17 +148,22 @@ class ReplicasMixin(GatewayBase):
         partitions: Mapping[int, Iterable[TopicPartition]],
         topics: Iterable[str],
         only: Mapping[str, Container[int]] | None = None,
-    ) -> tuple[dict[int, tuple[LogDirInfo, ...] | KafkaOperationError], PartitionIsr | KafkaOperationError]:
-        """``describe_log_dirs(partitions=partitions)`` and ``partition_isr(topics)`` in flight together.
+    ) -> tuple[dict[int, HeldReplicas | KafkaOperationError], PartitionIsr | KafkaOperationError]:
+        """The replicas each broker holds among ``partitions`` (its DescribeLogDirs, as
+        ``describe_log_dirs(partitions=partitions)`` asks it) and ``partition_isr(topics)``.
 
         A reassignment poll needs both in one cycle (sizes, and the ISR of replicas level with
-        their leader); sent together, the Metadata answer is built while the log dirs are read.
-        ``only`` ({topic: partition ids}) keeps just those partitions of the answer.
+        their leader); the ISR is read while the log dirs are (see ``_isr_from_whole_cluster``).
+        Each broker's answer comes as ``{(topic, partition): (size, offset lag)}`` over its log
+        dirs, future replicas (a move between the broker's own dirs) left out: what
+        ``progress.flatten_logs`` makes of ``describe_log_dirs``, without a ``LogDirInfo`` and
+        a ``ReplicaLogInfo`` per replica. ``only`` ({topic: partition ids}) keeps just those
+        partitions of the ISR answer.
         """
         ids, out, asked = self._log_dir_requests(None, partitions)
         names = sorted(set(topics))
         if not names:
-            return self._log_dir_answers(ids, out, asked, self._kp.send_many(asked)), {}
+            return self._log_dir_answers(ids, out, asked, self._kp.send_many(asked), _held), {}
         if self._isr_from_whole_cluster(names):
             # the log dirs go out first; librdkafka's whole-cluster Metadata is read on this
             # thread meanwhile (it decodes in C and releases the GIL while it waits), while
@@ -152,11 +173,11 @@ class ReplicasMixin(GatewayBase):
                 isr = self._whole_cluster_isr(names, only)
             finally:
                 answers = wait()
-            return self._log_dir_answers(ids, out, asked, answers), isr
+            return self._log_dir_answers(ids, out, asked, answers, _held), isr
         answers = self._kp.send_many([*asked, (_metadata_request(names), None)])
         isr = _isr_answer(names, answers[-1], only)
         self._note_partition_counts(answers[-1])
-        return self._log_dir_answers(ids, out, asked, answers[:-1]), isr
+        return self._log_dir_answers(ids, out, asked, answers[:-1], _held), isr
 
     def partition_isr(
         self, topics: Iterable[str], only: Mapping[str, Container[int]] | None = None
@@ -287,15 +308,25 @@ class ReplicasMixin(GatewayBase):
 
     @staticmethod
     def _log_dir_answers(
-        ids: list[int], out: dict[int, Any], asked: list[tuple[Any, int]], answers: list[Any]
-    ) -> dict[int, tuple[LogDirInfo, ...] | KafkaOperationError]:
+        ids: list[int],
+        out: dict[int, Any],
+        asked: list[tuple[Any, int]],
+        answers: list[Any],
+        reduce: Any = None,
+    ) -> dict[int, Any]:
+        """Each broker's answer as a tuple of ``LogDirInfo`` (or ``reduce(results)``), or its error."""
         # one request per broker, in flight together (kafka-python's I/O thread multiplexes them)
         for (_, broker), response in zip(asked, answers, strict=True):
             if isinstance(response, KafkaOperationError):
                 out[broker] = response
                 continue
             err = from_code(getattr(response, "error_code", 0), getattr(response, "error_message", None))
-            out[broker] = err if err is not None else tuple(_log_dir(d) for d in response.results)
+            if err is not None:
+                out[broker] = err
+            elif reduce is not None:
+                out[broker] = reduce(response.results)
+            else:
+                out[broker] = tuple(_log_dir(d) for d in response.results)
         return {b: out[b] for b in ids}
 
     def elect_leaders(
@@ -378,6 +409,23 @@ def _isr_answer(
         if name not in out:
             out[name] = KafkaOperationError(3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist")
     return out
+
+
+# {(topic, partition): (size, offset lag)}: the replicas one broker holds (``log_dirs_and_isr``)
+HeldReplicas = dict[tuple[str, int], tuple[int, int]]
+
+
+def _held(results: Any) -> HeldReplicas:
+    """One broker's DescribeLogDirs results -> its replicas over every log dir, future replicas
+    left out (a hot path: 10,000s of replicas per poll)."""
+    found: HeldReplicas = {}
+    for d in results:
+        for t in d.topics:
+            name = t.name
+            for p in t.partitions:
+                if not p.is_future_key:
+                    found[(name, p.partition_index)] = (p.partition_size, p.offset_lag)
+    return found
 
 
 def _log_dir(d: Any) -> LogDirInfo:

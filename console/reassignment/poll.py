@@ -13,6 +13,7 @@ state changes.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 
@@ -23,7 +24,7 @@ from django.utils import timezone
 from console import operations
 from console.clusters.actions import gateway_for
 from console.formatting import human_bytes, human_duration
-from console.kafka import KafkaOperationError, TopicPartition
+from console.kafka import KafkaOperationError
 from console.models.reassignment import (
     OPEN_PARTITION_STATES,
     PartitionState,
@@ -37,7 +38,6 @@ from console.reassignment.progress import (
     at_least,
     caught_up,
     eta_seconds,
-    flatten_logs,
     hosts,
     live_entry,
     mark_in_sync,
@@ -68,32 +68,46 @@ def poll_once(r: Reassignment) -> Wait | None:
     ``Wait`` while partitions are still moving (the runner runs the next cycle when it is due);
     None once every partition has settled (the runner goes on to remove the throttles).
     """
+    # The cycle's objects (10,000s of rows, answers and entries) hold no reference cycles: the
+    # cyclic collector is paused while they exist, else its young collections promote them and
+    # a full collection walks them every cycle (measured: ~0.2 s of a 1 s cycle at 10,000
+    # partitions). Everything is freed by reference counting as before.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _poll(r)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _poll(r: Reassignment) -> Wait | None:
     # ``live`` (the last cycle's progress of every moving partition) is only rewritten, never
     # read back whole: only its timestamp is needed for the rate.
     r.refresh_from_db(fields=[f.attname for f in Reassignment._meta.concrete_fields if f.name not in _KEEP])
     started = time.monotonic()
     rows = partition_rows(r, [PartitionState.MOVING])
     gw = gateway_for(r.cluster)
-    tps = [TopicPartition(x.topic, x.partition) for x in rows]
-    listed, logs, isr = {}, {}, {}
+    tps = [(x.topic, x.partition) for x in rows]
+    listed, logs, isr = set(), {}, {}
     offsets = _fresh_offsets(r) if rows else {}
     if rows:
-        listed = gw.list_partition_reassignments(tps)
+        listed = gw.reassigning(tps)
         by_broker = hosts((tp, x.original, x.target) for tp, x in zip(tps, rows, strict=True))
         # The ISR (for "In sync") of the topics likely to have replicas level with their leader,
         # and on an offsets cycle the leaders of every moving partition, read with the log dirs.
         wanted = _isr_topics(r, rows) if offsets is not None else {x.topic for x in rows}
-        raw_logs, isr = gw.log_dirs_and_isr(by_broker, wanted, _partitions_of(tps))
-        logs = flatten_logs(raw_logs)
+        held, isr = gw.log_dirs_and_isr(by_broker, wanted, _partitions_of(tps))
+        # a broker that did not answer: None (its replicas are "Unknown broker")
+        logs = {b: None if isinstance(v, KafkaOperationError) else v for b, v in held.items()}
         if offsets is None:
             offsets = _leader_offsets(r, gw, tps, isr)
     shown = _shown_percents(r)
     live: dict[tuple[str, int], LiveEntry] = {}
     finished = []
-    for tp, x in zip(tps, rows, strict=True):
-        key = (x.topic, x.partition)
+    for key, x in zip(tps, rows, strict=True):
         entry = live_entry(key, x.original, x.target, logs, offsets)
-        if tp in listed:
+        if key in listed:
             live[key] = entry = entry.shown(shown.get(key, 0))
             shown[key] = entry.percent
         else:
@@ -195,7 +209,7 @@ def _fresh_offsets(r: Reassignment) -> dict[tuple[str, int], list[int]] | None:
     return cached[1]
 
 
-def _leader_offsets(r: Reassignment, gw, tps: list[TopicPartition], isr) -> dict[tuple[str, int], list[int]]:
+def _leader_offsets(r: Reassignment, gw, tps: list[tuple[str, int]], isr) -> dict[tuple[str, int], list[int]]:
     """Read the moving partitions' [log start, log end] offsets: earliest and latest ListOffsets
     per leader, all in flight together, the leaders from this cycle's Metadata (``isr``).
 
@@ -207,11 +221,11 @@ def _leader_offsets(r: Reassignment, gw, tps: list[TopicPartition], isr) -> dict
     try:
         if isinstance(isr, KafkaOperationError):
             raise isr
-        for tp in tps:
-            parts = isr.get(tp.topic)
-            found = parts.get(tp.partition) if isinstance(parts, dict) else None
+        for topic, partition in tps:
+            parts = isr.get(topic)
+            found = parts.get(partition) if isinstance(parts, dict) else None
             if found is not None and found[0] >= 0:
-                by_leader.setdefault(found[0], {}).setdefault(tp.topic, []).append(tp.partition)
+                by_leader.setdefault(found[0], {}).setdefault(topic, []).append(partition)
         (starts, _), (ends, _) = gw.offsets_by_leader(by_leader, ("earliest", "latest"))
     except KafkaOperationError as err:
         log.info("reassignment %s: leader offsets unreadable this cycle: %s", r.pk, err)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -17,7 +18,7 @@ from console.kafka.replicas import ReplicasMixin
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
 from console.reassignment import store
-from console.reassignment.progress import CAUGHT_UP, IN_SYNC, replica_dicts
+from console.reassignment.progress import CAUGHT_UP, IN_SYNC, flatten_logs, replica_dicts
 from tests.conftest import run_now
 
 pytestmark = pytest.mark.django_db
@@ -31,8 +32,9 @@ def _topic(sandbox, assignment) -> str:
     sandbox.create_topic(
         name, partitions=len(assignment), replication_factor=len(assignment[0]), assignment=assignment
     )
-    sandbox.produce_synthetic(name, 2 * MB * len(assignment))
+    sandbox.produce_synthetic(name, 2 * MB * len(assignment))  # bytes per second, for a second
     sandbox.advance(1)
+    sandbox.produce_synthetic(name, 0)
     return name
 
 
@@ -71,17 +73,47 @@ def test_log_dirs_and_isr_give_the_same_answer_either_way(kafka_cluster, frozen,
     a = _topic(frozen, [[1, 2], [2, 3]])
     _set_isr(frozen, a, 0, [1])
     by_broker = {1: [TopicPartition(a, 0)], 2: [TopicPartition(a, 0), TopicPartition(a, 1)]}
+    # the replicas held: what progress.flatten_logs made of describe_log_dirs' answer
+    general = {
+        b: None if v is None else {tuple(tp): (info[0], info[1]) for tp, info in v.items()}
+        for b, v in flatten_logs(gw.describe_log_dirs(partitions=by_broker)).items()
+    }
+    assert general[1] and general[2]
     answers = []
     for whole in (True, False):
         monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names, w=whole: w)
-        logs, isr = gw.log_dirs_and_isr(by_broker, [a], {a: {0, 1}})
-        sizes = {
-            broker: {tp: (info.size, info.offset_lag) for d in dirs for tp, info in d.replicas.items()}
-            for broker, dirs in logs.items()
-        }
-        answers.append((sizes, _comparable(isr)))
+        held, isr = gw.log_dirs_and_isr(by_broker, [a], {a: {0, 1}})
+        answers.append((held, _comparable(isr)))
     assert answers[0] == answers[1]
+    assert answers[0][0] == general
     assert answers[0][1] == {a: {0: (1, (1,)), 1: (2, (2, 3))}}
+
+
+def _wire_dir(name: str, replicas: list[tuple[str, int, int, int, bool]]):
+    by_topic: dict = {}
+    for topic, p, size, lag, future in replicas:
+        by_topic.setdefault(topic, []).append(
+            SimpleNamespace(partition_index=p, partition_size=size, offset_lag=lag, is_future_key=future)
+        )
+    return SimpleNamespace(
+        log_dir=name,
+        error_code=0,
+        topics=[SimpleNamespace(name=t, partitions=ps) for t, ps in by_topic.items()],
+        total_bytes=-1,
+        usable_bytes=-1,
+    )
+
+
+def test_the_held_replicas_merge_dirs_and_leave_future_replicas_out():
+    """Two log dirs, a replica moving between them (its future copy in the second dir)."""
+    results = [
+        _wire_dir("/a", [("t", 0, 100, 0, False), ("t", 1, 50, 0, False)]),
+        _wire_dir("/b", [("t", 0, 40, 60, True), ("u", 0, 7, 0, False)]),
+    ]
+    expected = {("t", 0): (100, 0), ("t", 1): (50, 0), ("u", 0): (7, 0)}
+    assert replicas_module._held(results) == expected
+    flat = flatten_logs({1: tuple(replicas_module._log_dir(d) for d in results)})[1]
+    assert {tuple(tp): (v[0], v[1]) for tp, v in flat.items()} == expected
 
 
 def test_the_choice_follows_the_share_of_the_clusters_partitions(kafka_cluster, frozen, monkeypatch):
@@ -152,3 +184,12 @@ def test_in_sync_only_while_the_isr_lists_the_replica_on_either_path(
     second = states()
     assert second[1] == IN_SYNC and second[2] == IN_SYNC and second[3] != IN_SYNC
     assert read["whole" if whole else "named"] >= 2 and read["named" if whole else "whole"] == 0
+    # the move finishes and its throttles are taken back (later tests start without any)
+    for _ in range(10):
+        frozen.advance(10)
+        run_now(op.pk)
+        op.refresh_from_db()
+        if op.finished:
+            break
+    r.refresh_from_db()
+    assert op.state == "succeeded", (op.state, op.error)
