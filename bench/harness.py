@@ -19,7 +19,9 @@
 * ``gate(name, ratio, goal, absolute=[...])``: every printed absolute goal is checked, then the
   RESULT line is printed last; exit 1 when the median ratio or any absolute goal is missed.
 * ``KpRaw``: raw requests through kafka-python's own ``KafkaAdminClient`` connection manager
-  (kafka-python's protocol classes, no console code); ``confluent_admin``: a warmed
+  (kafka-python's protocol classes, no console code): ``send``, ``send_many`` (all in flight, wait
+  for all) or ``start`` (in flight now, answers taken one by one as they arrive, more requests can
+  be added meanwhile); ``confluent_admin``: a warmed
   confluent-kafka ``AdminClient``. The floor of a Kafka bench is the faster of the two for the
   calls in question, measured in the same run.
 """
@@ -339,8 +341,54 @@ class KpRaw:
                 raise f.exception
         return [f.value for f in futures]
 
+    def start(self, requests) -> RawAnswers:
+        """Put ``[(request, node)]`` in flight now; iterate the result for the answers as they arrive."""
+        answers = RawAnswers(self.manager)
+        answers.add(requests)
+        return answers
+
     def brokers(self) -> list[int]:
         return sorted(b.node_id for b in self.manager.cluster.brokers())
+
+
+class RawAnswers:
+    """Requests in flight on kafka-python's I/O thread; iterating yields ``(index, answer)`` in the
+    order the answers arrive (index: the request's position over every ``add``), so a caller can
+    reduce and drop each one before the next, and raises the first failure. Nothing here keeps an
+    answer once it is handed over."""
+
+    def __init__(self, manager) -> None:
+        import queue
+
+        self._manager = manager
+        self._arrived = queue.SimpleQueue()
+        self._sent = 0
+
+    def add(self, requests) -> None:
+        for request, node in requests:
+            future = self._manager.call_soon(self._manager.send, request, node)
+            future.add_both(_Into(self._arrived, self._sent))
+            self._sent += 1
+
+    def __iter__(self):
+        for _ in range(self._sent):
+            index, value = self._arrived.get(timeout=300)
+            if isinstance(value, BaseException):
+                raise value
+            yield index, value
+            del value
+
+
+class _Into:
+    """A future's callback: ``(index, value or exception)`` into a queue."""
+
+    __slots__ = ("queue", "index")
+
+    def __init__(self, queue, index: int) -> None:
+        self.queue, self.index = queue, index
+
+    def __call__(self, value) -> None:
+        self.queue.put((self.index, value))
 
     def close(self) -> None:
         self.admin.close()
