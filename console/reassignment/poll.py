@@ -2,8 +2,10 @@
 
 A cycle costs one ListPartitionReassignments plus one DescribeLogDirs per involved broker
 (never per partition); each broker is asked only about the moving partitions it may host.
-While a replica is level with its leader it also reads the Metadata of that partition's topic,
-because only the ISR says "In sync" (sent with the log dirs, in flight together). Every
+While a replica is level with its leader it also reads the ISR of that partition's topic,
+because only the ISR says "In sync", while the log dirs are read: a Metadata request of the
+topics sent with them, or librdkafka's whole-cluster Metadata when those topics hold most of the
+cluster's partitions (the gateway chooses; the same answer either way). Every
 OFFSETS_EVERY_S it reads the leaders' earliest and latest offsets for the "~N messages" estimates
 (one ListOffsets per leader and spec, all in flight together; the leaders from that same
 Metadata, then asked about every moving partition's topic).
