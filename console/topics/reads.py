@@ -15,7 +15,7 @@ from console.telemetry.sizes import PartitionSize, SnapshotSizes, TopicSize
 from console.topics import cache as metadata_cache
 from console.topics import search as topic_search
 from console.topics.cache import TopicRow
-from console.topics.list_configs import ConfigPrefetch, list_configs
+from console.topics.list_configs import LIST_CONFIG_KEYS, ConfigPrefetch, list_configs
 
 SORT_KEYS = ("name", "partitions", "replication_factor", "under_replicated", "offline")
 DEFAULT_PER_PAGE = 50
@@ -155,7 +155,9 @@ def _with_configs(cluster, snap, rows: list[TopicRow], sizes: SnapshotSizes) -> 
     if missing:
         try:
             got = gateway_for(cluster).describe_configs(
-                [ConfigResource("TOPIC", n) for n in missing], include_documentation=False
+                [ConfigResource("TOPIC", n) for n in missing],
+                include_documentation=False,
+                keys=list(LIST_CONFIG_KEYS),
             )
         except KafkaOperationError:
             got = {}  # the list still shows; these columns say "unknown"

@@ -34,6 +34,28 @@ def test_topic_configs_sources(gw, topics):
     assert cfg["cleanup.policy"].type == "LIST"
 
 
+def test_the_topic_lists_keyed_read_equals_the_full_read(gw, topics):
+    """The topic list asks DescribeConfigs for its three columns only (``keys``): Kafka answers
+    exactly those entries, with the values, sources and defaults of the full read."""
+    from console.topics.list_configs import LIST_CONFIG_KEYS, list_configs
+
+    set_name = topics.create(configs={"cleanup.policy": "compact", "min.insync.replicas": "1"})
+    default_name = topics.create()
+    resources = [ConfigResource("TOPIC", set_name), ConfigResource("TOPIC", default_name)]
+    full = {r: _configs(gw, r) for r in resources}
+    keyed = eventually(
+        lambda: gw.describe_configs(resources, include_documentation=False, keys=list(LIST_CONFIG_KEYS)),
+        lambda got: not any(isinstance(v, KafkaOperationError) for v in got.values()),
+    )
+    for res in resources:
+        assert set(keyed[res]) == set(LIST_CONFIG_KEYS)
+        for key in LIST_CONFIG_KEYS:
+            a, b = keyed[res][key], full[res][key]
+            assert (a.value, a.source, a.default, a.read_only) == (b.value, b.source, b.default, b.read_only)
+    assert list_configs(keyed) == list_configs(full)
+    assert list_configs(keyed)[set_name]["cleanup.policy"] == "compact"
+
+
 def test_broker_configs_read_only_and_sensitive(gw, broker_ids):
     res = ConfigResource("BROKER", str(broker_ids[0]))
     cfg = _configs(gw, res)

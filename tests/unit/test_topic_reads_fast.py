@@ -24,6 +24,7 @@ from console.kafka.deferred import DeferredTopics
 from console.models import Cluster
 from console.topics import cache as metadata_cache
 from console.topics import reads as topic_reads
+from console.topics.list_configs import LIST_CONFIG_KEYS
 from console.topics.search import NameIndex
 
 NAMES = sorted(
@@ -220,7 +221,8 @@ def test_a_cold_first_page_reads_its_configs_while_the_metadata_is_packed(
             calls.append("names given")
         return md
 
-    def describe_configs(resources, include_documentation=True):
+    def describe_configs(resources, include_documentation=True, keys=None):
+        assert keys == list(LIST_CONFIG_KEYS)  # only the list's columns are asked
         calls.append([r.name for r in resources])
         return {
             ConfigResource("TOPIC", r.name): {"cleanup.policy": SimpleNamespace(value="compact")}
