@@ -7,7 +7,6 @@ librdkafka has none of the first two, so all of these go over kafka-python's pro
 from __future__ import annotations
 
 import gc
-import time
 from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
@@ -21,8 +20,9 @@ ELECTION_TYPES = {"PREFERRED": 0, "UNCLEAN": 1}
 #: A poll's ISR is read from the whole cluster's Metadata when its topics hold at least this share
 #: of the cluster's partitions (see ``ReplicasMixin._isr_from_whole_cluster``).
 WHOLE_ISR_SHARE = 0.5
-#: The partition counts behind that choice are refreshed by a whole read at least this often.
-WHOLE_COUNTS_MAX_AGE_S = 600.0
+#: Before the cluster's partitions have been counted, a poll whose topics hold at least this many
+#: partitions reads the whole cluster once (and so counts it).
+WHOLE_PROBE_PARTITIONS = 20_000
 
 
 class ReplicasMixin(GatewayBase):
@@ -199,23 +199,25 @@ class ReplicasMixin(GatewayBase):
     # A Metadata request naming the topics is decoded by kafka-python in Python (~1.2 s for
     # 100,000 partitions here) on the I/O thread that also decodes the log dirs; librdkafka's
     # whole-cluster Metadata is decoded in C, on the caller's thread, while kafka-python reads the
-    # log dirs (~0.4 s for the same 100,000). So when the named topics hold most of the cluster's
+    # log dirs (~0.3 s for the same 100,000). So when the named topics hold most of the cluster's
     # partitions, the whole cluster is cheaper to read than the named topics. The counts come from
-    # earlier reads (``_partition_counts``: every topic's partition count and the cluster's total
-    # from the last whole read, updated for the named topics by each named read); with none yet,
-    # or older than WHOLE_COUNTS_MAX_AGE_S, the whole cluster is read (and counted). Either way
-    # the answer is the same ``PartitionIsr`` of the named topics.
+    # earlier reads (``_partition_counts``: the partitions of every topic either read has seen, and
+    # the cluster's total from the last whole read, moved by each named read's change to its
+    # topics). Until the total is known, the whole cluster is read once the named topics are known
+    # to hold WHOLE_PROBE_PARTITIONS or more (below that the named read is cheap whatever the
+    # cluster's size); a huge cluster is then read whole once, not every cycle. Either way the
+    # answer is the same ``PartitionIsr`` of the named topics.
 
-    _partition_counts: tuple[float, dict[str, int], int] | None = None  # (read at, per topic, total)
+    _partition_counts: tuple[dict[str, int], int | None] | None = None  # (per topic, cluster total)
 
     def _isr_from_whole_cluster(self, names: list[str]) -> bool:
-        if self.conn.controller_mode:
-            return False
         counts = self._partition_counts
-        if counts is None or time.monotonic() - counts[0] > WHOLE_COUNTS_MAX_AGE_S:
-            return True
-        _, per_topic, total = counts
-        named = sum(per_topic.get(n, 0) for n in names)  # a topic not seen yet: a named read counts it
+        if self.conn.controller_mode or counts is None:
+            return False  # nothing counted yet: the named read counts the named topics
+        per_topic, total = counts
+        named = sum(per_topic.get(n, 0) for n in names)  # a topic not seen yet: the named read counts it
+        if total is None:
+            return named >= WHOLE_PROBE_PARTITIONS
         return named >= WHOLE_ISR_SHARE * total
 
     def _whole_cluster_isr(
@@ -234,7 +236,7 @@ class ReplicasMixin(GatewayBase):
                 return err
             topics = md.topics
             per_topic = {name: len(t.partitions) for name, t in topics.items()}
-            self._partition_counts = (time.monotonic(), per_topic, sum(per_topic.values()))
+            self._partition_counts = (per_topic, sum(per_topic.values()))
             out: PartitionIsr = {}
             for name in names:
                 t = topics.get(name)
@@ -262,17 +264,18 @@ class ReplicasMixin(GatewayBase):
                 gc.enable()
 
     def _note_partition_counts(self, response: Any) -> None:
-        """A named Metadata answer updates the named topics' counts (and the total by the change)."""
-        counts = self._partition_counts
-        if counts is None or isinstance(response, KafkaOperationError):
+        """A named Metadata answer counts the named topics' partitions (the total, when known,
+        moves by the change)."""
+        if isinstance(response, KafkaOperationError):
             return
-        at, per_topic, total = counts
+        per_topic, total = self._partition_counts or ({}, None)
         per_topic = dict(per_topic)
         for t in response.topics:
             n = 0 if t.error_code else len(t.partitions)
-            total += n - per_topic.get(t.name, 0)
+            if total is not None:
+                total += n - per_topic.get(t.name, 0)
             per_topic[t.name] = n
-        self._partition_counts = (at, per_topic, total)
+        self._partition_counts = (per_topic, total)
 
     def _log_dir_requests(
         self,

@@ -120,24 +120,37 @@ def test_the_choice_follows_the_share_of_the_clusters_partitions(kafka_cluster, 
     gw = gateway_for(kafka_cluster)
     big = _topic(frozen, [[1, 2]] * 6)
     small = _topic(frozen, [[1, 2]])
+    _topic(frozen, [[2, 3]] * 20)  # the rest of the cluster: more than big and small together
+    used = []
+    real = ReplicasMixin._whole_cluster_isr
+
+    def spy(self, *args):
+        used.append("whole")
+        return real(self, *args)
+
+    monkeypatch.setattr(ReplicasMixin, "_whole_cluster_isr", spy)
+
+    def read(topic: str) -> str:
+        used.clear()
+        gw.log_dirs_and_isr({1: [TopicPartition(topic, 0)]}, [topic])
+        return "whole" if used else "named"
+
+    monkeypatch.setattr(replicas_module, "WHOLE_PROBE_PARTITIONS", 6)
     gw._partition_counts = None
-    assert gw._isr_from_whole_cluster([small])  # nothing counted yet: the whole read counts
-    gw._whole_cluster_isr([small], None)
-    at, per_topic, total = gw._partition_counts
-    assert per_topic[big] == 6 and per_topic[small] == 1 and total == sum(per_topic.values())
-    assert not gw._isr_from_whole_cluster([small])
-    monkeypatch.setattr(replicas_module, "WHOLE_ISR_SHARE", per_topic[big] / total)
-    assert gw._isr_from_whole_cluster([big]) and not gw._isr_from_whole_cluster([small])
-    # a named read keeps the counts of its topics current
+    assert read(big) == "named"  # nothing counted: the named read counts big's partitions
+    assert gw._partition_counts == ({big: 6}, None)
+    assert read(small) == "named"  # 1 partition: below the probe, the cluster is not counted
+    assert read(big) == "whole"  # 6 partitions known, the cluster's total not: counted once
+    per_topic, total = gw._partition_counts
+    assert per_topic[big] == 6 and per_topic[small] == 1 and total == sum(per_topic.values()) > 27
+    assert read(big) == "named"  # 6 of the cluster's partitions: far from half
+    monkeypatch.setattr(replicas_module, "WHOLE_ISR_SHARE", 6 / total)
+    assert read(big) == "whole" and read(small) == "named"
+    # a named read keeps its topics' counts, and the total, current
     assert gw.create_partitions([NewPartitions(small, 4)])[small].__class__.__name__ == "Ok"
     frozen.advance(1)
-    monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names: False)
-    gw.log_dirs_and_isr({1: [TopicPartition(small, 0)]}, [small])
-    assert gw._partition_counts[1][small] == 4 and gw._partition_counts[2] == total + 3
-    monkeypatch.undo()
-    # counts older than WHOLE_COUNTS_MAX_AGE_S: read the whole cluster again
-    gw._partition_counts = (at - replicas_module.WHOLE_COUNTS_MAX_AGE_S - 1, per_topic, total)
-    assert gw._isr_from_whole_cluster([small])
+    assert read(small) == "named"
+    assert gw._partition_counts[0][small] == 4 and gw._partition_counts[1] == total + 3
 
 
 @pytest.mark.parametrize("whole", [True, False], ids=["whole-cluster", "named-topics"])
