@@ -12,12 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka.protocol.consumer.offsets import ListOffsetsRequest
-
 from .base import GatewayBase
 from .cluster import INTERNAL_TOPICS
 from .errors import KafkaOperationError, from_code
-from .topics import _offset_timestamp
+from .topics import list_offsets_request, offset_timestamp
 from .types import TopicMetadata, TopicSummary
 
 #: DescribeLogDirs answers decoded at once (each is one broker's whole listing, ~200 bytes per
@@ -253,35 +251,22 @@ class HealthMixin(GatewayBase):
         keyed by ``(topic, partition)``: at 100,000 partitions those and the answers held together
         are ~90 MB)."""
         self._require_brokers("listing offsets")
-        timestamps = [_offset_timestamp(spec, "READ_UNCOMMITTED") for spec in specs]
+        timestamps = [offset_timestamp(spec, "READ_UNCOMMITTED") for spec in specs]
         out = [array("q", [-1]) * len(layout) for _ in timestamps]
         by_leader = layout.by_leader()
         keys = [(b, i) for i in range(len(timestamps)) for b in sorted(by_leader)]
         if not keys:
             return out
         self._kp.broker_ids(expect=sorted(by_leader))  # a leader restarted since the client looked
-        topic_cls = ListOffsetsRequest.ListOffsetsTopic
-        part_cls = topic_cls.ListOffsetsPartition
-        timeout_ms = int(self._timeout * 1000)
-
-        def request_for(broker: int, timestamp: int) -> Any:
-            return ListOffsetsRequest(
-                replica_id=-1,
-                isolation_level=0,
-                topics=[
-                    topic_cls(
-                        name=t, partitions=[part_cls(partition_index=p, timestamp=timestamp) for p in ps]
-                    )
-                    for t, ps in by_leader[broker].items()
-                ],
-                timeout_ms=timeout_ms,
-                min_version=1,
-            )
-
         row_of = layout.row_of
         for start in range(0, len(keys), OFFSETS_FLIGHT):
             flight = keys[start : start + OFFSETS_FLIGHT]
-            answers = self._kp.send_many([(request_for(b, timestamps[i]), b) for b, i in flight])
+            answers = self._kp.send_many(
+                [
+                    (list_offsets_request(by_leader[b], timestamps[i], "READ_UNCOMMITTED", self._timeout), b)
+                    for b, i in flight
+                ]
+            )
             for n, (_, i) in enumerate(flight):
                 response, answers[n] = answers[n], None  # each decoded answer freed once read
                 if isinstance(response, KafkaOperationError):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from kafka.protocol.consumer.offsets import ListOffsetsRequest
 
 from .base import GatewayBase
 from .errors import KafkaOperationError, from_code
@@ -13,6 +15,8 @@ from .types import OK, NewPartitions, NewTopic, Ok, PartitionOffsets, TopicParti
 #: ``list_offsets`` specs besides an integer timestamp (ms).
 OFFSET_SPECS = {"earliest": -2, "latest": -1, "max_timestamp": -3}
 ISOLATION_LEVELS = {"READ_UNCOMMITTED": 0, "READ_COMMITTED": 1}
+_TOPIC = ListOffsetsRequest.ListOffsetsTopic
+_PARTITION = _TOPIC.ListOffsetsPartition
 
 
 class TopicsMixin(GatewayBase):
@@ -148,7 +152,7 @@ class TopicsMixin(GatewayBase):
         metadata snapshot the caller already holds) saves the Metadata request that finds them.
         """
         self._require_brokers("listing offsets")
-        timestamp = _offset_timestamp(spec, isolation)
+        timestamp = offset_timestamp(spec, isolation)
         wanted = list(dict.fromkeys(partitions))
         if not wanted:
             return {}
@@ -208,7 +212,7 @@ class TopicsMixin(GatewayBase):
         and each object counts.
         """
         self._require_brokers("listing offsets")
-        timestamps = [_offset_timestamp(spec, isolation) for spec in specs]
+        timestamps = [offset_timestamp(spec, isolation) for spec in specs]
         answers = self._send_list_offsets(by_leader, timestamps, isolation)
         asked = sum(len(ps) for parts in by_leader.values() for ps in parts.values())
         out = []
@@ -246,30 +250,13 @@ class TopicsMixin(GatewayBase):
     ) -> dict[tuple[int, int], Any]:
         """One ListOffsets per leader and timestamp, all in flight together:
         ``{(leader, timestamp): response | error}``."""
-        from kafka.protocol.consumer.offsets import ListOffsetsRequest
-
-        topic_cls = ListOffsetsRequest.ListOffsetsTopic
-        part_cls = topic_cls.ListOffsetsPartition
-
-        def request_for(broker: int, timestamp: int) -> Any:
-            return ListOffsetsRequest(
-                replica_id=-1,
-                isolation_level=ISOLATION_LEVELS[isolation],
-                topics=[
-                    topic_cls(
-                        name=t, partitions=[part_cls(partition_index=p, timestamp=timestamp) for p in ps]
-                    )
-                    for t, ps in by_leader[broker].items()
-                ],
-                timeout_ms=int(self._timeout * 1000),
-                min_version=1,
-            )
-
         keys = [(b, ts) for ts in dict.fromkeys(timestamps) for b in sorted(by_leader) if by_leader[b]]
         if not keys:
             return {}
         self._kp.broker_ids(expect=sorted({b for b, _ in keys}))  # a leader restarted since the client looked
-        responses = self._kp.send_many([(request_for(b, ts), b) for b, ts in keys])
+        responses = self._kp.send_many(
+            [(list_offsets_request(by_leader[b], ts, isolation, self._timeout), b) for b, ts in keys]
+        )
         return dict(zip(keys, responses, strict=True))
 
     def _leaders(self, topics: set[str]) -> dict[TopicPartition, int | KafkaOperationError]:
@@ -284,7 +271,25 @@ class TopicsMixin(GatewayBase):
         return out
 
 
-def _offset_timestamp(spec: str | int, isolation: str) -> int:
+def list_offsets_request(
+    partitions: Mapping[str, Iterable[int]], timestamp: int, isolation: str, timeout_s: float
+) -> Any:
+    """One leader's ListOffsets (v1+): every partition of ``{topic: [partition]}`` at ``timestamp``
+    (``offset_timestamp``), as a consumer (replica -1) at ``isolation``. The gateway's ListOffsets
+    reads (``list_offsets``, ``offsets_by_leader``, ``offsets_by_row``) all build theirs here."""
+    return ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=ISOLATION_LEVELS[isolation],
+        topics=[
+            _TOPIC(name=t, partitions=[_PARTITION(partition_index=p, timestamp=timestamp) for p in ps])
+            for t, ps in partitions.items()
+        ],
+        timeout_ms=int(timeout_s * 1000),
+        min_version=1,
+    )
+
+
+def offset_timestamp(spec: str | int, isolation: str) -> int:
     """ListOffsets' timestamp for ``spec`` (earliest, latest, max_timestamp or a time in ms)."""
     if isinstance(spec, int) and not isinstance(spec, bool):
         timestamp = spec
