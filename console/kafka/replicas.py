@@ -104,13 +104,21 @@ class ReplicasMixin(GatewayBase):
         """Which of ``partitions`` Kafka lists as being reassigned: the keys of
         ``list_partition_reassignments(partitions)`` as ``(topic, partition)`` tuples, without a
         ``PartitionReassignment`` per partition (a poll asks about 10,000s every second)."""
-        response = self._list_reassignments(list(partitions))
-        if response is None:
+        request = self._list_reassignments_request(list(partitions))
+        if request is None:
             return set()
-        return {(t.name, p.partition_index) for t in response.topics for p in t.partitions}
+        return _reassigning(self._kp.send_to_controller(request))
 
     def _list_reassignments(self, partitions: list[tuple[str, int]] | None) -> Any:
         """The checked ListPartitionReassignments answer (None when ``partitions`` is empty)."""
+        request = self._list_reassignments_request(partitions)
+        if request is None:
+            return None
+        response = self._kp.send_to_controller(request)
+        check(response)
+        return response
+
+    def _list_reassignments_request(self, partitions: list[tuple[str, int]] | None) -> Any:
         from kafka.protocol.admin import ListPartitionReassignmentsRequest
 
         T = ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics
@@ -123,10 +131,7 @@ class ReplicasMixin(GatewayBase):
         )
         if topics == []:
             return None
-        request = ListPartitionReassignmentsRequest(timeout_ms=int(self._timeout * 1000), topics=topics)
-        response = self._kp.send_to_controller(request)
-        check(response)
-        return response
+        return ListPartitionReassignmentsRequest(timeout_ms=int(self._timeout * 1000), topics=topics)
 
     def describe_log_dirs(
         self,
@@ -160,24 +165,51 @@ class ReplicasMixin(GatewayBase):
         a ``ReplicaLogInfo`` per replica. ``only`` ({topic: partition ids}) keeps just those
         partitions of the ISR answer.
         """
+        _, held, isr = self.poll_reads(None, partitions, topics, only)
+        return held, isr
+
+    def poll_reads(
+        self,
+        moving: Iterable[tuple[str, int]] | None,
+        partitions: Mapping[int, Iterable[TopicPartition]],
+        topics: Iterable[str],
+        only: Mapping[str, Container[int]] | None = None,
+    ) -> tuple[
+        set[tuple[str, int]],
+        dict[int, HeldReplicas | KafkaOperationError],
+        PartitionIsr | KafkaOperationError,
+    ]:
+        """``reassigning(moving)`` and ``log_dirs_and_isr(partitions, topics, only)`` in one
+        flight (a reassignment poll's reads; none waits for another). ``moving`` None: no
+        ListPartitionReassignments (an empty set). Its failure is raised, as ``reassigning``
+        raises it, once the other answers are in."""
         ids, out, asked = self._log_dir_requests(None, partitions)
+        listing = None if moving is None else self._list_reassignments_request(list(moving))
+        first = [] if listing is None else [(listing, None)]
         names = sorted(set(topics))
-        if not names:
-            return self._log_dir_answers(ids, out, asked, self._kp.send_many(asked), _held), {}
-        if self._isr_from_whole_cluster(names):
+        whole = bool(names) and self._isr_from_whole_cluster(names)
+        isr: PartitionIsr | KafkaOperationError = {}
+        if whole:
             # the log dirs go out first; librdkafka's whole-cluster Metadata is read on this
             # thread meanwhile (it decodes in C and releases the GIL while it waits), while
             # kafka-python's I/O thread reads the log dirs' answers
-            wait = self._kp.start_many(asked)
+            wait = self._kp.start_many([*first, *asked])
             try:
                 isr = self._whole_cluster_isr(names, only)
             finally:
                 answers = wait()
-            return self._log_dir_answers(ids, out, asked, answers, _held), isr
-        answers = self._kp.send_many([*asked, (_metadata_request(names), None)])
-        isr = _isr_answer(names, answers[-1], only)
-        self._note_partition_counts(answers[-1])
-        return self._log_dir_answers(ids, out, asked, answers[:-1], _held), isr
+        elif names:
+            answers = self._kp.send_many([*first, *asked, (_metadata_request(names), None)])
+            isr = _isr_answer(names, answers[-1], only)
+            self._note_partition_counts(answers[-1])
+            answers = answers[:-1]
+        else:
+            answers = self._kp.send_many([*first, *asked])
+        listed: set[tuple[str, int]] = set()
+        if listing is not None:
+            listed = _reassigning(answers[0])
+            answers = answers[1:]
+        return listed, self._log_dir_answers(ids, out, asked, answers, _held), isr
 
     def partition_isr(
         self, topics: Iterable[str], only: Mapping[str, Container[int]] | None = None
@@ -412,6 +444,14 @@ def _isr_answer(
         if name not in out:
             out[name] = KafkaOperationError(3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist")
     return out
+
+
+def _reassigning(response: Any) -> set[tuple[str, int]]:
+    """A ListPartitionReassignments answer (or the error it came as, raised) -> its partitions."""
+    if isinstance(response, KafkaOperationError):
+        raise response
+    check(response)
+    return {(t.name, p.partition_index) for t in response.topics for p in t.partitions}
 
 
 # {(topic, partition): (size, offset lag)}: the replicas one broker holds (``log_dirs_and_isr``)

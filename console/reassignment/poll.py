@@ -94,12 +94,12 @@ def _poll(r: Reassignment) -> Wait | None:
     listed, logs, isr = set(), {}, {}
     offsets = _fresh_offsets(r) if rows else {}
     if rows:
-        listed = gw.reassigning(tps)
         by_broker = hosts((tp, x.original, x.target) for tp, x in zip(tps, rows, strict=True))
         # The ISR (for "In sync") of the topics likely to have replicas level with their leader,
-        # and on an offsets cycle the leaders of every moving partition, read with the log dirs.
+        # and on an offsets cycle the leaders of every moving partition, read with the log dirs
+        # and the reassignments in progress (one flight).
         wanted = _isr_topics(r, rows) if offsets is not None else {x.topic for x in rows}
-        held, isr = gw.log_dirs_and_isr(by_broker, wanted, _partitions_of(tps))
+        listed, held, isr = gw.poll_reads(tps, by_broker, wanted, _partitions_of(tps))
         # a broker that did not answer: None (its replicas are "Unknown broker")
         logs = {b: None if isinstance(v, KafkaOperationError) else v for b, v in held.items()}
         if offsets is None:

@@ -12,7 +12,13 @@ from types import SimpleNamespace
 import pytest
 
 from console.clusters.actions import gateway_for
-from console.kafka import KafkaOperationError, NewPartitions, TopicPartition
+from console.kafka import (
+    ConfigChange,
+    ConfigResource,
+    KafkaOperationError,
+    NewPartitions,
+    TopicPartition,
+)
 from console.kafka import replicas as replicas_module
 from console.kafka.replicas import ReplicasMixin
 from console.models.reassignment import Reassignment
@@ -206,3 +212,54 @@ def test_in_sync_only_while_the_isr_lists_the_replica_on_either_path(
             break
     r.refresh_from_db()
     assert op.state == "succeeded", (op.state, op.error)
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["whole-cluster", "named-topics"])
+def test_poll_reads_list_the_reassignments_in_the_same_flight(kafka_cluster, frozen, monkeypatch, whole):
+    """``poll_reads`` = ``reassigning`` + ``log_dirs_and_isr``, in one flight."""
+    gw = gateway_for(kafka_cluster)
+    topic = _topic(frozen, [[1], [2]])
+    moving, still = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    gw.alter_partition_reassignments({moving: (1, 3)})
+    # a throttle of 1 byte/s on the new follower keeps the move going while the test reads
+    gw.incremental_alter_configs(
+        {
+            ConfigResource("TOPIC", topic): [
+                ConfigChange("follower.replication.throttled.replicas", "SET", "0:3")
+            ],
+            ConfigResource("BROKER", "3"): [ConfigChange("follower.replication.throttled.rate", "SET", "1")],
+        }
+    )
+    try:
+        frozen.advance(1)
+        monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names: whole)
+        by_broker = {1: [moving], 2: [still], 3: [moving]}
+        listed, held, isr = gw.poll_reads([moving, still], by_broker, [topic], {topic: {0, 1}})
+        assert listed == {(topic, 0)} == set(gw.list_partition_reassignments([moving, still]))
+        alone_held, alone_isr = gw.log_dirs_and_isr(by_broker, [topic], {topic: {0, 1}})
+        assert (held, _comparable(isr)) == (alone_held, _comparable(alone_isr))
+        assert isr[topic][0] == (1, (1,))  # the adding replica is not in the ISR
+        assert gw.poll_reads([], by_broker, [])[0] == set() == gw.reassigning([])
+    finally:
+        gw.alter_partition_reassignments({moving: None})
+        gw.incremental_alter_configs(
+            {
+                ConfigResource("TOPIC", topic): [
+                    ConfigChange("follower.replication.throttled.replicas", "DELETE")
+                ],
+                ConfigResource("BROKER", "3"): [
+                    ConfigChange("follower.replication.throttled.rate", "DELETE")
+                ],
+            }
+        )
+
+
+def test_a_failed_listing_is_raised_as_reassigning_raises_it():
+    err = KafkaOperationError(7, "REQUEST_TIMED_OUT", "no answer")
+    with pytest.raises(KafkaOperationError) as raised:
+        replicas_module._reassigning(err)
+    assert raised.value is err
+    answer = SimpleNamespace(error_code=41, error_message="not the controller", topics=[])
+    with pytest.raises(KafkaOperationError) as raised:
+        replicas_module._reassigning(answer)
+    assert raised.value.name == "NOT_CONTROLLER"
