@@ -107,6 +107,10 @@ def test_while_a_replica_is_added_both_reads_leave_it_out_of_the_isr(
         lambda pair: pair[0] == pair[1],
     )
     assert whole == named and whole[topic] == {0: (1, (1,))}
+    tp = TopicPartition(topic, 0)
+    listed, held, isr = gw.poll_reads([tp], {1: [tp], 2: [tp]}, [topic])
+    assert listed == {(topic, 0)} == set(gw.list_partition_reassignments([tp]))
+    assert (topic, 0) in held[1] and _comparable(isr)[topic][0][0] == 1
     reassignment.cancel_reassignment(actor=people["operator"], reassignment=r)
     for _ in range(50):
         run_now(op.pk)
