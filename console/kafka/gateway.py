@@ -10,6 +10,7 @@ from .configs import ConfigsMixin
 from .connection import ClusterConnection
 from .groups import GroupsMixin
 from .health import HealthMixin
+from .poll_reads import PollReadsMixin
 from .replicas import ReplicasMixin
 from .topics import TopicsMixin
 
@@ -17,7 +18,14 @@ __all__ = ["KafkaGateway", "get_gateway", "close_all"]
 
 
 class KafkaGateway(
-    ClusterMixin, TopicsMixin, ConfigsMixin, AclsMixin, ReplicasMixin, GroupsMixin, HealthMixin
+    ClusterMixin,
+    TopicsMixin,
+    ConfigsMixin,
+    AclsMixin,
+    PollReadsMixin,
+    ReplicasMixin,
+    GroupsMixin,
+    HealthMixin,
 ):
     """Everything the console does to one Kafka cluster.
 

@@ -2,7 +2,7 @@
 
 A poll reads the ISR either from a Metadata request of the moving topics (kafka-python) or from
 the whole cluster's Metadata (librdkafka), whichever is cheaper for the share of the cluster's
-partitions that is moving (``ReplicasMixin._isr_from_whole_cluster``). Both must give the same
+partitions that is moving (``PollReadsMixin._isr_from_whole_cluster``). Both must give the same
 leaders, ISRs and errors, and the throttled move of ``test_progress`` must read the same way
 through either ("In sync" only once Kafka lists the replica in the ISR).
 """
@@ -14,7 +14,7 @@ import time
 import pytest
 
 from console.kafka import KafkaOperationError, TopicPartition
-from console.kafka.replicas import ReplicasMixin
+from console.kafka.poll_reads import PollReadsMixin
 from console.models import Cluster
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
@@ -62,7 +62,7 @@ def test_log_dirs_and_isr_answer_the_same_either_way(gw, topics, broker_ids, mon
     by_broker = {x: [p0], y: [p0, p1], 987654: [p1]}
 
     def read(whole: bool):
-        monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names: whole)
+        monkeypatch.setattr(PollReadsMixin, "_isr_from_whole_cluster", lambda self, names: whole)
         held, isr = gw.log_dirs_and_isr(by_broker, [name], {name: {0, 1}})
         return {b: ("error", v.name) if isinstance(v, KafkaOperationError) else v for b, v in held.items()}, (
             _comparable(isr)
@@ -127,7 +127,7 @@ def test_the_throttled_move_reads_the_same_through_either_isr_read(
     endpoints, gw, topics, broker_ids, broker_rates_restored, monkeypatch, whole
 ):
     """``test_progress``'s throttled move, every poll reading the ISR one way."""
-    monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names: whole)
+    monkeypatch.setattr(PollReadsMixin, "_isr_from_whole_cluster", lambda self, names: whole)
     progress_contract.test_a_throttled_move_shows_messages_behind_and_in_sync_only_once_in_the_isr(
         endpoints, gw, topics, broker_ids, broker_rates_restored
     )

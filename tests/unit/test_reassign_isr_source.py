@@ -19,8 +19,9 @@ from console.kafka import (
     NewPartitions,
     TopicPartition,
 )
+from console.kafka import poll_reads as poll_reads_module
 from console.kafka import replicas as replicas_module
-from console.kafka.replicas import ReplicasMixin
+from console.kafka.poll_reads import PollReadsMixin
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
 from console.reassignment import store
@@ -87,7 +88,7 @@ def test_log_dirs_and_isr_give_the_same_answer_either_way(kafka_cluster, frozen,
     assert general[1] and general[2]
     answers = []
     for whole in (True, False):
-        monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names, w=whole: w)
+        monkeypatch.setattr(PollReadsMixin, "_isr_from_whole_cluster", lambda self, names, w=whole: w)
         held, isr = gw.log_dirs_and_isr(by_broker, [a], {a: {0, 1}})
         answers.append((held, _comparable(isr)))
     assert answers[0] == answers[1]
@@ -117,7 +118,7 @@ def test_the_held_replicas_merge_dirs_and_leave_future_replicas_out():
         _wire_dir("/b", [("t", 0, 40, 60, True), ("u", 0, 7, 0, False)]),
     ]
     expected = {("t", 0): (100, 0), ("t", 1): (50, 0), ("u", 0): (7, 0)}
-    assert replicas_module._held(results) == expected
+    assert poll_reads_module._held(results) == expected
     flat = flatten_logs({1: tuple(replicas_module._log_dir(d) for d in results)})[1]
     assert {tuple(tp): (v[0], v[1]) for tp, v in flat.items()} == expected
 
@@ -128,20 +129,20 @@ def test_the_choice_follows_the_share_of_the_clusters_partitions(kafka_cluster, 
     small = _topic(frozen, [[1, 2]])
     _topic(frozen, [[2, 3]] * 20)  # the rest of the cluster: more than big and small together
     used = []
-    real = ReplicasMixin._whole_cluster_isr
+    real = PollReadsMixin._whole_cluster_isr
 
     def spy(self, *args):
         used.append("whole")
         return real(self, *args)
 
-    monkeypatch.setattr(ReplicasMixin, "_whole_cluster_isr", spy)
+    monkeypatch.setattr(PollReadsMixin, "_whole_cluster_isr", spy)
 
     def read(topic: str) -> str:
         used.clear()
         gw.log_dirs_and_isr({1: [TopicPartition(topic, 0)]}, [topic])
         return "whole" if used else "named"
 
-    monkeypatch.setattr(replicas_module, "WHOLE_PROBE_PARTITIONS", 6)
+    monkeypatch.setattr(poll_reads_module, "WHOLE_PROBE_PARTITIONS", 6)
     gw._partition_counts = None
     assert read(big) == "named"  # nothing counted: the named read counts big's partitions
     assert gw._partition_counts == ({big: 6}, None)
@@ -150,7 +151,7 @@ def test_the_choice_follows_the_share_of_the_clusters_partitions(kafka_cluster, 
     per_topic, total = gw._partition_counts
     assert per_topic[big] == 6 and per_topic[small] == 1 and total == sum(per_topic.values()) > 27
     assert read(big) == "named"  # 6 of the cluster's partitions: far from half
-    monkeypatch.setattr(replicas_module, "WHOLE_ISR_SHARE", 6 / total)
+    monkeypatch.setattr(poll_reads_module, "WHOLE_ISR_SHARE", 6 / total)
     assert read(big) == "whole" and read(small) == "named"
     # a named read keeps its topics' counts, and the total, current
     assert gw.create_partitions([NewPartitions(small, 4)])[small].__class__.__name__ == "Ok"
@@ -164,8 +165,8 @@ def test_in_sync_only_while_the_isr_lists_the_replica_on_either_path(
     personas, kafka_cluster, frozen, monkeypatch, whole
 ):
     read = {"whole": 0, "named": 0}
-    real_whole = ReplicasMixin._whole_cluster_isr
-    real_named = replicas_module._isr_answer
+    real_whole = PollReadsMixin._whole_cluster_isr
+    real_named = poll_reads_module._isr_answer
 
     def spy_whole(self, *args):
         read["whole"] += 1
@@ -175,9 +176,9 @@ def test_in_sync_only_while_the_isr_lists_the_replica_on_either_path(
         read["named"] += 1
         return real_named(*args)
 
-    monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names: whole)
-    monkeypatch.setattr(ReplicasMixin, "_whole_cluster_isr", spy_whole)
-    monkeypatch.setattr(replicas_module, "_isr_answer", spy_named)
+    monkeypatch.setattr(PollReadsMixin, "_isr_from_whole_cluster", lambda self, names: whole)
+    monkeypatch.setattr(PollReadsMixin, "_whole_cluster_isr", spy_whole)
+    monkeypatch.setattr(poll_reads_module, "_isr_answer", spy_named)
     topic = _topic(frozen, [[1, 2]])
     op = reassignment.start_reassignment(
         actor=personas["operator"],
@@ -232,7 +233,7 @@ def test_poll_reads_list_the_reassignments_in_the_same_flight(kafka_cluster, fro
     )
     try:
         frozen.advance(1)
-        monkeypatch.setattr(ReplicasMixin, "_isr_from_whole_cluster", lambda self, names: whole)
+        monkeypatch.setattr(PollReadsMixin, "_isr_from_whole_cluster", lambda self, names: whole)
         by_broker = {1: [moving], 2: [still], 3: [moving]}
         listed, held, isr = gw.poll_reads([moving, still], by_broker, [topic], {topic: {0, 1}})
         assert listed == {(topic, 0)} == set(gw.list_partition_reassignments([moving, still]))
@@ -257,9 +258,9 @@ def test_poll_reads_list_the_reassignments_in_the_same_flight(kafka_cluster, fro
 def test_a_failed_listing_is_raised_as_reassigning_raises_it():
     err = KafkaOperationError(7, "REQUEST_TIMED_OUT", "no answer")
     with pytest.raises(KafkaOperationError) as raised:
-        replicas_module._reassigning(err)
+        poll_reads_module._reassigning(err)
     assert raised.value is err
     answer = SimpleNamespace(error_code=41, error_message="not the controller", topics=[])
     with pytest.raises(KafkaOperationError) as raised:
-        replicas_module._reassigning(answer)
+        poll_reads_module._reassigning(answer)
     assert raised.value.name == "NOT_CONTROLLER"
