@@ -85,20 +85,22 @@ def read_cluster(
     racks = {b.id: b.rack for b in gw.describe_cluster().brokers}
     assignment: dict[planner.TP, tuple[int, ...]] = {}
     leaders: dict[planner.TP, int] = {}
-    by_name = {t.name: t.partitions for t in md.topics}
+    # the topics by name; a topic's partitions are built only for the topics read (a plan's)
+    by_name = {t.name: t for t in md.topics}
     names = set(by_name)
     if only is None:
-        for name, parts in by_name.items():
-            for p in parts:
+        for name, topic in by_name.items():
+            for p in topic.partitions:
                 assignment[(name, p.id)] = p.replicas
                 leaders[(name, p.id)] = p.leader
     else:
         only = list(only)
         indexed: dict[str, dict[int, object]] = {}
         for tp in only:
-            parts = by_name.get(tp[0])
-            if parts is None:
+            topic = by_name.get(tp[0])
+            if topic is None:
                 continue
+            parts = topic.partitions
             p = parts[tp[1]] if 0 <= tp[1] < len(parts) else None  # partitions come sorted by id
             if p is None or p.id != tp[1]:
                 if tp[0] not in indexed:
