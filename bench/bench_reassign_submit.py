@@ -14,14 +14,17 @@ checks, AlterPartitionReassignments in batches, per-partition states) until ever
 Floor: the requests ``kafka-reassign-partitions.sh --execute --throttle 52428800`` sends for the
 same plan (``ReassignPartitionsCommand.executeAssignment`` in apache/kafka's tools):
 ListPartitionReassignments (all), DescribeCluster (the broker ids exist), Metadata of the plan's
-topics (the current replicas), one IncrementalAlterConfigs of every topic's
+topics (the current replicas; the plan names every topic of the cluster, so this is the
+whole-cluster Metadata, which confluent-kafka's ``list_topics()`` sends and decodes in 0.6 s here
+where kafka-python's client takes 1.7-2.2 s: the floor reads it through confluent-kafka, taking
+only the plan's partitions out of the answer), one IncrementalAlterConfigs of every topic's
 leader/follower.replication.throttled.replicas (sources / new destinations, computed from the
 plan and the current replicas), IncrementalAlterConfigs of each involved broker's throttled rates
 (one request per broker, all in flight, as the Java admin sends broker resources to the broker
 itself), one AlterPartitionReassignments with the whole plan - plus one bulk INSERT of the plan
 rows (topic, partition, original, target, state) into a table of the same SQLite database in one
-transaction (what a console must remember). Through kafka-python's own client: confluent-kafka
-has no ListPartitionReassignments / AlterPartitionReassignments, so it cannot make these calls.
+transaction (what a console must remember). All but the Metadata through kafka-python's own
+client: confluent-kafka has no ListPartitionReassignments / AlterPartitionReassignments.
 
 Fresh plans, clean state: every run (either side) moves its own chunk of 10,000 partitions (ten
 disjoint chunks, used in turn); right after each run, untimed, its reassignments are cancelled on
@@ -51,6 +54,7 @@ from bench.harness import (  # noqa: E402
     KpRaw,
     RemoteSandbox,
     alternate,
+    confluent_admin,
     fill_log_sizes,
     freeze,
     gate,
@@ -224,6 +228,7 @@ class ToolFloor:
         import sqlite3
 
         self.kp = KpRaw(bootstrap)
+        self.ck = confluent_admin(bootstrap)
         self.db = sqlite3.connect(db_path, isolation_level=None)
         self.db.execute(
             "CREATE TABLE IF NOT EXISTS bench_plan_rows (id INTEGER PRIMARY KEY, topic TEXT NOT NULL, "
@@ -238,7 +243,6 @@ class ToolFloor:
             IncrementalAlterConfigsRequest,
             ListPartitionReassignmentsRequest,
         )
-        from kafka.protocol.metadata import MetadataRequest
 
         kp = self.kp
         t0 = time.perf_counter()
@@ -253,17 +257,12 @@ class ToolFloor:
         assert involved <= nodes, involved - nodes
         topics = sorted({t for t, _ in plan})
         t0 = time.perf_counter()
-        # one Metadata request for the plan's topics, as the tool sends it (kafka-python: 1.66 s per
-        # 10,000 partitions here; confluent-kafka's list_topics per topic took 2.10 s, so not used)
-        md = kp.send(
-            MetadataRequest(
-                topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
-                allow_auto_topic_creation=False,
-            )
-        )
-        current = {
-            (t.name, p.partition_index): list(p.replica_nodes) for t in md.topics for p in t.partitions
-        }
+        # The Metadata of the plan's topics, as the tool asks for it: here every topic of the
+        # cluster, i.e. the whole-cluster Metadata, fastest through confluent-kafka (0.6 s against
+        # kafka-python's 1.7-2.2 s for these 100,000 partitions); the plan's partitions taken out.
+        md = self.ck.list_topics(timeout=60)
+        assert set(topics) <= set(md.topics) and len(md.topics) == len(topics), "the plan names every topic"
+        current = {(t, p): list(md.topics[t].partitions[p].replicas) for t, p in plan}
         STEPS["metadata"] += time.perf_counter() - t0
         leader, follower, brokers = defaultdict(list), defaultdict(list), set()
         for (t, p), target in plan.items():
