@@ -38,13 +38,13 @@ from console.reassignment import store
 from console.reassignment.progress import (
     LiveEntry,
     at_least,
-    caught_up,
     eta_seconds,
     hosts,
     live_entry,
     mark_in_sync,
     rate_window,
     replica_dicts,
+    shown_entry,
     smoothed_rate,
 )
 from console.reassignment.store import partition_rows, write_live
@@ -107,14 +107,17 @@ def _poll(r: Reassignment) -> Wait | None:
     shown = _shown_percents(r)
     live: dict[tuple[str, int], LiveEntry] = {}
     finished = []
+    waiting = []  # moving partitions with a replica level with the leader (the ISR says "In sync")
     for key, x in zip(tps, rows, strict=True):
-        entry = live_entry(key, x.original, x.target, logs, offsets)
         if key in listed:
-            live[key] = entry = entry.shown(shown.get(key, 0))
+            entry, level = shown_entry(key, x.original, x.target, logs, offsets, shown.get(key, 0))
+            live[key] = entry
             shown[key] = entry.percent
+            if level:
+                waiting.append(key)
         else:
-            finished.append((x, entry))
-    _in_sync(r, gw, live, isr)
+            finished.append((x, live_entry(key, x.original, x.target, logs, offsets)))
+    _in_sync(r, gw, live, waiting, isr)
     _verify(gw, finished)
     _summarise(r, live, started)
     if r.partitions.filter(state__in=OPEN_PARTITION_STATES).exists():
@@ -281,10 +284,10 @@ def _partitions_of(keys) -> dict[str, set[int]]:
     return out
 
 
-def _in_sync(r: Reassignment, gw, live: dict[tuple[str, int], LiveEntry], isr) -> None:
-    """Caught-up replicas of moving partitions become "In sync" only once Kafka lists them in the
-    ISR, from this cycle's Metadata (``isr``, read with the log dirs; missing topics read now)."""
-    waiting = [tp for tp, e in live.items() if caught_up(e.replicas)]
+def _in_sync(r: Reassignment, gw, live: dict[tuple[str, int], LiveEntry], waiting: list, isr) -> None:
+    """Caught-up replicas of moving partitions (``waiting``: those with a replica level with the
+    leader) become "In sync" only once Kafka lists them in the ISR, from this cycle's Metadata
+    (``isr``, read with the log dirs; missing topics read now)."""
     topics = {t for t, _ in waiting}
     _WAITING[r.pk] = topics
     if not waiting:

@@ -96,7 +96,7 @@ def partition_progress(
     record the others have); new replicas copy up to it. A replica level with the leader is
     "In sync" once ``isr`` lists it, "Caught up, joining ISR" before that.
     """
-    total, done, rows, known = _measure(tp, original, target, logs, offsets)
+    total, done, rows, known, _level = _measure(tp, original, target, logs, offsets)
     mark_in_sync(rows, isr)
     return PartitionProgress(total, done, tuple(replica_dicts(rows)), known)
 
@@ -125,8 +125,23 @@ def live_entry(
     logs: BrokerReplicas,
     offsets: Offsets | None = None,
 ) -> LiveEntry:
-    total, done, rows, _known = _measure(tp, original, target, logs, offsets)
+    total, done, rows, _known, _level = _measure(tp, original, target, logs, offsets)
     return LiveEntry(total, done, rows)
+
+
+def shown_entry(
+    tp: TP,
+    original: Sequence[int],
+    target: Sequence[int],
+    logs: BrokerReplicas,
+    offsets: Offsets | None,
+    previous: int,
+) -> tuple[LiveEntry, bool]:
+    """``live_entry(...).shown(previous)`` and whether a replica waits for the ISR (``caught_up``
+    of its replicas), in one pass: once per moving partition every poll cycle."""
+    total, done, rows, _known, level = _measure(tp, original, target, logs, offsets)
+    now = round(100 * done / total) if total else 0
+    return tuple.__new__(LiveEntry, (total, done, rows, at_least(previous, now))), level
 
 
 REPLICA_KEYS = ("broker", "status", "bytes", "new")
@@ -143,7 +158,9 @@ def _measure(
     target: Sequence[int],
     logs: BrokerReplicas,
     offsets: Offsets | None = None,
-) -> tuple[int, int, list[list], bool]:
+) -> tuple[int, int, list[list], bool, bool]:
+    """(bytes to copy, bytes copied, replica rows, some broker hosts it, some replica is level
+    with the leader: "Caught up, joining ISR" until the ISR is read)."""
     # Once per moving partition in every poll cycle: no per-replica temporaries.
     # The leader's size: the largest log among the replicas. While moving that is an original
     # replica; once Kafka has finished (seen late, e.g. after the console was down) the original
@@ -161,6 +178,7 @@ def _measure(
     adding = [b for b in target if b not in original]
     total = leader_size * len(adding)
     done = 0
+    level = False
     rows = []
     for b in target:
         new = b in adding
@@ -180,6 +198,7 @@ def _measure(
         behind = leader_size - size
         if behind <= 0:
             status = CAUGHT_UP
+            level = True
         else:
             estimate = messages_behind(behind, leader_size, offsets.get(tp) if offsets else None)
             status = behind_text(behind, lag, estimate)
@@ -188,7 +207,7 @@ def _measure(
         for r in rows:
             if r[1] in (NOT_HOSTED, NOT_STARTED):
                 r[1] = UNKNOWN_PARTITION
-    return total, min(done, total) if total else done, rows, known
+    return total, min(done, total) if total else done, rows, known, level
 
 
 def hosts(moves: Iterable[tuple[K, Sequence[int], Sequence[int]]]) -> dict[int, list[K]]:

@@ -187,3 +187,36 @@ def test_a_finished_move_is_read_from_metadata_that_shows_the_target_in_the_isr(
     rows = [[1, IN_SYNC], [2, CAUGHT_UP]]
     mark_in_sync(rows, parts[("t", 0)].isr)
     assert rows[1][1] == IN_SYNC
+
+
+def test_a_cycles_entry_in_one_pass_equals_the_entry_shown_and_its_isr_check():
+    """``shown_entry`` (the poller's one pass) = ``live_entry(...).shown(previous)`` and
+    ``caught_up`` of its replicas, over brokers down, replicas missing, level, behind and ahead."""
+    import random
+
+    from console.reassignment.progress import caught_up, live_entry, shown_entry
+
+    rng = random.Random(19)
+    for _ in range(3000):
+        brokers = list(range(1, 7))
+        original = rng.sample(brokers, rng.randint(1, 3))
+        target = rng.sample(brokers, rng.randint(1, 4))
+        tp = ("t", rng.randint(0, 3))
+        logs = {}
+        for b in brokers:
+            roll = rng.random()
+            if roll < 0.1:
+                logs[b] = None  # broker did not answer
+            elif roll < 0.2:
+                continue  # broker not asked
+            else:
+                held = {}
+                if rng.random() < 0.8:
+                    held[tp] = (rng.choice([0, 10, 500, 1000, 1000, 1500]), rng.choice([0, 0, 7]))
+                logs[b] = held
+        offsets = rng.choice([None, {tp: [0, 100]}, {tp: [5, 5]}])
+        previous = rng.choice([0, 30, 100])
+        reference = live_entry(tp, original, target, logs, offsets)
+        entry, level = shown_entry(tp, original, target, logs, offsets, previous)
+        assert entry == reference.shown(previous) and type(entry) is type(reference)
+        assert level == caught_up(reference.replicas)
