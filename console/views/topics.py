@@ -32,6 +32,7 @@ from console.topics import reads as topic_reads
 from console.topics.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.changes import gated_context, hold_for_review, holding
+from console.views.topic_rows import topic_rows_html
 
 
 def _render(request, template: str, fragment: str | None, context: dict, status: int = 200):
@@ -56,6 +57,8 @@ def topic_list(request, name: str):
     except KafkaOperationError as exc:
         context["error"] = exc
     context["can_manage"] = access.can(request.user, cluster, access.MANAGE_TOPICS)
+    if context["page"] is not None:
+        context["topic_rows"] = topic_rows_html(context["page"], cluster.name, context["can_manage"])
     context["querystring"] = _querystring(request, drop=("page", "refresh"))
     context["sort_querystring"] = _querystring(request, drop=("page", "refresh", "sort", "desc"))
     return _render(request, "console/topic_list.html", "console/_topic_table.html", context)
