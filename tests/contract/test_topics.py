@@ -211,3 +211,26 @@ def test_offsets_by_leader_answers_plainly_and_names_each_failure(gw, topics, br
     assert errors[(name, 7)].name == "UNKNOWN_TOPIC_OR_PARTITION"
     assert errors[(name, 1)].name == "NOT_LEADER_OR_FOLLOWER"
     assert f"{name}-1" in errors[(name, 1)].message
+
+
+def test_offsets_by_row_equal_offsets_by_leader(gw, topics):
+    """The telemetry snapshot's ListOffsets (``offsets_by_row``, one array per spec over the whole
+    layout) answers what ``offsets_by_leader`` answers for the same partitions."""
+    name = topics.create(partitions=3)
+
+    def read():
+        layout = gw.partition_layout()
+        rows = [layout.row_of(name, p) for p in range(3)]
+        if min(rows) < 0 or min(layout.leader[r] for r in rows) < 0:
+            return None
+        by_row = gw.offsets_by_row(layout, ("latest", "earliest"))
+        by_leader: dict[int, dict[str, list[int]]] = {}
+        for p, r in enumerate(rows):
+            by_leader.setdefault(layout.leader[r], {}).setdefault(name, []).append(p)
+        (latest, _), (earliest, _) = gw.offsets_by_leader(by_leader, ("latest", "earliest"))
+        return [(by_row[0][r], by_row[1][r]) for r in rows], [
+            (latest.get((name, p)), earliest.get((name, p))) for p in range(3)
+        ]
+
+    got = eventually(read, lambda pair: pair is not None and pair[0] == pair[1] and None not in pair[1][0])
+    assert got[0] == got[1] == [(0, 0)] * 3  # an empty topic: log start = log end = 0
