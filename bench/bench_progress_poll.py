@@ -8,15 +8,15 @@ the ISR of replicas level with their leader, KIP-179 states, totals, rate/ETA, h
 
 Floor: the requests a cycle cannot do without, through kafka-python's own client (confluent-kafka
 has neither ListPartitionReassignments nor DescribeLogDirs): ListPartitionReassignments of the
-10,000 partitions, then one DescribeLogDirs per involved broker naming only the moving partitions
-it hosts or will host, together with one Metadata request of the moving partitions' topics, all in
-flight together. The Metadata is in the floor because the console must read the ISR every cycle
+10,000 partitions, one DescribeLogDirs per involved broker naming only the moving partitions it
+hosts or will host, and one Metadata request of the moving partitions' topics, all in flight
+together (as the console sends them; the listing went first, a round trip ahead, before). The Metadata is in the floor because the console must read the ISR every cycle
 while a target replica is level with its leader ("In sync" only once Kafka lists it in the ISR,
 tests/contract/test_progress.py), and here every partition keeps two in-sync replicas, so the
 cycle needs the ISR of all 100 topics (100,000 partitions: 1.1-1.7 s of Metadata on this
 machine, more than the rest of the floor). A second floor gets that Metadata from confluent-kafka
 (a whole-cluster ``list_topics``, here the same 100 topics) in a thread while kafka-python reads
-the log dirs; the faster floor is used.
+the listing and the log dirs; the faster floor is used.
 
 The leaders' offsets (the "~N messages" estimates) are read every ``OFFSETS_EVERY_S`` (10 s) at a
 cycle a second: a cycle without them and a cycle with them are timed apart (the console with
@@ -24,7 +24,8 @@ cycle a second: a cycle without them and a cycle with them are timed apart (the 
 leader, all in flight together, leaders from their Metadata), and the gated time per cycle is the
 steady state: plain + (with offsets - plain) x POLL_INTERVAL_S / OFFSETS_EVERY_S, for both sides.
 (Before, the timed cycles fell in whatever offsets window the clock gave, and the floor had no
-Metadata at all.) GC: setup frozen for both sides; 9 alternating runs of plain cycles, 5 of cycles
+Metadata at all.) GC: setup frozen for both sides, and the cyclic collector paused during a cycle
+on both sides (the console pauses it for its cycle); 9 alternating runs of plain cycles, 5 of cycles
 with offsets, min / median / max printed. Goals, both gated: the steady-state ratio <= 1.5 and the
 console's steady-state cycle under 1 s.
 Prints ``RESULT progress_poll ratio=<console/floor> goal<=1.5`` last; exit 1 when either is missed.
@@ -40,15 +41,15 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_reassign_submit import console_submit, plan_for, setup  # noqa: E402
-from bench.harness import KpRaw, alternate, confluent_admin, freeze, gate, teardown  # noqa: E402
+from bench.harness import KpRaw, alternate, confluent_admin, freeze, gate, gc_paused, teardown  # noqa: E402
 
 RUNS = 9
 OFFSET_RUNS = 5
 GOAL = 1.5
 ABSOLUTE_S = 1.0
 CONSOLE = "console poll_once"
-KP = "floor: LPR, then DescribeLogDirs + Metadata in flight (kafka-python)"
-CK = "floor: LPR, then DescribeLogDirs (kafka-python) || list_topics (confluent)"
+KP = "floor: LPR + DescribeLogDirs + Metadata in flight (kafka-python)"
+CK = "floor: LPR + DescribeLogDirs (kafka-python) || list_topics (confluent)"
 
 
 def main() -> None:
@@ -80,17 +81,17 @@ def main() -> None:
                 by_topic[x.topic].append(x.partition)
                 for b in {*x.original, *x.target}:
                     by_broker[b][x.topic].append(x.partition)
-            listed = kp.send(
-                ListPartitionReassignmentsRequest(
-                    timeout_ms=60_000, topics=[LT(name=t, partition_indexes=ps) for t, ps in by_topic.items()]
-                )
+            listing = ListPartitionReassignmentsRequest(
+                timeout_ms=60_000, topics=[LT(name=t, partition_indexes=ps) for t, ps in by_topic.items()]
             )
-            assert sum(len(t.partitions) for t in listed.topics) == len(rows)
             dirs = [
                 (DescribeLogDirsRequest(topics=[DT(topic=t, partitions=ps) for t, ps in topics.items()]), b)
                 for b, topics in by_broker.items()
             ]
-            return by_topic, dirs
+            return by_topic, [(listing, None), *dirs]
+
+        def listed_all(listed) -> None:
+            assert sum(len(t.partitions) for t in listed.topics) == len(rows)
 
         def offsets(leaders: dict) -> None:
             """ListOffsets earliest and latest per leader of the moving partitions, in flight together."""
@@ -119,18 +120,22 @@ def main() -> None:
             )
             assert sum(len(p.partitions) for a in answers for p in a.topics) == 2 * len(rows)
 
+        @gc_paused
         def floor_kp(with_offsets: bool) -> None:
-            by_topic, dirs = requests()
-            md = kp.send_many([*dirs, (MetadataRequest(topics=[MT(name=t) for t in by_topic]), None)])[-1]
+            by_topic, sent = requests()
+            answers = kp.send_many([*sent, (MetadataRequest(topics=[MT(name=t) for t in by_topic]), None)])
+            listed_all(answers[0])
+            md = answers[-1]
             if with_offsets:
                 offsets({(t.name, p.partition_index): p.leader_id for t in md.topics for p in t.partitions})
 
+        @gc_paused
         def floor_ck(with_offsets: bool) -> None:
-            by_topic, dirs = requests()
+            by_topic, sent = requests()
             got = {}
             thread = threading.Thread(target=lambda: got.setdefault("md", ck.list_topics(timeout=60)))
             thread.start()
-            kp.send_many(dirs)
+            listed_all(kp.send_many(sent)[0])
             thread.join()
             md = got["md"]
             assert set(by_topic) <= set(md.topics)
