@@ -84,6 +84,9 @@ class _PackedPartitions:
             parts.append(PartitionMetadata(pid, leader, replicas, tuple(isr), offline))
         return tuple(parts)
 
+    def placement(self, packed: bytes, ids: set[int]) -> dict[int, tuple[int, tuple[int, ...]]]:
+        return {pid: (leader, tuple(reps)) for pid, leader, reps, _ in marshal.loads(packed) if pid in ids}
+
     def health(self, packed: bytes) -> TopicHealth:
         parts = sorted(marshal.loads(packed))
         under = offline = 0

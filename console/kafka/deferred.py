@@ -7,7 +7,7 @@ client's own answer (``TopicMetadata.deferred``), its ``PartitionMetadata`` buil
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from .types import PartitionMetadata, TopicHealth, TopicMetadata
@@ -19,6 +19,21 @@ class PartitionReader(Protocol):
     def partitions(self, source: Any) -> tuple[PartitionMetadata, ...]: ...
 
     def health(self, source: Any) -> TopicHealth: ...
+
+    def placement(self, source: Any, ids: set[int]) -> dict[int, tuple[int, tuple[int, ...]]]: ...
+
+
+def placement(topic: TopicMetadata, ids: Iterable[int]) -> dict[int, tuple[int, tuple[int, ...]]]:
+    """``{partition id: (leader, replicas)}`` of the asked partitions the topic has.
+
+    A deferred topic's are read straight out of the client's answer: a plan naming 100 of a
+    topic's 1,000 partitions builds no ``PartitionMetadata`` at all.
+    """
+    want = set(ids)
+    source, reader = topic._source, topic._reader
+    if source is not None and reader is not None:
+        return reader.placement(source, want)
+    return {p.id: (p.leader, p.replicas) for p in topic.partitions if p.id in want}
 
 
 class DeferredTopics(Sequence):

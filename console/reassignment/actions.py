@@ -7,6 +7,7 @@ pure planners are ``planner.py``; the throttle ledger is ``throttles.py``.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from console.audit.refusals import refused_as
 from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
+from console.kafka.deferred import placement
 from console.models import Operation
 from console.models.reassignment import (
     OPEN_PARTITION_STATES,
@@ -85,7 +87,7 @@ def read_cluster(
     racks = {b.id: b.rack for b in gw.describe_cluster().brokers}
     assignment: dict[planner.TP, tuple[int, ...]] = {}
     leaders: dict[planner.TP, int] = {}
-    # the topics by name; a topic's partitions are built only for the topics read (a plan's)
+    # the topics by name; for a plan only its partitions are read out of the answer (placement)
     by_name = {t.name: t for t in md.topics}
     names = set(by_name)
     if only is None:
@@ -95,21 +97,16 @@ def read_cluster(
                 leaders[(name, p.id)] = p.leader
     else:
         only = list(only)
-        indexed: dict[str, dict[int, object]] = {}
-        for tp in only:
-            topic = by_name.get(tp[0])
+        wanted: dict[str, list[int]] = defaultdict(list)
+        for name, pid in only:
+            wanted[name].append(pid)
+        for name, pids in wanted.items():
+            topic = by_name.get(name)
             if topic is None:
                 continue
-            parts = topic.partitions
-            p = parts[tp[1]] if 0 <= tp[1] < len(parts) else None  # partitions come sorted by id
-            if p is None or p.id != tp[1]:
-                if tp[0] not in indexed:
-                    indexed[tp[0]] = {x.id: x for x in parts}
-                p = indexed[tp[0]].get(tp[1])
-                if p is None:
-                    continue
-            assignment[tp] = p.replicas
-            leaders[tp] = p.leader
+            for pid, (leader, replicas) in placement(topic, pids).items():
+                assignment[(name, pid)] = replicas
+                leaders[(name, pid)] = leader
     asked = None if only is None else [TopicPartition(t, p) for t, p in only if t in names]
     listed = {} if asked == [] else gw.list_partition_reassignments(asked)
     in_progress = {(tp.topic, tp.partition): r for tp, r in listed.items()}

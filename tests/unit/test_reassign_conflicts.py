@@ -50,3 +50,28 @@ def test_the_check_probes_the_topic_partition_index(offline_cluster):
         cur.execute("EXPLAIN QUERY PLAN " + query)
         plan = " ".join(str(row) for row in cur.fetchall())
     assert "reassign_part_tp" in plan, plan
+
+
+def test_a_plans_view_reads_only_its_partitions_and_equals_the_whole_view(kafka_cluster, sandbox):
+    from console.clusters.actions import gateway_for
+    from console.reassignment.actions import read_cluster
+    from console.topics import cache as metadata_cache
+
+    names = ["plan-view-a", "plan-view-b"]
+    for name in names:
+        sandbox.create_topic(name, partitions=4, replication_factor=2)
+    try:
+        plan = {(names[0], 1): (1, 2), (names[0], 3): (2, 3), (names[1], 0): (3, 1)}
+        plan.update({("plan-view-gone", 0): (1, 2), (names[1], 9): (1, 2)})  # no such topic / partition
+        part = read_cluster(kafka_cluster, cached=False, only=plan)
+        topics = metadata_cache.peek(kafka_cluster).metadata.topics
+        assert all(t._partitions is None for t in topics), "a plan's view built a topic's partitions"
+        whole = read_cluster(kafka_cluster)  # the same snapshot, every partition built
+        known = [tp for tp in plan if tp in whole.assignment]
+        assert known == list(plan)[:3]
+        assert part.assignment == {tp: whole.assignment[tp] for tp in known}
+        assert part.leaders == {tp: whole.leaders[tp] for tp in known}
+        assert all(isinstance(r, tuple) and r for r in part.assignment.values())
+        assert part.topics == whole.topics and set(names) <= part.topics
+    finally:
+        gateway_for(kafka_cluster).delete_topics(names)

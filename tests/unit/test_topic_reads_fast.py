@@ -20,7 +20,7 @@ from console import patterns
 from console.audit import store as audit
 from console.kafka import BrokerInfo, ClusterMetadata, PartitionMetadata, TopicMetadata
 from console.kafka.cluster import _PackedPartitions
-from console.kafka.deferred import DeferredTopics
+from console.kafka.deferred import DeferredTopics, placement
 from console.models import Cluster
 from console.topics import cache as metadata_cache
 from console.topics import reads as topic_reads
@@ -87,6 +87,17 @@ def test_a_deferred_topic_equals_the_eager_one():
     assert repr(lazy) == repr(eager)
     with pytest.raises(FrozenInstanceError):
         lazy.name = "u"
+
+
+def test_placement_reads_the_asked_partitions_without_building_the_others():
+    reader = _PackedPartitions(frozenset({1, 2, 3}))
+    lazy = TopicMetadata.deferred("t", _raw_topic(RAW), reader)
+    eager = TopicMetadata("t", EAGER_PARTS)
+    want = {0: (1, (1, 2)), 2: (3, (3, 1))}
+    assert placement(lazy, [2, 0, 7]) == placement(eager, (0, 2, 7)) == want  # 7: no such partition
+    assert lazy._partitions is None  # nothing built
+    assert placement(lazy, []) == {} and placement(lazy, [1]) == {1: (-1, (2, 9))}
+    assert all(isinstance(replicas, tuple) for _, replicas in placement(lazy, [0, 1, 2]).values())
 
 
 def test_packed_partitions_read_back_every_value_and_count_each_health_figure():
