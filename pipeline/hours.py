@@ -107,6 +107,33 @@ def _same_key(table: pa.Table, keys: list[str]) -> np.ndarray:
     return same
 
 
+def _codes(col) -> np.ndarray:
+    """A string column as integer codes (equal strings, equal codes), to sort and group by."""
+    array = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    return np.asarray(pc.dictionary_encode(array).indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _sorted_by(table: pa.Table, keys: list[str]) -> tuple[pa.Table, list[np.ndarray], np.ndarray]:
+    """The table ordered by ``keys`` (string columns, compared as codes) then ``ts``; the codes and
+    ``ts`` in that order. Grouping needs equal keys together, not their alphabetical order."""
+    codes = [_codes(table[k]) for k in keys]
+    ts = _np(table["ts"])
+    order = np.lexsort((ts, *reversed(codes)))
+    return table.take(pa.array(order)), [c[order] for c in codes], ts[order]
+
+
+def _starts(codes: list[np.ndarray], hour: np.ndarray) -> np.ndarray:
+    """Row indices where a run of equal (codes, hour) starts."""
+    n = len(hour)
+    new = np.zeros(n, dtype=bool)
+    if n:
+        new[0] = True
+        new[1:] |= hour[1:] != hour[:-1]
+        for c in codes:
+            new[1:] |= c[1:] != c[:-1]
+    return np.flatnonzero(new)
+
+
 def _nullable(values: np.ndarray, present: np.ndarray) -> pa.Array:
     return pa.array(values, I64, mask=~present)
 
@@ -135,8 +162,7 @@ def topic_hours(topics: pa.Table) -> pa.Table:
     """The (topic, hour) states of (snapshot, topic) rollup rows (any number of hours)."""
     if topics.num_rows == 0:
         return SCHEMAS["topic_hours"].empty_table()
-    t = topics.sort_by([("topic", "ascending"), ("ts", "ascending")])
-    ts = _np(t["ts"])
+    t, (code,), ts = _sorted_by(topics, ["topic"])
     hour = ts // HOUR_MS * HOUR_MS
     # the snapshots (stamps) of the rows, and each one's previous stamp within its hour (-1: first)
     stamps = np.unique(ts)
@@ -149,7 +175,7 @@ def topic_hours(topics: pa.Table) -> pa.Table:
     snap, f_ts = inner_prev[at], hour_first[at]
     is_f = snap < 0
     size, end = _np(t["size"]), _np(t["end"])
-    same = _same_key(t, ["topic"])
+    same = np.r_[False, code[1:] == code[:-1]]
     prev_ts = np.r_[-2, ts[:-1]]
     cont = same & (prev_ts == snap) & ~is_f
     prev_size, prev_end = np.r_[0, size[:-1]], np.r_[0, end[:-1]]
@@ -159,7 +185,7 @@ def topic_hours(topics: pa.Table) -> pa.Table:
     d_size[is_f], d_msgs[is_f] = 0, 0
     wrote = np.where(~is_f & (d_msgs > 0), ts, -1)
 
-    starts = _changes(t, ["topic"], hour)
+    starts = _starts([code], hour)
     ends = np.r_[starts[1:], len(ts)] - 1
     has_f = is_f[starts]
     last = t.take(pa.array(ends))
@@ -192,11 +218,10 @@ def group_hours(groups: pa.Table) -> pa.Table:
     """The (group, topic, hour) states of (group, topic, snapshot) rollup rows."""
     if groups.num_rows == 0:
         return SCHEMAS["group_hours"].empty_table()
-    g = groups.sort_by([("group", "ascending"), ("topic", "ascending"), ("ts", "ascending")])
-    ts = _np(g["ts"])
+    g, codes, ts = _sorted_by(groups, ["group", "topic"])
     hour = ts // HOUR_MS * HOUR_MS
     lag_sum, lag_max, committed = _np(g["sum"]), _np(g["max"]), _np(g["committed"])
-    starts = _changes(g, ["group", "topic"], hour)
+    starts = _starts(codes, hour)
     ends = np.r_[starts[1:], len(ts)] - 1
     first = np.zeros(len(ts), dtype=bool)
     first[starts] = True

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from pipeline import hours, lake, rollups, windows
 from pipeline.reference import DAY_MS, HOUR_MS, JobParams, enough_history
@@ -127,28 +128,60 @@ def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, 
             F.sum("lag").alias("sum"), F.max("lag").alias("max"), F.sum("committed_offset").alias("committed")
         )
     # Up to PIVOT_AFTER_MS of rows (an hourly run: one hour just closed, the open hour) the
-    # partition rows are aggregated per (snapshot, topic, leader), summed per (snapshot, topic) on
-    # the driver, and the three aggregations run at once. Over a longer span (a rebuild's chunks)
-    # the broker aggregate goes first (small): its broker ids let the partition pass count each
-    # broker's leaders as one conditional count per id, so the partition rows come back one per
-    # (snapshot, topic); past MAX_PIVOT_BROKERS brokers they are aggregated per leader as well.
+    # partition rows are aggregated per (snapshot, topic, leader) and summed per (snapshot, topic)
+    # on the driver. Over a longer span (a rebuild's chunks) the topic pass counts each broker's
+    # leaders as one conditional count per broker id, so its rows come back one per (snapshot,
+    # topic): the ids are every id in the range the broker files' footers give (a count for an id
+    # that is no broker is dropped when the counts are joined to the broker rows); past
+    # MAX_PIVOT_BROKERS ids, or without footer statistics, it waits for the broker pass's ids, and
+    # past MAX_PIVOT_BROKERS brokers it aggregates per leader as well. The passes run at once.
     pivot = hi_ms - lo_ms > PIVOT_AFTER_MS
+    ids = _broker_id_range(lake_dir, cluster, by_ds["brokers"]) if pivot else None
     if parts is not None and not pivot:
         frames["topics"] = parts.groupBy("ts", "topic", "leader").agg(*topic_sums)
+    elif parts is not None and ids is not None:
+        frames["topics"] = _pivoted(parts, topic_sums, ids)
     with ThreadPoolExecutor(max_workers=3, thread_name_prefix="pipeline-rollup") as pool:
         futures = {name: pool.submit(lambda df=df: df.toArrow()) for name, df in frames.items()}
         got = {name: f.result() for name, f in futures.items() if name == "disk"}
-        if parts is not None and pivot:
+        if parts is not None and "topics" not in frames:
             ids = sorted(set(got["disk"]["broker"].to_pylist())) if "disk" in got else []
             if len(ids) <= MAX_PIVOT_BROKERS:
-                counts = [F.count(F.when(F.col("leader") == F.lit(b), 1)).alias(f"leaders_{b}") for b in ids]
-                topic_df = parts.groupBy("ts", "topic").agg(*topic_sums, *counts)
+                topic_df = _pivoted(parts, topic_sums, ids)
             else:
                 topic_df = parts.groupBy("ts", "topic", "leader").agg(*topic_sums)
             got["topics"] = topic_df.toArrow()
         got.update({name: f.result() for name, f in futures.items() if name != "disk"})
     out = rollups.finish(got.get("topics"), got.get("disk"), got.get("groups"))
     return {**out, **hours.derive(out)}
+
+
+def _pivoted(parts, topic_sums: list, ids: list[int]):
+    """The partition rows per (snapshot, topic), with one leader count per broker id."""
+    from pyspark.sql import functions as F
+
+    counts = [F.count(F.when(F.col("leader") == F.lit(b), 1)).alias(f"leaders_{b}") for b in ids]
+    return parts.groupBy("ts", "topic").agg(*topic_sums, *counts)
+
+
+def _broker_id_range(lake_dir: Path, cluster: str, files: list) -> list[int] | None:
+    """Every id from the smallest to the largest broker id in the broker files' footer statistics;
+    None without statistics or past MAX_PIVOT_BROKERS ids."""
+    lo = hi = None
+    for f in files:
+        try:
+            meta = pq.read_metadata(rollups.raw_path(lake_dir, cluster, f))
+            col = meta.schema.names.index("broker")
+        except (OSError, ValueError):
+            return None
+        for i in range(meta.num_row_groups):
+            st = meta.row_group(i).column(col).statistics
+            if st is None or not st.has_min_max:
+                return None
+            lo, hi = (st.min, st.max) if lo is None else (min(lo, st.min), max(hi, st.max))
+    if lo is None or hi - lo + 1 > MAX_PIVOT_BROKERS:
+        return None
+    return list(range(lo, hi + 1))
 
 
 def roll_up(
