@@ -10,7 +10,7 @@ from typing import Any
 
 from .base import GatewayBase
 from .deferred import DeferredTopics
-from .errors import KafkaOperationError, from_code
+from .errors import KafkaOperationError, from_code, no_such_topic, topic_error
 from .kp import check
 from .types import (
     BrokerInfo,
@@ -179,13 +179,11 @@ class ClusterMixin(GatewayBase):
         for name in names:
             t = by_name.get(name)
             if t is None:
-                out[name] = KafkaOperationError(
-                    3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist"
-                )
+                out[name] = no_such_topic(name)
                 continue
-            err = from_code(t.error_code)
+            err = topic_error(t.error_code, name)
             if err is not None:
-                out[name] = err.with_message(f"{err.message} (topic '{name}')")
+                out[name] = err
                 continue
             parts = tuple(
                 sorted(

@@ -149,6 +149,17 @@ def network_error(address: str, detail: str = "") -> KafkaOperationError:
     return KafkaOperationError(NETWORK_EXCEPTION, "NETWORK_EXCEPTION", msg, True)
 
 
+def no_such_topic(name: str) -> KafkaOperationError:
+    """A topic a Metadata answer does not list."""
+    return KafkaOperationError(3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist")
+
+
+def topic_error(code: int, name: str) -> KafkaOperationError | None:
+    """A Metadata answer's error code for one topic as the error naming that topic (None: no error)."""
+    err = from_code(code)
+    return None if err is None else err.with_message(f"{err.message} (topic '{name}')")
+
+
 def timeout_error(what: str, timeout_s: float) -> KafkaOperationError:
     """A client-side timeout (the operation may still complete on the cluster)."""
     return KafkaOperationError(

@@ -12,7 +12,7 @@ import gc
 from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
-from .errors import KafkaOperationError, from_code
+from .errors import KafkaOperationError, no_such_topic, topic_error
 from .kp import check
 from .replicas import ReplicasMixin
 from .types import TopicPartition
@@ -162,13 +162,11 @@ class PollReadsMixin(ReplicasMixin):
             for name in names:
                 t = topics.get(name)
                 if t is None:
-                    out[name] = KafkaOperationError(
-                        3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist"
-                    )
+                    out[name] = no_such_topic(name)
                     continue
-                err = from_code(t.error.code()) if t.error is not None else None
+                err = topic_error(t.error.code(), name) if t.error is not None else None
                 if err is not None:
-                    out[name] = err.with_message(f"{err.message} (topic '{name}')")
+                    out[name] = err
                     continue
                 parts = t.partitions
                 keep = parts if only is None else only.get(name, ())
@@ -219,9 +217,9 @@ def _isr_answer(
         return response
     out: PartitionIsr = {}
     for t in response.topics:
-        err = from_code(t.error_code)
+        err = topic_error(t.error_code, t.name)
         if err is not None:
-            out[t.name] = err.with_message(f"{err.message} (topic '{t.name}')")
+            out[t.name] = err
             continue
         keep = None if only is None else only.get(t.name, ())
         out[t.name] = {
@@ -231,7 +229,7 @@ def _isr_answer(
         }
     for name in names:
         if name not in out:
-            out[name] = KafkaOperationError(3, "UNKNOWN_TOPIC_OR_PARTITION", f"topic '{name}' does not exist")
+            out[name] = no_such_topic(name)
     return out
 
 
