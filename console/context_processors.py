@@ -14,7 +14,9 @@ def navigation(request):
     context = {"nav_can_audit": access.can_view_any_audit(user)}
     match = getattr(request, "resolver_match", None)
     name = match.kwargs.get("name") if match else None
-    cluster = Cluster.objects.filter(name=name).first() if name else None
+    cluster = getattr(request, "console_cluster", None)  # the view's, when it read it
+    if cluster is None or cluster.name != name:
+        cluster = Cluster.objects.filter(name=name).first() if name else None
     if cluster is None:
         return context
     granted = access.permissions(user, cluster)

@@ -20,6 +20,7 @@ def get_cluster_for_user(request, name: str, perm: str = access.VIEW) -> Cluster
         raise Http404("No such cluster.")
     if perm != access.VIEW:
         access.require(request.user, cluster, perm)
+    request.console_cluster = cluster  # the navigation's context processor reads it from here
     return cluster
 
 

@@ -88,6 +88,7 @@ PARTITIONS = [
     PartitionRow(4, 1, (1, 2, 3), (1, 2, 3), (), 7, None),  # same replica list as partition 0
     PartitionRow(5, 1, (), (), (), 0, 0),  # no replicas
     PartitionRow(6, 2, (2,), (2,), (), 2_000_000_000_000, 2_000_000_000_001),
+    PartitionRow(7, -1, (2, 3), (2, 3), (), None, 9),  # offline with a full ISR; no start offset
 ]
 PART_SIZES = {0: PartitionSize(0, 10_000), 1: PartitionSize(1, None), 3: PartitionSize(3, 123_456_789)}
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from console.clusters.actions import gateway_for
@@ -77,6 +79,24 @@ def test_the_detail_page_shows_partitions_and_a_missing_topic_is_a_404_with_the_
     missing = client.get(url("topic_detail", kafka_cluster, topic=uniq("nope")))
     assert missing.status_code == 404
     assert b"This topic does not exist" in missing.content
+
+
+def test_a_cluster_page_reads_the_cluster_row_once_and_the_navigation_still_names_it(
+    client, personas, kafka_cluster
+):
+    """The view's cluster serves the navigation (it read the same row a second time)."""
+    name = uniq("nav")
+    make(personas, kafka_cluster, TopicSpec(name, 1, 1))
+    client.force_login(personas["viewer"])
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url("topic_detail", kafka_cluster, topic=name))
+    assert response.status_code == 200
+    reads = [q["sql"] for q in queries.captured_queries if 'FROM "console_cluster"' in q["sql"]]
+    assert len(reads) == 1, reads
+    overview = reverse("cluster_overview", kwargs={"name": kafka_cluster.name})
+    assert (
+        f'<a href="{overview}" class="current-cluster">{kafka_cluster.name}</a>' in response.content.decode()
+    )
 
 
 def test_create_with_validate_only_then_create(client, personas, kafka_cluster):
