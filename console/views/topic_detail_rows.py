@@ -37,7 +37,7 @@ def partition_rows_html(partitions, sizes: dict | None = None, size_note: str = 
     def ids(values: tuple[int, ...]) -> str:
         text = joined.get(values)
         if text is None:
-            text = joined[values] = ", ".join([str(int(v)) for v in values])
+            text = joined[values] = ", ".join(map(int.__repr__, values))  # ints only: a str raises
         return text
 
     rows = []

@@ -102,6 +102,11 @@ def test_partition_rows_equal_the_former_builder():
     assert partition_rows_html([]) == ""
 
 
+def test_a_replica_list_that_is_not_ints_is_refused_not_written():
+    with pytest.raises(TypeError):
+        partition_rows_html([PartitionRow(0, 1, ("<script>",), (1,), (), 0, 0)])
+
+
 def _config(name, value, source, *, read_only=False, sensitive=False, doc=None):
     return ConfigEntry(
         name, value, source, read_only, sensitive, source == "DEFAULT_CONFIG", documentation=doc
