@@ -21,6 +21,7 @@ import io
 import json
 import re
 from collections.abc import Callable
+from itertools import accumulate
 
 import yaml
 from django.conf import settings
@@ -163,8 +164,20 @@ def load_yaml(text: str) -> object:
 _JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 
 
+# The same strings alone, and what is not a bracket: the fast pass below removes both (in C).
+_JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
 def _check_json_depth(text: str) -> None:
     if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    # Fast pass: the deepest nesting of the brackets left once strings and everything else are
+    # removed (the strings are matched exactly where the scan below matches them); only a text
+    # nested too deep is scanned again, token by token, for the position to report.
+    brackets = _NOT_BRACKETS.sub("", _JSON_STRINGS.sub("", text))
+    if max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0) <= MAX_DEPTH:
         return
     depth = 0
     for match in _JSON_TOKENS.finditer(text):

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
@@ -179,6 +179,45 @@ def test_nested_data_round_trips_up_to_the_limit_and_is_refused_beyond(value, ex
             assert call(text) == wrapped
         else:
             assert refused(call, text).kind == "depth"
+
+
+def _reference_json_depth(text: str, limit: int) -> tuple[int, int] | None:
+    """The JSON depth pre-scan before its fast pass (verbatim but for the limit and the result):
+    the (line, column) of the first bracket deeper than ``limit``, or None."""
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth = 0
+    for match in uploads._JSON_TOKENS.finditer(text):
+        char = match.group()[0]
+        if char in "[{":
+            depth += 1
+            if depth > limit:
+                return uploads._position(text, match.start())
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
+@hsettings(max_examples=400, deadline=None)
+@given(st.text(alphabet='[]{}"\\a,:\n', max_size=120), st.integers(min_value=0, max_value=5))
+@example('"\\""[[[[[["', 3)  # an escaped quote: the string ends at the second ", the brackets count
+@example('"a\\\\"[[[[[["', 3)  # an escaped backslash, then the closing quote
+@example('["[[[[[[[[", {"}}}}": [[[[1]]]]}]', 4)
+def test_the_json_depth_check_refuses_exactly_where_the_token_scan_does(text, limit):
+    """Brackets inside strings (escaped quotes, unterminated strings), unbalanced brackets, lines."""
+    saved = uploads.MAX_DEPTH
+    uploads.MAX_DEPTH = limit
+    try:
+        expected = _reference_json_depth(text, limit)
+        try:
+            uploads._check_json_depth(text)
+            got = None
+        except uploads.UploadError as exc:
+            assert exc.kind == "depth"
+            got = (exc.line, exc.column)
+    finally:
+        uploads.MAX_DEPTH = saved
+    assert got == expected
 
 
 # ---- the areas' parsers ----------------------------------------------------------------------------
