@@ -80,30 +80,14 @@ def _np(col) -> np.ndarray:
     return np.asarray(pc.fill_null(col, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _changes(table: pa.Table, keys: list[str], hour: np.ndarray) -> np.ndarray:
-    """Row indices where a run of equal (keys, hour) starts, in a table sorted by them."""
-    n = table.num_rows
-    new = np.zeros(n, dtype=bool)
-    if n:
-        new[0] = True
-        new[1:] |= hour[1:] != hour[:-1]
-        for k in keys:
-            col = table[k].combine_chunks()
-            new[1:] |= np.asarray(
-                pc.not_equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-            )
-    return np.flatnonzero(new)
-
-
-def _same_key(table: pa.Table, keys: list[str]) -> np.ndarray:
-    """Per row: whether the row before it has the same keys (sorted table)."""
-    n = table.num_rows
+def _same_as_previous(codes: list[np.ndarray]) -> np.ndarray:
+    """Per row: whether the row before it has the same key codes (rows sorted by their keys)."""
+    n = len(codes[0])
     same = np.zeros(n, dtype=bool)
     if n > 1:
         same[1:] = True
-        for k in keys:
-            col = table[k].combine_chunks()
-            same[1:] &= np.asarray(pc.equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False))
+        for c in codes:
+            same[1:] &= c[1:] == c[:-1]
     return same
 
 
@@ -113,10 +97,15 @@ def _codes(col) -> np.ndarray:
     return np.asarray(pc.dictionary_encode(array).indices.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
+def _key_codes(table: pa.Table, keys: list[str]) -> list[np.ndarray]:
+    """The ``keys`` columns (strings) as integer codes, in the table's row order."""
+    return [_codes(table[k]) for k in keys]
+
+
 def _sorted_by(table: pa.Table, keys: list[str]) -> tuple[pa.Table, list[np.ndarray], np.ndarray]:
     """The table ordered by ``keys`` (string columns, compared as codes) then ``ts``; the codes and
     ``ts`` in that order. Grouping needs equal keys together, not their alphabetical order."""
-    codes = [_codes(table[k]) for k in keys]
+    codes = _key_codes(table, keys)
     ts = _np(table["ts"])
     order = np.lexsort((ts, *reversed(codes)))
     return table.take(pa.array(order)), [c[order] for c in codes], ts[order]

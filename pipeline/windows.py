@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.hours import _changes, _nullable, _same_key
+from pipeline.hours import _key_codes, _nullable, _same_as_previous, _starts
 from pipeline.reference import DAY_MS, JobParams, enough_history, headroom
 
 I64 = pa.int64()
@@ -52,7 +52,8 @@ def topic_reports(states: pa.Table, stamps: np.ndarray, params: JobParams) -> tu
     has_f = np.asarray(t["f_size"].is_valid().to_numpy(zero_copy_only=False)) & (snap >= 0)
     f_size, f_end = _np(t["f_size"]), _np(t["f_end"])
     size, end, last_ts = _np(t["size"]), _np(t["end"]), _np(t["last_ts"])
-    same = _same_key(t, ["topic"])
+    codes = _key_codes(t, ["topic"])
+    same = _same_as_previous(codes)
     cont = has_f & same & (np.r_[-2, last_ts[:-1]] == snap)
     prev_size, prev_end = np.r_[0, size[:-1]], np.r_[0, end[:-1]]
     c_size = np.where(has_f, np.where(cont, f_size - prev_size, f_size), 0)
@@ -82,11 +83,11 @@ def topic_reports(states: pa.Table, stamps: np.ndarray, params: JobParams) -> tu
     rows = pa.concat_tables(
         [
             _table(growth("hour", np.arange(len(hour)))),
-            _table(growth("day", _changes(t, ["topic"], hour // DAY_MS))),
+            _table(growth("day", _starts(codes, hour // DAY_MS))),
         ]
     )
 
-    starts = _changes(t, ["topic"], np.zeros(len(hour), dtype=np.int64))
+    starts = _starts(codes, np.zeros(len(hour), dtype=np.int64))
     ends = np.r_[starts[1:], len(hour)] - 1
     last = t.take(pa.array(ends))
     span = np.add.reduceat(secs, starts)
@@ -140,12 +141,13 @@ def group_reports(states: pa.Table) -> tuple[pa.Table, list[dict]]:
         }
     )
     n = g.num_rows
-    same = _same_key(g, ["group", "topic"])
+    codes = _key_codes(g, ["group", "topic"])
+    same = _same_as_previous(codes)
     committed_first, committed_last = _np(g["committed_first"]), _np(g["committed_last"])
     first_ts = _np(g["first_ts"])
     moved = same & (committed_first > np.r_[0, committed_last[:-1]])
     progress = np.maximum(_np(g["progress_ts"], -1), np.where(moved, first_ts, -1))
-    starts = _changes(g, ["group", "topic"], np.zeros(n, dtype=np.int64))
+    starts = _starts(codes, np.zeros(n, dtype=np.int64))
     ends = np.r_[starts[1:], n] - 1
     last_progress = np.maximum.reduceat(progress, starts)
     sum_first, sum_last = _np(g["sum_first"]), _np(g["sum_last"])
@@ -193,7 +195,7 @@ def broker_reports(brokers: pa.Table, params: JobParams) -> tuple[pa.Table, list
     ts, size = _np(b["ts"]), _np(b["size_bytes"])
     end = int(ts.max())
     start = end - params.forecast_window_days * DAY_MS
-    starts = _changes(b, ["broker"], np.zeros(len(ts), dtype=np.int64))
+    starts = _starts(_key_codes(b, ["broker"]), np.zeros(len(ts), dtype=np.int64))
     ends = np.r_[starts[1:], len(ts)] - 1
     last = b.take(pa.array(ends)).select(["broker", "ts", "size_bytes", "total_bytes", "usable_bytes"])
     forecast = []

@@ -173,3 +173,48 @@ def _dt(ms: int):
     from datetime import UTC, datetime
 
     return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+def test_a_groups_first_hour_is_never_compared_with_the_key_before_it():
+    """Merging (group, topic) hours: whether a commit moved at an hour's first snapshot compares it
+    with the same key's previous hour only. Here g2's first commit is above g1's last one; no
+    progress may be read from that (random lakes rarely line two keys up like this)."""
+    from pipeline import windows
+
+    def row(group, hour, first, last, progress=None):
+        return {
+            "hour": T0 + hour * HOUR_MS,
+            "group": group,
+            "topic": "t",
+            "max_lag": 1,
+            "sum_lag": 1,
+            "first_ts": T0 + hour * HOUR_MS + 60_000,
+            "sum_first": 1,
+            "committed_first": first,
+            "last_ts": T0 + hour * HOUR_MS + 120_000,
+            "sum_last": 1,
+            "max_last": 1,
+            "committed_last": last,
+            "progress_ts": progress,
+        }
+
+    states = pa.Table.from_pylist(
+        [
+            row("g1", 0, 5, 5),
+            row("g1", 1, 5, 5),
+            row("g2", 0, 50, 50),
+            row("g2", 1, 50, 50),
+            row("g3", 0, 1, 1),
+        ],
+        schema=hours.SCHEMAS["group_hours"],
+    )
+    _, summary = windows.group_reports(states)
+    assert [(s["group"], s["last_progress_ts"]) for s in summary] == [
+        ("g1", None),
+        ("g2", None),
+        ("g3", None),
+    ]
+    moved = states.to_pylist()
+    moved[3]["committed_first"] = 60  # g2's second hour starts above its first hour's last commit
+    _, summary = windows.group_reports(pa.Table.from_pylist(moved, schema=hours.SCHEMAS["group_hours"]))
+    assert summary[1]["last_progress_ts"] == T0 + HOUR_MS + 60_000
