@@ -32,7 +32,7 @@ def partition_rows_html(partitions, sizes: dict | None = None, size_note: str = 
     """
     sizes = sizes or {}
     note = escape(size_note)
-    joined: dict[tuple[int, ...], str] = {}  # a topic's partitions share few replica lists
+    joined: dict[tuple[int, ...], str] = {}  # an in-sync ISR is its replica list: joined once
 
     def ids(values: tuple[int, ...]) -> str:
         text = joined.get(values)
