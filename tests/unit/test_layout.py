@@ -236,6 +236,7 @@ _STDLIB = {
     "dataclasses",
     "io",
     "ipaddress",
+    "itertools",
     "json",
     "math",
     "re",
