@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from typing import NamedTuple
 
@@ -229,7 +230,7 @@ class TopicDetail:
     configs: list  # ConfigEntry, overrides first
     configs_error: KafkaOperationError | None
     offsets_error: KafkaOperationError | None
-    events: list[AuditEvent] = field(default_factory=list)
+    events: list[EventRow] = field(default_factory=list)
     sizes: SnapshotSizes = field(default_factory=SnapshotSizes)  # the latest telemetry snapshot
 
     @property
@@ -266,7 +267,20 @@ _NAMING_BATCH = 2000
 _MAX_OPS = 500
 
 
-def recent_events(cluster, name: str, limit: int = 20) -> list[AuditEvent]:
+class EventRow(NamedTuple):
+    """An audit event as the topic page lists it (its JSON columns are not read)."""
+
+    pk: int
+    created_at: datetime
+    actor_name: str
+    action: str
+    outcome: str
+
+
+_EVENT_COLUMNS = ("id", "created_at", "actor_name", "action", "outcome")
+
+
+def recent_events(cluster, name: str, limit: int = 20) -> list[EventRow]:
     """The latest audit events naming this topic, and every event of the operations that named it.
 
     A reassignment's or an election's "requested" event names its topics; its later events (the
@@ -303,14 +317,15 @@ def recent_events(cluster, name: str, limit: int = 20) -> list[AuditEvent]:
             break
     if not naming:
         return []
-    found = {e.id: e for e in AuditEvent.objects.filter(id__in=naming[:limit])}
+    rows = AuditEvent.objects.filter(id__in=naming[:limit]).values_list(*_EVENT_COLUMNS)
+    found = {row[0]: EventRow(*row) for row in rows}
     if ops:
-        found.update(
-            (e.id, e)
-            for e in AuditEvent.objects.filter(cluster_id=cluster.pk, operation_id__in=list(ops)).order_by(
-                "-id"
-            )[:limit]
+        rows = (
+            AuditEvent.objects.filter(cluster_id=cluster.pk, operation_id__in=list(ops))
+            .order_by("-id")
+            .values_list(*_EVENT_COLUMNS)[:limit]
         )
+        found.update((row[0], EventRow(*row)) for row in rows)
     return [found[i] for i in sorted(found, reverse=True)[:limit]]
 
 

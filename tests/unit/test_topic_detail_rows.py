@@ -15,9 +15,8 @@ from django.utils.safestring import mark_safe
 
 from console.configs.plan import source_label
 from console.kafka.types import ConfigEntry
-from console.models import AuditEvent
 from console.telemetry.sizes import PartitionSize
-from console.topics.reads import PartitionRow
+from console.topics.reads import EventRow, PartitionRow
 from console.views.topic_detail_rows import config_rows_html, event_rows_html, partition_rows_html
 
 HOSTILE = "<b>&\"'x"
@@ -137,11 +136,11 @@ def test_config_rows_equal_the_template_loop():
 def test_event_rows_equal_the_template_loop(zone):
     when = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
     events = [
-        AuditEvent(
+        EventRow(
             pk=1_234_567, created_at=when, actor_name="alice", action="topic.create", outcome="requested"
         ),
-        AuditEvent(pk=2, created_at=when, actor_name=HOSTILE, action=f"a{HOSTILE}", outcome=HOSTILE),
-        AuditEvent(
+        EventRow(pk=2, created_at=when, actor_name=HOSTILE, action=f"a{HOSTILE}", outcome=HOSTILE),
+        EventRow(
             pk=3,
             created_at=datetime(2026, 12, 31, 23, 59, 59, tzinfo=UTC),
             actor_name="",
