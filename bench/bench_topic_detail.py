@@ -16,7 +16,8 @@ Raw floors, on warmed clients, each making the page's Kafka calls in the page's 
   (the client the project dropped for these calls: its ListOffsets grows super-linearly).
 
 The floor is the one with the lower median in this run (printed). GC: setup frozen for both
-sides; 7 alternating runs, min / median / max printed.
+sides; 15 alternating runs (a run is ~0.1 s, so the median can afford more of them than the
+harness's 7: its per-run spread is 1.3-2.0), min / median / max printed.
 Prints ``RESULT topic_detail ratio=<console/floor> goal<=1.5`` last; exit 1 above.
 """
 
@@ -45,6 +46,7 @@ BROKERS = 30
 PARTITIONS = 1_000
 TOPIC = "bench.wide"
 GOAL = 1.5
+RUNS = 15
 EVENTS = int(os.environ.get("BENCH_AUDIT_EVENTS", "1000000"))
 
 
@@ -166,7 +168,7 @@ def main() -> None:
             "raw confluent-kafka": confluent_raw(sandbox.bootstrap_servers),
         }
         freeze()
-        m = alternate({"console detail page": lambda: get_ok(client, url), **floors})
+        m = alternate({"console detail page": lambda: get_ok(client, url), **floors}, runs=RUNS)
         m.report()
         floor = m.fastest(floors)
         print(f"partitions={PARTITIONS} brokers={BROKERS}; floor: {floor}")
