@@ -296,25 +296,20 @@ def recent_events(cluster, name: str, limit: int = 20) -> list[EventRow]:
     with_op = 0
     before = None
     while len(naming) < limit or with_op < _MAX_OPS:
-        ids_q = AuditTarget.objects.filter(target=wanted)
+        batch = AuditTarget.objects.filter(target=wanted, event__cluster_id=cluster.pk)
         if before is not None:
-            ids_q = ids_q.filter(event_id__lt=before)
-        ids = list(ids_q.order_by("-event_id").values_list("event_id", flat=True)[:_NAMING_BATCH])
-        if not ids:
-            break
-        before = ids[-1]
-        rows = (
-            AuditEvent.objects.filter(id__in=ids, cluster_id=cluster.pk)
-            .order_by("-id")
-            .values_list("id", "operation_id")
+            batch = batch.filter(event_id__lt=before)
+        rows = list(
+            batch.order_by("-event_id").values_list("event_id", "event__operation_id")[:_NAMING_BATCH]
         )
         for event_id, op in rows:
             naming.append(event_id)
             if op is not None and with_op < _MAX_OPS:
                 with_op += 1
                 ops[op] = None
-        if len(ids) < _NAMING_BATCH:
+        if len(rows) < _NAMING_BATCH:
             break
+        before = rows[-1][0]
     if not naming:
         return []
     rows = AuditEvent.objects.filter(id__in=naming[:limit]).values_list(*_EVENT_COLUMNS)

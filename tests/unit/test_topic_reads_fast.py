@@ -185,7 +185,11 @@ def test_the_default_list_page_builds_only_its_own_topics(monkeypatch, offline_c
 
 
 @pytest.mark.django_db
-def test_recent_events_name_the_topic_on_this_cluster_with_their_operations(offline_cluster):
+@pytest.mark.parametrize("batch", [2000, 2, 1])  # batches of the target index: the same answer
+def test_recent_events_name_the_topic_on_this_cluster_with_their_operations(
+    offline_cluster, batch, monkeypatch
+):
+    monkeypatch.setattr(topic_reads, "_NAMING_BATCH", batch)
     other_cluster = Cluster.objects.create(name="other", bootstrap_servers="127.0.0.1:1")
 
     def rec(cluster, targets, operation=None):
