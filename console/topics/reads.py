@@ -264,7 +264,7 @@ def overrides_first(entries: Iterable) -> list:
 
 
 _NAMING_BATCH = 2000
-_MAX_OPS = 500
+_SCANNED = 500  # a topic's newest events whose operations are listed with them
 
 
 class EventRow(NamedTuple):
@@ -286,26 +286,26 @@ def recent_events(cluster, name: str, limit: int = 20) -> list[EventRow]:
     A reassignment's or an election's "requested" event names its topics; its later events (the
     throttles set, changed and removed, the cancel, the outcome) belong to the same operation and
     are listed with it. The events naming the topic come from the audit target index
-    (``AuditTarget``, newest first by its (target, event) index), in batches, until this cluster's
-    newest ``limit`` of them and the operations of its newest 500 are known; the operations' events
-    from the operation index. No query scans the trail (1M events: a few index probes, not a scan).
+    (``AuditTarget``, newest first by its (target, event) index), this cluster's newest
+    ``max(limit, 500)`` of them (one batch); the operations named among those, with their events
+    from the operation index. No query scans the trail, and a topic's long history is not read
+    either (1M events, or 100,000 naming one topic: a few index probes).
     """
     wanted = target(name)
-    naming: list[int] = []  # this cluster's events naming the topic, newest first
-    ops: dict[int, None] = {}  # their operations, newest first
-    with_op = 0
+    scan = max(limit, _SCANNED)
+    naming: list[int] = []  # this cluster's newest events naming the topic, newest first
+    ops: dict[int, None] = {}  # the operations among them, newest first
     before = None
-    while len(naming) < limit or with_op < _MAX_OPS:
+    while len(naming) < scan:
         batch = AuditTarget.objects.filter(target=wanted, event__cluster_id=cluster.pk)
         if before is not None:
             batch = batch.filter(event_id__lt=before)
         rows = list(
             batch.order_by("-event_id").values_list("event_id", "event__operation_id")[:_NAMING_BATCH]
         )
-        for event_id, op in rows:
+        for event_id, op in rows[: scan - len(naming)]:
             naming.append(event_id)
-            if op is not None and with_op < _MAX_OPS:
-                with_op += 1
+            if op is not None:
                 ops[op] = None
         if len(rows) < _NAMING_BATCH:
             break

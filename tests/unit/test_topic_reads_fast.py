@@ -14,7 +14,8 @@ from dataclasses import FrozenInstanceError
 from types import SimpleNamespace
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from console import patterns
 from console.audit import store as audit
@@ -215,6 +216,34 @@ def test_recent_events_name_the_topic_on_this_cluster_with_their_operations(
         wanted[2].pk,
     ]
     assert topic_reads.recent_events(offline_cluster, "nothing") == []
+
+
+@pytest.mark.django_db
+def test_recent_events_read_only_the_topics_newest_events_however_long_its_history(
+    offline_cluster, monkeypatch
+):
+    """A topic named by many events (config churn) costs one batch per view, not its whole history:
+    the operations listed are those named among its newest ``_SCANNED`` events."""
+    monkeypatch.setattr(topic_reads, "_SCANNED", 3)
+    monkeypatch.setattr(topic_reads, "_NAMING_BATCH", 4)
+
+    def rec(targets, operation=None):
+        with transaction.atomic():
+            return audit.record(
+                actor=None, action="test.event", cluster=offline_cluster, targets=targets, operation=operation
+            )
+
+    old_op = rec(["topic:orders"], operation=9)  # named long ago by operation 9
+    history = [rec(["topic:orders"]) for _ in range(12)]
+    rec(["throttle:broker-1"], operation=9)  # operation 9 still writing, but out of the window
+    recent_op = rec(["topic:orders"], operation=10)
+    later = rec(["throttle:broker-2"], operation=10)
+    with CaptureQueriesContext(connection) as queries:
+        got = [e.pk for e in topic_reads.recent_events(offline_cluster, "orders", limit=2)]
+    assert got == [later.pk, recent_op.pk]
+    assert old_op.pk not in got and history
+    reads = [q["sql"] for q in queries.captured_queries if "console_audittarget" in q["sql"]]
+    assert len(reads) == 1, reads  # 3 of the 14 naming events: one batch of 4
 
 
 @pytest.mark.django_db
