@@ -297,17 +297,16 @@ def recent_events(cluster, name: str, limit: int = 20) -> list[EventRow]:
     ops: dict[int, None] = {}  # the operations among them, newest first
     before = None
     while len(naming) < scan:
+        size = min(_NAMING_BATCH, scan - len(naming))
         batch = AuditTarget.objects.filter(target=wanted, event__cluster_id=cluster.pk)
         if before is not None:
             batch = batch.filter(event_id__lt=before)
-        rows = list(
-            batch.order_by("-event_id").values_list("event_id", "event__operation_id")[:_NAMING_BATCH]
-        )
-        for event_id, op in rows[: scan - len(naming)]:
+        rows = list(batch.order_by("-event_id").values_list("event_id", "event__operation_id")[:size])
+        for event_id, op in rows:
             naming.append(event_id)
             if op is not None:
                 ops[op] = None
-        if len(rows) < _NAMING_BATCH:
+        if len(rows) < size:
             break
         before = rows[-1][0]
     if not naming:
