@@ -234,14 +234,15 @@ def test_recent_events_read_only_the_topics_newest_events_however_long_its_histo
             )
 
     old_op = rec(["topic:orders"], operation=9)  # named long ago by operation 9
-    history = [rec(["topic:orders"]) for _ in range(12)]
+    for _ in range(12):  # a long history of changes without an operation
+        rec(["topic:orders"])
     rec(["throttle:broker-1"], operation=9)  # operation 9 still writing, but out of the window
     recent_op = rec(["topic:orders"], operation=10)
     later = rec(["throttle:broker-2"], operation=10)
     with CaptureQueriesContext(connection) as queries:
         got = [e.pk for e in topic_reads.recent_events(offline_cluster, "orders", limit=2)]
     assert got == [later.pk, recent_op.pk]
-    assert old_op.pk not in got and history
+    assert old_op.pk not in got
     reads = [q["sql"] for q in queries.captured_queries if "console_audittarget" in q["sql"]]
     assert len(reads) == 1, reads  # 3 of the 14 naming events: one batch of 4
 

@@ -84,7 +84,7 @@ def test_the_detail_page_shows_partitions_and_a_missing_topic_is_a_404_with_the_
 def test_a_cluster_page_reads_the_cluster_row_once_and_the_navigation_still_names_it(
     client, personas, kafka_cluster
 ):
-    """The view's cluster serves the navigation (it read the same row a second time)."""
+    """The navigation uses the cluster row its view read (it used to read the same row again)."""
     name = uniq("nav")
     make(personas, kafka_cluster, TopicSpec(name, 1, 1))
     client.force_login(personas["viewer"])
