@@ -148,6 +148,20 @@ def run_now(op_id: int, worker: str = "test-worker"):
     return operations.run(op_id, worker=worker)
 
 
+def run_until_finished(op, runs: int, pause_s: float = 0.0):
+    """``run_now`` the operation until it has finished or ``runs`` runs are spent, pausing ``pause_s``
+    after each unfinished run (a real cluster's move takes its time); ``op`` is refreshed."""
+    import time
+
+    for _ in range(runs):
+        run_now(op.pk)
+        op.refresh_from_db()
+        if op.finished:
+            break
+        time.sleep(pause_s)
+    return op
+
+
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
     """The test database is a SQLite file, not Django's shared-cache in-memory one: the live-server

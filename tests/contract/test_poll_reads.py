@@ -9,8 +9,6 @@ through either ("In sync" only once Kafka lists the replica in the ISR).
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from console.kafka import KafkaOperationError, TopicPartition
@@ -19,7 +17,7 @@ from console.models import Cluster
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
 from console.reassignment.progress import flatten_logs
-from tests.conftest import make_personas, run_now
+from tests.conftest import make_personas, run_now, run_until_finished
 from tests.contract import test_progress as progress_contract
 
 from .conftest import describe, eventually
@@ -112,12 +110,7 @@ def test_while_a_replica_is_added_both_reads_leave_it_out_of_the_isr(
     assert listed == {(topic, 0)} == set(gw.list_partition_reassignments([tp]))
     assert (topic, 0) in held[1] and _comparable(isr)[topic][0][0] == 1
     reassignment.cancel_reassignment(actor=people["operator"], reassignment=r)
-    for _ in range(50):
-        run_now(op.pk)
-        op.refresh_from_db()
-        if op.finished:
-            break
-        time.sleep(0.2)
+    run_until_finished(op, 50, pause_s=0.2)
     assert op.finished, op.state
 
 

@@ -25,7 +25,7 @@ from console.reassignment import elections, throttles
 from console.reassignment.actions import ELECT_KIND
 from console.topics import actions as topics
 from console.topics.actions import TopicSpec
-from tests.conftest import run_now
+from tests.conftest import run_now, run_until_finished
 from tests.unit import test_changes as base
 from tests.unit.test_reassign_run import MB, make_topic
 
@@ -275,11 +275,7 @@ def test_held_throttle_change_and_election(personas, kafka_cluster, frozen, oper
     finally:
         with gate.passed():
             reassignment.cancel_reassignment(actor=personas["operator"], reassignment=r)
-        for _ in range(10):
-            run_now(op.pk)
-            op.refresh_from_db()
-            if op.finished:
-                break
+        run_until_finished(op, 10)
     assert op.finished
     with pytest.raises(gate.ApprovalRequired):
         elections.start_election(

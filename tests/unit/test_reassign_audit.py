@@ -10,7 +10,7 @@ from console.reassignment import actions as reassignment
 from console.reassignment import janitor as reassign_janitor
 from console.reassignment import store, throttles
 from console.topics.reads import recent_events
-from tests.conftest import run_now
+from tests.conftest import run_now, run_until_finished
 from tests.unit.test_reassign_run import MB, make_topic
 
 pytestmark = pytest.mark.django_db
@@ -50,11 +50,7 @@ def test_throttle_change_and_cancel_are_recorded_with_before_after_and_cancelled
     assert (changed.before, changed.after) == ({"rate": MB}, {"rate": 2 * MB})
     r.refresh_from_db()
     reassignment.cancel_reassignment(actor=personas["operator"], reassignment=r)
-    for _ in range(10):
-        run_now(op.pk)
-        op.refresh_from_db()
-        if op.finished:
-            break
+    run_until_finished(op, 10)
     assert op.state == "cancelled"
     outcomes = {e.action: e.outcome for e in _events(op)}
     assert outcomes["reassignment.cancel"] == "requested"
@@ -78,11 +74,7 @@ def test_a_move_finished_while_the_console_was_down_is_measured_and_its_throttle
     run_now(op.pk)
     frozen.advance(120)  # the console is down while Kafka finishes the move
     reassign_janitor.sweep_throttles()  # the janitor runs meanwhile: not its throttles to take
-    for _ in range(10):
-        run_now(op.pk)
-        op.refresh_from_db()
-        if op.finished:
-            break
+    run_until_finished(op, 10)
     reassign_janitor.sweep_throttles()
     assert op.state == "succeeded", op.error
     r = Reassignment.objects.get(operation=op)
