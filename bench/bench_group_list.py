@@ -77,7 +77,7 @@ from bench.group_setup import (  # noqa: E402
     gate,
     profile_top,
 )
-from bench.harness import KpRaw  # noqa: E402
+from bench.harness import KpRaw, raw_list_offsets  # noqa: E402
 
 RUNS = 7
 GOAL = 1.5
@@ -90,13 +90,10 @@ CONFLUENT_SAMPLE = 1000  # groups: 10 % of the work
 def _requests():
     from kafka.protocol.admin.groups import DescribeGroupsRequest, ListGroupsRequest
     from kafka.protocol.consumer.group import OffsetFetchRequest
-    from kafka.protocol.consumer.offsets import ListOffsetsRequest
 
     from console.kafka.group_wire import cgd_request
 
     group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
-    lo_topic = ListOffsetsRequest.ListOffsetsTopic
-    lo_part = lo_topic.ListOffsetsPartition
 
     def list_groups():
         return ListGroupsRequest()
@@ -113,16 +110,7 @@ def _requests():
         )
 
     def list_offsets(by_topic):
-        return ListOffsetsRequest(
-            replica_id=-1,
-            isolation_level=0,
-            topics=[
-                lo_topic(name=t, partitions=[lo_part(partition_index=p, timestamp=-1) for p in ps])
-                for t, ps in by_topic.items()
-            ],
-            timeout_ms=60_000,
-            min_version=1,
-        )
+        return raw_list_offsets(by_topic, -1)
 
     return list_groups, describe, cgd_request, offset_fetch, list_offsets
 

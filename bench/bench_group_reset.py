@@ -74,7 +74,7 @@ from bench.group_setup import (  # noqa: E402
     gate,
     profile_top,
 )
-from bench.harness import KpRaw  # noqa: E402
+from bench.harness import KpRaw, raw_list_offsets  # noqa: E402
 
 RUNS = 7
 GOAL = 1.5
@@ -135,23 +135,8 @@ def _reads(coordinator: int, by_leader: dict[int, dict[str, list[int]]]):
     earliest and latest to every leader, all in flight together (none depends on another)."""
     from kafka.protocol.admin.groups import DescribeGroupsRequest
     from kafka.protocol.consumer.group import OffsetFetchRequest
-    from kafka.protocol.consumer.offsets import ListOffsetsRequest
 
     group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
-    lo_topic = ListOffsetsRequest.ListOffsetsTopic
-    lo_part = lo_topic.ListOffsetsPartition
-
-    def list_offsets(by_topic, ts):
-        return ListOffsetsRequest(
-            replica_id=-1,
-            isolation_level=0,
-            topics=[
-                lo_topic(name=t, partitions=[lo_part(partition_index=p, timestamp=ts) for p in ps])
-                for t, ps in by_topic.items()
-            ],
-            timeout_ms=60_000,
-            min_version=1,
-        )
 
     asks = [
         (DescribeGroupsRequest(groups=[RESET_GROUP], include_authorized_operations=False), coordinator),
@@ -166,7 +151,7 @@ def _reads(coordinator: int, by_leader: dict[int, dict[str, list[int]]]):
         ),
     ]
     for ts in (-2, -1):  # earliest, latest
-        asks += [(list_offsets(bt, ts), b) for b, bt in by_leader.items()]
+        asks += [(raw_list_offsets(bt, ts), b) for b, bt in by_leader.items()]
     return asks
 
 

@@ -41,7 +41,16 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_reassign_submit import console_submit, plan_for, setup  # noqa: E402
-from bench.harness import KpRaw, alternate, confluent_admin, freeze, gate, gc_paused, teardown  # noqa: E402
+from bench.harness import (  # noqa: E402
+    KpRaw,
+    alternate,
+    confluent_admin,
+    freeze,
+    gate,
+    gc_paused,
+    raw_list_offsets,
+    teardown,
+)
 
 RUNS = 9
 OFFSET_RUNS = 5
@@ -54,7 +63,6 @@ CK = "floor: LPR + DescribeLogDirs (kafka-python) || list_topics (confluent)"
 
 def main() -> None:
     from kafka.protocol.admin import DescribeLogDirsRequest, ListPartitionReassignmentsRequest
-    from kafka.protocol.consumer.offsets import ListOffsetsRequest
     from kafka.protocol.metadata import MetadataRequest
 
     sandbox, cluster_row, actor, gw, _client = setup("bench-poll")
@@ -69,8 +77,6 @@ def main() -> None:
         ck = confluent_admin(sandbox.bootstrap_servers)
         LT = ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics
         DT = DescribeLogDirsRequest.DescribableLogDirTopic
-        OT = ListOffsetsRequest.ListOffsetsTopic
-        OP = OT.ListOffsetsPartition
         MT = MetadataRequest.MetadataRequestTopic
         moving = {(x.topic, x.partition) for x in rows}
 
@@ -100,23 +106,7 @@ def main() -> None:
                 if tp in moving:
                     by_leader[leader][tp[0]].append(tp[1])
             answers = kp.send_many(
-                [
-                    (
-                        ListOffsetsRequest(
-                            replica_id=-1,
-                            isolation_level=0,
-                            topics=[
-                                OT(name=t, partitions=[OP(partition_index=p, timestamp=ts) for p in ps])
-                                for t, ps in topics.items()
-                            ],
-                            timeout_ms=60_000,
-                            min_version=1,
-                        ),
-                        b,
-                    )
-                    for ts in (-2, -1)
-                    for b, topics in by_leader.items()
-                ]
+                [(raw_list_offsets(topics, ts), b) for ts in (-2, -1) for b, topics in by_leader.items()]
             )
             assert sum(len(p.partitions) for a in answers for p in a.topics) == 2 * len(rows)
 

@@ -44,6 +44,7 @@ from bench.harness import (  # noqa: E402
     confluent_admin,
     freeze,
     gate,
+    raw_list_offsets,
     setup_console,
     teardown,
 )
@@ -69,13 +70,10 @@ def build_sandbox():
 
 def raw_floors(bootstrap: str):
     from kafka.protocol.admin import DescribeConfigsRequest, DescribeLogDirsRequest, ListGroupsRequest
-    from kafka.protocol.consumer.offsets import ListOffsetsRequest
     from kafka.protocol.metadata import MetadataRequest
 
     kp = KpRaw(bootstrap)
     admin = confluent_admin(bootstrap)
-    T = ListOffsetsRequest.ListOffsetsTopic
-    P = T.ListOffsetsPartition
     R = DescribeConfigsRequest.DescribeConfigsResource
 
     def rest(by_leader: dict, topics: list[str], brokers: list[int]) -> None:
@@ -102,19 +100,7 @@ def raw_floors(bootstrap: str):
         first += [(ListGroupsRequest(), b) for b in brokers]
         answers = kp.start(first)
         offsets = [
-            (
-                ListOffsetsRequest(
-                    replica_id=-1,
-                    isolation_level=0,
-                    topics=[
-                        T(name=t, partitions=[P(partition_index=p, timestamp=ts) for p in ps])
-                        for t, ps in by_topic.items()
-                    ],
-                    timeout_ms=60_000,
-                    min_version=1,
-                ),
-                leader,
-            )
+            (raw_list_offsets(by_topic, ts), leader)
             for ts in (-1, -2)
             for leader, by_topic in by_leader.items()
         ]

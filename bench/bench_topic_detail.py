@@ -38,6 +38,7 @@ from bench.harness import (  # noqa: E402
     freeze,
     gate,
     get_ok,
+    raw_list_offsets,
     setup_console,
     teardown,
 )
@@ -60,12 +61,9 @@ def build_wide():
 
 def kafka_python_raw(bootstrap: str):
     from kafka.protocol.admin import DescribeConfigsRequest
-    from kafka.protocol.consumer.offsets import ListOffsetsRequest
     from kafka.protocol.metadata import MetadataRequest
 
     kp = KpRaw(bootstrap)
-    T = ListOffsetsRequest.ListOffsetsTopic
-    P = T.ListOffsetsPartition
 
     def raw() -> None:
         md = kp.send(
@@ -77,16 +75,7 @@ def kafka_python_raw(bootstrap: str):
         for p in md.topics[0].partitions:
             by_leader[p.leader_id].append(p.partition_index)
         requests = [
-            (
-                ListOffsetsRequest(
-                    replica_id=-1,
-                    isolation_level=0,
-                    topics=[T(name=TOPIC, partitions=[P(partition_index=i, timestamp=ts) for i in parts])],
-                    timeout_ms=60_000,
-                    min_version=1,
-                ),
-                leader,
-            )
+            (raw_list_offsets({TOPIC: parts}, ts), leader)
             for ts in (-2, -1)
             for leader, parts in by_leader.items()
         ]

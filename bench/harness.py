@@ -295,6 +295,26 @@ def gate(name: str, ratio: float, goal: float, absolute=()) -> None:
 # -- raw clients ---------------------------------------------------------------------------------
 
 
+def raw_list_offsets(partitions, timestamp: int):
+    """One raw ListOffsets (v1+, a consumer at read-uncommitted) of ``{topic: [partition]}`` at
+    ``timestamp`` (-1 latest, -2 earliest), from kafka-python's protocol classes: the floors' own
+    request (never the console's builder)."""
+    from kafka.protocol.consumer.offsets import ListOffsetsRequest
+
+    T = ListOffsetsRequest.ListOffsetsTopic
+    P = T.ListOffsetsPartition
+    return ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=0,
+        topics=[
+            T(name=t, partitions=[P(partition_index=p, timestamp=timestamp) for p in ps])
+            for t, ps in partitions.items()
+        ],
+        timeout_ms=60_000,
+        min_version=1,
+    )
+
+
 def confluent_admin(bootstrap: str):
     """A confluent-kafka AdminClient with its connections up (as a long-lived client's)."""
     from confluent_kafka.admin import AdminClient
