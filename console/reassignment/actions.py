@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
-from console import access, operations
+from console import access, collector, operations
 from console.audit.refusals import refused_as
 from console.changes import gate
 from console.clusters.actions import gateway_for
@@ -193,6 +193,7 @@ class Preview:
         return self.diff.estimated_seconds(self.throttle)
 
 
+@collector.paused()  # a plan's rows, checks and the cluster's answers: 10,000s of acyclic objects
 def preview_plan(
     cluster,
     proposed: Mapping[planner.TP, Sequence[int]],
@@ -270,6 +271,7 @@ MOVES_IN_AUDIT = 1000  # larger plans: the event lists the first ones; the diges
     throttles.ThrottleError,
     targets=lambda k: sorted({f"topic:{t}" for t, _ in k.get("proposed") or ()}),
 )
+@collector.paused()  # as preview_plan
 def start_reassignment(
     *,
     actor,

@@ -17,7 +17,7 @@ from collections import defaultdict
 
 from django.conf import settings
 
-from console import operations
+from console import collector, operations
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models import OperationState
@@ -134,6 +134,10 @@ def reassignment_of(ctx) -> Reassignment:
     return r
 
 
+# The throttle and submit steps hold every partition row of the plan (and Kafka's answers about
+# them) at once, objects without reference cycles: the collector is paused meanwhile, as for a
+# poll cycle (console.collector).
+@collector.paused()
 def _throttle_step(ctx) -> Done | None:
     r = reassignment_of(ctx)
     if r.stage != Stage.THROTTLING:
@@ -146,6 +150,7 @@ def _throttle_step(ctx) -> Done | None:
     return None
 
 
+@collector.paused()
 def _submit_step(ctx) -> None:
     r = reassignment_of(ctx)
     if r.stage == Stage.SUBMITTING:

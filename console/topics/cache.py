@@ -15,15 +15,14 @@ Only the gateway talks to Kafka; this module asks it for one ``list_topics_metad
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections.abc import Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from console import collector
 from console.clusters.actions import gateway_for
 from console.kafka import ClusterMetadata, TopicMetadata
 from console.kafka.deferred import DeferredTopics
@@ -145,28 +144,6 @@ class Snapshot:
         return self._search
 
 
-@contextmanager
-def _gc_paused():
-    """Pause the cyclic GC while ~100k acyclic objects are allocated.
-
-    A 100k-partition snapshot allocates hundreds of thousands of small objects; each burst
-    triggers full collections that walk the whole heap (seconds on a big process). The objects
-    hold no reference cycles, so nothing is lost by collecting once afterwards instead: one
-    collection of the young generations (``gc.collect(1)``), which moves the snapshot to the old
-    generation in one walk. Left to the collector, the first young collection after ``enable``
-    walked all of it and the next middle-generation collection walked it again, inside the same
-    page view (measured: the two walks were as long as the page's own work).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.collect(1)
-            gc.enable()
-
-
 _cache: dict[object, Snapshot] = {}
 _locks: dict[object, threading.Lock] = {}
 _guard = threading.Lock()
@@ -221,7 +198,8 @@ def get_snapshot(cluster, *, refresh: bool = False, on_names=None) -> Snapshot:
         if snap is not None and snap.age_s < TTL_S and not refresh:
             return snap
         started = time.monotonic()
-        with _gc_paused():
+        # ~100k acyclic objects while the answer is read and packed; see console.collector
+        with collector.paused(collect_young=True):
             gw = gateway_for(cluster)
             metadata = gw.list_topics_metadata(on_names) if on_names else gw.list_topics_metadata()
             fresh = build_snapshot(metadata)

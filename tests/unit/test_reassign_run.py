@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 from datetime import timedelta
 
@@ -394,3 +395,42 @@ def test_a_broker_whose_metadata_lags_the_finished_move_does_not_make_it_diverge
     assert stale_answers == [1, 1]
     assert r.partitions.get().state == PartitionState.DONE
     assert op.state == OperationState.SUCCEEDED, op.error
+
+
+def test_a_reassignment_holds_its_plan_with_the_collector_paused(
+    personas, kafka_cluster, frozen, monkeypatch
+):
+    """Preview, start, the throttle and submit steps and a poll cycle each run paused; the collector
+    is back on between them."""
+    from console.reassignment import planner, poll, worker
+
+    seen: list[tuple[str, bool]] = []
+
+    def spy(label, fn):
+        def wrapped(*args, **kwargs):
+            seen.append((label, gc.isenabled()))
+            return fn(*args, **kwargs)
+
+        return wrapped
+
+    monkeypatch.setattr(planner, "validate_plan", spy("validate", planner.validate_plan))
+    monkeypatch.setattr(throttles, "record_throttles", spy("throttle", throttles.record_throttles))
+    monkeypatch.setattr(worker, "console_conflicts", spy("submit", worker.console_conflicts))
+    monkeypatch.setattr(poll, "_poll", spy("poll", poll._poll))
+    topic = make_topic(frozen, [[1, 2]])
+    plan = {(topic, 0): (1, 3)}
+    reassignment.preview_plan(kafka_cluster, plan, throttle=1024 * 1024)
+    assert gc.isenabled()
+    op = reassignment.start_reassignment(
+        actor=personas["operator"], cluster=kafka_cluster, proposed=plan, throttle=1024 * 1024
+    )
+    assert gc.isenabled()
+    run_now(op.pk)
+    assert gc.isenabled()
+    assert seen == [
+        ("validate", False),
+        ("validate", False),
+        ("throttle", False),
+        ("submit", False),
+        ("poll", False),
+    ]
