@@ -17,6 +17,9 @@ from django.urls import reverse
 from hypothesis import example, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.cyaml import CParser
 
 from console import uploads
 from console.acls import core as acl_rules
@@ -132,9 +135,13 @@ def test_malformed_input_is_one_error_with_its_position(call, text, where, fragm
     assert fragment in error.message and str(error).startswith(f"line {where[0]}, column {where[1]}: ")
 
 
-def test_the_pure_python_loader_is_the_only_one_used():
-    assert yaml.SafeLoader in uploads._Loader.__mro__
-    assert not any(cls.__module__.startswith(("yaml.cyaml", "_yaml")) for cls in uploads._Loader.__mro__)
+def test_libyaml_only_makes_the_events_the_python_composer_and_safe_constructor_do_the_rest():
+    """libyaml's composer recurses in C (it crashed the process on DEEP_YAML): never reached."""
+    loader = uploads._Loader
+    for name in ("check_node", "get_node", "get_single_node", "compose_document", "compose_node"):
+        assert getattr(loader, name) is getattr(Composer, name), name
+    assert issubclass(loader, SafeConstructor) and not issubclass(loader, yaml.constructor.FullConstructor)
+    assert loader.__mro__.index(Composer) < loader.__mro__.index(CParser)
 
 
 # Strings with the characters that matter to a bracket scanner or YAML (PyYAML does not join
@@ -351,9 +358,16 @@ def test_a_lone_surrogate_escape_in_posted_json_is_refused_where_it_is_not_a_500
         uploads.load_json('{"a":\n  "x\\udc00"}')
     assert (info.value.line, info.value.column) == (2, 5) and "surrogate" in info.value.message
     assert uploads.load_json('"\\ud83d\\ude00"') == "\U0001f600"  # a pair is one character
+    # YAML: libyaml refuses an escape of any surrogate (a pair too) where the escape is; a raw one
+    # (a str from surrogateescape) before parsing, where it is.
+    for text, where in (('a: "\\ud800"', (1, 7)), ('a: "\\ud83d\\ude00"', (1, 7))):
+        with pytest.raises(uploads.UploadError) as info:
+            uploads.load_yaml(text)
+        assert (info.value.line, info.value.column) == where
+        assert "invalid Unicode character escape" in info.value.message
     with pytest.raises(uploads.UploadError) as info:
-        uploads.load_yaml('a: "\\ud800"')
-    assert (info.value.line, info.value.column) == (1, 4) and "surrogate" in info.value.message
+        uploads.load_yaml('a:\n  "é\udcff"')
+    assert (info.value.line, info.value.column) == (2, 5) and "surrogate" in info.value.message
     client.force_login(personas["admin"])
     response = client.post(reverse("acl_apply", kwargs={"name": kafka_cluster.name}), {"create": LONE})
     assert response.status_code == 200 and b"surrogate" in response.content
