@@ -9,6 +9,7 @@ verified-up-to marker (console.audit.marker) while it survives, and an anchor sa
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import re
@@ -44,12 +45,18 @@ def _masked(value: Any, extra: frozenset[str]) -> Any:
         return value
     if isinstance(value, Mapping):
         return {
-            k: MASK if isinstance(k, str) and (k in extra or _SECRET_KEY.search(k)) else _masked(v, extra)
+            k: MASK if isinstance(k, str) and (k in extra or _secret_key(k)) else _masked(v, extra)
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
         return [_masked(v, extra) for v in value]
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_key(key: str) -> bool:
+    """Whether a key's value is masked (the same few keys recur thousands of times per event)."""
+    return _SECRET_KEY.search(key) is not None
 
 
 def _jsonable(value: Any) -> Any:
@@ -118,15 +125,25 @@ def record(
     event.pk = head.last_id + 1
     event.hash = event.compute_hash()
     event.save(force_insert=True)
-    # The resource index: one row per distinct target, in the same transaction as the event.
+    # The resource index: one row per distinct target, in the same transaction as the event, in one
+    # executemany (a 1,000-topic batch names 1,000 targets: as model instances they cost more than
+    # the event itself).
     names = dict.fromkeys(str(t)[:TARGET_MAX] for t in event.targets)
-    AuditTarget.objects.bulk_create(
-        AuditTarget(event_id=event.pk, target=t, name=AuditTarget.name_of(t)) for t in names
-    )
+    if names:
+        with transaction.get_connection().cursor() as cursor:
+            cursor.executemany(_target_insert(), [(event.pk, t, AuditTarget.name_of(t)) for t in names])
     head.last_id = event.pk
     head.last_hash = event.hash
     head.save(update_fields=["last_id", "last_hash"])
     return event
+
+
+@functools.cache
+def _target_insert() -> str:
+    meta = AuditTarget._meta
+    quote = transaction.get_connection().ops.quote_name
+    columns = ", ".join(quote(meta.get_field(f).column) for f in ("event", "target", "name"))
+    return f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES (%s, %s, %s)"
 
 
 @dataclass(frozen=True)

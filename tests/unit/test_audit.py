@@ -207,3 +207,24 @@ def test_the_migration_backfills_the_target_index_from_existing_events():
     rows = AuditTarget.objects.order_by("event_id").values_list("event_id", "target", "name")
     assert list(rows) == [(e.pk, f"topic:t{i}", f"t{i}") for i, e in enumerate(events)]
     assert audit.verify_chain().ok
+
+
+def test_an_event_indexes_each_distinct_target_once_with_its_name():
+    from console.models.audit import TARGET_MAX
+
+    long = "topic:" + "x" * (TARGET_MAX + 50)
+    targets = ["topic:a", "group:g:1", "topic:a", "bare", long, *(f"topic:t{i}" for i in range(1000))]
+    with transaction.atomic():
+        event = audit.record(actor=None, action="topic.create", targets=targets)
+    with transaction.atomic():
+        empty = audit.record(actor=None, action="cluster.check", targets=[])
+    rows = list(
+        AuditTarget.objects.filter(event_id__in=[event.pk, empty.pk]).values_list(
+            "event_id", "target", "name"
+        )
+    )
+    cut = long[:TARGET_MAX]
+    expected = [("topic:a", "a"), ("group:g:1", "g:1"), ("bare", "bare"), (cut, cut.split(":", 1)[1])]
+    expected += [(f"topic:t{i}", f"t{i}") for i in range(1000)]
+    assert sorted(rows) == sorted((event.pk, t, n) for t, n in expected)
+    assert audit.verify_chain().ok
