@@ -85,7 +85,7 @@ Composer, CParser = composer.Composer, cyaml.CParser
 
 class _Loader(Composer, CParser, constructor.SafeConstructor, resolver.Resolver):
     """libyaml's scanner and parser (C) for the events, PyYAML's Python composer and safe
-    constructor for the nodes and values; each event is vetted as it is produced, before use.
+    constructor for the nodes and values; each event is vetted as it is taken, before use.
 
     libyaml's scanner and parser are state machines with heap stacks (no recursion) and produce
     one event at a time, so vetting events bounds the composer's and constructor's recursion at
@@ -100,13 +100,12 @@ class _Loader(Composer, CParser, constructor.SafeConstructor, resolver.Resolver)
         constructor.SafeConstructor.__init__(self)
         resolver.Resolver.__init__(self)
         self.nesting = 0
-        self._vetted: yaml.Event | None = None
 
-    def _vet(self) -> None:
-        event = CParser.peek_event(self)
-        if event is None or event is self._vetted:
-            return
-        self._vetted = event
+    def get_event(self) -> yaml.Event | None:
+        """The next event, vetted. The composer only peeks at an event before taking it with this
+        (an anchor's name, a node's kind): every event is vetted before anything is built from it,
+        and a collection's start before the composer recurses into it."""
+        event = CParser.get_event(self)
         if isinstance(event, yaml.NodeEvent) and (
             isinstance(event, yaml.AliasEvent) or event.anchor is not None
         ):
@@ -118,18 +117,7 @@ class _Loader(Composer, CParser, constructor.SafeConstructor, resolver.Resolver)
                 raise _too_deep(event.start_mark.line + 1, event.start_mark.column + 1)
         elif isinstance(event, yaml.CollectionEndEvent):
             self.nesting -= 1
-
-    def check_event(self, *choices: type) -> bool:
-        self._vet()
-        return CParser.check_event(self, *choices)
-
-    def peek_event(self) -> yaml.Event | None:
-        self._vet()
-        return CParser.peek_event(self)
-
-    def get_event(self) -> yaml.Event | None:
-        self._vet()
-        return CParser.get_event(self)
+        return event
 
 
 def _yaml(text: str, build: Callable[[_Loader], object]) -> object:
