@@ -80,3 +80,20 @@ def topic_rows_html(page, cluster_name: str, can_manage: bool) -> SafeString:
             "      </tr>\n    "
         )
     return mark_safe("".join(out))  # noqa: S308 - every value above is escaped
+
+
+def result_rows_html(outcomes) -> SafeString:
+    """The results table body of a create or delete (``actions.TopicOutcome`` each): the markup
+    the loop in console/_topic_results.html wrote (1,000 rows for a batch), every value escaped."""
+    rows = []
+    for o in outcomes:
+        name = escape(o.name)
+        state = "state-succeeded" if o.ok else "state-failed"
+        details = (f"<code>{escape(o.error_name)}</code> " if o.error_name else "") + escape(o.message)
+        if o.warning:
+            details += f'<br><span class="muted">⚠ {escape(o.warning)}</span>'
+        rows.append(
+            f'<tr data-topic="{name}"><td class="mono">{name}</td>'
+            f'<td class="{state}">{escape(o.status)}</td><td>{details}</td></tr>'
+        )
+    return mark_safe("\n".join(rows))  # noqa: S308 - every value above is escaped

@@ -29,7 +29,7 @@ from console.topics.policy import PolicyViolation
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.changes import gated_context, hold_for_review, holding
 from console.views.topic_detail_rows import config_rows_html, event_rows_html, partition_rows_html
-from console.views.topic_rows import topic_rows_html
+from console.views.topic_rows import result_rows_html, topic_rows_html
 
 
 def _render(request, template: str, fragment: str | None, context: dict, status: int = 200):
@@ -38,6 +38,11 @@ def _render(request, template: str, fragment: str | None, context: dict, status:
     response = render(request, use, context, status=status)
     patch_vary_headers(response, ("HX-Request",))
     return response
+
+
+def _result_rows(result):
+    """The results table's rows (console/_topic_results.html) of a create or delete, if any."""
+    return result_rows_html(result.outcomes) if result is not None else ""
 
 
 @login_required
@@ -133,7 +138,7 @@ def topic_create(request, name: str):
         request,
         "console/topic_create.html",
         "console/_topic_create_form.html",
-        {"cluster": cluster, "form": form, "result": result, **held},
+        {"cluster": cluster, "form": form, "result": result, "result_rows": _result_rows(result), **held},
     )
 
 
@@ -163,7 +168,13 @@ def topic_batch_create(request, name: str):
         except ChangeInvalid as exc:
             for e in exc.errors:
                 form.add_error(None, e)
-    context = {"cluster": cluster, "form": form, "result": result, **held}
+    context = {
+        "cluster": cluster,
+        "form": form,
+        "result": result,
+        "result_rows": _result_rows(result),
+        **held,
+    }
     return render(request, "console/topic_batch.html", context)
 
 
@@ -195,6 +206,7 @@ def topic_delete(request, name: str):
                 confirmation=request.POST["confirmation"],
                 source_ip=client_ip(request),
             )
+            context["result_rows"] = _result_rows(context["result"])
             return render(request, "console/topic_delete.html", context)
         except deletion.ConfirmationError as exc:
             context["error"] = str(exc)

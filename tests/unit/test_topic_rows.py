@@ -75,3 +75,40 @@ def test_rows_equal_the_template_loop(can_manage, sizes):
 
 def test_no_rows():
     assert topic_rows_html(SimpleNamespace(items=[], sizes=SnapshotSizes()), "c", True) == ""
+
+
+# The loop of console/_topic_results.html before its rows were built in Python (verbatim).
+RESULTS_LOOP = (
+    "    {% for o in result.outcomes %}\n"
+    '      <tr data-topic="{{ o.name }}"><td class="mono">{{ o.name }}</td>\n'
+    '        <td class="{% if o.ok %}state-succeeded{% else %}state-failed{% endif %}">{{ o.status }}</td>\n'
+    '        <td>{% if o.error_name %}<code>{{ o.error_name }}</code> {% endif %}{{ o.message }}{% if o.warning %}<br><span class="muted">⚠ {{ o.warning }}</span>{% endif %}</td></tr>\n'
+    "    {% endfor %}\n"
+)
+
+
+def test_result_rows_equal_the_template_loop():
+    import re
+
+    from console.topics.actions import TopicOutcome
+    from console.views.topic_rows import result_rows_html
+
+    outcomes = [
+        TopicOutcome("orders", True, "created"),
+        TopicOutcome("a.b", True, "created", warning="collides with a_b"),
+        TopicOutcome(
+            "taken", False, "already exists", "Topic 'taken' already exists.", "TOPIC_ALREADY_EXISTS"
+        ),
+        TopicOutcome(HOSTILE, False, HOSTILE, HOSTILE, HOSTILE, HOSTILE),
+        TopicOutcome("p", False, "refused by policy", "too many [policy rule: partitions]", "POLICY"),
+        TopicOutcome("v", True, "valid (dry run)", ""),
+    ]
+    expected = engines["django"].from_string(RESULTS_LOOP).render({"result": {"outcomes": outcomes}})
+    got = result_rows_html(outcomes)
+
+    def tags(html: str) -> str:  # the loop's indentation and line breaks between tags aside
+        return re.sub(r">\s+<", "><", html.strip())
+
+    assert tags(got) == tags(expected)
+    assert got.count("<tr ") == 6 and HOSTILE not in got and "&lt;b&gt;&amp;&quot;&#x27;x" in got
+    assert result_rows_html([]) == ""
