@@ -87,9 +87,10 @@ class _Loader(Composer, CParser, constructor.SafeConstructor, resolver.Resolver)
     """libyaml's scanner and parser (C) for the events, PyYAML's Python composer and safe
     constructor for the nodes and values; each event is vetted as it is taken, before use.
 
-    libyaml's scanner and parser are state machines with heap stacks (no recursion) and produce
-    one event at a time, so vetting events bounds the composer's and constructor's recursion at
-    ``MAX_DEPTH`` levels before libyaml reads any deeper. libyaml's own composer (``CParser``'s
+    libyaml's scanner and parser are state machines with heap stacks (no recursion) that produce
+    one event at a time (reading ahead at most what a possible simple key needs, which from
+    libyaml 0.2.6 stops at 1,000 levels: ``_yaml``), so vetting events bounds the composer's and
+    constructor's recursion at ``MAX_DEPTH`` levels. libyaml's own composer (``CParser``'s
     ``get_node``/``get_single_node``, recursive in C) is never used: ``Composer`` comes first.
     The events are a tenth of the pure-Python scanner's and parser's cost.
     """
@@ -105,19 +106,46 @@ class _Loader(Composer, CParser, constructor.SafeConstructor, resolver.Resolver)
         """The next event, vetted. The composer only peeks at an event before taking it with this
         (an anchor's name, a node's kind): every event is vetted before anything is built from it,
         and a collection's start before the composer recurses into it."""
-        event = CParser.get_event(self)
-        if isinstance(event, yaml.NodeEvent) and (
-            isinstance(event, yaml.AliasEvent) or event.anchor is not None
-        ):
-            mark = event.start_mark
-            raise UploadError(ANCHORS_REFUSED, mark.line + 1, mark.column + 1, kind="anchor")
-        if isinstance(event, yaml.CollectionStartEvent):
-            self.nesting += 1
-            if self.nesting > MAX_DEPTH:
-                raise _too_deep(event.start_mark.line + 1, event.start_mark.column + 1)
-        elif isinstance(event, yaml.CollectionEndEvent):
-            self.nesting -= 1
-        return event
+        return _vetted(self, CParser.get_event(self))
+
+
+def _vetted(loader, event: yaml.Event | None) -> yaml.Event | None:
+    """``event`` once it passes: no anchor or alias, at most ``MAX_DEPTH`` nested collections."""
+    if isinstance(event, yaml.NodeEvent) and (isinstance(event, yaml.AliasEvent) or event.anchor is not None):
+        mark = event.start_mark
+        raise UploadError(ANCHORS_REFUSED, mark.line + 1, mark.column + 1, kind="anchor")
+    if isinstance(event, yaml.CollectionStartEvent):
+        loader.nesting += 1
+        if loader.nesting > MAX_DEPTH:
+            raise _too_deep(event.start_mark.line + 1, event.start_mark.column + 1)
+    elif isinstance(event, yaml.CollectionEndEvent):
+        loader.nesting -= 1
+    return event
+
+
+class _PureLoader(yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader, each event vetted as it is produced: only for a text
+    libyaml refuses as nested too deep for itself (see ``_yaml``)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.nesting = 0
+
+    def _vet(self) -> None:
+        if self.current_event is None and self.state:
+            self.current_event = _vetted(self, self.state())
+
+    def check_event(self, *choices: type) -> bool:
+        self._vet()
+        return super().check_event(*choices)
+
+    def peek_event(self) -> yaml.Event | None:
+        self._vet()
+        return super().peek_event()
+
+    def get_event(self) -> yaml.Event | None:
+        self._vet()
+        return super().get_event()
 
 
 def _yaml(text: str, build: Callable[[_Loader], object]) -> object:
@@ -128,13 +156,29 @@ def _yaml(text: str, build: Callable[[_Loader], object]) -> object:
             f"unacceptable character #x{ord(surrogate.group()):04x}: a lone surrogate is not a character",
             *_position(text, surrogate.start()),
         )
+    try:
+        return _parse(_Loader, text, build)
+    except _LibyamlTooDeep:
+        # libyaml >= 0.2.6 stops at its own 1,000 levels while it scans ahead in a flow collection,
+        # before it hands over a first event: the vetted pure-Python parser finds the level too
+        # many (it reads no further than that, so this costs little).
+        return _parse(_PureLoader, text, build)
+
+
+class _LibyamlTooDeep(Exception):
+    pass
+
+
+def _parse(loader_class: type, text: str, build: Callable) -> object:
     loader = None
     try:
-        loader = _Loader(text)
+        loader = loader_class(text)
         return build(loader)
     except UploadError:
         raise
     except yaml.MarkedYAMLError as exc:
+        if loader_class is _Loader and exc.problem == "exceeded maximum nesting depth":
+            raise _LibyamlTooDeep from None
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         lines = text.count("\n") + 1
@@ -142,7 +186,9 @@ def _yaml(text: str, build: Callable[[_Loader], object]) -> object:
             line, col = lines, len(text) - text.rfind("\n")
         raise UploadError(exc.problem or exc.context or "not valid YAML", line, col) from None
     except yaml.reader.ReaderError as exc:  # libyaml counts its position in UTF-8 bytes
-        offset = len(text.encode("utf-8")[: exc.position].decode("utf-8", "ignore"))
+        offset = exc.position
+        if loader_class is _Loader:
+            offset = len(text.encode("utf-8")[:offset].decode("utf-8", "ignore"))
         raise UploadError(
             f"unacceptable character #x{exc.character:04x}: {exc.reason}", *_position(text, offset)
         ) from None
