@@ -106,16 +106,14 @@ def throttle_plan(moves: Mapping[planner.TP, planner.Move], rate: int) -> dict[t
     return wanted
 
 
-def record_throttles(
-    reassignment: Reassignment, moves: Mapping[planner.TP, planner.Move]
-) -> list[ThrottleEntry]:
-    """Write the ledger (values to set and the values they replace) before anything is set."""
-    existing = list(reassignment.throttles.all())
-    if existing or not reassignment.throttle_bytes_per_s:
-        return existing
+def record_throttles(reassignment: Reassignment, moves: Mapping[planner.TP, planner.Move]) -> None:
+    """Write the ledger (values to set and the values they replace) before anything is set; a
+    ledger already written (a step re-entered after a crash) is kept as it is."""
+    if not reassignment.throttle_bytes_per_s or reassignment.throttles.exists():
+        return
     wanted = throttle_plan(moves, reassignment.throttle_bytes_per_s)
     if not wanted:
-        return []
+        return
     gw = gateway_for(reassignment.cluster)
     current = current_values(gw, (ConfigResource(t, n) for t, n, _ in wanted), REPLICA_CONFIGS + RATE_CONFIGS)
     holders = _holders(reassignment)
@@ -155,7 +153,6 @@ def record_throttles(
             outcome="requested",
             operation=op,
         )
-    return list(reassignment.throttles.all())
 
 
 def _key(e: ThrottleEntry) -> str:
@@ -184,7 +181,12 @@ def _set_entry_states(updates: dict[tuple[str, str], list[int]]) -> None:
 
 def apply_throttles(reassignment: Reassignment) -> dict[str, dict]:
     """Set every recorded ledger entry (idempotent: re-setting the same value converges)."""
-    entries = list(reassignment.throttles.filter(state=EntryState.RECORDED))
+    # what setting needs (``previous`` and ``added``, JSON of up to thousands of entries, are not read)
+    entries = list(
+        reassignment.throttles.filter(state=EntryState.RECORDED).only(
+            "id", "resource_type", "resource_name", "config", "value"
+        )
+    )
     if not entries:
         return {}
     changes: dict[ConfigResource, list[ConfigChange]] = {}
