@@ -176,6 +176,13 @@ def _requested(actor, cluster, action, names, params, source_ip, on_behalf_of, r
     )
 
 
+def _listed_once(outcome: TopicOutcome, twice: bool) -> TopicOutcome:
+    if not twice:
+        return outcome
+    note = "The batch lists this topic more than once: only its first listing was used."
+    return replace(outcome, warning=f"{outcome.warning} {note}".strip())
+
+
 @refused_as(
     "topic.create",
     policy.PolicyViolation,
@@ -207,8 +214,13 @@ def create_topics(
     outcomes: dict[str, TopicOutcome] = {}
     warnings: dict[str, str] = {}
     to_send: list[NewTopic] = []
-    sending: set[str] = set()
+    first: dict[str, TopicSpec] = {}  # a topic listed more than once: its first listing is the one used
+    twice: set[str] = set()
     for spec in specs:
+        if spec.name in first:
+            twice.add(spec.name)
+            continue
+        first[spec.name] = spec
         violations = policy.check_create(
             rules,
             name=spec.name,
@@ -219,24 +231,19 @@ def create_topics(
         )
         if spec.assignment is not None:
             violations += policy.check_assignment([list(r) for r in spec.assignment], broker_ids, spec.name)
-        if spec.name in outcomes or spec.name in sending:
-            violations.append(policy.Violation("duplicate", "The batch lists this topic twice.", spec.name))
         if violations:
             text = "; ".join(f"{v.message} [policy rule: {v.rule}]" for v in violations)
-            outcomes.setdefault(
-                spec.name, TopicOutcome(spec.name, False, "refused by policy", text, "POLICY")
-            )
+            outcomes[spec.name] = TopicOutcome(spec.name, False, "refused by policy", text, "POLICY")
             continue
         warnings[spec.name] = policy.collision_warning(spec.name, existing)
         to_send.append(
             NewTopic(spec.name, spec.partitions, spec.replication_factor, spec.assignment, dict(spec.configs))
         )
-        sending.add(spec.name)
     req = None
     if not validate_only:
-        asked = {target(s.name): s.as_params() for s in specs}
+        asked = {target(name): s.as_params() for name, s in first.items()}
         req = _requested(
-            actor, cluster, "topic.create", [s.name for s in specs], {"count": len(specs), "topics": asked},
+            actor, cluster, "topic.create", list(first), {"count": len(specs), "topics": asked},
             source_ip, on_behalf_of, request_id,
         )  # fmt: skip
     try:
@@ -262,7 +269,7 @@ def create_topics(
             )
         else:
             outcomes[name] = replace(_failure(name, result), warning=warnings.get(name, ""))
-    ordered = [outcomes[s.name] for s in dict((s.name, s) for s in specs).values()]
+    ordered = [_listed_once(outcomes[name], name in twice) for name in first]
     if not validate_only and any(o.ok for o in ordered):
         metadata_cache.invalidate(cluster)
     event_id = _record(
@@ -271,7 +278,7 @@ def create_topics(
         action="topic.create.validate" if validate_only else "topic.create",
         outcomes=ordered,
         params={"validate_only": validate_only, "count": len(specs)},
-        after={target(s.name): s.as_params() for s in specs},
+        after={target(name): s.as_params() for name, s in first.items()},
         source_ip=source_ip,
         on_behalf_of=on_behalf_of,
         request_id=request_id,

@@ -100,6 +100,38 @@ def test_a_batch_gets_one_outcome_per_topic(personas, kafka_cluster):
     assert event.outcomes[f"topic:{taken}"]["error"] == "TOPIC_ALREADY_EXISTS"
 
 
+def test_a_topic_listed_twice_is_created_from_its_first_listing_and_says_so(personas, kafka_cluster):
+    twice, refused, once = uniq("twice"), uniq("refused"), uniq("once")
+    result = topics.create_topics(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        specs=[
+            TopicSpec(twice, 2, 1),
+            TopicSpec(refused, 1, 99),
+            TopicSpec(once, 1, 1),
+            TopicSpec(twice, 5, 1),
+            TopicSpec(refused, 1, 1),
+        ],
+    )
+    by_name = {o.name: o for o in result.outcomes}
+    assert list(by_name) == [twice, refused, once]  # one row per topic, in first-listed order
+    assert (by_name[twice].status, by_name[refused].status, by_name[once].status) == (
+        "created",
+        "refused by policy",
+        "created",
+    )
+    note = "only its first listing was used"
+    assert note in by_name[twice].warning and note in by_name[refused].warning and not by_name[once].warning
+    assert len(gateway(kafka_cluster).describe_topics([twice])[twice].partitions) == 2
+    assert not exists(kafka_cluster, refused)
+    events = AuditEvent.objects.filter(action="topic.create").order_by("-id")
+    requested, outcome = events.filter(outcome="requested").first(), events.get(pk=result.event_id)
+    for event in (requested, outcome):
+        assert event.targets == [f"topic:{n}" for n in (twice, refused, once)], event.outcome
+    assert requested.params["topics"][f"topic:{twice}"]["partitions"] == 2  # the listing that was used
+    assert outcome.after[f"topic:{twice}"]["partitions"] == 2
+
+
 def test_create_topics_asks_for_v4_whose_answer_has_no_configs(personas, kafka_cluster, monkeypatch):
     """From v5 Kafka answers every created topic's whole config; nothing reads it (1,000 topics:
     a third of the round trip). The per-topic verdicts are v4's, as before."""
