@@ -4,9 +4,9 @@ Every topic batch, ACL batch, reassignment plan and pasted JSON setting is read 
 one set of limits holds everywhere:
 
 * size: at most ``settings.UPLOAD_MAX_BYTES`` of UTF-8, checked before anything is parsed;
-* depth: at most ``MAX_DEPTH`` nested collections. YAML is checked on PyYAML's event stream as
-  each event is produced, before the composer sees it (the composer and constructor recurse once
-  per level, and libyaml's C composer crashed the process on a 200 KB ``- [[[[…``); JSON is
+* depth: at most ``MAX_DEPTH`` nested collections. YAML is checked on the event stream as the
+  composer takes each event, before it builds anything from it (the composer and constructor
+  recurse once per level, and libyaml's C composer crashed the process on a 200 KB ``- [[[[…``); JSON is
   pre-scanned for brackets outside strings before ``json.loads`` recurses;
 * no YAML anchors or aliases (32 KB of nested aliases expand to billions of nodes);
 * YAML events come from libyaml's scanner and parser (state machines, one event at a time); the
