@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from console import access
+from console import access, collector
 from console.acls import core as acl_rules
 from console.acls.core import (
     GROUPS_SHOWN,
@@ -52,6 +52,9 @@ class AclListing:
     group_count: int = 0
 
 
+# A cluster's bindings (50,000 and more) are read, counted and sorted whole for one page: acyclic
+# objects the collector would otherwise walk again and again while they live (console.collector).
+@collector.paused()
 def list_acls(
     *,
     actor,

@@ -401,3 +401,23 @@ def test_the_page_states_what_it_assumed(client, personas, kafka_cluster, uniq):
     kafka_cluster.save()
     body = client.get(url, query).content.decode()
     assert body.count("from the cluster&#x27;s settings") == 2 and "<strong>unknown</strong>" not in body
+
+
+def test_the_list_reads_and_groups_with_the_collector_paused(personas, kafka_cluster, monkeypatch):
+    import gc
+
+    from console.acls.actions import group_key as real_group_key
+
+    seen = []
+
+    def group_key(*args):
+        seen.append(gc.isenabled())
+        return real_group_key(*args)
+
+    monkeypatch.setattr(acls, "group_key", group_key)
+    operator = personas["operator"]
+    binding = B("gc-topic", principal=f"User:gc-{uuid.uuid4().hex[:6]}")
+    assert acls.change_acls(actor=operator, cluster=kafka_cluster, creates=[binding]).ok
+    listing = acls.list_acls(actor=operator, cluster=kafka_cluster, acl_filter=acl_rules.validate_filter({}))
+    assert listing.total >= 1 and seen and not any(seen)
+    assert gc.isenabled()
