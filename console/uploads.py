@@ -223,6 +223,12 @@ _JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+# The same for a text without a backslash, as UTF-8 bytes (any other byte, a lone quote too, is 0).
+_NOT_QUOTE_OR_BRACKET = bytes(sorted(set(range(256)) - set(b'[]{}"')))
+_PLAIN_STRINGS = re.compile(rb'"[^"]*"')
+_BYTE_STEP = [0] * 256
+_BYTE_STEP[ord("[")] = _BYTE_STEP[ord("{")] = 1
+_BYTE_STEP[ord("]")] = _BYTE_STEP[ord("}")] = -1
 
 
 def _check_json_depth(text: str) -> None:
@@ -231,8 +237,15 @@ def _check_json_depth(text: str) -> None:
     # Fast pass: the deepest nesting of the brackets left once strings and everything else are
     # removed (the strings are matched exactly where the scan below matches them); only a text
     # nested too deep is scanned again, token by token, for the position to report.
-    brackets = _NOT_BRACKETS.sub("", _JSON_STRINGS.sub("", text))
-    if max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0) <= MAX_DEPTH:
+    if "\\" not in text:
+        # No escapes (a plan file): a string runs from a quote to the next one, so only the quotes
+        # and brackets are kept (bytes.translate) before the strings go; a third of the time.
+        kept = text.encode("utf-8", "surrogatepass").translate(None, _NOT_QUOTE_OR_BRACKET)
+        deepest = max(accumulate(map(_BYTE_STEP.__getitem__, _PLAIN_STRINGS.sub(b"", kept))), default=0)
+    else:
+        brackets = _NOT_BRACKETS.sub("", _JSON_STRINGS.sub("", text))
+        deepest = max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
+    if deepest <= MAX_DEPTH:
         return
     depth = 0
     for match in _JSON_TOKENS.finditer(text):

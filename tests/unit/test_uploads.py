@@ -210,6 +210,8 @@ def _reference_json_depth(text: str, limit: int) -> tuple[int, int] | None:
 @example('"\\""[[[[[["', 3)  # an escaped quote: the string ends at the second ", the brackets count
 @example('"a\\\\"[[[[[["', 3)  # an escaped backslash, then the closing quote
 @example('["[[[[[[[[", {"}}}}": [[[[1]]]]}]', 4)
+@example('é"[[[[[[', 3)  # no backslash (the bytes pass): an unterminated string, non-ASCII before it
+@example('[[["]]]"[[["é[', 4)  # no backslash: a string's closing brackets close nothing
 def test_the_json_depth_check_refuses_exactly_where_the_token_scan_does(text, limit):
     """Brackets inside strings (escaped quotes, unterminated strings), unbalanced brackets, lines."""
     saved = uploads.MAX_DEPTH
