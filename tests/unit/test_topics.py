@@ -74,19 +74,21 @@ def test_it_validates_only_without_creating(personas, kafka_cluster):
     assert AuditEvent.objects.get(pk=result.event_id).action == "topic.create.validate"
 
 
+def create_as_operator(personas, cluster, *specs: TopicSpec):
+    return topics.create_topics(actor=personas["operator"], cluster=cluster, specs=list(specs))
+
+
 def test_a_batch_gets_one_outcome_per_topic(personas, kafka_cluster):
     good, taken = uniq("good"), uniq("taken")
-    topics.create_topics(actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(taken, 1, 1)])
-    result = topics.create_topics(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        specs=[
-            TopicSpec(good, 2, 1),
-            TopicSpec(taken, 1, 1),
-            TopicSpec("bad name!", 1, 1),
-            TopicSpec(uniq("rf"), 1, 99),
-            TopicSpec(uniq("cfg"), 1, 1, configs={"no.such.config": "1"}),
-        ],
+    create_as_operator(personas, kafka_cluster, TopicSpec(taken, 1, 1))
+    result = create_as_operator(
+        personas,
+        kafka_cluster,
+        TopicSpec(good, 2, 1),
+        TopicSpec(taken, 1, 1),
+        TopicSpec("bad name!", 1, 1),
+        TopicSpec(uniq("rf"), 1, 99),
+        TopicSpec(uniq("cfg"), 1, 1, configs={"no.such.config": "1"}),
     )
     statuses = [o.status for o in result.outcomes]
     assert statuses == ["created", "already exists", "refused by policy", "refused by policy", "invalid"]
@@ -102,16 +104,14 @@ def test_a_batch_gets_one_outcome_per_topic(personas, kafka_cluster):
 
 def test_a_topic_listed_twice_is_created_from_its_first_listing_and_says_so(personas, kafka_cluster):
     twice, refused, once = uniq("twice"), uniq("refused"), uniq("once")
-    result = topics.create_topics(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        specs=[
-            TopicSpec(twice, 2, 1),
-            TopicSpec(refused, 1, 99),
-            TopicSpec(once, 1, 1),
-            TopicSpec(twice, 5, 1),
-            TopicSpec(refused, 1, 1),
-        ],
+    result = create_as_operator(
+        personas,
+        kafka_cluster,
+        TopicSpec(twice, 2, 1),
+        TopicSpec(refused, 1, 99),
+        TopicSpec(once, 1, 1),
+        TopicSpec(twice, 5, 1),
+        TopicSpec(refused, 1, 1),
     )
     by_name = {o.name: o for o in result.outcomes}
     assert list(by_name) == [twice, refused, once]  # one row per topic, in first-listed order
