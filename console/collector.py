@@ -8,7 +8,9 @@ collections that found nothing. Paused, they are freed by reference counting as 
 collector runs again once the last pause ends.
 
 One process-wide count of pauses (threads of a web process may pause at once): the collector is
-disabled by the first and enabled again by the last, and only if it was enabled before.
+disabled by the first and enabled again by the last, and only if it was enabled before. The
+gateway's whole-cluster Metadata reads pause through it too, so pauses nest whoever starts them.
+Standard library only: every layer, ``console.kafka`` included, may use it.
 """
 
 from __future__ import annotations

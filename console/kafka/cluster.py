@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 import marshal
 import time
 from collections.abc import Callable
 from typing import Any
+
+from console import collector
 
 from .base import GatewayBase
 from .deferred import DeferredTopics
@@ -137,9 +138,7 @@ class ClusterMixin(GatewayBase):
         admin = self._admin
         # librdkafka's answer (~3 objects per partition, no cycles) lives only until it is packed:
         # the cyclic collector is paused meanwhile, or the packing's allocations make it walk them.
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with collector.paused():
             md = self._call(admin.list_topics, timeout=self._timeout, what="list topics")
             live = md.brokers
             brokers = tuple(
@@ -152,9 +151,6 @@ class ClusterMixin(GatewayBase):
             packed = {name: pack(t) for name, t in md.topics.items()}
             cluster_id, controller = md.cluster_id, (md.controller_id if md.controller_id >= 0 else None)
             del md
-        finally:
-            if was_enabled:
-                gc.enable()
         topics = DeferredTopics(names, packed, _PackedPartitions(frozenset(live)), INTERNAL_TOPICS)
         return ClusterMetadata(cluster_id, controller, brokers, topics)
 

@@ -8,9 +8,10 @@ less for the share of the cluster's partitions that is moving; the answer is the
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Container, Iterable, Mapping
 from typing import Any
+
+from console import collector
 
 from .errors import KafkaOperationError, no_such_topic, topic_error
 from .kp import check
@@ -147,9 +148,8 @@ class PollReadsMixin(ReplicasMixin):
         """``partition_isr(names, only)`` from librdkafka's whole-cluster Metadata (see above): the
         same leaders and ISRs, a topic the answer does not list is UNKNOWN_TOPIC_OR_PARTITION. A
         failed read comes back as the error, not raised. Counts every topic's partitions."""
-        was_enabled = gc.isenabled()
-        gc.disable()  # librdkafka's answer (~3 objects per partition, no cycles) lives only here
-        try:
+        # librdkafka's answer (~3 objects per partition, no cycles) lives only here
+        with collector.paused():
             try:
                 self._reachable()
                 md = self._call(self._admin.list_topics, timeout=self._timeout, what="list topics")
@@ -178,9 +178,6 @@ class PollReadsMixin(ReplicasMixin):
                 out[name] = found
             del md, topics
             return out
-        finally:
-            if was_enabled:
-                gc.enable()
 
     def _note_partition_counts(self, response: Any) -> None:
         """A named Metadata answer counts the named topics' partitions (the total, when known,
