@@ -23,7 +23,7 @@ from console.models.reassignment import (
 )
 from console.operations import Done
 from console.reassignment import throttles
-from console.reassignment.store import set_stage, tps
+from console.reassignment.store import row_tps, set_stage, tps
 from console.topics import cache as metadata_cache
 
 OUTCOMES_IN_AUDIT = 1000  # above this many partitions the final audit event lists only the ones not done
@@ -43,12 +43,12 @@ def _final_outcomes(r: Reassignment) -> tuple[dict, dict]:
         r.partitions.all() if r.partitions_total <= OUTCOMES_IN_AUDIT else r.partitions.exclude(state="done")
     )
     outcomes = {
-        f"{x.topic}-{x.partition}": {
-            "ok": x.state == PartitionState.DONE,
-            "state": x.state,
-            **({"message": x.message} if x.message else {}),
+        f"{topic}-{partition}": {
+            "ok": state == PartitionState.DONE,
+            "state": state,
+            **({"message": message} if message else {}),
         }
-        for x in rows.only("topic", "partition", "state", "message")
+        for topic, partition, state, message in rows.values_list("topic", "partition", "state", "message")
     }
     return counts, outcomes
 
@@ -65,7 +65,7 @@ def remove_owed_throttles(r: Reassignment, *, reason: str) -> None:
 
 def elect(r: Reassignment) -> dict:
     """Preferred-leader election for the partitions that reached their target (best effort)."""
-    done = tps(r.partitions.filter(state=PartitionState.DONE).only("topic", "partition"))
+    done = row_tps(r.partitions.filter(state=PartitionState.DONE))
     try:
         results = gateway_for(r.cluster).elect_leaders("PREFERRED", done)
     except KafkaOperationError as err:
@@ -158,7 +158,7 @@ def give_up(r: Reassignment, error: str) -> None:
     set_stage(r, Stage.FINISHED)
     if not r.throttles.filter(state__in=throttles.ACTIVE).exists():
         return
-    ours = tps(r.partitions.filter(state__in=OPEN_PARTITION_STATES).only("topic", "partition"))
+    ours = row_tps(r.partitions.filter(state__in=OPEN_PARTITION_STATES))
     if ours and gateway_for(r.cluster).list_partition_reassignments(ours):
         return
     throttles.remove_throttles(r, reason="operation errored")

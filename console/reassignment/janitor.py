@@ -52,10 +52,9 @@ def sweep_throttles() -> list[int]:
         try:  # one cluster's trouble (unreachable, undecryptable password) never stops the others
             moving = set(gateway_for(items[0].cluster).list_partition_reassignments())
             for r in items:
-                ours = {
-                    (p.topic, p.partition)
-                    for p in r.partitions.filter(state__in=OPEN_PARTITION_STATES).only("topic", "partition")
-                }
+                ours = set(
+                    r.partitions.filter(state__in=OPEN_PARTITION_STATES).values_list("topic", "partition")
+                )
                 if any((tp.topic, tp.partition) in ours for tp in moving):
                     continue
                 remove_throttles(r, reason="janitor: owed by an operation that ended")

@@ -181,10 +181,11 @@ def _set_entry_states(updates: dict[tuple[str, str], list[int]]) -> None:
 
 def apply_throttles(reassignment: Reassignment) -> dict[str, dict]:
     """Set every recorded ledger entry (idempotent: re-setting the same value converges)."""
-    # what setting needs (``previous`` and ``added``, JSON of up to thousands of entries, are not read)
+    # what setting needs (``previous`` and ``added``, JSON of up to thousands of entries, are not
+    # read); ``reassignment`` stays in: Django reads a left-out key back per entry, a query each
     entries = list(
         reassignment.throttles.filter(state=EntryState.RECORDED).only(
-            "id", "resource_type", "resource_name", "config", "value"
+            "id", "reassignment", "resource_type", "resource_name", "config", "value"
         )
     )
     if not entries:

@@ -434,3 +434,54 @@ def test_a_reassignment_holds_its_plan_with_the_collector_paused(
         ("submit", False),
         ("poll", False),
     ]
+
+
+def _queries(fn, *args, **kwargs) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as ctx:
+        fn(*args, **kwargs)
+    return len(ctx.captured_queries)
+
+
+@pytest.mark.parametrize("ending", ["give_up", "janitor"])
+def test_reading_rows_and_ledger_entries_takes_the_same_queries_for_one_row_or_many(
+    personas, kafka_cluster, frozen, ending
+):
+    """Rows and ledger entries read through a reassignment with columns left out must not fetch a
+    left-out column (the reassignment's id) once per row: a 10,000-partition plan made 10,000 queries."""
+    from console import access
+    from console.reassignment import finish, planner
+
+    access.system_actor()  # created once, on first use (the throttle removal's actor)
+
+    def run(plan) -> list[int]:
+        op, r = start(personas, kafka_cluster, plan)
+        r = Reassignment.objects.select_related("cluster", "operation").get(pk=r.pk)
+        r.operation = operations.claim(op.pk, "test")
+        rows = store.partition_rows(r, [PartitionState.PENDING])
+        moves = planner.plan_moves(
+            {(x.topic, x.partition): tuple(x.original) for x in rows},
+            {(x.topic, x.partition): tuple(x.target) for x in rows},
+        )
+        throttles.record_throttles(r, moves)
+        counts = [_queries(throttles.apply_throttles, r)]
+        assert not r.throttles.exclude(state=EntryState.SET).exists()
+        r.partitions.update(state=PartitionState.DONE)
+        counts.append(_queries(finish.elect, r))
+        counts.append(_queries(finish._final_outcomes, r))
+        r.partitions.update(state=PartitionState.PENDING)  # never submitted: nothing of ours moves
+        if ending == "give_up":
+            counts.append(_queries(finish.give_up, r, "test"))
+        else:
+            Operation.objects.filter(pk=op.pk).update(state=OperationState.ERRORED)
+            counts.append(_queries(reassign_janitor.sweep_throttles))
+        assert not r.throttles.filter(state__in=throttles.ACTIVE).exists()  # taken back
+        return counts
+
+    one = make_topic(frozen, [[1, 2]], mb_per_partition=1)
+    many = [make_topic(frozen, [[1, 2]] * 6, mb_per_partition=1) for _ in range(3)]
+    small = run({(one, 0): (1, 3)})  # 1 row, 8 ledger entries
+    big = run({(t, p): (1, 3) for t in many for p in range(6)})  # 18 rows, 12 ledger entries
+    assert small == big
