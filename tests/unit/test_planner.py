@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from console.reassignment import intents as pi
@@ -227,3 +227,62 @@ def test_the_parser_never_fails_with_anything_but_a_plan_error(doc):
     except p.PlanParseError:
         return
     _assert_sound(plan, {b for reps in plan.values() for b in reps})
+
+
+_odd = st.none() | st.booleans() | st.floats(allow_nan=False) | st.text(max_size=2) | st.just([])
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "topic": st.sampled_from(["t", "a.b"]) | _odd,
+            "partition": st.integers(-1, 3) | _odd,
+            "replicas": st.lists(st.integers(-1, 4) | st.sampled_from([True, 1.0, "2"]), max_size=4) | _odd,
+            "log_dirs": st.lists(st.sampled_from(["any", "/d", None]), max_size=4) | _odd,
+        },
+    )
+    | _odd
+)
+@example({"topic": "t", "partition": 0, "replicas": [1, 2], "log_dirs": ["any", "any", "/d"]})
+@example({"topic": "t", "partition": 0, "replicas": [1, 2], "log_dirs": ["any"]})
+@example({"topic": "t", "partition": 0, "replicas": [2, 1, 2]})
+@example({"topic": "t", "partition": 0, "replicas": [1, True]})
+def test_a_plan_entry_is_read_the_same_on_the_fast_and_the_careful_path(entry):
+    """The fast path accepts only what the careful path accepts, with the same result; anything
+    else takes the careful path, which says what is wrong."""
+
+    def outcome(fn):
+        try:
+            return fn(3, entry)
+        except p.PlanParseError as exc:
+            return str(exc)
+
+    assert outcome(p._parse_entry) == outcome(p._refuse_entry)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 30)),
+        st.tuples(
+            st.lists(st.integers(1, 6), max_size=3, unique=True),
+            st.lists(st.integers(1, 9), min_size=1, max_size=4, unique=True),
+        ),
+        max_size=12,
+    )
+)
+def test_throttle_values_list_each_partition_broker_once_in_numeric_order(plan):
+    current = {tp: tuple(c) for tp, (c, _) in plan.items()}
+    moves = p.plan_moves(current, {tp: tuple(t) for tp, (_, t) in plan.items()})
+
+    def expected(pick):
+        pairs: dict[str, set] = {}
+        for (topic, partition), move in moves.items():
+            if move.destinations:
+                pairs.setdefault(topic, set()).update((partition, b) for b in pick(move))
+        return {t: ",".join(f"{q}:{b}" for q, b in sorted(v)) for t, v in sorted(pairs.items()) if v}
+
+    assert p.leader_throttles(moves) == expected(lambda m: m.sources)
+    assert p.follower_throttles(moves) == expected(lambda m: m.destinations)
