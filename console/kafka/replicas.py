@@ -33,7 +33,8 @@ class ReplicasMixin(GatewayBase):
         for tp, replicas in mapping.items():
             if replicas is not None:
                 reps = list(replicas)
-                if not reps or not all(isinstance(r, int) and not isinstance(r, bool) for r in reps):
+                # broker ids: integers, not booleans (one C-level pass over the few types present)
+                if not reps or not all(t is not bool and issubclass(t, int) for t in set(map(type, reps))):
                     out[tp] = KafkaOperationError(
                         39,
                         "INVALID_REPLICA_ASSIGNMENT",
@@ -46,15 +47,10 @@ class ReplicasMixin(GatewayBase):
         if valid:
             T = AlterPartitionReassignmentsRequest.ReassignableTopic
             P = T.ReassignablePartition
-            topics = [
-                T(
-                    name=topic,
-                    partitions=[
-                        P(partition_index=p, replicas=valid[TopicPartition(topic, p)]) for p in parts
-                    ],
-                )
-                for topic, parts in group_by_topic(valid).items()
-            ]
+            by_topic: dict[str, list] = {}
+            for (topic, p), reps in valid.items():
+                by_topic.setdefault(topic, []).append(P(partition_index=p, replicas=reps))
+            topics = [T(name=topic, partitions=parts) for topic, parts in by_topic.items()]
             request = AlterPartitionReassignmentsRequest(timeout_ms=int(self._timeout * 1000), topics=topics)
             try:
                 response = self._kp.send_to_controller(request)
@@ -65,7 +61,7 @@ class ReplicasMixin(GatewayBase):
                 for t in response.responses:
                     for p in t.partitions:
                         tp = TopicPartition(t.name, p.partition_index)
-                        out[tp] = from_code(p.error_code, p.error_message) or OK
+                        out[tp] = from_code(p.error_code, p.error_message) if p.error_code else OK
                 for tp in valid:
                     out.setdefault(
                         tp, KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", "no answer for this partition")

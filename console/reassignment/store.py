@@ -26,27 +26,31 @@ STATE_UPDATE_CHUNK = 900  # ids per UPDATE ... WHERE id IN (...) (SQLite's param
 
 
 class Row(NamedTuple):
-    """A partition row as the worker needs it."""
+    """A partition row as the worker needs it (``original`` is None when it was not asked for)."""
 
     id: int
     topic: str
     partition: int
-    original: list[int]
+    original: list[int] | None
     target: list[int]
 
 
-def partition_rows(r: Reassignment, states: Iterable[str]) -> list[Row]:
+def partition_rows(r: Reassignment, states: Iterable[str], *, original: bool = True) -> list[Row]:
     """The reassignment's rows in ``states``; the replica lists of all rows are parsed in one go."""
+    lists = ("original_text", "target_text") if original else ("target_text",)
     raw = list(
         r.partitions.filter(state__in=list(states))
         .annotate(original_text=Cast("original", TextField()), target_text=Cast("target", TextField()))
-        .values_list("id", "topic", "partition", "original_text", "target_text")
+        .values_list("id", "topic", "partition", *lists)
     )
     if not raw:
         return []
-    lists = json.loads("[" + ",".join(f"{o},{t}" for *_, o, t in raw) + "]")
+    if not original:
+        targets = json.loads("[" + ",".join(x[3] for x in raw) + "]")
+        return [Row(i, topic, partition, None, targets[n]) for n, (i, topic, partition, _t) in enumerate(raw)]
+    parsed = json.loads("[" + ",".join(f"{o},{t}" for *_, o, t in raw) + "]")
     return [
-        Row(i, topic, partition, lists[2 * n], lists[2 * n + 1])
+        Row(i, topic, partition, parsed[2 * n], parsed[2 * n + 1])
         for n, (i, topic, partition, _o, _t) in enumerate(raw)
     ]
 

@@ -31,7 +31,7 @@ from console.operations import Done, Kind, Step
 from console.reassignment import finish, planner, poll, throttles
 from console.reassignment.actions import KIND, console_conflicts
 from console.reassignment.finish import close_rows
-from console.reassignment.store import partition_rows, set_stage, set_states
+from console.reassignment.store import Row, partition_rows, set_stage, set_states
 
 log = logging.getLogger(__name__)
 
@@ -65,22 +65,23 @@ def _throttle(r: Reassignment) -> Done | None:
 
 def submit(r: Reassignment) -> None:
     """AlterPartitionReassignments in batches; conflicts are refused per partition, never merged."""
-    rows = partition_rows(r, [PartitionState.PENDING])
+    rows = partition_rows(r, [PartitionState.PENDING], original=False)
     if not rows:
         return
     gw = gateway_for(r.cluster)
     updates: dict[tuple[str, str], list[int]] = defaultdict(list)
     others = console_conflicts(r)
-    listed = gw.list_partition_reassignments([TopicPartition(x.topic, x.partition) for x in rows])
-    todo = []
-    for row in rows:
-        tp = (row.topic, row.partition)
-        if others.get(tp, r.pk) < r.pk:
-            updates[
-                (PartitionState.REFUSED, f"Already being reassigned by reassignment #{others[tp]}")
-            ].append(row.id)
+    tps = [TopicPartition(x.topic, x.partition) for x in rows]
+    listed = gw.list_partition_reassignments(tps)
+    todo: list[tuple[TopicPartition, Row]] = []
+    for tp, row in zip(tps, rows, strict=True):
+        holder = others.get(tp) if others else None
+        if holder is not None and holder < r.pk:
+            updates[(PartitionState.REFUSED, f"Already being reassigned by reassignment #{holder}")].append(
+                row.id
+            )
             continue
-        found = listed.get(TopicPartition(*tp))
+        found = listed.get(tp) if listed else None
         if found is not None:
             target = [b for b in found.replicas if b not in found.removing]
             if target == list(row.target):
@@ -90,32 +91,32 @@ def submit(r: Reassignment) -> None:
                     row.id
                 )
             continue
-        todo.append(row)
+        todo.append((tp, row))
     # Deleted topics and partitions already at their target need no pre-check: Kafka answers
     # UNKNOWN_TOPIC_OR_PARTITION for the first, and the poller's verification marks the second done.
+    moving = updates[(PartitionState.MOVING, "")]
     for i in range(0, len(todo), SUBMIT_BATCH):
         batch = todo[i : i + SUBMIT_BATCH]
-        results = gw.alter_partition_reassignments(
-            {TopicPartition(x.topic, x.partition): list(x.target) for x in batch}
-        )
-        for x in batch:
-            res = results[TopicPartition(x.topic, x.partition)]
+        results = gw.alter_partition_reassignments({tp: row.target for tp, row in batch})
+        for tp, row in batch:
+            res = results[tp]
             if isinstance(res, KafkaOperationError):
                 state = (
                     PartitionState.REFUSED
                     if res.name == "REASSIGNMENT_IN_PROGRESS"
                     else PartitionState.FAILED
                 )
-                updates[(state, f"{res.name}: {res.operator_text}")].append(x.id)
+                updates[(state, f"{res.name}: {res.operator_text}")].append(row.id)
             else:
-                updates[(PartitionState.MOVING, "")].append(x.id)
+                moving.append(row.id)
         heartbeat(r, text=f"submitted {min(i + SUBMIT_BATCH, len(todo))} of {len(todo)}")
-    if len(updates) == 1 and sum(map(len, updates.values())) == len(rows):
+    outcomes = {k: v for k, v in updates.items() if v}
+    if len(outcomes) == 1 and sum(map(len, outcomes.values())) == len(rows):
         # Every pending row has the same outcome (the usual case): one UPDATE, not one per 900 ids.
-        ((state, message),) = updates
+        ((state, message),) = outcomes
         r.partitions.filter(state=PartitionState.PENDING).update(state=state, message=message)
     else:
-        set_states(updates)
+        set_states(outcomes)
 
 
 def heartbeat(r: Reassignment, *, progress: float | None = None, text: str | None = None) -> None:

@@ -485,3 +485,50 @@ def test_reading_rows_and_ledger_entries_takes_the_same_queries_for_one_row_or_m
     small = run({(one, 0): (1, 3)})  # 1 row, 8 ledger entries
     big = run({(t, p): (1, 3) for t in many for p in range(6)})  # 18 rows, 12 ledger entries
     assert small == big
+
+
+def test_submit_settles_each_partition_from_what_kafka_already_does_and_answers(
+    personas, kafka_cluster, frozen
+):
+    """Before submitting, Kafka is asked what is already moving: a move towards our target (ours,
+    submitted before a crash) is adopted, a move elsewhere is refused, never merged; Kafka's
+    own refusal of a partition (its topic deleted meanwhile) fails that partition alone."""
+    from console.reassignment import worker
+
+    topic = make_topic(frozen, [[1, 2]] * 4, mb_per_partition=1)
+    doomed = make_topic(frozen, [[1, 2]], mb_per_partition=1)
+    plan = {(topic, 0): (1, 3), (topic, 1): (1, 3), (topic, 2): (1, 3), (doomed, 0): (1, 3)}
+    op, r = start(personas, kafka_cluster, plan, throttle=None)
+    gw = gateway_for(kafka_cluster)
+    outside = gw.alter_partition_reassignments(
+        {TopicPartition(topic, 1): [2, 3], TopicPartition(topic, 2): [1, 3]}
+    )
+    assert all(v.__class__.__name__ == "Ok" for v in outside.values()), outside
+    gw.delete_topics([doomed])
+    r = Reassignment.objects.select_related("cluster", "operation").get(pk=r.pk)
+    r.operation = operations.claim(op.pk, "test")
+
+    worker.submit(r)
+
+    states = {(x.topic, x.partition): (x.state, x.message) for x in r.partitions.all()}
+    assert states[(topic, 0)] == (PartitionState.MOVING, "")
+    assert states[(topic, 1)] == (PartitionState.REFUSED, "Already being reassigned outside this operation")
+    assert states[(topic, 2)] == (PartitionState.MOVING, "")
+    state, message = states[(doomed, 0)]
+    assert state == PartitionState.FAILED and message.startswith("UNKNOWN_TOPIC_OR_PARTITION: ")
+    listed = gw.list_partition_reassignments([TopicPartition(topic, p) for p in range(3)])
+    assert list(listed[TopicPartition(topic, 1)].removing) == [1]  # the outside move left as it was
+    assert list(listed[TopicPartition(topic, 0)].adding) == [3]
+
+
+def test_the_gateway_refuses_replicas_that_are_not_broker_ids_without_asking_kafka(kafka_cluster, frozen):
+    topic = make_topic(frozen, [[1, 2]] * 4, mb_per_partition=1)
+    tps = [TopicPartition(topic, p) for p in range(4)]
+    out = gateway_for(kafka_cluster).alter_partition_reassignments(
+        {tps[0]: (1, True), tps[1]: (1, 3.0), tps[2]: ("1", 3), tps[3]: (1, 3)}
+    )
+    for tp in tps[:3]:
+        assert out[tp].name == "INVALID_REPLICA_ASSIGNMENT" and "must be broker ids" in out[tp].message
+    assert out[tps[3]].__class__.__name__ == "Ok"
+    listed = gateway_for(kafka_cluster).list_partition_reassignments(tps)
+    assert set(listed) == {tps[3]}
