@@ -213,11 +213,14 @@ def brokers_involved(moves: Mapping[TP, Move]) -> set[int]:
 
 def throttle_entries(value: str | None) -> list[str]:
     """The ``partition:broker`` entries of a throttled-replicas value (``*`` stays ``*``)."""
-    return [s.strip() for s in (value or "").split(",") if s.strip()]
+    return [s for s in map(str.strip, (value or "").split(",")) if s]
 
 
 def merge_throttle(current: str | None, ours: str) -> tuple[str, list[str]]:
     """Value to set (current entries plus ours) and the entries we add; ``*`` already covers all."""
+    if not current or not current.strip():  # the usual case: nothing set before us
+        added = throttle_entries(ours)
+        return ",".join(added), added
     have = throttle_entries(current)
     if "*" in have:
         return "*", []

@@ -114,6 +114,8 @@ def test_throttle_values_merge_with_existing_ones_and_unmerge_only_ours():
     assert p.unmerge_throttle(value, added) == "0:9,1:9"
     assert p.unmerge_throttle("0:1", ["0:1"]) is None
     assert p.merge_throttle("*", "0:1") == ("*", [])
+    for nothing in (None, "", " "):  # nothing set before us: ours, all of it added
+        assert p.merge_throttle(nothing, "0:1, 1:2") == ("0:1,1:2", ["0:1", "1:2"])
 
 
 def test_validation_reports_each_problem_per_partition():
