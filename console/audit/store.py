@@ -35,21 +35,40 @@ _SECRET_KEY = re.compile(r"(password|secret|token|sasl\.jaas|ssl\.key|credential
 
 def mask_secrets(value: Any, sensitive_keys: Iterable[str] = ()) -> Any:
     """A copy of value with secret-looking keys (and the listed sensitive config names) masked."""
-    return _masked(value, frozenset(sensitive_keys))
+    return _masked(value, frozenset(sensitive_keys), [True])
 
 
-def _masked(value: Any, extra: frozenset[str]) -> Any:
+# JSON's own scalars (exact types: a str or int subclass, an enum member say, is written as its
+# value and read back as a plain str or int, so it is not returned as it is)
+_PLAIN = frozenset({str, int, bool, type(None)})
+_INF = float("inf")
+
+
+def _masked(value: Any, extra: frozenset[str], plain: list[bool]) -> Any:
     # A 10,000-partition offset reset carries ~90,000 values: scalars go back as they are, and the
-    # set of sensitive names is built once per event, not once per value.
-    if isinstance(value, str | int | float | bool) or value is None:
+    # set of sensitive names is built once per event, not once per value. ``plain[0]`` is cleared
+    # when the copy holds anything JSON would give back changed (tuples become lists here).
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        if value != value or value in (_INF, -_INF):
+            plain[0] = False
+        return value
+    if isinstance(value, str | int | float):
+        plain[0] = False
         return value
     if isinstance(value, Mapping):
-        return {
-            k: MASK if isinstance(k, str) and (k in extra or _secret_key(k)) else _masked(v, extra)
-            for k, v in value.items()
-        }
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                plain[0] = False
+            secret = isinstance(k, str) and (k in extra or _secret_key(k))
+            out[k] = MASK if secret else _masked(v, extra, plain)
+        return out
     if isinstance(value, list | tuple):
-        return [_masked(v, extra) for v in value]
+        return [_masked(v, extra, plain) for v in value]
+    plain[0] = False
     return value
 
 
@@ -62,6 +81,15 @@ def _secret_key(key: str) -> bool:
 def _jsonable(value: Any) -> Any:
     """What the JSON column will give back, so the hash computed now matches the one verified later."""
     return json.loads(json.dumps(value, default=str))
+
+
+def _stored(value: Any, sensitive_keys: frozenset[str]) -> Any:
+    """``value`` masked, as the JSON column will give it back. Plain JSON data (the usual case: a
+    1,000-topic batch's specs and outcomes) is that already once masked; anything else (dates,
+    sets, enum members, keys that are not strings) takes the JSON round trip."""
+    plain = [True]
+    out = _masked(value, sensitive_keys, plain)
+    return out if plain[0] else _jsonable(out)
 
 
 def result_outcome(value: Any) -> dict[str, Any]:
@@ -102,6 +130,7 @@ def record(
         raise RuntimeError("audit.record() must run inside the transaction of the change it records")
     head, _ = AuditChainHead.objects.select_for_update().get_or_create(pk=1)
     outcomes = dict(outcomes or {})
+    sensitive = frozenset(sensitive_keys)
     event = AuditEvent(
         created_at=timezone.now(),
         actor_id=getattr(actor, "pk", None),
@@ -112,10 +141,10 @@ def record(
         cluster_name=getattr(cluster, "name", "") or "",
         action=action,
         targets=list(targets),
-        params=_jsonable(mask_secrets(dict(params or {}), sensitive_keys)),
-        before=_jsonable(mask_secrets(before, sensitive_keys)),
-        after=_jsonable(mask_secrets(after, sensitive_keys)),
-        outcomes=_jsonable(mask_secrets(outcomes, sensitive_keys)),
+        params=_stored(dict(params or {}), sensitive),
+        before=_stored(before, sensitive),
+        after=_stored(after, sensitive),
+        outcomes=_stored(outcomes, sensitive),
         outcome=outcome or _overall(outcomes),
         operation_id=getattr(operation, "pk", operation),
         request_id=request_id,
