@@ -145,7 +145,13 @@ def console_busy(cluster, exclude: int | None = None) -> dict[planner.TP, int]:
 def console_conflicts(r: Reassignment) -> dict[planner.TP, int]:
     """Of ``r``'s pending partitions, those another unfinished console reassignment also holds:
     {partition: the lowest such reassignment id}. One query probing the (topic, partition) index
-    per pending row, rather than loading every open row of the cluster as ``console_busy`` does."""
+    per pending row, rather than loading every open row of the cluster as ``console_busy`` does;
+    none at all when no other console reassignment of the cluster is unfinished (the usual case)."""
+    unfinished = Reassignment.objects.filter(
+        cluster_id=r.cluster_id, operation__state__in=("pending", "running")
+    ).exclude(pk=r.pk)
+    if not unfinished.exists():
+        return {}
     holder = (
         ReassignmentPartition.objects.filter(
             reassignment__cluster_id=r.cluster_id,

@@ -72,7 +72,9 @@ def submit(r: Reassignment) -> None:
     updates: dict[tuple[str, str], list[int]] = defaultdict(list)
     others = console_conflicts(r)
     tps = [TopicPartition(x.topic, x.partition) for x in rows]
-    listed = gw.list_partition_reassignments(tps)
+    # every reassignment in progress, as kafka-reassign-partitions asks (the answer lists only
+    # partitions that are moving, where naming 10,000 partitions makes a request of them all)
+    listed = gw.list_partition_reassignments()
     todo: list[tuple[TopicPartition, Row]] = []
     for tp, row in zip(tps, rows, strict=True):
         holder = others.get(tp) if others else None

@@ -39,11 +39,21 @@ def test_pending_partitions_held_by_another_unfinished_reassignment_name_the_old
     assert console_conflicts(mine) == {("b", 0): newer.pk}
 
 
+def test_without_another_unfinished_reassignment_nothing_is_probed(offline_cluster):
+    _reassignment(offline_cluster, [("a", 0)], op_state="succeeded", state=PartitionState.MOVING)
+    mine = _reassignment(offline_cluster, [("a", 0), ("a", 1)])
+    with CaptureQueriesContext(connection) as ctx:
+        assert console_conflicts(mine) == {}
+    (query,) = [q["sql"] for q in ctx.captured_queries]
+    assert "console_reassignmentpartition" not in query  # one look at the reassignments, no row probed
+
+
 def test_the_check_probes_the_topic_partition_index(offline_cluster):
+    _reassignment(offline_cluster, [("b", 0)])  # another unfinished one: the rows are probed
     mine = _reassignment(offline_cluster, [("a", 0)])
     with CaptureQueriesContext(connection) as ctx:
         console_conflicts(mine)
-    (query,) = [q["sql"] for q in ctx.captured_queries]
+    _exists, query = [q["sql"] for q in ctx.captured_queries]
     if connection.vendor != "sqlite":
         return  # the plan check reads SQLite's EXPLAIN QUERY PLAN
     with connection.cursor() as cur:
