@@ -19,6 +19,7 @@ from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource
 from console.models.operations import FINISHED_STATES
 from console.models.reassignment import OPEN_PARTITION_STATES, Reassignment, ThrottleEntry
+from console.reassignment.store import row_tps
 from console.reassignment.throttles import (
     ACTIVE,
     RATE_CONFIGS,
@@ -52,10 +53,8 @@ def sweep_throttles() -> list[int]:
         try:  # one cluster's trouble (unreachable, undecryptable password) never stops the others
             moving = set(gateway_for(items[0].cluster).list_partition_reassignments())
             for r in items:
-                ours = set(
-                    r.partitions.filter(state__in=OPEN_PARTITION_STATES).values_list("topic", "partition")
-                )
-                if any((tp.topic, tp.partition) in ours for tp in moving):
+                ours = set(row_tps(r.partitions.filter(state__in=OPEN_PARTITION_STATES)))
+                if not moving.isdisjoint(ours):
                     continue
                 remove_throttles(r, reason="janitor: owed by an operation that ended")
                 cleaned.append(r.pk)

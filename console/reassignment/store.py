@@ -37,21 +37,19 @@ class Row(NamedTuple):
 
 def partition_rows(r: Reassignment, states: Iterable[str], *, original: bool = True) -> list[Row]:
     """The reassignment's rows in ``states``; the replica lists of all rows are parsed in one go."""
-    lists = ("original_text", "target_text") if original else ("target_text",)
+    fields = ("original", "target") if original else ("target",)
     raw = list(
         r.partitions.filter(state__in=list(states))
-        .annotate(original_text=Cast("original", TextField()), target_text=Cast("target", TextField()))
-        .values_list("id", "topic", "partition", *lists)
+        .annotate(**{f"{f}_text": Cast(f, TextField()) for f in fields})
+        .values_list("id", "topic", "partition", *(f"{f}_text" for f in fields))
     )
     if not raw:
         return []
-    if not original:
-        targets = json.loads("[" + ",".join(x[3] for x in raw) + "]")
-        return [Row(i, topic, partition, None, targets[n]) for n, (i, topic, partition, _t) in enumerate(raw)]
-    parsed = json.loads("[" + ",".join(f"{o},{t}" for *_, o, t in raw) + "]")
+    k = len(fields)
+    lists = json.loads("[" + ",".join(",".join(x[3:]) for x in raw) + "]")
     return [
-        Row(i, topic, partition, parsed[2 * n], parsed[2 * n + 1])
-        for n, (i, topic, partition, _o, _t) in enumerate(raw)
+        Row(i, topic, partition, lists[k * n] if original else None, lists[k * n + k - 1])
+        for n, (i, topic, partition, *_) in enumerate(raw)
     ]
 
 

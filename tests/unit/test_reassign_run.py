@@ -532,3 +532,18 @@ def test_the_gateway_refuses_replicas_that_are_not_broker_ids_without_asking_kaf
     assert out[tps[3]].__class__.__name__ == "Ok"
     listed = gateway_for(kafka_cluster).list_partition_reassignments(tps)
     assert set(listed) == {tps[3]}
+
+
+def test_the_janitor_leaves_an_ended_operations_throttles_while_kafka_still_moves_its_partitions(
+    personas, kafka_cluster, frozen
+):
+    topic = make_topic(frozen, [[1, 2]])
+    op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
+    run_now(op.pk)  # throttles set, the partition moving
+    Operation.objects.filter(pk=op.pk).update(state=OperationState.ERRORED)  # ended with throttles owed
+    assert reassign_janitor.sweep_throttles() == []  # Kafka still copies to broker 3: left throttled
+    assert topic_configs(kafka_cluster, topic)
+    frozen.advance(60)
+    assert not gateway_for(kafka_cluster).list_partition_reassignments([TopicPartition(topic, 0)])
+    assert reassign_janitor.sweep_throttles() == [r.pk]
+    assert topic_configs(kafka_cluster, topic) == {} and broker_rates(kafka_cluster, 3) == {}
