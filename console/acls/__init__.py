@@ -1,7 +1,7 @@
 """ACLs: list, change (deletes before adds), preview deletes by filter, effective access.
 
-``core`` is the pure part (parse, validate, match, evaluate: no I/O); ``actions`` checks access,
-calls the gateway and audits.
+``core`` is the pure part (parse, validate: no I/O) and ``authorizer`` decides effective access as
+Kafka's StandardAuthorizer does (pure too); ``actions`` checks access, calls the gateway and audits.
 """
 
-__all__ = ["actions", "core"]
+__all__ = ["actions", "authorizer", "core"]

@@ -1,7 +1,7 @@
 """ACLs: list, preview deletes, change (deletes before adds), effective access (KIP-4, KIP-290).
 
 The imperative shell: each service checks access, calls the gateway and audits every change with the
-bindings it affected. Parsing, validation and evaluation live in ``acls/core.py``.
+bindings it affected. Parsing and validation live in ``acls/core.py``, evaluation in ``acls/authorizer.py``.
 """
 
 from __future__ import annotations
@@ -12,21 +12,25 @@ from dataclasses import dataclass, field
 
 from console import access, collector
 from console.acls import core as acl_rules
+from console.acls.authorizer import (
+    ANY_HOST,
+    AuthorizerFacts,
+    OperationAccess,
+    evaluate,
+    hosts_named,
+    parse_super_users,
+)
 from console.acls.core import (
     GROUPS_SHOWN,
     NAME_MAX,
     RESOURCE_TYPES,
     AclValidationError,
-    AuthorizerFacts,
-    OperationAccess,
     _sort_key,
     check_host,
     check_principal,
-    evaluate,
     exact_filter,
     group_key,
     label,
-    parse_super_users,
     to_dict,
     validate_binding,
 )
@@ -231,6 +235,9 @@ def change_acls(
 
 @dataclass(frozen=True)
 class EffectiveAccess:
+    """The answer to "may this principal do X here": ``host`` * means from any host, with ``hosts``
+    the client addresses that bindings of their own single out (each operation says how)."""
+
     principal: str
     host: str
     resource_type: str
@@ -238,13 +245,16 @@ class EffectiveAccess:
     applying: list[AclBinding]
     operations: list[OperationAccess]
     facts: AuthorizerFacts = AuthorizerFacts()
+    hosts: list[str] = field(default_factory=list)
 
 
 def effective_access(
     *, actor, cluster: Cluster, principal: str, resource_type: str, resource_name: str, host: str = "*"
 ) -> EffectiveAccess:
-    """Why can (or can't) this principal do X on this resource: the bindings and the outcome per operation."""
+    """Why can (or can't) this principal do X on this resource: the bindings and the outcome per
+    operation, from ``host`` or (blank or *) from any host, with each address a binding names."""
     access.require(actor, cluster, access.MANAGE_ACLS)
+    host = (host or "").strip() or ANY_HOST  # blank: from any host
     errors = [e for e in (check_principal(principal), check_host(host)) if e]
     if resource_type not in RESOURCE_TYPES:
         errors.append("unknown resource type")
@@ -263,7 +273,8 @@ def effective_access(
         resource_name=resource_name,
         facts=facts,
     )
-    return EffectiveAccess(principal, host, resource_type, resource_name, applying, ops, facts)
+    named = hosts_named(applying) if host == ANY_HOST else []
+    return EffectiveAccess(principal, host, resource_type, resource_name, applying, ops, facts, named)
 
 
 def authorizer_facts(cluster: Cluster, gateway) -> AuthorizerFacts:

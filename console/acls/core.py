@@ -1,8 +1,8 @@
 """ACL rules: the functional core of ACL management (KIP-4, KIP-290). Plain values in, plain values out.
 
-Parsing pasted batches, validating bindings and filters before anything reaches Kafka, matching
-bindings to a resource and a principal, and evaluating effective access (deny wins). No I/O: the
-shell in ``acls/actions.py`` calls the gateway and audits.
+Parsing pasted batches and validating bindings and filters before anything reaches Kafka; effective
+access is decided in ``acls/authorizer.py``. No I/O: the shell in ``acls/actions.py`` calls the
+gateway and audits.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from django.conf import settings
@@ -45,8 +45,6 @@ ALL_OPERATIONS = tuple(dict.fromkeys(op for ops in OPERATIONS.values() for op in
 PATTERN_TYPES = ("LITERAL", "PREFIXED")
 FILTER_PATTERN_TYPES = ("ANY", "MATCH", "LITERAL", "PREFIXED")
 PERMISSIONS = ("ALLOW", "DENY")
-# An allowed operation that also grants another (Kafka's authorizer: READ/WRITE/DELETE/ALTER imply DESCRIBE).
-IMPLIED_BY = {"DESCRIBE": ("READ", "WRITE", "DELETE", "ALTER"), "DESCRIBE_CONFIGS": ("ALTER_CONFIGS",)}
 BINDING_FIELDS = (
     "resource_type",
     "resource_name",
@@ -250,116 +248,6 @@ def bindings_from_json(values: Iterable[str]) -> list[AclBinding]:
     if errors:
         raise AclValidationError(errors)
     return list(dict.fromkeys(out))
-
-
-def resource_matches(b: AclBinding, resource_type: str, name: str) -> bool:
-    if b.resource_type != resource_type:
-        return False
-    if b.pattern_type == "LITERAL":
-        return b.resource_name in (name, "*")
-    return b.pattern_type == "PREFIXED" and name.startswith(b.resource_name)
-
-
-def principal_matches(b: AclBinding, principal: str) -> bool:
-    kind = principal.split(":", 1)[0]
-    return b.principal in (principal, f"{kind}:*")
-
-
-@dataclass(frozen=True)
-class OperationAccess:
-    """The outcome for one operation, as Kafka's StandardAuthorizer decides it.
-
-    ``outcome``: SUPER_USER (allowed), ALLOWED / DENIED (a matching ALLOW / DENY binding),
-    DEFAULT_DENY (the resource has bindings, none allows this), NO_ACL_ALLOWED / NO_ACL_DENIED (no
-    binding on the resource at all: ``allow.everyone.if.no.acl.found``), or UNKNOWN when the
-    answer depends on a broker setting the console does not know (``note`` says which).
-    """
-
-    operation: str
-    outcome: str
-    deciding: tuple[AclBinding, ...] = ()
-    note: str = ""
-
-    @property
-    def allowed(self) -> bool | None:
-        if self.outcome == "UNKNOWN":
-            return None
-        return self.outcome in ("SUPER_USER", "ALLOWED", "NO_ACL_ALLOWED")
-
-
-@dataclass(frozen=True)
-class AuthorizerFacts:
-    """The two broker settings the authorizer decides with, as far as they are known.
-
-    ``super_users`` None and ``allow_if_no_acl`` None mean unknown (Kafka hides both from
-    DescribeConfigs); ``*_from`` says where each known value came from.
-    """
-
-    super_users: frozenset[str] | None = None
-    allow_if_no_acl: bool | None = None
-    super_users_from: str = ""
-    allow_if_no_acl_from: str = ""
-
-
-def parse_super_users(value: str) -> frozenset[str]:
-    """``super.users`` as Kafka reads it: principals separated by semicolons."""
-    return frozenset(p.strip() for p in value.split(";") if p.strip())
-
-
-def _decide(op, applying, principal, facts: AuthorizerFacts, resource_has_acls: bool) -> OperationAccess:
-    if facts.super_users is not None and principal in facts.super_users:
-        return OperationAccess(op, "SUPER_USER", note=f"{principal} is in super.users")
-    deny = tuple(b for b in applying if b.permission == "DENY" and b.operation in (op, "ALL"))
-    grants = (op, "ALL") + IMPLIED_BY.get(op, ())
-    allow = tuple(b for b in applying if b.permission == "ALLOW" and b.operation in grants)
-    if deny:
-        decided = OperationAccess(op, "DENIED", deny)
-    elif allow:
-        return OperationAccess(op, "ALLOWED", allow)
-    elif resource_has_acls:
-        decided = OperationAccess(op, "DEFAULT_DENY")
-    elif facts.allow_if_no_acl is None:
-        return OperationAccess(
-            op,
-            "UNKNOWN",
-            note="no binding on this resource: allow.everyone.if.no.acl.found decides (unknown)",
-        )
-    elif facts.allow_if_no_acl:
-        return OperationAccess(op, "NO_ACL_ALLOWED", note="no binding on this resource")
-    else:
-        decided = OperationAccess(op, "NO_ACL_DENIED", note="no binding on this resource")
-    if facts.super_users is None:
-        return OperationAccess(
-            op,
-            "UNKNOWN",
-            decided.deciding,
-            note=f"{decided.outcome.lower()} unless {principal} is a super user (super.users unknown)",
-        )
-    return decided
-
-
-def evaluate(
-    bindings: Iterable[AclBinding],
-    *,
-    principal: str,
-    host: str,
-    resource_type: str,
-    resource_name: str,
-    facts: AuthorizerFacts = AuthorizerFacts(),
-) -> tuple[list[AclBinding], list[OperationAccess]]:
-    """The bindings that apply to principal@host on the resource, and the outcome per operation:
-    super users first, then a DENY wins, then an ALLOW; with no binding on the resource at all (for
-    any principal) ``allow.everyone.if.no.acl.found`` decides, otherwise it is denied by default."""
-    bindings = list(bindings)
-    on_resource = [b for b in bindings if resource_matches(b, resource_type, resource_name)]
-    applying = sorted(
-        (b for b in on_resource if principal_matches(b, principal) and b.host in ("*", host)),
-        key=lambda b: (b.permission != "DENY", b.operation, b.pattern_type, b.resource_name),
-    )
-    ops = [
-        _decide(op, applying, principal, facts, bool(on_resource)) for op in OPERATIONS.get(resource_type, ())
-    ]
-    return applying, ops
 
 
 def _sort_key(group_by: str):

@@ -90,7 +90,12 @@ class EffectiveAccessForm(forms.Form):
     principal = forms.CharField(max_length=acl_core.NAME_MAX, help_text="User:name")
     resource_type = forms.ChoiceField(choices=_choices(("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID")))
     resource_name = forms.CharField(max_length=acl_core.NAME_MAX, help_text="kafka-cluster for CLUSTER")
-    host = forms.CharField(max_length=64, initial="*", required=False)
+    host = forms.CharField(
+        max_length=64,
+        initial="*",
+        required=False,
+        help_text="a client address, or blank / * for any host (bindings for one address are listed with theirs)",
+    )
 
     def clean(self):
         data = super().clean()

@@ -134,3 +134,46 @@ def test_effective_access_agrees_with_kafka_for_each_sasl_user(endpoints, gw):
             [AclBindingFilter(resource_type="TOPIC", resource_name=guarded, pattern_type="LITERAL")]
         )
         admin.delete_topics([open_topic, guarded])
+
+
+@pytest.mark.skipif(
+    not SASL,
+    reason="needs a SASL listener with Kafka's authorizer (set KAFKA_SASL_BOOTSTRAP_SERVERS); "
+    "the sandbox has no authorizer",
+)
+def test_it_gives_the_verdict_kafka_gives_a_client_from_an_address_a_binding_names(endpoints, gw):
+    """alice may DESCRIBE from any host but not from 127.0.0.1, where this test connects from: asked
+    for any host, the console says so, and its verdict for 127.0.0.1 is what Kafka answers alice."""
+    from console.acls.actions import effective_access
+
+    admin = _as_user("admin")
+    topic = f"ct-ea-{uuid.uuid4().hex[:10]}-hosted"
+    assert not isinstance(admin.create_topics([NewTopic(topic, 1, 1)])[topic], KafkaOperationError)
+    allow = AclBinding("TOPIC", topic, "LITERAL", "User:alice", "*", "DESCRIBE", "ALLOW")
+    deny = AclBinding("TOPIC", topic, "LITERAL", "User:alice", "127.0.0.1", "DESCRIBE", "DENY")
+    try:
+        assert all(not isinstance(v, KafkaOperationError) for v in admin.create_acls([allow, deny]).values())
+        describe(gw, topic)
+        truth = eventually(lambda: _kafka_allows_describe("alice", topic), lambda a: a is False, timeout=15)
+        cluster = Cluster.objects.create(
+            name="contract-hosts",
+            bootstrap_servers=endpoints.bootstrap_servers,
+            acl_super_users=os.environ.get("KAFKA_SUPER_USERS", "User:ANONYMOUS;User:admin"),
+            acl_allow_if_no_acl=os.environ.get("KAFKA_ALLOW_IF_NO_ACL", "true"),
+        )
+        found = effective_access(
+            actor=make_personas(cluster)["admin"],
+            cluster=cluster,
+            principal="User:alice",
+            resource_type="TOPIC",
+            resource_name=topic,
+        )
+        said = next(o for o in found.operations if o.operation == "DESCRIBE")
+        assert found.hosts == ["127.0.0.1"] and deny in found.applying
+        assert [(h.host, h.outcome, h.allowed) for h in said.hosts] == [("127.0.0.1", "DENIED", truth)]
+        assert said.verdict == "allowed from any host except 127.0.0.1: denied by a DENY"
+    finally:
+        admin.delete_acls(
+            [AclBindingFilter(resource_type="TOPIC", resource_name=topic, pattern_type="LITERAL")]
+        )
+        admin.delete_topics([topic])

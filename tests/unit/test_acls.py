@@ -10,7 +10,9 @@ from django.test import Client
 from django.urls import reverse
 
 from console.acls import actions as acls
+from console.acls import authorizer
 from console.acls import core as acl_rules
+from console.api import tokens
 from console.clusters.actions import gateway_for
 from console.kafka.types import AclBinding, AclBindingFilter
 from console.models import AuditEvent
@@ -111,8 +113,8 @@ def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins()
         B("orders", principal="User:other", op="ALL"),
         B("payments", op="ALL"),
     ]
-    known = acl_rules.AuthorizerFacts(super_users=frozenset({"User:admin"}), allow_if_no_acl=True)
-    applying, ops = acl_rules.evaluate(
+    known = authorizer.AuthorizerFacts(super_users=frozenset({"User:admin"}), allow_if_no_acl=True)
+    applying, ops = authorizer.evaluate(
         bindings,
         principal="User:app",
         host="10.0.0.9",
@@ -127,7 +129,7 @@ def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins()
     assert outcome["DESCRIBE"] == "ALLOWED"  # implied by READ
     assert outcome["DESCRIBE_CONFIGS"] == "ALLOWED"  # wildcard principal and name
     assert outcome["DELETE"] == "DEFAULT_DENY"  # the resource has bindings (User:other's), none for this
-    _, elsewhere = acl_rules.evaluate(
+    _, elsewhere = authorizer.evaluate(
         bindings,
         principal="User:app",
         host="10.0.0.1",
@@ -139,14 +141,14 @@ def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins()
 
 
 def _verdicts(bindings, principal, facts, name="orders"):
-    _, ops = acl_rules.evaluate(
+    _, ops = authorizer.evaluate(
         bindings, principal=principal, host="10.0.0.1", resource_type="TOPIC", resource_name=name, facts=facts
     )
     return {o.operation: o.outcome for o in ops}
 
 
 def test_super_users_are_allowed_everything_even_against_a_deny():
-    facts = acl_rules.AuthorizerFacts(super_users=acl_rules.parse_super_users("User:admin; User:ANONYMOUS"))
+    facts = authorizer.AuthorizerFacts(super_users=authorizer.parse_super_users("User:admin; User:ANONYMOUS"))
     verdicts = _verdicts(
         [B("orders", principal="User:ANONYMOUS", op="ALL", perm="DENY")], "User:ANONYMOUS", facts
     )
@@ -157,15 +159,15 @@ def test_super_users_are_allowed_everything_even_against_a_deny():
     ("allow", "expected"), [(True, "NO_ACL_ALLOWED"), (False, "NO_ACL_DENIED"), (None, "UNKNOWN")]
 )
 def test_a_resource_without_bindings_follows_allow_everyone_if_no_acl_found(allow, expected):
-    facts = acl_rules.AuthorizerFacts(super_users=frozenset(), allow_if_no_acl=allow)
+    facts = authorizer.AuthorizerFacts(super_users=frozenset(), allow_if_no_acl=allow)
     # A binding on another topic does not count: only bindings matching this resource do.
     verdicts = _verdicts([B("payments", principal="User:bob", op="ALL")], "User:bob", facts)
     assert set(verdicts.values()) == {expected}
 
 
 def test_without_super_users_known_a_denial_is_unknown_and_says_why():
-    facts = acl_rules.AuthorizerFacts(super_users=None, allow_if_no_acl=True)
-    _, ops = acl_rules.evaluate(
+    facts = authorizer.AuthorizerFacts(super_users=None, allow_if_no_acl=True)
+    _, ops = authorizer.evaluate(
         [B("orders", principal="User:other", op="READ")], principal="User:bob", host="*",
         resource_type="TOPIC", resource_name="orders", facts=facts,
     )  # fmt: skip
@@ -173,6 +175,52 @@ def test_without_super_users_known_a_denial_is_unknown_and_says_why():
     assert read.outcome == "UNKNOWN" and read.allowed is None and "super user" in read.note
     allowed = _verdicts([B("orders", principal="User:bob", op="READ")], "User:bob", facts)["READ"]
     assert allowed == "ALLOWED"  # an ALLOW needs no assumption
+
+
+def test_it_gives_a_blank_host_the_verdict_from_any_host_and_from_each_host_with_its_own_bindings():
+    # Kafka's StandardAuthorizer matches a binding when its host is * or the client's address; a
+    # blank host means "any host", so a binding for one host must show up with its own verdict.
+    bindings = [
+        B("orders", principal="User:alice", op="READ"),
+        B("orders", principal="User:alice", op="READ", perm="DENY", host="127.0.0.1"),
+        B("orders", principal="User:alice", op="WRITE", host="10.0.0.7"),
+        B("orders", principal="User:bob", op="ALL", perm="DENY", host="10.0.0.8"),  # another principal
+    ]
+    facts = authorizer.AuthorizerFacts(super_users=frozenset({"User:admin"}), allow_if_no_acl=True)
+    applying, ops = authorizer.evaluate(
+        bindings, principal="User:alice", host="*", resource_type="TOPIC", resource_name="orders", facts=facts
+    )
+    assert applying == [bindings[1], bindings[0], bindings[2]]  # DENY first; bob's binding does not apply
+    by_op = {o.operation: o for o in ops}
+    read = by_op["READ"]
+    assert (read.outcome, read.deciding) == ("ALLOWED", (bindings[0],))
+    assert [(h.host, h.outcome, h.deciding) for h in read.hosts] == [("127.0.0.1", "DENIED", (bindings[1],))]
+    assert read.verdict == "allowed from any host except 127.0.0.1: denied by a DENY"
+    write = by_op["WRITE"]
+    assert [(h.host, h.outcome) for h in write.hosts] == [("10.0.0.7", "ALLOWED")]
+    assert write.verdict == (
+        "denied (the resource has bindings, none allows this) from any host except 10.0.0.7: allowed"
+    )
+    # A DENY READ does not deny DESCRIBE (only an ALLOW implies it), and WRITE from 10.0.0.7 allows it
+    # there too: the same verdict everywhere, so no host is singled out.
+    assert (by_op["DESCRIBE"].outcome, by_op["DESCRIBE"].hosts, by_op["DESCRIBE"].verdict) == (
+        "ALLOWED",
+        (),
+        "allowed",
+    )
+    # A host typed in gets that host's verdict alone, as before.
+    _, typed = authorizer.evaluate(
+        bindings, principal="User:alice", host="127.0.0.1", resource_type="TOPIC", resource_name="orders",
+        facts=facts,
+    )  # fmt: skip
+    read_there = next(o for o in typed if o.operation == "READ")
+    assert (read_there.outcome, read_there.hosts, read_there.verdict) == ("DENIED", (), "denied by a DENY")
+    # A super user is allowed from every host: nothing to single out.
+    _, admin = authorizer.evaluate(
+        [*bindings, B("orders", principal="User:admin", op="ALL", perm="DENY", host="127.0.0.1")],
+        principal="User:admin", host="*", resource_type="TOPIC", resource_name="orders", facts=facts,
+    )  # fmt: skip
+    assert {(o.outcome, o.hosts) for o in admin} == {("SUPER_USER", ())}
 
 
 # ---- against the sandbox -----------------------------------------------------------------------
@@ -282,6 +330,47 @@ def test_effective_access_reads_the_bindings_from_kafka(personas, kafka_cluster,
     result = ask()
     assert result.facts.super_users_from == "the cluster's settings"
     assert {o.operation: o.outcome for o in result.operations}["READ"] == "DENIED"
+
+
+@pytest.mark.django_db
+def test_it_lists_host_bindings_and_their_verdicts_on_the_page_and_the_api_when_no_host_is_given(
+    client, personas, kafka_cluster, uniq
+):
+    allow, deny = (
+        B(uniq, principal="User:alice"),
+        B(uniq, principal="User:alice", perm="DENY", host="127.0.0.1"),
+    )
+    assert acls.change_acls(actor=personas["operator"], cluster=kafka_cluster, creates=[allow, deny]).ok
+    kafka_cluster.acl_super_users, kafka_cluster.acl_allow_if_no_acl = "User:admin", "true"
+    kafka_cluster.save()
+    query = {"principal": "User:alice", "resource_type": "TOPIC", "resource_name": uniq, "host": ""}
+    result = acls.effective_access(
+        actor=personas["operator"], cluster=kafka_cluster, principal="User:alice",
+        resource_type="TOPIC", resource_name=uniq,
+    )  # fmt: skip
+    assert result.host == "*" and result.applying == [deny, allow] and result.hosts == ["127.0.0.1"]
+    read = next(o for o in result.operations if o.operation == "READ")
+    assert read.verdict == "allowed from any host except 127.0.0.1: denied by a DENY"
+    client.force_login(personas["operator"])
+    page = client.get(reverse("acl_effective", kwargs={"name": kafka_cluster.name}), query)
+    body = page.content.decode()
+    assert page.status_code == 200 and "from any host" in body
+    assert "allowed from any host except 127.0.0.1: denied by a DENY" in body
+    assert f"User:alice DENY READ on TOPIC:LITERAL:{uniq} from 127.0.0.1" in body
+    token = tokens.create_token(actor=personas["operator"], name="t", scope="read", days=1).secret
+    answer = client.get(
+        reverse("api:acls-effective", kwargs={"name": kafka_cluster.name}),
+        query,
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+    assert answer.status_code == 200, answer.content
+    data = answer.json()
+    assert data["host"] == "*" and data["hosts"] == ["127.0.0.1"]
+    assert {(b["host"], b["permission"]) for b in data["applying"]} == {("127.0.0.1", "DENY"), ("*", "ALLOW")}
+    api_read = next(o for o in data["operations"] if o["operation"] == "READ")
+    assert api_read["outcome"] == "ALLOWED" and api_read["verdict"] == read.verdict
+    assert [(h["host"], h["outcome"]) for h in api_read["hosts"]] == [("127.0.0.1", "DENIED")]
+    acls.change_acls(actor=personas["operator"], cluster=kafka_cluster, deletes=[allow, deny])
 
 
 @pytest.mark.django_db
