@@ -390,4 +390,9 @@ NOTIFY_BACKOFF_S = _env_num("NOTIFY_BACKOFF_S", 10.0)  # before retry n: NOTIFY_
 NOTIFY_BACKOFF_MAX_S = _env_num("NOTIFY_BACKOFF_MAX_S", 600.0)  # ... at most this
 NOTIFY_TIMEOUT_S = _env_num("NOTIFY_TIMEOUT_S", 10.0)  # an HTTP connect or read, an SMTP session
 NOTIFY_EMAIL_FROM = os.environ.get("NOTIFY_EMAIL_FROM", REQUESTS_EMAIL_FROM or "kafka-console@localhost")
+# Where notifications may go (console/notify/egress.py): webhooks only to public addresses, plus these
+# networks (CIDRs, e.g. "10.20.0.0/16"; empty: no internal address); e-mail only to these domains
+# (ALLOWED_HOSTS syntax: "example.com", ".example.com" with its subdomains, "*" any; empty: no e-mail).
+NOTIFY_ALLOWED_NETWORKS = _env_list("NOTIFY_ALLOWED_NETWORKS", "")
+NOTIFY_EMAIL_DOMAINS = _env_list("NOTIFY_EMAIL_DOMAINS", "")
 CONSOLE_BASE_URL = os.environ.get("CONSOLE_BASE_URL", "").rstrip("/")  # makes notification links absolute
