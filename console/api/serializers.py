@@ -253,7 +253,7 @@ class ResetIn(HeldIn):
     )
 
 
-class ConfirmIn(serializers.Serializer):
+class ConfirmIn(HeldIn):  # a group delete: held like an offset reset (console/groups/delete.py)
     confirmation = serializers.CharField(allow_blank=True, max_length=300)
 
 

@@ -239,19 +239,28 @@ class GroupReset(ApiView):
 
 class GroupDelete(ApiView):
     @extend_schema(
-        operation_id="groups_delete", request=s.ConfirmIn, responses={200: OpenApiTypes.OBJECT, **ERRORS}
+        operation_id="groups_delete",
+        request=s.ConfirmIn,
+        responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT, **ERRORS},
     )
     @idempotent
     def post(self, request, name: str, group: str):
         cluster = _groups_cluster(self, name, access.MANAGE_GROUPS)
         data = s.ConfirmIn(data=request.data)
         data.is_valid(raise_exception=True)
+        confirmation = data.validated_data["confirmation"]
+        held = hold(
+            self,
+            cluster,
+            group_delete.GATE,
+            lambda: change_kinds.prepare_group_delete(
+                request.user, cluster, group, confirmation=confirmation
+            ),
+        )
+        if held is not None:
+            return held
         done = group_delete.delete_group(
-            actor=request.user,
-            cluster=cluster,
-            group_id=group,
-            confirmation=data.validated_data["confirmation"],
-            source_ip=self.ip,
+            actor=request.user, cluster=cluster, group_id=group, confirmation=confirmation, source_ip=self.ip
         )
         return Response(plain(done), status=200 if done.ok else 409)
 
@@ -260,19 +269,30 @@ class GroupOffsetsDelete(ApiView):
     @extend_schema(
         operation_id="groups_offsets_delete",
         request=s.OffsetsDeleteIn,
-        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+        responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT, **ERRORS},
     )
     @idempotent
     def post(self, request, name: str, group: str):
         cluster = _groups_cluster(self, name, access.MANAGE_GROUPS)
         data = s.OffsetsDeleteIn(data=request.data)
         data.is_valid(raise_exception=True)
+        topic, confirmation = data.validated_data["topic"], data.validated_data["confirmation"]
+        held = hold(
+            self,
+            cluster,
+            group_delete.GATE,
+            lambda: change_kinds.prepare_group_offsets_delete(
+                request.user, cluster, group, topic, confirmation=confirmation
+            ),
+        )
+        if held is not None:
+            return held
         result = group_delete.delete_offsets(
             actor=request.user,
             cluster=cluster,
             group_id=group,
-            topic=data.validated_data["topic"],
-            confirmation=data.validated_data["confirmation"],
+            topic=topic,
+            confirmation=confirmation,
             source_ip=self.ip,
         )
         return Response({**plain(result), "ok": result.all_ok}, status=200 if result.all_ok else 207)

@@ -21,6 +21,9 @@ from console.models.changes import ChangePolicy
 
 # The action kinds a policy can gate (the value stored in ChangePolicy.kinds) and how pages name
 # them; each has a held-change path (console/changes/kinds/) and a page that submits it.
+# "group.reset" holds deleting a group or its committed offsets of a topic too: either puts the
+# group's consumers back at auto.offset.reset, a reset in effect, so a policy holding resets
+# cannot be walked round by deleting instead (and existing policies hold them from the start).
 KINDS: dict[str, str] = {
     "topic.create": "Topic creations",
     "topic.delete": "Topic deletions",
@@ -31,7 +34,7 @@ KINDS: dict[str, str] = {
     "reassignment": "Reassignments",
     "throttle": "Throttle changes of running reassignments",
     "election": "Leader elections",
-    "group.reset": "Consumer group offset resets",
+    "group.reset": "Consumer group offset resets and deletions",
 }
 # The permission each kind's own action needs: holding an action for review needs it too.
 PERMISSIONS: dict[str, str] = {

@@ -1,6 +1,8 @@
 """Deleting a consumer group (refused while it has members, named) and a group's committed offsets
 of a topic (OffsetDelete: Kafka refuses each partition while a member still consumes the topic).
-Both need the group id typed, and are audited: requested before Kafka, the outcome after."""
+Both need the group id typed, and are audited: requested before Kafka, the outcome after. Both are
+offset resets in effect, so the change-control policy entry that holds resets ("group.reset")
+holds them too; ``preview_delete`` and ``preview_offsets_delete`` are their dry runs."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import dataclass
 from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit.refusals import refused_as
+from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.groups.actions import (
     TIMEOUT,
@@ -26,7 +29,71 @@ from console.groups.actions import (
 )
 from console.groups.core import tp_text
 from console.groups.reads import describe_group, target
-from console.kafka import KafkaOperationError
+from console.kafka import GroupDescription, KafkaOperationError, TopicPartition
+
+GATE = "group.reset"  # the change-control kind that holds both deletes (see console/changes/gate.py)
+
+
+@dataclass(frozen=True)
+class DeletePreview:
+    """A delete's dry run: the group as it is (None: there is no such group), the committed offsets
+    the delete removes, and why it would be refused now ("" when it would not)."""
+
+    group: GroupDescription | None
+    offsets: dict[TopicPartition, int]
+    blocked: str
+
+
+def _group_or_none(cluster, group_id: str) -> GroupDescription | None:
+    try:
+        return describe_group(cluster, group_id)
+    except KafkaOperationError as exc:
+        if exc.name == "GROUP_ID_NOT_FOUND":
+            return None
+        raise
+
+
+def preview_delete(*, actor, cluster, group_id: str) -> DeletePreview:
+    """What deleting the group removes (its committed offsets) and whether Kafka would refuse it."""
+    access.require(actor, cluster, access.MANAGE_GROUPS)
+    group = _group_or_none(cluster, group_id)
+    if group is None:
+        return DeletePreview(None, {}, f"Group '{group_id}' does not exist.")
+    try:
+        _require_empty(group, "deletes")
+    except GroupNotEmpty as exc:
+        return DeletePreview(group, _committed(cluster, group_id, group), str(exc))
+    return DeletePreview(group, _committed(cluster, group_id, group), "")
+
+
+def consumers_of(group: GroupDescription | None, topic: str) -> list[str]:
+    """The members that consume (or subscribe to) ``topic``: Kafka refuses OffsetDelete for it then."""
+    members = group.members if group is not None else ()
+    return [
+        f"{m.client_id or m.member_id} ({m.host})"
+        for m in members
+        if topic in m.subscribed_topics or any(tp.topic == topic for tp in m.assignment)
+    ]
+
+
+def preview_offsets_delete(*, actor, cluster, group_id: str, topic: str) -> DeletePreview:
+    """The group's committed offsets of ``topic`` an offsets delete removes, and whether Kafka would
+    refuse it (no offsets for the topic; a member consumes it: GROUP_SUBSCRIBED_TO_TOPIC)."""
+    access.require(actor, cluster, access.MANAGE_GROUPS)
+    group = _group_or_none(cluster, group_id)
+    offsets = {tp: o for tp, o in _committed(cluster, group_id, group).items() if tp.topic == topic}
+    consumers = consumers_of(group, topic)
+    if not offsets:
+        blocked = f"Group '{group_id}' has no committed offsets for topic '{topic}'."
+    elif consumers:
+        blocked = (
+            f"{', '.join(consumers[:10])} of group '{group_id}' consume{'s' if len(consumers) == 1 else ''} "
+            f"'{topic}': Kafka deletes the offsets of a topic only when no member consumes it."
+        )
+    else:
+        blocked = ""
+    return DeletePreview(group, offsets, blocked)
+
 
 # -- delete --------------------------------------------------------------------------------------
 
@@ -55,6 +122,7 @@ def delete_group(
 ) -> GroupDeleted:
     """Delete a group and its committed offsets: refused while it has members (named)."""
     access.require(actor, cluster, access.MANAGE_GROUPS)
+    gate.check(actor, cluster, GATE)
     check_confirmation(group_id, confirmation)
     group = describe_group(cluster, group_id)
     _require_empty(group, "deletes")
@@ -126,6 +194,7 @@ def delete_offsets(
     """Delete the group's committed offsets of one topic (OffsetDelete); Kafka refuses each partition
     (GROUP_SUBSCRIBED_TO_TOPIC) while a member of the group consumes the topic."""
     access.require(actor, cluster, access.MANAGE_GROUPS)
+    gate.check(actor, cluster, GATE)
     check_confirmation(group_id, confirmation)
     group = describe_group(cluster, group_id)
     committed = {tp: o for tp, o in _committed(cluster, group_id, group).items() if tp.topic == topic}

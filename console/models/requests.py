@@ -23,6 +23,11 @@ class RequestKind(models.TextChoices):
     CHANGE_PARTITIONS = "change.topic.partitions", "Partition increase (held for approval)"
     CHANGE_THROTTLE = "change.throttle", "Throttle change (held for approval)"
     CHANGE_ELECTION = "change.election", "Leader election (held for approval)"
+    CHANGE_GROUP_DELETE = "change.group.delete", "Consumer group deletion (held for approval)"
+    CHANGE_GROUP_OFFSETS_DELETE = (
+        "change.group.offsets.delete",
+        "Committed offsets deletion (held for approval)",
+    )
 
 
 class RequestState(models.TextChoices):

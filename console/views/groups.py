@@ -28,6 +28,9 @@ from console.views.changes import gated_context, hold_for_review, holding
 from pipeline import charts
 
 REFUSALS = (actions.GroupNotEmpty, actions.ConfirmationError, ResetPlanError, delete.NoOffsets)
+# On a cluster that holds these actions, any POST of a delete page submits it for review (the
+# page's own button, or none) or breaks glass: nothing reaches the direct delete there.
+HOLD_ACTIONS = ("delete", "")
 
 
 def _cluster(request, name: str, perm: str = access.VIEW):
@@ -173,22 +176,32 @@ def _plan_again(request, cluster, group: str, spec) -> dict:
 @login_required
 @require_http_methods(["GET", "POST"])
 def group_delete(request, name: str, group: str):
+    """Delete an empty group (the group id typed); held for review when the cluster holds resets."""
     cluster, unavailable = _cluster(request, name, access.MANAGE_GROUPS)
     if unavailable:
         return unavailable_page(request, cluster, "groups", f"Delete {group}")
     form = ConfirmForm(request.POST or None)
     context = {"cluster": cluster, "group_id": group, "form": form}
+    context.update(gated_context(request, cluster, delete.GATE))
     if request.method == "POST" and form.is_valid():
+        confirmation = form.cleaned_data["confirmation"]
         try:
+            if holding(request, context, HOLD_ACTIONS):
+                prepared = change_kinds.prepare_group_delete(
+                    request.user, cluster, group, confirmation=confirmation
+                )
+                return hold_for_review(request, cluster, prepared)
             done = delete.delete_group(
                 actor=request.user,
                 cluster=cluster,
                 group_id=group,
-                confirmation=form.cleaned_data["confirmation"],
+                confirmation=confirmation,
                 source_ip=client_ip(request),
             )
         except actions.ConfirmationError as exc:
             form.add_error("confirmation", str(exc))
+        except ChangeInvalid as exc:
+            context["error"] = "; ".join(exc.errors)
         except REFUSALS + (KafkaOperationError,) as exc:
             context["error"] = _error_text(exc)
         else:
@@ -208,31 +221,41 @@ def group_delete(request, name: str, group: str):
 @login_required
 @require_http_methods(["GET", "POST"])
 def group_offsets_delete(request, name: str, group: str):
-    """Delete the group's committed offsets of one topic (the topic comes from the group's page)."""
+    """Delete the group's committed offsets of one topic (the topic comes from the group's page);
+    held for review when the cluster holds resets."""
     cluster, unavailable = _cluster(request, name, access.MANAGE_GROUPS)
     if unavailable:
         return unavailable_page(request, cluster, "groups", f"Delete offsets of {group}")
     form = OffsetsDeleteForm(request.POST or None, initial={"topic": request.GET.get("topic", "")[:300]})
     context = {"cluster": cluster, "group_id": group, "form": form, "result": None}
+    context.update(gated_context(request, cluster, delete.GATE))
     if request.method == "POST" and form.is_valid():
+        topic, confirmation = form.cleaned_data["topic"], form.cleaned_data["confirmation"]
         try:
+            if holding(request, context, HOLD_ACTIONS):
+                prepared = change_kinds.prepare_group_offsets_delete(
+                    request.user, cluster, group, topic, confirmation=confirmation
+                )
+                return hold_for_review(request, cluster, prepared)
             result = delete.delete_offsets(
                 actor=request.user,
                 cluster=cluster,
                 group_id=group,
-                topic=form.cleaned_data["topic"],
-                confirmation=form.cleaned_data["confirmation"],
+                topic=topic,
+                confirmation=confirmation,
                 source_ip=client_ip(request),
             )
         except actions.ConfirmationError as exc:
             form.add_error("confirmation", str(exc))
+        except ChangeInvalid as exc:
+            context["error"] = "; ".join(exc.errors)
         except REFUSALS + (KafkaOperationError,) as exc:
             context["error"] = _error_text(exc)
         else:
             if result.all_ok:
                 messages.success(
                     request,
-                    f"Committed offsets of '{form.cleaned_data['topic']}' deleted ({result.ok_count} partition{'s' if result.ok_count != 1 else ''}).",
+                    f"Committed offsets of '{topic}' deleted ({result.ok_count} partition{'s' if result.ok_count != 1 else ''}).",
                 )
                 return _back(request, _detail_url(cluster, group))
             context["result"] = result

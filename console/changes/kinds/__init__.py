@@ -14,7 +14,11 @@ from console.changes.kinds.acls import prepare_acl_change
 from console.changes.kinds.base import ChangeInvalid, Handler, Prepared
 from console.changes.kinds.configs import gate_kind as config_gate_kind
 from console.changes.kinds.configs import prepare_config
-from console.changes.kinds.groups import prepare_group_reset
+from console.changes.kinds.groups import (
+    prepare_group_delete,
+    prepare_group_offsets_delete,
+    prepare_group_reset,
+)
 from console.changes.kinds.moves import prepare_election, prepare_reassignment, prepare_throttle
 from console.changes.kinds.topics import prepare_partitions, prepare_topic_create, prepare_topic_delete
 
@@ -35,6 +39,8 @@ __all__ = [
     "prepare_acl_change",
     "prepare_config",
     "prepare_election",
+    "prepare_group_delete",
+    "prepare_group_offsets_delete",
     "prepare_group_reset",
     "prepare_partitions",
     "prepare_reassignment",

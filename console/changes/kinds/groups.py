@@ -1,12 +1,16 @@
-"""Held consumer group offset resets: current -> new offset and the lag change per partition."""
+"""Held consumer group offset resets (current -> new offset and the lag change per partition), and
+held deletes of a group or of its committed offsets of a topic (each committed offset -> deleted).
+All three are held by the policy's "group.reset" entry: a delete puts consumers back at their
+auto.offset.reset position, a reset in effect."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from console.changes.kinds.base import ChangeInvalid, Handler, Prepared
+from console.changes.kinds.base import ChangeInvalid, Handler, Prepared, checked, review
 from console.groups import actions as groups
+from console.groups import delete as group_delete
 from console.models.requests import RequestKind
 from console.requests import group_reset
 
@@ -64,6 +68,82 @@ def _reset_run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
     return True, f"reset {len(result.outcomes)} offset(s) to the reviewed values"
 
 
+# -- deleting a group, or its committed offsets of a topic ------------------------------------------
+
+
+def _delete_review_of(preview: group_delete.DeletePreview, exists_text: str) -> dict[str, Any]:
+    """Each committed offset the delete removes; ``pinned``: those offsets, whether the group is
+    there and who consumes (a consumer that joins or commits meanwhile is drift)."""
+    rows = [[tp.topic, tp.partition, o, "deleted"] for tp, o in sorted(preview.offsets.items())]
+    members = (
+        sorted(f"{m.client_id or m.member_id} ({m.host})" for m in preview.group.members)
+        if preview.group
+        else []
+    )
+    return review(
+        ["topic", "partition", "committed offset", "after"], rows,
+        ok=not preview.blocked, kafka=preview.blocked or exists_text,
+        pinned=[[r[0], r[1], r[2]] for r in rows] + [preview.group is not None, members],
+    )  # fmt: skip
+
+
+def _group_delete_review(actor, cluster, payload: Mapping[str, Any]) -> dict[str, Any]:
+    preview = group_delete.preview_delete(actor=actor, cluster=cluster, group_id=payload["group"])
+    state = preview.group.state if preview.group else ""
+    return _delete_review_of(
+        preview, f"the group ({state}) has no active members; Kafka deletes it with its committed offsets"
+    )
+
+
+def prepare_group_delete(actor, cluster, group_id: str, *, confirmation: str) -> Prepared:
+    groups.check_confirmation(group_id, confirmation)
+    payload = {"group": group_id}
+    review_now = _group_delete_review(actor, cluster, payload)
+    return checked(Prepared(
+        RequestKind.CHANGE_GROUP_DELETE, "group.reset", f"group:{group_id}", payload, review_now,
+        f"delete group {group_id} and its {len(review_now['rows'])} committed offset(s)",
+    ))  # fmt: skip
+
+
+def _group_delete_run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
+    done = group_delete.delete_group(
+        actor=actor, cluster=cluster, group_id=payload["group"], confirmation=payload["group"],
+        request_id=request_id,
+    )  # fmt: skip
+    return done.ok, f"deleted group {done.group_id}" if done.ok else f"{done.status}: {done.message}"
+
+
+def _offsets_delete_review(actor, cluster, payload: Mapping[str, Any]) -> dict[str, Any]:
+    preview = group_delete.preview_offsets_delete(
+        actor=actor, cluster=cluster, group_id=payload["group"], topic=payload["topic"]
+    )
+    return _delete_review_of(preview, "no member of the group consumes the topic (OffsetDelete)")
+
+
+def prepare_group_offsets_delete(actor, cluster, group_id: str, topic: str, *, confirmation: str) -> Prepared:
+    groups.check_confirmation(group_id, confirmation)
+    payload = {"group": group_id, "topic": topic}
+    review_now = _offsets_delete_review(actor, cluster, payload)
+    return checked(Prepared(
+        RequestKind.CHANGE_GROUP_OFFSETS_DELETE, "group.reset", f"group:{group_id}", payload,
+        review_now, f"delete the {len(review_now['rows'])} committed offset(s) of {group_id} on {topic}",
+    ))  # fmt: skip
+
+
+def _offsets_delete_run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
+    result = group_delete.delete_offsets(
+        actor=actor, cluster=cluster, group_id=payload["group"], topic=payload["topic"],
+        confirmation=payload["group"], request_id=request_id,
+    )  # fmt: skip
+    if result.failed:
+        return False, "; ".join(f"{o.topic}-{o.partition}: {o.message}" for o in result.failed[:10])
+    return True, f"deleted {len(result.outcomes)} committed offset(s) of {payload['topic']}"
+
+
 HANDLERS = {
     RequestKind.CHANGE_GROUP_RESET: Handler("group.reset", _reset_review, _reset_run),
+    RequestKind.CHANGE_GROUP_DELETE: Handler("group.reset", _group_delete_review, _group_delete_run),
+    RequestKind.CHANGE_GROUP_OFFSETS_DELETE: Handler(
+        "group.reset", _offsets_delete_review, _offsets_delete_run
+    ),
 }
