@@ -80,6 +80,9 @@ class BatchResult:
 
 
 def _failure(name: str, err: KafkaOperationError, status: str = "failed") -> TopicOutcome:
+    collision = policy.kafka_collision(err.message) if err.name == "INVALID_TOPIC_EXCEPTION" else None
+    if collision is not None:  # Kafka's generic text would blame the characters, which are fine
+        return TopicOutcome(name, False, "name collides", policy.collision_text(name, collision[1]), err.name)
     if err.name == "TOPIC_ALREADY_EXISTS":
         status = "already exists"
     elif err.name in (
@@ -268,7 +271,9 @@ def create_topics(
                 TIMEOUT,
             )
         else:
-            outcomes[name] = replace(_failure(name, result), warning=warnings.get(name, ""))
+            failed = _failure(name, result)
+            warning = warnings.get(name, "") if failed.status != "name collides" else ""
+            outcomes[name] = replace(failed, warning=warning)
     ordered = [_listed_once(outcomes[name], name in twice) for name in first]
     if not validate_only and any(o.ok for o in ordered):
         metadata_cache.invalidate(cluster)

@@ -128,11 +128,26 @@ def collision_warning(name: str, existing: Iterable[str] | Mapping[str, list[str
     index = existing if isinstance(existing, Mapping) else collision_index(existing)
     for other in index.get(collision_key(name), ()):
         if other != name:
-            return (
-                f"'{name}' collides with the existing topic '{other}': '.' and '_' map to the same "
-                "metric name. Kafka warns about this; pick a name without the mix."
-            )
+            return collision_text(name, other)
     return ""
+
+
+def collision_text(name: str, other: str) -> str:
+    """What the operator reads when ``name`` collides with the existing topic ``other``."""
+    return (
+        f"'{name}' collides with the existing topic '{other}': Kafka refuses a name that equals an existing "
+        "one once '.' and '_' are treated alike (they map to the same metric name). Pick another name."
+    )
+
+
+# Kafka's (KRaft ReplicationControlManager) refusal: "Topic 'a_b' collides with existing topic: a.b"
+_KAFKA_COLLISION = re.compile(r"Topic '(?P<name>[^']*)' collides with existing topics?: (?P<other>[^\s,]+)")
+
+
+def kafka_collision(message: str) -> tuple[str, str] | None:
+    """(name, existing topic) when Kafka refused a create because of a '.'/'_' collision, else None."""
+    found = _KAFKA_COLLISION.search(message or "")
+    return (found["name"], found["other"]) if found else None
 
 
 # -- checks --------------------------------------------------------------------------------------

@@ -213,9 +213,45 @@ def test_it_warns_about_a_dot_underscore_collision(personas, kafka_cluster):
         specs=[TopicSpec(f"{base}.x", 1, 1)],
         validate_only=True,
     )
-    # Kafka (KRaft) refuses the colliding name; the console says why before and after sending.
-    assert result.outcomes[0].status == "invalid"
-    assert "collides" in result.outcomes[0].warning
+    # Kafka (KRaft) refuses the colliding name, also in a dry run; the headline says why (once).
+    assert result.outcomes[0].status == "name collides"
+    assert result.outcomes[0].message.startswith(f"'{base}.x' collides with the existing topic '{base}_x'")
+    assert result.outcomes[0].warning == ""
+
+
+def test_it_headlines_a_name_collision_with_the_existing_topic_not_as_bad_characters(personas, kafka_cluster):
+    base = uniq("walk").replace(".", "_")
+    topics.create_topics(
+        actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(f"{base}.acl", 1, 1)]
+    )
+    result = topics.create_topics(
+        actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(f"{base}_acl", 1, 1)]
+    )
+    # Kafka (KRaft) answers INVALID_TOPIC_EXCEPTION "Topic 'x_acl' collides with existing topic: x.acl";
+    # the headline names the existing topic instead of Kafka's generic "use only letters, digits..." text.
+    outcome = result.outcomes[0]
+    expected = (
+        f"'{base}_acl' collides with the existing topic '{base}.acl': Kafka refuses a name that equals "
+        "an existing one once '.' and '_' are treated alike (they map to the same metric name). Pick another name."
+    )
+    assert (outcome.ok, outcome.status, outcome.error_name, outcome.message, outcome.warning) == (
+        False,
+        "name collides",
+        "INVALID_TOPIC_EXCEPTION",
+        expected,
+        "",
+    )
+    assert not exists(kafka_cluster, f"{base}_acl")
+    event = AuditEvent.objects.get(pk=result.event_id)
+    assert (event.action, event.outcome) == ("topic.create", "failure")
+    assert event.outcomes == {
+        f"topic:{base}_acl": {
+            "ok": False,
+            "status": "name collides",
+            "error": "INVALID_TOPIC_EXCEPTION",
+            "message": expected,
+        }
+    }
 
 
 def test_the_list_filters_sorts_and_pages_from_one_fetch(personas, kafka_cluster, sandbox):
