@@ -32,7 +32,8 @@ def _original(p: Partition) -> list[int]:
 
 
 def cancel(st: ClusterState, p: Partition) -> None:
-    """Revert an ongoing reassignment to the original replicas."""
+    """Revert an ongoing reassignment as Kafka does (PartitionReassignmentRevert): the current replica
+    list without the adding brokers, which is the original set, not always in the original order."""
     orig = _original(p)
     isr = [b for b in p.isr if b in orig]
     p.isr = isr or [b for b in orig if st.brokers[b].up][:1] or orig[:1]
@@ -53,8 +54,11 @@ def reassign(st: ClusterState, topic: str, p: Partition, target: list[int]) -> N
         if p.adding or p.removing:
             cancel(st, p)
         return
-    p.adding = [b for b in target if b not in orig]
-    p.removing = [b for b in orig if b not in target]
+    # As Kafka's controller (PartitionReassignmentReplicas): adding and removing in ascending order
+    # (sets), the replicas the target followed by the removing brokers; a cancel drops the adding
+    # ones from that list, so the original brokers can come back in another order.
+    p.adding = sorted(b for b in target if b not in orig)
+    p.removing = sorted(b for b in orig if b not in target)
     st.set_replicas(p, target + p.removing)
     p.isr = [b for b in p.isr if b in p.replicas]
     for b in list(p.sizes):

@@ -109,6 +109,40 @@ def test_it_cancels_a_reassignment_with_null_replicas(cluster, admins):
     assert bad[TopicPartition("c", 0)] is InvalidReplicationAssignmentError
 
 
+def test_it_restores_on_cancel_the_order_kafka_restores(cluster, admins):
+    """Kafka's controller (PartitionReassignmentReplicas) lists a reassigning partition's replicas as
+    the target followed by the removing brokers in ascending order; a cancel keeps that list minus
+    the adding brokers (PartitionReassignmentRevert). So the original brokers come back, but not
+    always in their original order, and the preferred leader can change."""
+    _, kp = admins
+    cluster.create_topic("order", 3, 2, assignment=[[1, 2], [2, 3], [3, 1]])
+    cluster.produce_synthetic("order", 100 * MB)
+    cluster.advance(1)
+    kp.alter_partition_reassignments(
+        {
+            TopicPartition("order", 0): [2, 3],
+            TopicPartition("order", 1): [1, 3],
+            TopicPartition("order", 2): [3, 2],
+        }
+    )
+    parts = cluster.state.topics["order"].partitions
+    assert [p.replicas for p in parts] == [[2, 3, 1], [1, 3, 2], [3, 2, 1]]
+    kp.alter_partition_reassignments({TopicPartition("order", i): None for i in range(3)})
+    assert [p.replicas for p in parts] == [[2, 1], [3, 2], [3, 1]]  # p0 and p1: same brokers, other order
+    # Several brokers removed: Kafka lists them in ascending order, not the original one.
+    cluster.create_topic("order2", 1, 2, assignment=[[2, 1]])
+    cluster.produce_synthetic("order2", 100 * MB)
+    cluster.advance(1)
+    from sandbox.handlers.reassign import cancel, reassign
+
+    p = cluster.state.topics["order2"].partitions[0]
+    with cluster.state.lock:
+        reassign(cluster.state, "order2", p, [3])
+        assert (p.replicas, p.adding, p.removing) == ([3, 1, 2], [3], [1, 2])
+        cancel(cluster.state, p)
+    assert p.replicas == [1, 2]
+
+
 def test_it_moves_leadership_to_the_new_preferred_replica_when_the_leader_is_removed(cluster, admins):
     _, kp = admins
     cluster.create_topic("lead", 1, 2, assignment=[[1, 2]])
