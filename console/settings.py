@@ -211,6 +211,15 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "console.api.errors.lockout"  # templates/console/locked_out.html, JSON on /api/
 AXES_VERBOSE = False
+# Behind the TLS proxy (CONSOLE_BEHIND_PROXY) the address is the client's, which each of the
+# CONSOLE_PROXY_COUNT proxies appends to X-Forwarded-For (nginx: $proxy_add_x_forwarded_for), not the
+# proxy's: django-ipware reads it, and a chain of any other length (a client's own X-Forwarded-For)
+# counts against the proxy's address (strict). Failed tokens never lock a valid token out (api/auth.py).
+if _env_bool("CONSOLE_BEHIND_PROXY", False):
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
+    AXES_IPWARE_PROXY_ORDER = "left-most"
+    # the nearest proxy is REMOTE_ADDR; the others are in the header after the client
+    AXES_IPWARE_PROXY_COUNT = max(int(os.environ.get("CONSOLE_PROXY_COUNT", "1")) - 1, 0)
 
 # Redis, the Celery broker and the queues split by latency (poll / admin / batch).
 from console.settings_celery import *  # noqa: E402, F403
@@ -248,6 +257,11 @@ def _env_num(name: str, default: float) -> float:
 
 TOPIC_METADATA_CACHE_S = _env_num("TOPIC_METADATA_CACHE_S", 30.0)
 TOPIC_CONFIG_CACHE_S = _env_num("TOPIC_CONFIG_CACHE_S", 60.0)
+# Kafka answers a config change once its controller has committed it; brokers apply it from the metadata
+# log a little later. A change re-reads (every INTERVAL) until every broker shows it, for at most TIMEOUT;
+# past that the audit records the requested value marked "confirmed": false (console/configs/actions.py).
+CONFIG_CONFIRM_TIMEOUT_S = _env_num("CONFIG_CONFIRM_TIMEOUT_S", 5.0)
+CONFIG_CONFIRM_INTERVAL_S = _env_num("CONFIG_CONFIRM_INTERVAL_S", 0.2)
 TOPIC_POLICY_MAX_PARTITIONS = _env_num("TOPIC_POLICY_MAX_PARTITIONS", 10_000)
 TOPIC_POLICY_MAX_BATCH_SIZE = _env_num("TOPIC_POLICY_MAX_BATCH_SIZE", 5_000)
 ACL_BATCH_MAX = _env_num("ACL_BATCH_MAX", 1000)
@@ -260,6 +274,13 @@ AUDIT_SCAN_WINDOW = _env_num("AUDIT_SCAN_WINDOW", 50_000)
 # A change whose outcome event could not be written (database unavailable) is settled by the
 # reconciler this long after its "requested" event: first as "unknown", then with Kafka's re-read state.
 AUDIT_OUTCOME_GRACE_S = _env_num("AUDIT_OUTCOME_GRACE_S", 120.0)
+# Audit anchors (console/audit/anchor.py): beat appends the checked chain's head, signed with
+# AUDIT_HMAC_KEY, to DIR/anchors.jsonl every EVERY_S seconds (only when it moved; dir 0700, file 0600,
+# append-only). Every chain check compares the chain with the latest line, so deleting the newest events
+# is caught. Production: a directory the database's users cannot reach, shipped off the host or made
+# append-only (chattr +a); the worker must be able to write it. Default: var/audit-anchors.
+CONSOLE_AUDIT_ANCHOR_DIR = os.environ.get("CONSOLE_AUDIT_ANCHOR_DIR") or str(VAR_DIR / "audit-anchors")
+CONSOLE_AUDIT_ANCHOR_EVERY_S = _env_num("CONSOLE_AUDIT_ANCHOR_EVERY_S", 3600.0)
 REQUESTS_EMAIL_FROM = os.environ.get("REQUESTS_EMAIL_FROM", "")  # empty: no e-mail notifications
 # Change control: an approval of a held operator action counts for this long (console/changes).
 APPROVAL_TTL_H = float(os.environ.get("APPROVAL_TTL_H", "24"))
@@ -383,6 +404,8 @@ SPECTACULAR_SETTINGS = {
 API_PAGE_SIZE = int(_env_num("API_PAGE_SIZE", 50))
 API_MAX_PAGE_SIZE = int(_env_num("API_MAX_PAGE_SIZE", 500))
 API_TOKEN_MAX_DAYS = int(_env_num("API_TOKEN_MAX_DAYS", 365))
+# A single sign-on user's tokens work while their groups were read at a login this recent (docs/sso.md).
+API_TOKEN_SSO_MAX_AGE_S = int(_env_num("API_TOKEN_SSO_MAX_AGE_S", CONSOLE_SESSION_MAX_AGE_S))
 API_IDEMPOTENCY_TTL_S = int(_env_num("API_IDEMPOTENCY_TTL_S", 24 * 3600))
 NOTIFY_DISPATCHER = os.environ.get("NOTIFY_DISPATCHER", "tasks.notify.enqueue")  # console/notify's queue
 NOTIFY_MAX_ATTEMPTS = int(_env_num("NOTIFY_MAX_ATTEMPTS", 5))  # then the delivery is "failed"
