@@ -1,4 +1,4 @@
-"""Audit beat job: settle outcomes the database could not take when the change ran."""
+"""Audit beat jobs: settle outcomes the database could not take when the change ran; anchor the chain."""
 
 from __future__ import annotations
 
@@ -11,3 +11,12 @@ def reconcile_outcomes() -> int:
     from console.audit import outcomes
 
     return outcomes.reconcile()
+
+
+@app.task(name="tasks.audit.write_anchor")
+def write_anchor() -> str:
+    """Beat: append the checked chain's signed head to the anchor file outside the database (when it
+    moved); returns "written", "unchanged", "refused" or "unwritable" and never raises for the file."""
+    from console.audit import anchor
+
+    return anchor.append_anchor().outcome

@@ -41,6 +41,10 @@ def _beat_schedule() -> dict:
         },
         "throttle janitor": {"task": "tasks.reassignment.sweep_throttles", "schedule": 10.0},
         "audit outcome reconciler": {"task": "tasks.audit.reconcile_outcomes", "schedule": 30.0},
+        "audit anchor": {
+            "task": "tasks.audit.write_anchor",
+            "schedule": float(settings.CONSOLE_AUDIT_ANCHOR_EVERY_S),
+        },
         "notify tick": {"task": "tasks.notify.tick", "schedule": 5.0},  # retries and lost dispatches
     }
 

@@ -99,6 +99,12 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _own_audit_anchors(settings, tmp_path):
+    """Each test's chain checks read anchors from its own (empty) directory, never a dev run's var/."""
+    settings.CONSOLE_AUDIT_ANCHOR_DIR = str(tmp_path / "audit-anchors")
+
+
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
 
 

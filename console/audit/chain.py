@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from console import notify, operations
 from console.audit import marker
 from console.audit import store as audit
+from console.audit.anchor import AnchorCheck
 from console.audit.refusals import refused_as
 from console.audit.review import _require_reviewer
 from console.models import AuditChainHead, Operation
@@ -31,6 +32,14 @@ class ChainView:
     count: int = 0  # kept events checked (the old ones by their digest, the new ones by their HMAC)
     walked: int = 0  # events whose HMAC was recomputed on this check
     note: str = ""
+    anchor_check: AnchorCheck | None = None  # the latest anchor kept outside the database
+
+
+def failure_text(status) -> str:
+    """How a failed check (a ChainView or store.ChainStatus) is told on the command line."""
+    if status.broken_at is None:
+        return f"Audit check FAILED: {status.reason}"
+    return f"Audit chain BROKEN at event {status.broken_at}: {status.reason}"
 
 
 def announce_broken(broken_at: int | None, reason: str) -> None:
@@ -38,7 +47,11 @@ def announce_broken(broken_at: int | None, reason: str) -> None:
     notify.emit(
         None,
         notify.events.AUDIT_CHAIN_BROKEN,
-        title=f"The audit chain is broken at event {broken_at}",
+        title=(
+            f"The audit chain is broken at event {broken_at}"
+            if broken_at is not None
+            else "The audit check failed"
+        ),
         text=reason,
         link="/audit/",
         details={"broken_at": broken_at, "reason": reason},
@@ -57,7 +70,8 @@ def check_chain(*, batch_size: int = 2000) -> ChainView:
     - otherwise (no marker, a forged or foreign-key one, an archive moved the start, or any old row
       differs) every event is walked from the archive anchor, which names the first broken event.
     A marker that vouches for an event the chain no longer has (the newest events removed with the
-    head) fails the check. A successful check signs a new marker. Cost: reading every kept row (about
+    head) fails the check, and so does a chain that does not hold the latest anchor kept outside the
+    database (console.audit.anchor). A successful check signs a new marker. Cost: reading every kept row (about
     7 µs per event on SQLite here) plus the HMAC walk of the new ones; archiving bounds the kept rows.
     """
     head = AuditChainHead.objects.filter(pk=1).first()
@@ -91,6 +105,7 @@ def check_chain(*, batch_size: int = 2000) -> ChainView:
         status.count,
         walked.count,
         status.note,
+        status.anchor_check,
     )
 
 

@@ -3,8 +3,9 @@
 Every event is hashed with HMAC-SHA256 under AUDIT_HMAC_KEY (console/models/audit.py), so rewriting
 events and re-hashing the rest of the chain needs the key, which the database never holds. Truncating
 the newest events (and the head with them) is only visible against something kept outside: the
-verified-up-to marker (console.audit.marker) while it survives, and an anchor saved by
-``manage.py audit_anchor`` for an external witness (console.audit.anchor).
+verified-up-to marker (console.audit.marker) while it survives, and the anchors kept outside the
+database for an external witness (console.audit.anchor: appended by beat, or saved by ``audit_anchor``),
+the latest of which every check compares the chain with.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -24,6 +25,9 @@ from console.audit import marker
 from console.kafka import KafkaOperationError
 from console.models import AuditChainHead, AuditEvent, AuditTarget
 from console.models.audit import TARGET_MAX
+
+if TYPE_CHECKING:
+    from console.audit.anchor import AnchorCheck
 
 GENESIS_HASH = "0" * 64
 ARCHIVE_ACTION = "audit.archive"
@@ -184,6 +188,7 @@ class ChainStatus:
     reason: str = ""
     archived_up_to: int = 0  # events up to this id were archived (audit_archive); 0 when none were
     note: str = ""  # about the verification marker (ignored, or the old rows changed since)
+    anchor_check: AnchorCheck | None = None  # the latest scheduled anchor (console.audit.anchor)
 
 
 @dataclass(frozen=True)
@@ -312,18 +317,26 @@ def chain_start(head: AuditChainHead | None) -> tuple[int, str]:
 def conclude(
     head: AuditChainHead | None, walked: Walk, prior: marker.Marker | None, note: str = ""
 ) -> ChainStatus:
-    """A walk's verdict, with the head, the archive anchor and the prior marker (truncation) checked;
-    when everything holds, a new signed marker is stored for the next check."""
+    """A walk's verdict, with the head, the archive anchor, the prior marker and the latest scheduled
+    anchor kept outside the database (truncation) checked; when everything holds, a new signed marker is
+    stored for the next check."""
+    from console.audit import anchor  # anchor.py reads the chain's start from this module
+
     start_id, start_hash = chain_start(head)
     if not walked.ok:
         return ChainStatus(
             False, walked.last_id, walked.count, walked.broken_at, walked.reason, start_id, note
         )
+    latest = anchor.check_latest()
     problem = marker.problem(prior, start_id, walked.last_id) or head_problem(
         head, walked.last_id, walked.last_hash
     )
+    if problem is None and latest.level == "failure":
+        problem = (latest.anchor_id, latest.message)
     if problem is not None:
-        return ChainStatus(False, walked.last_id, walked.count, problem[0], problem[1], start_id, note)
+        return ChainStatus(
+            False, walked.last_id, walked.count, problem[0], problem[1], start_id, note, latest
+        )
     marker.save(
         start_id=start_id,
         start_hash=start_hash,
@@ -332,7 +345,9 @@ def conclude(
         count=walked.count,
         digest=walked.digest,
     )
-    return ChainStatus(True, walked.last_id, walked.count, archived_up_to=start_id, note=note)
+    return ChainStatus(
+        True, walked.last_id, walked.count, archived_up_to=start_id, note=note, anchor_check=latest
+    )
 
 
 def verify_chain(batch_size: int = 2000, progress: Callable[[int, int], None] | None = None) -> ChainStatus:

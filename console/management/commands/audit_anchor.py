@@ -1,4 +1,4 @@
-"""Write the audit chain's head (id, hash, time) for an external witness."""
+"""Write the audit chain's head (id, hash, time), signed, for an external witness."""
 
 from __future__ import annotations
 
@@ -8,26 +8,38 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from console.audit.anchor import head_anchor
-from console.audit.chain import check_chain
+from console.audit.anchor import append_anchor, head_anchor
+from console.audit.chain import check_chain, failure_text
 
 
 class Command(BaseCommand):
     help = (
-        "Check the audit chain, then write its head as JSON {id, hash, time, anchored_at} to stdout or "
-        "--out FILE. Keep it where the console's database cannot reach it; `audit_verify --anchor FILE` "
-        "later fails if the chain no longer holds that event with that hash (truncation or rewrite)."
+        "Check the audit chain, then write its head as JSON {v, id, hash, time, anchored_at, mac} (mac: "
+        "HMAC-SHA256 under AUDIT_HMAC_KEY) to stdout or --out FILE. Keep it where the console's database "
+        "cannot reach it; `audit_verify --anchor FILE` later fails if the chain no longer holds that event "
+        "with that hash (truncation or rewrite). --append does what the beat task does: append it to "
+        "CONSOLE_AUDIT_ANCHOR_DIR/anchors.jsonl, which every chain check compares with."
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--out", metavar="FILE", help="write the anchor to FILE instead of stdout")
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument("--out", metavar="FILE", help="write the anchor to FILE instead of stdout")
+        where.add_argument(
+            "--append",
+            action="store_true",
+            help="append it to the scheduled anchors' file now (nothing when the head has not moved)",
+        )
 
     def handle(self, *args, **options) -> None:
+        if options.get("append"):
+            done = append_anchor()
+            if done.outcome in ("refused", "unwritable"):
+                raise CommandError(f"{done.message[0].upper()}{done.message[1:]}. No anchor was written.")
+            self.stderr.write(f"{done.message[0].upper()}{done.message[1:]}.")
+            return
         status = check_chain()
         if not status.ok:
-            raise CommandError(
-                f"Audit chain BROKEN at event {status.broken_at}: {status.reason}. No anchor was written."
-            )
+            raise CommandError(f"{failure_text(status)}. No anchor was written.")
         anchor = head_anchor()
         text = json.dumps(anchor, sort_keys=True) + "\n"
         out = options.get("out")

@@ -7,13 +7,15 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from console.audit.anchor import AnchorError, anchor_problem, parse_anchor
+from console.audit.chain import failure_text
 from console.audit.store import verify_chain
 
 
 class Command(BaseCommand):
     help = (
-        "Verify the audit trail's keyed hash chain (every kept event, with AUDIT_HMAC_KEY). With --anchor, "
-        "also check that the chain still holds the head saved by audit_anchor (detects truncation). "
+        "Verify the audit trail's keyed hash chain (every kept event, with AUDIT_HMAC_KEY) and that it still "
+        "holds the latest anchor in CONSOLE_AUDIT_ANCHOR_DIR (detects truncation; a missing anchor file is "
+        "a warning). With --anchor, also check heads saved by audit_anchor. "
         "Exit code 0 when intact, 1 when broken."
     )
 
@@ -36,11 +38,13 @@ class Command(BaseCommand):
         status = verify_chain()
         if status.note:
             self.stderr.write(f"Note: {status.note}.")
+        latest = status.anchor_check
+        if latest is not None and latest.level == "warning":
+            self.stderr.write(f"Warning: {latest.message}.")
         if not status.ok:
-            raise CommandError(
-                f"Audit chain BROKEN at event {status.broken_at}: {status.reason}. "
-                f"Verified up to event {status.verified_up_to}."
-            )
+            raise CommandError(f"{failure_text(status)}. Verified up to event {status.verified_up_to}.")
+        if latest is not None and latest.level == "ok":
+            self.stdout.write(f"Latest anchor: {latest.message}.")
         for name, (anchor_id, anchor_hash) in anchors:
             problem, note = anchor_problem(anchor_id, anchor_hash)
             if problem:
