@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
@@ -22,7 +23,7 @@ from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.models import Cluster
 from console.models.notify import ChannelKind, NotificationChannel, NotificationDelivery
-from console.notify import core, emitter, events
+from console.notify import core, egress, emitter, events
 
 NAME_MAX = 100
 RECIPIENTS_MAX = 20
@@ -92,16 +93,27 @@ def _clean(
                 validate_email(r)
             except ValidationError:
                 errors.append(f"{r[:100]!r} is not an e-mail address")
+        errors += _domain_problems(cleaned)
     elif kind in ChannelKind.values:
         if url is None and creating:
             errors.append("give the URL to send to")
-        elif url is not None and (problem := core.url_problem(url)):
+        elif url is not None and (problem := core.url_problem(url) or egress.url_refusal(url)):
             errors.append(problem)
     if secret and not (SECRET_MIN <= len(secret) <= SECRET_MAX):
         errors.append(f"a signing secret has {SECRET_MIN} to {SECRET_MAX} characters")
     if errors:
         raise ChannelInvalid(errors)
     return name, wanted, cleaned
+
+
+def _domain_problems(recipients: list[str]) -> list[str]:
+    allowed = settings.NOTIFY_EMAIL_DOMAINS
+    if recipients and not allowed:
+        return ["e-mail channels are off: the operator names the allowed domains in NOTIFY_EMAIL_DOMAINS"]
+    return [
+        f"{r[:100]!r} is not in an allowed domain (NOTIFY_EMAIL_DOMAINS: {', '.join(allowed)})"
+        for r in core.recipients_refused(recipients, allowed)
+    ]
 
 
 def _targets(kwargs: dict) -> list[str]:

@@ -1,4 +1,5 @@
-"""Pure parts of notifications: the webhook signature (sign and verify), the bodies, URL checks, backoff.
+"""Pure parts of notifications: the webhook signature (sign and verify), the bodies, URL checks, which
+addresses and e-mail domains a notification may go to, backoff.
 
 The generic webhook's signature (docs/architecture.md "Notifications"): the body is sent as UTF-8 JSON
 and the request carries
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -106,6 +109,79 @@ def url_problem(url: str) -> str:
     return ""
 
 
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# Ranges Python 3.11's ``is_global`` still calls global but that are special-purpose, or that carry an
+# IPv4 address inside (a NAT64 or 6to4 gateway would forward to it): refused like the rest.
+_ALSO_REFUSED: tuple[IPNetwork, ...] = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "192.0.0.0/24",  # IETF protocol assignments
+        "192.88.99.0/24",  # 6to4 relay anycast
+        "::/96",  # IPv4-compatible IPv6 (deprecated): ::127.0.0.1
+        "64:ff9b::/96",  # NAT64
+        "64:ff9b:1::/48",  # local-use NAT64
+        "2001::/32",  # Teredo
+        "2002::/16",  # 6to4
+        "fec0::/10",  # site-local (deprecated)
+        "3fff::/20",  # documentation
+        "5f00::/16",  # segment routing
+    )
+)
+
+
+def parse_networks(entries: Iterable[str]) -> tuple[IPNetwork, ...]:
+    """The operator's allow-list (NOTIFY_ALLOWED_NETWORKS): CIDRs or single addresses."""
+    out = []
+    for entry in entries:
+        try:
+            out.append(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError as exc:
+            raise ValueError(f"NOTIFY_ALLOWED_NETWORKS: {entry!r} is not a network ({exc})") from None
+    return tuple(out)
+
+
+def address_refusal(ip: IPAddress, allowed: Sequence[IPNetwork]) -> str:
+    """Why a notification may not be sent to ip ("" when it may): only public unicast addresses, or
+    those in a network the operator allowed. An IPv4-mapped IPv6 address is judged as its IPv4 one."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if any(ip in net for net in allowed):
+        return ""
+    if ip.is_unspecified:
+        return "unspecified"
+    if ip.is_loopback:
+        return "loopback"
+    if ip.is_link_local:
+        return "link-local"
+    if ip.is_multicast:
+        return "multicast"
+    if ip.is_private and not ip.is_reserved:
+        return "private"
+    if not ip.is_global or any(ip in net for net in _ALSO_REFUSED):
+        return "reserved"
+    return ""
+
+
+def domain_allowed(domain: str, patterns: Iterable[str]) -> bool:
+    """Django's ALLOWED_HOSTS syntax: "example.com" names that domain, ".example.com" it and its
+    subdomains, "*" any domain."""
+    domain = domain.lower().rstrip(".")
+    for pattern in patterns:
+        pattern = pattern.strip().lower().rstrip(".")
+        if pattern == "*" or pattern == domain:
+            return True
+        if pattern.startswith(".") and (domain.endswith(pattern) or domain == pattern[1:]):
+            return True
+    return False
+
+
+def recipients_refused(recipients: Iterable[str], patterns: Sequence[str]) -> list[str]:
+    """The recipients whose domain NOTIFY_EMAIL_DOMAINS does not allow."""
+    return [r for r in recipients if not domain_allowed(r.rpartition("@")[2], patterns)]
+
+
 def url_hint(url: str) -> str:
     """What pages show of a stored URL: scheme, host and port only (a path or query may carry a token)."""
     parts = urlsplit(url)
@@ -115,16 +191,6 @@ def url_hint(url: str) -> str:
     port = f":{parts.port}" if parts.port else ""
     tail = "/…" if (parts.path not in ("", "/") or parts.query) else "/"
     return f"{parts.scheme}://{host}{port}{tail}"
-
-
-def scrub(text: str, url: str) -> str:
-    """An error text without the URL's path and query (client libraries quote the URL in errors)."""
-    parts = urlsplit(url)
-    out = text.replace(url, url_hint(url))
-    for piece in (parts.path + ("?" + parts.query if parts.query else ""), parts.path, parts.query):
-        if piece and piece != "/":
-            out = out.replace(piece, "/…")
-    return out
 
 
 def backoff_s(attempt: int, base: float, cap: float) -> float:

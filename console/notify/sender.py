@@ -1,8 +1,10 @@
-"""Sending one delivery: an HTTP POST with `requests` (webhook, Slack) or Django's mail backend (e-mail).
+"""Sending one delivery: an HTTP POST through ``egress`` (webhook, Slack) or Django's mail backend (e-mail).
 
-Every call is bounded by NOTIFY_TIMEOUT_S (connect and each read), never follows a redirect (a 3xx
-counts as a failed attempt: a webhook must not be bounced to another host), reads at most a few
-hundred bytes of the answer, and reports errors without the URL's path or query (they may carry a token).
+Every call is bounded by NOTIFY_TIMEOUT_S (connect and each read). The POST goes only to an address
+``egress`` allows, never follows a redirect (a 3xx counts as a failed attempt: a webhook must not be
+bounced to another host) and never reads the answer: an error is a class of failure or "HTTP <status>",
+never the receiver's words, nor the URL's path or query (they may carry a token). An e-mail goes only
+when every recipient is in a domain NOTIFY_EMAIL_DOMAINS allows.
 """
 
 from __future__ import annotations
@@ -10,15 +12,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import requests
 from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 
 from console import crypto
 from console.models.notify import ChannelKind, NotificationDelivery
-from console.notify import core
+from console.notify import core, egress
 
-ANSWER_MAX = 300
 USER_AGENT = "kafka-operator-console-notify/1"
 
 
@@ -60,27 +60,14 @@ def send(delivery: NotificationDelivery) -> Sent:
 
 def _post(url: str, body: bytes, headers: dict[str, str]) -> Sent:
     headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **headers}
-    timeout = float(settings.NOTIFY_TIMEOUT_S)
-    try:
-        with requests.Session() as session:
-            resp = session.post(
-                url,
-                data=body,
-                headers=headers,
-                timeout=(timeout, timeout),
-                allow_redirects=False,
-                stream=True,
-            )
-            with resp:
-                answer = next(resp.iter_content(ANSWER_MAX), b"")[:ANSWER_MAX].decode(errors="replace")
-    except requests.RequestException as exc:
-        return Sent(False, None, core.scrub(f"{type(exc).__name__}: {exc}", url)[:2000])
-    if 200 <= resp.status_code < 300:
-        return Sent(True, resp.status_code)
-    if 300 <= resp.status_code < 400:
-        where = core.url_hint(resp.headers.get("Location", "")) if resp.headers.get("Location") else "?"
-        return Sent(False, resp.status_code, f"HTTP {resp.status_code}: redirect to {where} not followed")
-    return Sent(False, resp.status_code, core.scrub(f"HTTP {resp.status_code}: {answer}".strip(), url))
+    answer = egress.post(url, body, headers, timeout=float(settings.NOTIFY_TIMEOUT_S))
+    if answer.status is None:
+        return Sent(False, None, answer.error)
+    if 200 <= answer.status < 300:
+        return Sent(True, answer.status)
+    if 300 <= answer.status < 400:
+        return Sent(False, answer.status, f"HTTP {answer.status}: redirect not followed")
+    return Sent(False, answer.status, f"HTTP {answer.status}")
 
 
 def _email(delivery: NotificationDelivery) -> Sent:
@@ -88,6 +75,8 @@ def _email(delivery: NotificationDelivery) -> Sent:
     recipients = list(channel.recipients or [])
     if not recipients:
         return Sent(False, None, "the channel has no recipients")
+    if refused := core.recipients_refused(recipients, settings.NOTIFY_EMAIL_DOMAINS):
+        return Sent(False, None, f"recipient domain not allowed (NOTIFY_EMAIL_DOMAINS): {', '.join(refused)}")
     message = EmailMessage(
         subject=f"[Kafka console] [{p['cluster']}] {p['title']}"[:250],
         body=core.email_body(

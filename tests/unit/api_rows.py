@@ -355,7 +355,7 @@ def _notify_channel(w: World) -> tuple[dict, dict]:
 
     channel, _ = notify.create_channel(
         actor=w.people["admin"], cluster=w.cluster, name=uniq("ch"), kind="slack",
-        url="http://127.0.0.1:9/hook", events=["request.submitted"],
+        url="https://hooks.example.com/hook", events=["request.submitted"],
     )  # fmt: skip
     return {"channel_id": channel.pk}, {}
 
@@ -385,7 +385,7 @@ ADMIN_ROWS: tuple[ApiRow, ...] = (
             {
                 "name": uniq("hook"),
                 "kind": "webhook",
-                "url": "http://127.0.0.1:9/x",
+                "url": "https://hooks.example.com/x",
                 "events": ["reassignment.finished"],
             },
         ),

@@ -88,7 +88,12 @@ def _notify_channel(cluster, admin) -> int:
     from console.notify import actions as notify
 
     channel, _ = notify.create_channel(
-        actor=admin, cluster=cluster, name="hostile", kind="webhook", events=[], url="http://127.0.0.1:9/x"
+        actor=admin,
+        cluster=cluster,
+        name="hostile",
+        kind="webhook",
+        events=[],
+        url="https://hooks.example.com/x",
     )
     return channel.pk
 

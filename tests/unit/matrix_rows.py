@@ -356,7 +356,7 @@ def _notify_channel(w: World) -> int:
 
     channel, _ = notify.create_channel(
         actor=w.people["admin"], cluster=w.cluster, name=uniq("matrix"), kind="slack", events=[],
-        url="http://127.0.0.1:9/hook",
+        url="https://hooks.example.com/hook",
     )  # fmt: skip
     return channel.pk
 
@@ -376,7 +376,7 @@ MUTATING_ROWS += (
             {
                 "name": uniq("ch"),
                 "kind": "slack",
-                "url": "http://127.0.0.1:9/x",
+                "url": "https://hooks.example.com/x",
                 "events": ["request.submitted"],
             },
         ),
