@@ -11,6 +11,7 @@ from console.changes import actions as changes
 from console.changes import gate
 from console.changes.kinds import Prepared
 from console.models.requests import RequestState
+from console.requests import approvals
 
 
 def change_json(req) -> dict:
@@ -23,7 +24,7 @@ def change_json(req) -> dict:
         "state": req.state,
         "payload_sha256": req.payload_sha256,
         "approvals_required": req.approvals_required,
-        "approvals": [a.user_name for a in changes.fresh_approvals(req)],
+        "approvals": [a.user_name for a in approvals.fresh_approvals(req)],
         "review": req.review,
         "result": req.result or None,
         "request": f"/api/v1/clusters/{req.cluster.name}/requests/{req.pk}",

@@ -8,11 +8,6 @@ timeline, notifications and worker (``request.execute``), which calls ``execute`
 
 from __future__ import annotations
 
-import hashlib
-import json
-from datetime import timedelta
-
-from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
@@ -24,10 +19,11 @@ from console.changes import gate
 from console.changes.kinds import HANDLERS, ChangeInvalid, Prepared
 from console.kafka import KafkaOperationError
 from console.models import Cluster
-from console.models.changes import ChangeApproval, ChangePolicy
+from console.models.changes import ChangePolicy
 from console.models.requests import ChangeRequest, RequestState
 from console.notify import events as notify_events
 from console.requests import actions as requests
+from console.requests import approvals
 from console.requests.actions import COMMENT_MAX, EXECUTE_KIND, _claim_decision, _step
 from console.requests.notify import _notify, _notify_approvers, announce
 
@@ -36,15 +32,6 @@ JUSTIFICATION_MIN = 10
 
 class Drifted(Exception):
     """The cluster changed since the review: the change went back for a fresh review."""
-
-
-def payload_digest(payload) -> str:
-    """SHA-256 of the payload as canonical JSON: what was reviewed is what runs."""
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def approval_ttl() -> timedelta:
-    return timedelta(hours=float(getattr(settings, "APPROVAL_TTL_H", 24)))
 
 
 # -- policy ---------------------------------------------------------------------------------------
@@ -129,7 +116,7 @@ def submit_change(
         raise ChangeInvalid(["this action does not need approval on this cluster: run it directly"])
     if len(reason) > COMMENT_MAX:
         raise ChangeInvalid([f"the reason is longer than {COMMENT_MAX} characters"])
-    digest = payload_digest(prepared.payload)
+    digest = approvals.payload_digest(prepared.payload)
     with transaction.atomic():
         req = _held(actor, cluster, prepared, digest, reason, approvals_required=policy.approvers)
         _step(req, req.requested_by_name, "submitted", f"{prepared.summary} (payload SHA-256 {digest[:12]}…)")
@@ -151,23 +138,13 @@ def submit_change(
 # -- approve --------------------------------------------------------------------------------------
 
 
-def fresh_approvals(req: ChangeRequest) -> list[ChangeApproval]:
-    """Approvals of this exact payload, by someone other than the author, younger than the TTL."""
-    since = timezone.now() - approval_ttl()
-    return list(
-        req.approvals.filter(payload_sha256=req.payload_sha256, created_at__gte=since)
-        .exclude(user_id=req.requested_by_id)
-        .order_by("id")
-    )
-
-
 def can_approve(user, req: ChangeRequest) -> bool:
     return (
         req.gated
         and req.state == RequestState.PENDING
         and req.requested_by_id != getattr(user, "pk", None)
         and access.can(user, req.cluster, access.APPROVE)
-        and not any(a.user_id == user.pk for a in fresh_approvals(req))
+        and not approvals.has_approved(user, req)
     )
 
 
@@ -226,19 +203,12 @@ def approve_change(
         raise ChangeInvalid(["this change is not waiting for approval"])
     if len(comment) > COMMENT_MAX:
         raise ChangeInvalid([f"the comment is longer than {COMMENT_MAX} characters"])
-    if payload_digest(req.payload) != req.payload_sha256:
+    if approvals.payload_digest(req.payload) != req.payload_sha256:
         raise ChangeInvalid(["the stored payload does not match its reviewed digest; reject it"])
-    if any(a.user_id == actor.pk for a in fresh_approvals(req)):
+    if approvals.has_approved(actor, req):
         raise ChangeInvalid(["you have already approved this change"])
     with transaction.atomic():
-        ChangeApproval.objects.create(
-            request=req,
-            user=actor,
-            user_name=actor.get_username(),
-            payload_sha256=req.payload_sha256,
-            comment=comment,
-        )
-        count = len(fresh_approvals(req))
+        count = approvals.record(req, actor, comment)
         _step(
             req,
             actor.get_username(),
@@ -306,11 +276,13 @@ def execute(req: ChangeRequest) -> tuple[bool, str]:
     author = req.requested_by
     if author is None:
         return False, "the author's account no longer exists"
-    if payload_digest(req.payload) != req.payload_sha256:
+    if approvals.payload_digest(req.payload) != req.payload_sha256:
         return False, "the payload no longer matches the reviewed digest; nothing ran"
-    if len(fresh_approvals(req)) < req.approvals_required:
+    if len(approvals.fresh_approvals(req)) < req.approvals_required:
         _back_to_review(
-            req, req.review, f"the approvals expired (APPROVAL_TTL_H={approval_ttl()}) before it ran"
+            req,
+            req.review,
+            f"the approvals expired (APPROVAL_TTL_H={approvals.approval_ttl()}) before it ran",
         )
         raise Drifted("approvals expired")
     if _drifted(req, author, "the cluster changed between the review and the run; the new diff is shown"):
@@ -341,7 +313,7 @@ def break_glass(
         )
     if len(justification) > COMMENT_MAX:
         raise ChangeInvalid([f"the justification is longer than {COMMENT_MAX} characters"])
-    digest = payload_digest(prepared.payload)
+    digest = approvals.payload_digest(prepared.payload)
     with transaction.atomic():
         req = _held(
             actor,

@@ -78,6 +78,13 @@ def required(actor, cluster: Cluster, kind: str) -> ChangePolicy | None:
     return policy
 
 
+def approvals_for(cluster: Cluster, kind: str) -> int:
+    """How many approvers (never the author) the policy asks for an action of ``kind``: its count
+    when it holds the kind, else one. Self-service requests use it too (console/requests)."""
+    policy = policy_of(cluster)
+    return policy.approvers if policy is not None and kind in policy.kinds else 1
+
+
 def check(actor, cluster: Cluster, kind: str) -> None:
     """In an area's mutation, after its permission check: refuse a held action run directly."""
     if kind in _passed.get():

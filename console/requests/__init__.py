@@ -1,10 +1,12 @@
 """Self-service requests: submit within a namespace, four-eyes decide, execute on a worker.
 
-``actions`` (submit, approve, reject, cancel, list, the auto-approve rule), ``checks`` (namespace,
+``actions`` (submit, approve, reject, cancel, list, the auto-approve rule), ``approvals`` (four eyes
+counted one way for requests and held changes: distinct approvers of the reviewed digest, never the
+requester, as many as the change-control policy asks for the kind; what an Approve did), ``checks`` (namespace,
 policy and Kafka validate-only per kind), ``display`` (a payload as the request page shows it), ``notify`` (in-app and e-mail), ``worker`` (the
 ``request.execute`` kind, running the change through the owning area's action), ``kinds`` (the kinds
 offered, ``group.offsets.reset`` included), ``group_reset`` (a consumer group reset request's payload:
 the spec, the attached dry run, its digest, drift from it).
 """
 
-__all__ = ["actions", "checks", "display", "group_reset", "kinds", "notify", "worker"]
+__all__ = ["actions", "approvals", "checks", "display", "group_reset", "kinds", "notify", "worker"]

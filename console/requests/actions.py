@@ -1,5 +1,6 @@
 """Self-service requests: submit (namespace + policy + Kafka validate-only, or a consumer group reset's
-dry run), approve/reject (four eyes), execute on a worker through the topic, config, ACL and consumer
+dry run), approve/reject (four eyes: as many distinct approvers as the change-control policy asks for
+the kind, never the requester), execute on a worker through the topic, config, ACL and consumer
 group actions, notify, audit every step."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from console.models.requests import (
     RequestKind,
     RequestState,
 )
+from console.requests import approvals
 from console.requests import kinds as request_kinds
 from console.requests.checks import RequestInvalid, check_request
 from console.requests.notify import _notify, _notify_approvers, announce
@@ -68,13 +70,17 @@ def submit_request(
     if len(reason) > COMMENT_MAX:
         raise RequestInvalid([f"the reason is longer than {COMMENT_MAX} characters"])
     checked = check_request(requester=actor, cluster=cluster, kind=kind, payload=payload)
-    auto = _auto_rule_allows(cluster, kind, checked.payload)
+    needed = approvals.needed_for_request(cluster, kind)
+    # the auto-approve rule stands in for one approver, never for the two a policy asks for
+    auto = needed == 1 and _auto_rule_allows(cluster, kind, checked.payload)
     with transaction.atomic():
         req = ChangeRequest.objects.create(
             cluster=cluster,
             kind=kind,
             resource=checked.resource,
             payload=checked.payload,
+            payload_sha256=approvals.payload_digest(checked.payload),
+            approvals_required=needed,
             reason=reason,
             requested_by=actor,
             requested_by_name=actor.get_username(),
@@ -105,11 +111,13 @@ def submit_request(
 
 
 def can_decide(user, req: ChangeRequest) -> bool:
-    """Approvers of the cluster, never the requester (four eyes, whatever their other roles)."""
+    """Approvers of the cluster, never the requester (four eyes, whatever their other roles), and
+    not one whose approval already counts."""
     return (
         req.state == RequestState.PENDING
         and req.requested_by_id != getattr(user, "pk", None)
         and access.can(user, req.cluster, access.APPROVE)
+        and not approvals.has_approved(user, req)
     )
 
 
@@ -133,21 +141,51 @@ def _claim_decision(req: ChangeRequest, state: str, actor, comment: str) -> None
     req.refresh_from_db()
 
 
-def _approve(req: ChangeRequest, actor, comment: str, source_ip: str | None, *, auto: bool = False) -> None:
-    """Inside the caller's transaction: mark approved, audit, start the Operation (dispatched on commit)."""
-    _claim_decision(req, RequestState.APPROVED, actor, comment)
-    _step(req, actor.get_username(), "auto-approved" if auto else "approved", comment)
+def _approval_text(count: int, needed: int, comment: str) -> str:
+    if needed == 1:
+        return comment
+    return f"{count} of {needed}" + (f": {comment}" if comment else "")
+
+
+def _audit_approval(req: ChangeRequest, actor, comment: str, source_ip, count: int, needed: int, auto: bool):
     audit.record(
         actor=actor,
         action="request.auto_approve" if auto else "request.approve",
         cluster=req.cluster,
         targets=[f"request:{req.pk}", req.resource],
-        params={"kind": req.kind, "payload": req.payload, "comment": comment},
+        params={
+            "kind": req.kind,
+            "payload": req.payload,
+            "comment": comment,
+            "approval": count,
+            "of": needed,
+        },
         outcome="approved",
         source_ip=source_ip,
         on_behalf_of=req.requested_by_name,
         request_id=f"request-{req.pk}",
     )
+
+
+def _approve(
+    req: ChangeRequest,
+    actor,
+    comment: str,
+    source_ip: str | None,
+    *,
+    auto: bool = False,
+    count: int = 1,
+    needed: int = 1,
+) -> None:
+    """Inside the caller's transaction: mark approved, audit, start the Operation (dispatched on commit)."""
+    _claim_decision(req, RequestState.APPROVED, actor, comment)
+    _step(
+        req,
+        actor.get_username(),
+        "auto-approved" if auto else "approved",
+        _approval_text(count, needed, comment),
+    )
+    _audit_approval(req, actor, comment, source_ip, count, needed, auto)
     op = operations.start(
         actor=req.requested_by if auto else actor,
         kind=EXECUTE_KIND,
@@ -171,12 +209,16 @@ def _approve(req: ChangeRequest, actor, comment: str, source_ip: str | None, *, 
 def approve_request(
     *, actor, request: ChangeRequest, comment: str = "", source_ip: str | None = None
 ) -> ChangeRequest:
-    """Four eyes, re-validate against the cluster as it is now, then run the change as an Operation."""
+    """Four eyes (as many distinct approvers as the change-control policy asks for the kind, counted
+    as it is now), re-validate against the cluster as it is now; with the last approval needed, run
+    the change as an Operation. An approval short of that count is recorded and audited; nothing runs."""
     _require_decider(actor, request)
     if len(comment) > COMMENT_MAX:
         raise RequestInvalid([f"the comment is longer than {COMMENT_MAX} characters"])
     if request.state != RequestState.PENDING:
         raise RequestInvalid(["this request has already been decided"])
+    if approvals.has_approved(actor, request):
+        raise RequestInvalid(["you have already approved this request; it needs another approver"])
     check_request(
         requester=request.requested_by,
         cluster=request.cluster,
@@ -184,8 +226,17 @@ def approve_request(
         payload=request.payload,
         approving=True,
     )
+    needed = max(request.approvals_required, approvals.needed_for_request(request.cluster, request.kind))
     with transaction.atomic():
-        _approve(request, actor, comment, source_ip)
+        if needed != request.approvals_required:  # the policy asks for more now than on submit
+            ChangeRequest.objects.filter(pk=request.pk).update(approvals_required=needed)
+            request.approvals_required = needed
+        count = approvals.record(request, actor, comment)
+        if count >= needed:
+            _approve(request, actor, comment, source_ip, count=count, needed=needed)
+        else:
+            _step(request, actor.get_username(), "approved", _approval_text(count, needed, comment))
+            _audit_approval(request, actor, comment, source_ip, count, needed, auto=False)
     request.refresh_from_db()
     return request
 

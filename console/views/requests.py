@@ -14,6 +14,7 @@ from console.changes.kinds import ChangeInvalid
 from console.forms.requests import AutoApproveRuleForm, DecisionForm, RequestForm
 from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
 from console.requests import actions as requests
+from console.requests import approvals
 from console.requests import checks as request_checks
 from console.requests import display as request_display
 from console.requests import kinds as request_kinds
@@ -126,6 +127,7 @@ def request_detail(request, name: str, request_id: int):
     group_reset = req.kind == request_kinds.GROUP_RESET
     if req.gated:
         return _change_detail(request, cluster, req)
+    given = approvals.fresh_approvals(req)
     context = {
         **_status_context(cluster, req),
         "kind_label": request_kinds.label(req),
@@ -136,6 +138,8 @@ def request_detail(request, name: str, request_id: int):
             else request_display.payload_rows(payload)
         ),
         "dry_run": request_display.dry_run_rows(payload) if group_reset else None,
+        "approvals": given,
+        "approve_label": "Approve and run" if len(given) + 1 >= req.approvals_required else "Approve",
         "awaiting_other": req.requested_by_id == request.user.pk and req.state == RequestState.PENDING,
         "form": DecisionForm(),
     }
@@ -144,12 +148,11 @@ def request_detail(request, name: str, request_id: int):
 
 def _change_detail(request, cluster, req):
     """A held operator action: its review (before -> after, Kafka's dry-run answer) and approvals."""
-    approvals = change_actions.fresh_approvals(req)
     context = {
         **_status_context(cluster, req),
         "kind_label": request_kinds.label(req),
         "review": req.review or {},
-        "approvals": approvals,
+        "approvals": approvals.fresh_approvals(req),
         "can_decide": change_actions.can_approve(request.user, req),
         "awaiting_other": req.requested_by_id == request.user.pk and req.state == RequestState.PENDING,
         "form": DecisionForm(),
@@ -187,7 +190,7 @@ def _decide(request, name: str, request_id: int, approve: bool):
         messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
         return redirect("request_detail", name=cluster.name, request_id=req.pk)
     try:
-        change_actions.decide(
+        req = change_actions.decide(
             actor=request.user,
             request=req,
             approve=approve,
@@ -197,7 +200,8 @@ def _decide(request, name: str, request_id: int, approve: bool):
     except (request_checks.RequestInvalid, ChangeInvalid) as exc:
         messages.error(request, "Not done: " + "; ".join(exc.errors))
     else:
-        messages.success(request, f"Request #{req.pk} {'approved' if approve else 'rejected'}.")
+        text = approvals.approval_outcome(req) if approve else f"Request #{req.pk} rejected."
+        messages.success(request, text)
     return redirect("request_detail", name=cluster.name, request_id=req.pk)
 
 

@@ -23,6 +23,7 @@ from console.kafka import ConfigChange
 from console.models import AuditEvent, Role, RoleBinding
 from console.models.changes import ChangeApproval
 from console.models.requests import ChangeRequest, Notification, RequestState
+from console.requests import approvals
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
 from console.topics.actions import TopicSpec
@@ -130,7 +131,7 @@ def test_held_config_change_is_approved_by_another_and_runs_exactly_the_reviewed
     assert req.gated and req.state == RequestState.PENDING and req.approvals_required == 1
     assert req.review["rows"] == [["retention.ms", "SET", "1000", "7200000"]]
     assert req.review["ok"] and "valid" in req.review["kafka"]
-    assert req.payload_sha256 == changes.payload_digest(req.payload)
+    assert req.payload_sha256 == approvals.payload_digest(req.payload)
     assert retention(kafka_cluster, topic) == "1000"  # nothing ran yet
     assert Notification.objects.filter(user=operator2, request=req).exists()
     with pytest.raises(PermissionDenied, match="Four eyes"):
@@ -225,7 +226,7 @@ def test_expired_approvals_do_not_count(personas, kafka_cluster, topic, operator
     ChangeApproval.objects.filter(request=req).update(created_at=timezone.now() - timedelta(hours=2))
     changes.approve_change(actor=personas["admin"], request=req)
     req.refresh_from_db()
-    assert req.state == RequestState.PENDING and len(changes.fresh_approvals(req)) == 1
+    assert req.state == RequestState.PENDING and len(approvals.fresh_approvals(req)) == 1
     assert retention(kafka_cluster, topic) == "1000"
 
 

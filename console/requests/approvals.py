@@ -1,0 +1,76 @@
+"""Four eyes, counted one way for self-service requests and for operator actions held by change
+control: an approval counts when it names the request's payload digest, is not the requester's and
+is younger than APPROVAL_TTL_H; each approver counts once. How many are needed is the cluster's
+change-control policy's count for the kind (``console.changes.gate.approvals_for``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from console.changes import gate
+from console.models.changes import ChangeApproval
+from console.models.requests import ChangeRequest, RequestState
+from console.requests import kinds as request_kinds
+
+
+def payload_digest(payload) -> str:
+    """SHA-256 of the payload as canonical JSON: what was reviewed is what runs."""
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def approval_ttl() -> timedelta:
+    return timedelta(hours=float(getattr(settings, "APPROVAL_TTL_H", 24)))
+
+
+def fresh_approvals(req: ChangeRequest) -> list[ChangeApproval]:
+    """Approvals of this exact payload, by someone other than the author, younger than the TTL."""
+    since = timezone.now() - approval_ttl()
+    return list(
+        req.approvals.filter(payload_sha256=req.payload_sha256, created_at__gte=since)
+        .exclude(user_id=req.requested_by_id)
+        .order_by("id")
+    )
+
+
+def has_approved(user, req: ChangeRequest) -> bool:
+    return any(a.user_id == getattr(user, "pk", None) for a in fresh_approvals(req))
+
+
+def record(req: ChangeRequest, actor, comment: str) -> int:
+    """Inside the caller's transaction: the actor's approval (an expired one of theirs is renewed);
+    the number that count now."""
+    ChangeApproval.objects.update_or_create(
+        request=req,
+        user=actor,
+        payload_sha256=req.payload_sha256,
+        defaults={"user_name": actor.get_username(), "comment": comment, "created_at": timezone.now()},
+    )
+    return len(fresh_approvals(req))
+
+
+def needed_for_request(cluster, kind: str) -> int:
+    """The approvers a self-service request of ``kind`` needs: as many as the policy asks for the
+    operator action it amounts to (a requester never gets a lower bar than an operator), else one."""
+    return gate.approvals_for(cluster, request_kinds.GATE_KINDS.get(kind, ""))
+
+
+def approval_outcome(req: ChangeRequest) -> str:
+    """What an Approve just did, as the pages say it (the request as it is now): queued to run,
+    recorded and waiting for another approver, or sent back for a fresh review (the cluster drifted)
+    - never just "approved" when nothing runs."""
+    req.refresh_from_db()
+    if req.state != RequestState.PENDING:
+        return f"Request #{req.pk} approved: it runs now."
+    last = req.events.order_by("-id").first()
+    if last is not None and last.step == "drifted":
+        return f"Request #{req.pk} approved, but not run: {last.text}. It is back for a fresh review."
+    count = len(fresh_approvals(req))
+    return (
+        f"Request #{req.pk}: your approval is {count} of {req.approvals_required}; "
+        "it waits for another approver and has not run."
+    )
