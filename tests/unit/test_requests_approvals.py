@@ -6,19 +6,24 @@ back for a fresh review because the cluster drifted) instead of "approved" whate
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.contrib.messages import get_messages
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
+from django.utils import timezone
 
 from console import operations
+from console.changes import actions as change_actions
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.kafka import ConfigChange, KafkaOperationError
 from console.models import AuditEvent, Role, RoleBinding
+from console.models.changes import ChangeApproval
 from console.models.requests import AutoApproveRule, ChangeRequest, RequestState
 from console.requests import actions as requests
+from console.requests import approvals
 from console.requests import checks as request_checks
 from tests.unit.test_changes import gated, held_config
 from tests.unit.test_changes import topic as topic  # noqa: F401  (fixture)
@@ -184,3 +189,20 @@ def test_the_page_says_a_held_change_approved_once_of_two_has_not_run(
     client.force_login(personas["admin"])
     done = client.post(url, {"comment": ""})
     assert flashed(done)[-1] == f"Request #{req.pk} approved: it runs now."
+
+
+def test_an_approver_whose_approval_expired_may_approve_again(
+    personas,
+    kafka_cluster,
+    topic,
+    operator2,
+    settings,  # noqa: F811
+):
+    settings.APPROVAL_TTL_H = 1
+    gated(kafka_cluster, personas["admin"], approvers=2)
+    req = held_config(personas, kafka_cluster, topic)
+    change_actions.approve_change(actor=operator2, request=req)
+    ChangeApproval.objects.filter(request=req).update(created_at=timezone.now() - timedelta(hours=2))
+    req = change_actions.approve_change(actor=operator2, request=req, comment="still fine")
+    assert req.state == RequestState.PENDING
+    assert [(a.user_name, a.comment) for a in approvals.fresh_approvals(req)] == [("operator2", "still fine")]
