@@ -28,12 +28,15 @@ def _verify(ctx) -> Done:
     if status.ok:
         text = f"intact: {status.count} events verified up to event {status.verified_up_to}"
     else:
-        text = f"broken at event {status.broken_at}: {status.reason}"
+        where = "failed" if status.broken_at is None else f"broken at event {status.broken_at}"
+        text = f"{where}: {status.reason}"
         announce_broken(status.broken_at, status.reason)
     if status.archived_up_to:
         text += f" (archived up to event {status.archived_up_to})"
     if status.note:
         text += f"; {status.note}"
+    if status.anchor_check is not None and status.anchor_check.level == "warning":
+        text += f"; anchor warning: {status.anchor_check.message}"
     state = OperationState.SUCCEEDED if status.ok else OperationState.FAILED
     ctx.set_item(VERIFY_ITEM, state=state, progress=1.0, message=text)
     return Done(

@@ -186,3 +186,19 @@ def test_audit_anchor_append_writes_the_same_signed_line_as_the_task(anchor_dir,
     assert "Anchored the audit chain at event" in capsys.readouterr().err
     call_command("audit_anchor", "--append")
     assert len(_lines(anchor_dir)) == 1
+
+
+def test_it_fails_the_full_re_verify_operation_on_a_tampered_latest_anchor(anchor_dir, people):
+    from console import operations
+    from console.models import OperationState
+
+    _write(2)
+    audit_tasks.write_anchor()
+    path = anchor_dir / anchor.ANCHOR_FILE
+    path.write_text(_forge_hash(_lines(anchor_dir)[0]) + "\n")
+    op = audit_chain.start_verify(actor=people["auditor"])
+    operations.run(op.pk, worker="test")
+    op.refresh_from_db()
+    assert op.state == OperationState.FAILED
+    assert op.result["broken_at"] is None and op.result["anchor_check"]["level"] == "failure"
+    assert op.error.startswith(f"failed: the latest anchor in {path} is not a signed anchor")
