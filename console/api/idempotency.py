@@ -6,6 +6,12 @@ body) and, when it ends, its answer. A retry with the same key and body gets tha
 refused with 422; a retry while the first is still running gets 409. Answers of 500 and above are
 not kept (nothing is known to have happened, so a retry runs again). Records live
 API_IDEMPOTENCY_TTL_S seconds: each new key purges every expired one (created_at is indexed).
+
+The kept answer is encrypted with the console's keys (console/crypto.py), as some carry a secret shown
+once (a webhook's signing key): a retry by the same user with the same key and body gets it again (that
+is what the key is for: the first answer may never have arrived), and nothing secret lies in the table
+in clear. An answer no configured key opens any more (CONSOLE_ENCRYPTION_KEY changed) is answered 409
+``idempotency_answer_unreadable``: the request was carried out, its answer is lost.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.response import Response
 
+from console import crypto
 from console.api.errors import error_response
 from console.models import IdempotencyRecord
 
@@ -79,14 +86,23 @@ def idempotent(handler):
             record.delete()
         else:
             record.status = response.status_code
-            record.response = json.loads(json.dumps(response.data, default=str))
-            record.save(update_fields=["status", "response"])
+            record.response_encrypted = crypto.encrypt(json.dumps(response.data, default=str))
+            record.save(update_fields=["status", "response_encrypted"])
         return response
 
     return wrapper
 
 
 def _replay(record: IdempotencyRecord) -> Response:
-    response = Response(record.response, status=record.status)
+    try:
+        answer = json.loads(crypto.decrypt(record.response_encrypted))
+    except crypto.SecretUnreadable:
+        return error_response(
+            409,
+            "idempotency_answer_unreadable",
+            "The request with this key was carried out, but its stored answer can no longer be decrypted "
+            "(CONSOLE_ENCRYPTION_KEY changed); read the result with a GET.",
+        )
+    response = Response(answer, status=record.status)
     response["Idempotent-Replayed"] = "true"
     return response

@@ -47,7 +47,8 @@ class ApiToken(models.Model):
 class IdempotencyRecord(models.Model):
     """A POST sent with an ``Idempotency-Key``: the first answer, replayed for the same key and body.
 
-    ``status`` 0 means the first request is still running (a concurrent retry is told so).
+    ``status`` 0 means the first request is still running (a concurrent retry is told so). The answer
+    is kept encrypted (``console/crypto.py``): some carry a secret shown once (a webhook's signing key).
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -55,7 +56,7 @@ class IdempotencyRecord(models.Model):
     route = models.CharField(max_length=300)  # method and path
     body_hash = models.CharField(max_length=64)
     status = models.PositiveSmallIntegerField(default=0)
-    response = models.JSONField(null=True, blank=True)
+    response_encrypted = models.TextField(blank=True, default="")  # the answer's JSON, encrypted
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

@@ -82,3 +82,47 @@ def test_the_change_control_policy_through_the_api(api, kafka_cluster):
     assert api("operator", "get", "change-policy", name="sandbox").status_code == 403
     event = AuditEvent.objects.get(action="change.policy.update", outcome="success")
     assert event.after["kinds"] == ["acl", "election"] and "[token" in event.actor_name
+
+
+def test_a_webhook_secret_is_never_stored_in_clear_for_a_retry_and_a_retry_gets_it_again(
+    client, personas, kafka_cluster
+):
+    from django.db import connection
+    from django.urls import reverse
+
+    from console.api import tokens
+    from console.models import IdempotencyRecord
+
+    bearer = tokens.create_token(actor=personas["admin"], name="t", scope="write", days=1).secret
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {bearer}", "HTTP_IDEMPOTENCY_KEY": "create-hook-1"}
+    url = reverse("api:notifications", kwargs={"name": "sandbox"})
+    body = {"name": "idem-hook", "kind": "webhook", "url": "https://hooks.example.com/in", "events": []}
+    first = client.post(url, body, content_type="application/json", **headers)
+    assert first.status_code == 201, first.content
+    secret = first.json()["secret"]
+    assert len(secret) >= 32
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {IdempotencyRecord._meta.db_table}")
+        rows = cursor.fetchall()
+    assert len(rows) == 1 and secret not in repr(rows)
+    events = AuditEvent.objects.count()
+    again = client.post(url, body, content_type="application/json", **headers)
+    assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()  # the same answer, the secret included, to the same caller
+    assert NotificationChannel.objects.count() == 1 and AuditEvent.objects.count() == events
+    channel_id = first.json()["id"]
+    rotate = {"name": "idem-hook", "events": [], "enabled": True, "rotate_secret": True}
+    rotate_url = reverse("api:notification", kwargs={"name": "sandbox", "channel_id": channel_id})
+    rotated = client.post(
+        rotate_url, rotate, content_type="application/json", **{**headers, "HTTP_IDEMPOTENCY_KEY": "rot-1"}
+    )
+    assert rotated.status_code == 200 and rotated.json()["secret"] not in ("", secret)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {IdempotencyRecord._meta.db_table}")
+        assert rotated.json()["secret"] not in repr(cursor.fetchall())
+    # An answer no configured key opens any more: the request happened, its answer is lost (never a 500).
+    IdempotencyRecord.objects.filter(key="rot-1").update(response_encrypted="not-a-fernet-token")
+    lost = client.post(
+        rotate_url, rotate, content_type="application/json", **{**headers, "HTTP_IDEMPOTENCY_KEY": "rot-1"}
+    )
+    assert lost.status_code == 409 and lost.json()["error"]["code"] == "idempotency_answer_unreadable"
