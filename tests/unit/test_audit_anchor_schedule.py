@@ -202,3 +202,19 @@ def test_it_fails_the_full_re_verify_operation_on_a_tampered_latest_anchor(ancho
     assert op.state == OperationState.FAILED
     assert op.result["broken_at"] is None and op.result["anchor_check"]["level"] == "failure"
     assert op.error.startswith(f"failed: the latest anchor in {path} is not a signed anchor")
+
+
+def test_it_reads_past_a_line_an_interrupted_write_left_unfinished_and_ends_it_on_the_next_append(
+    anchor_dir,
+):
+    _write(1)
+    audit_tasks.write_anchor()
+    [first] = _lines(anchor_dir)
+    with (anchor_dir / anchor.ANCHOR_FILE).open("a") as fh:
+        fh.write('{"anchored_at": "2026-')  # a crash mid-write: no newline
+    assert anchor.check_latest().level == "ok"
+    later = _write(1)
+    assert audit_tasks.write_anchor() == "written"
+    lines = _lines(anchor_dir)
+    assert lines[:2] == [first, '{"anchored_at": "2026-'] and json.loads(lines[2])["id"] == later[0].pk
+    assert (anchor.check_latest().level, anchor.check_latest().anchor_id) == ("ok", later[0].pk)
