@@ -93,7 +93,7 @@ def _ctl(argv: list[str]) -> int:
     ap.add_argument(
         "command",
         help="status | stop-broker ID | start-broker ID | stop-controller ID | "
-        "start-controller ID | fault API | clear-faults | advance SECONDS | "
+        "start-controller ID | fault API | clear-faults | config-lag SECONDS | advance SECONDS | "
         "synthetic TOPIC BYTES_PER_S | speed FACTOR | save [FILE]",
     )
     ap.add_argument("args", nargs="*")

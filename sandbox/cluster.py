@@ -251,6 +251,18 @@ class SandboxCluster:
         """Remove every injected fault."""
         self.faults.clear()
 
+    def set_broker_config_lag(self, seconds: float) -> None:
+        """Brokers describe a changed dynamic broker config only ``seconds`` after the change was answered.
+
+        Real Kafka answers IncrementalAlterConfigs once the controller has committed the record; each
+        broker applies it when it replays the metadata log, so a describe right after may show the old value.
+        0 turns the lag off and lets every broker catch up at once.
+        """
+        with self.state.lock:
+            self.state.broker_config_lag_s = max(0.0, float(seconds))
+            if not self.state.broker_config_lag_s:
+                self.state.catch_up_broker_configs()
+
     # ---- clock and data --------------------------------------------------------------------
     def advance(self, seconds: float) -> None:
         """Move the virtual clock forward, growing logs and copying replicas."""

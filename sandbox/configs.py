@@ -147,22 +147,41 @@ def _node(st: ClusterState, node_id: int) -> Node | None:
     return st.brokers.get(node_id) or st.controllers.get(node_id)
 
 
+# Kafka's DynamicBrokerConfig.brokerConfigSynonyms: keys that set the same thing in other units.
+BROKER_SYNONYMS = {
+    **dict.fromkeys(("log.roll.ms", "log.roll.hours"), ("log.roll.ms", "log.roll.hours")),
+    **dict.fromkeys(
+        ("log.roll.jitter.ms", "log.roll.jitter.hours"), ("log.roll.jitter.ms", "log.roll.jitter.hours")
+    ),
+    "log.flush.interval.ms": ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
+    **dict.fromkeys(
+        ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+        ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+    ),
+}
+
+
 def broker_layers(st: ClusterState, node_id: int, name: str) -> list[tuple[str, str | None, int]]:
-    """(name, value, source) from most to least specific for a broker config."""
-    out: list[tuple[str, str | None, int]] = []
-    per = st.broker_configs.get(str(node_id), {})
-    if name in per:
-        out.append((name, per[name], DYNAMIC_BROKER))
-    if name in st.broker_configs.get("", {}):
-        out.append((name, st.broker_configs[""][name], DYNAMIC_DEFAULT))
+    """(name, value, source) synonyms of a broker config, as Kafka's ConfigHelper lists them.
+
+    Source by source (per-broker, cluster default, static, built-in default), each over the key's
+    synonyms in Kafka's order, from the key itself on: log.retention.ms set per broker lists
+    log.retention.hours (default) after it, and an unset log.retention.ms lists nothing.
+    """
+    names = BROKER_SYNONYMS.get(name, (name,))
     node = _node(st, node_id)
-    if node is not None:
-        static = static_broker_configs(st, node)
-        if name in static:
-            out.append((name, static[name], STATIC_BROKER))
-    d = BROKER_DEFS.get(name)
-    if d is not None and d.default is not None:
-        out.append((name, d.default, DEFAULT))
+    defaults = {
+        n: d.default for n in names if (d := BROKER_DEFS.get(n)) is not None and d.default is not None
+    }
+    sources = (
+        (st.applied_broker_configs(str(node_id)), DYNAMIC_BROKER),
+        (st.applied_broker_configs(""), DYNAMIC_DEFAULT),
+        (static_broker_configs(st, node) if node is not None else {}, STATIC_BROKER),
+        (defaults, DEFAULT),
+    )
+    out: list[tuple[str, str | None, int]] = [(n, m[n], src) for m, src in sources for n in names if n in m]
+    while out and out[0][0] != name:  # Kafka drops the synonyms before the key's own first entry
+        out.pop(0)
     return out
 
 

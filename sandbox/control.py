@@ -23,6 +23,7 @@ COMMANDS = (
     "start-controller",
     "fault",
     "clear-faults",
+    "config-lag",
     "advance",
     "synthetic",
     "speed",
@@ -46,6 +47,7 @@ def run_command(cluster: SandboxCluster, cmd: str, args: list[Any], opts: dict[s
                 "partitions": sum(len(t.partitions) for t in st.topics.values()),
                 "speed": cluster.speed,
                 "faults": cluster.faults.describe(),
+                "broker_config_lag_s": st.broker_config_lag_s,
             }
     if cmd in ("stop-broker", "start-broker", "stop-controller", "start-controller"):
         getattr(cluster, cmd.replace("-", "_"))(int(args[0]))
@@ -61,6 +63,9 @@ def run_command(cluster: SandboxCluster, cmd: str, args: list[Any], opts: dict[s
         return {}
     if cmd == "clear-faults":
         cluster.clear_faults()
+        return {}
+    if cmd == "config-lag":
+        cluster.set_broker_config_lag(float(args[0]))
         return {}
     if cmd == "advance":
         cluster.advance(float(args[0]))

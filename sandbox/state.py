@@ -241,8 +241,14 @@ class ClusterState:
         self.controllers: dict[int, Node] = {}
         self.topics: dict[str, Topic] = {}
         self.topic_ids: dict[uuid.UUID, str] = {}
-        # dynamic broker configs: "" is the cluster default, "1" broker 1, ...
+        # dynamic broker configs: "" is the cluster default, "1" broker 1, ... (as the controller committed them)
         self.broker_configs: dict[str, dict[str, str]] = {"": {}}
+        # Kafka's brokers apply a committed broker config when they replay the metadata log, after the
+        # controller has answered the change: this long later here (0 = at once). See commit_broker_configs.
+        self.broker_config_lag_s: float = 0.0
+        self._unapplied: list[
+            tuple[float, str, dict[str, str]]
+        ] = []  # (applied at, resource, configs before)
         self.logger_levels: dict[int, dict[str, str]] = {}
         self.acls: list[AclBinding] = []
         self.groups: dict[str, Group] = {}
@@ -321,6 +327,28 @@ class ClusterState:
         old = p.replicas
         p.replicas = replicas
         self.index(p, add=[b for b in replicas if b not in old], remove=[b for b in old if b not in replicas])
+
+    def commit_broker_configs(self, name: str, configs: dict[str, str]) -> None:
+        """The controller commits a resource's dynamic broker configs; brokers apply them lag seconds later."""
+        if self.broker_config_lag_s > 0:
+            before = dict(self.broker_configs.get(name, {}))
+            self._unapplied.append((time.monotonic() + self.broker_config_lag_s, name, before))
+        self.broker_configs[name] = configs
+        self.record()
+
+    def catch_up_broker_configs(self) -> None:
+        """Every broker applies every committed broker config now."""
+        self._unapplied = []
+
+    def applied_broker_configs(self, name: str) -> dict[str, str]:
+        """A resource's dynamic broker configs as the brokers have applied them (what they describe)."""
+        if self._unapplied:
+            now = time.monotonic()
+            self._unapplied = [u for u in self._unapplied if u[0] > now]
+            for _, resource, before in self._unapplied:  # the oldest change not applied yet
+                if resource == name:
+                    return before
+        return self.broker_configs.get(name, {})
 
     def record(self) -> None:
         """Record a change that is not visible in Metadata (configs, ACLs, features)."""

@@ -71,23 +71,18 @@ def _broker_entries(
     st: ClusterState, node_id: int, default_only: bool, keys: set[str] | None, synonyms: bool, docs: bool
 ) -> list[Any]:
     out = []
-    extra = [
-        n
-        for n in C.DYNAMIC_ONLY
-        if n in st.broker_configs.get("" if default_only else str(node_id), {})
-        or (not default_only and n in st.broker_configs.get("", {}))
-    ]
-    unknown = [
-        n for n in st.broker_configs.get("" if default_only else str(node_id), {}) if C.broker_def(n) is None
-    ]
+    own = st.applied_broker_configs("" if default_only else str(node_id))  # as this broker has applied them
+    defaults = st.applied_broker_configs("")
+    extra = [n for n in C.DYNAMIC_ONLY if n in own or (not default_only and n in defaults)]
+    unknown = [n for n in own if C.broker_def(n) is None]
     for name in [*C.BROKER_DEFS, *extra, *unknown]:
         if keys is not None and name not in keys:
             continue
         d = C.broker_def(name)
         if default_only:
-            if name not in st.broker_configs.get("", {}):
+            if name not in defaults:
                 continue
-            layers = [(name, st.broker_configs[""][name], C.DYNAMIC_DEFAULT)]
+            layers = [(name, defaults[name], C.DYNAMIC_DEFAULT)]
         else:
             layers = C.broker_layers(st, node_id, name)
         out.append(_entry(name, d, layers, synonyms, docs, read_only=bool(d and d.read_only)))
@@ -279,9 +274,9 @@ def _apply(
     if code == 0 and not validate_only:
         if rtype == TOPIC:
             st.topics[name].configs = new
+            st.record()
         else:
-            st.broker_configs[name] = new
-        st.record()
+            st.commit_broker_configs(name, new)
     return code, msg
 
 

@@ -91,3 +91,67 @@ def test_it_applies_a_create_topic_policy_like_kafka():
         )
         admin.create_topics([NewTopic("safe", 1, 2)])["safe"].result(10)
         assert "safe" in c.state.topics
+
+
+def _broker_value(cluster, broker: str, key: str) -> str | None:
+    """The value broker 1 (or, for "", any broker) describes, over the wire (librdkafka refuses "")."""
+    from kafka.protocol.admin import DescribeConfigsRequest
+
+    from tests.sandbox.conftest import call
+
+    R = DescribeConfigsRequest.DescribeConfigsResource
+    req = DescribeConfigsRequest(
+        resources=[R(resource_type=4, resource_name=broker, configuration_keys=[key])],
+        include_synonyms=True,
+        include_documentation=False,
+    )
+    node = cluster.bootstrap_servers.split(",")[int(broker or 1) - 1]
+    configs = {c.name: c.value for c in call(node, req, 4).results[0].configs}
+    return configs.get(key, "(absent)")
+
+
+def _alter_broker(cluster, broker: str, key: str, op: int, value: str | None = None) -> None:
+    from kafka.protocol.admin import IncrementalAlterConfigsRequest
+
+    from tests.sandbox.conftest import call
+
+    R = IncrementalAlterConfigsRequest.AlterConfigsResource
+    req = IncrementalAlterConfigsRequest(
+        resources=[R(resource_type=4, resource_name=broker, configs=[R.AlterableConfig(key, op, value)])],
+        validate_only=False,
+    )
+    node = cluster.bootstrap_servers.split(",")[int(broker or 1) - 1]
+    assert call(node, req, 1).responses[0].error_code == 0
+
+
+def test_it_lists_a_broker_configs_synonyms_like_kafka(cluster, admin):
+    # Kafka 4.1: an unset log.retention.ms is null with no synonyms; set per broker it lists
+    # log.retention.hours (default) after itself.
+    res = ConfigResource(ConfigResource.Type.BROKER, "1")
+    unset = admin.describe_configs([res])[res].result(10)["log.retention.ms"]
+    assert (unset.value, unset.source, list(unset.synonyms)) == (None, 5, [])
+    _alter_broker(cluster, "1", "log.retention.ms", 0, "-5")
+    got = admin.describe_configs([res])[res].result(10)["log.retention.ms"]
+    assert [(s.name, s.value, s.source) for s in got.synonyms.values()] == [
+        ("log.retention.ms", "-5", 2),
+        ("log.retention.hours", "168", 5),
+    ]
+    assert (got.value, got.source) == ("-5", 2)
+
+
+def test_it_applies_broker_configs_after_the_lag_like_kafkas_metadata_log(cluster):
+    import time
+
+    cluster.set_broker_config_lag(0.6)
+    _alter_broker(cluster, "2", "log.cleaner.backoff.ms", 0, "16001")
+    _alter_broker(cluster, "", "log.cleaner.backoff.ms", 0, "17003")
+    # The controller committed both (the next change validates against them) ...
+    assert cluster.state.broker_configs["2"] == {"log.cleaner.backoff.ms": "16001"}
+    assert cluster.state.broker_configs[""] == {"log.cleaner.backoff.ms": "17003"}
+    # ... but the brokers describe the old values until they have applied the records.
+    assert _broker_value(cluster, "2", "log.cleaner.backoff.ms") == "15000"
+    assert _broker_value(cluster, "", "log.cleaner.backoff.ms") == "(absent)"
+    time.sleep(0.7)
+    assert _broker_value(cluster, "2", "log.cleaner.backoff.ms") == "16001"
+    assert _broker_value(cluster, "", "log.cleaner.backoff.ms") == "17003"
+    assert _broker_value(cluster, "1", "log.cleaner.backoff.ms") == "17003"
