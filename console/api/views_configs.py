@@ -58,6 +58,8 @@ def _alter(view: ApiView, request, cluster, resource) -> Response:
         "diffs": [_diff(d) for d in result.diffs],
         "message": result.message,
         "event_id": result.event_id,
+        "confirmed": result.confirmed,
+        "unconfirmed": list(result.unconfirmed),
     }
     if result.ok:
         return Response(body)
@@ -78,6 +80,7 @@ def _diff(d) -> dict:
         "new_value": None if hidden else d.new_value,
         "old_source": d.old_source,
         "new_source": d.new_source,
+        "applies": d.applies_note,
         "sensitive": hidden,
     }
 

@@ -8,10 +8,12 @@ topics, runs Kafka's validate-only, and only then applies — or stops there for
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from django.conf import settings
 from django.db import transaction
 
 from console import access
@@ -20,7 +22,15 @@ from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.changes import gate
 from console.clusters.actions import gateway_for
-from console.configs.plan import HIDDEN, NOT_SET, ConfigDiff, _set_source, plan_changes, source_label
+from console.configs.plan import (
+    HIDDEN,
+    NOT_SET,
+    ConfigDiff,
+    _set_source,
+    plan_changes,
+    reflects,
+    source_label,
+)
 from console.formatting import human_config_value
 from console.kafka import ConfigChange, ConfigEntry, ConfigResource, KafkaOperationError
 from console.topics import cache as metadata_cache
@@ -179,6 +189,11 @@ class AlterResult:
     error: KafkaOperationError | None = None
     message: str = ""
     event_id: int | None = None
+    unconfirmed: tuple[str, ...] = ()  # applied, but no re-read within the bound showed these keys changed
+
+    @property
+    def confirmed(self) -> bool:
+        return self.ok and not self.validate_only and not self.unconfirmed
 
 
 def preview_changes(
@@ -193,10 +208,65 @@ def preview_changes(
     return diffs
 
 
-def _snapshot(diffs: list[ConfigDiff], entries: Mapping[str, ConfigEntry] | None, new: bool) -> dict:
+def _snapshot(
+    diffs: list[ConfigDiff], entries: Mapping[str, ConfigEntry] | None, new: bool, unconfirmed=()
+) -> dict:
+    """Before: what Kafka reported. After: what Kafka reports now, or the requested value where unconfirmed."""
     if new and entries is not None:
-        return {d.name: (entries[d.name].value if d.name in entries else None) for d in diffs}
+        return {
+            d.name: d.new_value if d.name in unconfirmed else getattr(entries.get(d.name), "value", None)
+            for d in diffs
+        }
     return {d.name: (d.new_value if new else d.old_value) for d in diffs}
+
+
+# -- confirming ----------------------------------------------------------------------------------
+# Kafka answers a config change once its controller has committed it; each broker applies it when it
+# replays the metadata log, so the broker that answers a describe right after may not have it yet.
+
+
+def _pending(gw, resource: ConfigResource, diffs: list[ConfigDiff]) -> tuple[dict | None, list[str]]:
+    """(the resource's configs now, the keys some broker does not show changed yet)."""
+    try:
+        entries = _describe(gw, resource)
+    except KafkaOperationError:
+        return None, [d.name for d in diffs]
+    layer = _set_source(resource)
+    pending = {d.name for d in diffs if not reflects(d, entries.get(d.name), layer)}
+    if resource.type == "BROKER" and not resource.name and len(pending) < len(diffs):
+        pending |= _pending_on_brokers(gw, diffs, layer)  # a cluster default must reach every broker
+    return entries, [d.name for d in diffs if d.name in pending]
+
+
+def _pending_on_brokers(gw, diffs: list[ConfigDiff], layer: str) -> set[str]:
+    try:
+        nodes = [broker_resource(b.id) for b in gw.describe_cluster().brokers]
+        seen = gw.describe_configs(nodes, include_documentation=False, keys=[d.name for d in diffs])
+    except KafkaOperationError:
+        return {d.name for d in diffs}
+    # A broker that cannot answer is down: it applies the log when it is back.
+    views = [v for v in seen.values() if not isinstance(v, KafkaOperationError)]
+    return {d.name for d in diffs for v in views if not reflects(d, v.get(d.name), layer)}
+
+
+def _confirm(gw, resource: ConfigResource, diffs: list[ConfigDiff]) -> tuple[dict | None, list[str]]:
+    """Re-read until every broker shows the change, for at most CONFIG_CONFIRM_TIMEOUT_S."""
+    deadline = time.monotonic() + settings.CONFIG_CONFIRM_TIMEOUT_S
+    while True:
+        entries, pending = _pending(gw, resource, diffs)
+        left = deadline - time.monotonic()
+        if not pending or left <= 0:
+            return entries, pending
+        time.sleep(min(settings.CONFIG_CONFIRM_INTERVAL_S, left))
+
+
+def _unconfirmed_message(resource: ConfigResource, pending: list[str]) -> str:
+    where = "every broker" if resource.type == "BROKER" and not resource.name else "Kafka"
+    return (
+        f"Kafka accepted the change, but {where} did not show {', '.join(pending)} changed within "
+        f"{settings.CONFIG_CONFIRM_TIMEOUT_S:g} s (brokers apply configs from the metadata log): "
+        "the audit records the requested value, not yet confirmed."
+    )
 
 
 @refused_as("config.alter", targets=lambda k: [target(k["resource"])] if k.get("resource") else [])
@@ -230,6 +300,7 @@ def alter_configs(
     request = {resource: [ConfigChange(c.name, c.op, c.value) for c in changes]}
     error = _one(gw, request, resource, validate_only=True)
     after_entries = None
+    pending: list[str] = []
     message = ""
     params = {
         "resource": {"type": resource.type, "name": resource.name},
@@ -250,21 +321,17 @@ def alter_configs(
             sensitive_keys=sensitive,
         )
         error = _one(gw, request, resource, validate_only=False)
-        try:
-            after_entries = _describe(gw, resource)
-        except KafkaOperationError:
-            after_entries = None
-        if error is not None and error.name == "REQUEST_TIMED_OUT" and after_entries is not None:
-            applied = all(
-                d.sensitive or (after_entries.get(d.name) and after_entries[d.name].value) == d.new_value
-                for d in diffs
-            )
-            if applied:
+        if error is None or error.name == "REQUEST_TIMED_OUT":
+            after_entries, pending = _confirm(gw, resource, diffs)
+        if error is not None and error.name == "REQUEST_TIMED_OUT":
+            if not pending:
                 error, message = None, "Kafka answered late; re-reading shows the change applied."
             else:
                 message = (
                     "The request timed out and re-reading does not show the change (it may still apply)."
                 )
+        elif error is None and pending:
+            message = _unconfirmed_message(resource, pending)
         if resource.type == "TOPIC":
             snap = metadata_cache.peek(cluster)
             if snap is not None:
@@ -273,6 +340,13 @@ def alter_configs(
     outcome = {"ok": ok, "status": ("valid (dry run)" if validate_only else "applied") if ok else "failed"}
     if error is not None:
         outcome["error"] = error.name
+    elif not validate_only:
+        outcome["confirmed"] = not pending
+        if pending:
+            outcome.update(unconfirmed=pending, message=message)
+    notes = {d.name: d.applies_note for d in diffs if d.applies_note}
+    if notes and ok and not validate_only:
+        outcome["applies"] = notes
     record = {
         "actor": actor,
         "action": "config.alter.validate" if validate_only else "config.alter",
@@ -280,7 +354,7 @@ def alter_configs(
         "targets": [target(resource)],
         "params": params,
         "before": _snapshot(diffs, None, new=False),
-        "after": _snapshot(diffs, after_entries, new=True) if ok else None,
+        "after": _snapshot(diffs, after_entries, new=True, unconfirmed=pending) if ok else None,
         "outcomes": {target(resource): outcome},
         "source_ip": source_ip,
         "on_behalf_of": on_behalf_of,
@@ -292,7 +366,9 @@ def alter_configs(
     else:
         with transaction.atomic():
             event_id = audit.record(**record).pk
-    return AlterResult(resource, diffs, validate_only, ok, error, message, event_id)
+    return AlterResult(
+        resource, diffs, validate_only, ok, error, message, event_id, tuple(pending) if ok else ()
+    )
 
 
 def _one(gw, request, resource, *, validate_only: bool) -> KafkaOperationError | None:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from console.formatting import human_config_value
-from console.kafka import ConfigChange, ConfigEntry, ConfigResource
+from console.kafka import ConfigChange, ConfigEntry, ConfigResource, ConfigSynonym
 
 # Names of Kafka's PASSWORD-type configs (ssl.*.password, sasl.jaas.config, ssl.keystore.key,
 # *.certificate.chain, password.encoder.secret, delegation.token.secret.key, ...) and look-alikes.
@@ -63,6 +63,24 @@ class ConfigDiff:
     old_source: str
     new_source: str
     sensitive: bool = False
+    # After a DELETE whose key is then unset (log.retention.ms): the synonym Kafka applies instead
+    # (log.retention.hours = 168, default), never shown as the key's own value.
+    applies: ConfigSynonym | None = None
+
+    @property
+    def applies_note(self) -> str:
+        """ "log.retention.hours = 168 (default) applies: 604800000 ms", or "" when the key holds its value."""
+        if self.applies is None or self.sensitive:
+            return ""
+        syn = self.applies
+        note = (
+            f"{syn.name} = {NOT_SET if syn.value is None else syn.value} ({source_label(syn.source)}) applies"
+        )
+        converted = in_unit_of(self.name, syn.name, syn.value)
+        if converted is not None and converted != syn.value:
+            human = human_config_value(self.name, converted)
+            note += f": {converted} ms" + (f" ({human})" if human else "")
+        return note
 
     @property
     def changed(self) -> bool:
@@ -97,16 +115,53 @@ def _split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
-def _inherited(entry: ConfigEntry | None, override_source: str) -> tuple[str | None, str]:
-    """The value and source a key falls back to once its override is deleted."""
+_UNIT_MS = {".ms": 1, ".minutes": 60_000, ".hours": 3_600_000}
+
+
+def _unit(name: str) -> tuple[int, int]:
+    """(rank, milliseconds per unit) of a time key by its suffix: Kafka prefers .ms, then .minutes, then .hours."""
+    for rank, (suffix, ms) in enumerate(_UNIT_MS.items()):
+        if name.endswith(suffix):
+            return rank, ms
+    return len(_UNIT_MS), 1
+
+
+def in_unit_of(key: str, synonym: str, value: str | None) -> str | None:
+    """A synonym's value in ``key``'s unit (log.retention.hours 168 → 604800000 for a .ms key), else None."""
+    if value is None or not key.endswith(".ms") or _unit(synonym)[1] == 1:
+        return None
+    try:
+        return str(int(value.strip()) * _unit(synonym)[1])
+    except ValueError:
+        return None
+
+
+def _inherited(
+    entry: ConfigEntry | None, override_source: str, resource_type: str
+) -> tuple[str | None, str, ConfigSynonym | None]:
+    """What Kafka reports for a key once its override is deleted: (value, source, synonym applied instead).
+
+    A broker key reports only its own value (Kafka's synonyms of another name, log.retention.hours for
+    log.retention.ms, are what applies instead, in another unit). A topic key reports the value it
+    inherits from its broker synonym, converted to its own unit.
+    """
     if entry is None:
-        return None, "DEFAULT_CONFIG"
-    for syn in entry.synonyms:
-        if syn.source != override_source:
-            return syn.value, syn.source
-    if entry.source != override_source:
-        return entry.value, entry.source
-    return None, "DEFAULT_CONFIG"
+        return None, "DEFAULT_CONFIG", None
+    rest = [syn for syn in entry.synonyms if syn.source != override_source]
+    if resource_type == "TOPIC":
+        if rest:
+            first = rest[0]
+            return in_unit_of(entry.name, first.name, first.value) or first.value, first.source, None
+    else:
+        own = [syn for syn in rest if syn.name == entry.name]
+        if own:
+            return own[0].value, own[0].source, None
+        others = sorted((syn for syn in rest if syn.value is not None), key=lambda syn: _unit(syn.name)[0])
+        if others:
+            return None, "DEFAULT_CONFIG", others[0]
+    if not entry.synonyms and entry.source != override_source:
+        return entry.value, entry.source, None
+    return None, "DEFAULT_CONFIG", None
 
 
 def plan_changes(
@@ -144,6 +199,7 @@ def plan_changes(
             errors.append(f"{ch.op} '{ch.name}' needs a value.")
             continue
         sensitive = known.sensitive or (known.type == "PASSWORD")
+        applies = None
         old_value = None if current is None else current.value
         old_source = "DEFAULT_CONFIG" if current is None else current.source
         if ch.op == "SET":
@@ -154,7 +210,7 @@ def plan_changes(
                     f"'{ch.name}' has no override here to delete (its value comes from {source_label(old_source)})."
                 )
                 continue
-            new_value, new_source = _inherited(current, override)
+            new_value, new_source, applies = _inherited(current, override, resource.type)
         else:
             items = _split(old_value)
             given = _split(ch.value)
@@ -163,7 +219,9 @@ def plan_changes(
             else:
                 items = [v for v in items if v not in given]
             new_value, new_source = ",".join(items), override
-        diffs.append(ConfigDiff(ch.name, ch.op, old_value, new_value, old_source, new_source, sensitive))
+        diffs.append(
+            ConfigDiff(ch.name, ch.op, old_value, new_value, old_source, new_source, sensitive, applies)
+        )
     if errors:
         raise ConfigPlanError(errors)
     return diffs
@@ -171,3 +229,20 @@ def plan_changes(
 
 def source_label(source: str) -> str:
     return SOURCE_LABELS.get(source, source.lower().replace("_", " "))
+
+
+def reflects(diff: ConfigDiff, entry: ConfigEntry | None, source: str) -> bool:
+    """Whether a describe shows ``diff`` applied in the layer ``source`` it writes (or removes).
+
+    Reads the synonym of the key's own name at that source (the value as Kafka stored it, before
+    any normalisation of the reported value); without synonyms, the entry itself. A secret's value
+    is never returned, so only its presence is compared.
+    """
+    layer = None
+    if entry is not None:
+        layer = next((s for s in entry.synonyms if s.name == diff.name and s.source == source), None)
+        if layer is None and not entry.synonyms and entry.source == source:
+            layer = ConfigSynonym(entry.name, entry.value, entry.source)
+    if diff.op == "DELETE":
+        return layer is None
+    return layer is not None and (diff.sensitive or layer.value == diff.new_value)

@@ -90,6 +90,8 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
                 context["result"], context["diffs"] = result, result.diffs
                 if result.ok and not result.validate_only:
                     messages.success(request, f"{title}: {len(result.diffs)} config change(s) applied.")
+                    if result.unconfirmed:
+                        messages.warning(request, result.message)
                     url = request.path
                     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
         except config_plan.ConfigPlanError as exc:

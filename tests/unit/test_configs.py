@@ -154,7 +154,7 @@ def test_validate_only_changes_nothing_and_apply_changes_and_audits(personas, ka
     assert events[1].before == {"retention.ms": "1000"}
     assert events[1].after == {"retention.ms": "7200000"}
     assert events[1].targets == [f"topic:{topic}"]
-    assert events[1].outcomes == {f"topic:{topic}": {"ok": True, "status": "applied"}}
+    assert events[1].outcomes == {f"topic:{topic}": {"ok": True, "status": "applied", "confirmed": True}}
     assert audit.verify_chain().ok
 
 

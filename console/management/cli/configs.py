@@ -79,7 +79,7 @@ class ConfigsCommands:
                 "name": d.name,
                 "op": d.op,
                 "before": d.old_display,
-                "after": d.new_display,
+                "after": d.new_display + (f" ({d.applies_note})" if d.applies_note else ""),
                 "source": f"{d.old_source_label} -> {d.new_source_label}",
             }
             for d in result.diffs
@@ -94,10 +94,14 @@ class ConfigsCommands:
             "ok": result.ok,
             "status": status,
             "error": result.error.name if result.error else None,
+            "confirmed": result.confirmed,
+            "unconfirmed": list(result.unconfirmed),
         }
         self._emit(rows, ["name", "op", "before", "after", "source"], extra)
         if self.opts["output"] == "table":
             self.stdout.write(
                 status + (f": {result.error.name} {result.error.operator_text}" if result.error else "")
             )
+            if result.message:
+                self.stdout.write(result.message)
         return OK if result.ok else FAILED
