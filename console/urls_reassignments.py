@@ -19,4 +19,5 @@ urlpatterns = [
     path("<int:rid>/progress/", views.reassign_progress, name="reassign_progress"),
     path("<int:rid>/throttle/", views.reassign_throttle, name="reassign_throttle"),
     path("<int:rid>/cancel/", views.reassign_cancel, name="reassign_cancel"),
+    path("<int:rid>/rollback/", views.reassign_rollback, name="reassign_rollback"),
 ]

@@ -45,6 +45,7 @@ def reassignment_json(r: Reassignment, *, partitions: bool = False) -> dict:
         "cancel_requested": r.cancel_requested,
         "last_poll_at": plain(r.last_poll_at),
         "completed_at": plain(r.completed_at),
+        "rollback_plan": _rollback_plan(r),
     }
     if partitions:
         rows = []
@@ -55,6 +56,7 @@ def reassignment_json(r: Reassignment, *, partitions: bool = False) -> dict:
                 "original": x.original,
                 "target": x.target,
                 "state": x.state,
+                "message": x.message,
                 "percent": x.percent,
             }
             entry = store.live_entry(r, x.topic, x.partition) if x.state == "moving" else None
@@ -74,6 +76,12 @@ def reassignment_json(r: Reassignment, *, partitions: bool = False) -> dict:
             for t in r.throttles.all()
         ]
     return body
+
+
+def _rollback_plan(r: Reassignment) -> dict | None:
+    """After a cancel Kafka restored in another order: the original assignment of those partitions."""
+    plan = reassignment.rollback_plan(r)
+    return json.loads(planner.export_plan(plan)) if plan else None
 
 
 def preview_json(p) -> dict:

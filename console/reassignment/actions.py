@@ -374,6 +374,19 @@ def cancel_reassignment(*, actor, reassignment: Reassignment, source_ip: str | N
         Reassignment.objects.filter(pk=reassignment.pk).update(cancel_requested=True)
 
 
+def rollback_plan(r: Reassignment) -> dict[planner.TP, tuple[int, ...]]:
+    """After a cancel, the original assignment of the partitions Kafka put back on their brokers in
+    another order (their preferred leader may have changed): the exact rollback, to download or to
+    start as a new move. Empty when there are none or the operation has not ended."""
+    op = r.operation
+    reordered = ((op.result or {}).get("reordered") or {}) if op.finished else {}
+    plan = {}
+    for key, seen in reordered.items():
+        topic, _, partition = key.rpartition("-")
+        plan[(topic, int(partition))] = tuple(seen["original"])
+    return plan
+
+
 def stage_label(r: Reassignment) -> str:
     if r.cancel_requested and r.stage != Stage.FINISHED:
         return "Cancelling"

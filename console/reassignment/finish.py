@@ -6,6 +6,7 @@ removal takes back only what the ledger still owes.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 
 from django.db.models import Count
@@ -22,11 +23,13 @@ from console.models.reassignment import (
     Stage,
 )
 from console.operations import Done
-from console.reassignment import throttles
+from console.reassignment import progress, throttles
 from console.reassignment.store import row_tps, set_stage, tps
 from console.topics import cache as metadata_cache
 
 OUTCOMES_IN_AUDIT = 1000  # above this many partitions the final audit event lists only the ones not done
+READBACK_S = 5.0  # how long Kafka's metadata may take to show a cancel before what it shows is final
+READBACK_EVERY_S = 0.25
 
 
 class ThrottlesOwed(Exception):
@@ -103,8 +106,13 @@ def completed(r: Reassignment, election: dict) -> Done:
     )
 
 
-def revert(r: Reassignment) -> None:
-    """KIP-455 cancel of the in-flight partitions, then settle each row from what Kafka reports."""
+def revert(r: Reassignment) -> dict[str, dict]:
+    """KIP-455 cancel of the in-flight partitions, then settle each row from what Kafka has afterwards.
+
+    Kafka restores the original brokers, not always in their original order (see
+    ``progress.after_cancel``): the partitions it put back in another order are returned as
+    ``{"topic-partition": {"original": [...], "replicas": [...]}}`` for the rollback plan.
+    """
     set_stage(r, Stage.CANCELLING)
     gw = gateway_for(r.cluster)
     r.partitions.filter(state=PartitionState.PENDING).update(
@@ -112,38 +120,75 @@ def revert(r: Reassignment) -> None:
     )
     rows = list(r.partitions.filter(state=PartitionState.MOVING))
     if not rows:
-        return
+        return {}
     results = gw.alter_partition_reassignments(dict.fromkeys(tps(rows)))
-    described = gw.describe_topics(sorted({x.topic for x in rows}))
+    cancelled = {
+        (x.topic, x.partition)
+        for x in rows
+        if not isinstance(results.get(TopicPartition(x.topic, x.partition)), KafkaOperationError)
+    }
+    found = _replicas_after_cancel(gw, rows, cancelled)
+    reordered: dict[str, dict] = {}
     for x in rows:
         res = results.get(TopicPartition(x.topic, x.partition))
-        md = described.get(x.topic)
-        part = (
-            None
-            if isinstance(md, KafkaOperationError) or md is None
-            else next((p for p in md.partitions if p.id == x.partition), None)
-        )
-        replicas = list(part.replicas) if part is not None else None
-        if not isinstance(res, KafkaOperationError):
-            x.state, x.message = PartitionState.CANCELLED, "reverted to the original replicas"
-        elif res.name != "NO_REASSIGNMENT_IN_PROGRESS":
+        if isinstance(res, KafkaOperationError) and res.name != "NO_REASSIGNMENT_IN_PROGRESS":
             x.state, x.message = PartitionState.FAILED, f"cancel failed: {res.name}: {res.operator_text}"
-        elif replicas == list(x.target):
-            x.state, x.message = PartitionState.DONE, "completed before the cancel"
-        elif replicas == list(x.original):
-            x.state, x.message = PartitionState.CANCELLED, "reverted to the original replicas"
+            continue
+        replicas = found.get((x.topic, x.partition))
+        kind, x.message = progress.after_cancel(x.original, x.target, replicas)
+        if kind == "target":
+            x.state = PartitionState.DONE
+        elif kind == "other" or (kind == "unknown" and (x.topic, x.partition) not in cancelled):
+            x.state = PartitionState.DIVERGED
         else:
-            x.state, x.message = PartitionState.DIVERGED, f"after cancel the replicas are {replicas}"
+            x.state = PartitionState.CANCELLED
+        if kind == "reordered":
+            reordered[f"{x.topic}-{x.partition}"] = {"original": list(x.original), "replicas": replicas}
     ReassignmentPartition.objects.bulk_update(rows, ["state", "message"], batch_size=500)
     metadata_cache.invalidate(r.cluster)
+    return reordered
 
 
-def cancelled(r: Reassignment) -> Done:
+def _replicas_after_cancel(gw, rows, cancelled: set) -> dict[tuple[str, int], list[int] | None]:
+    """Each partition's replicas as Kafka's metadata shows them. The brokers apply a cancel from the
+    metadata log a moment after the controller accepted it: while a cancelled partition still
+    lists a broker the move was adding, the answer predates the cancel and is read again (bounded)."""
+    deadline = time.monotonic() + READBACK_S
+    while True:
+        described = gw.describe_topics(sorted({x.topic for x in rows}))
+        found: dict[tuple[str, int], list[int] | None] = {}
+        for x in rows:
+            md = described.get(x.topic)
+            part = (
+                None
+                if isinstance(md, KafkaOperationError) or md is None
+                else next((p for p in md.partitions if p.id == x.partition), None)
+            )
+            found[(x.topic, x.partition)] = list(part.replicas) if part is not None else None
+        stale = [
+            x
+            for x in rows
+            if (x.topic, x.partition) in cancelled
+            and set(found[(x.topic, x.partition)] or ()) & (set(x.target) - set(x.original))
+        ]
+        if not stale or time.monotonic() >= deadline:
+            return found
+        time.sleep(READBACK_EVERY_S)
+
+
+def cancelled(r: Reassignment, reordered: dict[str, dict]) -> Done:
+    """The cancel's end: per partition what Kafka has (the rows' messages; the replicas of those
+    restored in another order), and those partitions in the result for the rollback plan."""
     Reassignment.objects.filter(pk=r.pk).update(outcome="cancelled", completed_at=timezone.now())
     set_stage(r, Stage.FINISHED)
     counts, outcomes = _final_outcomes(r)
+    for key, seen in reordered.items():
+        if key in outcomes:
+            outcomes[key]["replicas"] = seen["replicas"]
     return Done(
-        OperationState.CANCELLED, result={"outcome": "cancelled", "partitions": counts}, outcomes=outcomes
+        OperationState.CANCELLED,
+        result={"outcome": "cancelled", "partitions": counts, "reordered": reordered},
+        outcomes=outcomes,
     )
 
 

@@ -303,3 +303,31 @@ def staleness(age_s: float | None, poll_interval_s: float, missed: int = 3) -> b
 def at_least(previous: int, now: int) -> int:
     """A progress percentage that never goes backwards (a growing leader log lowers done/total)."""
     return max(previous, min(100, now))
+
+
+def after_cancel(
+    original: Sequence[int], target: Sequence[int], replicas: Sequence[int] | None
+) -> tuple[str, str]:
+    """What a partition's replicas after a cancel are, compared with its original and its target:
+    ``reverted`` (the original, in order), ``reordered`` (the original brokers in another order:
+    Kafka keeps the replica list of the move without the brokers it was adding, and that list is
+    the target followed by the removed brokers in ascending order), ``target`` (the move had
+    finished), ``other``, or ``unknown`` (not read); with the sentence that says so."""
+    original, target = list(original), list(target)
+    if replicas is None:
+        return "unknown", "Kafka's replicas could not be read after the cancel"
+    replicas = list(replicas)
+    if replicas == original:
+        return "reverted", f"reverted to the original replicas {original}"
+    if replicas == target:
+        return "target", "completed before the cancel"
+    if sorted(replicas) == sorted(original):
+        leader = (
+            f"preferred leader changed from {original[0]} to {replicas[0]}"
+            if replicas[0] != original[0]
+            else f"the preferred leader is still {replicas[0]}"
+        )
+        return "reordered", (
+            f"Kafka restored the original brokers in another order: {replicas}, not {original} ({leader})"
+        )
+    return "other", f"after the cancel Kafka has {replicas} (original {original}, target {target})"

@@ -183,11 +183,12 @@ def _finish_step(ctx) -> Done:
 
 
 def _revert_step(ctx) -> None:
-    finish.revert(reassignment_of(ctx))
+    # kept with the operation until its end: the partitions Kafka restored in another order
+    ctx.data.setdefault("reordered", {}).update(finish.revert(reassignment_of(ctx)))
 
 
 def _cancelled_step(ctx) -> Done:
-    return finish.cancelled(reassignment_of(ctx))
+    return finish.cancelled(reassignment_of(ctx), ctx.data.get("reordered", {}))
 
 
 def _give_up(ctx, error: str) -> None:

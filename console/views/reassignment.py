@@ -65,7 +65,7 @@ def reassign_list(request, name: str):
 @require_http_methods(["GET", "POST"])
 def reassign_new(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_REASSIGNMENTS)
-    form = PlanForm(request.POST or None, request.FILES or None)
+    form = PlanForm(request.POST or None, request.FILES or None, initial=_rollback_initial(request, name))
     ctx = {
         "cluster": cluster,
         "form": form,
@@ -189,6 +189,31 @@ def _balance_rows(result) -> dict | None:
     }
 
 
+def _rollback_initial(request, name: str) -> dict:
+    """``?rollback=<id>``: the form filled in with that cancelled reassignment's rollback plan."""
+    rid = request.GET.get("rollback", "")
+    if request.method != "GET" or not rid.isdigit() or len(rid) > 18:
+        return {}
+    r = _get_reassignment_for_user(request, name, int(rid), access.MANAGE_REASSIGNMENTS)
+    plan = reassignment.rollback_plan(r)
+    return {"intent": "json", "plan_json": planner.export_plan(plan)} if plan else {}
+
+
+@login_required
+@require_GET
+def reassign_rollback(request, name: str, rid: int):
+    """The rollback plan of a cancel that Kafka restored in another order, as a plan file."""
+    r = _get_reassignment_for_user(request, name, rid, defer=_NOT_SHOWN)
+    plan = reassignment.rollback_plan(r)
+    if not plan:
+        raise Http404("This reassignment has no rollback plan.")
+    response = HttpResponse(planner.export_plan(plan), content_type="application/json")
+    response["Content-Disposition"] = (
+        f'attachment; filename="{r.cluster.name}-reassignment-{r.pk}-rollback.json"'
+    )
+    return response
+
+
 @login_required
 @require_GET
 def reassign_export(request, name: str):
@@ -248,6 +273,7 @@ def _progress_context(r: Reassignment, user) -> dict:
         "gate_label": gate.KINDS["throttle"],
         "can_break_glass": controls and access.ADMINISTER in granted,
         "throttle_form": ThrottleForm() if controls else None,
+        "rollback": len(reassignment.rollback_plan(r)),
     }
 
 
@@ -315,7 +341,11 @@ def reassign_cancel(request, name: str, rid: int):
     except reassignment.PlanRejected as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, "Cancelling: in-flight partitions go back to their original replicas.")
+        messages.success(
+            request,
+            "Cancelling: Kafka takes back the replicas it was adding; each partition below then says "
+            "what Kafka has (the original brokers, possibly in another order).",
+        )
     return redirect("reassign_detail", name=name, rid=rid)
 
 

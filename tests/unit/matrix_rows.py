@@ -32,6 +32,7 @@ READ_ONLY = frozenset(
         "reassign_export",
         "reassign_detail",
         "reassign_progress",
+        "reassign_rollback",  # a cancel's rollback plan file
         "throttle_list",
         "capacity",
         "quorum_page",

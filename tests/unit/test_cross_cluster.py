@@ -81,6 +81,7 @@ OBJECT_ROUTES = (
     ("post", "request_cancel", "request_id", {}),
     ("get", "reassign_detail", "rid", None),
     ("get", "reassign_progress", "rid", None),
+    ("get", "reassign_rollback", "rid", None),
     ("post", "reassign_throttle", "rid", {"throttle_mb": "2"}),
     ("post", "reassign_cancel", "rid", {}),
     ("post", "cluster_access_revoke", "binding_id", {}),
