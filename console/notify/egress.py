@@ -37,6 +37,9 @@ NOT_RESOLVED = "the host name does not resolve"
 CONNECTION_FAILED = "connection failed (refused, reset or timed out)"
 TLS_FAILED = "TLS failed (handshake or certificate verification)"
 ALLOW_HINT = "notifications go to public addresses only; NOTIFY_ALLOWED_NETWORKS can allow a network"
+# Addresses tried in turn when connecting fails: three connects and a read stay within the time after
+# which worker.stale_after_s() lets another worker retake the delivery (6 timeouts).
+ADDRESSES_TRIED = 3
 
 
 class AddressRefused(Exception):
@@ -129,7 +132,7 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> A
     host = parts.hostname or ""
     host_header = (f"[{host}]" if ":" in host else host) + (f":{parts.port}" if parts.port else "")
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    for ip in addresses:  # the next address only when this one took no request (connect failed)
+    for ip in addresses[:ADDRESSES_TRIED]:  # the next one only when this one took no request
         with _pool(parts, ip, timeout) as pool:
             try:
                 response = pool.urlopen(

@@ -385,8 +385,37 @@ def test_https_to_a_pinned_address_keeps_the_name_for_sni_and_the_certificate_ch
                 events=[events.REQUEST_SUBMITTED], url=f"https://{name}:{port}/services/T0",
             )  # fmt: skip
         _emit(offline_cluster, django_capture_on_commit_callbacks=django_capture_on_commit_callbacks)
-        good, wrong_name = (worker.deliver(d, worker="w") for d in [d for d, _ in QUEUED])
+        done = {d.channel.name: d for d in [worker.deliver(i, worker="w") for i in [i for i, _ in QUEUED]]}
+    good, wrong_name = done["hooks.tls.test"], done["other.tls.test"]
     assert (good.state, good.last_status, good.last_error) == (DeliveryState.DELIVERED, 200, "")
     assert (wrong_name.last_status, wrong_name.last_error) == (None, egress.TLS_FAILED)
     assert names == ["hooks.tls.test", "other.tls.test"]
     assert [r["headers"]["Host"] for r in rx.received] == [f"hooks.tls.test:{port}"]
+
+
+def test_a_failed_connect_moves_on_to_the_next_checked_address_at_most_three(
+    people, offline_cluster, settings, dns, django_capture_on_commit_callbacks
+):
+    from console.notify import egress
+
+    settings.NOTIFY_ALLOWED_NETWORKS = ["127.0.0.0/29"]
+    table, _ = dns
+    with Receiver() as rx:  # listens on 127.0.0.1 only: 127.0.0.2-5 refuse the connection
+        port = rx.server.server_address[1]
+        table["two.multi.test"] = [["127.0.0.2", "127.0.0.1"]]
+        table["four.multi.test"] = [["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.1"]]
+        for name in ("two.multi.test", "four.multi.test"):
+            actions.create_channel(
+                actor=people["admin"], cluster=offline_cluster, name=name, kind="slack",
+                events=[events.REQUEST_SUBMITTED], url=f"http://{name}:{port}/hook",
+            )  # fmt: skip
+        _emit(offline_cluster, django_capture_on_commit_callbacks=django_capture_on_commit_callbacks)
+        done = {d.channel.name: d for d in [worker.deliver(i, worker="w") for i in [i for i, _ in QUEUED]]}
+    two, four = done["two.multi.test"], done["four.multi.test"]
+    assert (two.state, two.last_status) == (DeliveryState.DELIVERED, 200)
+    assert (four.state, four.last_status, four.last_error) == (
+        DeliveryState.PENDING,
+        None,
+        egress.CONNECTION_FAILED,
+    )
+    assert [r["headers"]["Host"] for r in rx.received] == [f"two.multi.test:{port}"]
