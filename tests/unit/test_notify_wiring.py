@@ -30,7 +30,7 @@ def _subscribe(admin, cluster, *subscribed):
         cluster=cluster,
         name="ops",
         kind="slack",
-        url="http://127.0.0.1:9/x",
+        url="https://hooks.example.com/x",
         events=list(subscribed),
     )
     return channel
