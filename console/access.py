@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import Q
 
-from console.models import Cluster, Role, RoleBinding
+from console.identity import system
+from console.models import Cluster, IdentityLink, Role, RoleBinding, SystemActor
 
 VIEW = "cluster.view"
 REQUEST = "request.submit"
@@ -39,11 +41,13 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     Role.AUDITOR: frozenset({VIEW, VIEW_AUDIT}),
 }
 
-# The system actor: a real, named user that cannot log in (no usable password), shown as such
-# in the audit. Background work acts as it: executing auto-approved requests (topics, configs,
-# ACLs), scheduled pipeline runs, and the janitor taking back owed throttles. It holds exactly
-# these permissions on every cluster, and nothing cluster-less (it can register nothing).
-SYSTEM_USERNAME = "console-system"
+# The system actor: a real user that cannot log in (no usable password), shown as console-system in
+# the audit. Background work acts as it: executing auto-approved requests (topics, configs, ACLs),
+# scheduled pipeline runs, and the janitor taking back owed throttles. It holds exactly these
+# permissions on every cluster, and nothing cluster-less (it can register nothing). It is the user
+# the SystemActor row marks (made by a migration), never whoever has the name: every login method
+# refuses the reserved names (console.identity.system).
+SYSTEM_USERNAME = system.SYSTEM_USERNAME
 SYSTEM_PERMISSIONS = frozenset(
     {
         VIEW,
@@ -55,27 +59,34 @@ SYSTEM_PERMISSIONS = frozenset(
         RUN_OPERATIONS,
     }
 )
+_IS_SYSTEM = "_console_is_system"  # the answer cached on a user instance
 
 
 def system_actor():
-    """The system user (created on first use, never with a usable password)."""
-    user, created = get_user_model().objects.get_or_create(
-        username=SYSTEM_USERNAME, defaults={"first_name": "Console", "last_name": "(system)"}
-    )
-    if created or user.has_usable_password() or user.is_superuser or user.is_staff:
-        user.set_unusable_password()
-        user.is_superuser = user.is_staff = False
-        user.is_active = True
-        user.save()
+    """The system user: the one the SystemActor row marks (made again if the row has gone)."""
+    with transaction.atomic():
+        user = system.ensure_system_actor(
+            User=get_user_model(), SystemActor=SystemActor, IdentityLink=IdentityLink
+        )
+        if user.has_usable_password() or user.is_superuser or user.is_staff or not user.is_active:
+            user.set_unusable_password()  # whatever was done to it in the admin, it never logs in
+            user.is_superuser = user.is_staff = False
+            user.is_active = True
+            user.save()
+    setattr(user, _IS_SYSTEM, True)
     return user
 
 
 def is_system(user) -> bool:
-    return (
-        getattr(user, "username", None) == SYSTEM_USERNAME
-        and getattr(user, "pk", None) is not None
-        and not user.has_usable_password()
-    )
+    """Whether this user is the marked system actor (its name proves nothing)."""
+    pk = getattr(user, "pk", None)
+    if pk is None:
+        return False
+    cached = getattr(user, _IS_SYSTEM, None)
+    if cached is None:
+        cached = not user.has_usable_password() and SystemActor.objects.filter(user_id=pk).exists()
+        setattr(user, _IS_SYSTEM, cached)
+    return cached
 
 
 # Permissions whose scope a requester's namespaces narrow.

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
+from console.identity import system
 from console.identity.users import note_failure
 
 LOCAL_ALL, LOCAL_SUPERUSERS, LOCAL_OFF = "all", "superusers", "off"
@@ -34,6 +35,9 @@ class LocalBackend(ModelBackend):
         mode = local_mode()
         if mode == LOCAL_OFF:
             note_failure(request, "local", "local accounts are switched off (CONSOLE_LOCAL_LOGIN=off)")
+            return None
+        if system.is_reserved(username):
+            note_failure(request, "local", system.reserved_reason(username))
             return None
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is not None and mode == LOCAL_SUPERUSERS and not user.is_superuser:

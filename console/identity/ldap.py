@@ -117,6 +117,8 @@ class DirectoryBackend(ldap_backend.LDAPBackend):
         with transaction.atomic():
             if getattr(ldap_user, "console_built", False):
                 users.link(user=user, provider=PROVIDER, subject=user.get_username(), source_ip=ip)
+            else:
+                users.touch(user, PROVIDER)
             groups.apply_idp_groups(user=user, provider=PROVIDER, idp_groups=group_dns, source_ip=ip)
         return user
 

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.audit import store
+from console.identity import system
 from console.identity.core import FAILURES_ATTR, Refused
 from console.models.identity import IdentityLink
 
@@ -30,8 +31,15 @@ def is_linked(user, provider: str) -> bool:
     return IdentityLink.objects.filter(user=user, provider=provider).exists()
 
 
+def refuse_reserved(username: str) -> None:
+    """Raise Refused for a user name no login may use (the system actor's, and names like it)."""
+    if system.is_reserved(username):
+        raise Refused(system.reserved_reason(username), username)
+
+
 def refuse_takeover(username: str, provider: str) -> None:
-    """Raise Refused when the name belongs to a console user who is not this provider's."""
+    """Raise Refused when the name is reserved, or belongs to a console user who is not this provider's."""
+    refuse_reserved(username)
     existing = get_user_model().objects.filter(username__iexact=username).first()
     if existing is not None and not is_linked(existing, provider):
         raise Refused(
@@ -56,9 +64,15 @@ def link(*, user, provider: str, subject: str, issuer: str = "", source_ip: str 
     )
 
 
+def touch(user, provider: str) -> None:
+    """Note a login through the provider: its groups were read now (API tokens count from here)."""
+    IdentityLink.objects.filter(user=user, provider=provider).update(last_login_at=timezone.now())
+
+
 def oidc_user(*, issuer: str, subject: str, username: str, profile: dict, source_ip: str | None = None):
     """The console user of an OIDC account: the linked one (profile refreshed), or a new one."""
     User = get_user_model()
+    refuse_reserved(username)
     with transaction.atomic():
         found = (
             IdentityLink.objects.select_related("user")
@@ -74,6 +88,7 @@ def oidc_user(*, issuer: str, subject: str, username: str, profile: dict, source
             link(user=user, provider="oidc", subject=subject, issuer=issuer, source_ip=source_ip)
             return user
         user = found.user
+        refuse_reserved(user.get_username())
         if not user.is_active:
             raise Refused(f"the console account '{user.get_username()}' is disabled", username)
         changed = [f for f in PROFILE_FIELDS if profile.get(f) is not None and getattr(user, f) != profile[f]]

@@ -11,6 +11,7 @@ from console.models.changes import ChangeApproval as ChangeApproval
 from console.models.changes import ChangePolicy as ChangePolicy
 from console.models.clusters import Cluster, SecurityProtocol
 from console.models.identity import IdentityLink as IdentityLink
+from console.models.identity import SystemActor as SystemActor
 from console.models.notify import NotificationChannel as NotificationChannel
 from console.models.notify import NotificationDelivery as NotificationDelivery
 from console.models.operations import Operation, OperationItem, OperationState

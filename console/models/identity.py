@@ -30,3 +30,15 @@ class IdentityLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} via {self.provider} ({self.subject})"
+
+
+class SystemActor(models.Model):
+    """Marks the one console user that is the system actor (console/access.py): background and
+    automatic work acts as it. The mark is this row, never the user name: no login creates it (a data
+    migration does), and the reserved names it carries are refused to every login method."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    singleton = models.BooleanField(default=True, unique=True, editable=False)  # at most one row
+
+    def __str__(self) -> str:
+        return f"system actor {self.user}"

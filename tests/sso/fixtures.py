@@ -38,6 +38,8 @@ USERS = {
     "carol": ("carol-pw-1", []),
 }
 GROUP_NAMES = ["kafka-operators", "kafka-viewers", "unrelated-team"]
+# In the directory only: an account named like the console's system actor, in the operators' group.
+RESERVED_DIRECTORY_USERS = {"console-system": ("system-pw-1", ["kafka-operators"])}
 
 
 def free_port() -> int:
@@ -85,7 +87,7 @@ def _ldif(groups: dict[str, list[str]]) -> str:
         f"dn: {BIND_DN}\nobjectClass: organizationalRole\nobjectClass: simpleSecurityObject\n"
         f"cn: console\nuserPassword: {BIND_PW}",
     ]
-    for name, (password, _) in USERS.items():
+    for name, (password, _) in {**USERS, **RESERVED_DIRECTORY_USERS}.items():
         blocks.append(
             f"dn: {user_dn(name)}\nobjectClass: inetOrgPerson\nuid: {name}\ncn: {name.title()} Example\n"
             f"givenName: {name.title()}\nsn: Example\nmail: {name}@example.org\nuserPassword: {password}"
@@ -102,7 +104,7 @@ def _ldif(groups: dict[str, list[str]]) -> str:
 
 def _initial_groups() -> dict[str, list[str]]:
     out: dict[str, list[str]] = {g: [] for g in GROUP_NAMES}
-    for user, (_, groups) in USERS.items():
+    for user, (_, groups) in {**USERS, **RESERVED_DIRECTORY_USERS}.items():
         for g in groups:
             out[g].append(user)
     return out

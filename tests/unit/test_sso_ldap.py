@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -104,6 +106,27 @@ def test_a_local_account_is_never_taken_over_by_a_directory_user_of_the_same_nam
     failed = _last("auth.login_failed")
     assert failed.params["reasons"]["ldap"].startswith("the user name 'carol' belongs to a console account")
     assert _login(client, "carol", "local-carol-pw").status_code == 302  # the local account still works
+
+
+def test_it_refuses_a_directory_user_named_like_the_system_actor(client, directory, operators_bound):
+    assert _login(client, "console-system", "system-pw-1").status_code == 200
+    assert "_auth_user_id" not in client.session
+    failed = _last("auth.login_failed")
+    reason = "the user name 'console-system' is reserved for the console's system actor"
+    assert failed.params["reasons"] == {"local": reason, "ldap": reason}
+    assert not IdentityLink.objects.exists()
+    actor = access.system_actor()
+    assert list(get_user_model().objects.filter(username__iexact="console-system")) == [actor]
+    assert access.roles(actor, operators_bound) == set()
+
+
+def test_each_directory_login_stamps_the_link_api_tokens_count_from(client, directory):
+    assert _login(client, "bob", "bob-pw-1").status_code == 302
+    link = IdentityLink.objects.get(user__username="bob")
+    IdentityLink.objects.filter(pk=link.pk).update(last_login_at=link.last_login_at - timedelta(days=2))
+    client.logout()
+    assert _login(client, "bob", "bob-pw-1").status_code == 302
+    assert IdentityLink.objects.get(pk=link.pk).last_login_at >= link.last_login_at
 
 
 def test_an_unreachable_directory_refuses_with_the_reason(client, directory, settings):
