@@ -94,6 +94,8 @@ def url_refusal(url: str) -> str:
     parts = urlsplit(url)
     try:
         checked_addresses(parts.hostname or "", _port(parts))
+    except ImproperlyConfigured as exc:  # the operator's setting, said where an admin sees it
+        return f"the console's setting is wrong, ask its operator: {exc}"
     except AddressRefused as exc:
         return (
             f"{parts.hostname} is a {exc.kind} address or resolves to one, which is not allowed: {ALLOW_HINT}"

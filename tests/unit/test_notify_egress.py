@@ -419,3 +419,24 @@ def test_a_failed_connect_moves_on_to_the_next_checked_address_at_most_three(
         egress.CONNECTION_FAILED,
     )
     assert [r["headers"]["Host"] for r in rx.received] == [f"two.multi.test:{port}"]
+
+
+def test_a_wrong_allow_list_is_a_clear_error_not_a_crash(
+    people, offline_cluster, settings, django_capture_on_commit_callbacks
+):
+    settings.NOTIFY_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    actions.create_channel(
+        actor=people["admin"], cluster=offline_cluster, name="ok", kind="slack",
+        events=[events.REQUEST_SUBMITTED], url="http://127.0.0.1:9/hook",
+    )  # fmt: skip
+    settings.NOTIFY_ALLOWED_NETWORKS = ["10.0.0.0/8", "not-a-network"]
+    with pytest.raises(
+        actions.ChannelInvalid, match="ask its operator: NOTIFY_ALLOWED_NETWORKS: 'not-a-network'"
+    ):
+        actions.create_channel(
+            actor=people["admin"], cluster=offline_cluster, name="n", kind="slack", events=[],
+            url="http://127.0.0.1:9/hook",
+        )  # fmt: skip
+    _emit(offline_cluster, django_capture_on_commit_callbacks=django_capture_on_commit_callbacks)
+    d = worker.deliver(QUEUED[0][0], worker="w")
+    assert d.state == DeliveryState.PENDING and "'not-a-network' is not a network" in d.last_error
