@@ -4,13 +4,18 @@ A read-only token is refused every unsafe method here, before any area action ru
 user's roles; the refusal is audited like a refused POST of the web pages.
 
 Failed token attempts count as failed log-ins in django-axes under one pseudo user name per address
-(``AXES_FAILURE_LIMIT`` failures lock the address's token use out for ``AXES_COOLOFF_MINUTES``: 429);
-the pseudo name is no valid user name, so it never locks a person's web log-in.
+(``AXES_FAILURE_LIMIT`` failures make the address's further bad tokens answer 429 for
+``AXES_COOLOFF_MINUTES``); the pseudo name is no valid user name, so it never locks a person's web
+log-in. The lock-out throttles guessing only: a valid token is checked first and always accepted,
+so made-up tokens sent from an address (or through the proxy every client shares) lock nobody out.
+A genuine token that the login rules refuse (``tokens.TokenRefused``) is no failed attempt.
+The address is the client's as django-axes finds it (through django-ipware behind the proxy).
 """
 
 from __future__ import annotations
 
 from axes.handlers.proxy import AxesProxyHandler
+from axes.helpers import get_client_ip_address
 from django.contrib.auth.signals import user_login_failed
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
@@ -24,7 +29,8 @@ from console.models.api import TokenScope
 
 
 def client_ip(request) -> str | None:
-    return request.META.get("REMOTE_ADDR") or None
+    """The client's address as the lock-out sees it (AXES_IPWARE_* behind the proxy)."""
+    return get_client_ip_address(getattr(request, "_request", request)) or None
 
 
 TOKEN_ATTEMPTS = {"username": "[api token]"}  # axes' credentials for token attempts (no real user name)
@@ -38,17 +44,20 @@ class TokenAuthentication(BaseAuthentication):
         if not parts or parts[0].lower() != b"bearer":
             return None
         http = request._request
-        if not AxesProxyHandler.is_allowed(http, TOKEN_ATTEMPTS):
-            raise exceptions.Throttled(
-                detail="Too many failed token attempts from this address; wait, then use a valid token."
-            )
-        if len(parts) != 2:
-            raise exceptions.AuthenticationFailed("Send 'Authorization: Bearer <token>'.")
         try:
-            raw = parts[1].decode("ascii")
-            token = tokens.authenticate(raw, source_ip=client_ip(request))
+            if len(parts) != 2:
+                raise tokens.TokenInvalid("malformed header")
+            token = tokens.authenticate(parts[1].decode("ascii"), source_ip=client_ip(request))
+        except tokens.TokenRefused as exc:
+            raise exceptions.AuthenticationFailed(str(exc)) from None
         except (UnicodeError, tokens.TokenInvalid):
+            if not AxesProxyHandler.is_allowed(http, TOKEN_ATTEMPTS):
+                raise exceptions.Throttled(
+                    detail="Too many failed token attempts from this address; wait, then use a valid token."
+                ) from None
             user_login_failed.send(sender=__name__, credentials=TOKEN_ATTEMPTS, request=http)
+            if len(parts) != 2:
+                raise exceptions.AuthenticationFailed("Send 'Authorization: Bearer <token>'.") from None
             raise exceptions.AuthenticationFailed("The token is invalid, expired or revoked.") from None
         return tokens.acting_user(token), token
 

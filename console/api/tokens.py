@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.audit import store as audit
+from console.identity import methods
 from console.models import ApiToken
 from console.models.api import TokenScope
 
@@ -30,6 +31,11 @@ ACTOR_NAME_MAX = 150
 
 class TokenInvalid(Exception):
     """The presented token is malformed, unknown, revoked or expired (the reason is for the audit only)."""
+
+
+class TokenRefused(TokenInvalid):
+    """A genuine, live token whose user may not act through it now (the login rules of
+    ``identity.methods.token_refusal``): the reason is told to the caller, who proved they hold it."""
 
 
 @dataclass(frozen=True)
@@ -118,8 +124,19 @@ def authenticate(raw: str, *, source_ip: str | None = None) -> ApiToken:
     if token is None or not hmac.compare_digest(token.digest, _digest(raw)):
         raise TokenInvalid("unknown")
     now = timezone.now()
-    if not token.is_live(now) or not token.user.is_active:
-        raise TokenInvalid("revoked, expired or its user is inactive")
+    if not token.is_live(now):
+        raise TokenInvalid("revoked or expired")
+    refusal = methods.token_refusal(token.user, now)
+    if refusal is not None:
+        audit.record(
+            actor=token.user,
+            action="api.token.refused",
+            targets=[target(token)],
+            params={"name": token.name, "scope": token.scope, "reason": refusal},
+            outcome="refused",
+            source_ip=source_ip,
+        )
+        raise TokenRefused(f"The {token.label} cannot be used: {refusal}.")
     if token.last_used_at is None:
         with transaction.atomic():
             first = ApiToken.objects.filter(pk=token.pk, last_used_at__isnull=True).update(last_used_at=now)

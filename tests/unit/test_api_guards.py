@@ -20,18 +20,19 @@ def _bearer(secret: str) -> dict:
     return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
 
 
-def test_failed_token_attempts_lock_the_address_out_and_a_good_token_too_until_cooloff(
-    personas, kafka_cluster, settings
+def test_it_throttles_bad_tokens_from_an_address_but_never_refuses_a_valid_token_from_it(
+    personas, kafka_cluster
 ):
-    settings.AXES_FAILURE_LIMIT = 3
     good = tokens.create_token(actor=personas["viewer"], name="ok", scope="read", days=1).secret
     url = reverse("api:topics", kwargs={"name": kafka_cluster.name})
     attacker = Client(REMOTE_ADDR="10.9.8.7")
-    answers = [attacker.get(url, **_bearer(f"kc_guess{i}_{'x' * 30}")) for i in range(4)]
-    assert [a.status_code for a in answers] == [401, 401, 429, 429]  # the third failure locks the address
-    assert answers[2].json()["error"]["code"] == "throttled" and int(answers[2]["Retry-After"]) > 0
-    locked = attacker.get(url, **_bearer(good))
-    assert locked.status_code == 429 and "Too many failed token attempts" in locked.json()["error"]["message"]
+    answers = [attacker.get(url, **_bearer(f"kc_guess{i:07d}_{'x' * 30}")) for i in range(6)]
+    assert [a.status_code for a in answers] == [401, 401, 401, 401, 429, 429]  # the fifth failure locks
+    assert answers[4].json()["error"]["code"] == "throttled" and int(answers[4]["Retry-After"]) > 0
+    assert "Too many failed token attempts" in answers[5].json()["error"]["message"]
+    # a valid token from the same address (a colleague behind the same NAT, the same CI runner) works
+    assert attacker.get(url, **_bearer(good)).status_code == 200
+    assert attacker.get(url, **_bearer("kc_guess9999999_" + "x" * 30)).status_code == 429  # still locked
     # another address is not locked out, and the viewer's own web log-in still works
     assert Client(REMOTE_ADDR="10.1.1.1").get(url, **_bearer(good)).status_code == 200
     browser = Client(REMOTE_ADDR="10.9.8.7")
