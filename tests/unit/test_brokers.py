@@ -164,6 +164,40 @@ def test_the_list_page_links_each_broker_to_its_page_and_its_configs(client, per
     assert "Edit configs" not in body  # a viewer reads configs only
 
 
+def test_it_labels_the_disk_figures_alike_on_the_list_and_on_the_broker_page(client, personas, kafka_cluster):
+    """The list shows each log dir's file system (used of total); the broker page shows the same
+    figure under the same label, and Kafka's own data (its replicas' sizes) labelled apart."""
+    client.force_login(personas["viewer"])
+    listing = client.get(url("broker_list", kafka_cluster)).content.decode().replace("\xa0", " ")
+    page = client.get(url("broker_detail", kafka_cluster, broker=2)).content.decode().replace("\xa0", " ")
+    headers = re.search(r'<table class="grid" id="brokers">\s*<thead>(.*?)</thead>', listing, re.S).group(1)
+    assert "Log dirs: file system used of total" in re.sub(r"<[^>]+>", "", headers)
+    listed = " ".join(cells(row_of(listing, 2))[7].split())
+    assert re.fullmatch(r"file system: [\d.]+ \w+ used of 1\.0 TB \([\d.]+%\)", listed), listed
+    cards = {
+        label: " ".join(re.sub(r"<[^>]+>", "", value).split())
+        for label, value in re.findall(
+            r'<div class="label">([^<]*)</div><div class="value">(.*?)</div></div>', page, re.S
+        )
+    }
+    assert re.fullmatch(r"[\d.]+ \w+ used of 1\.0 TB \([\d.]+%\)", cards["File system"]), cards
+    assert re.fullmatch(r"[\d.]+ \w+", cards["Kafka data (replica sizes)"]), cards
+    assert "Data on disk" not in page
+    dirs = re.search(r'<table class="grid" id="log-dirs">\s*<thead>(.*?)</thead>', page, re.S).group(1)
+    assert re.findall(r"<th>(.*?)</th>", dirs) == [
+        "Path",
+        "Replicas",
+        "Kafka data (replica sizes)",
+        "File system used",
+        "File system size",
+        "Usable by Kafka",
+        "",
+    ]
+    note = re.compile(r'<p class="muted" id="disk-note">(.*?)</p>', re.S)
+    assert note.search(listing).group(1) == note.search(page).group(1)
+    assert "not only Kafka's data" in note.search(page).group(1).replace("&#x27;", "'")
+
+
 def test_throttles_in_effect_show_on_the_list_and_on_the_broker_page(
     client, personas, kafka_cluster, restored
 ):
