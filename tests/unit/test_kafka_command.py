@@ -76,24 +76,35 @@ def test_create_list_describe_delete_round_trip(personas, kafka_cluster):
 
 def test_validate_only_changes_nothing(personas, kafka_cluster):
     name = uniq()
-    code, out = run("topics", "create", name, "--partitions", "1", "--validate-only", "--output", "json")
+    code, out = run(
+        "topics",
+        "create",
+        name,
+        "--partitions",
+        "1",
+        "--validate-only",
+        "--output",
+        "json",
+        "--as",
+        "operator",
+    )
     assert code == 0 and json.loads(out)["items"][0]["status"] == "valid (dry run)"
     assert isinstance(gateway_for(kafka_cluster).describe_topics([name])[name], KafkaOperationError)
 
 
 def test_exit_codes(personas, kafka_cluster, tmp_path):
     taken = uniq()
-    run("topics", "create", taken, "--partitions", "1", "--replication-factor", "1")
-    assert run("topics", "create", taken, "--partitions", "1")[0] == 1  # Kafka refused it
+    run("topics", "create", taken, "--partitions", "1", "--replication-factor", "1", "--as", "operator")
+    assert run("topics", "create", taken, "--partitions", "1", "--as", "operator")[0] == 1  # Kafka refused it
     assert run("topics", "create", uniq(), "--as", "viewer")[0] == 3
-    assert run("topics", "create", "bad name")[0] == 1  # per-topic refusal by policy
+    assert run("topics", "create", "bad name", "--as", "operator")[0] == 1  # per-topic refusal by policy
     assert run("topics", "describe", uniq("missing"))[0] == 6
     assert run("topics", "list", "--cluster", "nope")[0] == 6
     assert run("topics", "list", "--as", "nobody")[0] == 6
-    assert run("topics", "add-partitions", taken, "--partitions", "1")[0] == 4
+    assert run("topics", "add-partitions", taken, "--partitions", "1", "--as", "operator")[0] == 4
     bad = tmp_path / "t.csv"
     bad.write_text("name,partitions\na,many\n")
-    code, out = run("topics", "create", "--file", str(bad))
+    code, out = run("topics", "create", "--file", str(bad), "--as", "operator")
     assert code == 4 and "line 2, column 2" in out
 
 
@@ -105,13 +116,13 @@ def test_batch_create_from_a_file(personas, kafka_cluster, tmp_path):
     a, b = uniq(), uniq()
     f = tmp_path / "topics.yaml"
     f.write_text(f"- name: {a}\n  partitions: 1\n  rf: 1\n- name: {b}\n  partitions: 2\n  rf: 1\n")
-    code, out = run("topics", "create", "--file", str(f), "--output", "json")
+    code, out = run("topics", "create", "--file", str(f), "--output", "json", "--as", "operator")
     assert code == 0 and [i["status"] for i in json.loads(out)["items"]] == ["created", "created"]
 
 
 def test_configs_describe_and_alter(personas, kafka_cluster):
     name = uniq()
-    run("topics", "create", name, "--partitions", "1", "--replication-factor", "1")
+    run("topics", "create", name, "--partitions", "1", "--replication-factor", "1", "--as", "operator")
     code, out = run(
         "configs",
         "alter",
@@ -153,7 +164,18 @@ def test_configs_describe_and_alter(personas, kafka_cluster):
         "sensitive": False,
     } in json.loads(out)["items"]
     assert (
-        run("configs", "alter", "--entity-type", "topics", "--entity-name", name, "--add-config", "x.y=1")[0]
+        run(
+            "configs",
+            "alter",
+            "--entity-type",
+            "topics",
+            "--entity-name",
+            name,
+            "--add-config",
+            "x.y=1",
+            "--as",
+            "operator",
+        )[0]
         == 4
     )
     code, out = run("configs", "describe", "--entity-type", "brokers", "--entity-name", "1")
@@ -161,16 +183,62 @@ def test_configs_describe_and_alter(personas, kafka_cluster):
     assert AuditEvent.objects.filter(action="config.alter").exclude(outcome="requested").count() == 1
 
 
-def test_without_as_the_command_acts_as_the_system_actor_not_a_superuser(personas, kafka_cluster):
+def test_it_refuses_a_change_without_as_naming_the_option_and_changes_nothing(personas, kafka_cluster):
     name = uniq()
     code, out = run("topics", "create", name, "--partitions", "1", "--replication-factor", "1")
-    assert code == 0, out
-    actors = {e.actor_name for e in AuditEvent.objects.all() if f"topic:{name}" in e.targets}
-    assert actors == {"console-system"}
-    code, out = run("topics", "describe", name, "--as", "viewer")
-    assert code == 0, out
-    code, out = run("topics", "delete", name, "--confirm", name, "--as", "viewer")
-    assert code != 0 and "topic.manage" in out
+    assert code == 2
+    assert out == (
+        "'topics create' changes or can change something: say who is acting with --as USER (a console "
+        "user with that permission). The command line never acts as the system actor console-system, "
+        "whose actions change control does not hold."
+    )
+    assert isinstance(gateway_for(kafka_cluster).describe_topics([name])[name], KafkaOperationError)
+    assert not [e for e in AuditEvent.objects.all() if f"topic:{name}" in e.targets]
+    for change in (
+        ("topics", "delete", name, "--confirm", name),
+        (
+            "configs",
+            "alter",
+            "--entity-type",
+            "topics",
+            "--entity-name",
+            name,
+            "--add-config",
+            "retention.ms=1",
+        ),
+        ("acls", "add", "--allow-principal", "User:x", "--operation", "Read", "--topic", name),
+        ("reassign", "--cancel"),
+        ("elections", "--election-type", "preferred", "--topic", name),
+        ("requests", "approve", "1"),
+    ):
+        code, out = run(*change)
+        assert code == 2 and "--as USER" in out, change
+
+
+def test_without_as_reads_still_work_as_the_system_actor(personas, kafka_cluster):
+    name = uniq()
+    assert (
+        run("topics", "create", name, "--partitions", "1", "--replication-factor", "1", "--as", "operator")[0]
+        == 0
+    )
+    events = AuditEvent.objects.count()
+    code, out = run("topics", "describe", name, "--output", "json")
+    assert code == 0 and json.loads(out)["topic"] == name
+    assert run("topics", "list", "--query", name)[0] == 0
+    assert AuditEvent.objects.count() == events  # reads write nothing
+
+
+def test_it_refuses_to_act_as_the_system_actor_named_with_as(personas, kafka_cluster):
+    name = uniq()
+    code, out = run(
+        "topics", "create", name, "--partitions", "1", "--replication-factor", "1", "--as", "console-system"
+    )
+    assert code == 2
+    assert out == (
+        "--as cannot name the system actor console-system: name the person acting (its actions are "
+        "never held by change control)."
+    )
+    assert isinstance(gateway_for(kafka_cluster).describe_topics([name])[name], KafkaOperationError)
 
 
 def test_registering_a_cluster_needs_a_named_user(db):

@@ -3,7 +3,7 @@
 Exit codes (stable, for scripts):
   0  everything asked for succeeded (or validated)
   1  Kafka refused some or all resources (the per-resource table says which); a broken audit chain
-  2  usage error (bad arguments)
+  2  usage error (bad arguments; a change without --as USER; --as naming the system actor)
   3  permission denied (also: the cluster's change control holds this action for approval)
   4  refused before reaching Kafka: policy violation, invalid input, unconfirmed delete
   5  Kafka could not be asked (unreachable, timeout, authorization) — nothing is known to have changed
@@ -21,6 +21,7 @@ import json
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import CommandError
 
+from console import access
 from console.acls.core import AclValidationError
 from console.audit import outcomes as outcomes_log
 from console.changes.kinds import ChangeInvalid
@@ -56,6 +57,21 @@ REFUSALS = (
 )
 NOT_FOUND_ERRORS = ("UNKNOWN_TOPIC_OR_PARTITION", "GROUP_ID_NOT_FOUND")
 
+# The sub-commands that can change nothing: only these may run without --as, as the system actor
+# (which may view every cluster). Everything else names a person, so change control holds what it
+# should and the audit says who: the system actor's own changes are never held.
+READS = frozenset(
+    {
+        ("topics", "list"),
+        ("topics", "describe"),
+        ("cluster", "describe"),
+        ("configs", "describe"),
+        ("groups", "list"),
+        ("groups", "describe"),
+        ("acls", "list"),
+    }
+)
+
 
 def common(p, *, formats: tuple[str, ...] = ("table", "json"), cluster: bool = True) -> None:
     """--cluster, --as and --output, on every sub-command."""
@@ -64,7 +80,8 @@ def common(p, *, formats: tuple[str, ...] = ("table", "json"), cluster: bool = T
     p.add_argument(
         "--as",
         dest="actor",
-        help="acting console user (default: the system actor console-system, shown as such in the audit)",
+        help="acting console user; required unless the sub-command only reads (which then reads as the "
+        "system actor console-system)",
     )
     p.add_argument("--output", choices=formats, default="table")
 
@@ -85,7 +102,7 @@ class CommandBase:
 
     def handle(self, *args, **opts) -> None:
         self.opts = opts
-        actor = self._actor(opts.get("actor"))
+        actor = self._actor(opts.get("actor"), opts["area"], opts["action"])
         cluster = self._cluster(opts.get("cluster")) if opts.get("needs_cluster", True) else None
         handler = getattr(self, f"_{opts['area']}_{opts['action'].replace('-', '_')}")
         try:
@@ -119,8 +136,24 @@ class CommandBase:
             )
         return clusters[0]
 
-    def _actor(self, username: str | None):
-        return command_actor(username, returncode=NOT_FOUND)
+    def _actor(self, username: str | None, area: str, action: str):
+        """The --as user; the system actor only for a read without --as, never when named."""
+        if not username and (area, action) not in READS:
+            what = area if action == "run" else f"{area} {action}"
+            raise CommandError(
+                f"'{what}' changes or can change something: say who is acting with --as USER (a console "
+                "user with that permission). The command line never acts as the system actor "
+                f"{access.SYSTEM_USERNAME}, whose actions change control does not hold.",
+                returncode=USAGE,
+            )
+        user = command_actor(username, returncode=NOT_FOUND)
+        if username and access.is_system(user):
+            raise CommandError(
+                f"--as cannot name the system actor {access.SYSTEM_USERNAME}: name the person acting (its "
+                "actions are never held by change control).",
+                returncode=USAGE,
+            )
+        return user
 
     def _emit(self, rows: list[dict], columns: list[str], extra: dict | None = None) -> None:
         """The rows as an aligned table, a JSON document ({...extra, "items": rows}) or CSV."""
