@@ -62,7 +62,10 @@ def test_it_leaves_other_names_alone(name):
 
 
 def test_it_refuses_an_oidc_login_named_console_system_and_grants_it_nothing(
-    client, identity_provider, settings, offline_cluster  # noqa: F811
+    client,
+    identity_provider,  # noqa: F811
+    settings,
+    offline_cluster,
 ):
     use_oidc(settings, identity_provider)
     identity_provider.manage("idp", "user", "console-system", "system-pw-1", "kafka-operators")
@@ -106,3 +109,24 @@ def test_it_refuses_a_token_of_the_system_actor():
     made = tokens.create_token(actor=access.system_actor(), name="sneaky", scope="write", days=1)
     with pytest.raises(tokens.TokenInvalid):
         tokens.authenticate(made.secret)
+
+
+def test_it_never_adopts_an_account_that_took_the_name_before_the_mark_existed():
+    SystemActor.objects.all().delete()
+    get_user_model().objects.filter(username="console-system").delete()
+    squatter = get_user_model().objects.create(username="console-system")
+    squatter.set_unusable_password()
+    squatter.save()
+    IdentityLink.objects.create(user=squatter, provider="oidc", issuer="https://idp", subject="s-1")
+    actor = access.system_actor()  # what migration 0019 does on an installation with such an account
+    squatter.refresh_from_db()
+    assert actor.pk != squatter.pk and actor.username == "console-system"
+    assert (squatter.username, squatter.is_active) == (f"console-system.taken-{squatter.pk}", False)
+    assert SystemActor.objects.get().user_id == actor.pk and not access.is_system(squatter)
+
+
+def test_it_adopts_the_passwordless_system_user_made_before_the_mark(offline_cluster):
+    SystemActor.objects.all().delete()
+    old = get_user_model().objects.get(username="console-system")  # the lazily made one of old
+    assert access.system_actor().pk == old.pk
+    assert access.permissions(old, offline_cluster) == access.SYSTEM_PERMISSIONS
