@@ -161,12 +161,15 @@ BROKER_SYNONYMS = {
 }
 
 
-def broker_layers(st: ClusterState, node_id: int, name: str) -> list[tuple[str, str | None, int]]:
+def broker_layers(
+    st: ClusterState, node_id: int, name: str, *, maps: bool = False
+) -> list[tuple[str, str | None, int]]:
     """(name, value, source) synonyms of a broker config, as Kafka's ConfigHelper lists them.
 
     Source by source (per-broker, cluster default, static, built-in default), each over the key's
     synonyms in Kafka's order, from the key itself on: log.retention.ms set per broker lists
-    log.retention.hours (default) after it, and an unset log.retention.ms lists nothing.
+    log.retention.hours (default) after it, and an unset log.retention.ms lists nothing. ``maps``: as
+    the broker's dynamic config maps hold them (a describe's synonyms), else its current config.
     """
     names = BROKER_SYNONYMS.get(name, (name,))
     node = _node(st, node_id)
@@ -174,8 +177,8 @@ def broker_layers(st: ClusterState, node_id: int, name: str) -> list[tuple[str, 
         n: d.default for n in names if (d := BROKER_DEFS.get(n)) is not None and d.default is not None
     }
     sources = (
-        (st.applied_broker_configs(str(node_id)), DYNAMIC_BROKER),
-        (st.applied_broker_configs(""), DYNAMIC_DEFAULT),
+        (st.applied_broker_configs(str(node_id), maps=maps), DYNAMIC_BROKER),
+        (st.applied_broker_configs("", maps=maps), DYNAMIC_DEFAULT),
         (static_broker_configs(st, node) if node is not None else {}, STATIC_BROKER),
         (defaults, DEFAULT),
     )

@@ -246,9 +246,8 @@ class ClusterState:
         # Kafka's brokers apply a committed broker config when they replay the metadata log, after the
         # controller has answered the change: this long later here (0 = at once). See commit_broker_configs.
         self.broker_config_lag_s: float = 0.0
-        self._unapplied: list[
-            tuple[float, str, dict[str, str]]
-        ] = []  # (applied at, resource, configs before)
+        # (dynamic maps updated at, current config updated at, resource, configs before)
+        self._unapplied: list[tuple[float, float, str, dict[str, str]]] = []
         self.logger_levels: dict[int, dict[str, str]] = {}
         self.acls: list[AclBinding] = []
         self.groups: dict[str, Group] = {}
@@ -329,10 +328,16 @@ class ClusterState:
         self.index(p, add=[b for b in replicas if b not in old], remove=[b for b in old if b not in replicas])
 
     def commit_broker_configs(self, name: str, configs: dict[str, str]) -> None:
-        """The controller commits a resource's dynamic broker configs; brokers apply them lag seconds later."""
-        if self.broker_config_lag_s > 0:
+        """The controller commits a resource's dynamic broker configs; brokers apply them lag seconds later.
+
+        In two steps, as Kafka's DynamicBrokerConfig: the dynamic maps (a describe's synonyms and
+        source) at half the lag, the broker's current config (a describe's value) at the full lag.
+        """
+        lag = self.broker_config_lag_s
+        if lag > 0:
+            now = time.monotonic()
             before = dict(self.broker_configs.get(name, {}))
-            self._unapplied.append((time.monotonic() + self.broker_config_lag_s, name, before))
+            self._unapplied.append((now + lag / 2, now + lag, name, before))
         self.broker_configs[name] = configs
         self.record()
 
@@ -340,13 +345,14 @@ class ClusterState:
         """Every broker applies every committed broker config now."""
         self._unapplied = []
 
-    def applied_broker_configs(self, name: str) -> dict[str, str]:
-        """A resource's dynamic broker configs as the brokers have applied them (what they describe)."""
+    def applied_broker_configs(self, name: str, *, maps: bool = False) -> dict[str, str]:
+        """A resource's dynamic broker configs as the brokers have applied them to their current config
+        (``maps``: to their dynamic config maps, which a describe's synonyms show a little earlier)."""
         if self._unapplied:
             now = time.monotonic()
-            self._unapplied = [u for u in self._unapplied if u[0] > now]
-            for _, resource, before in self._unapplied:  # the oldest change not applied yet
-                if resource == name:
+            self._unapplied = [u for u in self._unapplied if u[1] > now]
+            for maps_at, _, resource, before in self._unapplied:  # the oldest change not applied yet
+                if resource == name and (not maps or maps_at > now):
                     return before
         return self.broker_configs.get(name, {})
 

@@ -246,7 +246,7 @@ def _pending_on_brokers(gw, diffs: list[ConfigDiff], layer: str) -> set[str]:
         return {d.name for d in diffs}
     # A broker that cannot answer is down: it applies the log when it is back.
     views = [v for v in seen.values() if not isinstance(v, KafkaOperationError)]
-    return {d.name for d in diffs for v in views if not reflects(d, v.get(d.name), layer)}
+    return {d.name for d in diffs for v in views if not reflects(d, v.get(d.name), layer, reported=False)}
 
 
 def _confirm(gw, resource: ConfigResource, diffs: list[ConfigDiff]) -> tuple[dict | None, list[str]]:

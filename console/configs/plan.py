@@ -231,18 +231,62 @@ def source_label(source: str) -> str:
     return SOURCE_LABELS.get(source, source.lower().replace("_", " "))
 
 
-def reflects(diff: ConfigDiff, entry: ConfigEntry | None, source: str) -> bool:
+def reflects(diff: ConfigDiff, entry: ConfigEntry | None, source: str, *, reported: bool = True) -> bool:
     """Whether a describe shows ``diff`` applied in the layer ``source`` it writes (or removes).
 
-    Reads the synonym of the key's own name at that source (the value as Kafka stored it, before
-    any normalisation of the reported value); without synonyms, the entry itself. A secret's value
-    is never returned, so only its presence is compared.
+    Kafka's synonyms (its dynamic config maps) can show a change before the reported value (its current
+    config) does, so both must: the synonym of the key's own name at that source, and the value where
+    that layer is the one in force. ``reported=False`` (another resource's view, e.g. a broker's view of
+    a cluster default) skips the value a DELETE leaves. A secret's value is never returned: only its
+    presence is compared.
     """
     layer = None
     if entry is not None:
         layer = next((s for s in entry.synonyms if s.name == diff.name and s.source == source), None)
         if layer is None and not entry.synonyms and entry.source == source:
             layer = ConfigSynonym(entry.name, entry.value, entry.source)
+    if diff.sensitive:
+        return (layer is None) == (diff.op == "DELETE")
+    if not _settled(entry, source):
+        return False
     if diff.op == "DELETE":
-        return layer is None
-    return layer is not None and (diff.sensitive or layer.value == diff.new_value)
+        if layer is not None:
+            return False
+        # a topic then reports the default it inherits, which the plan may not know (None);
+        # a broker key reports null
+        known = reported and (diff.new_value is not None or source != "DYNAMIC_TOPIC_CONFIG")
+        return entry is None or not known or same_value(entry.value, diff.new_value, entry.type)
+    if entry is None or layer is None or not same_value(layer.value, diff.new_value, entry.type):
+        return False
+    return entry.source != source or same_value(entry.value, diff.new_value, entry.type)
+
+
+def _settled(entry: ConfigEntry | None, source: str) -> bool:
+    """Whether a broker's reported value agrees with its synonyms: Kafka reports the value of the first
+    synonym of the key's own name (null without one), once it has applied a change to its current config
+    as well as to its dynamic maps. Topics (values built from the same record) and entries without
+    synonyms cannot tell, so they pass."""
+    if source == "DYNAMIC_TOPIC_CONFIG" or entry is None or not entry.synonyms:
+        return True
+    own = next((s for s in entry.synonyms if s.name == entry.name), None)
+    return entry.value is None if own is None else same_value(entry.value, own.value, entry.type)
+
+
+def same_value(a: str | None, b: str | None, type_: str | None) -> bool:
+    """Equal as Kafka parses a value of this type ("016001" is 16001, "a, b" is "a,b")."""
+    if a == b:
+        return True
+    if a is None or b is None:
+        return False
+    try:
+        if type_ in ("INT", "SHORT", "LONG"):
+            return int(a.strip()) == int(b.strip())
+        if type_ == "DOUBLE":
+            return float(a) == float(b)
+    except ValueError:
+        return False
+    if type_ == "BOOLEAN":
+        return a.strip().lower() == b.strip().lower()
+    if type_ == "LIST":
+        return _split(a) == _split(b)
+    return False

@@ -30,9 +30,13 @@ def _entry(
     synonyms: bool,
     docs: bool,
     read_only: bool = False,
+    value_layers: list[tuple[str, str | None, int]] | None = None,
 ) -> Any:
+    """One described config; ``value_layers`` give the value when it lags the synonyms (broker configs)."""
     sensitive = bool(d and d.sensitive)
     value, source = (layers[0][1], layers[0][2]) if layers else (d.default if d else None, C.DEFAULT)
+    if value_layers is not None:
+        value = value_layers[0][1] if value_layers else (d.default if d else None)
     syns = (
         [Entry.DescribeConfigsSynonym(name=n, value=None if sensitive else v, source=s) for n, v, s in layers]
         if synonyms
@@ -71,8 +75,9 @@ def _broker_entries(
     st: ClusterState, node_id: int, default_only: bool, keys: set[str] | None, synonyms: bool, docs: bool
 ) -> list[Any]:
     out = []
-    own = st.applied_broker_configs("" if default_only else str(node_id))  # as this broker has applied them
-    defaults = st.applied_broker_configs("")
+    # as this broker has applied them (its dynamic maps; the per-broker values may lag these a little)
+    own = st.applied_broker_configs("" if default_only else str(node_id), maps=True)
+    defaults = st.applied_broker_configs("", maps=True)
     extra = [n for n in C.DYNAMIC_ONLY if n in own or (not default_only and n in defaults)]
     unknown = [n for n in own if C.broker_def(n) is None]
     for name in [*C.BROKER_DEFS, *extra, *unknown]:
@@ -83,9 +88,12 @@ def _broker_entries(
             if name not in defaults:
                 continue
             layers = [(name, defaults[name], C.DYNAMIC_DEFAULT)]
+            values = None
         else:
-            layers = C.broker_layers(st, node_id, name)
-        out.append(_entry(name, d, layers, synonyms, docs, read_only=bool(d and d.read_only)))
+            layers = C.broker_layers(st, node_id, name, maps=True)
+            values = C.broker_layers(st, node_id, name)
+        ro = bool(d and d.read_only)
+        out.append(_entry(name, d, layers, synonyms, docs, read_only=ro, value_layers=values))
     return out
 
 

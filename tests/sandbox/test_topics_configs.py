@@ -95,6 +95,12 @@ def test_it_applies_a_create_topic_policy_like_kafka():
 
 def _broker_value(cluster, broker: str, key: str) -> str | None:
     """The value broker 1 (or, for "", any broker) describes, over the wire (librdkafka refuses "")."""
+    got = _broker_entry(cluster, broker, key)
+    return "(absent)" if got is None else got[0]
+
+
+def _broker_entry(cluster, broker: str, key: str) -> tuple | None:
+    """(value, source, [(synonym, value, source)]) over the wire (librdkafka keys synonyms by name)."""
     from kafka.protocol.admin import DescribeConfigsRequest
 
     from tests.sandbox.conftest import call
@@ -106,8 +112,11 @@ def _broker_value(cluster, broker: str, key: str) -> str | None:
         include_documentation=False,
     )
     node = cluster.bootstrap_servers.split(",")[int(broker or 1) - 1]
-    configs = {c.name: c.value for c in call(node, req, 4).results[0].configs}
-    return configs.get(key, "(absent)")
+    configs = {
+        c.name: (c.value, c.config_source, [(y.name, y.value, y.source) for y in c.synonyms])
+        for c in call(node, req, 4).results[0].configs
+    }
+    return configs.get(key)
 
 
 def _alter_broker(cluster, broker: str, key: str, op: int, value: str | None = None) -> None:
@@ -142,7 +151,8 @@ def test_it_lists_a_broker_configs_synonyms_like_kafka(cluster, admin):
 def test_it_applies_broker_configs_after_the_lag_like_kafkas_metadata_log(cluster):
     import time
 
-    cluster.set_broker_config_lag(0.6)
+    cluster.set_broker_config_lag(1.0)
+    start = time.monotonic()
     _alter_broker(cluster, "2", "log.cleaner.backoff.ms", 0, "16001")
     _alter_broker(cluster, "", "log.cleaner.backoff.ms", 0, "17003")
     # The controller committed both (the next change validates against them) ...
@@ -151,7 +161,20 @@ def test_it_applies_broker_configs_after_the_lag_like_kafkas_metadata_log(cluste
     # ... but the brokers describe the old values until they have applied the records.
     assert _broker_value(cluster, "2", "log.cleaner.backoff.ms") == "15000"
     assert _broker_value(cluster, "", "log.cleaner.backoff.ms") == "(absent)"
-    time.sleep(0.7)
+    # Half-way, as Kafka's DynamicBrokerConfig: the synonyms (dynamic maps) show it, the value not yet.
+    time.sleep(max(0.0, start + 0.65 - time.monotonic()))
+    half = _broker_entry(cluster, "2", "log.cleaner.backoff.ms")
+    assert time.monotonic() - start < 1.0, "the machine was too slow to look half-way"
+    assert half == (
+        "15000",
+        2,
+        [
+            ("log.cleaner.backoff.ms", "16001", 2),
+            ("log.cleaner.backoff.ms", "17003", 3),
+            ("log.cleaner.backoff.ms", "15000", 5),
+        ],
+    )
+    time.sleep(max(0.0, start + 1.1 - time.monotonic()))
     assert _broker_value(cluster, "2", "log.cleaner.backoff.ms") == "16001"
     assert _broker_value(cluster, "", "log.cleaner.backoff.ms") == "17003"
     assert _broker_value(cluster, "1", "log.cleaner.backoff.ms") == "17003"

@@ -193,3 +193,52 @@ def test_the_page_and_the_api_show_the_note_and_the_confirmation(client, persona
     assert (api.status_code, body["ok"], body["confirmed"], body["unconfirmed"]) == (200, True, True, [])
     assert (body["diffs"][0]["new_value"], body["diffs"][0]["applies"]) == (None, RETENTION_NOTE)
     assert described(kafka_cluster, 1, "log.retention.ms") is None
+
+
+def test_a_describe_caught_half_way_is_not_taken_as_applied():
+    # Shapes real Kafka 4.1 answered within ~100 ms of a change (the synonyms ahead of the value).
+    def entry(value, source, *synonyms, name="log.cleaner.backoff.ms"):
+        return ConfigEntry(name, value, source, False, False, False, synonyms, None, "LONG")
+
+    dyn, default = "DYNAMIC_BROKER_CONFIG", "DEFAULT_CONFIG"
+    res = ConfigResource("BROKER", "1")
+    backoff = {
+        "log.cleaner.backoff.ms": entry(
+            "15000", default, ConfigSynonym("log.cleaner.backoff.ms", "15000", default)
+        )
+    }
+    (set_16101,) = config_plan.plan_changes(
+        res, backoff, [ConfigChange("log.cleaner.backoff.ms", "SET", "16101")]
+    )
+    half = entry(
+        "15000",
+        dyn,
+        ConfigSynonym("log.cleaner.backoff.ms", "16101", dyn),
+        ConfigSynonym("log.cleaner.backoff.ms", "15000", default),
+    )
+    done = entry("16101", dyn, *half.synonyms)
+    assert (config_plan.reflects(set_16101, half, dyn), config_plan.reflects(set_16101, done, dyn)) == (
+        False,
+        True,
+    )
+    hours = ConfigSynonym("log.retention.hours", "168", default)
+    was = {
+        "log.retention.ms": entry(
+            "-5", dyn, ConfigSynonym("log.retention.ms", "-5", dyn), hours, name="log.retention.ms"
+        )
+    }
+    (delete,) = config_plan.plan_changes(res, was, [ConfigChange("log.retention.ms", "DELETE")])
+    half = entry("-5", default, name="log.retention.ms")
+    done = entry(None, default, name="log.retention.ms")
+    assert (config_plan.reflects(delete, half, dyn), config_plan.reflects(delete, done, dyn)) == (False, True)
+    unset = {"log.retention.ms": entry(None, default, name="log.retention.ms")}
+    (set_5,) = config_plan.plan_changes(res, unset, [ConfigChange("log.retention.ms", "SET", "-5")])
+    half = entry(None, dyn, ConfigSynonym("log.retention.ms", "-5", dyn), hours, name="log.retention.ms")
+    done = entry("-5", dyn, *half.synonyms, name="log.retention.ms")
+    assert (config_plan.reflects(set_5, half, dyn), config_plan.reflects(set_5, done, dyn)) == (False, True)
+    # Kafka parses what it stores: "016101" is applied once it reports 16101.
+    (padded,) = config_plan.plan_changes(
+        res, backoff, [ConfigChange("log.cleaner.backoff.ms", "SET", "016101")]
+    )
+    stored = entry("16101", dyn, ConfigSynonym("log.cleaner.backoff.ms", "016101", dyn))
+    assert config_plan.reflects(padded, stored, dyn)
