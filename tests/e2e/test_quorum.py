@@ -44,6 +44,11 @@ def test_it_refreshes_and_highlights_a_stopped_controller(page, live_server, san
         page.locator(f'#voters tr.lagging[data-replica="{victim}"]').wait_for()
         assert int(page.locator(f'#voters tr[data-replica="{victim}"]').get_attribute("data-lag")) > 0
         assert str(victim) in page.inner_text("#lagging-voters")
+        # The highlight shows: its rule is in the static stylesheet, which the CSP allows (an inline
+        # <style> on the page was dropped by style-src-elem 'self').
+        cell = page.locator(f'#voters tr.lagging[data-replica="{victim}"] td').first
+        shown = cell.evaluate("td => [getComputedStyle(td).backgroundColor, getComputedStyle(td).fontWeight]")
+        assert shown == ["rgb(253, 236, 234)", "600"], shown
     finally:
         sandbox.start_controller(victim)
         sandbox.advance(1)

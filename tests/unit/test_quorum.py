@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import time
+from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
@@ -132,6 +136,55 @@ def test_it_renders_the_quorum_page(client, sandbox, controller_cluster, persona
     assert 'data-feature="metadata.version"' in body
     assert 'data-section="topics"' in body and "UNSUPPORTED_ENDPOINT_TYPE" in body
     assert reverse("controller_detail", kwargs={"name": controller_cluster.name, "node_id": 101}) in body
+
+
+class _BlockedInline(HTMLParser):
+    """The inline <style> elements and <script> elements without src in a page: what the console's
+    Content Security Policy (style-src-elem 'self', script-src 'self') makes the browser drop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "style" or (tag == "script" and not dict(attrs).get("src")):
+            self.found.append(self.get_starttag_text())
+
+
+def blocked_inline(html: str) -> list[str]:
+    parser = _BlockedInline()
+    parser.feed(html)
+    return parser.found
+
+
+def test_it_highlights_lagging_voters_with_the_stylesheet_the_csp_allows(
+    client, sandbox, controller_cluster, personas
+):
+    client.force_login(personas["viewer"])
+    victim = max(c for c in sandbox.state.controllers if c != sandbox.state.active_controller)
+    sandbox.stop_controller(victim)
+    try:
+        sandbox.advance(30)
+        response = client.get(reverse("quorum_page", kwargs={"name": controller_cluster.name}))
+    finally:
+        sandbox.start_controller(victim)
+        sandbox.advance(1)
+    body = response.content.decode()
+    assert f'<tr data-replica="{victim}"' in body and 'class="lagging"' in body
+    policy = response["Content-Security-Policy"]
+    assert "style-src-elem 'self';" in policy and "script-src 'self';" in policy  # not weakened
+    assert blocked_inline(body) == []
+    assert blocked_inline(client.get(reverse("quorum_page", kwargs={"name": controller_cluster.name}),
+                                  HTTP_HX_REQUEST="true").content.decode()) == []  # fmt: skip
+    css = Path(finders.find("console/console.css")).read_text()
+    assert "tr.lagging td" in css and ".leader-missing" in css
+
+
+def test_no_template_carries_an_inline_style_or_script_the_csp_blocks():
+    templates = [p for d in settings.TEMPLATES[0]["DIRS"] for p in Path(d).rglob("*.html")]
+    assert len(templates) > 50
+    offending = {str(p): found for p in templates if (found := blocked_inline(p.read_text()))}
+    assert offending == {}
 
 
 def test_it_answers_htmx_with_the_fragment(client, kafka_cluster, personas):
