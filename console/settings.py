@@ -211,15 +211,11 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "console.api.errors.lockout"  # templates/console/locked_out.html, JSON on /api/
 AXES_VERBOSE = False
-# Behind the TLS proxy (CONSOLE_BEHIND_PROXY) the address is the client's, which each of the
-# CONSOLE_PROXY_COUNT proxies appends to X-Forwarded-For (nginx: $proxy_add_x_forwarded_for), not the
-# proxy's: django-ipware reads it, and a chain of any other length (a client's own X-Forwarded-For)
-# counts against the proxy's address (strict). Failed tokens never lock a valid token out (api/auth.py).
+# Behind the proxy: the client's address as its CONSOLE_PROXY_COUNT proxies append it to X-Forwarded-For
+# (django-ipware, strict: another chain counts against the proxy's address). docs/production.env.
 if _env_bool("CONSOLE_BEHIND_PROXY", False):
     AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
-    AXES_IPWARE_PROXY_ORDER = "left-most"
-    # the nearest proxy is REMOTE_ADDR; the others are in the header after the client
-    AXES_IPWARE_PROXY_COUNT = max(int(os.environ.get("CONSOLE_PROXY_COUNT", "1")) - 1, 0)
+    AXES_IPWARE_PROXY_COUNT = max(int(os.environ.get("CONSOLE_PROXY_COUNT", "1")) - 1, 0)  # 1st: REMOTE_ADDR
 
 # Redis, the Celery broker and the queues split by latency (poll / admin / batch).
 from console.settings_celery import *  # noqa: E402, F403
