@@ -172,3 +172,23 @@ def test_dynamic_broker_config_roundtrip(gw, broker_ids):
         assert cfg["leader.replication.throttled.rate"].source == "DYNAMIC_BROKER_CONFIG"
     finally:
         gw.incremental_alter_configs({res: [ConfigChange("leader.replication.throttled.rate", "DELETE")]})
+
+
+def test_a_broker_key_lists_synonyms_of_other_names_only_after_its_own(gw, broker_ids):
+    """Kafka's ConfigHelper: log.retention.ms set per broker lists log.retention.hours (default) after
+    itself; unset it is null with no synonyms, so the hours value is not the key's (console/configs/plan)."""
+    res = ConfigResource("BROKER", str(broker_ids[-1]))
+    key = "log.retention.ms"
+    assert (_configs(gw, res)[key].value, _configs(gw, res)[key].synonyms) == (None, ())
+    assert gw.incremental_alter_configs({res: [ConfigChange(key, "SET", "-5")]})[res] == Ok()
+    try:
+        got = eventually(lambda: _configs(gw, res)[key], lambda e: e.value == "-5")
+        assert got.source == "DYNAMIC_BROKER_CONFIG"
+        assert [(s.name, s.value, s.source) for s in got.synonyms] == [
+            (key, "-5", "DYNAMIC_BROKER_CONFIG"),
+            ("log.retention.hours", "168", "DEFAULT_CONFIG"),
+        ]
+    finally:
+        gw.incremental_alter_configs({res: [ConfigChange(key, "DELETE", None)]})
+    gone = eventually(lambda: _configs(gw, res)[key], lambda e: e.value is None)
+    assert (gone.source, gone.synonyms) == ("DEFAULT_CONFIG", ())
