@@ -13,6 +13,7 @@ from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.reassignment import planner
 from console.reassignment.actions import PlanRejected, console_busy
+from console.reassignment.finish import replicas_after_cancel
 from console.reassignment.progress import flatten_logs, hosts, partition_progress
 
 
@@ -24,7 +25,8 @@ from console.reassignment.progress import flatten_logs, hosts, partition_progres
 def cancel_external(
     *, actor, cluster, partitions: Iterable[planner.TP], source_ip: str | None = None
 ) -> dict:
-    """Cancel reassignments started outside the console; per-partition outcome, audited."""
+    """Cancel reassignments started outside the console; per-partition outcome (with the replicas
+    Kafka has afterwards), audited."""
     access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
     ours = set(console_busy(cluster))
     wanted = [TopicPartition(t, p) for t, p in partitions if (t, p) not in ours]
@@ -38,8 +40,23 @@ def cancel_external(
         params={"partitions": [[tp.topic, tp.partition] for tp in wanted]},
         source_ip=source_ip,
     )
-    results = gateway_for(cluster).alter_partition_reassignments(dict.fromkeys(wanted))
-    outcomes = {f"{tp.topic}-{tp.partition}": audit.result_outcome(v) for tp, v in results.items()}
+    gw = gateway_for(cluster)
+    moving = gw.list_partition_reassignments(wanted)
+    results = gw.alter_partition_reassignments(dict.fromkeys(wanted))
+    # Kafka keeps the move's replica list without the brokers it was adding: say what it has now.
+    adding = {
+        (tp.topic, tp.partition): set(moving[tp].adding) if tp in moving else set()
+        for tp, v in results.items()
+        if not isinstance(v, KafkaOperationError)
+    }
+    after = replicas_after_cancel(gw, adding) if adding else {}
+    outcomes = {}
+    for tp, v in results.items():
+        outcome = audit.result_outcome(v)
+        replicas = after.get((tp.topic, tp.partition))
+        if outcome["ok"] and replicas is not None:
+            outcome.update(replicas=replicas, message=f"cancelled: Kafka has {replicas}")
+        outcomes[f"{tp.topic}-{tp.partition}"] = outcome
     outcomes_log.settle(req, targets=list(outcomes), outcomes=outcomes)
     return outcomes
 

@@ -127,7 +127,15 @@ def revert(r: Reassignment) -> dict[str, dict]:
         for x in rows
         if not isinstance(results.get(TopicPartition(x.topic, x.partition)), KafkaOperationError)
     }
-    found = _replicas_after_cancel(gw, rows, cancelled)
+    found = replicas_after_cancel(
+        gw,
+        {
+            (x.topic, x.partition): set(x.target) - set(x.original)
+            if (x.topic, x.partition) in cancelled
+            else set()
+            for x in rows
+        },
+    )
     reordered: dict[str, dict] = {}
     for x in rows:
         res = results.get(TopicPartition(x.topic, x.partition))
@@ -149,28 +157,27 @@ def revert(r: Reassignment) -> dict[str, dict]:
     return reordered
 
 
-def _replicas_after_cancel(gw, rows, cancelled: set) -> dict[tuple[str, int], list[int] | None]:
-    """Each partition's replicas as Kafka's metadata shows them. The brokers apply a cancel from the
-    metadata log a moment after the controller accepted it: while a cancelled partition still
-    lists a broker the move was adding, the answer predates the cancel and is read again (bounded)."""
+def replicas_after_cancel(
+    gw, adding: dict[tuple[str, int], set[int]]
+) -> dict[tuple[str, int], list[int] | None]:
+    """Each partition's replicas as Kafka's metadata shows them after a cancel (None: not read).
+
+    The brokers apply a cancel from the metadata log a moment after the controller accepted it:
+    while a partition still lists a broker its move was adding (``adding``), the answer predates
+    the cancel and is read again, for at most READBACK_S."""
     deadline = time.monotonic() + READBACK_S
     while True:
-        described = gw.describe_topics(sorted({x.topic for x in rows}))
+        described = gw.describe_topics(sorted({t for t, _ in adding}))
         found: dict[tuple[str, int], list[int] | None] = {}
-        for x in rows:
-            md = described.get(x.topic)
+        for topic, partition in adding:
+            md = described.get(topic)
             part = (
                 None
                 if isinstance(md, KafkaOperationError) or md is None
-                else next((p for p in md.partitions if p.id == x.partition), None)
+                else next((p for p in md.partitions if p.id == partition), None)
             )
-            found[(x.topic, x.partition)] = list(part.replicas) if part is not None else None
-        stale = [
-            x
-            for x in rows
-            if (x.topic, x.partition) in cancelled
-            and set(found[(x.topic, x.partition)] or ()) & (set(x.target) - set(x.original))
-        ]
+            found[(topic, partition)] = list(part.replicas) if part is not None else None
+        stale = [tp for tp, brokers in adding.items() if set(found[tp] or ()) & brokers]
         if not stale or time.monotonic() >= deadline:
             return found
         time.sleep(READBACK_EVERY_S)

@@ -367,6 +367,9 @@ def reassign_external_cancel(request, name: str):
     else:
         failed = {k: v for k, v in outcomes.items() if not v["ok"]}
         msg = f"Cancelled {len(outcomes) - len(failed)} of {len(outcomes)}."
+        now = [f"{k} {v['replicas']}" for k, v in outcomes.items() if "replicas" in v]
+        if now:
+            msg += f" Kafka has now: {'; '.join(now[:10])}{'; …' if len(now) > 10 else ''}."
         if failed:
             msg += " Not cancelled: " + "; ".join(f"{k} ({v['error']})" for k, v in failed.items())
         messages.info(request, msg)
