@@ -242,3 +242,30 @@ def test_a_describe_caught_half_way_is_not_taken_as_applied():
     )
     stored = entry("16101", dyn, ConfigSynonym("log.cleaner.backoff.ms", "016101", dyn))
     assert config_plan.reflects(padded, stored, dyn)
+
+
+def test_the_page_warns_when_the_change_is_not_confirmed_yet(
+    client, personas, kafka_cluster, sandbox, settings
+):
+    settings.CONFIG_CONFIRM_TIMEOUT_S = 0.2
+    client.force_login(personas["operator"])
+    page = reverse("broker_configs", kwargs={"name": kafka_cluster.name, "broker": "3"})
+    form = {"op_0": "SET", "key_0": "log.cleaner.backoff.ms", "value_0": "16005", "action": "apply"}
+    sandbox.set_broker_config_lag(3)
+    try:
+        applied = client.post(page, form, follow=True)
+    finally:
+        sandbox.set_broker_config_lag(0)
+    shown = [(m.level_tag, m.message) for m in applied.context["messages"]]
+    assert shown == [
+        ("success", "Broker 3: 1 config change(s) applied."),
+        (
+            "warning",
+            "Kafka accepted the change, but Kafka did not show log.cleaner.backoff.ms changed within 0.2 s "
+            "(brokers apply configs from the metadata log): the audit records the requested value, not yet "
+            "confirmed.",
+        ),
+    ]
+    row = AuditEvent.objects.filter(action="config.alter", outcome="success").latest("id")
+    assert (row.after, row.outcomes["broker:3"]["confirmed"]) == ({"log.cleaner.backoff.ms": "16005"}, False)
+    alter(personas, kafka_cluster, 3, ("log.cleaner.backoff.ms", "DELETE"))
