@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from console.crypto import EncryptedTextField
+
 
 class TokenScope(models.TextChoices):
     READ = "read", "Read-only"
@@ -56,7 +58,7 @@ class IdempotencyRecord(models.Model):
     route = models.CharField(max_length=300)  # method and path
     body_hash = models.CharField(max_length=64)
     status = models.PositiveSmallIntegerField(default=0)
-    response_encrypted = models.TextField(blank=True, default="")  # the answer's JSON, encrypted
+    response_encrypted = EncryptedTextField(blank=True, default="")  # the answer's JSON, encrypted
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

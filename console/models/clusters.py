@@ -78,7 +78,7 @@ class Cluster(models.Model):
     )
     sasl_mechanism = models.CharField(max_length=16, choices=SaslMechanism.choices, blank=True, default="")
     sasl_username = models.CharField(max_length=200, blank=True)
-    sasl_password_encrypted = models.TextField(blank=True, editable=False)
+    sasl_password_encrypted = crypto.EncryptedTextField(blank=True, editable=False)
     ca_certificate = models.TextField(blank=True)
     request_timeout_s = models.FloatField(default=default_request_timeout)
     # What the brokers' authorizer is configured with, where Kafka hides it from DescribeConfigs

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from console.crypto import EncryptedTextField
+
 
 class ChannelKind(models.TextChoices):
     WEBHOOK = "webhook", "Webhook (signed JSON)"
@@ -21,9 +23,9 @@ class NotificationChannel(models.Model):
     kind = models.CharField(max_length=10, choices=ChannelKind.choices)
     enabled = models.BooleanField(default=True)
     events = models.JSONField(default=list, blank=True)
-    url_encrypted = models.TextField(blank=True)
+    url_encrypted = EncryptedTextField(blank=True)
     url_hint = models.CharField(max_length=200, blank=True)
-    secret_encrypted = models.TextField(blank=True)
+    secret_encrypted = EncryptedTextField(blank=True)
     recipients = models.JSONField(default=list, blank=True)
     created_by_name = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

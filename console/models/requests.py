@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from console.crypto import EncryptedJSONField
+
 
 class RequestKind(models.TextChoices):
     TOPIC_CREATE = "topic.create", "New topic"
@@ -50,7 +52,10 @@ class ChangeRequest(models.Model):
     cluster = models.ForeignKey("console.Cluster", on_delete=models.CASCADE, related_name="change_requests")
     kind = models.CharField(max_length=32, choices=RequestKind.choices)
     resource = models.CharField(max_length=300)  # the topic name, or the principal for ACLs
-    payload = models.JSONField(default=dict)
+    # A held config change keeps a secret value as a token under "value_encrypted" (console/changes).
+    payload = EncryptedJSONField(
+        default=dict, encrypted_keys=("value_encrypted",), on_rotate="console.requests.approvals.repin"
+    )
     reason = models.TextField(blank=True)
     state = models.CharField(max_length=16, choices=RequestState.choices, default=RequestState.PENDING)
     requested_by = models.ForeignKey(

@@ -74,3 +74,16 @@ def approval_outcome(req: ChangeRequest) -> str:
         f"Request #{req.pk}: your approval is {count} of {req.approvals_required}; "
         "it waits for another approver and has not run."
     )
+
+
+def repin(req: ChangeRequest, before, after) -> dict[str, list[str]]:
+    """Key rotation re-encrypted a secret in the payload (the same value under the new key): the request
+    and the approvals of its reviewed payload name the new payload's digest, so a rotation voids no
+    review. A payload that already differed from its reviewed digest is left as it was (still refused).
+    Runs inside the rotation's transaction (console/key_rotation.py)."""
+    old, new = payload_digest(before), payload_digest(after)
+    if req.payload_sha256 != old:
+        return {}
+    ChangeRequest.objects.filter(pk=req.pk).update(payload_sha256=new)
+    ChangeApproval.objects.filter(request_id=req.pk, payload_sha256=old).update(payload_sha256=new)
+    return {f"request:{req.pk}": [old, new]}

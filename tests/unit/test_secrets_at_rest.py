@@ -118,7 +118,7 @@ def test_rotation_re_encrypts_under_the_first_key_and_is_audited(kafka_cluster, 
     assert crypto.current(stored.sasl_password_encrypted)
     assert stored.sasl_password() == "rotate-me"
     event = AuditEvent.objects.filter(action="secrets.rotate").get()
-    assert event.targets == [f"cluster:{kafka_cluster.name}"]
+    assert event.targets == ["console.Cluster.sasl_password_encrypted"]
     assert "rotate-me" not in str(event.params)
 
 
