@@ -128,14 +128,15 @@ def authenticate(raw: str, *, source_ip: str | None = None) -> ApiToken:
         raise TokenInvalid("revoked or expired")
     refusal = methods.token_refusal(token.user, now)
     if refusal is not None:
-        audit.record(
-            actor=token.user,
-            action="api.token.refused",
-            targets=[target(token)],
-            params={"name": token.name, "scope": token.scope, "reason": refusal},
-            outcome="refused",
-            source_ip=source_ip,
-        )
+        with transaction.atomic():
+            audit.record(
+                actor=token.user,
+                action="api.token.refused",
+                targets=[target(token)],
+                params={"name": token.name, "scope": token.scope, "reason": refusal},
+                outcome="refused",
+                source_ip=source_ip,
+            )
         raise TokenRefused(f"The {token.label} cannot be used: {refusal}.")
     if token.last_used_at is None:
         with transaction.atomic():

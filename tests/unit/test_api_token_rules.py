@@ -54,6 +54,7 @@ def sso_user(settings):
     return user
 
 
+@pytest.mark.django_db(transaction=True)  # as a server runs: the refusal's audit opens its own transaction
 def test_it_refuses_a_local_accounts_token_once_local_logins_are_switched_off(settings, local_user):
     secret, prefix = _token(local_user)
     assert _get(secret).status_code == 200
