@@ -190,3 +190,45 @@ def test_a_move_started_outside_is_cancelled_with_what_kafka_has_afterwards(
         assert [p.replicas for p in gw.describe_topics([topic])[topic].partitions] == [(2, 1), (2, 3)]
     finally:  # the sandbox is shared: no move is left behind whatever failed
         gw.alter_partition_reassignments(dict.fromkeys(moves))
+
+
+def test_the_cli_verify_says_what_kafka_has_after_a_cancel_and_gives_the_rollback_plan(
+    personas, kafka_cluster, frozen, tmp_path
+):
+    from tests.unit.test_cli_reassign import run as cli
+    from tests.unit.test_cli_reassign import write
+
+    topic = make_topic(frozen, [[1, 2]])
+    plan = write(
+        tmp_path,
+        "plan.json",
+        {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [2, 3]}]},
+    )
+    code, _ = cli(
+        "reassign", "--execute", "--reassignment-json-file", plan, "--throttle", str(MB), "--as", "operator"
+    )
+    assert code == 0
+    r = Reassignment.objects.filter(cluster=kafka_cluster).latest("pk")
+    run_now(r.operation_id)
+    assert cli("reassign", "--cancel", "--reassignment-json-file", plan, "--as", "operator")[0] == 0
+    for _ in range(5):
+        run_now(r.operation_id)
+        if Operation.objects.get(pk=r.operation_id).finished:
+            break
+    code, out = cli("reassign", "--verify", "--reassignment-json-file", plan, "--as", "operator")
+    message = (
+        "Kafka restored the original brokers in another order: [2, 1], not [1, 2] "
+        "(preferred leader changed from 1 to 2)"
+    )
+    assert f"Reassignment of partition {topic}-0 cancelled: {message}." in out
+    rollback = {
+        "version": 1,
+        "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 2], "log_dirs": ["any", "any"]}],
+    }
+    assert "Kafka restored 1 partition in another order. Rollback plan (their original assignment):" in out
+    assert json.dumps(rollback, indent=1) in out
+    code, out = cli(
+        "reassign", "--verify", "--reassignment-json-file", plan, "--output", "json", "--as", "operator"
+    )
+    data, _ = json.JSONDecoder().raw_decode(out)  # then the exit code's sentence (a cancel is not a success)
+    assert code == 1 and data["rollback_plan"] == rollback

@@ -202,6 +202,7 @@ class ReassignCommands:
         r = self._find(cluster, plan)
         r.refresh_from_db()
         rows = self._rows(r)
+        rollback = reassignment.rollback_plan(r)  # after a cancel Kafka restored in another order
         ledger = [
             {"resource": f"{t.resource_type}:{t.resource_name}", "config": t.config, "state": t.state}
             for t in r.throttles.order_by("pk")
@@ -215,6 +216,7 @@ class ReassignCommands:
             "partitions_done": r.partitions_done,
             "partitions_total": r.partitions_total,
             "throttles": ledger,
+            "rollback_plan": json.loads(planner.export_plan(rollback)) if rollback else None,
         }
         if self.opts["output"] == "table":
             self.stdout.write(
@@ -226,7 +228,17 @@ class ReassignCommands:
                 verdict = {"done": "is completed", "moving": "is still in progress"}.get(
                     row["state"], row["state"]
                 )
-                self.stdout.write(f"Reassignment of partition {row['topic']}-{row['partition']} {verdict}.")
+                said = f": {row['message']}" if row["message"] and row["state"] != "moving" else ""
+                self.stdout.write(
+                    f"Reassignment of partition {row['topic']}-{row['partition']} {verdict}{said}."
+                )
+            if rollback:
+                self.stdout.write(
+                    f"Kafka restored {len(rollback)} partition{'s' if len(rollback) != 1 else ''} in another "
+                    "order. Rollback plan (their original assignment):\n"
+                    + planner.export_plan(rollback)
+                    + "\nSave this to use as the --reassignment-json-file option of --execute to put them back."
+                )
             left = [e for e in ledger if e["state"] != "removed"]
             if r.stage == "finished":
                 self.stdout.write(
@@ -251,6 +263,7 @@ class ReassignCommands:
         r.refresh_from_db()
         self._emit(self._rows(r), COLUMNS, {"reassignment": r.pk, "cancel_requested": r.cancel_requested})
         self._say(
-            f"Cancel of reassignment #{r.pk} requested: in-flight partitions revert, then throttles go back."
+            f"Cancel of reassignment #{r.pk} requested: Kafka takes back the replicas it was adding, then "
+            "throttles go back; --verify then says what Kafka has per partition."
         )
         return OK if r.cancel_requested else REFUSED
