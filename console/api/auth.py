@@ -53,7 +53,7 @@ class TokenAuthentication(BaseAuthentication):
         except (UnicodeError, tokens.TokenInvalid):
             if not AxesProxyHandler.is_allowed(http, TOKEN_ATTEMPTS):
                 raise exceptions.Throttled(
-                    detail="Too many failed token attempts from this address; wait, then use a valid token."
+                    detail="Too many failed token attempts from this address; a valid token still works."
                 ) from None
             user_login_failed.send(sender=__name__, credentials=TOKEN_ATTEMPTS, request=http)
             if len(parts) != 2:

@@ -201,7 +201,7 @@ def lockout(request, original_response=None, credentials=None) -> HttpResponse:
     /api/, the console's page for a web log-in; 429 with the cool-off as Retry-After either way."""
     wait = int(settings.AXES_COOLOFF_TIME.total_seconds())
     if request.path.startswith("/api/"):
-        text = "Too many failed token attempts from this address; wait, then use a valid token."
+        text = "Too many failed token attempts from this address; a valid token still works."
         response = JsonResponse(body(429, "throttled", text), status=429)
     else:
         response = render(request, "console/locked_out.html", status=429)
