@@ -16,8 +16,10 @@ from console.acls.authorizer import (
     ANY_HOST,
     AuthorizerFacts,
     OperationAccess,
+    client_address,
     evaluate,
     hosts_named,
+    never_matching,
     parse_super_users,
 )
 from console.acls.core import (
@@ -246,6 +248,7 @@ class EffectiveAccess:
     operations: list[OperationAccess]
     facts: AuthorizerFacts = AuthorizerFacts()
     hosts: list[str] = field(default_factory=list)
+    never_matching: list[AclBinding] = field(default_factory=list)  # hosts no client address matches
 
 
 def effective_access(
@@ -274,7 +277,11 @@ def effective_access(
         facts=facts,
     )
     named = hosts_named(applying) if host == ANY_HOST else []
-    return EffectiveAccess(principal, host, resource_type, resource_name, applying, ops, facts, named)
+    never = never_matching(
+        candidates, principal=principal, resource_type=resource_type, resource_name=resource_name
+    )
+    asked = host if host == ANY_HOST else (client_address(host) or host)  # as Kafka writes it
+    return EffectiveAccess(principal, asked, resource_type, resource_name, applying, ops, facts, named, never)
 
 
 def authorizer_facts(cluster: Cluster, gateway) -> AuthorizerFacts:

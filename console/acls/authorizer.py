@@ -8,6 +8,7 @@ is the one asked or its type's wildcard, and its host is * or exactly the client
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -152,6 +153,38 @@ def _with_hosts(decided: OperationAccess, hosts: list[HostAccess]) -> OperationA
     return replace(decided, hosts=differ, verdict=verdict)
 
 
+def client_address(host: str) -> str | None:
+    """The text Kafka compares a binding's host with: the client's address as Java's
+    ``InetAddress.getHostAddress()`` writes it (IPv6 in full without leading zeros,
+    0:0:0:0:0:0:0:1; an IPv4-mapped address as IPv4). None when ``host`` is no IP address."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        groups = (int.from_bytes(ip.packed[i : i + 2], "big") for i in range(0, 16, 2))
+        return ":".join(f"{g:x}" for g in groups) + (f"%{ip.scope_id}" if ip.scope_id else "")
+    return str(getattr(ip, "ipv4_mapped", None) or ip)
+
+
+def _matchable(b: AclBinding) -> bool:
+    return b.host == ANY_HOST or client_address(b.host) == b.host
+
+
+def never_matching(
+    bindings: Iterable[AclBinding], *, principal: str, resource_type: str, resource_name: str
+) -> list[AclBinding]:
+    """The principal's bindings on the resource whose host no client address is ever written as
+    (``::1``, a host name): Kafka never applies them."""
+    return [
+        b
+        for b in bindings
+        if resource_matches(b, resource_type, resource_name)
+        and principal_matches(b, principal)
+        and not _matchable(b)
+    ]
+
+
 def evaluate(
     bindings: Iterable[AclBinding],
     *,
@@ -165,12 +198,15 @@ def evaluate(
     super users first, then a DENY wins, then an ALLOW; with no binding on the resource at all (for
     any principal) ``allow.everyone.if.no.acl.found`` decides, otherwise it is denied by default.
 
-    Kafka matches a binding whose host is * or exactly the client's address. ``host`` * means any
-    host: every binding of the principal applies to some address, and each address named by one
-    gets its own verdict (kept where it differs from the verdict from an unnamed address)."""
+    Kafka matches a binding whose host is * or exactly the client's address as Java writes it
+    (``client_address``; a binding written otherwise never applies, see ``never_matching``).
+    ``host`` * means any host: every binding of the principal applies to some address, and each
+    address named by one gets its own verdict (kept where it differs from the verdict from an
+    unnamed address)."""
     bindings = list(bindings)
     on_resource = [b for b in bindings if resource_matches(b, resource_type, resource_name)]
-    mine = [b for b in on_resource if principal_matches(b, principal)]
+    mine = [b for b in on_resource if principal_matches(b, principal) and _matchable(b)]
+    host = host if host == ANY_HOST else (client_address(host) or host)
     applying = sorted(
         (b for b in mine if host == ANY_HOST or b.host in (ANY_HOST, host)),
         key=lambda b: (b.permission != "DENY", b.operation, b.pattern_type, b.resource_name, b.host),

@@ -223,6 +223,36 @@ def test_it_gives_a_blank_host_the_verdict_from_any_host_and_from_each_host_with
     assert {(o.outcome, o.hosts) for o in admin} == {("SUPER_USER", ())}
 
 
+def test_it_compares_a_binding_s_host_with_the_address_as_kafka_writes_it():
+    # StandardAuthorizerData compares the binding's host with clientAddress().getHostAddress():
+    # Java writes an IPv6 address in full (0:0:0:0:0:0:0:1), so a binding written ::1 never matches.
+    assert authorizer.client_address("::1") == "0:0:0:0:0:0:0:1"
+    assert authorizer.client_address("2001:DB8::0a") == "2001:db8:0:0:0:0:0:a"
+    assert authorizer.client_address("::ffff:10.0.0.1") == "10.0.0.1"
+    assert authorizer.client_address("127.0.0.1") == "127.0.0.1"
+    assert authorizer.client_address("localhost") is None
+    bindings = [
+        B(principal="User:alice"),
+        B(principal="User:alice", perm="DENY", host="0:0:0:0:0:0:0:1"),
+        B(principal="User:alice", perm="DENY", host="::1"),
+        B(principal="User:alice", perm="DENY", host="localhost"),
+    ]
+    facts = authorizer.AuthorizerFacts(super_users=frozenset(), allow_if_no_acl=True)
+    ask = {"principal": "User:alice", "resource_type": "TOPIC", "resource_name": "orders", "facts": facts}
+    applying, ops = authorizer.evaluate(bindings, host="::1", **ask)
+    assert applying == [bindings[1], bindings[0]]
+    read = next(o for o in ops if o.operation == "READ")
+    assert (read.outcome, read.deciding) == ("DENIED", (bindings[1],))
+    applying, ops = authorizer.evaluate(bindings, host="*", **ask)
+    assert applying == [bindings[1], bindings[0]]
+    read = next(o for o in ops if o.operation == "READ")
+    assert read.verdict == "allowed from any host except 0:0:0:0:0:0:0:1: denied by a DENY"
+    never = authorizer.never_matching(
+        bindings, principal="User:alice", resource_type="TOPIC", resource_name="orders"
+    )
+    assert never == [bindings[2], bindings[3]]
+
+
 # ---- against the sandbox -----------------------------------------------------------------------
 
 
@@ -371,6 +401,31 @@ def test_it_lists_host_bindings_and_their_verdicts_on_the_page_and_the_api_when_
     assert api_read["outcome"] == "ALLOWED" and api_read["verdict"] == read.verdict
     assert [(h["host"], h["outcome"]) for h in api_read["hosts"]] == [("127.0.0.1", "DENIED")]
     acls.change_acls(actor=personas["operator"], cluster=kafka_cluster, deletes=[allow, deny])
+
+
+@pytest.mark.django_db
+def test_it_shows_bindings_whose_host_kafka_never_matches(client, personas, kafka_cluster, uniq):
+    written_short = B(uniq, principal="User:carol", perm="DENY", host="::1")
+    written_full = B(uniq, principal="User:carol", perm="DENY", host="0:0:0:0:0:0:0:1")
+    allow = B(uniq, principal="User:carol")
+    creates = [written_short, written_full, allow]
+    assert acls.change_acls(actor=personas["operator"], cluster=kafka_cluster, creates=creates).ok
+    kafka_cluster.acl_super_users, kafka_cluster.acl_allow_if_no_acl = "User:admin", "true"
+    kafka_cluster.save()
+    try:
+        result = acls.effective_access(
+            actor=personas["operator"], cluster=kafka_cluster, principal="User:carol",
+            resource_type="TOPIC", resource_name=uniq, host="::1",
+        )  # fmt: skip
+        assert result.host == "0:0:0:0:0:0:0:1" and result.never_matching == [written_short]
+        assert next(o for o in result.operations if o.operation == "READ").deciding == (written_full,)
+        client.force_login(personas["operator"])
+        query = {"principal": "User:carol", "resource_type": "TOPIC", "resource_name": uniq}
+        page = client.get(reverse("acl_effective", kwargs={"name": kafka_cluster.name}), query)
+        body = page.content.decode()
+        assert 'id="acl-never-matching"' in body and f"TOPIC:LITERAL:{uniq} from ::1</li>" in body
+    finally:
+        acls.change_acls(actor=personas["operator"], cluster=kafka_cluster, deletes=creates)
 
 
 @pytest.mark.django_db
