@@ -84,6 +84,7 @@ class LogDir:
 
     @property
     def used_bytes(self) -> int | None:
+        """The file system's space in use or reserved (by anything, not only Kafka): size − usable."""
         if self.total_bytes is None or self.usable_bytes is None:
             return None
         return max(0, self.total_bytes - self.usable_bytes)

@@ -57,6 +57,12 @@ class BrokerRow:
         return sum(known) if known else None
 
     @property
+    def usable_bytes(self) -> int | None:
+        """Space Kafka may still use, summed over the dirs that report it."""
+        known = [d.usable_bytes for d in self.log_dirs if d.usable_bytes is not None]
+        return sum(known) if known else None
+
+    @property
     def used_percent(self) -> float | None:
         used, total = self.used_bytes, self.total_bytes
         return None if used is None or not total else round(100 * used / total, 1)

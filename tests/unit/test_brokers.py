@@ -165,22 +165,23 @@ def test_the_list_page_links_each_broker_to_its_page_and_its_configs(client, per
 
 
 def test_it_labels_the_disk_figures_alike_on_the_list_and_on_the_broker_page(client, personas, kafka_cluster):
-    """The list shows each log dir's file system (used of total); the broker page shows the same
+    """The list shows each log dir's file system (usable of total); the broker page shows the same
     figure under the same label, and Kafka's own data (its replicas' sizes) labelled apart."""
     client.force_login(personas["viewer"])
     listing = client.get(url("broker_list", kafka_cluster)).content.decode().replace("\xa0", " ")
     page = client.get(url("broker_detail", kafka_cluster, broker=2)).content.decode().replace("\xa0", " ")
     headers = re.search(r'<table class="grid" id="brokers">\s*<thead>(.*?)</thead>', listing, re.S).group(1)
-    assert "Log dirs: file system used of total" in re.sub(r"<[^>]+>", "", headers)
+    assert "Log dirs: file system space usable by Kafka" in re.sub(r"<[^>]+>", "", headers)
     listed = " ".join(cells(row_of(listing, 2))[7].split())
-    assert re.fullmatch(r"file system: [\d.]+ \w+ used of 1\.0 TB \([\d.]+%\)", listed), listed
+    shown = r"[\d.]+ \w+ usable of 1\.0 TB \([\d.]+% in use or reserved\)"
+    assert re.fullmatch("file system: " + shown, listed), listed
     cards = {
         label: " ".join(re.sub(r"<[^>]+>", "", value).split())
         for label, value in re.findall(
             r'<div class="label">([^<]*)</div><div class="value">(.*?)</div></div>', page, re.S
         )
     }
-    assert re.fullmatch(r"[\d.]+ \w+ used of 1\.0 TB \([\d.]+%\)", cards["File system"]), cards
+    assert re.fullmatch(shown, cards["File system"]), cards
     assert re.fullmatch(r"[\d.]+ \w+", cards["Kafka data (replica sizes)"]), cards
     assert "Data on disk" not in page
     dirs = re.search(r'<table class="grid" id="log-dirs">\s*<thead>(.*?)</thead>', page, re.S).group(1)
@@ -188,7 +189,7 @@ def test_it_labels_the_disk_figures_alike_on_the_list_and_on_the_broker_page(cli
         "Path",
         "Replicas",
         "Kafka data (replica sizes)",
-        "File system used",
+        "File system in use or reserved",
         "File system size",
         "Usable by Kafka",
         "",
