@@ -24,7 +24,7 @@ import hmac
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -33,9 +33,8 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from console.audit.store import GENESIS_HASH, chain_start
 from console.models import AuditChainHead, AuditEvent
-from console.models.audit import audit_key, canonical
+from console.models.audit import GENESIS_HASH, audit_key, canonical, chain_start
 
 log = logging.getLogger(__name__)
 
@@ -234,15 +233,15 @@ def _unanchored_too_long(anchor_id: int) -> str:
     return f"event {first[0]} of {first[1].isoformat()} is not anchored yet"
 
 
-def append_anchor() -> AnchorWrite:
+def append_anchor(check_chain: Callable[[], Any]) -> AnchorWrite:
     """Beat's step: check the chain and append its signed head to the anchor file when the head moved.
 
-    Refused (nothing written) when the check fails, the latest anchor's included: anchoring a truncated
-    chain, or writing past a tampered line, would hide it. Never raises for the file: a directory that
-    cannot be written is logged once per process and shows on the audit page as a warning.
+    ``check_chain`` is the whole-chain check (``chain.check_chain``; passed in because the chain's
+    status reads this module). Refused (nothing written) when the check fails, the latest anchor's
+    included: anchoring a truncated chain, or writing past a tampered line, would hide it. Never raises
+    for the file: a directory that cannot be written is logged once per process and shows on the audit
+    page as a warning.
     """
-    from console.audit.chain import check_chain  # chain imports this module
-
     anchor = head_anchor()  # read before the check, so the check covers the event anchored
     status = check_chain()
     if not status.ok:

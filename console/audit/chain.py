@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from console import notify, operations
-from console.audit import marker
+from console.audit import anchor, marker
 from console.audit import store as audit
-from console.audit.anchor import AnchorCheck
 from console.audit.refusals import refused_as
 from console.audit.review import _require_reviewer
 from console.models import AuditChainHead, Operation
@@ -32,7 +31,7 @@ class ChainView:
     count: int = 0  # kept events checked (the old ones by their digest, the new ones by their HMAC)
     walked: int = 0  # events whose HMAC was recomputed on this check
     note: str = ""
-    anchor_check: AnchorCheck | None = None  # the latest anchor kept outside the database
+    anchor_check: anchor.AnchorCheck | None = None  # the latest anchor kept outside the database
 
 
 def failure_text(status) -> str:
@@ -107,6 +106,12 @@ def check_chain(*, batch_size: int = 2000) -> ChainView:
         status.note,
         status.anchor_check,
     )
+
+
+def append_anchor() -> anchor.AnchorWrite:
+    """Check the whole chain, then append its signed head to the anchor file outside the database
+    (beat's ``tasks.audit.write_anchor``, ``audit_anchor --append``); see ``anchor.append_anchor``."""
+    return anchor.append_anchor(check_chain)
 
 
 def chain_status(*, actor, batch_size: int = 2000) -> ChainView:

@@ -24,12 +24,12 @@ from django.utils import timezone
 from console.audit import marker
 from console.kafka import KafkaOperationError
 from console.models import AuditChainHead, AuditEvent, AuditTarget
-from console.models.audit import TARGET_MAX
+from console.models.audit import GENESIS_HASH as GENESIS_HASH  # the chain starts here (tests, walkers)
+from console.models.audit import TARGET_MAX, chain_start
 
 if TYPE_CHECKING:
     from console.audit.anchor import AnchorCheck
 
-GENESIS_HASH = "0" * 64
 ARCHIVE_ACTION = "audit.archive"
 REKEY_ACTION = "audit.rekey"  # the keyed cut-over after the legacy (unkeyed) events; see legacy_cutover
 MASK = "******"
@@ -305,13 +305,6 @@ def head_problem(head: AuditChainHead | None, last_id: int, last_hash: str) -> t
                 f"the archive anchor at event {head.anchor_id} is not the one an audit.archive event recorded"
             )
     return None
-
-
-def chain_start(head: AuditChainHead | None) -> tuple[int, str]:
-    """Where verification begins: the archive anchor, or the genesis hash."""
-    if head is None or not head.anchor_id:
-        return 0, GENESIS_HASH
-    return head.anchor_id, head.anchor_hash
 
 
 def conclude(

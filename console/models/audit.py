@@ -183,3 +183,13 @@ class AuditChainHead(models.Model):
 
     def __str__(self) -> str:
         return f"audit chain head at event {self.last_id}"
+
+
+GENESIS_HASH = "0" * 64  # the prev_hash of the first event ever written
+
+
+def chain_start(head: AuditChainHead | None) -> tuple[int, str]:
+    """Where verification begins: the archive anchor, or the genesis hash."""
+    if head is None or not head.anchor_id:
+        return 0, GENESIS_HASH
+    return head.anchor_id, head.anchor_hash
