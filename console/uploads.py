@@ -274,13 +274,18 @@ def _check_json_surrogates(text: str) -> None:
             raise UploadError(LONE_SURROGATE, *_position(text, match.start(2) - 2))
 
 
-def load_json(text: str, *, limit: int | None = None) -> object:
-    """Strict JSON as plain Python data (``limit``: a size bound other than UPLOAD_MAX_BYTES)."""
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_json(text: str, *, limit: int | None = None, allow_nan: bool = True) -> object:
+    """Strict JSON as plain Python data (``limit``: a size bound other than UPLOAD_MAX_BYTES;
+    ``allow_nan=False``: NaN, Infinity and -Infinity, which JSON does not have, are refused too)."""
     check_size(text, limit)
     _check_json_depth(text)
     _check_json_surrogates(text)
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=None if allow_nan else _no_constant)
     except json.JSONDecodeError as exc:
         raise UploadError(exc.msg, exc.lineno, exc.colno) from None
     except RecursionError:  # cannot happen below MAX_DEPTH; kept as a last line of defence

@@ -55,3 +55,9 @@ urlpatterns = [
     path("account/tokens/<int:token_id>/revoke/", api_tokens.token_revoke, name="account_token_revoke"),
     path("operations/<int:op_id>/progress/", operations.operation_progress, name="operation_progress"),
 ]
+
+# Django's error answers: the API's JSON under /api/ (console/api/errors.py), the pages elsewhere.
+handler400 = "console.api.errors.bad_request"
+handler403 = "console.api.errors.permission_denied"
+handler404 = "console.api.errors.page_not_found"
+handler500 = "console.api.errors.server_error"

@@ -1,4 +1,5 @@
-"""What every API view shares: the cluster getter of the pages, paging, plain JSON of area results."""
+"""What every API view shares: the bounded JSON body parser, the cluster getter of the pages, paging,
+plain JSON of area results."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from rest_framework import serializers
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
 from rest_framework.views import APIView
 
-from console import access
+from console import access, uploads
 from console.api.auth import client_ip
 from console.api.errors import kafka_error
 from console.kafka import KafkaOperationError
@@ -20,8 +24,31 @@ from console.models import Cluster
 from console.views._helpers import get_cluster_for_user
 
 
+class JsonBody(JSONParser):
+    """A request body: strict JSON read by the console's one bounded reader (console.uploads), never by
+    a parser that recurses as deep as the text is nested (json.load reached Python's recursion limit
+    on ``[[[…``: a 500). At most DATA_UPLOAD_MAX_MEMORY_SIZE bytes (413, as Django's own check of the
+    body's length), nesting pre-scanned to ``uploads.MAX_DEPTH`` levels, no NaN or Infinity, no lone
+    surrogate, text in the request's charset (a charset that is no text encoding is refused): 400."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        encoding = (parser_context or {}).get("encoding") or settings.DEFAULT_CHARSET
+        try:
+            text = stream.read().decode(encoding)
+        except (LookupError, UnicodeError) as exc:  # bytes.decode refuses codecs that are not text
+            raise ParseError(f"The body is not {encoding} text: {str(exc)[:200]}") from None
+        try:
+            return uploads.load_json(text, limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE, allow_nan=False)
+        except uploads.UploadError as exc:
+            if exc.kind == "size":
+                raise RequestDataTooBig(exc.message) from None  # 413, as console.api.errors answers it
+            raise ParseError(f"JSON parse error - {exc}") from None
+
+
 class ApiView(APIView):
     """An API view: JSON in and out, errors as console.api.errors shapes them."""
+
+    parser_classes = [JsonBody]
 
     def cluster(self, name: str, perm: str = access.VIEW) -> Cluster:
         """404 when the caller cannot see the cluster, 403 when they see it but lack perm (as the pages)."""

@@ -3,6 +3,10 @@
 A Kafka error carries Kafka's own name and numeric code (``error.kafka``) and the operator's text as
 the message; the HTTP status says what kind of failure it was (see docs/api.md). Area refusals
 (policy, confirmation, plan checks) are 422 with their reasons in ``error.errors``.
+
+``handle`` answers what a view raises (DRF's exception handler); ``bad_request``, ``permission_denied``,
+``page_not_found`` and ``server_error`` are Django's handlers (console/urls.py): the API's JSON for
+a path under /api/ (no route, a body over DATA_UPLOAD_MAX_MEMORY_SIZE, a bug), the pages otherwise.
 """
 
 from __future__ import annotations
@@ -11,10 +15,12 @@ import functools
 import logging
 
 from django.conf import settings
+from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -147,6 +153,16 @@ def error_response(http_status: int, code: str, message: str, **extra) -> Respon
     return Response(body(http_status, code, message, **extra), status=http_status)
 
 
+def refused_request(exc: BaseException) -> tuple[int, str, str] | None:
+    """Django's own refusal of a request (its body too large, a malformed request) as the API answers it."""
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return 413, "too_large", f"The request body is over {limit:,} bytes (DATA_UPLOAD_MAX_MEMORY_SIZE)."
+    if isinstance(exc, SuspiciousOperation | BadRequest):
+        return 400, "bad_request", "The request is malformed."
+    return None
+
+
 def _reasons(exc: Exception) -> list[str]:
     for attr in ("errors", "violations", "problems"):
         items = getattr(exc, attr, None)
@@ -160,6 +176,8 @@ def handle(exc, context):
     request, view = context.get("request"), context.get("view")
     if isinstance(exc, DjangoPermissionDenied | exceptions.PermissionDenied) and request is not None:
         audit_refusal(request, view, exc)
+    if (refused := refused_request(exc)) is not None:
+        return error_response(*refused)
     if isinstance(exc, KafkaOperationError):
         code = kafka_status(exc)
         return error_response(code, "kafka_error", exc.operator_text, kafka=kafka_error(exc))
@@ -194,6 +212,42 @@ def handle(exc, context):
             response["Retry-After"] = str(int(exc.wait))
         return response
     return None  # anything else is a bug: Django's 500 handling logs it
+
+
+def _api(request) -> bool:
+    return request.path_info.startswith("/api/")
+
+
+def _json(http_status: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse(body(http_status, code, message), status=http_status)
+
+
+def bad_request(request, exception) -> HttpResponse:
+    """handler400: a request Django refused before any view (413 for a body too large)."""
+    if not _api(request):
+        return defaults.bad_request(request, exception)
+    return _json(*(refused_request(exception) or (400, "bad_request", "The request is malformed.")))
+
+
+def permission_denied(request, exception) -> HttpResponse:
+    """handler403."""
+    if not _api(request):
+        return defaults.permission_denied(request, exception)
+    return _json(403, "permission_denied", str(exception) or "Permission denied.")
+
+
+def page_not_found(request, exception) -> HttpResponse:
+    """handler404: also a path no API route matches (an id that is no number, a name no slug)."""
+    if not _api(request):
+        return defaults.page_not_found(request, exception)
+    return _json(404, "not_found", "Nothing is found at this address of the API.")
+
+
+def server_error(request) -> HttpResponse:
+    """handler500: a bug (logged by Django); the API's client still gets JSON."""
+    if not _api(request):
+        return defaults.server_error(request)
+    return _json(500, "server_error", "The console failed to answer; the error was logged.")
 
 
 def lockout(request, original_response=None, credentials=None) -> HttpResponse:

@@ -6,6 +6,8 @@ from rest_framework import serializers
 
 from console.topics.reads import SORT_KEYS
 
+INT32 = 2**31 - 1  # partition numbers and broker ids are int32 in Kafka's protocol
+
 
 class HeldIn(serializers.Serializer):
     """On a cluster whose change-control policy holds the action: it is submitted for approval with
@@ -107,7 +109,9 @@ class TopicSpecIn(serializers.Serializer):
     partitions = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
     replication_factor = serializers.IntegerField(required=False, min_value=1, max_value=32767)
     assignment = serializers.ListField(
-        child=serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=1),
+        child=serializers.ListField(
+            child=serializers.IntegerField(min_value=0, max_value=INT32), min_length=1
+        ),
         required=False,
         min_length=1,
     )
@@ -158,7 +162,10 @@ class TopicDeleteIn(HeldIn):
 class PartitionsIn(HeldIn):
     total_count = serializers.IntegerField(min_value=1, max_value=1_000_000)
     assignment = serializers.ListField(
-        child=serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=1), required=False
+        child=serializers.ListField(
+            child=serializers.IntegerField(min_value=0, max_value=INT32), min_length=1
+        ),
+        required=False,
     )
     validate_only = serializers.BooleanField(required=False, default=False)
 
@@ -271,7 +278,9 @@ class ReassignIn(HeldIn):
         help_text="kafka-reassign-partitions' JSON: {version: 1, partitions: [{topic, partition, replicas}]}",
     )
     topics = serializers.ListField(child=serializers.CharField(max_length=249), required=False, default=list)
-    brokers = serializers.ListField(child=serializers.IntegerField(min_value=0), required=False, default=list)
+    brokers = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=INT32), required=False, default=list
+    )
     replication_factor = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=32)
     throttle_bytes_per_s = serializers.IntegerField(required=False, allow_null=True, min_value=0)
     elect_preferred = serializers.BooleanField(default=False)
@@ -302,7 +311,7 @@ class ThrottleIn(HeldIn):
 
 class PartitionRef(serializers.Serializer):
     topic = serializers.CharField(max_length=249)
-    partition = serializers.IntegerField(min_value=0)
+    partition = serializers.IntegerField(min_value=0, max_value=INT32)
 
 
 class ExternalCancelIn(serializers.Serializer):

@@ -21,6 +21,7 @@ TP = tuple[str, int]
 Assignment = Mapping[TP, Sequence[int]]
 
 PLAN_VERSION = 1
+INT32_MAX = 2**31 - 1  # partition numbers and broker ids are int32 in Kafka's protocol and its tool
 MAX_PLAN_PARTITIONS = 200_000  # a plan file larger than this is refused before validation
 
 # A plan file may be as large as the plan form accepts (about 200,000 partitions with log dirs).
@@ -81,11 +82,12 @@ def _parse_entry(i: int, entry: object) -> tuple[TP, tuple[int, ...]]:
             type(topic) is str
             and topic
             and type(partition) is int
-            and partition >= 0
+            and 0 <= partition <= INT32_MAX
             and type(replicas) is list
             and replicas
             and set(map(type, replicas)) == {int}
             and min(replicas) >= 0
+            and max(replicas) <= INT32_MAX
             and len(set(replicas)) == len(replicas)
         ):
             log_dirs = entry.get("log_dirs")
@@ -106,10 +108,14 @@ def _refuse_entry(i: int, entry: object) -> tuple[TP, tuple[int, ...]]:
     topic, partition, replicas = entry.get("topic"), entry.get("partition"), entry.get("replicas")
     if not isinstance(topic, str) or not topic:
         raise PlanParseError(f"{where}.topic must be a non-empty string.")
-    if not _is_int(partition) or partition < 0:
-        raise PlanParseError(f"{where}.partition must be a non-negative integer.")
-    if not isinstance(replicas, list) or not replicas or not all(_is_int(r) and r >= 0 for r in replicas):
-        raise PlanParseError(f"{where}.replicas must be a non-empty list of broker ids.")
+    if not _is_int(partition) or not 0 <= partition <= INT32_MAX:
+        raise PlanParseError(f"{where}.partition must be an integer from 0 to {INT32_MAX}.")
+    if (
+        not isinstance(replicas, list)
+        or not replicas
+        or not all(_is_int(r) and 0 <= r <= INT32_MAX for r in replicas)
+    ):
+        raise PlanParseError(f"{where}.replicas must be a non-empty list of broker ids (0 to {INT32_MAX}).")
     if len(set(replicas)) != len(replicas):
         raise PlanParseError(
             f"{where}: partition {topic}-{partition} contains duplicate replicas {replicas}."

@@ -68,11 +68,19 @@ def _int(payload: Mapping, key: str, errors: list[str]) -> int:
         return 0
 
 
+def _mapping(payload: Mapping, key: str, errors: list[str]) -> dict:
+    value = payload.get(key) or {}
+    if not isinstance(value, Mapping):
+        errors.append(f"{key} must be an object of names and values")
+        return {}
+    return dict(value)
+
+
 def _check_topic_create(user, cluster, gw, payload) -> Checked:
     errors: list[str] = []
     name = str(payload.get("name", "")).strip()
     partitions, rf = _int(payload, "partitions", errors), _int(payload, "replication_factor", errors)
-    cfg = {str(k): str(v) for k, v in dict(payload.get("configs") or {}).items()}
+    cfg = {str(k): str(v) for k, v in _mapping(payload, "configs", errors).items()}
     if errors:
         raise RequestInvalid(errors)
     errors += _namespace(user, cluster, "Topic", name)
@@ -104,6 +112,7 @@ def _check_topic_config(user, cluster, gw, payload) -> Checked:
     name = str(payload.get("topic", "")).strip()
     errors = _namespace(user, cluster, "Topic", name)
     raw = payload.get("changes") or []
+    raw = raw if isinstance(raw, list) else [raw]
     changes = [
         ConfigChange(
             str(c.get("name", "")),
@@ -173,7 +182,11 @@ def _check_topic_delete(user, cluster, gw, payload) -> Checked:
 
 
 def _check_acl_create(user, cluster, gw, payload) -> Checked:
-    binding, errors = acl_core.validate_binding(dict(payload.get("binding") or {}))
+    errors: list[str] = []
+    fields = _mapping(payload, "binding", errors)
+    if errors:
+        raise RequestInvalid(errors)
+    binding, errors = acl_core.validate_binding(fields)
     if binding is not None:
         errors += _namespace(user, cluster, "Principal", binding.principal)
         if binding.resource_type == "CLUSTER":
