@@ -36,5 +36,6 @@ class ConsoleConfig(AppConfig):
 
     def ready(self) -> None:
         import_module("console.audit.accounts").connect()
+        import_module("console.health").observe_gateway()  # Kafka calls counted for /metrics
         for module in KIND_MODULES + OUTCOME_READER_MODULES:
             import_module(module)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import os
 import secrets
 from datetime import timedelta
@@ -415,3 +416,26 @@ NOTIFY_EMAIL_FROM = os.environ.get("NOTIFY_EMAIL_FROM", REQUESTS_EMAIL_FROM or "
 NOTIFY_ALLOWED_NETWORKS = _env_list("NOTIFY_ALLOWED_NETWORKS", "")
 NOTIFY_EMAIL_DOMAINS = _env_list("NOTIFY_EMAIL_DOMAINS", "")
 CONSOLE_BASE_URL = os.environ.get("CONSOLE_BASE_URL", "").rstrip("/")  # makes notification links absolute
+
+# Health and metrics (console/health, docs/operations-health.md). /healthz is open; /readyz and /metrics
+# answer `Authorization: Bearer <CONSOLE_METRICS_TOKEN>` or a client inside CONSOLE_METRICS_ALLOWED_NETWORKS.
+CONSOLE_METRICS_TOKEN = os.environ.get("CONSOLE_METRICS_TOKEN", "")
+CONSOLE_METRICS_ALLOWED_NETWORKS = _env_list("CONSOLE_METRICS_ALLOWED_NETWORKS", "127.0.0.1/32,::1/128")
+for _net in CONSOLE_METRICS_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_net, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"CONSOLE_METRICS_ALLOWED_NETWORKS: {_net!r} is not a network") from None
+HEALTH_WORKER_TIMEOUT_S = _env_num("HEALTH_WORKER_TIMEOUT_S", 1.0)  # /readyz waits this long for workers
+HEALTH_TICK_STALE_S = _env_num("HEALTH_TICK_STALE_S", 30.0)  # beat ticks every second
+HEALTH_CELERY_APP = "tasks.celery.app"  # asked which workers consume which queue
+# Counters of every process of a host (gunicorn's workers, Celery's) add up through files in this directory.
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(VAR_DIR / "prometheus"))
+Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
+MIDDLEWARE.insert(0, "django_prometheus.middleware.PrometheusBeforeMiddleware")
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("axes.middleware.AxesMiddleware"),
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+)
+SECURE_REDIRECT_EXEMPT = [r"^(healthz|readyz|metrics)$"]  # load balancers probe the backends over HTTP
+LOGGING["loggers"]["health_check"] = {"level": "ERROR"}  # /readyz names a failing check; no log per probe

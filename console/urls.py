@@ -5,10 +5,13 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from console.views import api_tokens, bindings, clusters, home, notify, operations, requests, sso
+from console.views import api_tokens, bindings, clusters, health, home, notify, operations, requests, sso
 
 urlpatterns = [
     path("", home.home, name="home"),
+    path("healthz", health.healthz, name="healthz"),  # docs/operations-health.md
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", health.metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("login/", sso.LoginView.as_view(), name="login"),
     path("logout/", sso.LogoutView.as_view(), name="logout"),

@@ -36,10 +36,11 @@ def tick() -> list[int]:
     """Beat, every second, on the poll queue: run due operations (reassignment polls, retries after
     backoff, recovery). A due operation of a batch kind (a pipeline run whose worker died) is handed
     to its queue instead, so a Spark run never runs on - and stalls - the poller."""
-    from console import operations
+    from console import health, operations
     from console.models import Operation
     from tasks.routing import queue_for_kind
 
+    health.record_tick()  # /readyz: beat is ticking (a key in Redis, never raises)
     ids = operations.due_ids()
     kinds = dict(Operation.objects.filter(pk__in=ids).values_list("pk", "kind"))
     ran = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .connection import SASL_MECHANISMS, SECURITY_PROTOCOLS, ClusterConnection, parse_addresses
 from .errors import OPERATOR_TEXT, KafkaOperationError
-from .gateway import KafkaGateway, close_all, get_gateway
+from .gateway import CALL_OBSERVERS, KafkaGateway, close_all, get_gateway
 from .groups import ConsumerGroupListing
 from .types import (
     OK,
@@ -44,6 +44,7 @@ from .types import (
 )
 
 __all__ = [
+    "CALL_OBSERVERS",
     "OK",
     "OPERATOR_TEXT",
     "SASL_MECHANISMS",

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
 import threading
+import time
+from collections.abc import Callable
 
 from .acls import AclsMixin
 from .cluster import ClusterMixin
 from .configs import ConfigsMixin
 from .connection import ClusterConnection
+from .errors import KafkaOperationError
 from .groups import GroupsMixin
 from .health import HealthMixin
 from .poll_reads import PollReadsMixin
 from .replicas import ReplicasMixin
 from .topics import TopicsMixin
 
-__all__ = ["KafkaGateway", "get_gateway", "close_all"]
+__all__ = ["CALL_OBSERVERS", "KafkaGateway", "get_gateway", "close_all"]
 
 
 class KafkaGateway(
@@ -37,6 +43,39 @@ class KafkaGateway(
     def __repr__(self) -> str:
         mode = "controllers" if self.conn.controller_mode else "brokers"
         return f"<KafkaGateway {mode}={self.conn.address_text}>"
+
+
+# Told of every call to a gateway method (console/health counts them for /metrics): the connection, the
+# method's name, the seconds it took and the error's name ("" on success). Only the outermost call of a
+# thread is told, so a method built on another counts once.
+CALL_OBSERVERS: list[Callable[[ClusterConnection, str, float, str], None]] = []
+_calling = threading.local()
+
+
+def _observed(name: str, method: Callable) -> Callable:
+    @functools.wraps(method)
+    def call(self: KafkaGateway, *args, **kwargs):
+        if not CALL_OBSERVERS or getattr(_calling, "busy", False):
+            return method(self, *args, **kwargs)
+        _calling.busy, error, start = True, "", time.monotonic()
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException as exc:
+            error = exc.name if isinstance(exc, KafkaOperationError) else type(exc).__name__
+            raise
+        finally:
+            _calling.busy = False
+            for observe in CALL_OBSERVERS:
+                with contextlib.suppress(Exception):  # counting never breaks a call
+                    observe(self.conn, name, time.monotonic() - start, error)
+
+    return call
+
+
+for _name in dir(KafkaGateway):
+    _method = inspect.getattr_static(KafkaGateway, _name)  # a staticmethod is not a function here
+    if not _name.startswith("_") and _name != "close" and inspect.isfunction(_method):
+        setattr(KafkaGateway, _name, _observed(_name, _method))
 
 
 _registry: dict[ClusterConnection, KafkaGateway] = {}

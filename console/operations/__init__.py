@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from console.operations.actions import get_visible, request_cancel, start
 from console.operations.core import Done, Kind, Step, Wait, backoff_s
+from console.operations.reads import counts_by_kind_and_state, poll_lag
 from console.operations.registry import dispatch, kind_for, register
 from console.operations.runner import (
     Context,
@@ -33,12 +34,14 @@ __all__ = [
     "Wait",
     "backoff_s",
     "claim",
+    "counts_by_kind_and_state",
     "dispatch",
     "due_ids",
     "error_text",
     "get_visible",
     "heartbeat",
     "kind_for",
+    "poll_lag",
     "register",
     "request_cancel",
     "requeue_pending",
