@@ -47,6 +47,11 @@ READ_ONLY = frozenset(
         "group_detail",
         "group_topic_consumers",  # the topic page's section, loaded by htmx
         "notify_deliveries",
+        # The deployment's probes (console/views/health.py): no login; /readyz and /metrics need the metrics
+        # token or an allowed network (tests/unit/test_health.py)
+        "healthz",
+        "readyz",
+        "metrics",
     }
 )
 # Login and logout (console/views/sso.py) and the OIDC redirect and callback: they change the session only.

@@ -53,7 +53,9 @@ def test_no_page_answers_junk_with_a_500(client, personas, kafka_cluster, junk, 
         except Exception:
             url = reverse(route)
         response = client.get(url + junk)
-        assert response.status_code < 500, (url + junk[:80], response.status_code)
+        # /readyz's 503 is its answer while a dependency (here Redis) is down: named, not a crash
+        designed = route == "readyz" and response.status_code == 503
+        assert response.status_code < 500 or designed, (url + junk[:80], response.status_code)
         checked += 1
     assert checked > 15
 
