@@ -1,23 +1,72 @@
-# The console's application image: web server, Celery worker and Celery beat all run from it.
-FROM python:3.11-slim
+# The console's application image: the web server, every Celery worker (poll, admin, batch: the batch
+# worker runs the Spark pipeline, hence Java) and Celery beat run from it (docker-compose.yml,
+# docs/production.md). Bookworm, not the newer Debian of the unsuffixed tag: it has Java 17.
+#
+#   docker build -t kafka-operator-console .
+#   docker build --build-arg EXTRAS= -t kafka-operator-console:no-ldap .   # without LDAP login
+
+# Every extra the console runs with, comma-separated ("dev" is the test suite's and stays out).
+ARG EXTRAS=ldap
+
+# -- builder: the Python dependencies in /opt/venv, built with the compilers python-ldap needs --------
+FROM python:3.11-slim-bookworm AS builder
+
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# python-ldap (the "ldap" extra) builds from source against OpenLDAP and Cyrus SASL.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends build-essential libldap2-dev libsasl2-dev \
+    && rm -rf /var/lib/apt/lists/*
+
+ARG EXTRAS
+RUN python -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH
+# Only pyproject.toml, so this layer is rebuilt when the dependencies change, not the code. The project
+# itself is uninstalled again: its code runs from /app (templates/ and static/ are found next to it).
+COPY pyproject.toml /src/pyproject.toml
+RUN pip install "/src${EXTRAS:+[$EXTRAS]}" \
+    && pip uninstall -y kafka-operator-console
+
+# -- the image: Java and the runtime libraries, the virtualenv, the code, a user that is not root ----
+FROM python:3.11-slim-bookworm
 
 ENV PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
-    PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PATH=/opt/venv/bin:$PATH \
+    CONSOLE_VAR_DIR=/app/var \
+    CONSOLE_AUDIT_ANCHOR_DIR=/var/lib/console/audit-anchors
+
+# openjdk-17-jre-headless: PySpark's JVM for the pipeline (`java` on PATH is what spark-submit runs).
+# libldap-2.5-0, libsasl2-2: what python-ldap links against at run time (the -dev packages stay behind).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends openjdk-17-jre-headless libldap-2.5-0 libsasl2-2 \
+    && rm -rf /var/lib/apt/lists/* \
+    && java -version
+
+COPY --from=builder /opt/venv /opt/venv
+
+# A fixed numeric uid/gid (10001), so volumes and an orchestrator's runAsNonRoot see the same user.
+# var/ (generated keys when none are set, the beat schedule, the telemetry lake) and the audit anchors
+# are volumes in docker-compose.yml; created here so a new named volume starts owned by that user.
+RUN groupadd --system --gid 10001 console \
+    && useradd --system --uid 10001 --gid console --home-dir /app --no-create-home console \
+    && mkdir -p /app/var /var/lib/console/audit-anchors \
+    && chown console:console /app/var /var/lib/console/audit-anchors \
+    && chmod 0700 /var/lib/console/audit-anchors
 
 WORKDIR /app
 COPY . /app
-# Installs the dependencies from pyproject.toml. The processes run from /app (python manage.py,
-# python -m celery), so templates/ and static/ are found next to the code.
-RUN pip install . \
-    && useradd --create-home --uid 1000 console \
-    && mkdir -p /app/var \
-    && chown -R console:console /app/var
+# Fail the build, not the first login, when a native library is missing (the extras' too).
+ARG EXTRAS
+RUN python -c "import confluent_kafka, psycopg, pyspark, re2" \
+    && case ",$EXTRAS," in *,ldap,*) python -c "import django_auth_ldap, ldap" ;; esac
 
-USER console
-# var/ holds the generated secret key (when SECRET_KEY is unset) and the beat schedule; compose
-# shares it between web, worker and beat so all of them use the same keys.
-VOLUME ["/app/var"]
+USER 10001:10001
 EXPOSE 8000
+# The web server's liveness (docker-compose.yml's web service checks readiness, /readyz, instead; the
+# workers and beat override this with their own checks). Sent with the first ALLOWED_HOSTS name as its
+# Host: Django answers 400 to a Host it does not serve, such as the container's own address.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request as u; h = os.environ.get('ALLOWED_HOSTS', 'localhost').split(',')[0].strip().lstrip('.').replace('*', 'localhost') or 'localhost'; u.urlopen(u.Request('http://127.0.0.1:8000/healthz', headers={'Host': h}), timeout=5)"]
 CMD ["gunicorn", "-c", "console/gunicorn_conf.py", "--bind", "0.0.0.0:8000", "console.wsgi"]
