@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -31,6 +32,7 @@ from prometheus_client import (
     Counter,
     Histogram,
     generate_latest,
+    values,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -41,6 +43,11 @@ from console.health import store
 from console.kafka import CALL_OBSERVERS, ClusterConnection, parse_addresses
 
 log = logging.getLogger(__name__)
+
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    # Each process's files are named by host and pid, so containers sharing the directory (where pids
+    # repeat) never write one file. Set before any metric exists (console/apps.py imports this first).
+    values.ValueClass = values.MultiProcessValue(lambda: f"{socket.gethostname()}-{os.getpid()}")
 
 KAFKA_CALLS = Counter(
     "console_kafka_calls",
