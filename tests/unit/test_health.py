@@ -395,3 +395,39 @@ def test_it_refuses_readyz_and_metrics_without_the_token_or_outside_the_networks
 
     settings.CONSOLE_METRICS_TOKEN = ""  # no token configured: no bearer value opens it
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer ").status_code == 403
+
+
+PROXY_PROBE = """
+import django
+django.setup()
+from django.test import RequestFactory
+from console.health.access import allowed
+get = RequestFactory().get
+print(allowed(get("/metrics", REMOTE_ADDR="192.168.0.9", HTTP_X_FORWARDED_FOR="10.1.1.1")))
+print(allowed(get("/metrics", REMOTE_ADDR="192.168.0.9", HTTP_X_FORWARDED_FOR="8.8.8.8")))
+print(allowed(get("/metrics", REMOTE_ADDR="192.168.0.9", HTTP_X_FORWARDED_FOR="10.1.1.1, 8.8.8.8")))
+print(allowed(get("/metrics", REMOTE_ADDR="10.0.0.7")))
+"""
+
+
+def test_behind_the_proxy_the_allowed_network_is_judged_by_the_client_the_proxy_reports():
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "CONSOLE_BEHIND_PROXY": "1",
+        "CONSOLE_PROXY_COUNT": "1",
+        "CONSOLE_METRICS_ALLOWED_NETWORKS": "10.0.0.0/8",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROXY_PROBE],
+        env=env,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr
+    # a client inside the network; one outside; a client's own header naming an inside address (the proxy
+    # appends the real one, which counts); a host inside the network asking directly (the proxy's own probe)
+    assert done.stdout.split() == ["True", "False", "False", "True"]
