@@ -465,11 +465,16 @@ def test_it_probes_a_production_web_server_through_its_allowed_hosts(production_
     assert code == 1 and "HTTP Error 400: Bad Request" in stderr, stderr
 
 
-def test_it_keeps_each_containers_metrics_files_apart():
+def test_it_shares_the_metrics_files_of_every_container_on_a_tmpfs_volume():
+    """Counters are files per process (named by host and pid): web's /metrics adds up every file in the
+    directory, so the workers' containers write to the same one; tmpfs, so it empties when all stop."""
     for name, svc in app_services().items():
         directory = svc["environment"]["PROMETHEUS_MULTIPROC_DIR"]
-        assert directory in svc["tmpfs"], name
-        assert not any(PurePosixPath(directory).is_relative_to(target) for target in named_mounts(svc)), name
+        assert named_mounts(svc)[directory] == ("prometheus", True), name
+    assert COMPOSE["volumes"]["prometheus"]["driver_opts"]["type"] == "tmpfs"
+    owner = dict(opt.split("=") for opt in COMPOSE["volumes"]["prometheus"]["driver_opts"]["o"].split(","))
+    user = [value for kind, value in final_stage() if kind == "USER"][-1]
+    assert f"{owner['uid']}:{owner['gid']}" == user  # the image's user writes there
 
 
 def test_it_connects_every_app_service_to_the_stacks_postgres_and_redis():
