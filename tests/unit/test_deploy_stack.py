@@ -618,3 +618,35 @@ def test_it_catches_a_documented_name_that_is_not_a_setting():
         "CONSOLE_HTTPS",
     }
     assert names - settings_names() == {"CONSOLE_AUDIT_ANCHORS_DIR", "CONSOLE_PROXY_KOUNT"}
+
+
+def compose_services_named(markdown: str) -> set[str]:
+    """The services a page's `docker compose <stop|up|exec|run|logs> ...` lines name."""
+    named = set()
+    for sub, rest in re.findall(r"docker compose (stop|up|exec|run|logs)((?: +[-\w=]+)*)", markdown):
+        words, skip = [], False
+        for word in rest.split():
+            if skip:
+                skip = False
+            elif word in ("-t", "--timeout", "--scale"):
+                skip = True
+            elif not word.startswith("-"):
+                words.append(word)
+        named |= set(words[:1] if sub in ("exec", "run") else words)
+    return named
+
+
+def test_it_names_only_commands_and_services_that_exist_in_the_production_docs():
+    from django.core.management import get_commands
+
+    page = PRODUCTION_MD.read_text()
+    commands = set(re.findall(r"manage\.py (\w+)", page))
+    assert commands >= {"rotate_secrets", "audit_anchor", "audit_verify", "migrate"}
+    assert commands <= set(get_commands()), commands - set(get_commands())
+    services = compose_services_named(page)
+    assert services >= {"worker", "worker-poll", "worker-batch", "beat", "web", "setup", "postgres"}
+    assert services <= set(SERVICES), services - set(SERVICES)
+    assert compose_services_named("`docker compose stop -t 300 worker wroker-poll`") == {
+        "worker",
+        "wroker-poll",
+    }
