@@ -2,6 +2,13 @@
 
 Used by ``console/runner.py`` (``make run``). Every child is the leader of its own group, so
 stopping it also stops whatever it forked (Celery's pool, for instance) and nothing else.
+
+Supervision (``Supervisor.supervise``): a long-running child that exits is restarted on its own, the
+others keep running. The first restart comes after RESTART_BACKOFF_S, each further one within
+CRASH_LOOP_WINDOW_S waits twice as long (at most RESTART_BACKOFF_MAX_S). A child that exits more than
+CRASH_LOOP_RESTARTS times within CRASH_LOOP_WINDOW_S is in a crash loop: everything is stopped.
+Before supervision starts (while the console is starting) any exit is fatal at once: a start-up
+problem does not go away by restarting.
 """
 
 from __future__ import annotations
@@ -13,12 +20,15 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import DEVNULL, PIPE, STDOUT, Popen, TimeoutExpired
 from typing import TextIO
 
 GRACE_S = 10.0  # per tier: time between TERM and KILL
+RESTART_BACKOFF_S = 1.0  # first restart of a crashed child; doubles per crash within the window
+RESTART_BACKOFF_MAX_S = 30.0
+CRASH_LOOP_RESTARTS, CRASH_LOOP_WINDOW_S = 5, 60.0  # more than 5 exits of one child in 60 s: stop
 TIER_INFRA, TIER_APP = 0, 1  # apps stop first, so the worker can still reach Redis while it stops
 
 
@@ -89,12 +99,21 @@ def describe_exit(code: int | None) -> str:
 
 @dataclass
 class Child:
+    """A started process and how to start it again (its argv, env, cwd and output hook)."""
+
     name: str
     popen: Popen
     tier: int
     one_shot: bool
     reader: threading.Thread
     stop_signal: int = signal.SIGTERM
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] | None = None
+    cwd: Path | str | None = None
+    on_line: Callable[[str], None] | None = None
+    crashes: list[float] = field(default_factory=list)  # monotonic times of exits within the window
+    restarts: int = 0
+    restart_due: float | None = None  # set while it waits out its backoff
 
     @property
     def pgid(self) -> int:
@@ -104,18 +123,31 @@ class Child:
 class Supervisor:
     """Starts children in their own process groups, prefixes their output, stops them all."""
 
-    def __init__(self, out: TextIO | None = None, grace_s: float = GRACE_S, width: int = 8) -> None:
+    def __init__(
+        self,
+        out: TextIO | None = None,
+        grace_s: float = GRACE_S,
+        width: int = 8,
+        backoff_s: float = RESTART_BACKOFF_S,
+        backoff_max_s: float = RESTART_BACKOFF_MAX_S,
+        max_restarts: int = CRASH_LOOP_RESTARTS,
+        window_s: float = CRASH_LOOP_WINDOW_S,
+    ) -> None:
         self.out = out or sys.stdout
         self.grace_s = grace_s
         self.width = width
+        self.backoff_s, self.backoff_max_s = backoff_s, backoff_max_s
+        self.max_restarts, self.window_s = max_restarts, window_s
         self.children: list[Child] = []
         self.stop_signal: int | None = None
         self.stopping = False
+        self.last_output = time.monotonic()
         self._lock = threading.Lock()
 
     # output ------------------------------------------------------------------
     def say(self, name: str, text: str) -> None:
         with self._lock:
+            self.last_output = time.monotonic()
             try:
                 for line in text.splitlines() or [""]:
                     self.out.write(f"{name:>{self.width}} | {line}\n")
@@ -158,10 +190,24 @@ class Supervisor:
         stop_signal: int = signal.SIGTERM,
     ) -> Child:
         self.check()
+        env = dict(env) if env is not None else None
+        popen, reader = self._start(name, argv, env, cwd, on_line)
+        child = Child(name, popen, tier, one_shot, reader, stop_signal, list(argv), env, cwd, on_line)
+        self.children.append(child)
+        return child
+
+    def _start(
+        self,
+        name: str,
+        argv: list[str],
+        env: dict[str, str] | None,
+        cwd: Path | str | None,
+        on_line: Callable[[str], None] | None,
+    ) -> tuple[Popen, threading.Thread]:
         popen = Popen(
             argv,
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            env=env,
             stdin=DEVNULL,
             stdout=PIPE,
             stderr=STDOUT,
@@ -172,9 +218,7 @@ class Supervisor:
         )
         reader = threading.Thread(target=self._pump, args=(name, popen.stdout, on_line), daemon=True)
         reader.start()
-        child = Child(name, popen, tier, one_shot, reader, stop_signal)
-        self.children.append(child)
-        return child
+        return popen, reader
 
     def run_once(self, name: str, argv: list[str], label: str = "", **kwargs: object) -> None:
         """Run a setup step to completion (interruptible); ChildFailed when it fails."""
@@ -206,14 +250,67 @@ class Supervisor:
                 raise ChildFailed(f"timed out after {timeout_s:.0f}s waiting for {what}")
             time.sleep(0.2)
 
-    def supervise(self) -> None:
-        """Block until a signal arrives (Interrupted) or a long-running child dies (ChildFailed)."""
-        while True:
+    def wait_quiet(self, quiet_s: float, max_s: float) -> None:
+        """Wait until no child has printed anything for quiet_s (at most max_s), so what we say next is last."""
+        deadline = time.monotonic() + max_s
+        while time.monotonic() - self.last_output < quiet_s and time.monotonic() < deadline:
             self.check()
             dead = self.first_dead()
             if dead:
-                raise ChildFailed(f"{dead.name} exited unexpectedly ({describe_exit(dead.popen.returncode)})")
+                raise ChildFailed(
+                    f"{dead.name} exited ({describe_exit(dead.popen.returncode)}) while starting"
+                )
+            time.sleep(0.1)
+
+    def supervise(self) -> None:
+        """Restart children that exit until a signal arrives (Interrupted) or one crash-loops (ChildFailed)."""
+        while True:
+            self.check()
+            self.tend()
             time.sleep(0.2)
+
+    def tend(self) -> None:
+        """One round of supervision: note children that exited, restart those whose backoff is over."""
+        now = time.monotonic()
+        for child in self.children:
+            if child.one_shot:
+                continue
+            if child.restart_due is not None:
+                if now >= child.restart_due:
+                    self._restart(child)
+                continue
+            if child.popen.poll() is None:
+                continue
+            how = describe_exit(child.popen.returncode)
+            child.crashes = [t for t in child.crashes if now - t < self.window_s] + [now]
+            crashes = len(child.crashes)
+            if crashes > self.max_restarts:
+                raise ChildFailed(
+                    f"{child.name} exited {crashes} times within {self.window_s:g}s (last: {how}): "
+                    f"a crash loop (more than {self.max_restarts} restarts in {self.window_s:g}s)"
+                )
+            delay = min(self.backoff_max_s, self.backoff_s * 2 ** (crashes - 1))
+            self._signal(child, signal.SIGTERM)  # what it forked (a pool, gunicorn's workers) goes too
+            child.restart_due = now + delay
+            self.say(
+                "runner",
+                f"{child.name} exited unexpectedly ({how}); restarting it in {delay:g}s "
+                f"({crashes} of at most {self.max_restarts} exits in {self.window_s:g}s); "
+                "the other processes keep running",
+            )
+
+    def _restart(self, child: Child) -> None:
+        """Start child again in a new group, once what is left of its old group is gone."""
+        if self._alive(child):
+            self._signal(child, signal.SIGKILL)  # leftovers would hold its port or queue
+            end = time.monotonic() + 5
+            while self._alive(child) and time.monotonic() < end:
+                time.sleep(0.05)
+        child.reader.join(timeout=1)
+        child.popen, child.reader = self._start(child.name, child.argv, child.env, child.cwd, child.on_line)
+        child.restart_due = None
+        child.restarts += 1
+        self.say("runner", f"{child.name} restarted (pid {child.popen.pid}, restart {child.restarts})")
 
     def shutdown(self) -> list[str]:
         """TERM every group we started (apps first), KILL what outlives the grace period.

@@ -3,17 +3,22 @@
 It migrates the database, makes sure an admin exists, starts an embedded Redis (unless REDIS_URL
 is set) and the sandbox cluster (unless KAFKA_BOOTSTRAP_SERVERS/CONTROLLERS are set), registers
 the cluster, then runs one Celery worker per queue (poll, admin, batch), Celery beat and the web
-server on 127.0.0.1:8000.
+server on 127.0.0.1:8000. Its banner ends with the URL and how to log in as the admin: the
+password itself on the run that generated it, and where it is saved (var/admin-password, mode 0600).
 
 Every child runs in its own process group, so stopping a child also stops whatever it forked
-(Celery's pool, for instance) and nothing else (``console/processes.py``). Ctrl-C / SIGTERM stops every group it started
-(TERM, then KILL after a grace period); if any child dies, the rest are stopped and it exits 1.
+(Celery's pool, for instance) and nothing else (``console/processes.py``). Once the console is
+ready, a child that exits is restarted with a backoff while the others keep running; more than
+CRASH_LOOP_RESTARTS exits of one child within CRASH_LOOP_WINDOW_S is a crash loop and stops
+everything (exit 1). A child that exits while the console is still starting stops everything at once.
+Ctrl-C / SIGTERM stops every group it started (TERM, then KILL after a grace period).
 A second concurrent run finds its ports taken and exits before starting anything.
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import shutil
 import socket
@@ -26,6 +31,8 @@ from pathlib import Path
 from typing import TextIO
 
 from console.processes import (
+    CRASH_LOOP_RESTARTS,
+    CRASH_LOOP_WINDOW_S,
     GRACE_S,
     TIER_INFRA,
     ChildFailed,
@@ -43,6 +50,10 @@ SANDBOX_CONTROLLER_PORT_OFFSET, SANDBOX_CONTROL_PORT_OFFSET = 100, 200
 SANDBOX_START_TIMEOUT_S = 120.0
 REDIS_START_TIMEOUT_S = 20.0
 WEB_START_TIMEOUT_S = 60.0
+WORKER_START_TIMEOUT_S = 90.0
+# The banner waits until the children's start-up output has settled, so that it is what stays on screen.
+BANNER_QUIET_S, BANNER_WAIT_MAX_S = 1.5, 20.0
+ADMIN_PASSWORD_FILE = "admin-password"  # in var/: the generated admin password, mode 0600
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -145,6 +156,11 @@ def worker_commands(celery: list[str]) -> list[tuple[str, list[str]]]:
     ]
 
 
+def beat_command(celery: list[str], schedule: Path) -> list[str]:
+    """Celery beat, its schedule state in ``schedule``."""
+    return [*celery, "beat", "-l", "info", "-s", str(schedule)]
+
+
 GUNICORN_CONF = BASE_DIR / "console" / "gunicorn_conf.py"
 
 
@@ -196,6 +212,10 @@ def start(sup: Supervisor, plan: Plan, env: dict[str, str]) -> None:
         redis_dir.mkdir(parents=True, exist_ok=True)
         argv = [redis_executable(), "--bind", "127.0.0.1", "--port", str(REDIS_PORT), "--dir", str(redis_dir)]
         argv += ["--daemonize", "no", "--appendonly", "yes", "--save", "60", "1", "--protected-mode", "yes"]
+        argv += [
+            "--loglevel",
+            "warning",
+        ]  # its "1 changes in 60 seconds. Saving..." would repeat every minute
         sup.spawn("redis", argv, env=env, cwd=BASE_DIR, tier=TIER_INFRA)
     bootstrap: dict[str, str] = {}
     if plan.sandbox:
@@ -208,7 +228,11 @@ def start(sup: Supervisor, plan: Plan, env: dict[str, str]) -> None:
         sup.spawn("sandbox", argv, env=env, cwd=BASE_DIR, tier=TIER_INFRA, on_line=on_line)
 
     sup.run_once("setup", [*manage, "migrate", "--noinput"], "manage.py migrate", env=env, cwd=BASE_DIR)
-    sup.run_once("setup", [*manage, "ensure_admin"], "manage.py ensure_admin", env=env, cwd=BASE_DIR)
+    password_file = plan.var_dir / ADMIN_PASSWORD_FILE
+    before = read_password(password_file)
+    argv = [*manage, "ensure_admin", "--password-file", str(password_file)]
+    sup.run_once("setup", argv, "manage.py ensure_admin", env=env, cwd=BASE_DIR)
+    after = read_password(password_file)
     if plan.embedded_redis:
         sup.wait_until(f"Redis on port {REDIS_PORT}", lambda: redis_ping(REDIS_PORT), REDIS_START_TIMEOUT_S)
     registrations = list(plan.registrations)
@@ -226,17 +250,59 @@ def start(sup: Supervisor, plan: Plan, env: dict[str, str]) -> None:
         sup.run_once("setup", [*manage, "register_cluster", *args], label, env=env, cwd=BASE_DIR)
 
     celery = [py, "-m", "celery", "-A", "tasks"]
+    ready: set[str] = set()
     for name, argv in worker_commands(celery):
-        sup.spawn(name, argv, env=env, cwd=BASE_DIR)
-    schedule = plan.var_dir / "celerybeat-schedule"
-    sup.spawn("beat", [*celery, "beat", "-l", "info", "-s", str(schedule)], env=env, cwd=BASE_DIR)
+        sup.spawn(name, argv, env=env, cwd=BASE_DIR, on_line=functools.partial(note_ready, ready, name))
+    sup.spawn("beat", beat_command(celery, plan.var_dir / "celerybeat-schedule"), env=env, cwd=BASE_DIR)
     # DEBUG stays off unless DEBUG=1 is set: Django's debug pages show settings and request data.
     sup.spawn("web", web_command(py), env=env, cwd=BASE_DIR)
     url = f"http://{WEB_HOST}:{WEB_PORT}/"
     sup.wait_until("the web server", lambda: http_ok(url + "login/"), WEB_START_TIMEOUT_S)
-    sup.say("runner", f"console ready at {url} - log in as admin. Ctrl-C stops everything.")
+    workers = len(WORKER_CONCURRENCY)
+    sup.wait_until("the Celery workers", lambda: len(ready) >= workers, WORKER_START_TIMEOUT_S)
+    sup.wait_quiet(BANNER_QUIET_S, BANNER_WAIT_MAX_S)
+    login = admin_login(admin, password_file, before, after, bool(env.get("CONSOLE_ADMIN_PASSWORD")))
+    for line in banner(url, login):
+        sup.say("runner", line)
+
+
+def note_ready(ready: set[str], name: str, line: str) -> None:
+    """Celery's worker says "<node> ready." once it consumes; the banner waits for every worker."""
+    if line.rstrip().endswith(" ready."):
+        ready.add(name)
+
+
+def read_password(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        return ""
+
+
+def admin_login(admin: str, password_file: Path, before: str, after: str, from_env: bool) -> str:
+    """How to log in, for the banner's last line: the password when this run generated it."""
+    if after and after != before:
+        return f"log in as {admin} with password {after} (saved in {password_file}, mode 0600)"
+    if after:
+        return f"log in as {admin}: its password is saved in {password_file} (mode 0600)"
+    if from_env:
+        return f"log in as {admin} with the password in CONSOLE_ADMIN_PASSWORD"
+    return (
+        f"log in as {admin} with the password shown when it was created ({password_file} is gone; "
+        f"`.venv/bin/python manage.py changepassword {admin}` sets a new one)"
+    )
+
+
+def banner(url: str, login: str) -> list[str]:
+    """The lines printed once the console is up; the URL and the login come last."""
     api = f"{url}api/"
-    sup.say("runner", f"API docs at {api}docs/ (REST API {api}v1/, API tokens {url}account/tokens/)")
+    return [
+        f"API docs at {api}docs/ (REST API {api}v1/, API tokens {url}account/tokens/)",
+        f"a process that exits is restarted; more than {CRASH_LOOP_RESTARTS} exits of one within "
+        f"{CRASH_LOOP_WINDOW_S:g}s stop everything. Ctrl-C stops everything.",
+        f"console ready at {url}",
+        login,
+    ]
 
 
 def describe_busy(busy: Mapping[int, str]) -> str:

@@ -228,14 +228,6 @@ def test_it_stops_apps_before_infrastructure(sup):
     assert infra.popen.returncode == -signal.SIGTERM
 
 
-def test_it_reports_a_long_running_child_that_dies(sup):
-    sup.spawn("web", ["sleep", "300"])
-    sup.spawn("worker", ["sh", "-c", "exit 3"])
-
-    with pytest.raises(ChildFailed, match=r"worker exited unexpectedly \(exit code 3\)"):
-        sup.supervise()
-
-
 def test_a_failed_setup_step_names_itself_and_its_exit_code(sup):
     with pytest.raises(ChildFailed, match=r"`manage.py migrate` failed with exit code 4"):
         sup.run_once("setup", ["sh", "-c", "exit 4"], "manage.py migrate")

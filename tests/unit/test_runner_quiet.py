@@ -1,0 +1,114 @@
+"""An idle `make run` logs nothing for its housekeeping: the poll worker and beat exactly as the runner
+starts them (``worker_commands``, ``beat_command``), on a real Redis and the test database, run for a
+few seconds of 1 s ticks; the ticks run (their results are in the backend) and neither logs a line
+about them, while a task that is not housekeeping is still logged."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+
+from console.runner import BASE_DIR, beat_command, redis_executable, redis_ping, worker_commands
+from tests.procs import stop_groups
+
+pytestmark = pytest.mark.timeout(180)
+IDLE_S = 6.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait(what: str, check, timeout_s: float, logs: Path) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    tails = "".join(f"\n--- {f.name}\n{f.read_text()[-3000:]}" for f in sorted(logs.glob("*.log")))
+    raise AssertionError(f"timed out waiting for {what}{tails}")
+
+
+@pytest.fixture
+def broker_port(tmp_path):
+    port = _free_port()
+    argv = [redis_executable(), "--bind", "127.0.0.1", "--port", str(port), "--dir", str(tmp_path)]
+    proc = subprocess.Popen(
+        [*argv, "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        _wait("Redis", lambda: redis_ping(port), 20, tmp_path)
+        yield port
+    finally:
+        stop_groups([proc])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_idle_poll_worker_and_beat_log_nothing_about_the_tick(broker_port, tmp_path):
+    from tasks.celery import app
+
+    db = settings.DATABASES["default"]
+    assert db["ENGINE"] == "django.db.backends.sqlite3", "the processes share the test database file"
+    broker = f"redis://127.0.0.1:{broker_port}"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "PYTHONUNBUFFERED": "1",
+        "DATABASE_URL": f"sqlite:///{db['NAME']}",
+        "REDIS_URL": f"{broker}/0",
+        "CELERY_RESULT_BACKEND": f"{broker}/1",
+        "LOG_LEVEL": "INFO",
+    }
+    celery = [sys.executable, "-m", "celery", "-A", "tasks"]
+    commands = dict(worker_commands(celery))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    procs: list[subprocess.Popen] = []
+
+    def start(name: str, argv: list[str]) -> None:
+        with open(logs / f"{name}.log", "w") as out:
+            procs.append(
+                subprocess.Popen(
+                    argv, env=env, cwd=BASE_DIR, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+                )
+            )
+
+    results = redis.Redis(port=broker_port, db=1)
+    saved = app.conf.broker_url
+    app.close()
+    app.conf.broker_url = f"{broker}/0"
+    try:
+        start("worker-poll", commands["worker-poll"])
+        _wait("the poll worker", lambda: "ready." in (logs / "worker-poll.log").read_text(), 90, logs)
+        start("beat", beat_command(celery, tmp_path / "celerybeat-schedule"))
+        _wait("beat's first ticks", lambda: len(results.keys("celery-task-meta-*")) >= 2, 60, logs)
+        ticks_before = len(results.keys("celery-task-meta-*"))
+        time.sleep(IDLE_S)
+        ticks = len(results.keys("celery-task-meta-*")) - ticks_before
+        app.send_task("tasks.operations.run_operation", args=[987654], queue="poll")  # not housekeeping
+        worker_log = logs / "worker-poll.log"
+        _wait("the operation task's log line", lambda: "run_operation[" in worker_log.read_text(), 30, logs)
+    finally:
+        app.close()
+        app.conf.broker_url = saved
+        stop_groups(procs)
+
+    lines = worker_log.read_text().splitlines()
+    worker_lines = lines[next(i for i, line in enumerate(lines) if "ready." in line) + 1 :]  # past its banner
+    beat_lines = (logs / "beat.log").read_text().splitlines()
+    assert ticks >= IDLE_S - 2, f"only {ticks} ticks ran in {IDLE_S}s: not a proof"
+    assert [line for line in worker_lines if "tasks.operations.tick" in line] == []
+    assert [
+        line for line in beat_lines if "Sending due task" in line or "tasks.operations.tick" in line
+    ] == []
+    assert any("Task tasks.operations.run_operation[" in line and "received" in line for line in worker_lines)
