@@ -3,23 +3,35 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+export PY
 
 .PHONY: run test test-kafka bench lint venv clean
 
+# System packages first (scripts/system-deps: apt as root, else one message saying what to install).
 $(STAMP): pyproject.toml
-	@command -v $(PY) >/dev/null || { echo "Python 3.11 is required ($(PY) not found)"; exit 1; }
+	@scripts/system-deps run
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# The tests also need the browser, slapd and the "ldap" extra (python-ldap builds against the system's libldap).
+$(TEST_STAMP): $(STAMP)
+	@scripts/system-deps test
+	$(BIN)/pip install -q -e '.[dev,ldap]'
+	touch $(TEST_STAMP)
+
 venv: $(STAMP)
 
 run: $(STAMP)
+	@scripts/system-deps run
 	$(BIN)/python -m console.runner
 
 # make turns any failure into exit 2; the real pytest code is kept in var/pytest-exit-code for .ci/run.
-test: $(STAMP)
+# system-deps runs every time (a file check, quick): a package removed since the stamp is put back.
+test: $(TEST_STAMP)
+	@scripts/system-deps test
 	@mkdir -p var; rm -f var/pytest-exit-code; rc=0; \
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS) || rc=$$?; \
 	echo $$rc > var/pytest-exit-code; exit $$rc

@@ -8,7 +8,13 @@ from django.contrib.auth.models import Group
 
 from console.models import Role, RoleBinding
 from tests.e2e.conftest import login
-from tests.sso.fixtures import identity_provider, ldap_directory, oidc_provider, slapd  # noqa: F401
+from tests.sso.fixtures import (  # noqa: F401
+    identity_provider,
+    ldap_directory,
+    oidc_provider,
+    require_ldap_extra,
+    slapd,
+)
 from tests.sso.helpers import ldap_group, use_ldap, use_oidc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -82,7 +88,7 @@ def test_ldap_login_lands_with_the_groups_roles_and_loses_them_with_the_group(
     kafka_cluster,
     ldap_directory,  # noqa: F811
 ):
-    pytest.importorskip("django_auth_ldap", reason="the 'ldap' extra is not installed (.ci/run installs it)")
+    require_ldap_extra()
     use_ldap(settings, ldap_directory)
     _bind(kafka_cluster, ldap_group("kafka-operators"), Role.OPERATOR)
     _bind(kafka_cluster, ldap_group("kafka-viewers"), Role.VIEWER)

@@ -6,8 +6,8 @@
   key made here) run by its own ``runserver`` process on a loopback port.
 
 Each has ``reset()`` to put the users' groups back; the ``ldap_directory`` and ``identity_provider``
-fixtures call it before each test. Only a missing slapd binary skips (saying so); a server that is
-installed but does not come up fails the test session loudly.
+fixtures call it before each test. A missing slapd or "ldap" extra fails the tests that need them, never
+skips them: `make test` installs both (scripts/system-deps), so a skip would hide a broken set-up.
 """
 
 from __future__ import annotations
@@ -185,12 +185,25 @@ class Directory:
             self.set_members(group, users)
 
 
+def require_ldap_extra() -> None:
+    """Fail (never skip) without the "ldap" extra (django-auth-ldap, python-ldap)."""
+    try:
+        import django_auth_ldap  # noqa: F401
+    except ImportError:
+        pytest.fail(
+            "the 'ldap' extra is not installed: `make test` installs it (with what python-ldap needs to "
+            "build, scripts/system-deps); or pip install -e '.[dev,ldap]'",
+            pytrace=False,
+        )
+
+
 @pytest.fixture(scope="session")
 def slapd(tmp_path_factory):
     if not os.path.exists(SLAPD) or not shutil.which("ldapadd"):
-        pytest.skip(
-            "Debian's slapd/ldap-utils are not installed (apt-get install slapd ldap-utils; .ci/run "
-            "installs them): the LDAP tests need a real OpenLDAP server"
+        pytest.fail(
+            "Debian's slapd/ldap-utils are not installed: the LDAP tests need a real OpenLDAP server "
+            "(`make test` installs them through scripts/system-deps; or apt-get install slapd ldap-utils)",
+            pytrace=False,
         )
     workdir = tmp_path_factory.mktemp("slapd")
     (workdir / "db").mkdir()

@@ -11,15 +11,12 @@ from django.urls import reverse
 
 from console import access
 from console.models import AuditEvent, IdentityLink, Role, RoleBinding
-from tests.sso.fixtures import ldap_directory, slapd  # noqa: F401 - fixtures
+from tests.sso.fixtures import ldap_directory, require_ldap_extra, slapd  # noqa: F401 - fixtures
 from tests.sso.helpers import ldap_group, use_ldap
 
 pytestmark = pytest.mark.django_db
 
-pytest.importorskip(
-    "django_auth_ldap",
-    reason="the 'ldap' extra is not installed (pip install -e '.[dev,ldap]'; .ci/run does)",
-)
+require_ldap_extra()
 
 
 @pytest.fixture

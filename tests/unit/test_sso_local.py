@@ -12,6 +12,7 @@ from django.urls import reverse
 from console.identity import core
 from console.identity.sessions import LOGIN_AT
 from console.models import AuditEvent
+from tests.sso.fixtures import require_ldap_extra
 
 pytestmark = pytest.mark.django_db
 
@@ -128,7 +129,7 @@ def test_a_wrong_sso_setting_stops_the_start_with_the_reason(env, message, tmp_p
 
 
 def test_every_ldap_group_type_setting_has_a_group_type(settings):
-    pytest.importorskip("django_auth_ldap", reason="the 'ldap' extra is not installed (.ci/run installs it)")
+    require_ldap_extra()
     from console.identity.ldap import GROUP_TYPES
 
     assert tuple(GROUP_TYPES) == settings.LDAP_GROUP_TYPES
