@@ -120,6 +120,14 @@ def chain_status(*, actor, batch_size: int = 2000) -> ChainView:
     return check_chain(batch_size=batch_size)
 
 
+def last_verified() -> tuple[int, marker.Marker | None]:
+    """The newest event's id and the signed verified-up-to marker of the last successful check (None
+    when there is none or it does not verify): what a monitor may read without walking the chain."""
+    head = AuditChainHead.objects.filter(pk=1).first()
+    signed, _ = marker.load(head)
+    return (head.last_id if head else 0), signed
+
+
 def latest_verify() -> Operation | None:
     """The newest full-verification operation (shown on the audit page with its progress)."""
     return Operation.objects.filter(kind=VERIFY_KIND).order_by("-id").first()

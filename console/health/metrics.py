@@ -179,12 +179,9 @@ def _notifications() -> Iterator[Metric]:
 
 
 def _audit() -> Iterator[Metric]:
-    from console.audit import chain, marker
-    from console.models import AuditChainHead
+    from console.audit import chain
 
-    head = AuditChainHead.objects.filter(pk=1).first()
-    signed, _ = marker.load(head)
-    head_id = head.last_id if head else 0
+    head_id, signed = chain.last_verified()
     verified = signed.id if signed else 0
     yield GaugeMetricFamily("console_audit_chain_head_event", "The newest audit event's id", value=head_id)
     yield GaugeMetricFamily(
