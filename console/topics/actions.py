@@ -79,23 +79,21 @@ class BatchResult:
         return 0 < self.ok_count < len(self.outcomes)
 
 
+_STATUS_OF_ERROR = {
+    "TOPIC_ALREADY_EXISTS": "already exists",
+    "POLICY_VIOLATION": "refused by Kafka policy",
+    **dict.fromkeys(
+        ("INVALID_TOPIC_EXCEPTION", "INVALID_PARTITIONS", "INVALID_REPLICATION_FACTOR"), "invalid"
+    ),
+    **dict.fromkeys(("INVALID_REPLICA_ASSIGNMENT", "INVALID_CONFIG", "INVALID_REQUEST"), "invalid"),
+}
+
+
 def _failure(name: str, err: KafkaOperationError, status: str = "failed") -> TopicOutcome:
     collision = policy.kafka_collision(err.message) if err.name == "INVALID_TOPIC_EXCEPTION" else None
     if collision is not None:  # Kafka's generic text would blame the characters, which are fine
         return TopicOutcome(name, False, "name collides", policy.collision_text(name, collision[1]), err.name)
-    if err.name == "TOPIC_ALREADY_EXISTS":
-        status = "already exists"
-    elif err.name in (
-        "INVALID_TOPIC_EXCEPTION",
-        "INVALID_PARTITIONS",
-        "INVALID_REPLICATION_FACTOR",
-        "INVALID_REPLICA_ASSIGNMENT",
-        "INVALID_CONFIG",
-        "INVALID_REQUEST",
-    ):
-        status = "invalid"
-    elif err.name == "POLICY_VIOLATION":
-        status = "refused by Kafka policy"
+    status = _STATUS_OF_ERROR.get(err.name, status)
     detail = err.message if err.message and err.message != err.name else ""
     message = err.operator_text + (f" ({detail})" if detail and detail not in err.operator_text else "")
     return TopicOutcome(name, False, status, message, err.name)
