@@ -15,13 +15,13 @@ The address is the client's as django-axes finds it (through django-ipware behin
 from __future__ import annotations
 
 from axes.handlers.proxy import AxesProxyHandler
-from axes.helpers import get_client_ip_address
 from django.contrib.auth.signals import user_login_failed
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from console import addresses
 from console.api import tokens
 from console.audit.refusals import record_refusal
 from console.models import ApiToken, Cluster
@@ -30,7 +30,7 @@ from console.models.api import TokenScope
 
 def client_ip(request) -> str | None:
     """The client's address as the lock-out sees it (AXES_IPWARE_* behind the proxy)."""
-    return get_client_ip_address(getattr(request, "_request", request)) or None
+    return addresses.client_ip(request)
 
 
 TOKEN_ATTEMPTS = {"username": "[api token]"}  # axes' credentials for token attempts (no real user name)

@@ -17,13 +17,14 @@ from django.contrib.auth.signals import user_logged_in, user_logged_out, user_lo
 from django.db import transaction
 from django.db.models.signals import post_save
 
+from console.addresses import client_ip
 from console.audit import store
 
 _ADMIN_ACTIONS = {ADDITION: "admin.add", CHANGE: "admin.change", DELETION: "admin.delete"}
 
 
 def _ip(request) -> str | None:
-    return request.META.get("REMOTE_ADDR") if request is not None else None
+    return client_ip(request)
 
 
 # Where console/identity's backends leave why a password login failed (console.identity.core.FAILURES_ATTR).

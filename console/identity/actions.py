@@ -8,6 +8,7 @@ from django.db import transaction
 from django.shortcuts import resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from console.addresses import client_ip
 from console.audit import accounts as audit_accounts
 from console.identity import groups, oidc, users
 from console.identity.core import Refused
@@ -16,7 +17,7 @@ OIDC_BACKEND = "console.identity.backends.OIDCBackend"
 
 
 def _ip(request) -> str | None:
-    return request.META.get("REMOTE_ADDR")
+    return client_ip(request)
 
 
 def safe_next(request, candidate: str) -> str:

@@ -5,12 +5,8 @@ from __future__ import annotations
 from django.http import Http404
 
 from console import access, operations
+from console.addresses import client_ip as client_ip  # the views' name for it
 from console.models import Cluster, Operation
-
-
-def client_ip(request) -> str | None:
-    # Behind a proxy, configure it to set REMOTE_ADDR (e.g. via a trusted middleware); never trust XFF blindly.
-    return request.META.get("REMOTE_ADDR") or None
 
 
 def get_cluster_for_user(request, name: str, perm: str = access.VIEW) -> Cluster:

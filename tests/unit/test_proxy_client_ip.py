@@ -62,3 +62,34 @@ def test_it_locks_a_named_user_out_only_from_the_attackers_address_behind_the_pr
     viewer = Client(REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.7")  # same proxy
     answer = viewer.post(url, {"username": "viewer", "password": "pw-viewer"})
     assert answer.status_code == 302 and viewer.session["_auth_user_id"] == str(personas["viewer"].pk)
+
+
+@pytest.mark.django_db
+def test_behind_the_proxy_the_audit_trail_names_the_client_not_the_proxy(
+    tmp_path, settings, personas, kafka_cluster
+):
+    """A login and a change made through a page are audited with the address the lock-out and the API
+    use (the client's, as the proxy reports it), never the proxy's."""
+    import uuid
+
+    from console.models import AuditEvent
+
+    for name, value in _probe(tmp_path, CONSOLE_BEHIND_PROXY="1")["settings"].items():
+        setattr(settings, name, tuple(value) if isinstance(value, list) else value)
+    operator = Client(REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    answer = operator.post(reverse("login"), {"username": "operator", "password": "pw-operator"})
+    assert answer.status_code == 302
+    topic = f"proxy.{uuid.uuid4().hex[:8]}"
+    url = reverse("topic_create", kwargs={"name": kafka_cluster.name})
+    operator.post(url, {"name": topic, "partitions": "1", "replication_factor": "1", "action": "create"})
+    login = AuditEvent.objects.filter(action="auth.login").latest("id")
+    created = [
+        e
+        for e in AuditEvent.objects.filter(action="topic.create").order_by("id")
+        if f"topic:{topic}" in e.targets
+    ]
+    assert login.source_ip == "198.51.100.7"
+    assert [(e.outcome, e.source_ip) for e in created] == [
+        ("requested", "198.51.100.7"),
+        ("success", "198.51.100.7"),
+    ]
