@@ -233,6 +233,10 @@ OPERATION_MAX_ATTEMPTS = int(os.environ.get("OPERATION_MAX_ATTEMPTS", "5"))
 # Backoff before retry n: OPERATION_BACKOFF_S * 2**(n-1), at most OPERATION_BACKOFF_MAX_S.
 OPERATION_BACKOFF_S = float(os.environ.get("OPERATION_BACKOFF_S", "2"))
 OPERATION_BACKOFF_MAX_S = float(os.environ.get("OPERATION_BACKOFF_MAX_S", "300"))
+# A step watching Kafka's own work (a move) that cannot reach Kafka waits in "lost contact" (no
+# attempt spent): retry n after OPERATION_LOST_CONTACT_BACKOFF_S * 2**(n-1), at most the max.
+OPERATION_LOST_CONTACT_BACKOFF_S = float(os.environ.get("OPERATION_LOST_CONTACT_BACKOFF_S", "2"))
+OPERATION_LOST_CONTACT_BACKOFF_MAX_S = float(os.environ.get("OPERATION_LOST_CONTACT_BACKOFF_MAX_S", "30"))
 # How the runner hands an operation id to a worker; the console itself never imports Celery.
 OPERATION_DISPATCHER = os.environ.get("OPERATION_DISPATCHER", "tasks.operations.enqueue")
 
