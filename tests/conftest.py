@@ -6,6 +6,9 @@ import os
 
 import pytest
 
+from tests import pg
+from tests.pg import postgres_server  # noqa: F401  (the PostgreSQL pass's server, tests/pg.py)
+
 PERSONAS = ("admin", "operator", "requester", "auditor", "viewer", "outsider")
 
 
@@ -169,7 +172,7 @@ def run_until_finished(op, runs: int, pause_s: float = 0.0):
 
 
 @pytest.fixture(scope="session")
-def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory, request):
     """The test database is a SQLite file, not Django's shared-cache in-memory one: the live-server
     tests write from the web thread and a worker thread at once, and shared-cache SQLite answers
     such a collision with an immediate "database table is locked" (busy_timeout does not apply to
@@ -177,6 +180,8 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, t
     as the console's own database does."""
     from django.conf import settings
 
+    if pg.requested():  # CONSOLE_TEST_DB=postgres: the session's own PostgreSQL server (tests/pg.py)
+        pg.point_django_at(request.getfixturevalue("postgres_server"))
     db = settings.DATABASES["default"]
     if db["ENGINE"] == "django.db.backends.sqlite3":
         db.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("db") / "console-test.sqlite3")
