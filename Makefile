@@ -28,12 +28,13 @@ run: $(STAMP)
 	@scripts/system-deps run
 	$(BIN)/python -m console.runner
 
+# pytest runs `tests` (testpaths in pyproject.toml) unless PYTEST_ARGS names test files or directories.
 # make turns any failure into exit 2; the real pytest code is kept in var/pytest-exit-code for .ci/run.
 # system-deps runs every time (a file check, quick): a package removed since the stamp is put back.
 test: $(TEST_STAMP)
 	@scripts/system-deps test
 	@mkdir -p var; rm -f var/pytest-exit-code; rc=0; \
-	$(BIN)/python -m pytest tests $(PYTEST_ARGS) || rc=$$?; \
+	$(BIN)/python -m pytest $(PYTEST_ARGS) || rc=$$?; \
 	echo $$rc > var/pytest-exit-code; exit $$rc
 
 test-kafka: $(STAMP)
