@@ -174,3 +174,19 @@ def point_django_at(server: Server) -> None:
         del connections["default"]
     except AttributeError:  # no connection was opened in this thread
         pass
+
+
+def database_text(connection) -> str:
+    """Everything the database holds, as text, read through ``connection`` (so a test's own
+    uncommitted rows are in it): SQLite's SQL dump, or on PostgreSQL every row of every table
+    (bytes as hex, as a dump would show them)."""
+    if connection.vendor == "sqlite":
+        return "\n".join(connection.connection.iterdump())
+    lines = []
+    with connection.cursor() as cursor:
+        for table in connection.introspection.table_names(cursor):
+            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
+            for row in cursor.fetchall():
+                cells = [bytes(v).hex() if isinstance(v, bytes | memoryview) else str(v) for v in row]
+                lines.append(f"{table}: " + " | ".join(cells))
+    return "\n".join(lines)
