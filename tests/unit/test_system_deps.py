@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,9 +28,11 @@ def fake_apt(tmp_path) -> tuple[dict[str, str], Path]:
     return env, calls
 
 
-def _run(profile: str, env: dict[str, str], user: list[str] | None = None) -> subprocess.CompletedProcess:
+def _run(
+    profile: str, env: dict[str, str], user: list[str] | None = None, script: Path = SCRIPT
+) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [*(user or []), str(SCRIPT), profile], env=env, capture_output=True, text=True, timeout=60
+        [*(user or []), str(script), profile], env=env, capture_output=True, text=True, timeout=60
     )
 
 
@@ -61,7 +64,10 @@ def test_as_a_user_it_names_the_missing_packages_and_the_command_and_fails(fake_
     env["CHROMIUM_PATH"] = "/nonexistent/chromium"
     user = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
 
-    done = _run("test", env, user)
+    with tempfile.TemporaryDirectory() as public:  # the checkout may sit where that user cannot read (/root)
+        os.chmod(public, 0o755)
+        script = Path(shutil.copy(SCRIPT, public))
+        done = _run("test", env, user, script)
 
     assert done.returncode == 1
     assert done.stdout == ""
