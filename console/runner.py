@@ -212,10 +212,8 @@ def start(sup: Supervisor, plan: Plan, env: dict[str, str]) -> None:
         redis_dir.mkdir(parents=True, exist_ok=True)
         argv = [redis_executable(), "--bind", "127.0.0.1", "--port", str(REDIS_PORT), "--dir", str(redis_dir)]
         argv += ["--daemonize", "no", "--appendonly", "yes", "--save", "60", "1", "--protected-mode", "yes"]
-        argv += [
-            "--loglevel",
-            "warning",
-        ]  # its "1 changes in 60 seconds. Saving..." would repeat every minute
+        # warning: its "1 changes in 60 seconds. Saving..." lines would repeat every minute of an idle console
+        argv += ["--loglevel", "warning"]
         sup.spawn("redis", argv, env=env, cwd=BASE_DIR, tier=TIER_INFRA)
     bootstrap: dict[str, str] = {}
     if plan.sandbox:
