@@ -1,4 +1,5 @@
-"""Reassignment beat job: the throttle janitor (the moves themselves run as operations)."""
+"""Reassignment beat job: the reconciler of errored moves and the throttle janitor (the moves
+themselves run as operations)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from tasks.celery import app
 
 @app.task(name="tasks.reassignment.sweep_throttles")
 def sweep_throttles() -> list[int]:
-    """Beat: take back throttles still owed by reassignments that ended (errored, or crashed out)."""
+    """Beat: take up again moves that ended errored while Kafka went on (they finish from what
+    Kafka has), then take back throttles still owed by reassignments that ended."""
     from console.reassignment import janitor
 
+    janitor.reconcile_errored()
     return janitor.sweep_throttles()

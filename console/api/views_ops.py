@@ -361,6 +361,8 @@ def operation_json(op) -> dict:
         "finished_at": plain(op.finished_at),
         "progress": op.progress,
         "progress_text": op.progress_text,
+        # while a step watching Kafka cannot reach it: since, attempts, retry_every_s, error, text
+        "lost_contact": operations.lost_contact(op),
         "result": plain(op.result),
         "error": op.error,
         "items": [

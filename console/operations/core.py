@@ -6,6 +6,12 @@ either completes (returns None: the runner moves to the next step), asks to be r
 a failed attempt of that step: the runner retries it with backoff and, after the attempt limit,
 ends the operation ``errored``. Steps must converge when re-entered: a worker may die between a
 step's effect and the runner's record that the step completed.
+
+A step that watches work Kafka executes (``Step(watches_kafka=True)``: a reassignment's move)
+does not fail when Kafka cannot be reached: losing contact is a state, not an attempt. The
+operation stays running, "lost contact since HH:MM (N attempts), retrying every …", its retries
+back off (bounded), and the first successful run clears it. Only an error that cannot be
+retried counts as a failed attempt.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from console.kafka.errors import KafkaOperationError
 
 RUN = "run"
 CANCEL = "cancel"
@@ -43,6 +51,9 @@ class Step:
     name: str
     fn: Callable[[Any], Wait | Done | None]
     cancellable: bool = True
+    # The step observes work Kafka goes on doing without us (a move): an unreachable cluster is
+    # "lost contact" (the operation waits, backing off), never a failed attempt.
+    watches_kafka: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,3 +88,37 @@ def backoff_s(attempt: int, base: float, cap: float) -> float:
 def audit_outcome(state: str) -> str:
     """The audit event outcome of an operation's end state."""
     return {"succeeded": "success", "cancelled": "cancelled", "errored": "errored"}.get(state, "failure")
+
+
+# Errors that say "Kafka could not be asked now" (not "Kafka refused"): the cluster is down or
+# frozen, the address is wrong, the network or the credentials are broken. Each can be fixed
+# while Kafka goes on with the work, so a watching step waits them out.
+CONTACT_ERRORS = frozenset(
+    {
+        "NETWORK_EXCEPTION",
+        "REQUEST_TIMED_OUT",
+        "BROKER_NOT_AVAILABLE",
+        "COORDINATOR_NOT_AVAILABLE",
+        "NOT_CONTROLLER",
+        "LEADER_NOT_AVAILABLE",
+        "SASL_AUTHENTICATION_FAILED",
+        "ILLEGAL_SASL_STATE",
+        "UNSUPPORTED_SASL_MECHANISM",
+        "CLUSTER_AUTHORIZATION_FAILED",
+        "TOPIC_AUTHORIZATION_FAILED",
+        "KAFKA_STORAGE_ERROR",
+        "THROTTLING_QUOTA_EXCEEDED",
+        "UNKNOWN_SERVER_ERROR",
+    }
+)
+
+
+def is_lost_contact(exc: BaseException) -> bool:
+    """Whether a step's error means Kafka could not be reached or asked now (it may recover)."""
+    return isinstance(exc, KafkaOperationError) and (exc.retriable or exc.name in CONTACT_ERRORS)
+
+
+def lost_contact_text(since: str, attempts: int, every_s: float, error: str) -> str:
+    """The line the page, the API and the CLI show while a watching step has lost contact."""
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    return f"lost contact since {since} ({tries}), retrying every {every_s:.0f} s: {error}"

@@ -6,12 +6,18 @@ live worker backs off), every write of a claimed run is conditional on still hol
 and the final state is written in the same transaction as its audit event, so an operation ends
 exactly once. Nothing stays ``running`` for ever: a step that raises, or whose worker dies, is
 retried with backoff and after ``OPERATION_MAX_ATTEMPTS`` the operation ends ``errored``.
+A step that watches Kafka's own work (``Step.watches_kafka``) is the exception: while Kafka
+cannot be reached it waits in "lost contact" (``LOST_CONTACT`` in ``data``; no attempt is
+spent, retries back off up to ``OPERATION_LOST_CONTACT_BACKOFF_MAX_S``) for as long as it takes,
+and the first run that reads Kafka again clears it (the step sees ``ctx.lost_contact`` and
+recomputes from Kafka).
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -24,11 +30,22 @@ from console import notify
 from console.audit import store as audit
 from console.models import Operation, OperationItem, OperationState
 from console.operations import registry
-from console.operations.core import CANCEL, RUN, Done, Kind, Wait, audit_outcome, backoff_s
+from console.operations.core import (
+    CANCEL,
+    RUN,
+    Done,
+    Kind,
+    Wait,
+    audit_outcome,
+    backoff_s,
+    is_lost_contact,
+    lost_contact_text,
+)
 
 log = logging.getLogger(__name__)
 
 ACTIVE = (OperationState.PENDING, OperationState.RUNNING)
+LOST_CONTACT = "lost_contact"  # key in Operation.data: {"since", "attempts", "retry_every_s", "error"}
 
 
 class LostClaim(Exception):
@@ -42,6 +59,9 @@ class Context:
         self.op = op
         self.worker = worker
         self.data: dict[str, Any] = dict(op.data or {})
+        # the lost contact this run starts from (None: the last run read Kafka), for a step to
+        # know that what it kept from before is stale and must be read from Kafka again
+        self.lost_contact: dict[str, Any] | None = self.data.get(LOST_CONTACT)
 
     def heartbeat(self, *, progress: float | None = None, text: str | None = None) -> None:
         heartbeat(self.op, progress=progress, text=text)
@@ -139,7 +159,10 @@ def _drive(op: Operation, ctx: Context) -> Operation:
         except LostClaim:
             raise
         except Exception as exc:  # a failed attempt of this step, whatever raised it
+            if step.watches_kafka and is_lost_contact(exc):
+                return _lost_contact(op, ctx, step.name, exc)
             return _failed(op, ctx, kind, step.name, exc)
+        _contact_back(op, ctx)
         if isinstance(outcome, Done):
             return _finish(op, ctx, outcome)
         if isinstance(outcome, Wait):
@@ -174,6 +197,69 @@ def _wait(op: Operation, ctx: Context, wait: Wait) -> Operation:
 
 def error_text(exc: BaseException) -> str:
     return getattr(exc, "operator_text", None) or f"{type(exc).__name__}: {exc}"
+
+
+def _lost_contact(op: Operation, ctx: Context, step: str, exc: Exception) -> Operation:
+    """Kafka could not be reached while the step watches its work: a state, not a failed attempt.
+
+    The operation stays running and is tried again after a bounded backoff; ``attempts`` is
+    untouched, so a cluster down for an hour never ends it errored."""
+    lost = dict(ctx.data.get(LOST_CONTACT) or {})
+    since = lost.get("since") or _now().isoformat()
+    count = int(lost.get("attempts", 0)) + 1
+    delay = backoff_s(
+        count, settings.OPERATION_LOST_CONTACT_BACKOFF_S, settings.OPERATION_LOST_CONTACT_BACKOFF_MAX_S
+    )
+    error = f"{step}: {error_text(exc)}"
+    ctx.data[LOST_CONTACT] = {"since": since, "attempts": count, "retry_every_s": delay, "error": error}
+    if count == 1:
+        log.warning("operation %s (%s) lost contact with Kafka at %s", op.pk, op.kind, error)
+    text = lost_contact_text(_hhmm(since), count, delay, error)
+    released = _release(
+        op,
+        last_error=error[:4000],
+        progress_text=text[:200],
+        next_run_at=_now() + timedelta(seconds=delay),
+        data=ctx.data,
+    )
+    registry.dispatch(op.pk, countdown=delay)
+    return released
+
+
+def _contact_back(op: Operation, ctx: Context) -> None:
+    """A step ran without losing contact: the lost-contact state (if any) ends with this run."""
+    lost = ctx.data.pop(LOST_CONTACT, None)
+    if lost is not None:
+        log.warning(
+            "operation %s (%s) reached Kafka again after %s attempts (lost since %s)",
+            op.pk,
+            op.kind,
+            lost.get("attempts"),
+            lost.get("since"),
+        )
+
+
+def lost_contact(op: Operation) -> dict[str, Any] | None:
+    """The operation's lost contact for display: since (datetime), attempts, retry every (s), error,
+    and the text the page, the API and the CLI show; None while Kafka answers."""
+    lost = (op.data or {}).get(LOST_CONTACT) if op.state in ACTIVE else None
+    if not lost:
+        return None
+    since = lost.get("since")
+    every = float(lost.get("retry_every_s") or 0)
+    return {
+        "since": since,
+        "attempts": int(lost.get("attempts") or 0),
+        "retry_every_s": every,
+        "error": lost.get("error", ""),
+        "text": lost_contact_text(_hhmm(since), int(lost.get("attempts") or 0), every, lost.get("error", "")),
+    }
+
+
+def _hhmm(iso: str | None) -> str:
+    if not iso:
+        return "?"
+    return timezone.localtime(datetime.fromisoformat(iso)).strftime("%H:%M")
 
 
 def _failed(op: Operation, ctx: Context, kind: Kind, step: str, exc: Exception) -> Operation:
@@ -221,6 +307,8 @@ def _give_up(
 def _finish(op: Operation, ctx: Context, done: Done) -> Operation:
     """The final state and its audit event together; only the claimant can end the operation."""
     now = _now()
+    if RECONCILED in ctx.data and done.state != OperationState.ERRORED:
+        done = replace(done, result={**done.result, RECONCILED: ctx.data[RECONCILED]})
     with transaction.atomic():
         ended = _mine(op).update(
             state=done.state,
@@ -250,6 +338,53 @@ def _finish(op: Operation, ctx: Context, done: Done) -> Operation:
         # Notification channels hear of a reassignment's end and of any errored operation (on commit).
         notify.operation_ended(op, done.state, done.error, dict(done.result))
     return Operation.objects.get(pk=op.pk)
+
+
+RECONCILED = "reconciled"  # key in Operation.data: {"after": the error it had ended with, "at"}
+
+
+def reopen(op: Operation, *, step: str, reason: str) -> bool:
+    """Take up again an operation that ended ``errored`` while Kafka went on with its work.
+
+    It runs again from ``step`` of its run path (a step that reads Kafka and converges), with
+    its attempts reset; its end is audited as any operation's, its result says it was
+    reconciled and from what error. Audited itself (``<kind>.reopened``). Only once: an
+    operation already reconciled stays ended. False if it was not ``errored`` (any more)."""
+    kind = registry.kind_for(op.kind)
+    if kind is None or (op.data or {}).get(RECONCILED):
+        return False
+    index = [s.name for s in kind.steps].index(step)
+    now = _now()
+    data = {**(op.data or {}), RECONCILED: {"after": op.error, "at": now.isoformat()}}
+    data.pop(LOST_CONTACT, None)
+    with transaction.atomic():
+        taken = Operation.objects.filter(pk=op.pk, state=OperationState.ERRORED).update(
+            state=OperationState.RUNNING,
+            path=RUN,
+            step=index,
+            attempts=0,
+            error="",
+            last_error="",
+            claimed_by="",
+            finished_at=None,
+            next_run_at=now,
+            heartbeat_at=now,
+            data=data,
+            progress_text=f"reconciling from Kafka: {reason}"[:200],
+        )
+        if taken:
+            audit.record(
+                actor=None,
+                action=f"{op.kind}.reopened",
+                cluster=op.cluster,
+                params={"reason": reason, "after": op.error, "step": step},
+                outcome="success",
+                operation=op,
+            )
+    if taken:
+        log.warning("operation %s (%s) reopened at %s: %s", op.pk, op.kind, step, reason)
+        transaction.on_commit(lambda: registry.dispatch(op.pk))  # never inside a caller's transaction
+    return bool(taken)
 
 
 def due_ids() -> list[int]:

@@ -1,7 +1,9 @@
-"""The throttle janitor and throttles left behind by others (DESIGN §5).
+"""The throttle janitor, the reconciler of errored moves, and throttles left behind by others (DESIGN §5).
 
-The janitor (beat) takes back the ledger's throttles of reassignments Kafka no longer runs,
-whether or not the worker that set them is alive. Throttle configs that no running console
+The janitor (beat) first takes up again the moves that ended ``errored`` while Kafka went on
+moving their partitions (``reconcile_errored``: they finish from what Kafka has, with their
+final audit event and their throttles taken back), then takes back the ledger's throttles of
+reassignments Kafka no longer runs, whether or not the worker that set them is alive. Throttle configs that no running console
 reassignment recorded, on topics (or a cluster) where nothing is moving, are listed for an
 audited one-click cleanup.
 """
@@ -11,14 +13,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from console import access, notify
+from django.db import transaction
+
+from console import access, notify, operations
 from console.audit import outcomes as outcomes_log
 from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource
-from console.models.operations import FINISHED_STATES
-from console.models.reassignment import OPEN_PARTITION_STATES, Reassignment, ThrottleEntry
+from console.models.operations import FINISHED_STATES, OperationState
+from console.models.reassignment import (
+    OPEN_PARTITION_STATES,
+    PartitionState,
+    Reassignment,
+    Stage,
+    ThrottleEntry,
+)
 from console.reassignment.store import row_tps
 from console.reassignment.throttles import (
     ACTIVE,
@@ -29,6 +39,61 @@ from console.reassignment.throttles import (
 )
 
 log = logging.getLogger(__name__)
+
+
+def reconcile_errored() -> list[int]:
+    """Beat job: moves whose operation ended ``errored`` after their partitions were submitted are
+    taken up again at the move step, once Kafka can be asked (returns the reassignments reopened).
+
+    Kafka does not stop a submitted move because the console gave up watching it. The poll then
+    reads what Kafka has (still moving, or at the target: done), the throttles are taken back and
+    the operation ends as any move does, with its final audit event. Rows never submitted are
+    adopted if Kafka moves them to our target, else closed as not started. Once per operation.
+    """
+    found = (
+        Reassignment.objects.filter(
+            operation__state=OperationState.ERRORED,
+            outcome="errored",
+            partitions__state=PartitionState.MOVING,
+        )
+        .distinct()
+        .select_related("operation", "cluster")
+    )
+    by_cluster: dict[int, list[Reassignment]] = {}
+    for r in found:
+        if not (r.operation.data or {}).get("reconciled"):
+            by_cluster.setdefault(r.cluster_id, []).append(r)
+    reopened = []
+    for items in by_cluster.values():
+        try:  # Kafka must answer first: reopening into lost contact would only wait there
+            listed = gateway_for(items[0].cluster).list_partition_reassignments()
+        except Exception as err:  # noqa: BLE001 - logged; the next sweep retries this cluster
+            log.warning("reconciler: skipping cluster %s this time: %s", items[0].cluster, err)
+            continue
+        for r in items:
+            if _reopen(r, listed):
+                reopened.append(r.pk)
+    return reopened
+
+
+def _reopen(r: Reassignment, listed) -> bool:
+    adopted, closed = [], []
+    moving = {(tp.topic, tp.partition): v for tp, v in listed.items()}
+    for x in r.partitions.filter(state=PartitionState.PENDING):
+        found = moving.get((x.topic, x.partition))
+        ours = found is not None and [b for b in found.replicas if b not in found.removing] == list(x.target)
+        (adopted if ours else closed).append(x.pk)
+    with transaction.atomic():
+        r.partitions.filter(pk__in=adopted).update(state=PartitionState.MOVING, message="")
+        r.partitions.filter(pk__in=closed).update(
+            state=PartitionState.CANCELLED, message="not submitted before the operation ended errored"
+        )
+        Reassignment.objects.filter(pk=r.pk).update(stage=Stage.MOVING, outcome="", completed_at=None)
+        reason = f"reassignment #{r.pk}: Kafka went on with the move after the operation ended errored"
+        if not operations.reopen(r.operation, step="move", reason=reason):
+            transaction.set_rollback(True)
+            return False
+    return True
 
 
 def sweep_throttles() -> list[int]:

@@ -25,7 +25,7 @@ from django.utils import timezone
 from console import collector, operations
 from console.clusters.actions import gateway_for
 from console.formatting import human_bytes, human_duration
-from console.kafka import KafkaOperationError
+from console.kafka import KafkaOperationError, TopicPartition
 from console.models.reassignment import (
     OPEN_PARTITION_STATES,
     PartitionState,
@@ -63,12 +63,20 @@ VERIFY_SETTLE_S = 5.0  # how long a finished partition's metadata may lag before
 VERIFY_RETRY_S = 0.5  # beat's tick; the next cycle is due half an interval after the last one
 
 
-def poll_once(r: Reassignment) -> Wait | None:
+def poll_once(r: Reassignment, *, fresh: bool = False) -> Wait | None:
     """One cycle: one ListPartitionReassignments + one DescribeLogDirs per involved broker.
 
     ``Wait`` while partitions are still moving (the runner runs the next cycle when it is due);
     None once every partition has settled (the runner goes on to remove the throttles).
+    A Kafka that cannot be asked raises (the runner keeps the move running in "lost contact");
+    ``fresh`` (the first cycle after that) forgets the rate samples and the cached offsets, so
+    everything shown is recomputed from what Kafka answers now.
     """
+    if fresh:
+        _OFFSETS.pop(r.pk, None)
+        _WAITING.pop(r.pk, None)
+        Reassignment.objects.filter(pk=r.pk).update(rate_samples=[])
+        r.rate_samples = []
     # The cycle's objects (10,000s of rows, answers and entries) hold no reference cycles: the
     # cyclic collector is paused while they exist, else its young collections promote them and
     # a full collection walks them every cycle (measured: ~0.2 s of a 1 s cycle at 10,000
@@ -158,6 +166,36 @@ def _verify(gw, finished) -> None:
     )
 
 
+def kafka_verify(cluster, targets: dict[tuple[str, int], list[int]]) -> dict[tuple[str, int], dict]:
+    """What Kafka's ``kafka-reassign-partitions --verify`` reads, per partition, now: ``{"kafka":
+    "in progress" | "completed" | "diverged" | "missing", "replicas": [...] | None}``.
+
+    One ListPartitionReassignments of the partitions and one Metadata of their topics; raises
+    ``KafkaOperationError`` when Kafka cannot be asked (the caller says so; never a guess)."""
+    gw = gateway_for(cluster)
+    moving = gw.list_partition_reassignments([TopicPartition(t, p) for t, p in targets])
+    described = gw.describe_topics(sorted({t for t, _ in targets}))
+    out: dict[tuple[str, int], dict] = {}
+    for (topic, partition), target in targets.items():
+        md = described.get(topic)
+        if isinstance(md, KafkaOperationError) and md.name != "UNKNOWN_TOPIC_OR_PARTITION":
+            raise md
+        part = (
+            None
+            if md is None or isinstance(md, KafkaOperationError)
+            else next((p for p in md.partitions if p.id == partition), None)
+        )
+        replicas = list(part.replicas) if part is not None else None
+        if TopicPartition(topic, partition) in moving:
+            verdict = "in progress"
+        elif replicas is None:
+            verdict = "missing"
+        else:
+            verdict = "completed" if replicas == list(target) else "diverged"
+        out[(topic, partition)] = {"kafka": verdict, "replicas": replicas}
+    return out
+
+
 def _settled_replicas(gw, wanted: list[tuple[str, int, list[int]]]) -> dict:
     """Each partition's metadata once it shows the target with every target replica in the ISR, or
     the last seen after VERIFY_SETTLE_S.
@@ -177,6 +215,8 @@ def _settled_replicas(gw, wanted: list[tuple[str, int, list[int]]]) -> dict:
         again = []
         for topic, partition, target in pending:
             md = described.get(topic)
+            if isinstance(md, KafkaOperationError) and md.name != "UNKNOWN_TOPIC_OR_PARTITION":
+                raise md  # not an answer about the topic: Kafka could not be asked (lost contact)
             part = (
                 None
                 if isinstance(md, KafkaOperationError) or md is None

@@ -162,7 +162,8 @@ def _submit_step(ctx) -> None:
 
 
 def _move_step(ctx):
-    return poll.poll_once(reassignment_of(ctx))
+    # back from lost contact: what this process kept from before (rate, offsets) is stale
+    return poll.poll_once(reassignment_of(ctx), fresh=ctx.lost_contact is not None)
 
 
 def _remove_throttles_step(reason: str):
@@ -198,7 +199,9 @@ def _give_up(ctx, error: str) -> None:
 STEPS = (
     Step("throttle", _throttle_step),
     Step("submit", _submit_step),
-    Step("move", _move_step),
+    # Kafka moves the partitions whether or not it answers us: an unreachable cluster is "lost
+    # contact" (the operation waits, backing off), never an attempt towards giving up.
+    Step("move", _move_step, watches_kafka=True),
     Step("remove throttles", _remove_throttles_step("completed"), cancellable=False),
     Step("elect", _elect_step, cancellable=False),
     Step("finish", _finish_step, cancellable=False),

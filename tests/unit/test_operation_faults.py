@@ -8,7 +8,9 @@ For every registered kind and every step k of its run (and cancel) path:
 - ``kill``: the worker dies once at step k after the step's work but before the runner
   records it (no exception handler runs), and a later worker finds the claim gone quiet.
 Each run must end ``succeeded``/``failed``/``cancelled`` or ``errored`` within the attempt limit,
-never stay ``pending`` or ``running``. For reassignments, no throttle config may remain on the
+never stay ``pending`` or ``running`` - except a step that watches Kafka's own work (the move):
+while Kafka is ``down`` it stays ``running`` in "lost contact" past the attempt limit, spending
+no attempt, and ends ``succeeded`` once the cluster answers again. For reassignments, no throttle config may remain on the
 sandbox unless the ledger lists it as owed, and once the cluster answers again the janitor
 takes every owed entry back.
 """
@@ -265,13 +267,26 @@ def test_every_kind_ends_whatever_fails_at_each_step(
     fault = Fault(mode, monkeypatch)
     _inject(monkeypatch, kind, path, k, fault)
 
+    watching = registry.kind_for(kind).path(path)[k].watches_kafka
+    if mode == "down" and watching:  # lost contact for longer than the attempt limit, then back
+        for i in range(MAX_ATTEMPTS + 3):
+            frozen.advance(3)
+            run_now(op.pk, worker=f"lost-{i}")
+        op.refresh_from_db()
+        assert (op.state, op.attempts, op.data["lost_contact"]["attempts"]) == (
+            "running",
+            0,
+            MAX_ATTEMPTS + 3,
+        )
+        fault.mode, fault.outage = "over", False
+
     op = drive(op.pk, frozen)
 
     assert fault.hits, "the faulty step never ran"
     assert op.state in FINISHED_STATES
     assert op.attempts <= MAX_ATTEMPTS
-    if mode == "flaky" and (kind, k) != ("health.check", 2):  # a check reports the outage it saw
-        assert op.state in ("succeeded", "cancelled"), op.error
+    if (mode == "flaky" and (kind, k) != ("health.check", 2)) or (mode == "down" and watching):
+        assert op.state in ("succeeded", "cancelled"), op.error  # (a check reports the outage it saw)
     if op.state == "errored":
         assert op.attempts == MAX_ATTEMPTS and op.error.startswith(f"gave up after {MAX_ATTEMPTS} attempts")
     if kind == "reassignment.execute":

@@ -17,13 +17,35 @@ import sys
 
 from django.core.management.base import CommandError
 
-from console import access
+from console import access, operations
+from console.kafka import KafkaOperationError
 from console.management.cli.base import FAILED, IN_PROGRESS, NOT_FOUND, OK, REFUSED, USAGE, common, read_text
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import planner, throttles
+from console.reassignment import planner, poll, throttles
 
 COLUMNS = ["topic", "partition", "original", "target", "state", "percent", "message"]
+
+
+def _verify_line(row: dict, *, stale: bool) -> str:
+    """One partition's line: Kafka's own --verify wording from what Kafka has now, or (Kafka
+    unreadable) the console's last state of it, marked stale."""
+    name = f"{row['topic']}-{row['partition']}"
+    if stale:
+        verdict = {"done": "was completed", "moving": "was still in progress"}.get(row["state"], row["state"])
+        said = f": {row['message']}" if row["message"] and row["state"] != "moving" else ""
+        return f"Reassignment of partition {name} {verdict}{said} (stale: the console's last reading)."
+    if row["kafka"] == "completed":
+        return f"Reassignment of partition {name} is completed."
+    if row["kafka"] == "in progress":
+        return f"Reassignment of partition {name} is still in progress."
+    if row["kafka"] == "missing":
+        return f"Partition {name} does not exist on Kafka (topic deleted?)."
+    target = [int(b) for b in row["target"].split(",")]
+    return (
+        f"There is no active reassignment of partition {name}, but replica set is "
+        f"{row['kafka_replicas']} rather than {target}."
+    )
 
 
 def add_parsers(area) -> None:
@@ -189,6 +211,7 @@ class ReassignCommands:
                 "partition": x.partition,
                 "original": ",".join(map(str, x.original)),
                 "target": ",".join(map(str, x.target)),
+                "target_list": list(x.target),
                 "state": x.state,
                 "percent": x.percent,
                 "message": x.message,
@@ -197,16 +220,30 @@ class ReassignCommands:
         ]
 
     def _reassign_verify(self, cluster, actor) -> int:
+        """Per partition what Kafka has now, as Kafka's own --verify says it (never the console's
+        last poll presented as current); when Kafka cannot be asked, the console's last reading,
+        marked stale with the time it was taken, and the operation's lost contact if any."""
         access.require(actor, cluster, access.VIEW)
         plan = self._plan_file()
         r = self._find(cluster, plan)
         r.refresh_from_db()
         rows = self._rows(r)
+        try:
+            kafka = poll.kafka_verify(cluster, {(x["topic"], x["partition"]): x["target_list"] for x in rows})
+            unread = ""
+        except KafkaOperationError as err:
+            kafka, unread = {}, err.operator_text
+        for row in rows:
+            found = kafka.get((row["topic"], row["partition"]), {})
+            row["kafka"] = found.get("kafka", "unread")
+            row["kafka_replicas"] = found.get("replicas")
         rollback = reassignment.rollback_plan(r)  # after a cancel Kafka restored in another order
         ledger = [
             {"resource": f"{t.resource_type}:{t.resource_name}", "config": t.config, "state": t.state}
             for t in r.throttles.order_by("pk")
         ]
+        lost = operations.lost_contact(r.operation)
+        read_at = r.last_poll_at.isoformat() if r.last_poll_at else None
         extra = {
             "reassignment": r.pk,
             "operation": r.operation_id,
@@ -217,6 +254,10 @@ class ReassignCommands:
             "partitions_total": r.partitions_total,
             "throttles": ledger,
             "rollback_plan": json.loads(planner.export_plan(rollback)) if rollback else None,
+            "kafka_read": not unread,
+            "kafka_error": unread,
+            "console_read_at": read_at,
+            "lost_contact": lost,
         }
         if self.opts["output"] == "table":
             self.stdout.write(
@@ -224,14 +265,15 @@ class ReassignCommands:
                 + (f" ({r.outcome})" if r.outcome else "")
                 + f", {r.partitions_done} of {r.partitions_total} partitions done."
             )
-            for row in rows:
-                verdict = {"done": "is completed", "moving": "is still in progress"}.get(
-                    row["state"], row["state"]
-                )
-                said = f": {row['message']}" if row["message"] and row["state"] != "moving" else ""
+            if lost:
+                self.stdout.write(f"The console has {lost['text']}")
+            if unread:
                 self.stdout.write(
-                    f"Reassignment of partition {row['topic']}-{row['partition']} {verdict}{said}."
+                    f"Kafka could not be read now ({unread}). The console's last reading, taken at "
+                    f"{read_at or 'never'}, follows; it is stale."
                 )
+            for row in rows:
+                self.stdout.write(_verify_line(row, stale=bool(unread)))
             if rollback:
                 self.stdout.write(
                     f"Kafka restored {len(rollback)} partition{'s' if len(rollback) != 1 else ''} in another "
@@ -246,7 +288,7 @@ class ReassignCommands:
                     + ("all taken back." if not left else f"{len(left)} not taken back (see the page).")
                 )
             return self._verdict(r)
-        self._emit(rows, COLUMNS, extra)
+        self._emit(rows, [*COLUMNS, "kafka"], extra)
         return self._verdict(r)
 
     def _verdict(self, r: Reassignment) -> int:

@@ -1,0 +1,203 @@
+"""Watching never gives up while Kafka works: a move that loses contact with Kafka stays running.
+
+The move step observes work Kafka does on its own. When the cluster cannot be reached (every
+broker down, brokers frozen so requests time out, a mistyped bootstrap address saved mid-move)
+for longer than the attempt limit, the operation stays ``running`` with "lost contact since
+HH:MM (N attempts), retrying every …", spends no attempt, and once Kafka answers again it
+finishes from what Kafka has: partitions settled, throttles taken back, the final audit event.
+A move that did end ``errored`` (before this rule, or after an error that cannot be retried)
+while Kafka went on is reconciled by the janitor; ``kafka reassign --verify`` says what Kafka says.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.utils import timezone
+
+from console.api.views_ops import operation_json
+from console.clusters.actions import gateway_for
+from console.models import AuditEvent, Cluster, Operation
+from console.models.reassignment import OWED_STATES, PartitionState, Reassignment, ThrottleEntry
+from console.reassignment import actions as reassignment
+from console.reassignment import finish, throttles
+from console.reassignment import janitor as reassign_janitor
+from tests.conftest import run_now, throttle_configs_on
+
+pytestmark = pytest.mark.django_db
+
+MB = 1024 * 1024
+LOST_RUNS = 7  # more than OPERATION_MAX_ATTEMPTS (5)
+_names = itertools.count()
+POLLED_APIS = ("ListPartitionReassignments", "DescribeLogDirs", "Metadata", "ListOffsets", "DescribeConfigs")
+
+
+@pytest.fixture(autouse=True)
+def _quick(settings, sandbox):
+    settings.OPERATION_MAX_ATTEMPTS = 5
+    settings.OPERATION_LOST_CONTACT_BACKOFF_S = 2
+    settings.OPERATION_LOST_CONTACT_BACKOFF_MAX_S = 30
+    yield
+    sandbox.clear_faults()
+    for b in (1, 2, 3):
+        if not sandbox.state.brokers[b].up:
+            sandbox.start_broker(b)
+    state = sandbox.state
+    with state.lock:
+        for t in state.topics.values():
+            for config in throttles.REPLICA_CONFIGS:
+                t.configs.pop(config, None)
+        for configs in state.broker_configs.values():
+            for config in throttles.RATE_CONFIGS:
+                configs.pop(config, None)
+
+
+@pytest.fixture
+def cluster(kafka_cluster):
+    # a short request timeout: a frozen broker costs a second per call, not five
+    Cluster.objects.filter(pk=kafka_cluster.pk).update(request_timeout_s=1)
+    kafka_cluster.refresh_from_db()
+    return kafka_cluster
+
+
+def _start(personas, cluster, sandbox):
+    topic = f"lost-t{next(_names)}"
+    sandbox.create_topic(topic, partitions=1, replication_factor=2, assignment=[[1, 2]])
+    sandbox.produce_synthetic(topic, 8 * MB)
+    sandbox.advance(1)
+    sandbox.produce_synthetic(topic, 0)
+    op = reassignment.start_reassignment(
+        actor=personas["operator"], cluster=cluster, proposed={(topic, 0): (1, 3)}, throttle=1 * MB
+    )
+    run_now(op.pk)  # throttles set, submitted, first poll: moving
+    r = Reassignment.objects.get(operation=op)
+    assert (r.stage, r.partitions.get().state) == ("moving", PartitionState.MOVING)
+    return op, r, topic
+
+
+def _lose(mode: str, sandbox, cluster) -> None:
+    if mode == "brokers down":
+        for b in (1, 2, 3):
+            sandbox.stop_broker(b)
+    elif mode == "frozen":  # brokers accept and never answer in time
+        for api in POLLED_APIS:
+            sandbox.inject_fault(api, delay_s=3.0)
+    else:  # a superuser saves a mistyped bootstrap address mid-move
+        Cluster.objects.filter(pk=cluster.pk).update(bootstrap_servers="127.0.0.1:1")
+
+
+def _restore(mode: str, sandbox, cluster) -> None:
+    if mode == "brokers down":
+        for b in (1, 2, 3):
+            sandbox.start_broker(b)
+    elif mode == "frozen":
+        sandbox.clear_faults()
+    else:
+        Cluster.objects.filter(pk=cluster.pk).update(bootstrap_servers=sandbox.bootstrap_servers)
+
+
+def _assert_finished_cleanly(op, r, cluster, topic) -> None:
+    op.refresh_from_db()
+    r.refresh_from_db()
+    assert (op.state, op.attempts, op.error) == ("succeeded", 0, "")
+    assert "lost_contact" not in op.data
+    assert (r.stage, r.outcome) == ("finished", "succeeded")
+    assert list(r.partitions.values_list("state", "message")) == [(PartitionState.DONE, "")]
+    assert not ThrottleEntry.objects.filter(reassignment=r, state__in=OWED_STATES).exists()
+    assert throttle_configs_on(gateway_for(cluster), topic) == set()
+    md = gateway_for(cluster).describe_topics([topic])[topic]
+    assert list(md.partitions[0].replicas) == [1, 3]
+    assert AuditEvent.objects.filter(operation_id=op.pk, action="reassignment.execute.succeeded").count() == 1
+
+
+@pytest.mark.parametrize("mode", ["brokers down", "frozen", "wrong address"])
+def test_it_keeps_the_move_running_through_lost_contact_and_finishes_once_kafka_answers(
+    mode, personas, cluster, frozen
+):
+    op, r, topic = _start(personas, cluster, frozen)
+    _lose(mode, frozen, cluster)
+    try:
+        for n in range(1, LOST_RUNS + 1):
+            run_now(op.pk, worker=f"w{n}")
+            op.refresh_from_db()
+            lost = op.data.get("lost_contact") or {}
+            assert (op.state, op.attempts, op.claimed_by, lost.get("attempts")) == ("running", 0, "", n)
+            every = min(30, 2 * 2 ** (n - 1))
+            since = timezone.localtime(timezone.datetime.fromisoformat(lost["since"])).strftime("%H:%M")
+            assert op.progress_text.startswith(
+                f"lost contact since {since} ({n} attempt{'s' if n > 1 else ''}), retrying every {every} s: move: "
+            )
+            assert op.next_run_at > timezone.now()
+        # the API and the page say so (the CLI: test_it_verifies_from_kafka_and_says_contact_is_lost)
+        shown = operation_json(op)
+        assert shown["state"] == "running" and shown["lost_contact"]["attempts"] == LOST_RUNS
+        assert shown["lost_contact"]["text"].startswith(f"lost contact since {since} ({LOST_RUNS} attempts)")
+        r.refresh_from_db()
+        assert r.partitions.get().state == PartitionState.MOVING  # never "diverged" for want of an answer
+    finally:
+        _restore(mode, frozen, cluster)
+    frozen.advance(60)  # Kafka went on (or resumes) and completes the move
+    for n in range(10):
+        run_now(op.pk, worker=f"back{n}")
+        op.refresh_from_db()
+        if op.state != "running":
+            break
+    _assert_finished_cleanly(op, r, cluster, topic)
+
+
+def test_it_reconciles_a_move_that_ended_errored_while_kafka_went_on(personas, cluster, frozen):
+    op, r, topic = _start(personas, cluster, frozen)
+    # How such a move ended before: the runner gave up at the move step while Kafka moved on
+    # (give_up keeps the throttles of partitions still moving, owed in the ledger).
+    finish.give_up(r, "move: REQUEST_TIMED_OUT")
+    Operation.objects.filter(pk=op.pk).update(
+        state="errored", claimed_by="", error="gave up after 5 attempts: move: REQUEST_TIMED_OUT", attempts=5
+    )
+    frozen.advance(60)  # Kafka completes it
+    reopened = reassign_janitor.reconcile_errored()
+    assert reopened == [r.pk]
+    op.refresh_from_db()
+    assert (op.state, op.attempts, op.error) == ("running", 0, "")
+    for n in range(10):
+        run_now(op.pk, worker=f"rec{n}")
+        op.refresh_from_db()
+        if op.state != "running":
+            break
+    _assert_finished_cleanly(op, r, cluster, topic)
+    assert op.result["reconciled"]["after"] == "gave up after 5 attempts: move: REQUEST_TIMED_OUT"
+    assert reassign_janitor.reconcile_errored() == []  # once
+
+
+def test_it_verifies_from_kafka_and_says_contact_is_lost(personas, cluster, frozen, tmp_path):
+    op, r, topic = _start(personas, cluster, frozen)
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 3]}]})
+    )
+
+    def verify():
+        out = StringIO()
+        args = ("reassign", "--verify", "--reassignment-json-file", str(plan), "--cluster", cluster.name)
+        try:
+            call_command("kafka", *args, "--as", "viewer", stdout=out, stderr=StringIO())
+        except CommandError as exc:
+            return exc.returncode, out.getvalue() + str(exc)
+        return 0, out.getvalue()
+
+    frozen.advance(60)  # Kafka has completed the move; the console has not polled since
+    code, out = verify()
+    assert f"Reassignment of partition {topic}-0 is completed." in out  # what Kafka's --verify says
+    _lose("wrong address", frozen, cluster)
+    try:
+        for n in range(1, LOST_RUNS + 1):
+            run_now(op.pk, worker=f"w{n}")
+        code, out = verify()
+        assert "lost contact since" in out and f"({LOST_RUNS} attempts)" in out
+        assert "Kafka could not be read" in out and "stale" in out
+    finally:
+        _restore("wrong address", frozen, cluster)
