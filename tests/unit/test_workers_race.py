@@ -1,26 +1,29 @@
 """Two poll workers and two admin workers racing over the same operations run each step once.
 
-Four threads, each with its own database connection, call what the Celery tasks call
-(tasks/operations.py): the admin workers ``operations.run(id)`` for every operation (each id
-delivered to both, as a redelivered task would be), the poll workers the tick's
-``operations.run_due()`` until everything has finished. The toy kind records every execution of
-its steps keyed by (operation, step, pass); its middle step waits once, so every operation is
-released and claimed again through the tick. The claim's conditional UPDATE is what keeps two
-workers out of one step: on PostgreSQL (``CONSOLE_TEST_DB=postgres``, tests/pg.py) the updates
-really race; SQLite serialises writers, so there the test is a smoke test of the same path.
+Four forked OS processes, each with its own database connection, call the Celery tasks' bodies
+(tasks/operations.py) as the workers would: the admin workers ``run_operation(id)`` for every
+operation (each id delivered to both, as a redelivered task would be), the poll workers beat's
+``tick()`` until everything has finished. Each process is its own worker (``host:pid``). The toy
+kind appends every execution of its steps, keyed by (operation, step, pass), to its process's file;
+its middle step waits once, so every operation is released and claimed again through the tick.
+The claim's conditional UPDATE is what keeps two workers out of one step: on PostgreSQL
+(``CONSOLE_TEST_DB=postgres``, tests/pg.py) the updates really race; SQLite serialises writers,
+so there the test exercises the same path with less overlap.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import random
-import threading
 import time
+import traceback
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from django.db import connections
 
-from console import operations
 from console.audit.store import verify_chain
 from console.models import AuditEvent, Operation, OperationState
 from console.models.operations import FINISHED_STATES
@@ -28,16 +31,14 @@ from console.operations import Done, Kind, Step, Wait, registry
 
 OPERATIONS = 20
 DEADLINE_S = 60.0
-
-RUNS: list[tuple[int, str, int]] = []  # (operation, step, pass): one entry per execution
-RUNS_LOCK = threading.Lock()
+RUNS_DIR: list[Path] = []  # where each worker process writes its executions (set by the fixture)
 
 
 def _record(ctx, step: str) -> None:
     passes = ctx.data.setdefault("passes", {})
     passes[step] = passes.get(step, 0) + 1
-    with RUNS_LOCK:
-        RUNS.append((ctx.op.pk, step, passes[step]))
+    with open(RUNS_DIR[0] / f"runs-{os.getpid()}.tsv", "a") as out:
+        out.write(f"{ctx.op.pk}\t{step}\t{passes[step]}\n")
     time.sleep(random.uniform(0, 0.004))  # a step takes a moment: another worker may try meanwhile
 
 
@@ -61,59 +62,87 @@ RACE = Kind("test.race", (Step("prepare", _prepare), Step("watch", _watch), Step
 
 
 @pytest.fixture
-def race_kind(monkeypatch):
-    monkeypatch.setitem(registry._KINDS, RACE.name, RACE)
-    RUNS.clear()
+def race_kind(monkeypatch, tmp_path):
+    monkeypatch.setitem(registry._KINDS, RACE.name, RACE)  # inherited by the forked workers
+    monkeypatch.setattr("console.health.record_tick", lambda at=None: True)  # no Redis in this test
+    RUNS_DIR[:] = [tmp_path]
     yield RACE
-    RUNS.clear()
-
-
-def _worker(name: str, start: threading.Barrier, work, errors: list[BaseException]) -> None:
-    try:
-        start.wait()
-        work(name)
-    except BaseException as exc:  # reported by the test, never lost in the thread
-        errors.append(exc)
-    finally:
-        connections.close_all()  # this thread's own connection
+    RUNS_DIR.clear()
 
 
 def _unfinished(ids: list[int]) -> bool:
     return Operation.objects.filter(pk__in=ids).exclude(state__in=FINISHED_STATES).exists()
 
 
+def _admin(ids: list[int]) -> None:  # the admin queue: every id, in its own order
+    from tasks.operations import run_operation
+
+    for op_id in random.sample(ids, len(ids)):
+        run_operation(op_id)
+
+
+def _poll(ids: list[int]) -> None:  # the poll queue: beat's tick, again and again
+    from tasks.operations import tick
+
+    deadline = time.monotonic() + DEADLINE_S
+    while _unfinished(ids) and time.monotonic() < deadline:
+        tick()
+
+
+def _worker(role: str, ids: list[int], go) -> None:
+    """A forked worker process: its own connection (the parent closed its own before forking)."""
+    try:
+        go.wait(30)
+        (_admin if role == "admin" else _poll)(ids)
+    except BaseException:
+        (RUNS_DIR[0] / f"error-{os.getpid()}.txt").write_text(traceback.format_exc())
+        raise
+    finally:
+        connections.close_all()
+
+
+def _executions() -> Counter:
+    runs: Counter = Counter()
+    for path in RUNS_DIR[0].glob("runs-*.tsv"):
+        for line in path.read_text().splitlines():
+            op_id, step, n = line.split("\t")
+            runs[(int(op_id), step, int(n))] += 1
+    return runs
+
+
 @pytest.mark.django_db(transaction=True)
 def test_it_runs_each_step_once_with_two_poll_and_two_admin_workers_racing(race_kind, django_user_model):
+    from console import operations
+
     actor = django_user_model.objects.create_user(username="operator", password="pw-operator")
     ids = [
         operations.start(actor=actor, kind=RACE.name, cluster=None, params={"n": n}).pk
         for n in range(OPERATIONS)
     ]
-    deadline = time.monotonic() + DEADLINE_S
+    connections.close_all()  # a forked child must never share the parent's socket
+    fork = multiprocessing.get_context("fork")
+    go = fork.Event()
+    workers = [
+        fork.Process(target=_worker, args=(role, ids, go)) for role in ("admin", "admin", "poll", "poll")
+    ]
+    for w in workers:
+        w.start()
+    go.set()
+    for w in workers:
+        w.join(DEADLINE_S + 30)
+    stuck = [w.pid for w in workers if w.is_alive()]
+    for w in workers:
+        if w.is_alive():
+            w.kill()
+    errors = [p.read_text() for p in RUNS_DIR[0].glob("error-*.txt")]
 
-    def admin(name: str) -> None:  # the admin queue: every id delivered to both workers, in any order
-        for op_id in random.sample(ids, len(ids)):
-            operations.run(op_id, worker=name)
-
-    def poll(name: str) -> None:  # the poll queue: beat's tick, again and again
-        while _unfinished(ids) and time.monotonic() < deadline:
-            operations.run_due(worker=name)
-
-    workers = [("admin-1", admin), ("admin-2", admin), ("poll-1", poll), ("poll-2", poll)]
-    start, errors = threading.Barrier(len(workers)), []
-    threads = [threading.Thread(target=_worker, args=(n, start, w, errors), name=n) for n, w in workers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(DEADLINE_S + 30)
-
-    assert (errors, [t.name for t in threads if t.is_alive()]) == ([], [])
+    assert (errors, stuck, [w.exitcode for w in workers]) == ([], [], [0, 0, 0, 0])
     expected = Counter(
         (op_id, step, n)
         for op_id in ids
         for step, n in (("prepare", 1), ("watch", 1), ("watch", 2), ("finish", 1))
     )
-    assert Counter(RUNS) == expected  # every step of every operation ran, and ran once
+    assert _executions() == expected  # every step of every operation ran, and ran once
     ended = Operation.objects.filter(pk__in=ids).order_by("pk")
     assert [(o.pk, o.state, o.claimed_by, o.result) for o in ended] == [
         (op_id, OperationState.SUCCEEDED, "", {"passes": {"prepare": 1, "watch": 2, "finish": 1}})
