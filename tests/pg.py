@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import glob
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -101,10 +102,28 @@ def start() -> Server:
             pytrace=False,
         )
     user = SERVER_USER if os.geteuid() == 0 else None
+    if user is not None:
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            pytest.fail(
+                f"PostgreSQL refuses to run as root and there is no '{user}' user to run it: {INSTALL_HINT}",
+                pytrace=False,
+            )
     # Not under pytest's basetemp: as root that is mode 0700 and the postgres user could not enter it.
     workdir = Path(tempfile.mkdtemp(prefix="console-test-pg-"))
     if user is not None:
         shutil.chown(workdir, user=user)
+    try:
+        return _initdb_and_start(bindir, user, workdir)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        log = workdir / "server.log"
+        tail = log.read_text()[-2000:] if log.exists() else ""
+        shutil.rmtree(workdir, ignore_errors=True)
+        pytest.fail(f"could not start PostgreSQL for the tests: {exc}\n{tail}", pytrace=False)
+
+
+def _initdb_and_start(bindir: Path, user: str | None, workdir: Path) -> Server:
     data, sockets, log = workdir / "data", workdir / "sock", workdir / "server.log"
     sockets.mkdir()
     if user is not None:
