@@ -19,10 +19,12 @@ import random
 import time
 import traceback
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.db import connections
+from django.utils import timezone
 
 from console.audit.store import verify_chain
 from console.models import AuditEvent, Operation, OperationState
@@ -110,15 +112,8 @@ def _executions() -> Counter:
     return runs
 
 
-@pytest.mark.django_db(transaction=True)
-def test_it_runs_each_step_once_with_two_poll_and_two_admin_workers_racing(race_kind, django_user_model):
-    from console import operations
-
-    actor = django_user_model.objects.create_user(username="operator", password="pw-operator")
-    ids = [
-        operations.start(actor=actor, kind=RACE.name, cluster=None, params={"n": n}).pk
-        for n in range(OPERATIONS)
-    ]
+def _race(ids: list[int]) -> None:
+    """Two admin and two poll worker processes over ``ids``; asserts they all ended cleanly."""
     connections.close_all()  # a forked child must never share the parent's socket
     fork = multiprocessing.get_context("fork")
     go = fork.Event()
@@ -135,20 +130,65 @@ def test_it_runs_each_step_once_with_two_poll_and_two_admin_workers_racing(race_
         if w.is_alive():
             w.kill()
     errors = [p.read_text() for p in RUNS_DIR[0].glob("error-*.txt")]
-
     assert (errors, stuck, [w.exitcode for w in workers]) == ([], [], [0, 0, 0, 0])
-    expected = Counter(
-        (op_id, step, n)
-        for op_id in ids
-        for step, n in (("prepare", 1), ("watch", 1), ("watch", 2), ("finish", 1))
-    )
-    assert _executions() == expected  # every step of every operation ran, and ran once
+
+
+def _assert_all_succeeded_once(ids: list[int]) -> None:
     ended = Operation.objects.filter(pk__in=ids).order_by("pk")
     assert [(o.pk, o.state, o.claimed_by, o.result) for o in ended] == [
         (op_id, OperationState.SUCCEEDED, "", {"passes": {"prepare": 1, "watch": 2, "finish": 1}})
         for op_id in ids
     ]
     actions = Counter(AuditEvent.objects.filter(operation_id__in=ids).values_list("action", flat=True))
-    assert actions == {"test.race.requested": OPERATIONS, "test.race.succeeded": OPERATIONS}
+    assert actions == {"test.race.requested": len(ids), "test.race.succeeded": len(ids)}
     status = verify_chain()
     assert (status.ok, status.broken_at) == (True, None)
+
+
+def _start(actor, count: int) -> list[int]:
+    from console import operations
+
+    return [
+        operations.start(actor=actor, kind=RACE.name, cluster=None, params={"n": n}).pk for n in range(count)
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_runs_each_step_once_with_two_poll_and_two_admin_workers_racing(race_kind, django_user_model):
+    ids = _start(django_user_model.objects.create_user(username="operator"), OPERATIONS)
+
+    _race(ids)
+
+    expected = Counter(
+        (op_id, step, n)
+        for op_id in ids
+        for step, n in (("prepare", 1), ("watch", 1), ("watch", 2), ("finish", 1))
+    )
+    assert _executions() == expected  # every step of every operation ran, and ran once
+    _assert_all_succeeded_once(ids)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_recovers_each_operation_of_a_dead_worker_once_with_four_workers_racing(
+    race_kind, django_user_model, settings
+):
+    """A worker died in the middle of each operation's "watch" step (prepare done, heartbeat stale):
+    all four take it over through the recovery claim, and exactly one of them runs the rest."""
+    ids = _start(django_user_model.objects.create_user(username="operator"), OPERATIONS)
+    stale = timezone.now() - timedelta(seconds=settings.OPERATION_STALE_AFTER_S + 5)
+    Operation.objects.filter(pk__in=ids).update(
+        state=OperationState.RUNNING,
+        claimed_by="dead-host:1",
+        heartbeat_at=stale,
+        started_at=stale,
+        step=1,
+        data={"passes": {"prepare": 1}},
+    )
+
+    _race(ids)
+
+    expected = Counter(
+        (op_id, step, n) for op_id in ids for step, n in (("watch", 1), ("watch", 2), ("finish", 1))
+    )
+    assert _executions() == expected  # the dead worker's step again, once, then the rest once
+    _assert_all_succeeded_once(ids)
