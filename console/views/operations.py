@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from console import access
+from console import access, operations
 from console.clusters import worker as health
 from console.views._helpers import client_ip, get_cluster_for_user, get_operation_for_user
 
@@ -20,7 +20,12 @@ def health_check_start(request, name: str):
 
 
 def _context(op) -> dict:
-    return {"op": op, "items": list(op.items.all()), "polling": not op.finished}
+    return {
+        "op": op,
+        "items": list(op.items.all()),
+        "polling": not op.finished,
+        "lost": operations.lost_contact(op),  # a step watching Kafka cannot reach it (not a failure)
+    }
 
 
 @login_required

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from console import access
+from console import access, operations
 from console.changes import gate
 from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
@@ -247,6 +247,10 @@ def _progress_context(r: Reassignment, user) -> dict:
     # the worker's last sign of life: a poll, a heartbeat, or (nothing yet) the submission
     alive = max(t for t in (r.last_poll_at, op.heartbeat_at, op.created_at) if t is not None)
     quiet = (now - alive).total_seconds()
+    # Kafka could not be read for a while (the worker is alive and retrying): the figures are
+    # the last ones read, and say so with their time, never shown as current
+    lost = operations.lost_contact(op)
+    behind = moving and (lost is not None or progress.staleness(age, progress.EXPECTED_POLL_S))
     return {
         "r": r,
         "op": op,
@@ -259,12 +263,14 @@ def _progress_context(r: Reassignment, user) -> dict:
         "total_bytes": human_bytes(r.bytes_total),
         "rate": f"{human_bytes(rate)}/s" if rate is not None else "measuring rate",
         "rate_window": round(progress.rate_window(settings.REASSIGN_RATE_WINDOW_S)),
-        "eta": human_duration(eta) if moving and r.last_poll_at and eta is not None else "—",
+        "eta": human_duration(eta) if moving and r.last_poll_at and eta is not None and not behind else "—",
         "settled": settled,
         "throttle": human_bytes(r.throttle_bytes_per_s) + "/s" if r.throttle_bytes_per_s else "none",
         "age": None if age is None else max(0, round(age)),
         "quiet": round(quiet),
         "stale": moving and progress.staleness(quiet, progress.EXPECTED_POLL_S),
+        "lost": lost,
+        "behind": behind,
         "estimates": progress.ESTIMATE_NOTE,
         "ledger": list(r.throttles.all()),
         "can_manage": can_manage,

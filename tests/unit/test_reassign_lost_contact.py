@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import itertools
 import json
+from datetime import UTC
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.urls import reverse
 from django.utils import timezone
 
 from console.api.views_ops import operation_json
@@ -117,7 +119,7 @@ def _assert_finished_cleanly(op, r, cluster, topic) -> None:
 
 @pytest.mark.parametrize("mode", ["brokers down", "frozen", "wrong address"])
 def test_it_keeps_the_move_running_through_lost_contact_and_finishes_once_kafka_answers(
-    mode, personas, cluster, frozen
+    mode, personas, cluster, frozen, client
 ):
     op, r, topic = _start(personas, cluster, frozen)
     _lose(mode, frozen, cluster)
@@ -137,6 +139,18 @@ def test_it_keeps_the_move_running_through_lost_contact_and_finishes_once_kafka_
         shown = operation_json(op)
         assert shown["state"] == "running" and shown["lost_contact"]["attempts"] == LOST_RUNS
         assert shown["lost_contact"]["text"].startswith(f"lost contact since {since} ({LOST_RUNS} attempts)")
+        client.force_login(personas["operator"])
+        page = client.get(
+            reverse("reassign_progress", kwargs={"name": cluster.name, "rid": r.pk})
+        ).content.decode()
+        assert (
+            f"The console has lost contact since {since} ({LOST_RUNS} attempts), retrying every 30 s" in page
+        )
+        read_at = timezone.localtime(r.last_poll_at, UTC).strftime("%H:%M:%S")
+        assert f'at {read_at} UTC: <strong id="progress-is-stale">stale</strong>, not current' in page
+        assert "Last read: " in page and "ETA —" in page
+        page = client.get(reverse("operation_progress", kwargs={"op_id": op.pk})).content.decode()
+        assert 'id="op-lost-contact"' in page and "Attempt 0 failed" not in page
         r.refresh_from_db()
         assert r.partitions.get().state == PartitionState.MOVING  # never "diverged" for want of an answer
     finally:
