@@ -14,6 +14,7 @@ import logging
 from collections.abc import Iterable
 
 from django.db import transaction
+from django.db.models import Q
 
 from console import access, notify, operations
 from console.audit import outcomes as outcomes_log
@@ -29,6 +30,7 @@ from console.models.reassignment import (
     Stage,
     ThrottleEntry,
 )
+from console.reassignment.actions import KIND
 from console.reassignment.store import row_tps
 from console.reassignment.throttles import (
     ACTIVE,
@@ -48,13 +50,16 @@ def reconcile_errored() -> list[int]:
     Kafka does not stop a submitted move because the console gave up watching it. The poll then
     reads what Kafka has (still moving, or at the target: done), the throttles are taken back and
     the operation ends as any move does, with its final audit event. Rows never submitted are
-    adopted if Kafka moves them to our target, else closed as not started. Once per operation.
+    adopted if Kafka moves them to our target, else closed as not started. A move that errored
+    after the move step (taking back the throttles, electing) is finished the same way. Once per
+    operation.
     """
+    steps = [s.name for s in operations.kind_for(KIND).steps]
     found = (
-        Reassignment.objects.filter(
-            operation__state=OperationState.ERRORED,
-            outcome="errored",
-            partitions__state=PartitionState.MOVING,
+        Reassignment.objects.filter(operation__state=OperationState.ERRORED, outcome="errored")
+        .filter(
+            Q(partitions__state=PartitionState.MOVING)
+            | Q(operation__path="run", operation__step__gt=steps.index("move"))
         )
         .distinct()
         .select_related("operation", "cluster")

@@ -215,3 +215,25 @@ def test_it_verifies_from_kafka_and_says_contact_is_lost(personas, cluster, froz
         assert "Kafka could not be read" in out and "stale" in out
     finally:
         _restore("wrong address", frozen, cluster)
+
+
+def test_it_finishes_a_move_that_ended_errored_after_kafka_had_completed_it(
+    personas, cluster, frozen, monkeypatch
+):
+    op, r, topic = _start(personas, cluster, frozen)
+    frozen.advance(60)  # Kafka completes the move
+
+    def owed(r, *, reason):
+        raise finish.ThrottlesOwed("injected: 6 throttle configs could not be taken back yet")
+
+    monkeypatch.setattr(finish, "remove_owed_throttles", owed)
+    for n in range(5):
+        run_now(op.pk, worker=f"w{n}")
+    op.refresh_from_db()
+    assert (op.state, op.step) == ("errored", 3)  # gave up taking the throttles back
+    assert op.error.startswith("gave up after 5 attempts: remove throttles: ")
+    monkeypatch.undo()
+
+    assert reassign_janitor.reconcile_errored() == [r.pk]
+    run_now(op.pk, worker="rec")
+    _assert_finished_cleanly(op, r, cluster, topic)
