@@ -36,16 +36,20 @@ def _verify_line(row: dict, *, stale: bool) -> str:
         said = f": {row['message']}" if row["message"] and row["state"] != "moving" else ""
         return f"Reassignment of partition {name} {verdict}{said} (stale: the console's last reading)."
     if row["kafka"] == "completed":
-        return f"Reassignment of partition {name} is completed."
-    if row["kafka"] == "in progress":
-        return f"Reassignment of partition {name} is still in progress."
-    if row["kafka"] == "missing":
-        return f"Partition {name} does not exist on Kafka (topic deleted?)."
-    target = [int(b) for b in row["target"].split(",")]
-    return (
-        f"There is no active reassignment of partition {name}, but replica set is "
-        f"{row['kafka_replicas']} rather than {target}."
-    )
+        line = f"Reassignment of partition {name} is completed."
+    elif row["kafka"] == "in progress":
+        line = f"Reassignment of partition {name} is still in progress."
+    elif row["kafka"] == "missing":
+        line = f"Partition {name} does not exist on Kafka (topic deleted?)."
+    else:
+        target = [int(b) for b in row["target"].split(",")]
+        line = (
+            f"There is no active reassignment of partition {name}, but replica set is "
+            f"{row['kafka_replicas']} rather than {target}."
+        )
+    if row["state"] not in ("done", "moving") and row["message"]:  # why, as the console settled it
+        line += f" Console: {row['state']}: {row['message']}."
+    return line
 
 
 def add_parsers(area) -> None:
