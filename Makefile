@@ -31,10 +31,19 @@ run: $(STAMP)
 # pytest runs `tests` (testpaths in pyproject.toml) unless PYTEST_ARGS names test files or directories.
 # make turns any failure into exit 2; the real pytest code is kept in var/pytest-exit-code for .ci/run.
 # system-deps runs every time (a file check, quick): a package removed since the stamp is put back.
+# The whole suite (no PYTEST_ARGS) then runs the database-heavy modules again on a PostgreSQL the test
+# session starts itself (tests/pg.py); the first failing pass's code is kept.
+PG_TESTS = $(wildcard tests/unit/test_audit*.py tests/unit/test_operation*.py tests/unit/test_requests*.py \
+	tests/unit/test_changes*.py) tests/unit/test_api_changes.py tests/unit/test_cli_requests.py \
+	tests/unit/test_workers_race.py tests/unit/test_postgres_pass.py
 test: $(TEST_STAMP)
 	@scripts/system-deps test
 	@mkdir -p var; rm -f var/pytest-exit-code; rc=0; \
 	$(BIN)/python -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	if [ -z "$(PYTEST_ARGS)" ]; then \
+	  echo "== the database-heavy tests again, on PostgreSQL (CONSOLE_TEST_DB=postgres)"; \
+	  CONSOLE_TEST_DB=postgres $(BIN)/python -m pytest $(PG_TESTS) || { [ $$rc -ne 0 ] || rc=$$?; }; \
+	fi; \
 	echo $$rc > var/pytest-exit-code; exit $$rc
 
 test-kafka: $(STAMP)
