@@ -51,8 +51,9 @@ class Step:
     name: str
     fn: Callable[[Any], Wait | Done | None]
     cancellable: bool = True
-    # The step observes work Kafka goes on doing without us (a move): an unreachable cluster is
-    # "lost contact" (the operation waits, backing off), never a failed attempt.
+    # The step observes work Kafka goes on doing without us (a move), or must reach Kafka to undo
+    # what stays there (throttles): an unreachable cluster is "lost contact" (the operation waits,
+    # backing off), never a failed attempt.
     watches_kafka: bool = False
 
 

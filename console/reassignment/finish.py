@@ -63,6 +63,9 @@ def remove_owed_throttles(r: Reassignment, *, reason: str) -> None:
     owed = r.throttles.filter(state__in=throttles.ACTIVE).count()
     if owed:
         failed = sorted(k for k, v in outcomes.items() if not v.get("ok"))
+        # Kafka not answering at all is lost contact (raised: the runner waits, no attempt spent);
+        # Kafka answering but refusing or a broker down is a failed attempt of this step
+        gateway_for(r.cluster).describe_cluster()
         raise ThrottlesOwed(f"{owed} throttle configs could not be taken back yet ({', '.join(failed[:5])})")
 
 

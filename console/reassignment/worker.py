@@ -5,7 +5,8 @@ finish; a cancel switches to revert → remove throttles → finish cancelled (`
 Every step converges when re-entered (after a crash, a redelivery, a retry): throttles already
 in the ledger are re-set, partitions already moving towards our target are adopted, partitions
 already at the target are done, throttle removal takes back only what the ledger still owes.
-Removing the throttles cannot be skipped: it is retried until the ledger owes nothing, or the
+The move and the throttle removal wait out an unreachable Kafka ("lost contact", no attempt
+spent). Removing the throttles cannot be skipped: it is retried until the ledger owes nothing, or the
 operation ends errored with the entries still owed (shown on the Throttles page, taken back
 by the janitor once Kafka no longer moves those partitions).
 """
@@ -202,13 +203,14 @@ STEPS = (
     # Kafka moves the partitions whether or not it answers us: an unreachable cluster is "lost
     # contact" (the operation waits, backing off), never an attempt towards giving up.
     Step("move", _move_step, watches_kafka=True),
-    Step("remove throttles", _remove_throttles_step("completed"), cancellable=False),
+    # the throttles stay on Kafka until taken back: an unreachable cluster is waited out too
+    Step("remove throttles", _remove_throttles_step("completed"), cancellable=False, watches_kafka=True),
     Step("elect", _elect_step, cancellable=False),
     Step("finish", _finish_step, cancellable=False),
 )
 CANCEL_STEPS = (
     Step("revert", _revert_step),
-    Step("remove throttles", _remove_throttles_step("cancelled")),
+    Step("remove throttles", _remove_throttles_step("cancelled"), watches_kafka=True),
     Step("finish", _cancelled_step),
 )
 
