@@ -7,6 +7,7 @@ import json
 
 from django.core.exceptions import ValidationError
 from django.http import Http404
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
@@ -21,10 +22,17 @@ from console.changes import kinds as change_kinds
 from console.forms.reassignment import PlanForm
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import elections, external, planner, store, throttles
+from console.reassignment import elections, external, planner, progress, store, throttles
 from console.reassignment import janitor as reassign_janitor
 
 ERRORS = {400: s.ErrorBody, 403: s.ErrorBody, 404: s.ErrorBody, 422: s.ErrorBody}
+
+
+def _progress_stale(r: Reassignment, op) -> bool:
+    if op.finished or r.stage == "finished":
+        return False
+    age = (timezone.now() - r.last_poll_at).total_seconds() if r.last_poll_at else None
+    return operations.lost_contact(op) is not None or progress.staleness(age, progress.EXPECTED_POLL_S)
 
 
 def reassignment_json(r: Reassignment, *, partitions: bool = False) -> dict:
@@ -44,6 +52,10 @@ def reassignment_json(r: Reassignment, *, partitions: bool = False) -> dict:
         "throttle_bytes_per_s": r.throttle_bytes_per_s,
         "cancel_requested": r.cancel_requested,
         "last_poll_at": plain(r.last_poll_at),
+        # the figures above are the last ones read from Kafka: stale while the move has lost
+        # contact (or its last read is three polls old), never to be taken as current
+        "lost_contact": operations.lost_contact(op),
+        "progress_stale": _progress_stale(r, op),
         "completed_at": plain(r.completed_at),
         "rollback_plan": _rollback_plan(r),
     }

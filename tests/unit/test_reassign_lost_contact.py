@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from console import operations
-from console.api.views_ops import operation_json
+from console.api.views_ops import operation_json, reassignment_json
 from console.clusters.actions import gateway_for
 from console.models import AuditEvent, Cluster, Operation
 from console.models.reassignment import OWED_STATES, PartitionState, Reassignment, ThrottleEntry
@@ -153,6 +153,9 @@ def test_it_keeps_the_move_running_through_lost_contact_and_finishes_once_kafka_
         shown = operation_json(op)
         assert shown["state"] == "running" and shown["lost_contact"]["attempts"] == LOST_RUNS
         assert shown["lost_contact"]["text"].startswith(f"lost contact since {since} ({LOST_RUNS} attempts)")
+        r.refresh_from_db()
+        moving = reassignment_json(r)
+        assert (moving["progress_stale"], moving["lost_contact"]["attempts"]) == (True, LOST_RUNS)
         client.force_login(personas["operator"])
         page = client.get(
             reverse("reassign_progress", kwargs={"name": cluster.name, "rid": r.pk})
