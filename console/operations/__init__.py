@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from console.operations.actions import get_visible, request_cancel, start
 from console.operations.core import Done, Kind, Step, Wait, backoff_s
-from console.operations.reads import counts_by_kind_and_state, poll_lag
+from console.operations.reads import counts_by_kind_and_state, lost_contact, poll_lag
 from console.operations.registry import dispatch, kind_for, register
 from console.operations.runner import (
     Context,
@@ -19,7 +19,6 @@ from console.operations.runner import (
     due_ids,
     error_text,
     heartbeat,
-    lost_contact,
     reopen,
     requeue_pending,
     run,

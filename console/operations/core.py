@@ -24,6 +24,7 @@ from console.kafka.errors import KafkaOperationError
 
 RUN = "run"
 CANCEL = "cancel"
+LOST_CONTACT = "lost_contact"  # key in Operation.data: {"since", "attempts", "retry_every_s", "error"}
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -32,6 +32,7 @@ from console.models import Operation, OperationItem, OperationState
 from console.operations import registry
 from console.operations.core import (
     CANCEL,
+    LOST_CONTACT,
     RUN,
     Done,
     Kind,
@@ -41,11 +42,11 @@ from console.operations.core import (
     is_lost_contact,
     lost_contact_text,
 )
+from console.operations.reads import since_text
 
 log = logging.getLogger(__name__)
 
 ACTIVE = (OperationState.PENDING, OperationState.RUNNING)
-LOST_CONTACT = "lost_contact"  # key in Operation.data: {"since", "attempts", "retry_every_s", "error"}
 
 
 class LostClaim(Exception):
@@ -214,7 +215,7 @@ def _lost_contact(op: Operation, ctx: Context, step: str, exc: Exception) -> Ope
     ctx.data[LOST_CONTACT] = {"since": since, "attempts": count, "retry_every_s": delay, "error": error}
     if count == 1:
         log.warning("operation %s (%s) lost contact with Kafka at %s", op.pk, op.kind, error)
-    text = lost_contact_text(_hhmm(since), count, delay, error)
+    text = lost_contact_text(since_text(since), count, delay, error)
     released = _release(
         op,
         last_error=error[:4000],
@@ -237,29 +238,6 @@ def _contact_back(op: Operation, ctx: Context) -> None:
             lost.get("attempts"),
             lost.get("since"),
         )
-
-
-def lost_contact(op: Operation) -> dict[str, Any] | None:
-    """The operation's lost contact for display: since (datetime), attempts, retry every (s), error,
-    and the text the page, the API and the CLI show; None while Kafka answers."""
-    lost = (op.data or {}).get(LOST_CONTACT) if op.state in ACTIVE else None
-    if not lost:
-        return None
-    since = lost.get("since")
-    every = float(lost.get("retry_every_s") or 0)
-    return {
-        "since": since,
-        "attempts": int(lost.get("attempts") or 0),
-        "retry_every_s": every,
-        "error": lost.get("error", ""),
-        "text": lost_contact_text(_hhmm(since), int(lost.get("attempts") or 0), every, lost.get("error", "")),
-    }
-
-
-def _hhmm(iso: str | None) -> str:
-    if not iso:
-        return "?"
-    return timezone.localtime(datetime.fromisoformat(iso)).strftime("%H:%M")
 
 
 def _failed(op: Operation, ctx: Context, kind: Kind, step: str, exc: Exception) -> Operation:

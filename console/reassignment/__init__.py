@@ -5,7 +5,8 @@ reassignments started outside the console),
 ``elections`` (preferred/unclean, with its ``election.run`` kind), ``throttles`` (the ledger,
 changing the rate), ``janitor`` (owed and foreign throttles). Pure core: ``planner``, ``intents``,
 ``balance`` (plans) and ``progress`` (bytes, replica states). Worker side: ``worker`` declares the
-``reassignment.execute`` kind, ``poll`` is its move step, ``finish`` its end (throttles back, elect,
+``reassignment.execute`` kind, ``poll`` is its move step (and ``poll.kafka_verify``, what Kafka's
+own --verify reads, for the CLI), ``finish`` its end (throttles back, elect,
 revert, give up). ``store`` alone knows the row and live-progress encodings.
 """
 
@@ -17,6 +18,7 @@ __all__ = [
     "intents",
     "janitor",
     "planner",
+    "poll",
     "progress",
     "store",
     "throttles",
