@@ -16,6 +16,7 @@ import json
 import sys
 
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from console import access, operations
 from console.kafka import KafkaOperationError
@@ -274,7 +275,8 @@ class ReassignCommands:
             if unread:
                 self.stdout.write(
                     f"Kafka could not be read now ({unread}). The console's last reading, taken at "
-                    f"{read_at or 'never'}, follows; it is stale."
+                    f"{f'{timezone.localtime(r.last_poll_at):%Y-%m-%d %H:%M:%S %Z}' if r.last_poll_at else 'never'}"
+                    ", follows; it is stale."
                 )
             for row in rows:
                 self.stdout.write(_verify_line(row, stale=bool(unread)))
