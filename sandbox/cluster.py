@@ -221,6 +221,25 @@ class SandboxCluster:
         with self.state.lock:
             replication.broker_up(self.state, broker_id)
 
+    def freeze_broker(self, broker_id: int, fenced: bool = False) -> None:
+        """Freeze a broker as SIGSTOP does: its port still accepts connections (the kernel's backlog)
+        but nothing is read or answered until ``thaw_broker``. ``fenced``: as KRaft does once the
+        frozen broker missed its heartbeats (``broker.session.timeout.ms``), it leaves Metadata and
+        its leaders move, as for ``stop_broker``; otherwise it is still listed and still leads."""
+        if fenced:
+            with self.state.lock:
+                replication.broker_down(self.state, broker_id)
+        server = self._servers[broker_id]
+        self._loop.call_soon_threadsafe(server.thawed.clear)
+
+    def thaw_broker(self, broker_id: int) -> None:
+        """Let a frozen broker answer again (the requests it queued meanwhile too); unfence it."""
+        server = self._servers[broker_id]
+        self._loop.call_soon_threadsafe(server.thawed.set)
+        with self.state.lock:
+            if not self.state.brokers[broker_id].up:
+                replication.broker_up(self.state, broker_id)
+
     def stop_controller(self, controller_id: int) -> None:
         """Stop a controller; if it was active another voter takes over (new epoch)."""
         with self.state.lock:

@@ -21,6 +21,8 @@ COMMANDS = (
     "start-broker",
     "stop-controller",
     "start-controller",
+    "freeze-broker",
+    "thaw-broker",
     "fault",
     "clear-faults",
     "config-lag",
@@ -51,6 +53,12 @@ def run_command(cluster: SandboxCluster, cmd: str, args: list[Any], opts: dict[s
             }
     if cmd in ("stop-broker", "start-broker", "stop-controller", "start-controller"):
         getattr(cluster, cmd.replace("-", "_"))(int(args[0]))
+        return {}
+    if cmd == "freeze-broker":
+        cluster.freeze_broker(int(args[0]), fenced=bool(opts.get("fenced")))
+        return {}
+    if cmd == "thaw-broker":
+        cluster.thaw_broker(int(args[0]))
         return {}
     if cmd == "fault":
         cluster.inject_fault(

@@ -70,6 +70,8 @@ class NodeServer:
         self.server: asyncio.base_events.Server | None = None
         self.writers: set[asyncio.StreamWriter] = set()
         self.apis = served(node.is_controller)
+        self.thawed = asyncio.Event()  # cleared while frozen: connections are accepted, nothing is answered
+        self.thawed.set()
 
     async def start(self) -> None:
         """Listen on the node's port (choosing one when it is 0)."""
@@ -93,11 +95,13 @@ class NodeServer:
         peer = writer.get_extra_info("peername") or ("127.0.0.1", 0)
         try:
             while True:
+                await self.thawed.wait()  # a frozen (SIGSTOP'd) node reads nothing until thawed
                 size = struct.unpack(">i", await reader.readexactly(4))[0]
                 if size < _HDR.size or size > MAX_REQUEST_BYTES:
                     log.info("closing %s: bad request size %d", peer, size)
                     return
                 data = await reader.readexactly(size)
+                await self.thawed.wait()
                 out = await self._handle(data, peer[0])
                 if out is None:
                     return

@@ -85,3 +85,36 @@ def test_it_reports_a_port_in_use_and_releases_everything(cluster):
     with pytest.raises(OSError):
         other.start()
     assert other._loop is None
+
+
+def test_it_accepts_connections_and_answers_nothing_while_a_broker_is_frozen(cluster):
+    """As a SIGSTOP'd Kafka: the port accepts, a request waits; after the thaw it is answered."""
+    from kafka.protocol.metadata import ApiVersionsRequest
+
+    from tests.sandbox.conftest import call
+
+    hostport = cluster.bootstrap_servers.split(",")[1]
+    cluster.freeze_broker(2)
+    sock = socket.create_connection(addr(hostport), timeout=0.5)
+    try:
+        with pytest.raises(TimeoutError):
+            call(hostport, ApiVersionsRequest(), 0, sock=sock)
+        assert cluster.state.brokers[2].up  # not fenced: still listed, still leading
+        cluster.thaw_broker(2)
+        sock.settimeout(5)
+        assert call(hostport, ApiVersionsRequest(), 0).error_code == 0
+    finally:
+        sock.close()
+        cluster.thaw_broker(2)
+
+
+def test_it_fences_a_frozen_broker_when_asked_like_kraft_after_the_session_timeout(cluster):
+    cluster.create_topic("fz", 1, 2, assignment=[[2, 1]])
+    cluster.freeze_broker(2, fenced=True)
+    try:
+        md = _admin(cluster).list_topics(timeout=10)
+        assert sorted(md.brokers) == [1, 3]
+        assert md.topics["fz"].partitions[0].leader == 1
+    finally:
+        cluster.thaw_broker(2)
+    assert cluster.state.brokers[2].up
