@@ -14,6 +14,7 @@ from django.db.models import ProtectedError
 from console import access
 from console.audit import store as audit
 from console.audit.refusals import refused_as
+from console.clusters.overview import Overview
 from console.crypto import SecretUnreadable
 from console.kafka import ClusterConnection, KafkaOperationError, get_gateway
 from console.models import Cluster, Operation, OperationState
@@ -358,18 +359,6 @@ def test_registered(*, actor, cluster: Cluster, source_ip: str | None = None) ->
     return report
 
 
-@dataclass(frozen=True)
-class Overview:
-    """The cluster overview page's data; error is set when Kafka could not be reached."""
-
-    cluster: Cluster
-    info: Any = None
-    summary: Any = None
-    error: KafkaOperationError | None = None
-    active_controller: int | None = None  # the KRaft quorum leader; None when it could not be read
-    controller_unknown: str = ""  # why it is unknown
-
-
 def active_controller(gateway, info) -> tuple[int | None, str]:
     """The active controller: the metadata quorum's leader (DescribeQuorum, through the brokers or
     the controllers), never Metadata's controller id (under KRaft, a random live broker). ``info``
@@ -392,6 +381,15 @@ def overview(*, actor, cluster: Cluster) -> Overview:
     except KafkaOperationError as exc:
         return Overview(cluster=cluster, error=exc)
     leader, unknown = active_controller(gateway, info)
+    try:
+        status = gateway.broker_status()
+    except KafkaOperationError:
+        status = ()
     return Overview(
-        cluster=cluster, info=info, summary=summary, active_controller=leader, controller_unknown=unknown
+        cluster=cluster,
+        info=info,
+        summary=summary,
+        active_controller=leader,
+        controller_unknown=unknown,
+        brokers=status,
     )

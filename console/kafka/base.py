@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from .connection import ClusterConnection, probe_addresses
 from .errors import KafkaOperationError, timeout_error, translate
 from .kp import KpClient
+
+#: Threads for hedged librdkafka reads (``_list_topics``); librdkafka releases the GIL while it waits.
+_HEDGES = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="kafka-hedge")
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -24,6 +28,7 @@ class GatewayBase:
         self._admin_client: Any = None
         self._kp_client: KpClient | None = None
         self._probed = False
+        self._seen_brokers: dict[int, Any] = {}  # every broker this gateway saw registered, by id
 
     # -- clients ----------------------------------------------------------------------------
 
@@ -38,6 +43,44 @@ class GatewayBase:
 
                     self._admin_client = AdminClient(self.conn.confluent_config())
         return self._admin_client
+
+    def _list_topics(self) -> Any:
+        """librdkafka's whole-cluster Metadata, hedged.
+
+        librdkafka sends it to a broker it holds a connection to, and a broker that stopped
+        answering (frozen; fenced but still connected) keeps it until ``socket.timeout.ms``, the
+        request timeout. When no answer came within the connect timeout, a fresh client asks as well
+        (it connects to every bootstrap address and asks one that completed its handshake); the
+        first answer wins, and a fresh client that won replaces the old one.
+        """
+        admin = self._admin
+        first = _HEDGES.submit(admin.list_topics, timeout=self._timeout)
+        try:
+            return first.result(timeout=self.conn.connect_timeout_s)
+        except concurrent.futures.TimeoutError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - every client error is translated
+            raise translate(exc, "list topics") from None
+        from confluent_kafka.admin import AdminClient
+
+        fresh = AdminClient(self.conn.confluent_config())
+        second = _HEDGES.submit(fresh.list_topics, timeout=self._timeout)
+        pending, error = {first, second}, None
+        deadline = time.monotonic() + self._timeout + 1
+        while pending:
+            left = max(0.0, deadline - time.monotonic())
+            done, pending = concurrent.futures.wait(pending, left, concurrent.futures.FIRST_COMPLETED)
+            if not done:
+                break
+            for future in done:
+                if future.exception() is None:
+                    if future is second:
+                        self._admin_client = fresh
+                    return future.result()
+                error = future.exception()
+        if error is not None:
+            raise translate(error, "list topics") from None
+        raise timeout_error("list topics", self._timeout)
 
     @property
     def _kp(self) -> KpClient:

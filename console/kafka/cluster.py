@@ -5,6 +5,7 @@ from __future__ import annotations
 import marshal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from console import collector
@@ -100,8 +101,19 @@ class _PackedPartitions:
         return TopicHealth(len(parts), len(parts[0][2]) if parts else 0, under, offline, isr_sizes)
 
 
+@dataclass(frozen=True)
+class BrokerStatus:
+    """A broker and whether it answers (``ClusterMixin.broker_status``)."""
+
+    broker: BrokerInfo
+    state: str  # up | fenced | unreachable | missing
+    detail: str = ""
+
+
 class ClusterMixin(GatewayBase):
     """Cluster-wide reads."""
+
+    _seen_brokers: dict[int, BrokerInfo]
 
     def describe_cluster(self) -> ClusterInfo:
         """Cluster id, controller id and brokers (host, port, rack).
@@ -114,13 +126,34 @@ class ClusterMixin(GatewayBase):
             self._kp.ensure_ready()
             return self._kp.refresh_controllers()
         self._reachable()
-        admin = self._admin
-        res = self._wait(admin.describe_cluster(**self._admin_kwargs()), "describe cluster")
-        brokers = tuple(
-            sorted((BrokerInfo(n.id, n.host, n.port, n.rack) for n in res.nodes), key=lambda b: b.id)
-        )
-        controller = res.controller.id if res.controller is not None else None
-        return ClusterInfo(res.cluster_id, controller, brokers, "broker")
+        return self._kp.describe_brokers()[0]
+
+    def broker_status(self) -> tuple[BrokerStatus, ...]:
+        """Every broker Kafka registers, and each one this process saw before, with its state:
+        "up" (answers), "fenced" (registered, not heartbeating: stopped or frozen for longer than
+        broker.session.timeout.ms), "unreachable" (registered but no answer within the connect
+        timeout: frozen, cut off) or "missing" (seen earlier, no longer registered at all). In
+        controller mode the nodes are the controllers."""
+        if self.conn.controller_mode:
+            self._kp.ensure_ready()
+            registered, fenced = self._kp.refresh_controllers().brokers, ()
+        else:
+            self._reachable()
+            info, fenced = self._kp.describe_brokers()
+            registered = info.brokers
+        pings = self._kp.ping([b.id for b in registered])
+        out = {}
+        for b in registered:
+            err = pings.get(b.id)
+            out[b.id] = BrokerStatus(b, "up" if err is None else "unreachable", err.message if err else "")
+        for b in fenced:
+            out[b.id] = BrokerStatus(b, "fenced", "registered but fenced: not heartbeating to the controller")
+        seen = self._seen_brokers
+        for b in list(registered) + list(fenced):
+            seen[b.id] = b
+        for node, b in seen.items():
+            out.setdefault(node, BrokerStatus(b, "missing", "seen earlier; no longer registered in Kafka"))
+        return tuple(out[k] for k in sorted(out))
 
     def list_topics_metadata(self, on_names: Callable[[list[str]], Any] | None = None) -> ClusterMetadata:
         """Every topic and partition in one Metadata fetch (fast for 100k partitions).
@@ -135,11 +168,10 @@ class ClusterMixin(GatewayBase):
         """
         self._require_brokers("listing topics")
         self._reachable()
-        admin = self._admin
         # librdkafka's answer (~3 objects per partition, no cycles) lives only until it is packed:
         # the cyclic collector is paused meanwhile, or the packing's allocations make it walk them.
         with collector.paused():
-            md = self._call(admin.list_topics, timeout=self._timeout, what="list topics")
+            md = self._list_topics()
             live = md.brokers
             brokers = tuple(
                 BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id)

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from . import errlog
 from .acls import AclsMixin
 from .cluster import ClusterMixin
 from .configs import ConfigsMixin
@@ -48,7 +49,7 @@ class KafkaGateway(
 # Told of every call to a gateway method (console/health counts them for /metrics): the connection, the
 # method's name, the seconds it took and the error's name ("" on success). Only the outermost call of a
 # thread is told, so a method built on another counts once.
-CALL_OBSERVERS: list[Callable[[ClusterConnection, str, float, str], None]] = []
+CALL_OBSERVERS: list[Callable[[ClusterConnection, str, float, str], None]] = [errlog.observe]
 _calling = threading.local()
 
 

@@ -187,8 +187,7 @@ class HealthMixin(GatewayBase):
     def _whole_metadata(self) -> Any:
         self._require_brokers("listing topics")
         self._reachable()
-        admin = self._admin
-        return self._call(admin.list_topics, timeout=self._timeout, what="list topics")
+        return self._list_topics()
 
     def topic_health(self) -> TopicSummary:
         """Topic and partition counts, under-replicated and offline partitions, internal topics.

@@ -20,14 +20,16 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kafka.errors import KafkaTimeoutError
+from kafka.errors import KafkaTimeoutError, NodeNotReadyError
 from kafka.net.manager import KafkaConnectionManager
 from kafka.net.selector import NetworkSelector
 from kafka.protocol.admin import DescribeClusterRequest
 from kafka.protocol.metadata import MetadataResponse
 
+from . import errlog
 from .connection import ClusterConnection, probe_addresses
 from .errors import KafkaOperationError, from_code, translate
+from .kp_failover import ANY_BROKER_READS, CONNECTION_TROUBLE, FailoverMixin, done_future
 from .types import BrokerInfo, ClusterInfo
 
 # kafka-python is imported here, once, when console.kafka is imported, not lazily inside the
@@ -55,13 +57,14 @@ EAGER_IMPORTS = (
 )
 for _module in EAGER_IMPORTS:
     importlib.import_module(_module)
+errlog.install()  # kafka-python's reconnect errors: the first of each kind logged, repeats counted
 
 BROKER_ENDPOINT = 1
 CONTROLLER_ENDPOINT = 2
 _LEADER_MOVED = (6, 41)  # NOT_LEADER_OR_FOLLOWER, NOT_CONTROLLER
 
 
-class KpClient:
+class KpClient(FailoverMixin):
     """Thread-safe: kafka-python runs all I/O on its own thread; callers block on results."""
 
     def __init__(self, conn: ClusterConnection) -> None:
@@ -71,6 +74,13 @@ class KpClient:
         self._net = NetworkSelector(**cfg)
         self._manager = KafkaConnectionManager(self._net, **cfg)
         self._net.start()
+        if conn.controller_mode:
+            # Controllers do not serve Metadata: kafka-python's refresh loop, started by any failed
+            # connection, would "bootstrap" from them forever (an error line a second) and hold the
+            # bootstrap node in reconnect backoff, so the controllers never answered again. The
+            # quorum is learnt with DescribeCluster (refresh_controllers) instead.
+            self._manager.cluster._refresh_loop_future = done_future()
+        self._suspects: dict[Any, float] = {}  # node -> when it last failed a request
         self._bootstrapped = False
         self._closed = False
         self.controllers: tuple[BrokerInfo, ...] = ()
@@ -99,11 +109,7 @@ class KpClient:
             if self.conn.controller_mode:
                 self.refresh_controllers()
             else:
-                self._check_broker_endpoint()
-                try:
-                    self._manager.bootstrap(int(self.conn.request_timeout_s * 1000))
-                except Exception as exc:  # noqa: BLE001 - translated
-                    raise self._error(exc, "bootstrap") from None
+                self._bootstrap()
             self._bootstrapped = True
 
     # -- sending ----------------------------------------------------------------------------
@@ -131,21 +137,31 @@ class KpClient:
             return self._send_to_active(request)
         return self._send(request, node_id)
 
-    def _send(self, request: Any, node_id: Any) -> Any:
+    def _send(self, request: Any, node_id: Any, timeout_ms: int | None = None) -> Any:
         what = type(request).__name__.removesuffix("Request")
-        deadline = time.monotonic() + self.conn.request_timeout_s + self.conn.connect_timeout_s
-        last: BaseException | None = None
+        if node_id is None and not self.conn.controller_mode and what in ANY_BROKER_READS:
+            return self._send_any(request)
+        # a connection being (re)established answers NodeNotReady: retry, within the connect timeout
+        # (a node that refuses connections is down: waiting the request timeout tells nothing more)
+        deadline = time.monotonic() + self.conn.connect_timeout_s
         while True:
             try:
-                return self._manager.run(self._manager.send, request, node_id)
+                response = self._manager.run(self._manager.send, request, node_id, timeout_ms)
             except Exception as exc:  # noqa: BLE001 - translated below
-                last = exc
                 err = translate(exc)
-                # a connection being (re)established answers NodeNotReady: retry briefly
-                if err.name == "NETWORK_EXCEPTION" and time.monotonic() < deadline:
+                if (
+                    isinstance(exc, NodeNotReadyError)  # not a connection attempt that failed or timed out
+                    and time.monotonic() < deadline
+                    and not self._refuses(node_id)
+                ):
                     time.sleep(0.1)
                     continue
-                raise self._error(last, what) from None
+                if err.name in CONNECTION_TROUBLE and node_id is not None:
+                    self._suspects[node_id] = time.monotonic()
+                raise self._error(exc, what) from None
+            if node_id is not None:
+                self._suspects.pop(node_id, None)
+            return response
 
     def send_many(self, requests: list[tuple[Any, int]]) -> list[Any]:
         """Send ``[(request, node_id)]`` all at once; ``[response | KafkaOperationError]`` in order.
@@ -193,10 +209,13 @@ class KpClient:
                 out.append(self._error(KafkaTimeoutError(f"no answer from node {node}"), what))
             elif future.exception is None:
                 out.append(future.value)
-            elif translate(future.exception).name == "NETWORK_EXCEPTION":
-                # a connection being (re)established: the one-by-one path retries briefly
+            elif isinstance(future.exception, NodeNotReadyError):
+                # a connection being (re)established: the one-by-one path retries briefly (a node whose
+                # connection could not be set up within the connect timeout is not asked again)
                 out.append(self._send_or_error(request, node))
             else:
+                if translate(future.exception).name in CONNECTION_TROUBLE:
+                    self._suspects[node] = time.monotonic()
                 out.append(self._error(future.exception, what))
         return out
 
@@ -227,6 +246,31 @@ class KpClient:
             response = self._send(request, self.active_controller)
         return response
 
+    def describe_brokers(self) -> tuple[ClusterInfo, tuple[BrokerInfo, ...]]:
+        """DescribeCluster to any broker (not to Metadata's "controller", a random broker under KRaft
+        that librdkafka waits for even when it stopped answering): the registered brokers, and (v2,
+        KIP-1073) the fenced ones, registered but not heartbeating: stopped or frozen."""
+        request = DescribeClusterRequest(
+            include_cluster_authorized_operations=False,
+            endpoint_type=BROKER_ENDPOINT,
+            include_fenced_brokers=True,
+            min_version=0,
+        )
+        response = self.send(request)
+        check(response)
+        live, fenced = [], []
+        for b in response.brokers:
+            (fenced if getattr(b, "is_fenced", False) else live).append(
+                BrokerInfo(b.broker_id, b.host, b.port, b.rack)
+            )
+        info = ClusterInfo(
+            response.cluster_id,
+            response.controller_id if response.controller_id >= 0 else None,
+            tuple(sorted(live, key=lambda b: b.id)),
+            "broker",
+        )
+        return info, tuple(sorted(fenced, key=lambda b: b.id))
+
     def broker_ids(self, expect: Iterable[int] = ()) -> list[int]:
         """Live node ids; re-read them once when a node the caller expects is missing (it restarted)."""
         self.ensure_ready()
@@ -246,36 +290,6 @@ class KpClient:
         if self.conn.controller_mode:
             return [c.id for c in self.controllers]
         return sorted(b.node_id for b in self._manager.cluster.brokers())
-
-    def _check_broker_endpoint(self) -> None:
-        """Ask a bootstrap address for DescribeCluster as a broker (KIP-919).
-
-        A controller answers MISMATCHED_ENDPOINT_TYPE: say so instead of timing out in the
-        Metadata bootstrap, which controllers do not serve.
-        """
-        request = DescribeClusterRequest(
-            include_cluster_authorized_operations=False, endpoint_type=BROKER_ENDPOINT, min_version=1
-        )
-        last: KafkaOperationError | None = None
-        for boot in self._manager.cluster.bootstrap_brokers():
-            try:
-                response = self._send(request, boot.node_id)
-            except KafkaOperationError as err:
-                if err.name == "UNSUPPORTED_VERSION":
-                    return  # an old broker without KIP-919: the Metadata bootstrap decides
-                last = err
-                continue
-            if response.error_code == 114:
-                raise KafkaOperationError(
-                    114,
-                    "MISMATCHED_ENDPOINT_TYPE",
-                    f"{boot.host}:{boot.port} is a controller, not a broker: "
-                    "register these addresses as bootstrap controllers",
-                    False,
-                )
-            return
-        if last is not None:
-            raise last
 
     # -- controller mode --------------------------------------------------------------------
 

@@ -152,7 +152,7 @@ class PollReadsMixin(ReplicasMixin):
         with collector.paused():
             try:
                 self._reachable()
-                md = self._call(self._admin.list_topics, timeout=self._timeout, what="list topics")
+                md = self._list_topics()
             except KafkaOperationError as err:
                 return err
             topics = md.topics

@@ -23,7 +23,7 @@ from django.utils import timezone
 from console import access
 from console.clusters.actions import gateway_for
 from console.crypto import SecretUnreadable
-from console.kafka import ConfigResource, KafkaOperationError
+from console.kafka import ConfigResource, KafkaOperationError, errlog
 from console.kafka.health import BrokerLogDirs, PartitionLayout
 from console.models import Cluster
 from pipeline import config as pipeline_config
@@ -324,10 +324,12 @@ def collect_all_snapshots(*, now: datetime | None = None) -> dict[str, SnapshotR
     """Beat's job: a snapshot of every registered cluster; one cluster failing does not stop the rest."""
     out: dict[str, SnapshotResult | str] = {}
     for cluster in Cluster.objects.all():
+        key = f"telemetry snapshot of {cluster.name}"
         try:
             out[cluster.name] = collect_snapshot(cluster=cluster, now=now)
-        except KafkaOperationError as exc:
-            log.warning("telemetry snapshot of %s failed: %s", cluster.name, exc.operator_text)
+            errlog.RUNS.recovered(key)
+        except KafkaOperationError as exc:  # logged once per run of failures (errlog), with a count
+            errlog.RUNS.failed(key, f"failed: {exc.operator_text}", logger=log)
             out[cluster.name] = exc.operator_text
         except SecretUnreadable as exc:  # this cluster's password needs the old key; the others go on
             log.warning("telemetry snapshot of %s skipped: %s", cluster.name, exc)

@@ -11,6 +11,7 @@ from console import access
 from console.clusters import actions as clusters
 from console.clusters import capabilities
 from console.forms.clusters import ClusterForm
+from console.kafka.cluster import BrokerStatus
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
@@ -119,6 +120,7 @@ def cluster_overview(request, name: str):
     cluster = get_cluster_for_user(request, name)
     data = clusters.overview(actor=request.user, cluster=cluster)
     brokers = sorted(data.info.brokers, key=lambda b: b.id) if data.info else []
+    rows = data.brokers or tuple(BrokerStatus(b, "up") for b in brokers)
     return render(
         request,
         "console/overview.html",
@@ -126,6 +128,7 @@ def cluster_overview(request, name: str):
             "cluster": cluster,
             "overview": data,
             "brokers": brokers,
+            "broker_rows": rows,
             "controller_id": data.active_controller,
             "can_administer": access.can(request.user, cluster, access.ADMINISTER),
             "can_run": access.can(request.user, cluster, access.RUN_OPERATIONS),
