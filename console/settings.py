@@ -272,6 +272,10 @@ AUDIT_OUTCOME_GRACE_S = _env_num("AUDIT_OUTCOME_GRACE_S", 120.0)
 # append-only (chattr +a); the worker must be able to write it. Default: var/audit-anchors.
 CONSOLE_AUDIT_ANCHOR_DIR = os.environ.get("CONSOLE_AUDIT_ANCHOR_DIR") or str(VAR_DIR / "audit-anchors")
 CONSOLE_AUDIT_ANCHOR_EVERY_S = _env_num("CONSOLE_AUDIT_ANCHOR_EVERY_S", 3600.0)
+if not CONSOLE_AUDIT_ANCHOR_EVERY_S >= 60:  # beat would anchor (and walk the whole chain) without pause
+    raise ImproperlyConfigured(
+        f"CONSOLE_AUDIT_ANCHOR_EVERY_S must be at least 60, not {CONSOLE_AUDIT_ANCHOR_EVERY_S}"
+    )
 REQUESTS_EMAIL_FROM = os.environ.get("REQUESTS_EMAIL_FROM", "")  # empty: no e-mail notifications
 # Change control: an approval of a held operator action counts for this long (console/changes).
 APPROVAL_TTL_H = float(os.environ.get("APPROVAL_TTL_H", "24"))

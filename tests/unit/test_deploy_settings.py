@@ -56,6 +56,13 @@ def test_check_deploy_complains_about_the_development_defaults(tmp_path):
         assert warning in done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("every", ["0", "-5", "nan", "59"])
+def test_it_refuses_an_audit_anchor_interval_that_would_never_pause(tmp_path, every):
+    done = _manage({"DEBUG": "1", "CONSOLE_AUDIT_ANCHOR_EVERY_S": every}, tmp_path, "check")
+    assert done.returncode != 0
+    assert "CONSOLE_AUDIT_ANCHOR_EVERY_S must be at least 60" in done.stderr
+
+
 def test_session_timeout_and_https_settings_come_from_the_environment(tmp_path):
     code = (
         "from django.conf import settings as s; print(s.SESSION_COOKIE_AGE, s.SESSION_COOKIE_SECURE, "
