@@ -90,15 +90,21 @@ class FailoverMixin:
             # kafka-python's refresh loop (started by a failed connection) must not bootstrap again
             manager._bootstrap_future = done_future()
             manager.run(manager.cluster.start_refresh_loop)
-            manager.run(
-                lambda: [manager._conns[b.node_id].close() for b in boots if b.node_id in manager._conns]
-            )
+            manager.run(self._close_idle, [b.node_id for b in boots])
             return
         raise (
             errors[0]
             if errors
             else self._error(KafkaTimeoutError("no bootstrap address answered"), "bootstrap")
         )
+
+    def _close_idle(self, nodes: list[Any]) -> None:
+        """Close the bootstrap connections that have nothing in flight (on the I/O thread); the others
+        close when their answer or their timeout comes (closing them now logs an abort)."""
+        for node in nodes:
+            conn = self._manager._conns.get(node)
+            if conn is not None and conn.connected and not conn.in_flight_requests:
+                conn.close()
 
     def _first_answers(self, request: Any, nodes: list[Any]) -> list[tuple[Any, Any]]:
         """Send ``request`` to every node at once; ``[(node, response | KafkaOperationError)]`` in the
