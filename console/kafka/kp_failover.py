@@ -131,11 +131,6 @@ class FailoverMixin:
             ordered = sorted(done, key=lambda pair: isinstance(pair[1], KafkaOperationError))
         return ordered
 
-    def _suspect(self, node_id: Any) -> bool:
-        """True when the node failed a request or a connection within ``SUSPECT_S``."""
-        at = self._suspects.get(node_id)
-        return at is not None and time.monotonic() - at < SUSPECT_S
-
     def _refuses(self, node_id: Any) -> bool:
         """True when the node's address refuses connections right now (stopped: waiting is useless)."""
         node = self._manager.cluster.broker_metadata(node_id) if node_id is not None else None
