@@ -162,6 +162,7 @@ def _drive(op: Operation, ctx: Context) -> Operation:
         except Exception as exc:  # a failed attempt of this step, whatever raised it
             if step.watches_kafka and is_lost_contact(exc):
                 return _lost_contact(op, ctx, step.name, exc)
+            ctx.data.pop(LOST_CONTACT, None)  # another failure (Kafka answered, or a bug): an attempt
             return _failed(op, ctx, kind, step.name, exc)
         _contact_back(op, ctx)
         if isinstance(outcome, Done):

@@ -276,3 +276,54 @@ def test_pending_operations_nobody_picked_up_are_dispatched_again(personas, kafk
 
 def test_backoff_doubles_up_to_its_cap():
     assert [operations.backoff_s(n, 2, 30) for n in range(0, 7)] == [0, 2, 4, 8, 16, 30, 30]
+
+
+RAISE: list[BaseException] = []  # what the watching step raises next (one per run), then it finishes
+
+
+def _watching(ctx):
+    CALLS.append("watch")
+    if RAISE:
+        raise RAISE.pop(0)
+    return _end(ctx)
+
+
+WATCH = Kind("test.watch", (Step("watch", _watching, watches_kafka=True),))
+
+
+def test_it_waits_out_lost_contact_in_a_watching_step_and_counts_only_other_errors(
+    personas, kafka_cluster, settings, monkeypatch
+):
+    from console.kafka import KafkaOperationError
+
+    monkeypatch.setitem(registry._KINDS, WATCH.name, WATCH)
+    settings.OPERATION_LOST_CONTACT_BACKOFF_S, settings.OPERATION_LOST_CONTACT_BACKOFF_MAX_S = 2, 30
+    timeout = KafkaOperationError(7, "REQUEST_TIMED_OUT", "no answer", True)
+    auth = KafkaOperationError(58, "SASL_AUTHENTICATION_FAILED", "bad password", False)
+    refused = KafkaOperationError(42, "INVALID_REQUEST", "refused", False)
+    RAISE[:] = [timeout] * 5 + [auth] * 2 + [refused, timeout]
+    op = _start(personas, kafka_cluster, kind=WATCH.name)
+    seen = []
+    for _ in range(9):
+        _make_due(op)
+        operations.run(op.pk, worker="w")
+        op.refresh_from_db()
+        seen.append((op.state, op.attempts, (op.data.get("lost_contact") or {}).get("attempts")))
+    # 7 lost-contact runs (more than OPERATION_MAX_ATTEMPTS = 3) spend no attempt; the refusal is
+    # an attempt (and ends the lost contact: Kafka answered); the next timeout starts it again
+    assert seen == [
+        *[("running", 0, n) for n in range(1, 8)],
+        ("running", 1, None),
+        ("running", 1, 1),
+    ]
+    assert [d for _, d in DISPATCHED[-9:]] == [2, 4, 8, 16, 30, 30, 30, 2, 2]
+    assert op.progress_text.startswith("lost contact since ")
+    assert op.progress_text.endswith(
+        "(1 attempt), retrying every 2 s: watch: The request timed out. "
+        "It may still complete on the cluster: re-read the state before retrying."
+    )
+    _make_due(op)
+    operations.run(op.pk, worker="w")
+    op.refresh_from_db()
+    assert (op.state, op.attempts, "lost_contact" in op.data) == ("succeeded", 1, False)
+    assert operations.lost_contact(op) is None
