@@ -52,6 +52,7 @@ def _quick(settings, sandbox):
     for b in (1, 2, 3):
         if not sandbox.state.brokers[b].up:
             sandbox.start_broker(b)
+        sandbox.thaw_broker(b)  # a no-op unless a failed test left it frozen
     state = sandbox.state
     with state.lock:
         for t in state.topics.values():
@@ -89,7 +90,10 @@ def _lose(mode: str, sandbox, cluster) -> None:
     if mode == "brokers down":
         for b in (1, 2, 3):
             sandbox.stop_broker(b)
-    elif mode == "frozen":  # brokers accept and never answer in time
+    elif mode == "frozen":  # every broker SIGSTOPped: connections accepted, nothing answered
+        for b in (1, 2, 3):
+            sandbox.freeze_broker(b)
+    elif mode == "slow":  # brokers answer, but never within the request timeout
         for api in POLLED_APIS:
             sandbox.inject_fault(api, delay_s=3.0)
     else:  # a superuser saves a mistyped bootstrap address mid-move
@@ -101,6 +105,9 @@ def _restore(mode: str, sandbox, cluster) -> None:
         for b in (1, 2, 3):
             sandbox.start_broker(b)
     elif mode == "frozen":
+        for b in (1, 2, 3):
+            sandbox.thaw_broker(b)
+    elif mode == "slow":
         sandbox.clear_faults()
     else:
         Cluster.objects.filter(pk=cluster.pk).update(bootstrap_servers=sandbox.bootstrap_servers)
@@ -131,7 +138,7 @@ def _assert_finished_cleanly(op, r, cluster, topic) -> None:
     assert AuditEvent.objects.filter(operation_id=op.pk, action="reassignment.execute.succeeded").count() == 1
 
 
-@pytest.mark.parametrize("mode", ["brokers down", "frozen", "wrong address"])
+@pytest.mark.parametrize("mode", ["brokers down", "frozen", "slow", "wrong address"])
 def test_it_keeps_the_move_running_through_lost_contact_and_finishes_once_kafka_answers(
     mode, personas, cluster, frozen, client
 ):
