@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -372,24 +373,28 @@ def active_controller(gateway, info) -> tuple[int | None, str]:
 
 
 def overview(*, actor, cluster: Cluster) -> Overview:
-    """Brokers, active controller, topic/partition counts and health, in three gateway reads."""
+    """Brokers and their states, the active controller, topic health: read at once, so a broker that
+    stopped answering costs the page the connect timeout once, not once per read."""
     access.require(actor, cluster, access.VIEW)
     gateway = gateway_for(cluster)
-    try:
-        info = gateway.describe_cluster()
-        summary = None if cluster.controller_mode else gateway.topic_health()
-    except KafkaOperationError as exc:
-        return Overview(cluster=cluster, error=exc)
-    leader, unknown = active_controller(gateway, info)
-    try:
-        status = gateway.broker_status()
-    except KafkaOperationError:
-        status = ()
+    with ThreadPoolExecutor(2) as pool:
+        status = pool.submit(gateway.broker_status)
+        health = None if cluster.controller_mode else pool.submit(gateway.topic_health)
+        try:
+            info = gateway.describe_cluster()
+            summary = None if health is None else health.result()
+        except KafkaOperationError as exc:
+            return Overview(cluster=cluster, error=exc)
+        leader, unknown = active_controller(gateway, info)
+        try:
+            nodes = status.result()
+        except KafkaOperationError:
+            nodes = ()
     return Overview(
         cluster=cluster,
         info=info,
         summary=summary,
         active_controller=leader,
         controller_unknown=unknown,
-        brokers=status,
+        brokers=nodes,
     )

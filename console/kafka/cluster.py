@@ -134,14 +134,20 @@ class ClusterMixin(GatewayBase):
         broker.session.timeout.ms), "unreachable" (registered but no answer within the connect
         timeout: frozen, cut off) or "missing" (seen earlier, no longer registered at all). In
         controller mode the nodes are the controllers."""
+        self._reachable()
+        self._kp.ensure_ready()
+        known = self._kp.broker_ids()
+        pinging = self._kp.start_ping(known)  # while DescribeCluster is asked: a frozen broker costs once
         if self.conn.controller_mode:
-            self._kp.ensure_ready()
             registered, fenced = self._kp.refresh_controllers().brokers, ()
         else:
-            self._reachable()
             info, fenced = self._kp.describe_brokers()
             registered = info.brokers
-        pings = self._kp.ping([b.id for b in registered])
+        pings = pinging(skip=[b.id for b in fenced])
+        new = [b.id for b in registered if b.id not in pings]  # unknown to the cached Metadata: refresh
+        if new:
+            self._kp.broker_ids(expect=new)
+            pings.update(self._kp.ping(new))
         out = {}
         for b in registered:
             err = pings.get(b.id)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from kafka.errors import KafkaTimeoutError
+from kafka.errors import KafkaTimeoutError, NodeNotReadyError, RequestTimedOutError
 from kafka.future import Future
 from kafka.protocol.admin import DescribeClusterRequest
 
@@ -176,33 +176,58 @@ class FailoverMixin:
         return sorted(nodes or [b.node_id for b in self._manager.cluster.bootstrap_brokers()], key=rank)
 
     def ping(self, nodes: Iterable[int]) -> dict[int, KafkaOperationError | None]:
-        """ApiVersions to each node at once, each bounded by the connect timeout: None when it answered."""
+        """ApiVersions to each node at once, within the connect timeout: None when it answered. A node
+        in reconnect backoff (it failed lately, maybe came back) is asked again until then."""
+        return self.start_ping(nodes)()
+
+    def start_ping(self, nodes: Iterable[int]) -> Any:
+        """``ping`` in two halves: the requests go out now, the returned function waits for them."""
         from kafka.protocol.metadata import ApiVersionsRequest
 
         self.ensure_ready()
-        quick_ms = int(self.conn.connect_timeout_s * 1000)
-        sent = {
-            node: self._manager.call_soon(
-                self._manager.send,
-                ApiVersionsRequest(
-                    client_software_name="kafka-operator-console", client_software_version="1", min_version=3
-                ),
-                node,
-                quick_ms,
+        deadline = time.monotonic() + self.conn.connect_timeout_s
+
+        def send(node: int) -> Any:
+            request = ApiVersionsRequest(
+                client_software_name="kafka-operator-console", client_software_version="1", min_version=3
             )
-            for node in nodes
-        }
-        deadline = time.monotonic() + self.conn.connect_timeout_s + 1
+            left_ms = max(100, int((deadline - time.monotonic()) * 1000))
+            return self._manager.call_soon(self._manager.send, request, node, left_ms)
+
+        sent = {node: send(node) for node in nodes}
+        seconds = self.conn.connect_timeout_s
+        return lambda skip=(): self._ping_answers(sent, send, deadline, seconds, skip)
+
+    def _ping_answers(
+        self, sent: dict[int, Any], send: Any, deadline: float, seconds: float, skip: Iterable[int]
+    ) -> dict:
+        """The answers of ``start_ping``; nodes in ``skip`` (known fenced) are not waited for."""
         out: dict[int, KafkaOperationError | None] = {}
-        for node, future in sent.items():
-            while not future.is_done and time.monotonic() < deadline:
-                time.sleep(0.02)
-            if not future.is_done:
-                out[node] = self._error(KafkaTimeoutError(f"no answer from node {node}"), "ApiVersions")
+        for node in [n for n in sent if n not in set(skip)]:
+            while True:
+                future = sent[node]
+                while not future.is_done and time.monotonic() < deadline + 0.5:
+                    time.sleep(0.02)
+                if (
+                    future.is_done
+                    and isinstance(future.exception, NodeNotReadyError)
+                    and time.monotonic() < deadline - 0.1
+                ):
+                    time.sleep(0.1)
+                    sent[node] = send(node)
+                    continue
+                break
+            if not future.is_done or isinstance(future.exception, KafkaTimeoutError | RequestTimedOutError):
+                out[node] = KafkaOperationError(
+                    7, "REQUEST_TIMED_OUT", f"no answer within {seconds:g} s", True
+                )
             elif future.exception is not None:
                 out[node] = self._error(future.exception, "ApiVersions")
             else:
                 out[node] = None
             if out[node] is not None:
                 self._suspects[node] = time.monotonic()
+                self._manager.cluster.request_update()  # it may have left: the next ping skips it
+            else:
+                self._suspects.pop(node, None)
         return out
