@@ -30,7 +30,7 @@ from console.models import Cluster, Operation, OperationState
 from console.runner import BASE_DIR, redis_executable, redis_ping, worker_commands
 from console.telemetry import capacity
 from pipeline import generate
-from tests.procs import stop_groups
+from tests.procs import point_celery_at, stop_groups
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -85,14 +85,11 @@ def app(broker):
     """The console's Celery app (its routes), sending to the test's broker for this test only."""
     from tasks.celery import app
 
-    saved = app.conf.broker_url
-    app.close()  # drops pooled connections to the old broker
-    app.conf.broker_url = f"{broker}/0"
+    undo = point_celery_at(f"{broker}/0")
     try:
         yield app
     finally:
-        app.close()
-        app.conf.broker_url = saved
+        undo()
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from django.db import connections
 from prometheus_client.parser import text_string_to_metric_families
 
 from console.runner import BASE_DIR, redis_executable, redis_ping
-from tests.procs import stop_groups
+from tests.procs import point_celery_at, stop_groups
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -114,13 +114,8 @@ def stack(tmp_path_factory):
 
 def _wire(settings, url: str):
     """The console (its Redis client and its Celery app) talks to the test's Redis for this test."""
-    from tasks.celery import app
-
     settings.REDIS_URL = url
-    saved = app.conf.broker_url
-    app.close()
-    app.conf.broker_url = url
-    return lambda: (app.close(), setattr(app.conf, "broker_url", saved))
+    return point_celery_at(url)
 
 
 @pytest.fixture

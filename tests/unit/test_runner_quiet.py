@@ -17,7 +17,7 @@ import redis
 from django.conf import settings
 
 from console.runner import BASE_DIR, beat_command, redis_executable, redis_ping, worker_commands
-from tests.procs import stop_groups
+from tests.procs import point_celery_at, stop_groups
 
 pytestmark = pytest.mark.timeout(180)
 IDLE_S = 6.0
@@ -84,9 +84,7 @@ def test_an_idle_poll_worker_and_beat_log_nothing_about_the_tick(broker_port, tm
             )
 
     results = redis.Redis(port=broker_port, db=1)
-    saved = app.conf.broker_url
-    app.close()
-    app.conf.broker_url = f"{broker}/0"
+    undo = point_celery_at(f"{broker}/0")
     try:
         start("worker-poll", commands["worker-poll"])
         _wait("the poll worker", lambda: "ready." in (logs / "worker-poll.log").read_text(), 90, logs)
@@ -99,8 +97,7 @@ def test_an_idle_poll_worker_and_beat_log_nothing_about_the_tick(broker_port, tm
         worker_log = logs / "worker-poll.log"
         _wait("the operation task's log line", lambda: "run_operation[" in worker_log.read_text(), 30, logs)
     finally:
-        app.close()
-        app.conf.broker_url = saved
+        undo()
         stop_groups(procs)
 
     lines = worker_log.read_text().splitlines()
