@@ -217,15 +217,7 @@ def _lost_contact(op: Operation, ctx: Context, step: str, exc: Exception) -> Ope
     if count == 1:
         log.warning("operation %s (%s) lost contact with Kafka at %s", op.pk, op.kind, error)
     text = lost_contact_text(since_text(since), count, delay, error)
-    released = _release(
-        op,
-        last_error=error[:4000],
-        progress_text=text[:200],
-        next_run_at=_now() + timedelta(seconds=delay),
-        data=ctx.data,
-    )
-    registry.dispatch(op.pk, countdown=delay)
-    return released
+    return _retry_later(op, ctx, delay, error, text)
 
 
 def _contact_back(op: Operation, ctx: Context) -> None:
@@ -249,13 +241,18 @@ def _failed(op: Operation, ctx: Context, kind: Kind, step: str, exc: Exception) 
         return _give_up(op, ctx, kind, error, attempts=attempts)
     delay = backoff_s(attempts, settings.OPERATION_BACKOFF_S, settings.OPERATION_BACKOFF_MAX_S)
     text = f"retrying in {delay:.0f} s (attempt {attempts} of {settings.OPERATION_MAX_ATTEMPTS}): {error}"
+    return _retry_later(op, ctx, delay, error, text, attempts=attempts)
+
+
+def _retry_later(op: Operation, ctx: Context, delay: float, error: str, text: str, **counts) -> Operation:
+    """Release the claim with the error and the page's text, due again (and dispatched) in ``delay`` s."""
     released = _release(
         op,
-        attempts=attempts,
         last_error=error[:4000],
         progress_text=text[:200],
         next_run_at=_now() + timedelta(seconds=delay),
         data=ctx.data,
+        **counts,
     )
     registry.dispatch(op.pk, countdown=delay)
     return released
