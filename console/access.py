@@ -7,7 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Q
 
-from console.identity import system
+from console import system_actor as system
 from console.models import Cluster, IdentityLink, Role, RoleBinding, SystemActor
 
 VIEW = "cluster.view"
@@ -46,7 +46,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
 # scheduled pipeline runs, and the janitor taking back owed throttles. It holds exactly these
 # permissions on every cluster, and nothing cluster-less (it can register nothing). It is the user
 # the SystemActor row marks (made by a migration), never whoever has the name: every login method
-# refuses the reserved names (console.identity.system).
+# refuses the reserved names (console.system_actor).
 SYSTEM_USERNAME = system.SYSTEM_USERNAME
 SYSTEM_PERMISSIONS = frozenset(
     {

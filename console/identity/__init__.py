@@ -5,8 +5,8 @@
 through Authlib; ``ldap`` django-auth-ldap's backend (imported only when LDAP is configured);
 ``backends`` the local and OIDC session backends; ``users`` the identity links; ``groups`` the group
 recompute and its audit; ``actions`` the OIDC login verbs; ``sessions`` the bounded session age;
-``methods`` what the login page offers and the login rules API tokens follow; ``system`` the system
-actor's account (marked by a row, made by a migration) and the reserved user names no login may take.
+``methods`` what the login page offers and the login rules API tokens follow. The system actor and the
+reserved user names every login refuses are ``console/system_actor.py`` (shared with ``access``).
 """
 
-__all__ = ["actions", "backends", "core", "groups", "methods", "oidc", "sessions", "system", "users"]
+__all__ = ["actions", "backends", "core", "groups", "methods", "oidc", "sessions", "users"]

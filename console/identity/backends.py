@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
-from console.identity import system
+from console import system_actor as system
 from console.identity.users import note_failure
 
 LOCAL_ALL, LOCAL_SUPERUSERS, LOCAL_OFF = "all", "superusers", "off"

@@ -8,7 +8,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from console.identity import oidc, system
+from console import system_actor as system
+from console.identity import oidc
 from console.identity.backends import LOCAL_OFF, LOCAL_SUPERUSERS, local_mode
 from console.models import IdentityLink, SystemActor
 

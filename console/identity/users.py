@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from console import system_actor as system
 from console.audit import store
-from console.identity import system
 from console.identity.core import FAILURES_ATTR, Refused
 from console.models.identity import IdentityLink
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 
 def create_system_actor(apps, schema_editor):
-    from console.identity.system import ensure_system_actor
+    from console.system_actor import ensure_system_actor
 
     ensure_system_actor(
         User=apps.get_model(*settings.AUTH_USER_MODEL.split(".")),
