@@ -3,7 +3,9 @@
 - ``slapd``: Debian's OpenLDAP server on a loopback port, with a throwaway config and database under a
   tmp dir, loaded (by ldapadd) with people, a service account and groupOfNames groups.
 - ``oidc_provider``: the Django project in tests/sso/provider (django-oauth-toolkit, OIDC on, an RSA
-  key made here) run by its own ``runserver`` process on a loopback port.
+  key made here) run by its own ``runserver`` process on a loopback port. Besides the web client for
+  sign-on it has a confidential client-credentials client (``service_client_id``, for SASL/OAUTHBEARER):
+  its access tokens are JWTs signed with the provider's key (``jwks_url``), ``aud`` = ``audience``.
 
 Each has ``reset()`` to put the users' groups back; the ``ldap_directory`` and ``identity_provider``
 fixtures call it before each test. A missing slapd or "ldap" extra fails the tests that need them, never
@@ -250,10 +252,33 @@ class Provider:
     redirect_uris: list[str] = field(default_factory=list)
     client_id: str = "console"
     client_secret: str = "console-client-secret"
+    # the OAuth client-credentials client (SASL/OAUTHBEARER): JWT access tokens, aud = audience
+    service_client_id: str = "kafka-console"
+    service_client_secret: str = "kafka-console-secret"
+    audience: str = "kafka"
 
     @property
     def issuer(self) -> str:
         return f"{self.url}/o"
+
+    @property
+    def token_endpoint(self) -> str:
+        return f"{self.issuer}/token/"
+
+    @property
+    def jwks_url(self) -> str:
+        return f"{self.issuer}/.well-known/jwks.json"
+
+    def client_credentials_token(self, scope: str = "") -> dict:
+        """A fresh token answer (access_token = a signed JWT, expires_in, scope) for the service client."""
+        answer = requests.post(
+            self.token_endpoint,
+            data={"grant_type": "client_credentials", **({"scope": scope} if scope else {})},
+            auth=(self.service_client_id, self.service_client_secret),
+            timeout=10,
+        )
+        answer.raise_for_status()
+        return answer.json()
 
     def manage(self, *args: str) -> None:
         run = subprocess.run(
@@ -295,11 +320,13 @@ def oidc_provider(tmp_path_factory):
         "PYTHONPATH": str(HERE),
         "IDP_DB": str(workdir / "idp.sqlite3"),
         "IDP_RSA_KEY": _rsa_pem(),
+        "IDP_TOKEN_AUDIENCE": Provider.audience,
     }
     port = free_port()
     provider = Provider(url=f"http://127.0.0.1:{port}", env=env)
     provider.manage("migrate", "--verbosity", "0")
     provider.allow_redirect("http://testserver/sso/oidc/callback/")
+    provider.manage("idp", "service", provider.service_client_id, provider.service_client_secret)
     provider.reset()
     log = (workdir / "idp.log").open("w")
     process = subprocess.Popen(

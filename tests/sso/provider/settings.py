@@ -47,4 +47,6 @@ OAUTH2_PROVIDER = {
     "OIDC_RP_INITIATED_LOGOUT_ENABLED": True,
     "OIDC_RP_INITIATED_LOGOUT_ALWAYS_PROMPT": False,
     "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    # client credentials get a JWT signed with the key above (provider/tokens.py); other grants as before
+    "ACCESS_TOKEN_GENERATOR": "provider.tokens.access_token",
 }

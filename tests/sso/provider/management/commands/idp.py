@@ -1,4 +1,6 @@
-"""Set up the test provider: `idp client ID SECRET URI...`, `idp user NAME PASSWORD GROUP...`."""
+"""Set up the test provider: `idp client ID SECRET URI...` (a web client, authorization code),
+`idp service ID SECRET` (a confidential client-credentials client: it gets JWT access tokens, see
+provider/tokens.py), `idp user NAME PASSWORD GROUP...`."""
 
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
@@ -7,7 +9,7 @@ from oauth2_provider.models import Application
 
 class Command(BaseCommand):
     def add_arguments(self, parser):
-        parser.add_argument("what", choices=["client", "user"])
+        parser.add_argument("what", choices=["client", "service", "user"])
         parser.add_argument("name")
         parser.add_argument("secret")
         parser.add_argument("rest", nargs="*")
@@ -25,6 +27,17 @@ class Command(BaseCommand):
                 post_logout_redirect_uris=" ".join(u.split("/sso/")[0] + "/login/" for u in rest),
                 algorithm=Application.RS256_ALGORITHM,
                 skip_authorization=True,
+            )
+            return
+        if what == "service":
+            Application.objects.filter(client_id=name).delete()
+            Application.objects.create(
+                name=name,
+                client_id=name,
+                client_secret=secret,
+                client_type=Application.CLIENT_CONFIDENTIAL,
+                authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS,
+                algorithm=Application.RS256_ALGORITHM,
             )
             return
         user, _ = User.objects.get_or_create(username=name)
