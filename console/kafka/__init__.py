@@ -9,10 +9,20 @@ Pure Python (no Django); use it from the area packages, tests and benchmarks::
 
 from __future__ import annotations
 
-from .connection import SASL_MECHANISMS, SECURITY_PROTOCOLS, ClusterConnection, parse_addresses
+from .connection import (
+    SASL_MECHANISMS,
+    SECURITY_PROTOCOLS,
+    TLS_VERSIONS,
+    ClusterConnection,
+    KerberosSettings,
+    OAuthSettings,
+    parse_addresses,
+)
+from .diagnose import ConnectionCheck
 from .errors import OPERATOR_TEXT, KafkaOperationError
 from .gateway import CALL_OBSERVERS, KafkaGateway, close_all, get_gateway
 from .groups import ConsumerGroupListing
+from .tls import CertificateFacts
 from .types import (
     OK,
     AclBinding,
@@ -24,7 +34,6 @@ from .types import (
     ConfigEntry,
     ConfigResource,
     ConfigSynonym,
-    ConnectionCheck,
     FeatureInfo,
     GroupDescription,
     GroupMember,
@@ -49,9 +58,11 @@ __all__ = [
     "OPERATOR_TEXT",
     "SASL_MECHANISMS",
     "SECURITY_PROTOCOLS",
+    "TLS_VERSIONS",
     "AclBinding",
     "AclBindingFilter",
     "BrokerInfo",
+    "CertificateFacts",
     "ClusterConnection",
     "ClusterInfo",
     "ClusterMetadata",
@@ -66,9 +77,11 @@ __all__ = [
     "GroupMember",
     "KafkaGateway",
     "KafkaOperationError",
+    "KerberosSettings",
     "LogDirInfo",
     "NewPartitions",
     "NewTopic",
+    "OAuthSettings",
     "Ok",
     "PartitionMetadata",
     "PartitionOffsets",

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from . import kp_admin
+from .clientconf import confluent_usable
 from .connection import ClusterConnection, probe_addresses
 from .errors import KafkaOperationError, timeout_error, translate
 from .kp import KpClient
@@ -39,10 +41,25 @@ class GatewayBase:
         if self._admin_client is None:
             with self._lock:
                 if self._admin_client is None:
-                    from confluent_kafka.admin import AdminClient
-
-                    self._admin_client = AdminClient(self.conn.confluent_config())
+                    self._admin_client = self._new_admin()
+        if self.conn.sasl_mechanism == "OAUTHBEARER":
+            # librdkafka asks oauth_cb for its token (first and at each refresh) from the poll queue
+            self._admin_client.poll(0)
         return self._admin_client
+
+    def _new_admin(self) -> Any:
+        """A new AdminClient; for OAUTHBEARER the token is fetched first, so that a token endpoint
+        failure is reported as such (librdkafka only says "OAuth token not set" after 10 s)."""
+        from confluent_kafka.admin import AdminClient
+
+        if self.conn.oauth is not None and self.conn.sasl_mechanism == "OAUTHBEARER":
+            from .oauth import token_source
+
+            token_source(self.conn.oauth).token(self.conn.request_timeout_s)
+        try:
+            return AdminClient(self.conn.confluent_config())
+        except Exception as exc:  # noqa: BLE001 - every client error is translated
+            raise translate(exc, self.conn.address_text) from None
 
     def _list_topics(self) -> Any:
         """librdkafka's whole-cluster Metadata, hedged.
@@ -53,6 +70,8 @@ class GatewayBase:
         (it connects to every bootstrap address and asks one that completed its handshake); the
         first answer wins, and a fresh client that won replaces the old one.
         """
+        if not confluent_usable(self.conn):  # GSSAPI: the same Metadata through kafka-python
+            return kp_admin.whole_metadata(self._kp)
         admin = self._admin
         first = _HEDGES.submit(admin.list_topics, timeout=self._timeout)
         try:
@@ -61,9 +80,7 @@ class GatewayBase:
             pass
         except Exception as exc:  # noqa: BLE001 - every client error is translated
             raise translate(exc, "list topics") from None
-        from confluent_kafka.admin import AdminClient
-
-        fresh = AdminClient(self.conn.confluent_config())
+        fresh = self._new_admin()
         second = _HEDGES.submit(fresh.list_topics, timeout=self._timeout)
         pending, error = {first, second}, None
         deadline = time.monotonic() + self._timeout + 1

@@ -10,15 +10,17 @@ from typing import Any
 
 from console import collector
 
+from . import diagnose
 from .base import GatewayBase
 from .deferred import DeferredTopics
+from .diagnose import ConnectionCheck
 from .errors import KafkaOperationError, from_code, no_such_topic, topic_error
 from .kp import check
+from .tls import CertificateFacts, client_certificate
 from .types import (
     BrokerInfo,
     ClusterInfo,
     ClusterMetadata,
-    ConnectionCheck,
     FeatureInfo,
     PartitionMetadata,
     QuorumInfo,
@@ -239,11 +241,12 @@ class ClusterMixin(GatewayBase):
         return out
 
     def test_connection(self) -> ConnectionCheck:
-        """Cluster id, controller and broker count — or the precise error within the timeout."""
+        """Cluster id, controller and broker count, and the certificates' facts — or the precise error
+        (DNS, TCP, TLS, token endpoint, Kerberos, SASL mechanism, authentication) within the timeouts."""
         start = time.monotonic()
         self._probed = False
-        self._reachable()
-        self._kp.ensure_ready()  # precise errors: wrong endpoint type, auth, no Kafka answer
+        peer = diagnose.check(self.conn)  # DNS, TCP, TLS, token endpoint, Kerberos: named causes
+        self._kp.ensure_ready()  # precise errors: wrong endpoint type, SASL mechanism, authentication
         info = self.describe_cluster()
         return ConnectionCheck(
             info.cluster_id,
@@ -251,7 +254,15 @@ class ClusterMixin(GatewayBase):
             len(info.brokers),
             info.endpoint_type,
             time.monotonic() - start,
+            peer.server_certificate if peer else None,
+            client_certificate(self.conn),
+            peer.tls_version if peer else None,
         )
+
+    def tls_peer(self) -> CertificateFacts | None:
+        """The server certificate (subject, issuer, not_after) of the first bootstrap address that
+        answers TLS, read even when it would be refused; None without TLS."""
+        return diagnose.server_certificate(self.conn)
 
     def describe_quorum(self) -> QuorumInfo:
         """The KRaft metadata quorum: leader, epoch, high watermark, voters and observers."""

@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import socket
-import ssl
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
+from . import tls
 from .errors import KafkaOperationError, network_error
+from .tls import TLS_VERSIONS
 
-__all__ = ["ClusterConnection", "SECURITY_PROTOCOLS", "SASL_MECHANISMS", "parse_addresses", "probe_addresses"]
+__all__ = [
+    "ClusterConnection",
+    "KerberosSettings",
+    "OAuthSettings",
+    "SASL_MECHANISMS",
+    "SECURITY_PROTOCOLS",
+    "TLS_VERSIONS",
+    "parse_addresses",
+    "probe_addresses",
+]
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
 
 _ADDRESS = re.compile(r"^(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<host>[A-Za-z0-9_.\-]+)):(?P<port>\d{1,5})$")
 
@@ -37,9 +49,69 @@ def parse_addresses(value: str) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class OAuthSettings:
+    """SASL/OAUTHBEARER through the OIDC client-credentials grant (the secret never in the repr)."""
+
+    token_endpoint: str
+    client_id: str
+    client_secret: str = field(default="", repr=False)
+    scope: str = ""
+    extensions: tuple[tuple[str, str], ...] = ()  # SASL extensions (KIP-342), sorted pairs
+
+    def __post_init__(self) -> None:
+        url = urlsplit(self.token_endpoint or "")
+        if url.scheme not in ("https", "http") or not url.hostname:
+            raise ValueError("the token endpoint must be an https:// URL")
+        if url.scheme == "http" and not _is_loopback(url.hostname):
+            raise ValueError(
+                "the token endpoint must use https (plain http is allowed only for a loopback address)"
+            )
+        if url.username or url.password:
+            raise ValueError("the token endpoint URL must not carry credentials")
+        if not self.client_id:
+            raise ValueError("an OAuth client id is required for OAUTHBEARER")
+        ext = tuple(sorted((str(k), str(v)) for k, v in self.extensions))
+        for k, v in ext:
+            # RFC 7628 key = 1*(ALPHA); Kafka reserves "auth"
+            if not re.fullmatch(r"[A-Za-z]+", k) or k == "auth":
+                raise ValueError(f"SASL extension name '{k}' must be letters only and not 'auth'")
+            if any(ord(c) < 32 for c in v):
+                raise ValueError(f"SASL extension '{k}' has a control character in its value")
+        object.__setattr__(self, "extensions", ext)
+
+
+@dataclass(frozen=True)
+class KerberosSettings:
+    """SASL/GSSAPI: the console's principal and its keytab (never in the repr)."""
+
+    principal: str
+    keytab: bytes = field(default=b"", repr=False)
+    service_name: str = "kafka"
+    krb5_conf: str = ""  # optional krb5.conf text (realm and KDCs)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[^@\s]+@[^@\s]+", self.principal or ""):
+            raise ValueError("the Kerberos principal must look like name@REALM (e.g. console@EXAMPLE.ORG)")
+        if not self.keytab:
+            raise ValueError("a keytab is required for GSSAPI")
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", self.service_name or ""):
+            raise ValueError("the Kerberos service name must be a plain name (Kafka's default is 'kafka')")
+
+
 @dataclass(frozen=True)
 class ClusterConnection:
-    """How to reach one cluster: bootstrap servers OR bootstrap controllers (KIP-919)."""
+    """How to reach one cluster: bootstrap servers OR bootstrap controllers (KIP-919), and how to
+    secure it. Hashable (the gateway registry keys on it); no secret appears in its repr."""
 
     bootstrap_servers: str = ""
     bootstrap_controllers: str = ""
@@ -50,6 +122,12 @@ class ClusterConnection:
     ca_cert_pem: str | None = field(default=None, repr=False)
     request_timeout_s: float = 15.0
     connect_timeout_s: float = 5.0
+    client_cert_pem: str | None = field(default=None, repr=False)
+    client_key_pem: str | None = field(default=None, repr=False)
+    ssl_check_hostname: bool = True
+    tls_min_version: str = "TLSv1.2"
+    oauth: OAuthSettings | None = None
+    kerberos: KerberosSettings | None = None
 
     def __post_init__(self) -> None:
         servers = (self.bootstrap_servers or "").strip()
@@ -66,13 +144,66 @@ class ClusterConnection:
         parse_addresses(servers or controllers)
         if self.security_protocol not in SECURITY_PROTOCOLS:
             raise ValueError(f"security protocol must be one of {', '.join(SECURITY_PROTOCOLS)}")
-        if self.uses_sasl:
-            if self.sasl_mechanism not in SASL_MECHANISMS:
-                raise ValueError(f"SASL mechanism must be one of {', '.join(SASL_MECHANISMS)}")
-            if not self.sasl_username:
-                raise ValueError("a SASL user name is required for SASL security protocols")
+        self._check_sasl()
+        self._check_tls()
         if self.request_timeout_s <= 0 or self.connect_timeout_s <= 0:
             raise ValueError("timeouts must be positive")
+
+    def _check_sasl(self) -> None:
+        mech = self.sasl_mechanism
+        if not self.uses_sasl:
+            if mech or self.oauth or self.kerberos:
+                raise ValueError(
+                    f"a SASL mechanism needs the SASL_PLAINTEXT or SASL_SSL protocol, not {self.security_protocol}"
+                )
+            return
+        if mech not in SASL_MECHANISMS:
+            raise ValueError(f"SASL mechanism must be one of {', '.join(SASL_MECHANISMS)}")
+        if mech == "OAUTHBEARER":
+            if self.oauth is None:
+                raise ValueError(
+                    "OAUTHBEARER needs the OAuth settings (token endpoint, client id and secret)"
+                )
+        elif self.oauth is not None:
+            raise ValueError("OAuth settings are used only with the OAUTHBEARER mechanism")
+        if mech == "GSSAPI":
+            if self.kerberos is None:
+                raise ValueError("GSSAPI needs the Kerberos settings (principal and keytab)")
+        elif self.kerberos is not None:
+            raise ValueError("Kerberos settings are used only with the GSSAPI mechanism")
+        if mech in ("OAUTHBEARER", "GSSAPI"):
+            if self.sasl_username or self.sasl_password:
+                raise ValueError(f"{mech} takes no SASL user name or password")
+        elif not self.sasl_username:
+            raise ValueError(f"a SASL user name is required for {mech}")
+
+    def _check_tls(self) -> None:
+        if self.tls_min_version not in TLS_VERSIONS:
+            raise ValueError(f"the minimum TLS version must be one of {', '.join(TLS_VERSIONS)}")
+        if not self.uses_ssl:
+            given = [
+                what
+                for what, value in (
+                    ("a CA bundle", self.ca_cert_pem),
+                    ("a client certificate", self.client_cert_pem),
+                    ("a client key", self.client_key_pem),
+                    ("hostname verification off", not self.ssl_check_hostname),
+                    ("a minimum TLS version", self.tls_min_version != "TLSv1.2"),
+                )
+                if value
+            ]
+            if given:
+                raise ValueError(
+                    f"TLS settings ({', '.join(given)}) need the SSL or SASL_SSL protocol, "
+                    f"not {self.security_protocol}"
+                )
+            return
+        if self.ca_cert_pem:
+            tls.check_ca_bundle(self.ca_cert_pem)
+        if bool(self.client_cert_pem) != bool(self.client_key_pem):
+            raise ValueError("give both the client certificate and its private key, or neither")
+        if self.client_cert_pem and self.client_key_pem:
+            tls.check_client_pair(self.client_cert_pem, self.client_key_pem)
 
     @property
     def controller_mode(self) -> bool:
@@ -95,68 +226,19 @@ class ClusterConnection:
     def uses_ssl(self) -> bool:
         return self.security_protocol.endswith("SSL")
 
-    # -- client configurations ------------------------------------------------------------
+    # -- client configurations (built in clientconf.py) ------------------------------------
 
     def confluent_config(self) -> dict[str, object]:
-        """librdkafka configuration for an AdminClient (broker mode only)."""
-        timeout_ms = int(self.request_timeout_s * 1000)
-        conf: dict[str, object] = {
-            "bootstrap.servers": self.bootstrap_servers,
-            "security.protocol": self.security_protocol,
-            "socket.connection.setup.timeout.ms": max(1000, int(self.connect_timeout_s * 1000)),
-            "socket.timeout.ms": max(10, timeout_ms),
-            "metadata.request.timeout.ms": max(10, timeout_ms),
-            "reconnect.backoff.ms": 100,
-            "reconnect.backoff.max.ms": 2000,
-            "topic.metadata.refresh.interval.ms": -1,
-            "log_level": 0,
-            "logger": _SilentLogger(),
-            "client.id": "kafka-operator-console",
-        }
-        if self.uses_sasl:
-            conf["sasl.mechanism"] = self.sasl_mechanism
-            conf["sasl.username"] = self.sasl_username
-            conf["sasl.password"] = self.sasl_password or ""
-        if self.uses_ssl and self.ca_cert_pem:
-            conf["ssl.ca.pem"] = self.ca_cert_pem
-        return conf
+        """librdkafka configuration for an AdminClient (broker mode only; not for GSSAPI)."""
+        from .clientconf import confluent_config
+
+        return confluent_config(self)
 
     def kafka_python_config(self) -> dict[str, object]:
         """kafka-python KafkaConnectionManager / NetworkSelector configuration."""
-        conf: dict[str, object] = {
-            "bootstrap_servers": [f"{h}:{p}" for h, p in self.addresses],
-            "client_id": "kafka-operator-console",
-            "security_protocol": self.security_protocol,
-            "request_timeout_ms": int(self.request_timeout_s * 1000),
-            "socket_connection_setup_timeout_ms": int(self.connect_timeout_s * 1000),
-            "socket_connection_setup_timeout_max_ms": int(self.connect_timeout_s * 1000),
-            "reconnect_backoff_ms": 50,
-            "reconnect_backoff_max_ms": 1000,
-            "receive_message_max_bytes": 512 * 1024 * 1024,
-            "metadata_max_age_ms": 24 * 3600 * 1000,
-        }
-        if self.uses_sasl:
-            conf["sasl_mechanism"] = self.sasl_mechanism
-            conf["sasl_plain_username"] = self.sasl_username
-            conf["sasl_plain_password"] = self.sasl_password or ""
-        if self.uses_ssl:
-            ctx = (
-                ssl.create_default_context(cadata=self.ca_cert_pem)
-                if self.ca_cert_pem
-                else (ssl.create_default_context())
-            )
-            conf["ssl_context"] = ctx
-        return conf
+        from .clientconf import kafka_python_config
 
-
-class _SilentLogger:
-    """librdkafka log sink: errors surface through results, not stderr noise."""
-
-    def log(self, *args: object, **kwargs: object) -> None:  # pragma: no cover - trivial
-        return None
-
-    def __getattr__(self, name: str):  # debug/info/warning/error/...
-        return self.log
+        return kafka_python_config(self)
 
 
 def probe_addresses(conn: ClusterConnection) -> None:
@@ -165,6 +247,13 @@ def probe_addresses(conn: ClusterConnection) -> None:
     Returns as soon as one address accepts; raises NETWORK_EXCEPTION naming every address
     and why it failed when none does. This is how "unreachable" fails fast and precisely.
     """
+    if conn.uses_ssl:
+        # also a verified TLS handshake with the connection's own minimum version: librdkafka has no
+        # minimum-version setting, so this is where a server offering less is refused (both paths)
+        from .diagnose import tls_probe
+
+        tls_probe(conn)
+        return
     failures = []
     deadline = time.monotonic() + conn.connect_timeout_s
     for host, port in conn.addresses:

@@ -51,9 +51,19 @@ OPERATOR_TEXT: dict[str, str] = {
     "TOPIC_AUTHORIZATION_FAILED": "The console's Kafka principal is not allowed to access this topic. Grant it the needed topic ACL.",
     "GROUP_AUTHORIZATION_FAILED": "The console's Kafka principal is not allowed to access this consumer group.",
     "SECURITY_DISABLED": "No authorizer is configured on the cluster, so ACLs cannot be managed.",
-    "SASL_AUTHENTICATION_FAILED": "Authentication failed: check the SASL mechanism, user name and password of the cluster connection.",
+    "SASL_AUTHENTICATION_FAILED": "Authentication failed: check the SASL mechanism and the credentials (user name and password, OAuth client, or Kerberos principal) of the cluster connection.",
     "ILLEGAL_SASL_STATE": "The SASL handshake failed: check the security protocol and SASL mechanism of the cluster connection.",
     "UNSUPPORTED_SASL_MECHANISM": "The cluster does not accept this SASL mechanism. Pick one the listener enables.",
+    "TLS_SERVER_CERTIFICATE_REJECTED": "The cluster's TLS certificate was not accepted. Give the CA bundle that issued it, check that the address matches a name in the certificate, and that it has not expired.",
+    "TLS_CLIENT_CERTIFICATE_REFUSED": "The cluster refused the console's client certificate (mTLS). Upload a valid certificate issued by a CA the listener trusts, with its private key.",
+    "TLS_VERSION_REFUSED": "The cluster and the console share no TLS version. Check the connection's minimum TLS version and the listener's ssl.enabled.protocols.",
+    "TLS_HANDSHAKE_FAILED": "The TLS handshake failed. Check that the listener speaks TLS (security protocol SSL or SASL_SSL) and its TLS settings.",
+    "TOKEN_ENDPOINT_UNREACHABLE": "The OAuth token endpoint could not be reached. Check its URL and that the console can reach it.",
+    "TOKEN_ENDPOINT_REFUSED": "The OAuth token endpoint refused the console's client. Check the client id, client secret and scope.",
+    "TOKEN_ENDPOINT_BAD_ANSWER": "The OAuth token endpoint's answer has no usable access token. Check that the URL is the identity provider's token endpoint.",
+    "TOKEN_EXPIRED": "The OAuth token is already expired. Check the clocks of the console and the identity provider.",
+    "KERBEROS_UNAVAILABLE": 'Kerberos (GSSAPI) support is not installed on this console: install the "kerberos" extra.',
+    "KERBEROS_LOGIN_FAILED": "The Kerberos login failed. Check the principal, the keytab, the realm's KDCs (krb5.conf) and the clocks.",
     "REQUEST_TIMED_OUT": "The request timed out. It may still complete on the cluster: re-read the state before retrying.",
     "NETWORK_EXCEPTION": "The cluster could not be reached. Check the address, port, security protocol and that the brokers are up.",
     "BROKER_NOT_AVAILABLE": "The broker is not available. Check that it is running.",
@@ -110,13 +120,32 @@ class KafkaOperationError(Exception):
         text = OPERATOR_TEXT.get(self.name)
         if text is None:
             return self.message or f"Kafka error {self.name} ({self.code})."
-        if self.name == "NETWORK_EXCEPTION" and self.message:
+        if self.name in _WITH_DETAIL and self.message:
             return f"{text} ({self.message})"
         return text
 
     def with_message(self, message: str) -> KafkaOperationError:
         """A copy carrying a different message."""
         return KafkaOperationError(self.code, self.name, message, self.retriable)
+
+
+#: Errors whose message (the cause, from Kafka or the probe; never a secret) is shown with the advice.
+_WITH_DETAIL = {
+    "NETWORK_EXCEPTION",
+    "SASL_AUTHENTICATION_FAILED",
+    "UNSUPPORTED_SASL_MECHANISM",
+    "ILLEGAL_SASL_STATE",
+    "TLS_SERVER_CERTIFICATE_REJECTED",
+    "TLS_CLIENT_CERTIFICATE_REFUSED",
+    "TLS_VERSION_REFUSED",
+    "TLS_HANDSHAKE_FAILED",
+    "TOKEN_ENDPOINT_UNREACHABLE",
+    "TOKEN_ENDPOINT_REFUSED",
+    "TOKEN_ENDPOINT_BAD_ANSWER",
+    "TOKEN_EXPIRED",
+    "KERBEROS_UNAVAILABLE",
+    "KERBEROS_LOGIN_FAILED",
+}
 
 
 def _kp_errors() -> Any:

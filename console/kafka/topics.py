@@ -8,7 +8,9 @@ from typing import Any
 
 from kafka.protocol.consumer.offsets import ListOffsetsRequest
 
+from . import kp_admin
 from .base import GatewayBase
+from .clientconf import confluent_usable
 from .errors import KafkaOperationError, from_code
 from .types import OK, NewPartitions, NewTopic, Ok, PartitionOffsets, TopicPartition
 
@@ -103,6 +105,8 @@ class TopicsMixin(GatewayBase):
             return {}
         self._reachable()
         names = list(dict.fromkeys(names))
+        if not confluent_usable(self.conn):  # GSSAPI: librdkafka's PyPI build cannot speak it
+            return kp_admin.delete_topics(self._kp, names, self._timeout)
         futures = self._call(
             self._admin.delete_topics,
             names,

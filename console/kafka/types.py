@@ -43,17 +43,6 @@ class ClusterInfo:
 
 
 @dataclass(frozen=True)
-class ConnectionCheck:
-    """The outcome of ``test_connection``."""
-
-    cluster_id: str | None
-    controller_id: int | None
-    broker_count: int
-    endpoint_type: str
-    elapsed_s: float
-
-
-@dataclass(frozen=True)
 class PartitionMetadata:
     id: int
     leader: int  # -1 when there is no leader

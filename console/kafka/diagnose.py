@@ -1,0 +1,228 @@
+"""What exactly fails when a cluster cannot be reached: DNS, TCP, TLS, token endpoint, Kerberos.
+
+``check(conn)`` probes in that order with Python's own socket and ssl (every step bounded by the
+connect timeout) and raises the first failure as a :class:`KafkaOperationError` whose name says
+which step failed and whose message says why (for a refused server certificate: its subject,
+issuer and expiry, and OpenSSL's reason: unknown CA, hostname mismatch, expired). SASL itself
+(mechanism not enabled, authentication failed) is then tried by kafka-python in
+``test_connection``. ``tls_probe`` is also what the gateway runs before its first use, so a
+server that negotiates less than the connection's minimum TLS version is refused on both client
+paths (librdkafka has no minimum-version property).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import socket
+import ssl
+import struct
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from cryptography import x509
+
+from .errors import KafkaOperationError, network_error
+from .tls import CertificateFacts, certificate_facts, client_certificate, ssl_context
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import ClusterConnection
+
+__all__ = ["ConnectionCheck", "TlsPeer", "check", "server_certificate", "tls_probe"]
+
+SSL_AUTHENTICATION_FAILED = 57
+
+# OpenSSL alert reasons a server sends when it refuses the client's certificate (or its absence)
+_CLIENT_CERT_ALERTS = {
+    "TLSV13_ALERT_CERTIFICATE_REQUIRED": "certificate required",
+    "SSLV3_ALERT_BAD_CERTIFICATE": "bad certificate",
+    "TLSV1_ALERT_UNKNOWN_CA": "unknown CA",
+    "SSLV3_ALERT_CERTIFICATE_EXPIRED": "certificate expired",
+    "SSLV3_ALERT_CERTIFICATE_UNKNOWN": "certificate unknown",
+    "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE": "unsupported certificate",
+    "TLSV1_ALERT_DECRYPT_ERROR": "decrypt error",
+}
+_VERSION_REASONS = (
+    "UNSUPPORTED_PROTOCOL",
+    "TLSV1_ALERT_PROTOCOL_VERSION",
+    "WRONG_SSL_VERSION",
+    "NO_PROTOCOLS_AVAILABLE",
+)
+_NOT_TLS_REASONS = ("WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG")
+
+
+@dataclass(frozen=True)
+class ConnectionCheck:
+    """The outcome of ``test_connection``: what answered, and the certificates' facts (TLS only)."""
+
+    cluster_id: str | None
+    controller_id: int | None
+    broker_count: int
+    endpoint_type: str
+    elapsed_s: float
+    server_certificate: CertificateFacts | None = None
+    client_certificate: CertificateFacts | None = None
+    tls_version: str | None = None
+
+
+@dataclass(frozen=True)
+class TlsPeer:
+    """One completed TLS handshake: the address, the version and the server's certificate."""
+
+    address: str
+    tls_version: str
+    server_certificate: CertificateFacts | None
+
+
+def _tls_error(name: str, message: str) -> KafkaOperationError:
+    return KafkaOperationError(SSL_AUTHENTICATION_FAILED, name, message, False)
+
+
+def _connect(conn: ClusterConnection, deadline: float) -> tuple[socket.socket, str]:
+    """A TCP connection to the first bootstrap address that accepts (DNS and TCP failures named)."""
+    failures = []
+    for host, port in conn.addresses:
+        remaining = max(0.2, deadline - time.monotonic())
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            failures.append(f"{host}:{port} (cannot resolve host: {exc.strerror or exc})")
+            continue
+        try:
+            sock = socket.create_connection((host, port), timeout=remaining)
+        except TimeoutError:
+            failures.append(f"{host}:{port} (no answer within {conn.connect_timeout_s:g} s)")
+        except OSError as exc:
+            failures.append(f"{host}:{port} ({exc.strerror or exc})")
+        else:
+            del infos
+            return sock, f"{host}:{port}"
+    raise network_error(", ".join(failures) or conn.address_text)
+
+
+def _facts(der: bytes | None) -> CertificateFacts | None:
+    return certificate_facts(x509.load_der_x509_certificate(der)) if der else None
+
+
+def _describe(facts: CertificateFacts | None) -> str:
+    if facts is None:
+        return "no certificate"
+    return f"subject '{facts.subject}', issuer '{facts.issuer}', valid until {facts.not_after:%Y-%m-%d %H:%M} UTC"
+
+
+def _unverified_peer(conn: ClusterConnection, deadline: float) -> CertificateFacts | None:
+    """The server certificate, read without verifying it (to describe a refused one)."""
+    try:
+        sock, address = _connect(conn, deadline)
+        host = address.rsplit(":", 1)[0].strip("[]")
+        with ssl_context(conn, verify=False).wrap_socket(sock, server_hostname=host) as tls_sock:
+            return _facts(tls_sock.getpeercert(binary_form=True))
+    except (OSError, KafkaOperationError):
+        return None
+
+
+def _api_versions_roundtrip(tls_sock: ssl.SSLSocket) -> None:
+    """Send ApiVersions v0 and read the answer's size: a server that refused the client certificate
+    after a TLS 1.3 handshake says so (alert) on this first read."""
+    client_id = b"kafka-operator-console"
+    body = struct.pack(">hhih", 18, 0, 0x7EA1, len(client_id)) + client_id
+    tls_sock.sendall(struct.pack(">i", len(body)) + body)
+    got = b""
+    while len(got) < 4:
+        chunk = tls_sock.recv(4 - len(got))
+        if not chunk:
+            raise ConnectionResetError("the server closed the connection after the TLS handshake")
+        got += chunk
+
+
+def _client_cert_note(conn: ClusterConnection) -> str:
+    facts = client_certificate(conn)
+    if facts is None:
+        return "no client certificate is configured"
+    note = f"the client certificate is '{facts.subject}' issued by '{facts.issuer}'"
+    if facts.not_after <= dt.datetime.now(dt.UTC):
+        note += f", EXPIRED on {facts.not_after:%Y-%m-%d %H:%M} UTC"
+    return note
+
+
+def tls_probe(conn: ClusterConnection) -> TlsPeer:
+    """One verified TLS handshake (and an ApiVersions round trip) with the connection's own
+    settings, bounded by the connect timeout; raises the failure naming its cause."""
+    deadline = time.monotonic() + conn.connect_timeout_s
+    sock, address = _connect(conn, deadline)
+    host = address.rsplit(":", 1)[0].strip("[]")
+    sock.settimeout(max(0.2, deadline - time.monotonic()))
+    try:
+        ctx = ssl_context(conn)
+        with ctx.wrap_socket(sock, server_hostname=host) as tls_sock:
+            peer = _facts(tls_sock.getpeercert(binary_form=True))
+            version = tls_sock.version() or "?"
+            _api_versions_roundtrip(tls_sock)
+            return TlsPeer(address, version, peer)
+    except ssl.SSLCertVerificationError as exc:
+        peer = _unverified_peer(conn, deadline + conn.connect_timeout_s)
+        why = exc.verify_message or exc.reason or "verification failed"
+        raise _tls_error(
+            "TLS_SERVER_CERTIFICATE_REJECTED",
+            f"{address}: the server certificate was not accepted: {why} ({_describe(peer)})",
+        ) from None
+    except ssl.SSLError as exc:
+        reason = exc.reason or ""
+        if reason in _CLIENT_CERT_ALERTS:
+            raise _tls_error(
+                "TLS_CLIENT_CERTIFICATE_REFUSED",
+                f"{address}: the server refused the client certificate ({_CLIENT_CERT_ALERTS[reason]}); "
+                f"{_client_cert_note(conn)}",
+            ) from None
+        if reason in _VERSION_REASONS:
+            raise _tls_error(
+                "TLS_VERSION_REFUSED",
+                f"{address}: no TLS version both sides accept (the console requires {conn.tls_min_version} or newer)",
+            ) from None
+        if reason in _NOT_TLS_REASONS:
+            raise _tls_error(
+                "TLS_HANDSHAKE_FAILED",
+                f"{address}: the server did not answer TLS (is this listener PLAINTEXT?)",
+            ) from None
+        raise _tls_error(
+            "TLS_HANDSHAKE_FAILED", f"{address}: TLS handshake failed: {reason or exc}"
+        ) from None
+    except TimeoutError:
+        raise KafkaOperationError(
+            7, "REQUEST_TIMED_OUT", f"{address}: no TLS answer within {conn.connect_timeout_s:g} s", True
+        ) from None
+    except OSError as exc:
+        if conn.client_cert_pem is None:
+            detail = "the server closed the connection during the TLS handshake (does it require a client certificate?)"
+        else:
+            detail = f"the server closed the connection during the TLS handshake ({_client_cert_note(conn)})"
+        raise network_error(address, f"{detail}: {exc.strerror or exc}") from None
+
+
+def server_certificate(conn: ClusterConnection) -> CertificateFacts | None:
+    """The server certificate of the first bootstrap address that answers (read unverified, so an
+    expired or unknown one is described as well); None for a connection without TLS."""
+    if not conn.uses_ssl:
+        return None
+    return _unverified_peer(conn, time.monotonic() + conn.connect_timeout_s)
+
+
+def check(conn: ClusterConnection) -> TlsPeer | None:
+    """DNS, TCP, TLS, then the token endpoint or the Kerberos login: the first failure raised."""
+    peer = None
+    if conn.uses_ssl:
+        peer = tls_probe(conn)
+    else:
+        sock, _ = _connect(conn, time.monotonic() + conn.connect_timeout_s)
+        sock.close()
+    if conn.sasl_mechanism == "OAUTHBEARER" and conn.oauth is not None:
+        from .oauth import token_source
+
+        token = token_source(conn.oauth).token(conn.request_timeout_s)
+        if token.expires_at <= time.time():
+            raise KafkaOperationError(58, "TOKEN_EXPIRED", "the token endpoint answered an expired token")
+    if conn.sasl_mechanism == "GSSAPI" and conn.kerberos is not None:
+        from . import kerberos
+
+        kerberos.login_for(conn.kerberos).credentials()
+    return peer
