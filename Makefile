@@ -16,10 +16,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# The tests also need the browser, slapd and the "ldap" extra (python-ldap builds against the system's libldap).
+# The tests also need the browser, slapd and the "ldap" and "kerberos" extras (python-ldap and gssapi
+# build against the system's libldap and MIT krb5).
 $(TEST_STAMP): $(STAMP)
 	@scripts/system-deps test
-	$(BIN)/pip install -q -e '.[dev,ldap]'
+	$(BIN)/pip install -q -e '.[dev,ldap,kerberos]'
 	touch $(TEST_STAMP)
 
 venv: $(STAMP)
