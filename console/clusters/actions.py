@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import ProtectedError
@@ -15,14 +13,21 @@ from django.db.models import ProtectedError
 from console import access
 from console.audit import store as audit
 from console.audit.refusals import refused_as
-from console.clusters.overview import Overview
-from console.crypto import SecretUnreadable
-from console.kafka import ClusterConnection, KafkaOperationError, get_gateway
+from console.clusters.core import SECRETS, needs_secret, settings_errors, uses_tls
+from console.clusters.overview import Overview, security
+from console.clusters.probe import ConnectionReport, active_controller, connection_or_report, test_connection
+from console.clusters.secrets import (
+    PasswordRequired,
+    audit_snapshot,
+    connection_for,
+    secrets_for,
+)
+from console.kafka import KafkaOperationError, get_gateway
 from console.models import Cluster, Operation, OperationState
 from console.models.clusters import canonical_endpoints
 from console.models.reassignment import OWED_STATES, ThrottleEntry
 
-# Fields an operator edits on the registry form (the password travels separately, write-only).
+# Fields an operator edits on the registry form (the secrets travel separately, write-only).
 EDITABLE_FIELDS = (
     "name",
     "description",
@@ -32,26 +37,20 @@ EDITABLE_FIELDS = (
     "sasl_mechanism",
     "sasl_username",
     "ca_certificate",
+    "client_certificate",
+    "ssl_check_hostname",
+    "tls_min_version",
+    "oauth_token_endpoint",
+    "oauth_client_id",
+    "oauth_scope",
+    "oauth_extensions",
+    "kerberos_principal",
+    "kerberos_service_name",
+    "kerberos_krb5_conf",
     "request_timeout_s",
     "acl_super_users",
     "acl_allow_if_no_acl",
 )
-
-
-def connection_for(cluster: Cluster, sasl_password: str | None = None) -> ClusterConnection:
-    """Build the gateway's connection settings from a (possibly unsaved) cluster."""
-    password = sasl_password if sasl_password is not None else cluster.sasl_password()
-    return ClusterConnection(
-        bootstrap_servers=canonical_endpoints(cluster.bootstrap_servers),
-        bootstrap_controllers=canonical_endpoints(cluster.bootstrap_controllers),
-        security_protocol=cluster.security_protocol,
-        sasl_mechanism=cluster.sasl_mechanism or None,
-        sasl_username=cluster.sasl_username or None,
-        sasl_password=password,
-        ca_cert_pem=cluster.ca_certificate or None,
-        request_timeout_s=cluster.request_timeout_s,
-        connect_timeout_s=min(cluster.request_timeout_s, settings.KAFKA_CONNECT_TIMEOUT_S),
-    )
 
 
 def gateway_for(cluster: Cluster):
@@ -60,14 +59,57 @@ def gateway_for(cluster: Cluster):
 
 
 def _snapshot(cluster: Cluster) -> dict[str, Any]:
-    data = {f: getattr(cluster, f) for f in EDITABLE_FIELDS if f != "ca_certificate"}
-    data["ca_certificate"] = "present" if cluster.ca_certificate else ""
-    data["sasl_password"] = "set" if cluster.has_sasl_password else ""
-    return data
+    return audit_snapshot(cluster, EDITABLE_FIELDS)
 
 
-class PasswordRequired(ValueError):
-    """The stored password may not go to changed endpoints, protocol, mechanism or CA."""
+def _typed(secrets: Mapping[str, str] | None, sasl_password: str) -> dict[str, str]:
+    typed = {k: v for k, v in (secrets or {}).items() if k in SECRETS and v}
+    if sasl_password:
+        typed["sasl_password"] = sasl_password
+    return typed
+
+
+def password_for(saved: Cluster | None, values: Mapping[str, Any], typed: str) -> str:
+    """The SASL password a test or a save may use (``secrets_for``, for the password alone)."""
+    return secrets_for(saved, values, {"sasl_password": typed})["sasl_password"]
+
+
+def _check_settings(cluster: Cluster, secrets: Mapping[str, str]) -> None:
+    """The settings the protocol and mechanism need, and each secret stored only where it is used."""
+    values = {f: getattr(cluster, f) for f in EDITABLE_FIELDS}
+    errors = settings_errors(values, {name: bool(secrets.get(name)) for name in SECRETS})
+    if errors:
+        raise ValidationError(errors)
+    for name in SECRETS:
+        cluster.set_secret(name, secrets.get(name, "") if needs_secret(name, values) else "")
+    if not values["security_protocol"].startswith("SASL"):
+        cluster.sasl_mechanism, cluster.sasl_username = "", ""
+    if not uses_tls(values):  # meaningless without TLS: kept at their defaults
+        cluster.ssl_check_hostname, cluster.tls_min_version = True, "TLSv1.2"
+        cluster.client_certificate = ""
+
+
+class HostnameCheckRequired(PermissionDenied):
+    """Only a superuser may turn hostname verification off."""
+
+
+def _require_superuser_for_no_hostname_check(actor, saved: Cluster | None, values: Mapping[str, Any]) -> None:
+    """Hostname verification off lets any certificate the CA signed stand in for the brokers."""
+    protocol = values.get("security_protocol", getattr(saved, "security_protocol", ""))
+    turning_off = (
+        uses_tls({"security_protocol": protocol})
+        and values.get("ssl_check_hostname", True) is False
+        and (
+            saved is None
+            or saved.ssl_check_hostname
+            or not uses_tls({"security_protocol": saved.security_protocol})
+        )
+    )
+    if turning_off and not getattr(actor, "is_superuser", False):
+        raise HostnameCheckRequired(
+            "Only a superuser may turn hostname verification off (ssl.endpoint.identification.algorithm="
+            '""): any certificate the CA issued would then be accepted for these brokers.'
+        )
 
 
 @refused_as(
@@ -77,12 +119,18 @@ class PasswordRequired(ValueError):
     targets=lambda k: [f"cluster:{(k.get('values') or {}).get('name', '')}"],
 )
 def register_cluster(
-    *, actor, values: Mapping[str, Any], sasl_password: str = "", source_ip: str | None = None
+    *,
+    actor,
+    values: Mapping[str, Any],
+    sasl_password: str = "",
+    secrets: Mapping[str, str] | None = None,
+    source_ip: str | None = None,
 ) -> Cluster:
-    """Add a cluster to the registry (superusers only); the password is encrypted at rest."""
+    """Add a cluster to the registry (superusers only); every secret is encrypted at rest."""
     access.require(actor, None, access.ADMINISTER)
+    _require_superuser_for_no_hostname_check(actor, None, values)
     cluster = Cluster(**{k: v for k, v in values.items() if k in EDITABLE_FIELDS})
-    cluster.set_sasl_password(sasl_password)
+    _check_settings(cluster, _typed(secrets, sasl_password))
     cluster.full_clean()
     with transaction.atomic():
         cluster.save()
@@ -96,48 +144,6 @@ def register_cluster(
             source_ip=source_ip,
         )
     return cluster
-
-
-# A stored SASL password is only ever sent where it was saved for: changing any of these in a
-# test or a save needs the password typed again (else an admin could send it to a host they own).
-SECRET_BOUND_FIELDS = (
-    "bootstrap_servers",
-    "bootstrap_controllers",
-    "security_protocol",
-    "sasl_mechanism",
-    "ca_certificate",
-)
-
-
-def _norm(value: Any) -> str:
-    return str(value or "").strip()
-
-
-def password_for(saved: Cluster | None, values: Mapping[str, Any], typed: str) -> str:
-    """The password a test or a save may use: the typed one, else the stored one, but only when
-    the endpoints, protocol, mechanism and CA are the saved ones (PasswordRequired otherwise)."""
-    if typed or not _norm(values.get("security_protocol")).startswith("SASL"):
-        return typed
-    fresh = Cluster.objects.filter(pk=getattr(saved, "pk", None)).first()  # the saved row, not an edited one
-    if fresh is None or not fresh.has_sasl_password:
-        return ""
-    changed = [
-        f for f in SECRET_BOUND_FIELDS if _norm(getattr(fresh, f)) != _norm(values.get(f, getattr(fresh, f)))
-    ]
-    if changed:
-        raise PasswordRequired(
-            "Enter the SASL password again: the stored one is only sent with the saved settings, and "
-            + ", ".join(f.replace("_", " ") for f in changed)
-            + (" has" if len(changed) == 1 else " have")
-            + " changed."
-        )
-    try:
-        return fresh.sasl_password()
-    except SecretUnreadable as exc:
-        raise PasswordRequired(
-            "Enter the SASL password again: the stored one cannot be decrypted with the configured "
-            "CONSOLE_ENCRYPTION_KEY (the key changed since it was saved)."
-        ) from exc
 
 
 def _audit_test(
@@ -162,18 +168,24 @@ def test_settings(
     cluster: Cluster | None,
     values: Mapping[str, Any],
     sasl_password: str = "",
+    secrets: Mapping[str, str] | None = None,
     source_ip: str | None = None,
 ) -> ConnectionReport:
     """ "Test connection" of settings being edited (or of a new cluster), audited.
 
-    The stored password goes only where it was saved for (``password_for``)."""
+    Stored secrets go only where they were saved for (``secrets_for``); nothing is sent otherwise."""
     access.require(actor, cluster, access.ADMINISTER)
-    password = password_for(cluster, values, sasl_password)
+    typed = _typed(secrets, sasl_password)
+    usable = secrets_for(cluster, values, typed)
     unsaved = Cluster(**{k: v for k, v in values.items() if k in EDITABLE_FIELDS})
-    report = test_connection(connection_for(unsaved, password))
+    _check_settings(unsaved, usable)
+    report = test_connection(connection_or_report(unsaved, usable))
     shown = ("bootstrap_servers", "bootstrap_controllers", "security_protocol", "sasl_mechanism")
-    params = {f: _norm(values.get(f)) for f in shown}
-    params["sasl_login_from"] = "typed" if sasl_password else ("stored" if password else "none")
+    params: dict[str, Any] = {f: str(values.get(f) or "").strip() for f in shown}
+    params["ssl_check_hostname"] = values.get("ssl_check_hostname", True) is not False
+    login = {n: ("typed" if typed.get(n) else "stored") for n in SECRETS if usable.get(n)}
+    params["sasl_login_from"] = login.get("sasl_password", "none")
+    params["secrets_from"] = login
     saved = cluster if cluster is not None and cluster.pk else None
     _audit_test(actor, saved, values.get("name") or getattr(cluster, "name", ""), params, report, source_ip)
     return report
@@ -182,7 +194,7 @@ def test_settings(
 ENDPOINT_FIELDS = ("bootstrap_servers", "bootstrap_controllers")
 
 
-def _require_same_kafka(actor, saved: Cluster, values: Mapping[str, Any], password: str) -> None:
+def _require_same_kafka(actor, saved: Cluster, values: Mapping[str, Any], secrets: Mapping[str, str]) -> None:
     """A cluster's admin may move its addresses, not point it at another Kafka cluster: that would
     be registering a cluster, which only superusers may do. The new addresses must answer with the
     cluster id the saved ones answer with."""
@@ -194,7 +206,7 @@ def _require_same_kafka(actor, saved: Cluster, values: Mapping[str, Any], passwo
     if not changed or getattr(actor, "is_superuser", False):
         return
     unsaved = Cluster(**{k: values.get(k, getattr(saved, k)) for k in EDITABLE_FIELDS})
-    new = test_connection(connection_for(unsaved, password))
+    new = test_connection(connection_or_report(unsaved, secrets))
     old = test_connection(connection_for(saved))
     if not (new.ok and old.ok and new.cluster_id and new.cluster_id == old.cluster_id):
         why = (
@@ -217,22 +229,21 @@ def update_cluster(
     cluster: Cluster,
     values: Mapping[str, Any],
     sasl_password: str = "",
+    secrets: Mapping[str, str] | None = None,
     source_ip: str | None = None,
 ) -> Cluster:
-    """Change a registered cluster (its admins). A blank password keeps the stored one."""
+    """Change a registered cluster (its admins). A secret left blank keeps the stored one, where the
+    settings it is bound to are unchanged (else PasswordRequired, before anything changes)."""
     access.require(actor, cluster, access.ADMINISTER)
-    password = password_for(cluster, values, sasl_password)  # PasswordRequired before anything changes
     saved = Cluster.objects.get(pk=cluster.pk)
-    _require_same_kafka(actor, saved, values, password)
+    _require_superuser_for_no_hostname_check(actor, saved, values)
+    usable = secrets_for(saved, values, _typed(secrets, sasl_password))
+    _require_same_kafka(actor, saved, values, usable)
     before = _snapshot(saved)
     for field in EDITABLE_FIELDS:
         if field in values:
             setattr(cluster, field, values[field])
-    if sasl_password:
-        cluster.set_sasl_password(sasl_password)
-    if not cluster.security_protocol.startswith("SASL"):
-        cluster.sasl_mechanism, cluster.sasl_username = "", ""
-        cluster.set_sasl_password("")
+    _check_settings(cluster, usable)
     cluster.full_clean()
     with transaction.atomic():
         cluster.save()
@@ -315,61 +326,12 @@ def _refuse_removal(actor, cluster: Cluster, reasons: list[str], source_ip: str 
     raise ClusterInUse(f"Cluster '{cluster.name}' cannot be removed: " + "; ".join(reasons) + ".")
 
 
-@dataclass(frozen=True)
-class ConnectionReport:
-    """What "Test connection" shows: the cluster's identity, or the precise error."""
-
-    ok: bool
-    cluster_id: str = ""
-    controller_id: int | None = None
-    broker_count: int = 0
-    mode: str = "brokers"
-    error: str = ""
-    error_name: str = ""
-
-
-def _explain(exc: KafkaOperationError) -> str:
-    """The operator-facing advice plus Kafka's own detail (address, direction) when it adds something."""
-    text = exc.operator_text
-    return text if not exc.message or exc.message in text else f"{text} ({exc.message})"
-
-
-def test_connection(connection: ClusterConnection) -> ConnectionReport:
-    """Reach the cluster within its timeout; never raises for Kafka or network trouble."""
-    mode = "controllers" if connection.bootstrap_controllers else "brokers"
-    gateway = get_gateway(connection)
-    try:
-        check = gateway.test_connection()
-    except KafkaOperationError as exc:
-        return ConnectionReport(ok=False, mode=mode, error=_explain(exc), error_name=exc.name)
-    controller, _ = active_controller(gateway, check)  # None when unknown, never Metadata's broker
-    return ConnectionReport(
-        ok=True,
-        cluster_id=check.cluster_id or "",
-        controller_id=controller,
-        broker_count=check.broker_count,
-        mode=mode,
-    )
-
-
 def test_registered(*, actor, cluster: Cluster, source_ip: str | None = None) -> ConnectionReport:
     """ "Test connection" of a registered cluster with its saved settings (audited)."""
     access.require(actor, cluster, access.VIEW)
     report = test_connection(connection_for(cluster))
     _audit_test(actor, cluster, cluster.name, {"settings": "saved"}, report, source_ip)
     return report
-
-
-def active_controller(gateway, info) -> tuple[int | None, str]:
-    """The active controller: the metadata quorum's leader (DescribeQuorum, through the brokers or
-    the controllers), never Metadata's controller id (under KRaft, a random live broker). ``info``
-    is a ClusterInfo or a connection check (both carry endpoint_type and controller_id)."""
-    if info is not None and info.endpoint_type == "controller":
-        return info.controller_id, ""  # DescribeCluster to the controllers names the active one
-    try:
-        return gateway.describe_quorum().leader_id, ""
-    except KafkaOperationError as exc:
-        return None, f"DescribeQuorum failed: {exc.operator_text}"
 
 
 def overview(*, actor, cluster: Cluster) -> Overview:
@@ -384,7 +346,7 @@ def overview(*, actor, cluster: Cluster) -> Overview:
             info = gateway.describe_cluster()
             summary = None if health is None else health.result()
         except KafkaOperationError as exc:
-            return Overview(cluster=cluster, error=exc)
+            return Overview(cluster=cluster, error=exc, security=security(cluster))
         leader, unknown = active_controller(gateway, info)
         try:
             nodes = status.result()
@@ -397,4 +359,5 @@ def overview(*, actor, cluster: Cluster) -> Overview:
         active_controller=leader,
         controller_unknown=unknown,
         brokers=nodes,
+        security=security(cluster),
     )

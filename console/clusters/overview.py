@@ -1,14 +1,16 @@
-"""The cluster overview's data (``actions.overview`` reads it from Kafka)."""
+"""The cluster overview's data (``actions.overview`` reads it from Kafka) and its security panel."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from console.clusters.credentials import certificate_facts
 from console.kafka import KafkaOperationError
 from console.models import Cluster
 
-__all__ = ["Overview"]
+__all__ = ["Overview", "Security", "security"]
 
 
 @dataclass(frozen=True)
@@ -22,8 +24,66 @@ class Overview:
     active_controller: int | None = None  # the KRaft quorum leader; None when it could not be read
     controller_unknown: str = ""  # why it is unknown
     brokers: tuple = ()  # BrokerStatus of every registered (or earlier seen) node, by id
+    security: Security | None = None  # the TLS/SASL panel
 
     @property
     def down(self) -> tuple:
         """The nodes that are fenced, unreachable or missing (``KafkaGateway.broker_status``)."""
         return tuple(s for s in self.brokers if s.state != "up")
+
+
+EXPIRY_WARNING_DAYS = 30
+
+
+@dataclass(frozen=True)
+class CertificateLine:
+    """One certificate as the cluster page shows it, with its warning (expired, or within 30 days)."""
+
+    role: str
+    facts: Any  # CertificateFacts: the registry's (stored PEM) or the TLS probe's (server)
+    expired: bool
+    expiring: bool
+
+
+@dataclass(frozen=True)
+class Security:
+    """The cluster page's TLS/SASL panel: how the console authenticates, and what to warn about."""
+
+    protocol: str
+    mechanism: str
+    tls: bool
+    hostname_check_off: bool
+    tls_min_version: str
+    certificates: tuple[CertificateLine, ...] = ()
+
+    @property
+    def warnings(self) -> tuple[CertificateLine, ...]:
+        return tuple(c for c in self.certificates if c.expired or c.expiring)
+
+
+def _line(role: str, facts: Any, now: dt.datetime) -> CertificateLine:
+    """``facts``: a certificate's subject, issuer and validity (the registry's or the TLS probe's)."""
+    expired = facts.not_after <= now
+    soon = facts.not_after <= now + dt.timedelta(days=EXPIRY_WARNING_DAYS)
+    return CertificateLine(role, facts, expired, soon and not expired)
+
+
+def security(cluster: Cluster, server: Any = None, now: dt.datetime | None = None) -> Security:
+    """The stored certificates' facts (no I/O) and the server's, when a probe read it."""
+    now = now or dt.datetime.now(dt.UTC)
+    tls = cluster.security_protocol in ("SSL", "SASL_SSL")
+    lines = []
+    if tls and server is not None:
+        lines.append(_line("server", server, now))
+    if tls:
+        client = certificate_facts(cluster.client_certificate)
+        lines += [_line("client", client[0], now)] if client else []
+        lines += [_line("CA", facts, now) for facts in certificate_facts(cluster.ca_certificate)]
+    return Security(
+        protocol=cluster.security_protocol,
+        mechanism=cluster.sasl_mechanism if cluster.security_protocol.startswith("SASL") else "",
+        tls=tls,
+        hostname_check_off=tls and not cluster.ssl_check_hostname,
+        tls_min_version=cluster.tls_min_version if tls else "",
+        certificates=tuple(lines),
+    )

@@ -60,6 +60,13 @@ class SaslMechanism(models.TextChoices):
     PLAIN = "PLAIN", "PLAIN"
     SCRAM_SHA_256 = "SCRAM-SHA-256", "SCRAM-SHA-256"
     SCRAM_SHA_512 = "SCRAM-SHA-512", "SCRAM-SHA-512"
+    OAUTHBEARER = "OAUTHBEARER", "OAUTHBEARER (OIDC client credentials)"
+    GSSAPI = "GSSAPI", "GSSAPI (Kerberos)"
+
+
+class TlsVersion(models.TextChoices):
+    TLS_1_2 = "TLSv1.2", "TLS 1.2"
+    TLS_1_3 = "TLSv1.3", "TLS 1.3"
 
 
 def default_request_timeout() -> float:
@@ -79,7 +86,24 @@ class Cluster(models.Model):
     sasl_mechanism = models.CharField(max_length=16, choices=SaslMechanism.choices, blank=True, default="")
     sasl_username = models.CharField(max_length=200, blank=True)
     sasl_password_encrypted = crypto.EncryptedTextField(blank=True, editable=False)
-    ca_certificate = models.TextField(blank=True)
+    ca_certificate = models.TextField(blank=True)  # CA bundle: one or more PEM certificates
+    # mTLS: the client certificate chain (PEM, public) and its key (unencrypted PKCS#8 PEM, encrypted
+    # at rest; a passphrase or PKCS#12 password is used at upload only and never stored).
+    client_certificate = models.TextField(blank=True)
+    client_key_encrypted = crypto.EncryptedTextField(blank=True, editable=False)
+    ssl_check_hostname = models.BooleanField(default=True)
+    tls_min_version = models.CharField(max_length=8, choices=TlsVersion.choices, default=TlsVersion.TLS_1_2)
+    # SASL/OAUTHBEARER: OIDC client-credentials grant.
+    oauth_token_endpoint = models.CharField(max_length=500, blank=True)
+    oauth_client_id = models.CharField(max_length=200, blank=True)
+    oauth_client_secret_encrypted = crypto.EncryptedTextField(blank=True, editable=False)
+    oauth_scope = models.CharField(max_length=500, blank=True)
+    oauth_extensions = models.TextField(blank=True)  # SASL extensions (KIP-342), one key=value a line
+    # SASL/GSSAPI: the keytab is kept base64-encoded, then encrypted.
+    kerberos_principal = models.CharField(max_length=255, blank=True)
+    kerberos_keytab_encrypted = crypto.EncryptedTextField(blank=True, editable=False)
+    kerberos_service_name = models.CharField(max_length=100, blank=True, default="kafka")
+    kerberos_krb5_conf = models.TextField(blank=True)
     request_timeout_s = models.FloatField(default=default_request_timeout)
     # What the brokers' authorizer is configured with, where Kafka hides it from DescribeConfigs
     # (super.users and allow.everyone.if.no.acl.found are reported without a value): stated by the
@@ -120,7 +144,21 @@ class Cluster(models.Model):
         return bool(self.sasl_password_encrypted)
 
     def set_sasl_password(self, password: str) -> None:
-        self.sasl_password_encrypted = crypto.encrypt(password) if password else ""
+        self.set_secret("sasl_password", password)
 
     def sasl_password(self) -> str:
-        return crypto.decrypt(self.sasl_password_encrypted) if self.sasl_password_encrypted else ""
+        return self.secret("sasl_password")
+
+    # The stored secrets by name: sasl_password, client_key, oauth_client_secret, kerberos_keytab
+    # (the keytab as base64 text). Each lives encrypted in the column <name>_encrypted.
+
+    def has_secret(self, name: str) -> bool:
+        return bool(getattr(self, f"{name}_encrypted"))
+
+    def set_secret(self, name: str, value: str) -> None:
+        setattr(self, f"{name}_encrypted", crypto.encrypt(value) if value else "")
+
+    def secret(self, name: str) -> str:
+        """The decrypted secret ("" when unset); SecretUnreadable when no configured key opens it."""
+        token = getattr(self, f"{name}_encrypted")
+        return crypto.decrypt(token) if token else ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -26,68 +27,70 @@ def cluster_list(request):
     )
 
 
+def _refused_on_form(form: ClusterForm, exc: Exception) -> None:
+    """A refusal of the action shown on the field it is about (the page answers 200, htmx swaps it)."""
+    if isinstance(exc, clusters.PasswordRequired):
+        for name, why in exc.secrets.items():
+            form.add_error(name, why)
+    elif isinstance(exc, clusters.HostnameCheckRequired):
+        form.add_error("ssl_check_hostname", str(exc))
+    else:  # ValidationError
+        form.add_error(None, exc)
+
+
+def _form_page(request, form: ClusterForm, report, cluster=None):
+    context = {"form": form, "report": report, "cluster": cluster, "creating": cluster is None}
+    if cluster is not None:
+        context["security"] = clusters.security(cluster)
+    return render(request, "console/cluster_form.html", context)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def cluster_new(request):
     access.require(request.user, None, access.ADMINISTER)
-    form = ClusterForm(request.POST or None)
+    form = ClusterForm(request.POST or None, request.FILES or None)
     report = None
     if request.method == "POST" and form.is_valid():
-        if request.POST.get("action") == "test":
-            report = clusters.test_settings(
-                actor=request.user,
-                cluster=None,
-                values=form.values(),
-                sasl_password=form.cleaned_data["sasl_password"],
-                source_ip=client_ip(request),
-            )
-        else:
-            cluster = clusters.register_cluster(
-                actor=request.user,
-                values=form.values(),
-                sasl_password=form.cleaned_data["sasl_password"],
-                source_ip=client_ip(request),
-            )
-            messages.success(request, f"Cluster '{cluster.name}' registered.")
-            return redirect("cluster_overview", name=cluster.name)
-    return render(request, "console/cluster_form.html", {"form": form, "report": report, "creating": True})
+        args = {
+            "actor": request.user,
+            "values": form.values(),
+            "secrets": form.secrets,
+            "source_ip": client_ip(request),
+        }
+        try:
+            if request.POST.get("action") == "test":
+                report = clusters.test_settings(cluster=None, **args)
+            else:
+                cluster = clusters.register_cluster(**args)
+                messages.success(request, f"Cluster '{cluster.name}' registered.")
+                return redirect("cluster_overview", name=cluster.name)
+        except (clusters.PasswordRequired, clusters.HostnameCheckRequired, ValidationError) as exc:
+            _refused_on_form(form, exc)
+    return _form_page(request, form, report)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def cluster_settings(request, name: str):
     cluster = get_cluster_for_user(request, name, access.ADMINISTER)
-    form = ClusterForm(request.POST or None, instance=cluster)
+    form = ClusterForm(request.POST or None, request.FILES or None, instance=cluster)
     report = None
     if request.method == "POST" and form.is_valid():
-        values, typed = form.values(), form.cleaned_data["sasl_password"]
+        values = form.values()
         cluster.refresh_from_db()  # the form edited the instance; the actions compare with the saved row
+        args = {"actor": request.user, "cluster": cluster, "values": values, "secrets": form.secrets}
         try:
             if request.POST.get("action") == "test":
-                report = clusters.test_settings(
-                    actor=request.user,
-                    cluster=cluster,
-                    values=values,
-                    sasl_password=typed,
-                    source_ip=client_ip(request),
-                )
+                report = clusters.test_settings(**args, source_ip=client_ip(request))
             else:
-                clusters.update_cluster(
-                    actor=request.user,
-                    cluster=cluster,
-                    values=values,
-                    sasl_password=typed,
-                    source_ip=client_ip(request),
-                )
+                clusters.update_cluster(**args, source_ip=client_ip(request))
                 messages.success(request, f"Cluster '{cluster.name}' saved.")
                 return redirect("cluster_overview", name=cluster.name)
-        except clusters.PasswordRequired as exc:
-            form.add_error("sasl_password", str(exc))
-    return render(
-        request,
-        "console/cluster_form.html",
-        {"form": form, "report": report, "cluster": cluster, "creating": False},
-    )
+        except (clusters.PasswordRequired, clusters.HostnameCheckRequired, ValidationError) as exc:
+            _refused_on_form(form, exc)
+    cluster.refresh_from_db()
+    return _form_page(request, form, report, cluster)
 
 
 @login_required
@@ -111,7 +114,7 @@ def cluster_remove(request, name: str):
 def cluster_test(request, name: str):
     cluster = get_cluster_for_user(request, name)
     report = clusters.test_registered(actor=request.user, cluster=cluster, source_ip=client_ip(request))
-    return render(request, "console/_connection_report.html", {"report": report})
+    return render(request, "console/cluster_report.html", {"report": report})
 
 
 @login_required
@@ -123,7 +126,7 @@ def cluster_overview(request, name: str):
     rows = data.brokers or tuple(BrokerStatus(b, "up") for b in brokers)
     return render(
         request,
-        "console/overview.html",
+        "console/cluster_overview.html",
         {
             "cluster": cluster,
             "overview": data,
@@ -133,5 +136,6 @@ def cluster_overview(request, name: str):
             "can_administer": access.can(request.user, cluster, access.ADMINISTER),
             "can_run": access.can(request.user, cluster, access.RUN_OPERATIONS),
             "topics_unavailable": capabilities.unavailable_reason(cluster, "topics"),
+            "security": data.security,
         },
     )

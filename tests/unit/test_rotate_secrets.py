@@ -40,6 +40,9 @@ KEY_OLD, KEY_NEW = Fernet.generate_key().decode(), Fernet.generate_key().decode(
 CONSOLE = Path(__file__).resolve().parents[2] / "console"
 FIELDS = {
     "console.Cluster.sasl_password_encrypted",
+    "console.Cluster.client_key_encrypted",
+    "console.Cluster.oauth_client_secret_encrypted",
+    "console.Cluster.kerberos_keytab_encrypted",
     "console.NotificationChannel.url_encrypted",
     "console.NotificationChannel.secret_encrypted",
     "console.IdempotencyRecord.response_encrypted",
@@ -104,6 +107,8 @@ def test_it_re_encrypts_every_kind_of_secret_so_the_old_key_can_be_dropped(
 ):
     keys(KEY_OLD)
     kafka_cluster.set_sasl_password("sasl-rotate-me")
+    for name in ("client_key", "oauth_client_secret", "kerberos_keytab"):  # columns only; the sandbox is PLAINTEXT
+        kafka_cluster.set_secret(name, f"{name}-rotate-me")
     kafka_cluster.save()
     answer, replay = _webhook_by_api(client, personas)
     secret_value = "trust-" + uuid.uuid4().hex
@@ -117,13 +122,15 @@ def test_it_re_encrypts_every_kind_of_secret_so_the_old_key_can_be_dropped(
     keys(KEY_NEW)  # the old key removed
 
     stored = _every_stored_token()
-    assert len(stored) == 5, stored
+    assert len(stored) == 8, stored
     for where, token in stored:  # every token anywhere in the database opens with the new key alone
         try:
             Fernet(KEY_NEW.encode()).decrypt(token.encode())
         except InvalidToken:
             pytest.fail(f"{where} keeps a token only the dropped key opens")
     assert Cluster.objects.get().sasl_password() == "sasl-rotate-me"
+    for name in ("client_key", "oauth_client_secret", "kerberos_keytab"):
+        assert Cluster.objects.get().secret(name) == f"{name}-rotate-me"
     channel = NotificationChannel.objects.get()
     assert crypto.decrypt(channel.url_encrypted) == "https://hooks.example.com/T0K3N/in"
     assert crypto.decrypt(channel.secret_encrypted) == answer["secret"]
