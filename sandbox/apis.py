@@ -22,6 +22,7 @@ class RequestContext:
     version: int
     client_id: str | None
     client_host: str
+    principal: str = "User:ANONYMOUS"  # the connection's authenticated principal (TLS or SASL)
     retried: bool = False
     started: float = field(default_factory=time.monotonic)
 
@@ -102,6 +103,7 @@ def load_handlers() -> None:
         membership,
         meta,
         reassign,
+        sasl,
         topics,
     )
 

@@ -15,6 +15,8 @@ from typing import Any
 from sandbox import replication
 from sandbox.apis import api_key_of
 from sandbox.faults import Fault, Faults
+from sandbox.sasl import SaslRealm
+from sandbox.security import SandboxSecurity
 from sandbox.server import NodeServer
 from sandbox.state import ClusterState, Node
 
@@ -47,6 +49,7 @@ class SandboxCluster:
     broker, cycled) or None. ``state_file`` is loaded at start when it exists and written at
     shutdown. ``broker_properties`` are server.properties lines every broker starts with (static
     configs, e.g. ``group.consumer.heartbeat.interval.ms``), reported as STATIC_BROKER_CONFIG.
+    ``security`` secures every node's listener (brokers and controllers): TLS, mTLS, SASL.
     """
 
     def __init__(
@@ -62,8 +65,12 @@ class SandboxCluster:
         bandwidth_bytes_per_s: float = 50 * 1024 * 1024,
         create_topic_policy: CreateTopicPolicy | None = None,
         broker_properties: dict[str, str] | None = None,
+        security: SandboxSecurity | None = None,
     ) -> None:
         self.seed = seed
+        self.security = security
+        self.ssl_context = security.server_ssl_context() if security else None
+        self.sasl_realm = SaslRealm(security) if security and security.sasl else None
         # like Kafka's create.topic.policy.class.name: (name, partitions, rf, configs) -> message
         self.create_topic_policy = create_topic_policy
         self.speed = speed

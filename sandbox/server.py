@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import ssl
 import struct
 from typing import TYPE_CHECKING, Any
 
@@ -18,15 +19,19 @@ from kafka.protocol.api_header import ResponseHeader
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from sandbox.apis import CloseConnection, Deferred, RequestContext, served, set_errors
+from sandbox.security import ANONYMOUS, ssl_principal
+from sandbox.tls import TlsStream
 
 if TYPE_CHECKING:
     from sandbox.cluster import SandboxCluster
+    from sandbox.handlers.sasl import SaslAuthenticator
     from sandbox.state import Node
 
 log = logging.getLogger("sandbox.server")
 
 MAX_REQUEST_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes default
 UNSUPPORTED_VERSION = 35
+TLS_HANDSHAKE_TIMEOUT_S = 30.0
 _HDR = struct.Struct(">hhi")
 
 
@@ -93,21 +98,38 @@ class NodeServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.writers.add(writer)
         peer = writer.get_extra_info("peername") or ("127.0.0.1", 0)
+        stream: Any = writer
         try:
+            if self.cluster.ssl_context is not None:
+                stream = reader = await self._tls_handshake(reader, writer, peer[0])
+                if stream is None:
+                    return
+            principal = ssl_principal(stream.get_extra_info("ssl_object"))
+            sasl = self._sasl_authenticator(peer[0], principal)
+            if self.cluster.security is not None and sasl is None:
+                log.info("node %s: connection from %s as %s", self.node.node_id, peer[0], principal)
             while True:
                 await self.thawed.wait()  # a frozen (SIGSTOP'd) node reads nothing until thawed
                 size = struct.unpack(">i", await reader.readexactly(4))[0]
-                if size < _HDR.size or size > MAX_REQUEST_BYTES:
+                authenticating = sasl is not None and not sasl.complete
+                if size < 0 or size > MAX_REQUEST_BYTES or (size < _HDR.size and not authenticating):
                     log.info("closing %s: bad request size %d", peer, size)
                     return
                 data = await reader.readexactly(size)
                 await self.thawed.wait()
-                out = await self._handle(data, peer[0])
-                if out is None:
-                    return
+                close_after: float | None = None
+                if sasl is not None and authenticating:
+                    out, close_after = await sasl.handle(data)
+                    principal = sasl.principal or principal
+                else:
+                    out = await self._handle(data, peer[0], principal)
+                    close_after = 0.0 if out is None else None
                 if out:
-                    writer.write(out)
-                    await writer.drain()
+                    stream.write(out)
+                    await stream.drain()
+                if close_after is not None:
+                    await asyncio.sleep(close_after)
+                    return
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass  # peer went away, or the node is stopping
         except Exception:  # a bug in a handler must not take the node down
@@ -115,6 +137,31 @@ class NodeServer:
         finally:
             self.writers.discard(writer)
             writer.close()
+
+    async def _tls_handshake(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str
+    ) -> TlsStream | None:
+        """The connection's TLS stream, or None when the handshake failed (the alert was sent)."""
+        assert self.cluster.ssl_context is not None
+        await self.thawed.wait()
+        tls = TlsStream(self.cluster.ssl_context, reader, writer)
+        try:
+            await asyncio.wait_for(tls.handshake(), TLS_HANDSHAKE_TIMEOUT_S)
+        except (TimeoutError, ssl.SSLError, ConnectionError) as exc:
+            log.info("node %s: TLS handshake with %s failed: %s", self.node.node_id, host, exc)
+            return None
+        return tls
+
+    def _sasl_authenticator(self, host: str, principal: str) -> SaslAuthenticator | None:
+        """The SASL exchange a connection must finish first, on a SASL listener."""
+        realm = self.cluster.sasl_realm
+        if realm is None:
+            return None
+        from sandbox.handlers.sasl import SaslAuthenticator
+
+        return SaslAuthenticator(
+            realm, self.apis, self.node.node_id, host, lambda data: self._handle(data, host, principal)
+        )
 
     def _not_active_controller(self, key: int, req: Any) -> str | None:
         """NOT_CONTROLLER's message when a write reaches a controller that is not the active one.
@@ -132,7 +179,7 @@ class NodeServer:
             return None
         return f"The active controller appears to be node {active}."
 
-    async def _handle(self, data: bytes, host: str) -> bytes | None:
+    async def _handle(self, data: bytes, host: str, principal: str = ANONYMOUS) -> bytes | None:
         """Return the framed response, b"" for no response, None to close the connection."""
         key, version, correlation_id = _HDR.unpack_from(data)
         spec = self.apis.get(key)
@@ -158,7 +205,7 @@ class NodeServer:
         if (fault is not None and fault.error_code is not None) or not_active:
             with state.lock:  # a failed request must leave no trace: run it on a throwaway copy
                 state = copy.deepcopy(state)
-        ctx = RequestContext(self.cluster, state, self.node, version, req.header.client_id, host)
+        ctx = RequestContext(self.cluster, state, self.node, version, req.header.client_id, host, principal)
         try:
             with self.cluster.state.lock:
                 resp: Any = spec.handler(ctx, req)

@@ -1,0 +1,320 @@
+"""Secured sandbox listeners (issue 31): TLS, mTLS, SASL PLAIN/SCRAM/OAUTHBEARER, seen by both clients.
+
+Every case runs confluent-kafka (librdkafka) and kafka-python 3 against the sandbox, as the
+console does; the assertions name what each client reports for each refusal.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import socket
+import ssl
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+from kafka import KafkaAdminClient
+from kafka.protocol.metadata import ApiVersionsRequest
+
+from sandbox import SandboxCluster
+from sandbox.pki import CA, make_ca
+from sandbox.security import SandboxSecurity
+from sandbox.testing import running_sandbox
+from tests.sandbox.conftest import addr, call, recv_exact
+
+HOSTS = ("localhost", "127.0.0.1")
+
+
+# ---- the PKI of this module ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ca() -> CA:
+    return make_ca("Sandbox Test CA")
+
+
+@pytest.fixture(scope="module")
+def server_pair(ca: CA) -> tuple[str, str]:
+    return ca.issue("localhost", sans=HOSTS)
+
+
+@pytest.fixture(scope="module")
+def client_pair(ca: CA) -> tuple[str, str]:
+    return ca.issue("console", sans=(), client=True, organization="Ops")
+
+
+def _files(tmp: Path, **pems: str) -> dict[str, str]:
+    out = {}
+    for name, text in pems.items():
+        path = tmp / f"{name}.pem"
+        path.write_text(text)
+        path.chmod(0o600)
+        out[name] = str(path)
+    return out
+
+
+# ---- the two clients ------------------------------------------------------------------------
+class _Lines(logging.Handler):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def confluent_metadata(
+    cluster: SandboxCluster, conf: dict[str, Any], timeout: float = 10
+) -> tuple[Any, list[str]]:
+    """(metadata or None, what librdkafka reported: its errors and log lines) for one list_topics."""
+    errors: list[str] = []
+    logger = logging.getLogger(f"rdkafka.test.{id(errors)}")
+    logger.propagate = False
+    logger.addHandler(_Lines(errors))
+    admin = AdminClient(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "error_cb": lambda err: errors.append(err.str()),
+            "logger": logger,
+            "reconnect.backoff.ms": 100,
+            **conf,
+        }
+    )
+    try:
+        return admin.list_topics(timeout=timeout), errors
+    except KafkaException as exc:
+        errors.append(str(exc))
+        return None, errors
+    finally:
+        admin.poll(0.2)  # serves error_cb and the log lines
+
+
+def python_cluster(cluster: SandboxCluster, timeout_ms: int = 8000, **conf: Any) -> tuple[Any, str | None]:
+    """(the brokers kafka-python's admin client sees or None, on failure the exception and what
+    kafka-python logged: it raises only a bootstrap timeout and logs the cause)."""
+    lines: list[str] = []
+    handler = _Lines(lines)
+    logging.getLogger("kafka").addHandler(handler)
+    try:
+        admin = KafkaAdminClient(
+            bootstrap_servers=cluster.bootstrap_servers,
+            bootstrap_timeout_ms=timeout_ms,
+            request_timeout_ms=timeout_ms,
+            **conf,
+        )
+    except Exception as exc:  # the bootstrap failure kafka-python raises
+        return None, "\n".join([f"{type(exc).__name__}: {exc}", *lines])
+    finally:
+        logging.getLogger("kafka").removeHandler(handler)
+    try:
+        return sorted(b["broker_id"] for b in admin.describe_cluster()["brokers"]), None
+    finally:
+        admin.close()
+
+
+def tls_call(hostport: str, ctx: ssl.SSLContext, request: Any, version: int) -> Any:
+    """One request over TLS with the raw codec (any node, controllers included)."""
+    raw = socket.create_connection(addr(hostport), timeout=5)
+    sock = ctx.wrap_socket(raw, server_hostname="localhost")
+    try:
+        return call(hostport, request, version, sock=sock)
+    finally:
+        sock.close()
+
+
+def client_ctx(
+    ca_pem: str, cert_pem: str | None = None, key_pem: str | None = None, tmp: Path | None = None
+) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cadata=ca_pem)
+    if cert_pem and key_pem and tmp:
+        f = _files(tmp, c=cert_pem, k=key_pem)
+        ctx.load_cert_chain(f["c"], f["k"])
+    return ctx
+
+
+API_VERSIONS = ApiVersionsRequest(client_software_name="t", client_software_version="1")
+
+
+# ---- TLS ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tls_cluster(server_pair: tuple[str, str]) -> Iterator[SandboxCluster]:
+    cert, key = server_pair
+    sec = SandboxSecurity(protocol="SSL", server_cert_pem=cert, server_key_pem=key)
+    with running_sandbox(brokers=2, controllers=1, speed=0, security=sec) as c:
+        c.create_topic("secured", partitions=2, replication_factor=2)
+        yield c
+
+
+def test_it_serves_metadata_over_tls_to_both_clients(tls_cluster, ca, tmp_path):
+    md, errors = confluent_metadata(tls_cluster, {"security.protocol": "SSL", "ssl.ca.pem": ca.cert_pem})
+    assert md is not None, errors
+    assert sorted(md.brokers) == [1, 2]
+    assert {t: len(md.topics[t].partitions) for t in md.topics} == {"secured": 2}
+
+    f = _files(tmp_path, ca=ca.cert_pem)
+    brokers, error = python_cluster(tls_cluster, security_protocol="SSL", ssl_cafile=f["ca"])
+    assert (brokers, error) == ([1, 2], None)
+
+
+def test_it_secures_every_node_listener_brokers_and_controllers(tls_cluster, ca):
+    nodes = tls_cluster.bootstrap_servers.split(",") + tls_cluster.bootstrap_controllers.split(",")
+    assert len(nodes) == 3
+    for hostport in nodes:
+        resp = tls_call(hostport, client_ctx(ca.cert_pem), API_VERSIONS, 3)
+        assert resp.error_code == 0 and resp.api_keys
+        # plaintext on a TLS port gets no Kafka answer: the TLS layer ends the connection
+        sock = socket.create_connection(addr(hostport), timeout=5)
+        API_VERSIONS.with_header(correlation_id=1, client_id="plain")
+        sock.sendall(API_VERSIONS.encode(version=3, header=True, framed=True))
+        answer = sock.recv(64)
+        assert answer == b"" or answer[0] == 0x15  # closed, or a TLS alert record
+        sock.close()
+
+
+def test_it_is_refused_by_a_client_that_does_not_trust_the_server_ca(tls_cluster):
+    other = make_ca("Someone Else's CA")
+    md, errors = confluent_metadata(
+        tls_cluster, {"security.protocol": "SSL", "ssl.ca.pem": other.cert_pem}, 4
+    )
+    assert md is None
+    assert any("certificate verify failed" in e for e in errors), errors
+
+
+def test_it_fails_hostname_verification_for_a_name_not_in_the_certificate(ca, tmp_path):
+    cert, key = ca.issue("kafka.example.org", sans=("kafka.example.org",))
+    sec = SandboxSecurity(protocol="SSL", server_cert_pem=cert, server_key_pem=key)
+    with running_sandbox(brokers=1, controllers=0, speed=0, security=sec) as c:
+        md, errors = confluent_metadata(c, {"security.protocol": "SSL", "ssl.ca.pem": ca.cert_pem}, 4)
+        assert md is None
+        assert any("certificate verify failed" in e for e in errors), errors
+        f = _files(tmp_path, ca=ca.cert_pem)
+        brokers, error = python_cluster(c, 3000, security_protocol="SSL", ssl_cafile=f["ca"])
+        assert brokers is None
+        assert "IP address mismatch" in error or "Hostname mismatch" in error, error
+        # the same listener without hostname verification works
+        brokers, error = python_cluster(
+            c, security_protocol="SSL", ssl_cafile=f["ca"], ssl_check_hostname=False
+        )
+        assert (brokers, error) == ([1], None)
+
+
+def test_it_serves_only_the_tls_versions_it_is_given(server_pair, ca):
+    cert, key = server_pair
+    sec = SandboxSecurity(protocol="SSL", server_cert_pem=cert, server_key_pem=key, tls_max_version="TLSv1.2")
+    with running_sandbox(brokers=1, controllers=0, speed=0, security=sec) as c:
+        md, errors = confluent_metadata(c, {"security.protocol": "SSL", "ssl.ca.pem": ca.cert_pem})
+        assert md is not None, errors
+        ctx = client_ctx(ca.cert_pem)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        with pytest.raises(ssl.SSLError):
+            tls_call(c.bootstrap_servers, ctx, API_VERSIONS, 3)
+
+
+# ---- mTLS ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def mtls_cluster(server_pair: tuple[str, str], ca: CA) -> Iterator[SandboxCluster]:
+    cert, key = server_pair
+    sec = SandboxSecurity(protocol="SSL", server_cert_pem=cert, server_key_pem=key, client_ca_pem=ca.cert_pem)
+    with running_sandbox(brokers=1, controllers=1, speed=0, security=sec) as c:
+        yield c
+
+
+def test_it_accepts_a_client_certificate_from_its_ca_and_names_the_principal_after_it(
+    mtls_cluster, ca, client_pair, tmp_path, caplog
+):
+    cert, key = client_pair
+    caplog.set_level(logging.INFO, logger="sandbox.server")
+    md, errors = confluent_metadata(
+        mtls_cluster,
+        {
+            "security.protocol": "SSL",
+            "ssl.ca.pem": ca.cert_pem,
+            "ssl.certificate.pem": cert,
+            "ssl.key.pem": key,
+        },
+    )
+    assert md is not None, errors
+    assert sorted(md.brokers) == [1]
+    f = _files(tmp_path, ca=ca.cert_pem, cert=cert, key=key)
+    brokers, error = python_cluster(
+        mtls_cluster,
+        security_protocol="SSL",
+        ssl_cafile=f["ca"],
+        ssl_certfile=f["cert"],
+        ssl_keyfile=f["key"],
+    )
+    assert (brokers, error) == ([1], None)
+    assert "node 1: connection from 127.0.0.1 as User:CN=console,O=Ops" in caplog.text
+    # the controller's listener requires the certificate too
+    ctx = client_ctx(ca.cert_pem, cert, key, tmp_path)
+    assert tls_call(mtls_cluster.bootstrap_controllers, ctx, API_VERSIONS, 3).error_code == 0
+
+
+def _refused(
+    cluster: SandboxCluster, ca: CA, tmp: Path, cert: str | None, key: str | None
+) -> tuple[list[str], str]:
+    conf = {"security.protocol": "SSL", "ssl.ca.pem": ca.cert_pem}
+    files = {"ssl_cafile": _files(tmp, ca=ca.cert_pem)["ca"]}
+    if cert and key:
+        conf |= {"ssl.certificate.pem": cert, "ssl.key.pem": key}
+        f = _files(tmp, cert=cert, key=key)
+        files |= {"ssl_certfile": f["cert"], "ssl_keyfile": f["key"]}
+    md, errors = confluent_metadata(cluster, conf, 4)
+    assert md is None
+    brokers, error = python_cluster(cluster, 3000, security_protocol="SSL", **files)
+    assert brokers is None
+    return errors, error or ""
+
+
+def test_it_refuses_a_client_without_a_certificate(mtls_cluster, ca, tmp_path):
+    errors, error = _refused(mtls_cluster, ca, tmp_path, None, None)
+    # TLS 1.3: the server asks for a certificate after the client finished; it answers with an alert
+    # TLS 1.3: the client has finished its side; the refusal arrives as an alert on its first read
+    assert any(
+        "Receive failed: error:0A00045C:SSL routines::tlsv13 alert certificate required" in e for e in errors
+    ), errors
+    assert "KafkaTimeoutError: Unable to bootstrap" in error, error
+    assert (
+        "KafkaConnectionError: [SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED] tlsv13 alert certificate required"
+        in error
+    )
+
+
+def test_it_refuses_a_client_certificate_from_another_ca(mtls_cluster, ca, tmp_path):
+    cert, key = make_ca("Rogue CA").issue("console", client=True)
+    errors, error = _refused(mtls_cluster, ca, tmp_path, cert, key)
+    assert any("Receive failed: error:0A000418:SSL routines::tlsv1 alert unknown ca" in e for e in errors), (
+        errors
+    )
+    assert "KafkaTimeoutError: Unable to bootstrap" in error, error
+    assert "KafkaConnectionError: [SSL: TLSV1_ALERT_UNKNOWN_CA] tlsv1 alert unknown ca" in error
+
+
+def test_it_refuses_an_expired_client_certificate(mtls_cluster, ca, tmp_path):
+    now = dt.datetime.now(dt.UTC)
+    cert, key = ca.issue(
+        "console", client=True, not_before=now - dt.timedelta(days=10), not_after=now - dt.timedelta(days=1)
+    )
+    errors, error = _refused(mtls_cluster, ca, tmp_path, cert, key)
+    assert any(
+        "Receive failed: error:0A000415:SSL routines::ssl/tls alert certificate expired" in e for e in errors
+    ), errors
+    assert "KafkaTimeoutError: Unable to bootstrap" in error, error
+    assert (
+        "KafkaConnectionError: [SSL: SSLV3_ALERT_CERTIFICATE_EXPIRED] sslv3 alert certificate expired"
+        in error
+    )
+
+
+def test_it_sends_the_refusal_alert_on_a_raw_handshake_without_a_certificate(mtls_cluster, ca):
+    # the TLS 1.3 client finishes its side first; the refusal arrives as an alert on the first read
+    sock = client_ctx(ca.cert_pem).wrap_socket(
+        socket.create_connection(addr(mtls_cluster.bootstrap_servers), timeout=5), server_hostname="localhost"
+    )
+    API_VERSIONS.with_header(correlation_id=1, client_id="nocert")
+    sock.sendall(API_VERSIONS.encode(version=3, header=True, framed=True))
+    with pytest.raises(ssl.SSLError, match="TLSV13_ALERT_CERTIFICATE_REQUIRED"):
+        recv_exact(sock, 4)
+    sock.close()
