@@ -47,8 +47,14 @@ test: $(TEST_STAMP)
 	fi; \
 	echo $$rc > var/pytest-exit-code; exit $$rc
 
+# The contract suite against a real cluster: KAFKA_BOOTSTRAP_SERVERS (+ KAFKA_BOOTSTRAP_CONTROLLERS), secured by
+# KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_MECHANISM/_USERNAME/_PASSWORD, KAFKA_SSL_CA_FILE/_CERT_FILE/_KEY_FILE,
+# KAFKA_SSL_CHECK_HOSTNAME, KAFKA_OAUTH_TOKEN_ENDPOINT/_CLIENT_ID/_CLIENT_SECRET/_SCOPE,
+# KAFKA_KERBEROS_PRINCIPAL/_KEYTAB_FILE, KAFKA_KRB5_CONF_FILE; the controllers' own with the KAFKA_CONTROLLER_
+# prefix (tests/contract/conftest.py). scripts/kafka-secured writes them per listener:
+#   source /opt/realkafka/secured/mtls.env && make test-kafka      (also scram.env, oauth.env, kerberos.env)
 test-kafka: $(STAMP)
-	@test -n "$$KAFKA_BOOTSTRAP_SERVERS" || { echo "set KAFKA_BOOTSTRAP_SERVERS (and KAFKA_BOOTSTRAP_CONTROLLERS)"; exit 2; }
+	@test -n "$$KAFKA_BOOTSTRAP_SERVERS" || { echo "set KAFKA_BOOTSTRAP_SERVERS (and KAFKA_BOOTSTRAP_CONTROLLERS); see docs/connections.md"; exit 2; }
 	$(BIN)/python -m pytest tests/contract
 
 # Every bench runs (each prints its RESULT line last); the target fails at the end if any missed its goal.
