@@ -17,6 +17,9 @@ from .kp import KpClient
 #: Threads for hedged librdkafka reads (``_list_topics``); librdkafka releases the GIL while it waits.
 _HEDGES = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="kafka-hedge")
 
+#: Errors that end a client's login for good (until the settings change).
+LOGIN_REFUSED = frozenset({"SASL_AUTHENTICATION_FAILED", "UNSUPPORTED_SASL_MECHANISM", "ILLEGAL_SASL_STATE"})
+
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -139,7 +142,23 @@ class GatewayBase:
         """
         if not self._probed:
             probe_addresses(self.conn)
+            if self.conn.uses_sasl:
+                # librdkafka reports a refused login only as a transport failure: kafka-python names it
+                self._login()
             self._probed = True
+
+    def _login(self) -> None:
+        """Bootstrap the kafka-python client; one whose login was refused is dropped (it would only
+        retry the same credentials in the background, and answer "node not ready" meanwhile)."""
+        try:
+            self._kp.ensure_ready()
+        except KafkaOperationError as err:
+            if err.name in LOGIN_REFUSED or err.name.startswith(("TLS_", "TOKEN_", "KERBEROS_")):
+                with self._lock:
+                    kp, self._kp_client = self._kp_client, None
+                if kp is not None:
+                    kp.close()
+            raise
 
     @property
     def _timeout(self) -> float:

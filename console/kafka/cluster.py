@@ -246,7 +246,7 @@ class ClusterMixin(GatewayBase):
         start = time.monotonic()
         self._probed = False
         peer = diagnose.check(self.conn)  # DNS, TCP, TLS, token endpoint, Kerberos: named causes
-        self._kp.ensure_ready()  # precise errors: wrong endpoint type, SASL mechanism, authentication
+        self._login()  # precise errors: wrong endpoint type, SASL mechanism, authentication
         info = self.describe_cluster()
         return ConnectionCheck(
             info.cluster_id,

@@ -121,18 +121,39 @@ def _unverified_peer(conn: ClusterConnection, deadline: float) -> CertificateFac
         return None
 
 
-def _api_versions_roundtrip(tls_sock: ssl.SSLSocket) -> None:
-    """Send ApiVersions v0 and read the answer's size: a server that refused the client certificate
-    after a TLS 1.3 handshake says so (alert) on this first read."""
+def _request(api_key: int, version: int, body: bytes = b"") -> bytes:
     client_id = b"kafka-operator-console"
-    body = struct.pack(">hhih", 18, 0, 0x7EA1, len(client_id)) + client_id
-    tls_sock.sendall(struct.pack(">i", len(body)) + body)
+    msg = struct.pack(">hhih", api_key, version, 0x7EA1, len(client_id)) + client_id + body
+    return struct.pack(">i", len(msg)) + msg
+
+
+def _read(sock: socket.socket, n: int) -> bytes:
     got = b""
-    while len(got) < 4:
-        chunk = tls_sock.recv(4 - len(got))
+    while len(got) < n:
+        chunk = sock.recv(n - len(got))
         if not chunk:
-            raise ConnectionResetError("the server closed the connection after the TLS handshake")
+            raise ConnectionResetError("the server closed the connection")
         got += chunk
+    return got
+
+
+def _exchange(sock: socket.socket, request: bytes) -> bytes:
+    """Send one request and read its whole answer (after the correlation id). A server that refused
+    the client certificate after a TLS 1.3 handshake says so (alert) on this first read."""
+    sock.sendall(request)
+    (size,) = struct.unpack(">i", _read(sock, 4))
+    return _read(sock, size)[4:]
+
+
+def _sasl_mechanisms(answer: bytes) -> tuple[int, list[str]]:
+    """A SaslHandshake v1 answer: (error code, the listener's enabled mechanisms)."""
+    code, count = struct.unpack_from(">hi", answer)
+    pos, names = 6, []
+    for _ in range(max(0, count)):
+        (n,) = struct.unpack_from(">h", answer, pos)
+        names.append(answer[pos + 2 : pos + 2 + n].decode())
+        pos += 2 + n
+    return code, names
 
 
 def _client_cert_note(conn: ClusterConnection) -> str:
@@ -148,17 +169,26 @@ def _client_cert_note(conn: ClusterConnection) -> str:
 def tls_probe(conn: ClusterConnection) -> TlsPeer:
     """One verified TLS handshake (and an ApiVersions round trip) with the connection's own
     settings, bounded by the connect timeout; raises the failure naming its cause."""
+    peer, _ = _probe(conn, _request(18, 0))
+    assert peer is not None
+    return peer
+
+
+def _probe(conn: ClusterConnection, request: bytes) -> tuple[TlsPeer | None, bytes]:
+    """Connect (TLS when the connection says so), send ``request``, return the peer and the answer."""
     deadline = time.monotonic() + conn.connect_timeout_s
     sock, address = _connect(conn, deadline)
     host = address.rsplit(":", 1)[0].strip("[]")
     sock.settimeout(max(0.2, deadline - time.monotonic()))
     try:
+        if not conn.uses_ssl:
+            with sock:
+                return None, _exchange(sock, request)
         ctx = ssl_context(conn)
         with ctx.wrap_socket(sock, server_hostname=host) as tls_sock:
             peer = _facts(tls_sock.getpeercert(binary_form=True))
             version = tls_sock.version() or "?"
-            _api_versions_roundtrip(tls_sock)
-            return TlsPeer(address, version, peer)
+            return TlsPeer(address, version, peer), _exchange(tls_sock, request)
     except ssl.SSLCertVerificationError as exc:
         peer = _unverified_peer(conn, deadline + conn.connect_timeout_s)
         why = exc.verify_message or exc.reason or "verification failed"
@@ -189,14 +219,16 @@ def tls_probe(conn: ClusterConnection) -> TlsPeer:
         ) from None
     except TimeoutError:
         raise KafkaOperationError(
-            7, "REQUEST_TIMED_OUT", f"{address}: no TLS answer within {conn.connect_timeout_s:g} s", True
+            7, "REQUEST_TIMED_OUT", f"{address}: no answer within {conn.connect_timeout_s:g} s", True
         ) from None
-    except OSError as exc:
+    except (OSError, struct.error) as exc:
+        if not conn.uses_ssl:
+            raise network_error(address, f"the server closed the connection: {exc}") from None
         if conn.client_cert_pem is None:
             detail = "the server closed the connection during the TLS handshake (does it require a client certificate?)"
         else:
             detail = f"the server closed the connection during the TLS handshake ({_client_cert_note(conn)})"
-        raise network_error(address, f"{detail}: {exc.strerror or exc}") from None
+        raise network_error(address, f"{detail}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def server_certificate(conn: ClusterConnection) -> CertificateFacts | None:
@@ -208,13 +240,21 @@ def server_certificate(conn: ClusterConnection) -> CertificateFacts | None:
 
 
 def check(conn: ClusterConnection) -> TlsPeer | None:
-    """DNS, TCP, TLS, then the token endpoint or the Kerberos login: the first failure raised."""
-    peer = None
-    if conn.uses_ssl:
-        peer = tls_probe(conn)
+    """DNS, TCP, TLS, the SASL mechanism, then the token endpoint or the Kerberos login: the first
+    failure raised. (Authentication itself is then tried by kafka-python.)"""
+    if conn.uses_sasl:
+        mechanism = (conn.sasl_mechanism or "").encode()
+        peer, answer = _probe(conn, _request(17, 1, struct.pack(">h", len(mechanism)) + mechanism))
+        code, enabled = _sasl_mechanisms(answer)
+        if code == 33:
+            raise KafkaOperationError(
+                33,
+                "UNSUPPORTED_SASL_MECHANISM",
+                f"the listener does not enable {conn.sasl_mechanism}; it enables: {', '.join(enabled) or 'none'}",
+                False,
+            )
     else:
-        sock, _ = _connect(conn, time.monotonic() + conn.connect_timeout_s)
-        sock.close()
+        peer, _ = _probe(conn, _request(18, 0))
     if conn.sasl_mechanism == "OAUTHBEARER" and conn.oauth is not None:
         from .oauth import token_source
 

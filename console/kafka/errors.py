@@ -239,6 +239,8 @@ def from_kafka_python(exc: BaseException, context: str = "") -> KafkaOperationEr
     if context:
         text = f"{text} ({context})" if text else context
     errno = getattr(exc, "errno", None)
+    # kafka-python prefixes some messages with the class name (SaslAuthenticationFailedError: ...)
+    text = text.removeprefix(f"{type(exc).__name__}: ")
     if isinstance(exc, kerrors.BrokerResponseError) and errno is not None:
         name = _CANONICAL_NAMES.get(errno) or getattr(exc, "message", None) or exc.__class__.__name__
         return KafkaOperationError(
