@@ -34,37 +34,6 @@ class ErrorBody(serializers.Serializer):
     error = Fail()
 
 
-# -- clusters --------------------------------------------------------------------------------------
-
-
-class ClusterOut(serializers.Serializer):
-    name = serializers.CharField()
-    description = serializers.CharField()
-    bootstrap_servers = serializers.CharField()
-    bootstrap_controllers = serializers.CharField()
-    security_protocol = serializers.CharField()
-    permissions = serializers.ListField(child=serializers.CharField())
-
-
-class ClusterIn(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
-    bootstrap_servers = serializers.CharField(required=False, allow_blank=True, default="")
-    bootstrap_controllers = serializers.CharField(required=False, allow_blank=True, default="")
-    security_protocol = serializers.CharField(default="PLAINTEXT")
-    sasl_mechanism = serializers.CharField(required=False, allow_blank=True, default="")
-    sasl_username = serializers.CharField(required=False, allow_blank=True, default="")
-    sasl_password = serializers.CharField(required=False, allow_blank=True, default="", write_only=True)
-    ca_certificate = serializers.CharField(required=False, allow_blank=True, default="")
-    request_timeout_s = serializers.FloatField(required=False, default=10)
-    acl_super_users = serializers.CharField(required=False, allow_blank=True, default="")
-    acl_allow_if_no_acl = serializers.CharField(required=False, allow_blank=True, default="")
-
-
-class ClusterRemoveIn(serializers.Serializer):
-    confirm_name = serializers.CharField(help_text="the cluster's name, typed again")
-
-
 # -- topics ----------------------------------------------------------------------------------------
 
 

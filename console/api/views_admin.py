@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from console import access
 from console.api import serializers as s
+from console.api import serializers_clusters as sc
 from console.api.base import ApiView, paged, plain
 from console.api.idempotency import idempotent
 from console.api.views_acls_groups import form_data
@@ -24,7 +25,6 @@ from console.clusters import actions as clusters
 from console.clusters import bindings, capabilities
 from console.clusters import worker as health
 from console.forms.bindings import GrantRoleForm
-from console.forms.clusters import ClusterForm
 from console.forms.requests import AutoApproveRuleForm
 from console.forms.topics import TopicPolicyForm
 from console.groups import reads as group_reads
@@ -50,27 +50,22 @@ class ClusterTest(ApiView):
 class ClusterSettings(ApiView):
     @extend_schema(
         operation_id="clusters_update",
-        request=s.ClusterIn(partial=True),
+        request=sc.ClusterIn(partial=True),
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
     @idempotent
     def post(self, request, name: str):
-        """Change the registry entry (cluster admins): the fields sent replace the saved ones; a blank
-        or absent ``sasl_password`` keeps the stored one."""
+        """Change the registry entry (cluster admins): the fields sent replace the saved ones; a secret
+        left blank or out keeps the stored one while the settings it was saved with are unchanged."""
         cluster = self.cluster(name, access.ADMINISTER)
-        data = s.ClusterIn(data=request.data, partial=True)
+        data = sc.ClusterIn(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        saved = {f: getattr(cluster, f) for f in clusters.EDITABLE_FIELDS}
-        form = ClusterForm({**saved, **data.validated_data}, instance=cluster)
+        form = sc.cluster_form(data.validated_data, cluster)
         form_data(form)  # 400 with the form's messages
         values = form.values()
         cluster.refresh_from_db()  # the form edited the instance; the action compares with the saved row
         cluster = clusters.update_cluster(
-            actor=request.user,
-            cluster=cluster,
-            values=values,
-            sasl_password=form.cleaned_data["sasl_password"],
-            source_ip=self.ip,
+            actor=request.user, cluster=cluster, values=values, secrets=form.secrets, source_ip=self.ip
         )
         return Response(cluster_json(cluster, request.user))
 
@@ -78,14 +73,14 @@ class ClusterSettings(ApiView):
 class ClusterRemove(ApiView):
     @extend_schema(
         operation_id="clusters_remove",
-        request=s.ClusterRemoveIn,
+        request=sc.ClusterRemoveIn,
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
     @idempotent
     def post(self, request, name: str):
         """Remove the cluster from the console (the Kafka cluster is untouched); refused while work is owed."""
         cluster = self.cluster(name, access.ADMINISTER)
-        data = s.ClusterRemoveIn(data=request.data)
+        data = sc.ClusterRemoveIn(data=request.data)
         data.is_valid(raise_exception=True)
         if data.validated_data["confirm_name"] != cluster.name:
             raise ValidationError([f"Type the cluster name '{cluster.name}' to confirm removal."])

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from console import access
 from console.api import serializers as s
+from console.api import serializers_clusters as sc
 from console.api.base import ApiView, paged, plain, query
 from console.api.errors import kafka_code, outcome_error, outcome_status
 from console.api.held import hold
@@ -16,8 +17,9 @@ from console.api.idempotency import idempotent
 from console.changes import gate
 from console.changes import kinds as change_kinds
 from console.clusters import actions as clusters
+from console.clusters import credentials
+from console.clusters.core import SECRETS
 from console.configs.plan import looks_secret
-from console.forms.clusters import ClusterForm
 from console.topics import actions as topics
 from console.topics import batch as topic_batch
 from console.topics import delete as deletion
@@ -29,12 +31,28 @@ ERRORS = {400: s.ErrorBody, 403: s.ErrorBody, 404: s.ErrorBody, 422: s.ErrorBody
 
 
 def cluster_json(cluster, user) -> dict:
+    """A registry entry as the API shows it: settings and certificates' facts; of a secret only whether
+    one is stored."""
+    client = credentials.certificate_facts(cluster.client_certificate)
     return {
         "name": cluster.name,
         "description": cluster.description,
         "bootstrap_servers": cluster.bootstrap_servers,
         "bootstrap_controllers": cluster.bootstrap_controllers,
         "security_protocol": cluster.security_protocol,
+        "sasl_mechanism": cluster.sasl_mechanism,
+        "sasl_username": cluster.sasl_username,
+        "ssl_check_hostname": cluster.ssl_check_hostname,
+        "tls_min_version": cluster.tls_min_version,
+        "ca_certificates": [c.as_json() for c in credentials.certificate_facts(cluster.ca_certificate)],
+        "client_certificate": client[0].as_json() if client else None,
+        "oauth_token_endpoint": cluster.oauth_token_endpoint,
+        "oauth_client_id": cluster.oauth_client_id,
+        "oauth_scope": cluster.oauth_scope,
+        "oauth_extension_names": [k for k, _ in credentials.parse_extensions(cluster.oauth_extensions)],
+        "kerberos_principal": cluster.kerberos_principal,
+        "kerberos_service_name": cluster.kerberos_service_name,
+        "secrets_stored": {name: cluster.has_secret(name) for name in SECRETS},
         "permissions": sorted(access.permissions(user, cluster)),
     }
 
@@ -46,21 +64,18 @@ class ClusterList(ApiView):
         return Response(paged(visible, request, lambda c: cluster_json(c, request.user)))
 
     @extend_schema(
-        operation_id="clusters_register", request=s.ClusterIn, responses={201: s.ClusterOut, **ERRORS}
+        operation_id="clusters_register", request=sc.ClusterIn, responses={201: sc.ClusterOut, **ERRORS}
     )
     @idempotent
     def post(self, request):
         access.require(request.user, None, access.ADMINISTER)
-        data = s.ClusterIn(data=request.data)
+        data = sc.ClusterIn(data=request.data)
         data.is_valid(raise_exception=True)
-        form = ClusterForm({k: v for k, v in data.validated_data.items()})
+        form = sc.cluster_form(data.validated_data)
         if not form.is_valid():
             raise ValidationError([f"{k}: {' '.join(v)}" for k, v in form.errors.items()])
         cluster = clusters.register_cluster(
-            actor=request.user,
-            values=form.values(),
-            sasl_password=form.cleaned_data["sasl_password"],
-            source_ip=self.ip,
+            actor=request.user, values=form.values(), secrets=form.secrets, source_ip=self.ip
         )
         return Response(cluster_json(cluster, request.user), status=201)
 
@@ -76,6 +91,7 @@ class ClusterDetail(ApiView):
             "active_controller": data.active_controller,
             "error": plain(data.error),
         }
+        body["security"] = plain(data.security)  # hostname verification, certificates' expiry and warnings
         return Response(body)
 
 

@@ -1,4 +1,4 @@
-"""``manage.py kafka topics|cluster …``: kafka-topics over the topic actions, and the cluster overview."""
+"""``manage.py kafka topics …``: kafka-topics over the topic actions."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import sys
 
 from django.core.management.base import CommandError
 
-from console.clusters import actions as cluster_actions
 from console.forms.configs import parse_key_values
 from console.management.cli.base import FAILED, OK, USAGE, common
 from console.topics import actions as topics
@@ -62,12 +61,10 @@ def add_parsers(area) -> None:
     p.add_argument("--partitions", type=int, required=True, help="the new total")
     p.add_argument("--replica-assignment", help="for the new partitions only")
     p.add_argument("--validate-only", action="store_true")
-    k = area.add_parser("cluster", help="describe").add_subparsers(dest="action", required=True)
-    common(k.add_parser("describe", help="cluster id, active controller (quorum leader), brokers"))
 
 
 class TopicsCommands:
-    """The ``topics`` and ``cluster`` handlers (``self`` is the kafka BaseCommand)."""
+    """The ``topics`` handlers (``self`` is the kafka BaseCommand)."""
 
     def _outcomes(self, outcomes, validate_only: bool) -> int:
         rows = [
@@ -82,21 +79,6 @@ class TopicsCommands:
         ]
         self._emit(rows, ["topic", "status", "error", "message"], {"validate_only": validate_only})
         return OK if all(o.ok for o in outcomes) else FAILED
-
-    def _cluster_describe(self, cluster, actor) -> int:
-        """The overview's facts; the active controller is the KRaft quorum's leader, as on the page."""
-        data = cluster_actions.overview(actor=actor, cluster=cluster)
-        if data.error is not None:
-            raise data.error
-        controller = data.active_controller if data.active_controller is not None else "unknown"
-        rows = [{"id": b.id, "host": b.host, "port": b.port, "rack": b.rack or ""} for b in data.info.brokers]
-        extra = {"cluster_id": data.info.cluster_id, "active_controller": controller}
-        if self.opts["output"] != "json":
-            self.stdout.write(f"cluster id: {data.info.cluster_id}  active controller: {controller}")
-            if data.controller_unknown:
-                self.stdout.write(data.controller_unknown)
-        self._emit(rows, ["id", "host", "port", "rack"], extra)
-        return OK
 
     def _topics_list(self, cluster, actor) -> int:
         o = self.opts

@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from console.groups import command as groups_command
-from console.management.cli import acls, audit, configs, elections, reassign, requests, topics
+from console.management.cli import acls, audit, clusters, configs, elections, reassign, requests, topics
 from console.management.cli.base import (
     AUDIT_UNAVAILABLE,
     DENIED,
@@ -45,6 +45,7 @@ __all__ = [
 class Command(
     CommandBase,
     topics.TopicsCommands,
+    clusters.ClusterCommands,
     configs.ConfigsCommands,
     groups_command.GroupsCommands,
     acls.AclsCommands,
@@ -55,13 +56,14 @@ class Command(
     BaseCommand,
 ):
     help = (
-        "Kafka's admin tools (topics, configs, consumer groups, ACLs, reassignments, elections) plus "
+        "Kafka's admin tools (cluster registry, topics, configs, consumer groups, ACLs, reassignments, elections) plus "
         "requests and the audit trail, through the console: same permissions, policy and audit."
     )
 
     def add_arguments(self, parser) -> None:
         area = parser.add_subparsers(dest="area", required=True)
         topics.add_parsers(area)
+        clusters.add_parsers(area)
         groups_command.add_parsers(area, common)
         configs.add_parsers(area)
         acls.add_parsers(area)
