@@ -10,6 +10,7 @@ import datetime as dt
 import logging
 import socket
 import ssl
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from sandbox.testing import running_sandbox
 from tests.sandbox.conftest import addr, call, recv_exact
 
 HOSTS = ("localhost", "127.0.0.1")
+REFUSED_S, REFUSED_MS = 1.5, 1000  # a refused client reports the cause within milliseconds
 
 
 # ---- the PKI of this module ---------------------------------------------------------------
@@ -176,7 +178,7 @@ def test_it_secures_every_node_listener_brokers_and_controllers(tls_cluster, ca)
 def test_it_is_refused_by_a_client_that_does_not_trust_the_server_ca(tls_cluster):
     other = make_ca("Someone Else's CA")
     md, errors = confluent_metadata(
-        tls_cluster, {"security.protocol": "SSL", "ssl.ca.pem": other.cert_pem}, 4
+        tls_cluster, {"security.protocol": "SSL", "ssl.ca.pem": other.cert_pem}, REFUSED_S
     )
     assert md is None
     assert any("certificate verify failed" in e for e in errors), errors
@@ -186,11 +188,11 @@ def test_it_fails_hostname_verification_for_a_name_not_in_the_certificate(ca, tm
     cert, key = ca.issue("kafka.example.org", sans=("kafka.example.org",))
     sec = SandboxSecurity(protocol="SSL", server_cert_pem=cert, server_key_pem=key)
     with running_sandbox(brokers=1, controllers=0, speed=0, security=sec) as c:
-        md, errors = confluent_metadata(c, {"security.protocol": "SSL", "ssl.ca.pem": ca.cert_pem}, 4)
+        md, errors = confluent_metadata(c, {"security.protocol": "SSL", "ssl.ca.pem": ca.cert_pem}, REFUSED_S)
         assert md is None
         assert any("certificate verify failed" in e for e in errors), errors
         f = _files(tmp_path, ca=ca.cert_pem)
-        brokers, error = python_cluster(c, 3000, security_protocol="SSL", ssl_cafile=f["ca"])
+        brokers, error = python_cluster(c, REFUSED_MS, security_protocol="SSL", ssl_cafile=f["ca"])
         assert brokers is None
         assert "IP address mismatch" in error or "Hostname mismatch" in error, error
         # the same listener without hostname verification works
@@ -261,9 +263,9 @@ def _refused(
         conf |= {"ssl.certificate.pem": cert, "ssl.key.pem": key}
         f = _files(tmp, cert=cert, key=key)
         files |= {"ssl_certfile": f["cert"], "ssl_keyfile": f["key"]}
-    md, errors = confluent_metadata(cluster, conf, 4)
+    md, errors = confluent_metadata(cluster, conf, REFUSED_S)
     assert md is None
-    brokers, error = python_cluster(cluster, 3000, security_protocol="SSL", **files)
+    brokers, error = python_cluster(cluster, REFUSED_MS, security_protocol="SSL", **files)
     assert brokers is None
     return errors, error or ""
 
@@ -317,4 +319,218 @@ def test_it_sends_the_refusal_alert_on_a_raw_handshake_without_a_certificate(mtl
     sock.sendall(API_VERSIONS.encode(version=3, header=True, framed=True))
     with pytest.raises(ssl.SSLError, match="TLSV13_ALERT_CERTIFICATE_REQUIRED"):
         recv_exact(sock, 4)
+    sock.close()
+
+
+# ---- SASL PLAIN and SCRAM ----------------------------------------------------------------------
+USERS = {"admin": "admin-secret", "alice": "alice-pw"}
+GENERIC = "Authentication failed during authentication due to invalid credentials with SASL mechanism {}"
+
+
+@pytest.fixture(scope="module")
+def sasl_cluster() -> Iterator[SandboxCluster]:
+    sec = SandboxSecurity(
+        protocol="SASL_PLAINTEXT", mechanisms=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"), users=USERS
+    )
+    with running_sandbox(brokers=1, controllers=1, speed=0, security=sec) as c:
+        yield c
+
+
+def _sasl(mechanism: str, user: str, password: str, protocol: str = "SASL_PLAINTEXT") -> tuple[dict, dict]:
+    confluent = {
+        "security.protocol": protocol,
+        "sasl.mechanism": mechanism,
+        "sasl.username": user,
+        "sasl.password": password,
+    }
+    python = {
+        "security_protocol": protocol,
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": user,
+        "sasl_plain_password": password,
+    }
+    return confluent, python
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_it_authenticates_both_clients_with_sasl(sasl_cluster, mechanism, caplog):
+    caplog.set_level(logging.INFO, logger="sandbox.server")
+    confluent, python = _sasl(mechanism, "alice", "alice-pw")
+    md, errors = confluent_metadata(sasl_cluster, confluent)
+    assert md is not None, errors
+    assert sorted(md.brokers) == [1]
+    assert python_cluster(sasl_cluster, **python) == ([1], None)
+    assert caplog.text.count(f"127.0.0.1 authenticated as User:alice with {mechanism}") >= 2
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "message"),
+    [
+        ("PLAIN", "Authentication failed: Invalid username or password"),
+        ("SCRAM-SHA-256", GENERIC.format("SCRAM-SHA-256")),
+        ("SCRAM-SHA-512", GENERIC.format("SCRAM-SHA-512")),
+    ],
+)
+@pytest.mark.parametrize(("user", "password"), [("alice", "wrong"), ("mallory", "alice-pw")])
+def test_it_refuses_a_wrong_password_or_an_unknown_user_with_kafkas_message(
+    sasl_cluster, mechanism, message, user, password
+):
+    confluent, python = _sasl(mechanism, user, password)
+    md, errors = confluent_metadata(sasl_cluster, confluent, REFUSED_S)
+    assert md is None
+    assert any(f"SASL authentication error: {message} (after" in e for e in errors), errors
+    brokers, error = python_cluster(sasl_cluster, REFUSED_MS, **python)
+    assert brokers is None
+    assert f"[Error 58] SaslAuthenticationFailedError: SaslAuthenticationFailedError: {message}" in error, (
+        error
+    )
+
+
+def test_it_refuses_a_mechanism_that_is_not_enabled(sasl_cluster):
+    confluent, python = _sasl("OAUTHBEARER", "alice", "x")  # enabled only with a JWKS
+    confluent = {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "OAUTHBEARER",
+        "oauth_cb": lambda _: ("t", 9e9),
+    }
+    md, errors = confluent_metadata(sasl_cluster, confluent, REFUSED_S)
+    assert md is None
+    assert any(
+        "Unsupported SASL mechanism: broker's supported mechanisms: PLAIN,SCRAM-SHA-256,SCRAM-SHA-512" in e
+        for e in errors
+    ), errors
+    sec = SandboxSecurity(protocol="SASL_PLAINTEXT", mechanisms=("SCRAM-SHA-512",), users=USERS)
+    with running_sandbox(brokers=1, controllers=0, speed=0, security=sec) as c:
+        confluent, python = _sasl("PLAIN", "alice", "alice-pw")
+        md, errors = confluent_metadata(c, confluent, REFUSED_S)
+        assert md is None
+        assert any("broker's supported mechanisms: SCRAM-SHA-512" in e for e in errors), errors
+        brokers, error = python_cluster(c, REFUSED_MS, **python)
+        assert brokers is None
+        assert "UnsupportedSaslMechanismError" in error, error
+
+
+def test_it_authenticates_scram_over_tls_with_a_client_certificate(
+    server_pair, ca, client_pair, tmp_path, caplog
+):
+    cert, key = server_pair
+    sec = SandboxSecurity(
+        protocol="SASL_SSL", server_cert_pem=cert, server_key_pem=key, client_ca_pem=ca.cert_pem, users=USERS
+    )
+    caplog.set_level(logging.INFO, logger="sandbox.server")
+    ccert, ckey = client_pair
+    with running_sandbox(brokers=2, controllers=1, speed=0, security=sec) as c:
+        confluent, python = _sasl("SCRAM-SHA-512", "admin", "admin-secret", "SASL_SSL")
+        tls = {"ssl.ca.pem": ca.cert_pem, "ssl.certificate.pem": ccert, "ssl.key.pem": ckey}
+        md, errors = confluent_metadata(c, confluent | tls)
+        assert md is not None, errors
+        assert sorted(md.brokers) == [1, 2]
+        f = _files(tmp_path, ca=ca.cert_pem, cert=ccert, key=ckey)
+        files = {"ssl_cafile": f["ca"], "ssl_certfile": f["cert"], "ssl_keyfile": f["key"]}
+        assert python_cluster(c, **python, **files) == ([1, 2], None)
+        # the SASL principal, not the certificate's, names the connection
+        assert "authenticated as User:admin with SCRAM-SHA-512" in caplog.text
+        # without the client certificate the TLS layer refuses before SASL starts
+        md, errors = confluent_metadata(c, confluent | {"ssl.ca.pem": ca.cert_pem}, REFUSED_S)
+        assert md is None
+        assert any("tlsv13 alert certificate required" in e for e in errors), errors
+
+
+# ---- the SASL exchange on the wire -------------------------------------------------------------
+def _raw(cluster: SandboxCluster) -> socket.socket:
+    return socket.create_connection(addr(cluster.bootstrap_servers), timeout=5)
+
+
+def _closed(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1) == b""
+    except ConnectionError:
+        return True
+
+
+def test_it_closes_a_connection_whose_first_request_is_not_part_of_the_sasl_handshake(sasl_cluster):
+    from kafka.protocol.metadata import MetadataRequest
+
+    sock = _raw(sasl_cluster)
+    req = MetadataRequest(topics=None, allow_auto_topic_creation=False)
+    req.with_header(correlation_id=1, client_id="early")
+    sock.sendall(req.encode(version=12, header=True, framed=True))
+    assert _closed(sock)  # no answer: Kafka's InvalidRequestException during the handshake
+    sock.close()
+    # after ApiVersions, still only the handshake may come
+    sock = _raw(sasl_cluster)
+    assert call(sasl_cluster.bootstrap_servers, API_VERSIONS, 3, sock=sock).error_code == 0
+    req = MetadataRequest(topics=None, allow_auto_topic_creation=False)
+    req.with_header(correlation_id=2, client_id="early")
+    sock.sendall(req.encode(version=12, header=True, framed=True))
+    assert _closed(sock)
+    sock.close()
+
+
+def test_it_answers_illegal_sasl_state_to_another_request_after_the_handshake(sasl_cluster):
+    from kafka.protocol.metadata import MetadataRequest
+    from kafka.protocol.sasl import SaslHandshakeRequest
+
+    sock = _raw(sasl_cluster)
+    hs = call(sasl_cluster.bootstrap_servers, SaslHandshakeRequest(mechanism="PLAIN"), 1, sock=sock)
+    assert (hs.error_code, hs.mechanisms) == (0, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+    md = call(
+        sasl_cluster.bootstrap_servers,
+        MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="t")]),
+        12,
+        sock=sock,
+    )
+    assert [(t.name, t.error_code) for t in md.topics] == [("t", 34)]  # ILLEGAL_SASL_STATE
+    assert _closed(sock)
+    sock.close()
+
+
+def test_it_answers_unsupported_sasl_mechanism_with_the_enabled_list_then_closes(sasl_cluster):
+    from kafka.protocol.sasl import SaslHandshakeRequest
+
+    sock = _raw(sasl_cluster)
+    hs = call(sasl_cluster.bootstrap_servers, SaslHandshakeRequest(mechanism="GSSAPI"), 1, sock=sock)
+    assert (hs.error_code, hs.mechanisms) == (33, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+    assert _closed(sock)
+    sock.close()
+
+
+def test_it_authenticates_plain_over_sasl_authenticate_and_then_serves_requests(sasl_cluster):
+    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+
+    sock = _raw(sasl_cluster)
+    host = sasl_cluster.bootstrap_servers
+    assert call(host, SaslHandshakeRequest(mechanism="PLAIN"), 1, sock=sock).error_code == 0
+    auth = call(host, SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00alice-pw"), 2, sock=sock)
+    assert (auth.error_code, auth.error_message, auth.auth_bytes, auth.session_lifetime_ms) == (
+        0,
+        None,
+        b"",
+        0,
+    )
+    assert call(host, API_VERSIONS, 3, sock=sock).error_code == 0
+    again = call(host, SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00alice-pw"), 2, sock=sock)
+    assert (again.error_code, again.error_message) == (
+        34,
+        "SaslAuthenticate request received after successful authentication",
+    )
+    sock.close()
+
+
+def test_it_exchanges_raw_tokens_after_a_v0_handshake(sasl_cluster):
+    from kafka.protocol.sasl import SaslHandshakeRequest
+
+    host = sasl_cluster.bootstrap_servers
+    sock = _raw(sasl_cluster)
+    assert call(host, SaslHandshakeRequest(mechanism="PLAIN"), 0, sock=sock).error_code == 0
+    token = b"\x00alice\x00alice-pw"
+    sock.sendall(struct.pack(">i", len(token)) + token)
+    assert recv_exact(sock, 4) == b"\x00\x00\x00\x00"  # PLAIN's empty challenge, size-prefixed
+    assert call(host, API_VERSIONS, 3, sock=sock).error_code == 0
+    sock.close()
+    sock = _raw(sasl_cluster)
+    assert call(host, SaslHandshakeRequest(mechanism="PLAIN"), 0, sock=sock).error_code == 0
+    token = b"\x00alice\x00nope"
+    sock.sendall(struct.pack(">i", len(token)) + token)
+    assert _closed(sock)  # v0 has no error response: the connection just ends
     sock.close()
