@@ -534,3 +534,210 @@ def test_it_exchanges_raw_tokens_after_a_v0_handshake(sasl_cluster):
     sock.sendall(struct.pack(">i", len(token)) + token)
     assert _closed(sock)  # v0 has no error response: the connection just ends
     sock.close()
+
+
+# ---- SASL OAUTHBEARER --------------------------------------------------------------------------
+class Jwks:
+    """An identity provider's JWKS endpoint (http.server in a thread) and its signing keys."""
+
+    def __init__(self) -> None:
+        import http.server
+        import json
+        import threading
+
+        from joserfc.jwk import RSAKey
+
+        self.keys = {"k1": RSAKey.generate_key(2048, parameters={"kid": "k1"})}
+        self.published = ["k1"]
+        jwks = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                body = json.dumps(
+                    {"keys": [jwks.keys[k].as_dict(private=False) for k in jwks.published]}
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/jwks"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def token(self, kid: str = "k1", signer: str | None = None, **claims: Any) -> str:
+        from joserfc import jwt
+
+        now = int(dt.datetime.now(dt.UTC).timestamp())
+        body = {"sub": "console-svc", "aud": "kafka", "iss": "https://idp.test", "iat": now, "exp": now + 300}
+        body.update(claims)
+        return jwt.encode({"alg": "RS256", "kid": kid}, body, self.keys[signer or kid])
+
+
+@pytest.fixture(scope="module")
+def jwks() -> Iterator[Jwks]:
+    j = Jwks()
+    yield j
+    j.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def oauth_cluster(jwks: Jwks) -> Iterator[SandboxCluster]:
+    sec = SandboxSecurity(
+        protocol="SASL_PLAINTEXT",
+        mechanisms=("SCRAM-SHA-512", "OAUTHBEARER"),
+        oauth_jwks_url=jwks.url,
+        oauth_audience="kafka",
+        oauth_issuer="https://idp.test",
+    )
+    with running_sandbox(brokers=1, controllers=1, speed=0, security=sec) as c:
+        yield c
+
+
+def _oauth(token: str) -> tuple[dict, dict]:
+    from kafka.net.sasl.oauth import AbstractTokenProvider
+
+    class Provider(AbstractTokenProvider):
+        def token(self) -> str:
+            return token
+
+    # librdkafka is told the token lasts an hour whatever it says, so that the sandbox judges it
+    far = dt.datetime.now(dt.UTC).timestamp() + 3600
+    confluent = {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "OAUTHBEARER",
+        "oauth_cb": lambda _: (token, far),
+    }
+    python = {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "OAUTHBEARER",
+        "sasl_oauth_token_provider": Provider(),
+    }
+    return confluent, python
+
+
+def test_it_authenticates_both_clients_with_a_valid_token(oauth_cluster, jwks, caplog):
+    caplog.set_level(logging.INFO, logger="sandbox.server")
+    confluent, python = _oauth(jwks.token())
+    md, errors = confluent_metadata(oauth_cluster, confluent)
+    assert md is not None, errors
+    assert sorted(md.brokers) == [1]
+    assert python_cluster(oauth_cluster, **python) == ([1], None)
+    assert caplog.text.count("127.0.0.1 authenticated as User:console-svc with OAUTHBEARER") >= 2
+
+
+def _invalid_token(cluster: SandboxCluster, token: str, caplog: Any) -> str:
+    caplog.set_level(logging.INFO, logger="sandbox.server")
+    confluent, python = _oauth(token)
+    md, errors = confluent_metadata(cluster, confluent, REFUSED_S)
+    assert md is None
+    assert any('SASL authentication error: {"status":"invalid_token"} (after' in e for e in errors), errors
+    brokers, error = python_cluster(cluster, REFUSED_MS, **python)
+    assert brokers is None
+    assert (
+        '[Error 58] SaslAuthenticationFailedError: SaslAuthenticationFailedError: {"status":"invalid_token"}'
+        in error
+    )
+    failures = [r.getMessage() for r in caplog.records if "OAUTHBEARER authentication from" in r.getMessage()]
+    assert failures
+    return failures[-1]  # the sandbox's log says why (the client is told only invalid_token)
+
+
+def test_it_refuses_an_expired_token(oauth_cluster, jwks, caplog):
+    now = int(dt.datetime.now(dt.UTC).timestamp())
+    why = _invalid_token(oauth_cluster, jwks.token(iat=now - 600, exp=now - 60), caplog)
+    assert "(claims: expired_token" in why, why
+
+
+def test_it_accepts_a_token_expired_within_the_clock_skew(oauth_cluster, jwks):
+    now = int(dt.datetime.now(dt.UTC).timestamp())
+    confluent, _ = _oauth(jwks.token(iat=now - 600, exp=now - 10))
+    md, errors = confluent_metadata(oauth_cluster, confluent)
+    assert md is not None, errors
+
+
+def test_it_refuses_a_token_for_another_audience(oauth_cluster, jwks, caplog):
+    why = _invalid_token(oauth_cluster, jwks.token(aud="another-service"), caplog)
+    assert "(claims: invalid_claim Invalid claim: 'aud')" in why, why
+
+
+def test_it_refuses_a_token_from_another_issuer(oauth_cluster, jwks, caplog):
+    why = _invalid_token(oauth_cluster, jwks.token(iss="https://evil.test"), caplog)
+    assert "(claims: invalid_claim Invalid claim: 'iss')" in why, why
+
+
+def test_it_refuses_a_token_whose_signature_does_not_match_the_jwks_key(oauth_cluster, jwks, caplog):
+    from joserfc.jwk import RSAKey
+
+    jwks.keys["forged"] = RSAKey.generate_key(2048, parameters={"kid": "k1"})  # claims to be k1
+    why = _invalid_token(oauth_cluster, jwks.token(kid="k1", signer="forged"), caplog)
+    assert "(signature: bad_signature)" in why, why
+
+
+def test_it_refuses_a_token_signed_by_a_key_the_jwks_does_not_have_after_fetching_it_again(
+    oauth_cluster, jwks, caplog
+):
+    from joserfc.jwk import RSAKey
+
+    jwks.keys["k9"] = RSAKey.generate_key(2048, parameters={"kid": "k9"})  # not published
+    validator = oauth_cluster.sasl_realm.validator
+    before = validator.fetches
+    why = _invalid_token(oauth_cluster, jwks.token(kid="k9"), caplog)
+    assert f"(no key with kid 'k9' in the JWKS at {jwks.url})" in why, why
+    assert validator.fetches > before  # an unknown kid makes it fetch the JWKS again
+
+
+def test_it_picks_up_a_rotated_key_by_fetching_the_jwks_again(oauth_cluster, jwks):
+    from joserfc.jwk import RSAKey
+
+    confluent, _ = _oauth(jwks.token())
+    assert confluent_metadata(oauth_cluster, confluent)[0] is not None  # the JWKS is cached now
+    jwks.keys["k2"] = RSAKey.generate_key(2048, parameters={"kid": "k2"})
+    jwks.published.append("k2")
+    confluent, python = _oauth(jwks.token(kid="k2", sub="rotated"))
+    md, errors = confluent_metadata(oauth_cluster, confluent)
+    assert md is not None, errors
+    assert python_cluster(oauth_cluster, **python) == ([1], None)
+
+
+def test_it_answers_the_json_error_challenge_then_fails_on_the_clients_x01(oauth_cluster, jwks):
+    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+
+    host = oauth_cluster.bootstrap_servers
+    sock = _raw(oauth_cluster)
+    assert call(host, SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1, sock=sock).error_code == 0
+    first = f"n,,\x01auth=Bearer {jwks.token(aud='nope')}\x01\x01".encode()
+    challenge = call(host, SaslAuthenticateRequest(auth_bytes=first), 2, sock=sock)
+    assert (challenge.error_code, challenge.auth_bytes) == (0, b'{"status":"invalid_token"}')
+    final = call(host, SaslAuthenticateRequest(auth_bytes=b"\x01"), 2, sock=sock)
+    assert (final.error_code, final.error_message) == (58, '{"status":"invalid_token"}')
+    assert _closed(sock)
+    sock.close()
+    # a message that is not RFC 7628's gets the generic answer at once
+    sock = _raw(oauth_cluster)
+    assert call(host, SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1, sock=sock).error_code == 0
+    bad = call(host, SaslAuthenticateRequest(auth_bytes=b"Bearer x"), 2, sock=sock)
+    assert (bad.error_code, bad.error_message) == (58, GENERIC.format("OAUTHBEARER"))
+    sock.close()
+
+
+def test_it_takes_sasl_extensions_and_an_authorization_id_matching_the_subject(oauth_cluster, jwks):
+    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+
+    host = oauth_cluster.bootstrap_servers
+    for authzid, expected in (("console-svc", (0, None)), ("someone-else", (58, None))):
+        sock = _raw(oauth_cluster)
+        assert call(host, SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1, sock=sock).error_code == 0
+        first = f"n,a={authzid},\x01auth=Bearer {jwks.token()}\x01logicalCluster=lkc-1\x01\x01".encode()
+        resp = call(host, SaslAuthenticateRequest(auth_bytes=first), 2, sock=sock)
+        assert resp.error_code == expected[0], resp
+        if resp.error_code:
+            assert resp.error_message == (
+                "Authentication failed: Client requested an authorization id (someone-else) that is different "
+                "from the token's principal name (console-svc)"
+            )
+        sock.close()
