@@ -183,9 +183,12 @@ def test_settings(
     shown = ("bootstrap_servers", "bootstrap_controllers", "security_protocol", "sasl_mechanism")
     params: dict[str, Any] = {f: str(values.get(f) or "").strip() for f in shown}
     params["ssl_check_hostname"] = values.get("ssl_check_hostname", True) is not False
-    login = {n: ("typed" if typed.get(n) else "stored") for n in SECRETS if usable.get(n)}
-    params["sasl_login_from"] = login.get("sasl_password", "none")
-    params["secrets_from"] = login
+    params["sasl_login_from"] = (
+        "typed" if typed.get("sasl_password") else ("stored" if usable["sasl_password"] else "none")
+    )
+    # by name, in lists: the trail masks every value under a key that looks secret
+    params["entered"] = [n for n in SECRETS if typed.get(n) and usable.get(n)]
+    params["from_store"] = [n for n in SECRETS if usable.get(n) and not typed.get(n)]
     saved = cluster if cluster is not None and cluster.pk else None
     _audit_test(actor, saved, values.get("name") or getattr(cluster, "name", ""), params, report, source_ip)
     return report
@@ -237,7 +240,8 @@ def update_cluster(
     access.require(actor, cluster, access.ADMINISTER)
     saved = Cluster.objects.get(pk=cluster.pk)
     _require_superuser_for_no_hostname_check(actor, saved, values)
-    usable = secrets_for(saved, values, _typed(secrets, sasl_password))
+    typed = _typed(secrets, sasl_password)
+    usable = secrets_for(saved, values, typed)
     _require_same_kafka(actor, saved, values, usable)
     before = _snapshot(saved)
     for field in EDITABLE_FIELDS:
@@ -252,6 +256,7 @@ def update_cluster(
             action="cluster.update",
             cluster=cluster,
             targets=[f"cluster:{cluster.name}"],
+            params={"entered": sorted(n for n in typed if cluster.has_secret(n))},  # names, never values
             before=before,
             after=_snapshot(cluster),
             outcome="success",

@@ -234,7 +234,7 @@ def parse_extensions(text: str) -> tuple[tuple[str, str], ...]:
         if not line:
             continue
         name, sep, value = line.partition("=")
-        name = name.strip()
+        name, value = name.strip(), value.strip()
         if not sep:
             raise ValidationError(f"SASL extensions, line {number}: write name=value.")
         if not _EXTENSION_NAME.fullmatch(name):

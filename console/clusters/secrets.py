@@ -199,8 +199,8 @@ def connection_for(cluster: Cluster, secrets: Mapping[str, str] | str | None = N
 
 
 def audit_snapshot(cluster: Cluster, editable: tuple[str, ...]) -> dict[str, Any]:
-    """The registry entry as the audit trail keeps it: secrets as "set"/"", certificates by subject,
-    expiry and fingerprint, never a secret's value."""
+    """The registry entry as the audit trail keeps it: which secrets are stored (by name), certificates
+    by subject, expiry and fingerprint, never a secret's value."""
     pem_fields = ("ca_certificate", "client_certificate", "kerberos_krb5_conf")
     data = {f: getattr(cluster, f) for f in editable if f not in pem_fields}
     data["ca_certificate"] = "present" if cluster.ca_certificate else ""
@@ -208,6 +208,6 @@ def audit_snapshot(cluster: Cluster, editable: tuple[str, ...]) -> dict[str, Any
     client = certificate_facts(cluster.client_certificate)
     data["client_certificate"] = client[0].as_json() if client else ""
     data["kerberos_krb5_conf"] = "present" if cluster.kerberos_krb5_conf else ""
-    for name in SECRETS:
-        data[name] = "set" if cluster.has_secret(name) else ""
+    # Named in a list: the trail masks every value under a key that looks secret ("sasl_password").
+    data["stored"] = [name for name in SECRETS if cluster.has_secret(name)]
     return data
