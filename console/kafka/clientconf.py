@@ -9,7 +9,7 @@ setting                    librdkafka                                  kafka-pyt
 CA bundle                  ``ssl.ca.pem``                              ``ssl_context`` (``cadata``)
 client certificate + key   ``ssl.certificate.pem``/``ssl.key.pem``     ``ssl_context`` (``load_cert_chain``)
 hostname verification      ``ssl.endpoint.identification.algorithm``   ``ssl_context.check_hostname``
-minimum TLS version        (no property: see ``diagnose.tls_probe``)   ``ssl_context.minimum_version``
+minimum TLS version        (no property: see ``diagnose.probe``)      ``ssl_context.minimum_version``
 PLAIN / SCRAM              ``sasl.username``/``sasl.password``         ``sasl_plain_username``/``_password``
 OAUTHBEARER                ``oauth_cb`` (oauth.py's cached token)      ``sasl_oauth_token_provider`` (same)
 GSSAPI                     not built into the PyPI wheel: never used   kerberos.py (python gssapi, keytab)

@@ -104,6 +104,8 @@ class KerberosSettings:
             raise ValueError("the Kerberos principal must look like name@REALM (e.g. console@EXAMPLE.ORG)")
         if not self.keytab:
             raise ValueError("a keytab is required for GSSAPI")
+        if self.keytab[:2] not in (b"\x05\x01", b"\x05\x02"):
+            raise ValueError("the keytab is not a Kerberos keytab file (made by ktutil or kadmin ktadd)")
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.service_name or ""):
             raise ValueError("the Kerberos service name must be a plain name (Kafka's default is 'kafka')")
 
@@ -247,12 +249,13 @@ def probe_addresses(conn: ClusterConnection) -> None:
     Returns as soon as one address accepts; raises NETWORK_EXCEPTION naming every address
     and why it failed when none does. This is how "unreachable" fails fast and precisely.
     """
-    if conn.uses_ssl:
-        # also a verified TLS handshake with the connection's own minimum version: librdkafka has no
-        # minimum-version setting, so this is where a server offering less is refused (both paths)
-        from .diagnose import tls_probe
+    if conn.uses_ssl or conn.uses_sasl:
+        # a verified TLS handshake with the connection's own minimum version (librdkafka has no
+        # minimum-version setting: this is where a server offering less is refused, on both paths)
+        # and whether the listener enables the SASL mechanism (librdkafka only logs its answer)
+        from .diagnose import probe
 
-        tls_probe(conn)
+        probe(conn)
         return
     failures = []
     deadline = time.monotonic() + conn.connect_timeout_s

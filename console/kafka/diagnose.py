@@ -3,11 +3,12 @@
 ``check(conn)`` probes in that order with Python's own socket and ssl (every step bounded by the
 connect timeout) and raises the first failure as a :class:`KafkaOperationError` whose name says
 which step failed and whose message says why (for a refused server certificate: its subject,
-issuer and expiry, and OpenSSL's reason: unknown CA, hostname mismatch, expired). SASL itself
-(mechanism not enabled, authentication failed) is then tried by kafka-python in
-``test_connection``. ``tls_probe`` is also what the gateway runs before its first use, so a
-server that negotiates less than the connection's minimum TLS version is refused on both client
-paths (librdkafka has no minimum-version property).
+issuer and expiry, and OpenSSL's reason: unknown CA, hostname mismatch, expired; a refused client
+certificate: the alert; a SASL mechanism the listener does not enable: the ones it does).
+Authentication itself is then tried by kafka-python in ``test_connection``. ``probe`` is also what
+the gateway runs before its first use (``connection.probe_addresses``), so a server that negotiates
+less than the connection's minimum TLS version is refused on both client paths (librdkafka has no
+minimum-version property).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .tls import CertificateFacts, certificate_facts, client_certificate, ssl_co
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import ClusterConnection
 
-__all__ = ["ConnectionCheck", "TlsPeer", "check", "server_certificate", "tls_probe"]
+__all__ = ["ConnectionCheck", "TlsPeer", "check", "probe", "server_certificate"]
 
 SSL_AUTHENTICATION_FAILED = 57
 
@@ -132,7 +133,7 @@ def _read(sock: socket.socket, n: int) -> bytes:
     while len(got) < n:
         chunk = sock.recv(n - len(got))
         if not chunk:
-            raise ConnectionResetError("the server closed the connection")
+            raise ConnectionResetError("connection closed")
         got += chunk
     return got
 
@@ -164,14 +165,6 @@ def _client_cert_note(conn: ClusterConnection) -> str:
     if facts.not_after <= dt.datetime.now(dt.UTC):
         note += f", EXPIRED on {facts.not_after:%Y-%m-%d %H:%M} UTC"
     return note
-
-
-def tls_probe(conn: ClusterConnection) -> TlsPeer:
-    """One verified TLS handshake (and an ApiVersions round trip) with the connection's own
-    settings, bounded by the connect timeout; raises the failure naming its cause."""
-    peer, _ = _probe(conn, _request(18, 0))
-    assert peer is not None
-    return peer
 
 
 def _probe(conn: ClusterConnection, request: bytes) -> tuple[TlsPeer | None, bytes]:
@@ -223,7 +216,10 @@ def _probe(conn: ClusterConnection, request: bytes) -> tuple[TlsPeer | None, byt
         ) from None
     except (OSError, struct.error) as exc:
         if not conn.uses_ssl:
-            raise network_error(address, f"the server closed the connection: {exc}") from None
+            raise network_error(
+                address,
+                f"the server closed the connection at the first request (is this listener TLS?): {exc}",
+            ) from None
         if conn.client_cert_pem is None:
             detail = "the server closed the connection during the TLS handshake (does it require a client certificate?)"
         else:
@@ -239,22 +235,28 @@ def server_certificate(conn: ClusterConnection) -> CertificateFacts | None:
     return _unverified_peer(conn, time.monotonic() + conn.connect_timeout_s)
 
 
+def probe(conn: ClusterConnection) -> TlsPeer | None:
+    """DNS, TCP, TLS (verified, with the minimum version), and for SASL whether the listener
+    enables the mechanism (SaslHandshake: Kafka answers its enabled list): the first failure raised."""
+    if not conn.uses_sasl:
+        return _probe(conn, _request(18, 0))[0]
+    mechanism = (conn.sasl_mechanism or "").encode()
+    peer, answer = _probe(conn, _request(17, 1, struct.pack(">h", len(mechanism)) + mechanism))
+    code, enabled = _sasl_mechanisms(answer)
+    if code == 33:
+        raise KafkaOperationError(
+            33,
+            "UNSUPPORTED_SASL_MECHANISM",
+            f"the listener does not enable {conn.sasl_mechanism}; it enables: {', '.join(enabled) or 'none'}",
+            False,
+        )
+    return peer
+
+
 def check(conn: ClusterConnection) -> TlsPeer | None:
-    """DNS, TCP, TLS, the SASL mechanism, then the token endpoint or the Kerberos login: the first
-    failure raised. (Authentication itself is then tried by kafka-python.)"""
-    if conn.uses_sasl:
-        mechanism = (conn.sasl_mechanism or "").encode()
-        peer, answer = _probe(conn, _request(17, 1, struct.pack(">h", len(mechanism)) + mechanism))
-        code, enabled = _sasl_mechanisms(answer)
-        if code == 33:
-            raise KafkaOperationError(
-                33,
-                "UNSUPPORTED_SASL_MECHANISM",
-                f"the listener does not enable {conn.sasl_mechanism}; it enables: {', '.join(enabled) or 'none'}",
-                False,
-            )
-    else:
-        peer, _ = _probe(conn, _request(18, 0))
+    """:func:`probe`, then the token endpoint or the Kerberos login: the first failure raised.
+    (Authentication itself is then tried by kafka-python.)"""
+    peer = probe(conn)
     if conn.sasl_mechanism == "OAUTHBEARER" and conn.oauth is not None:
         from .oauth import token_source
 

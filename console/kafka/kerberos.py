@@ -67,6 +67,8 @@ def kerberos_error(exc: BaseException, principal: str) -> KafkaOperationError:
         cause = f"the keytab of {principal} is unusable"
     elif "cannot contact any kdc" in low or "cannot find kdc" in low or "unable to reach" in low:
         cause = f"the KDC of {principal.rsplit('@', 1)[-1]} is unreachable"
+    elif "no credentials cache found" in low:  # MIT: the keytab has no key for the principal
+        cause = f"the keytab holds no key for {principal}"
     elif "not found in kerberos database" in low:
         cause = "a principal is unknown to the KDC"
     elif "clock skew" in low:

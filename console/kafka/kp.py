@@ -26,7 +26,7 @@ from kafka.net.selector import NetworkSelector
 from kafka.protocol.admin import DescribeClusterRequest
 from kafka.protocol.metadata import MetadataResponse
 
-from . import errlog
+from . import errlog, kp_fixes
 from .connection import ClusterConnection, probe_addresses
 from .errors import KafkaOperationError, from_code, translate
 from .kp_failover import ANY_BROKER_READS, CONNECTION_TROUBLE, FailoverMixin, done_future
@@ -58,6 +58,7 @@ EAGER_IMPORTS = (
 for _module in EAGER_IMPORTS:
     importlib.import_module(_module)
 errlog.install()  # kafka-python's reconnect errors: the first of each kind logged, repeats counted
+kp_fixes.install()  # Kafka's last answer before it closes (a refused login) is read, not dropped
 
 BROKER_ENDPOINT = 1
 CONTROLLER_ENDPOINT = 2

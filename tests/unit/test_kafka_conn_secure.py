@@ -377,10 +377,10 @@ class TestKerberos:
         from console.kafka import kerberos
 
         a = kerberos.KerberosLogin(
-            KerberosSettings("c@A.ORG", b"ka", krb5_conf="[realms]\n A.ORG = {\n kdc = kdc-a\n }\n")
+            KerberosSettings("c@A.ORG", b"\x05\x02ka", krb5_conf="[realms]\n A.ORG = {\n kdc = kdc-a\n }\n")
         )
         b = kerberos.KerberosLogin(
-            KerberosSettings("c@B.ORG", b"kb", krb5_conf="[realms]\n B.ORG = {\n kdc = kdc-b\n }\n")
+            KerberosSettings("c@B.ORG", b"\x05\x02kb", krb5_conf="[realms]\n B.ORG = {\n kdc = kdc-b\n }\n")
         )
         try:
             keytab_a, conf_a = a._files()
@@ -388,7 +388,7 @@ class TestKerberos:
             assert os.environ["KRB5_CONFIG"] == f"{conf_b}:{conf_a}:{kerberos._ORIGINAL_KRB5_CONFIG}"
             assert oct(os.stat(keytab_a).st_mode & 0o777) == "0o600"
             assert oct(os.stat(os.path.dirname(keytab_a)).st_mode & 0o777) == "0o700"
-            assert open(keytab_b, "rb").read() == b"kb"
+            assert open(keytab_b, "rb").read() == b"\x05\x02kb"
             assert "kdc-a" in open(conf_a).read()
         finally:
             a.close()
