@@ -100,6 +100,10 @@ class ClusterIn(serializers.Serializer):
     request_timeout_s = serializers.FloatField(required=False, default=10)
     acl_super_users = _text("")
     acl_allow_if_no_acl = _text("")
+    test_only = serializers.BooleanField(
+        required=False, default=False, write_only=True,
+        help_text="Test connection with these settings and answer the report; nothing is saved",
+    )  # fmt: skip
 
 
 class ClusterRemoveIn(serializers.Serializer):
@@ -115,6 +119,8 @@ def cluster_form(validated: dict, cluster=None) -> ClusterForm:
     data = {f: getattr(cluster, f) for f in EDITABLE_FIELDS} if cluster is not None else {}
     files = {}
     for key, value in validated.items():
+        if key == "test_only":
+            continue
         if key not in FILES:
             data[key] = value
         elif value:

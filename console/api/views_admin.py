@@ -56,7 +56,8 @@ class ClusterSettings(ApiView):
     @idempotent
     def post(self, request, name: str):
         """Change the registry entry (cluster admins): the fields sent replace the saved ones; a secret
-        left blank or out keeps the stored one while the settings it was saved with are unchanged."""
+        left blank or out keeps the stored one while the settings it was saved with are unchanged.
+        ``test_only``: Test connection with the changed settings instead (nothing saved)."""
         cluster = self.cluster(name, access.ADMINISTER)
         data = sc.ClusterIn(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
@@ -64,6 +65,11 @@ class ClusterSettings(ApiView):
         form_data(form)  # 400 with the form's messages
         values = form.values()
         cluster.refresh_from_db()  # the form edited the instance; the action compares with the saved row
+        if data.validated_data.get("test_only"):
+            report = clusters.test_settings(
+                actor=request.user, cluster=cluster, values=values, secrets=form.secrets, source_ip=self.ip
+            )
+            return Response(plain(report))
         cluster = clusters.update_cluster(
             actor=request.user, cluster=cluster, values=values, secrets=form.secrets, source_ip=self.ip
         )

@@ -64,7 +64,9 @@ class ClusterList(ApiView):
         return Response(paged(visible, request, lambda c: cluster_json(c, request.user)))
 
     @extend_schema(
-        operation_id="clusters_register", request=sc.ClusterIn, responses={201: sc.ClusterOut, **ERRORS}
+        operation_id="clusters_register",
+        request=sc.ClusterIn,
+        responses={201: sc.ClusterOut, 200: OpenApiTypes.OBJECT, **ERRORS},
     )
     @idempotent
     def post(self, request):
@@ -74,6 +76,15 @@ class ClusterList(ApiView):
         form = sc.cluster_form(data.validated_data)
         if not form.is_valid():
             raise ValidationError([f"{k}: {' '.join(v)}" for k, v in form.errors.items()])
+        if data.validated_data.get("test_only"):
+            report = clusters.test_settings(
+                actor=request.user,
+                cluster=None,
+                values=form.values(),
+                secrets=form.secrets,
+                source_ip=self.ip,
+            )
+            return Response(plain(report))
         cluster = clusters.register_cluster(
             actor=request.user, values=form.values(), secrets=form.secrets, source_ip=self.ip
         )
