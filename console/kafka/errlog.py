@@ -134,7 +134,7 @@ class CollapseRepeats(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno < logging.WARNING:
-            return True
+            return _redacted(record)
         try:
             text = record.getMessage()
         except Exception:  # noqa: BLE001 - a bad format string: let logging report it
@@ -145,6 +145,27 @@ class CollapseRepeats(logging.Filter):
             f"kafka-python {record.name}: {shape}", text, logger=_quiet(record.name), label="kafka-python"
         )
         return False
+
+
+# kafka-python's DEBUG lines print every request: SaslAuthenticate's auth_bytes carry a PLAIN password
+# or an OAUTHBEARER token, and "Send:" dumps the raw bytes of each request
+_AUTH_BYTES = re.compile(r"auth_bytes=b(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+
+
+_RAW_SEND = re.compile(r"(?:^|\s)Send: ")
+
+
+def _redacted(record: logging.LogRecord) -> bool:
+    """Drop raw request dumps and blank SASL tokens in kafka-python's DEBUG lines."""
+    try:
+        text = record.getMessage()
+    except Exception:  # noqa: BLE001 - a bad format string: let logging report it
+        return True
+    if _RAW_SEND.search(text):
+        return False
+    if "auth_bytes=" in text:
+        record.msg, record.args = _AUTH_BYTES.sub("auth_bytes=<redacted>", text), ()
+    return True
 
 
 _FILTER = CollapseRepeats()
