@@ -58,7 +58,7 @@ class GatewayBase:
         if self.conn.oauth is not None and self.conn.sasl_mechanism == "OAUTHBEARER":
             from .oauth import token_source
 
-            token_source(self.conn.oauth).token(self.conn.request_timeout_s)
+            token_source(self.conn.oauth, self.conn.ca_cert_pem).token(self.conn.request_timeout_s)
         try:
             return AdminClient(self.conn.confluent_config())
         except Exception as exc:  # noqa: BLE001 - every client error is translated

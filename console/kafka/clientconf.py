@@ -71,7 +71,7 @@ def confluent_config(conn: ClusterConnection) -> dict[str, object]:
             from .oauth import confluent_oauth_cb
 
             assert conn.oauth is not None
-            conf["oauth_cb"] = confluent_oauth_cb(conn.oauth, conn.request_timeout_s)
+            conf["oauth_cb"] = confluent_oauth_cb(conn.oauth, conn.request_timeout_s, conn.ca_cert_pem)
         else:
             conf["sasl.username"] = conn.sasl_username
             conf["sasl.password"] = conn.sasl_password or ""
@@ -105,7 +105,9 @@ def kafka_python_config(conn: ClusterConnection) -> dict[str, object]:
             from .oauth import KpTokenProvider
 
             assert conn.oauth is not None
-            conf["sasl_oauth_token_provider"] = KpTokenProvider(conn.oauth, conn.request_timeout_s)
+            conf["sasl_oauth_token_provider"] = KpTokenProvider(
+                conn.oauth, conn.request_timeout_s, conn.ca_cert_pem
+            )
         elif conn.sasl_mechanism == "GSSAPI":
             from . import kerberos
 

@@ -260,7 +260,7 @@ def check(conn: ClusterConnection) -> TlsPeer | None:
     if conn.sasl_mechanism == "OAUTHBEARER" and conn.oauth is not None:
         from .oauth import token_source
 
-        token = token_source(conn.oauth).token(conn.request_timeout_s)
+        token = token_source(conn.oauth, conn.ca_cert_pem).token(conn.request_timeout_s)
         if token.expires_at <= time.time():
             raise KafkaOperationError(58, "TOKEN_EXPIRED", "the token endpoint answered an expired token")
     if conn.sasl_mechanism == "GSSAPI" and conn.kerberos is not None:

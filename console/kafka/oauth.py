@@ -15,12 +15,15 @@ import base64
 import binascii
 import json
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import requests
+from requests.adapters import HTTPAdapter
 
 from .connection import OAuthSettings
 from .errors import KafkaOperationError
@@ -90,9 +93,12 @@ def _reason(exc: BaseException) -> str:
 class TokenSource:
     """The cached token of one OAuth client (thread-safe; one refresh at a time)."""
 
-    def __init__(self, settings: OAuthSettings, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, settings: OAuthSettings, clock: Callable[[], float] = time.time, ca_pem: str | None = None
+    ) -> None:
         self.settings = settings
         self.clock = clock
+        self._session = _session(ca_pem)
         self._token: Token | None = None
         self._lock = threading.Lock()
         self.fetches = 0
@@ -137,7 +143,7 @@ class TokenSource:
         started = self.clock()
         self.fetches += 1
         try:
-            answer = requests.post(
+            answer = self._session.post(
                 s.token_endpoint,
                 data=data,
                 auth=(s.client_id, s.client_secret),
@@ -150,6 +156,12 @@ class TokenSource:
                 "TOKEN_ENDPOINT_UNREACHABLE",
                 f"token endpoint unreachable: {s.token_endpoint}: no answer within {timeout_s:g} s",
                 True,
+            ) from None
+        except requests.exceptions.SSLError as exc:
+            raise _error(
+                "TOKEN_ENDPOINT_UNREACHABLE",
+                f"token endpoint unreachable: {s.token_endpoint}: its TLS certificate was not accepted ({_reason(exc)})",
+                False,
             ) from None
         except requests.RequestException as exc:
             raise _error(
@@ -196,25 +208,49 @@ class TokenSource:
         return Token(value, started, expires_at, principal)
 
 
-_sources: dict[OAuthSettings, TokenSource] = {}
+class _TrustAdapter(HTTPAdapter):
+    """HTTPS verified against the system's CAs and the connection's CA bundle (as Kafka's Java
+    client verifies its token endpoint with the client's own TLS settings)."""
+
+    def __init__(self, ca_pem: str) -> None:
+        self._ctx = ssl.create_default_context()
+        self._ctx.load_verify_locations(cadata=ca_pem)
+        super().__init__()
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["ssl_context"] = self._ctx
+        super().init_poolmanager(*args, **kwargs)
+
+
+def _session(ca_pem: str | None) -> requests.Session:
+    session = requests.Session()
+    if ca_pem:
+        session.mount("https://", _TrustAdapter(ca_pem))
+    return session
+
+
+_sources: dict[tuple[OAuthSettings, str | None], TokenSource] = {}
 _sources_lock = threading.Lock()
 
 
-def token_source(settings: OAuthSettings) -> TokenSource:
-    """The process-wide token source of these OAuth settings."""
+def token_source(settings: OAuthSettings, ca_pem: str | None = None) -> TokenSource:
+    """The process-wide token source of these OAuth settings (and the CA bundle its endpoint is
+    also trusted with: the connection's)."""
     with _sources_lock:
-        source = _sources.get(settings)
+        source = _sources.get((settings, ca_pem))
         if source is None:
-            source = _sources[settings] = TokenSource(settings)
+            source = _sources[(settings, ca_pem)] = TokenSource(settings, ca_pem=ca_pem)
         return source
 
 
-def confluent_oauth_cb(settings: OAuthSettings, timeout_s: float) -> Callable[[str], tuple]:
+def confluent_oauth_cb(
+    settings: OAuthSettings, timeout_s: float, ca_pem: str | None = None
+) -> Callable[[str], tuple]:
     """librdkafka's ``oauth_cb``: ``(token, expiry in epoch seconds, principal, extensions)``."""
     extensions = dict(settings.extensions)
 
     def oauth_cb(_config: str) -> tuple:
-        token = token_source(settings).token(timeout_s)
+        token = token_source(settings, ca_pem).token(timeout_s)
         return token.value, token.expires_at, token.principal, extensions
 
     return oauth_cb
@@ -229,13 +265,14 @@ def _provider_base() -> type:
 class KpTokenProvider(_provider_base()):
     """kafka-python's token provider over the same cache."""
 
-    def __init__(self, settings: OAuthSettings, timeout_s: float) -> None:
+    def __init__(self, settings: OAuthSettings, timeout_s: float, ca_pem: str | None = None) -> None:
         super().__init__()
         self.settings = settings
         self.timeout_s = timeout_s
+        self.ca_pem = ca_pem
 
     def token(self) -> str:
-        return token_source(self.settings).token(self.timeout_s).value
+        return token_source(self.settings, self.ca_pem).token(self.timeout_s).value
 
     def extensions(self) -> dict[str, str]:
         return dict(self.settings.extensions)

@@ -218,3 +218,26 @@ def test_librdkafkas_callback_gets_the_token_its_expiry_principal_and_extensions
     assert (expiry, principal, extensions) == (exp, "svc-console", {"logicalCluster": "lkc-1"})
     assert value.count(".") == 2
     assert cb("")[0] == value and len(endpoint.requests) == 1  # cached
+
+
+def test_it_trusts_an_https_token_endpoint_signed_by_the_connections_ca(endpoint, tmp_path):
+    import ssl
+
+    from sandbox.pki import make_ca
+
+    ca = make_ca("IdP Test CA")
+    cert, key = ca.issue("localhost", sans=("localhost", "127.0.0.1"))
+    (tmp_path / "idp.pem").write_text(cert + key)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(tmp_path / "idp.pem")
+    endpoint.server.socket = ctx.wrap_socket(endpoint.server.socket, server_side=True)
+    url = endpoint.url.replace("http://", "https://")
+    token = TokenSource(settings(url), clock=Clock(0.0), ca_pem=ca.cert_pem).token(timeout_s=5)
+    assert token.principal == "svc" and len(endpoint.requests) == 1
+    with pytest.raises(KafkaOperationError) as exc:
+        TokenSource(settings(url)).token(timeout_s=5)  # the system's CAs only
+    assert exc.value.name == "TOKEN_ENDPOINT_UNREACHABLE"
+    assert exc.value.message.startswith(
+        f"token endpoint unreachable: {url}: its TLS certificate was not accepted ("
+    )
+    assert "CERTIFICATE_VERIFY_FAILED" in exc.value.message
