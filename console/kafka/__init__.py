@@ -22,6 +22,7 @@ from .diagnose import ConnectionCheck
 from .errors import OPERATOR_TEXT, KafkaOperationError
 from .gateway import CALL_OBSERVERS, KafkaGateway, close_all, get_gateway
 from .groups import ConsumerGroupListing
+from .kerberos import available as kerberos_available
 from .tls import CertificateFacts
 from .types import (
     OK,
@@ -94,5 +95,6 @@ __all__ = [
     "TopicSummary",
     "close_all",
     "get_gateway",
+    "kerberos_available",
     "parse_addresses",
 ]

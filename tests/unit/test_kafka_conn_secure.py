@@ -372,6 +372,9 @@ class TestKerberos:
         assert exc.value.name == "KERBEROS_UNAVAILABLE"
         assert 'the "kerberos" extra (python gssapi), which is not installed' in exc.value.message
         assert kerberos.available() is False
+        from console.kafka import kerberos_available
+
+        assert kerberos_available() is False  # what the registry asks before offering GSSAPI
 
     def test_it_keeps_each_realms_krb5_conf_in_front_of_the_systems_and_removes_it(self):
         from console.kafka import kerberos
