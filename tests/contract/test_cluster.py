@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from console.kafka import ClusterConnection, get_gateway
@@ -43,15 +45,7 @@ def test_metadata_matches_describe_cluster(gw):
 
 
 def test_gateway_is_reused_per_connection(conn):
-    same = ClusterConnection(
-        bootstrap_servers=conn.bootstrap_servers,
-        security_protocol=conn.security_protocol,
-        sasl_mechanism=conn.sasl_mechanism,
-        sasl_username=conn.sasl_username,
-        sasl_password=conn.sasl_password,
-        request_timeout_s=conn.request_timeout_s,
-        connect_timeout_s=conn.connect_timeout_s,
-    )
+    same = ClusterConnection(**{f.name: getattr(conn, f.name) for f in dataclasses.fields(conn)})
     assert get_gateway(same) is get_gateway(conn)
 
 

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from console.kafka import ClusterConnection, KafkaOperationError, get_gateway
+from tests.contract.conftest import _controller_security, _security
 
 pytestmark = pytest.mark.contract
 
@@ -66,7 +67,9 @@ def test_connection_settings_are_validated():
 
 def test_brokers_registered_as_controllers(endpoints):
     gw = get_gateway(
-        ClusterConnection(bootstrap_controllers=endpoints.bootstrap_servers, request_timeout_s=5)
+        ClusterConnection(
+            bootstrap_controllers=endpoints.bootstrap_servers, request_timeout_s=5, **_security()
+        )
     )
     with pytest.raises(KafkaOperationError) as exc:
         gw.test_connection()
@@ -76,7 +79,11 @@ def test_brokers_registered_as_controllers(endpoints):
 
 def test_controllers_registered_as_brokers(controller_conn):
     gw = get_gateway(
-        ClusterConnection(bootstrap_servers=controller_conn.bootstrap_controllers, request_timeout_s=5)
+        ClusterConnection(
+            bootstrap_servers=controller_conn.bootstrap_controllers,
+            request_timeout_s=5,
+            **_controller_security(),
+        )
     )
     with pytest.raises(KafkaOperationError) as exc:
         gw.test_connection()

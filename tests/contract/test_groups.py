@@ -57,7 +57,7 @@ def produced(gw, topics, endpoints) -> tuple[str, int]:
     """A topic with PER_PARTITION records per partition: the first half stamped two hours ago, the
     second half one hour ago (two flushes, so two batches). Returns (topic, the second half's time)."""
     topic = topics.create(partitions=PARTITIONS)
-    producer = Producer({"bootstrap.servers": endpoints.bootstrap_servers})
+    producer = Producer(endpoints.client_config())
     now = int(time.time() * 1000)
     for stamp in (now - 2 * HOUR_MS, now - HOUR_MS):
         for p in range(PARTITIONS):
@@ -82,14 +82,15 @@ class Member:
 
     def __init__(self, endpoints, group: str, topic: str, protocol: str) -> None:
         self.client_id = f"contract-{protocol}-{uuid.uuid4().hex[:4]}"
-        config = {
-            "bootstrap.servers": endpoints.bootstrap_servers,
-            "group.id": group,
-            "group.protocol": protocol,
-            "client.id": self.client_id,
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
+        config = endpoints.client_config(
+            **{
+                "group.id": group,
+                "group.protocol": protocol,
+                "client.id": self.client_id,
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+            }
+        )
         self.consumer = Consumer(config)
         self.consumer.subscribe([topic])
         seen, deadline = 0, time.monotonic() + 60

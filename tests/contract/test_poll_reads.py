@@ -92,7 +92,7 @@ def test_while_a_replica_is_added_both_reads_leave_it_out_of_the_isr(
     )
     people = make_personas(cluster)
     topic = topics.create(partitions=1, replication_factor=1, replica_assignment=((1,),))
-    progress_contract._fill(endpoints.bootstrap_servers, topic, 24)
+    progress_contract._fill(endpoints, topic, 24)
     op = reassignment.start_reassignment(
         actor=people["operator"], cluster=cluster, proposed={(topic, 0): (1, 2)}, throttle=MB, rf_change=True
     )

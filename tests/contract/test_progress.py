@@ -30,8 +30,8 @@ RECORD = b"x" * 1000
 BEHIND = re.compile(r"^Behind: ~([\d,]+) messages / ")
 
 
-def _fill(bootstrap: str, topic: str, megabytes: int) -> int:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "compression.type": "none"})
+def _fill(endpoints, topic: str, megabytes: int) -> int:
+    producer = Producer(endpoints.client_config(**{"linger.ms": 20, "compression.type": "none"}))
     count = megabytes * MB // len(RECORD)
     for i in range(count):
         while True:
@@ -55,7 +55,7 @@ def test_a_throttled_move_shows_messages_behind_and_in_sync_only_once_in_the_isr
     )
     people = make_personas(cluster)
     topic = topics.create(partitions=1, replication_factor=1, replica_assignment=((1,),))
-    _fill(endpoints.bootstrap_servers, topic, 24)
+    _fill(endpoints, topic, 24)
 
     op = reassignment.start_reassignment(
         actor=people["operator"],
