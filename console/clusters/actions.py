@@ -15,7 +15,13 @@ from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.clusters.core import SECRETS, needs_secret, settings_errors, uses_tls
 from console.clusters.overview import Overview, security
-from console.clusters.probe import ConnectionReport, active_controller, connection_or_report, test_connection
+from console.clusters.probe import (
+    ConnectionReport,
+    active_controller,
+    connection_or_report,
+    server_certificate_of,
+    test_connection,
+)
 from console.clusters.secrets import (
     PasswordRequired,
     audit_snapshot,
@@ -344,14 +350,15 @@ def overview(*, actor, cluster: Cluster) -> Overview:
     stopped answering costs the page the connect timeout once, not once per read."""
     access.require(actor, cluster, access.VIEW)
     gateway = gateway_for(cluster)
-    with ThreadPoolExecutor(2) as pool:
+    with ThreadPoolExecutor(3) as pool:
         status = pool.submit(gateway.broker_status)
         health = None if cluster.controller_mode else pool.submit(gateway.topic_health)
+        server = pool.submit(server_certificate_of, cluster)  # TLS only: the brokers' certificate
         try:
             info = gateway.describe_cluster()
             summary = None if health is None else health.result()
         except KafkaOperationError as exc:
-            return Overview(cluster=cluster, error=exc, security=security(cluster))
+            return Overview(cluster=cluster, error=exc, security=security(cluster, server.result()))
         leader, unknown = active_controller(gateway, info)
         try:
             nodes = status.result()
@@ -364,5 +371,5 @@ def overview(*, actor, cluster: Cluster) -> Overview:
         active_controller=leader,
         controller_unknown=unknown,
         brokers=nodes,
-        security=security(cluster),
+        security=security(cluster, server.result()),
     )

@@ -54,11 +54,13 @@ class Security:
     tls: bool
     hostname_check_off: bool
     tls_min_version: str
-    certificates: tuple[CertificateLine, ...] = ()
+    certificates: tuple[CertificateLine, ...] = ()  # the stored ones: client chain's first, CA bundle
+    server: CertificateLine | None = None  # what the brokers presented to the page's probe
 
     @property
     def warnings(self) -> tuple[CertificateLine, ...]:
-        return tuple(c for c in self.certificates if c.expired or c.expiring)
+        shown = ((self.server,) if self.server else ()) + self.certificates
+        return tuple(c for c in shown if c.expired or c.expiring)
 
 
 def _line(role: str, facts: Any, now: dt.datetime) -> CertificateLine:
@@ -73,8 +75,6 @@ def security(cluster: Cluster, server: Any = None, now: dt.datetime | None = Non
     now = now or dt.datetime.now(dt.UTC)
     tls = cluster.security_protocol in ("SSL", "SASL_SSL")
     lines = []
-    if tls and server is not None:
-        lines.append(_line("server", server, now))
     if tls:
         client = certificate_facts(cluster.client_certificate)
         lines += [_line("client", client[0], now)] if client else []
@@ -86,4 +86,5 @@ def security(cluster: Cluster, server: Any = None, now: dt.datetime | None = Non
         hostname_check_off=tls and not cluster.ssl_check_hostname,
         tls_min_version=cluster.tls_min_version if tls else "",
         certificates=tuple(lines),
+        server=_line("server", server, now) if tls and server is not None else None,
     )

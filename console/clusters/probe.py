@@ -8,10 +8,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.clusters.secrets import connection_for
+from console.crypto import SecretUnreadable
 from console.kafka import ClusterConnection, KafkaOperationError, get_gateway
+from console.kafka.diagnose import server_certificate
 from console.models import Cluster
 
-__all__ = ["ConnectionReport", "active_controller", "connection_or_report", "test_connection"]
+__all__ = [
+    "ConnectionReport",
+    "active_controller",
+    "connection_or_report",
+    "server_certificate_of",
+    "test_connection",
+]
 
 
 @dataclass(frozen=True)
@@ -93,3 +101,14 @@ def active_controller(gateway, info) -> tuple[int | None, str]:
         return gateway.describe_quorum().leader_id, ""
     except KafkaOperationError as exc:
         return None, f"DescribeQuorum failed: {exc.operator_text}"
+
+
+def server_certificate_of(cluster: Cluster) -> Any:
+    """The certificate the brokers present (console.kafka's facts, read by a TLS probe within the connect
+    timeout): None without TLS or when no address answers; the page shows it and warns before it expires."""
+    if not cluster.security_protocol.endswith("SSL"):
+        return None
+    try:
+        return server_certificate(connection_for(cluster))
+    except (KafkaOperationError, OSError, ValueError, SecretUnreadable):
+        return None

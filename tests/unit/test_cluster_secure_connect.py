@@ -121,3 +121,21 @@ def test_it_connects_with_scram_over_tls_and_names_a_wrong_password(client, pers
     bad = _post(client, {**body, "sasl_password": "not-the-password"}).content.decode()
     assert "SASL_AUTHENTICATION_FAILED" in bad and "Authentication failed" in bad, bad[-2000:]
     assert "not-the-password" not in bad and SCRAM_PASSWORD not in good
+
+
+def test_the_cluster_page_shows_the_brokers_certificate_and_warns_before_it_expires(client, personas, ca):
+    import datetime as dt
+
+    soon = dt.datetime.now(dt.UTC) + dt.timedelta(days=5)
+    cert, key = ca.issue("localhost", sans=("localhost", "127.0.0.1"), not_after=soon)
+    sec = SandboxSecurity(protocol="SSL", server_cert_pem=cert, server_key_pem=key)
+    with running_sandbox(brokers=1, controllers=0, speed=0, security=sec) as c:
+        Cluster.objects.create(name="expiring", bootstrap_servers=c.bootstrap_servers, security_protocol="SSL",
+                               ca_certificate=ca.cert_pem, request_timeout_s=5)  # fmt: skip
+        client.force_login(personas["admin"])
+        page = client.get(reverse("cluster_overview", kwargs={"name": "expiring"})).content.decode()
+    assert (
+        'id="server-certificate"' in page and "CN=localhost" in page.split('id="server-certificate"')[1][:300]
+    )
+    assert f"The server certificate expires on {soon:%Y-%m-%d}" in page
+    assert "CN=localhost" not in page.split('id="certificates"')[1]  # the table lists what the console stores
