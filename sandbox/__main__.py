@@ -1,6 +1,7 @@
 """Command line: run a sandbox cluster, or send it control commands.
 
 python -m sandbox --brokers 3 --controllers 3 --port 19092 --speed 10 --demo [--state FILE]
+python -m sandbox --tls-dir DIR [--mtls] [--sasl-users admin:admin-secret] [--oauth-jwks-url URL ...]
 python -m sandbox ctl [--control 127.0.0.1:19292] stop-broker 2
 """
 
@@ -14,6 +15,7 @@ import sys
 import threading
 
 from sandbox.cluster import DEFAULT_PORT, SandboxCluster
+from sandbox.security import SandboxSecurity
 
 CONTROL_PORT_OFFSET = 200  # control socket on port+200 (19292 by default)
 
@@ -42,7 +44,12 @@ def _run(argv: list[str]) -> int:
         help="control socket port (default port+200, ephemeral when --port 0)",
     )
     ap.add_argument("--log-level", default="WARNING")
+    _security_args(ap)
     a = ap.parse_args(argv)
+    try:
+        security, files = _security(a)
+    except ValueError as exc:
+        ap.error(str(exc))
     import logging
 
     logging.basicConfig(level=a.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -55,6 +62,7 @@ def _run(argv: list[str]) -> int:
         racks=racks,
         seed=a.seed,
         state_file=a.state,
+        security=security,
     )
     cluster.start()
     restored = bool(a.state and cluster.state.topics)
@@ -70,6 +78,18 @@ def _run(argv: list[str]) -> int:
     print(f"BOOTSTRAP_SERVERS={cluster.bootstrap_servers}")
     print(f"BOOTSTRAP_CONTROLLERS={cluster.bootstrap_controllers}")
     print(f"CONTROL={control.address}", flush=True)
+    if security is not None:
+        print(f"SECURITY_PROTOCOL={security.protocol}")
+        if security.sasl:
+            print(f"SASL_MECHANISMS={','.join(security.enabled_mechanisms)}")
+        for key, name in (
+            ("SSL_CA", "ca.pem"),
+            ("SSL_CERTIFICATE", "client.pem"),
+            ("SSL_KEY", "client-key.pem"),
+        ):
+            if name in files and (key == "SSL_CA" or security.client_ca_pem):
+                print(f"{key}_LOCATION={files[name]}")
+        sys.stdout.flush()
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
@@ -78,6 +98,71 @@ def _run(argv: list[str]) -> int:
     cluster.shutdown()
     print("sandbox stopped", flush=True)
     return 0
+
+
+def _security_args(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("secured listeners (every broker and controller)")
+    g.add_argument(
+        "--tls-dir",
+        default=None,
+        help="serve TLS (SSL, or SASL_SSL with SASL options): a CA, server and client certificates are "
+        "written to DIR (ca.pem, server.pem, client.pem and their keys; kept while valid)",
+    )
+    g.add_argument(
+        "--mtls", action="store_true", help="require client certificates from DIR's CA (needs --tls-dir)"
+    )
+    g.add_argument(
+        "--sasl-users",
+        default=None,
+        help="SASL PLAIN/SCRAM users, USER:PASSWORD[,USER:PASSWORD...] (SASL_PLAINTEXT, or SASL_SSL with --tls-dir)",
+    )
+    g.add_argument(
+        "--sasl-mechanisms",
+        default="PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
+        help="sasl.enabled.mechanisms (OAUTHBEARER only with --oauth-jwks-url)",
+    )
+    g.add_argument("--oauth-jwks-url", default=None, help="OAUTHBEARER: the JWKS that signs valid tokens")
+    g.add_argument("--oauth-audience", default=None, help="OAUTHBEARER: the audience tokens must name")
+    g.add_argument("--oauth-issuer", default=None, help="OAUTHBEARER: the issuer tokens must name")
+
+
+def _security(a: argparse.Namespace) -> tuple[SandboxSecurity | None, dict[str, str]]:
+    """The listeners' security from the command line, and the TLS files written (by name)."""
+    if a.mtls and not a.tls_dir:
+        raise ValueError("--mtls needs --tls-dir")
+    users: dict[str, str] = {}
+    for pair in (a.sasl_users or "").split(","):
+        if pair:
+            user, sep, password = pair.partition(":")
+            if not (user and sep and password):
+                raise ValueError("--sasl-users takes USER:PASSWORD pairs separated by commas")
+            users[user] = password
+    sasl = bool(users or a.oauth_jwks_url)
+    if not (a.tls_dir or sasl):
+        return None, {}
+    files: dict[str, str] = {}
+    pems: dict[str, str] = {}
+    if a.tls_dir:
+        from sandbox.pki import tls_dir
+
+        files = {os.path.basename(p): p for p in tls_dir(a.tls_dir).values()}
+        for name in ("ca.pem", "server.pem", "server-key.pem"):
+            with open(files[name], encoding="utf-8") as fh:
+                pems[name] = fh.read()
+    protocol = ("SASL_SSL" if a.tls_dir else "SASL_PLAINTEXT") if sasl else "SSL"
+    mechanisms = tuple(m.strip().upper() for m in a.sasl_mechanisms.split(",") if m.strip())
+    security = SandboxSecurity(
+        protocol=protocol,
+        server_cert_pem=pems.get("server.pem"),
+        server_key_pem=pems.get("server-key.pem"),
+        client_ca_pem=pems["ca.pem"] if a.mtls else None,
+        mechanisms=mechanisms if users else tuple(m for m in mechanisms if m == "OAUTHBEARER"),
+        users=users,
+        oauth_jwks_url=a.oauth_jwks_url,
+        oauth_audience=a.oauth_audience,
+        oauth_issuer=a.oauth_issuer,
+    )
+    return security, files
 
 
 def _ctl(argv: list[str]) -> int:

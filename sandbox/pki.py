@@ -165,4 +165,39 @@ def make_ca(
     return CA(_cert_pem(cert), _key_pem(key))
 
 
-__all__ = ["CA", "make_ca"]
+TLS_DIR_FILES = ("ca.pem", "ca-key.pem", "server.pem", "server-key.pem", "client.pem", "client-key.pem")
+TLS_DIR_LIFETIME = dt.timedelta(days=365)
+
+
+def tls_dir(path: str, hosts: tuple[str, ...] = ("localhost", "127.0.0.1", "::1")) -> dict[str, str]:
+    """A CA, a server certificate for ``hosts`` and a client certificate (CN=console) as PEM files
+    in ``path`` (made 0700, keys 0600); existing files are kept while the certificates are valid,
+    so a restarted sandbox keeps the CA its clients trust. Returns the file paths by name."""
+    import os
+
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
+    files = {name: os.path.join(path, name) for name in TLS_DIR_FILES}
+    if not all(os.path.exists(f) for f in files.values()) or _expiring(files):
+        end = dt.datetime.now(dt.UTC) + TLS_DIR_LIFETIME
+        ca = make_ca("Sandbox Test CA", not_after=end)
+        server = ca.issue(hosts[0], sans=hosts, not_after=end)
+        client = ca.issue("console", client=True, not_after=end)
+        pems = (ca.cert_pem, ca.key_pem, *server, *client)
+        for name, text in zip(TLS_DIR_FILES, pems, strict=True):
+            fd = os.open(files[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+    return files
+
+
+def _expiring(files: dict[str, str]) -> bool:
+    soon = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+    for name in ("ca.pem", "server.pem", "client.pem"):
+        with open(files[name], "rb") as fh:
+            if x509.load_pem_x509_certificate(fh.read()).not_valid_after_utc < soon:
+                return True
+    return False
+
+
+__all__ = ["CA", "make_ca", "tls_dir"]
