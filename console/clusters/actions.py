@@ -28,7 +28,7 @@ from console.clusters.secrets import (
     connection_for,
     secrets_for,
 )
-from console.kafka import KafkaOperationError, get_gateway
+from console.kafka import KafkaOperationError, get_gateway, kerberos_available
 from console.models import Cluster, Operation, OperationState
 from console.models.clusters import canonical_endpoints
 from console.models.reassignment import OWED_STATES, ThrottleEntry
@@ -83,7 +83,9 @@ def password_for(saved: Cluster | None, values: Mapping[str, Any], typed: str) -
 def _check_settings(cluster: Cluster, secrets: Mapping[str, str]) -> None:
     """The settings the protocol and mechanism need, and each secret stored only where it is used."""
     values = {f: getattr(cluster, f) for f in EDITABLE_FIELDS}
-    errors = settings_errors(values, {name: bool(secrets.get(name)) for name in SECRETS})
+    errors = settings_errors(
+        values, {name: bool(secrets.get(name)) for name in SECRETS}, kerberos_available()
+    )
     if errors:
         raise ValidationError(errors)
     for name in SECRETS:

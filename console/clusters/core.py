@@ -74,10 +74,13 @@ def token_endpoint_error(url: str) -> str:
     return ""
 
 
-def settings_errors(values: Mapping[str, Any], has_secret: Mapping[str, bool]) -> dict[str, list[str]]:
+def settings_errors(
+    values: Mapping[str, Any], has_secret: Mapping[str, bool], kerberos_available: bool = True
+) -> dict[str, list[str]]:
     """Per field, what is missing or does not fit the security protocol and SASL mechanism.
 
-    ``has_secret`` says, per secret name, whether one was entered or may be kept."""
+    ``has_secret`` says, per secret name, whether one was entered or may be kept; ``kerberos_available``
+    whether this console can log in with GSSAPI at all (the "kerberos" extra is installed)."""
     errors: dict[str, list[str]] = {}
 
     def add(field: str, message: str) -> None:
@@ -114,6 +117,11 @@ def settings_errors(values: Mapping[str, Any], has_secret: Mapping[str, bool]) -
         if not has_secret.get("oauth_client_secret"):
             add("oauth_client_secret", "OAUTHBEARER needs the client secret.")
     elif mechanism == "GSSAPI":
+        if not kerberos_available:
+            add(
+                "sasl_mechanism",
+                'GSSAPI needs Kerberos support on this console: install the "kerberos" extra.',
+            )
         principal = _text(values, "kerberos_principal")
         if not principal:
             add(

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from console.clusters import credentials
 from console.clusters.actions import EDITABLE_FIELDS
 from console.clusters.core import SECRETS, needs_secret, settings_errors, uses_tls
+from console.kafka import kerberos_available
 from console.models import Cluster
 from console.models.clusters import TlsVersion, parse_endpoints
 
@@ -311,7 +312,7 @@ class ClusterForm(forms.ModelForm):
                 self.add_error(name, "Not used with this security protocol and SASL mechanism.")
         saved = self.instance if self.instance.pk else None
         has = {n: bool(data.get(n)) or bool(saved is not None and saved.has_secret(n)) for n in SECRETS}
-        for field, messages in settings_errors(data, has).items():
+        for field, messages in settings_errors(data, has, kerberos_available()).items():
             if field not in self.errors:
                 self.add_error(field if field in self.fields else None, messages)
         self._authorizer_facts(data)

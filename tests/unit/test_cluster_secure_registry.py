@@ -526,3 +526,22 @@ def test_the_cluster_page_warns_30_days_before_a_certificate_expires(client, per
     assert 'id="certificate-warning-1"' in soon and f"The client certificate expires on {expiry}" in soon
     assert 'id="certificate-warning-1"' not in later and 'id="certificates"' in later
     assert "CN=Expiry CA" in later  # the CA bundle's certificates are listed with their expiry
+
+
+def test_gssapi_is_refused_where_the_kerberos_extra_is_missing(personas, monkeypatch):
+    from console.clusters import actions as actions_module
+    from console.forms import clusters as form_module
+
+    monkeypatch.setattr(form_module, "kerberos_available", lambda: False)
+    monkeypatch.setattr(actions_module, "kerberos_available", lambda: False)
+    data = {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "GSSAPI",
+        "kerberos_principal": "c@EXAMPLE.ORG",
+    }
+    form = _form({"kerberos_keytab": SimpleUploadedFile("k", KEYTAB)}, **data)
+    assert not form.is_valid() and 'install the "kerberos" extra' in " ".join(form.errors["sasl_mechanism"])
+    with pytest.raises(ValidationError, match='install the "kerberos" extra'):
+        clusters.register_cluster(actor=personas["admin"], values={**BASE, **data},
+                                  secrets={"kerberos_keytab": credentials.keytab_text(KEYTAB)})  # fmt: skip
+    assert not Cluster.objects.filter(name=BASE["name"]).exists()
