@@ -741,3 +741,28 @@ def test_it_takes_sasl_extensions_and_an_authorization_id_matching_the_subject(o
                 "from the token's principal name (console-svc)"
             )
         sock.close()
+
+
+def test_it_requires_sasl_on_the_controllers_too(sasl_cluster):
+    import scramp
+    from kafka.protocol.admin import DescribeClusterRequest
+    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+
+    host = sasl_cluster.bootstrap_controllers
+    describe = DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=2)
+    sock = socket.create_connection(addr(host), timeout=5)
+    describe.with_header(correlation_id=1, client_id="early")
+    sock.sendall(describe.encode(version=1, header=True, framed=True))
+    assert _closed(sock)
+    sock.close()
+    sock = socket.create_connection(addr(host), timeout=5)
+    assert call(host, SaslHandshakeRequest(mechanism="SCRAM-SHA-256"), 1, sock=sock).error_code == 0
+    client = scramp.ScramClient(["SCRAM-SHA-256"], "admin", "admin-secret")
+    first = call(host, SaslAuthenticateRequest(auth_bytes=client.get_client_first().encode()), 2, sock=sock)
+    client.set_server_first(first.auth_bytes.decode())
+    final = call(host, SaslAuthenticateRequest(auth_bytes=client.get_client_final().encode()), 2, sock=sock)
+    assert final.error_code == 0
+    client.set_server_final(final.auth_bytes.decode())  # the server proved it knows the password too
+    resp = call(host, describe, 1, sock=sock)
+    assert (resp.error_code, [n.broker_id for n in resp.brokers]) == (0, [101])
+    sock.close()
