@@ -53,7 +53,7 @@ ours() { # $1 = node name -> prints the pid if the saved pid is alive and still 
   [[ -n $pid && -r /proc/$pid/cmdline ]] || return 1
   m=$(marker "$1")
   # (no pipe: grep -q closing early would fail the pipeline under pipefail)
-  grep -qF -- "$m" < <(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null; tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null) ||
+  grep -qF -- "$m" < <(tr '\0' '\n' 2>/dev/null < "/proc/$pid/cmdline"; tr '\0' '\n' 2>/dev/null < "/proc/$pid/environ") ||
     return 1
   echo "$pid"
 }

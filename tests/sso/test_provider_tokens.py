@@ -38,3 +38,10 @@ def test_it_refuses_the_service_client_with_a_wrong_secret(oidc_provider):  # no
         timeout=10,
     )
     assert (answer.status_code, answer.json()["error"]) == (401, "invalid_client")
+
+
+def test_it_gives_each_request_its_own_token_even_within_one_second(oidc_provider):  # noqa: F811
+    # Kafka clients connecting at once ask together; the provider stores every token under a unique
+    # checksum, so two equal JWTs would fail the second request.
+    tokens = [oidc_provider.client_credentials_token()["access_token"] for _ in range(3)]
+    assert len(set(tokens)) == 3

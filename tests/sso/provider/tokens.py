@@ -7,7 +7,8 @@ oauthlib's opaque random token, as before.
 
 Claims: ``iss`` (the provider's issuer), ``sub`` (the client id, or the principal named for it in
 IDP_TOKEN_SUBJECTS), ``aud`` (IDP_TOKEN_AUDIENCE, default "kafka"), ``iat``, ``exp`` (now + the grant's
-lifetime, IDP_TOKEN_LIFETIME seconds when set), ``scope`` (space-separated) and ``client_id``.
+lifetime, IDP_TOKEN_LIFETIME seconds when set), ``scope`` (space-separated), ``client_id`` and a
+unique ``jti``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def access_token(request, refresh_token: bool = False) -> str:
         "exp": now + lifetime,
         "scope": " ".join(request.scopes or ()),
         "client_id": client_id,
+        "jti": generate_token(),  # every token differs (the provider keys stored tokens by checksum)
     }
     key = jwk.JWK.from_pem(oauth2_settings.OIDC_RSA_PRIVATE_KEY.encode())
     token = jws.JWS(json.dumps(claims, separators=(",", ":")).encode())
