@@ -20,6 +20,10 @@ TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
 SECRETS = ("sasl_password", "client_key", "oauth_client_secret", "kerberos_keytab")
 _PRINCIPAL = re.compile(r"[^\s@/]+(/[^\s@/]+)?(@[^\s@/]+)?")
 _SERVICE = re.compile(r"[A-Za-z0-9._-]{1,100}")
+_TEXT_LIMITS = (
+    ("kerberos_krb5_conf", "krb5.conf", 64 * 1024),
+    ("oauth_extensions", "SASL extensions", 8 * 1024),
+)
 _TLS_ONLY = {
     "ca_certificate": "A CA bundle",
     "client_certificate": "A client certificate",
@@ -87,6 +91,9 @@ def settings_errors(
         errors.setdefault(field, []).append(message)
 
     protocol, mechanism = _text(values, "security_protocol"), _text(values, "sasl_mechanism")
+    for field, label, limit in _TEXT_LIMITS:
+        if len(_text(values, field)) > limit:
+            add(field, f"{label}: at most {limit // 1024} KiB.")
     if _text(values, "tls_min_version") not in ("", *TLS_VERSIONS):
         add("tls_min_version", f"Minimum TLS version: one of {', '.join(TLS_VERSIONS)}.")
     if not uses_tls(values):

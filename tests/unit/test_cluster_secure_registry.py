@@ -182,6 +182,8 @@ def _form(files=None, instance=None, **data) -> ClusterForm:
                                                               "-----END CERTIFICATE-----"}, {"ca_certificate"}),
         ({"security_protocol": "SSL", "tls_min_version": "TLSv1.0"}, {"tls_min_version"}),
         ({"security_protocol": "SSL", "oauth_extensions": "auth=x"}, {"oauth_extensions"}),
+        ({"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "GSSAPI", "kerberos_principal": "c@X",
+          "kerberos_krb5_conf": "#" * 70000}, {"kerberos_krb5_conf", "kerberos_keytab"}),
     ],
 )  # fmt: skip
 def test_it_says_which_settings_each_protocol_and_mechanism_needs(data, errors):
