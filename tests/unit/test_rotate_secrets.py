@@ -107,7 +107,8 @@ def test_it_re_encrypts_every_kind_of_secret_so_the_old_key_can_be_dropped(
 ):
     keys(KEY_OLD)
     kafka_cluster.set_sasl_password("sasl-rotate-me")
-    for name in ("client_key", "oauth_client_secret", "kerberos_keytab"):  # columns only; the sandbox is PLAINTEXT
+    # the columns only (the sandbox listens in PLAINTEXT): each must be found and re-encrypted
+    for name in ("client_key", "oauth_client_secret", "kerberos_keytab"):
         kafka_cluster.set_secret(name, f"{name}-rotate-me")
     kafka_cluster.save()
     answer, replay = _webhook_by_api(client, personas)
