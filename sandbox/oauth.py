@@ -89,8 +89,9 @@ class JwksValidator:
             return len(self._keys.keys) == 1
         return any(k.kid == kid for k in self._keys.keys)
 
-    async def validate(self, token: str) -> str:
-        """The token's subject (the principal name); InvalidToken when it is not acceptable."""
+    async def validate(self, token: str) -> tuple[str, int]:
+        """The token's subject (the principal name) and expiry (ms since the epoch); InvalidToken
+        when it is not acceptable."""
         kid = _header(token).get("kid")
         if not self._known(kid):
             await self._refresh(self.fetches)
@@ -114,7 +115,7 @@ class JwksValidator:
             jwt.JWTClaimsRegistry(leeway=self.clock_skew_s, **options).validate(decoded.claims)
         except JoseError as exc:
             raise InvalidToken(f"claims: {exc.error} {exc.description or ''}".strip()) from None
-        return str(decoded.claims["sub"])
+        return str(decoded.claims["sub"]), int(float(decoded.claims["exp"]) * 1000)
 
 
 __all__ = ["InvalidToken", "JwksValidator", "fetch_jwks"]

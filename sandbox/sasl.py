@@ -46,6 +46,7 @@ class MechanismServer(Protocol):
 
     complete: bool
     principal: str | None
+    expires_ms: int | None  # when the credential expires (ms since the epoch), if it does
 
     async def evaluate(self, token: bytes) -> bytes: ...
 
@@ -104,6 +105,7 @@ class PlainServer:
         self.realm = realm
         self.complete = False
         self.principal: str | None = None
+        self.expires_ms: int | None = None
 
     async def evaluate(self, token: bytes) -> bytes:
         parts = token.decode("utf-8", "replace").split("\x00")
@@ -131,6 +133,7 @@ class ScramServer:
         self.mechanism = mechanism
         self.complete = False
         self.principal: str | None = None
+        self.expires_ms: int | None = None
         self._user: str | None = None
 
         def auth_fn(user: str) -> tuple[bytes, bytes, bytes, int] | None:
@@ -166,6 +169,7 @@ class OAuthBearerServer:
         self.validator = validator
         self.complete = False
         self.principal: str | None = None
+        self.expires_ms: int | None = None
         self.reason: str | None = None  # why the last token was refused (for the log)
         self._error: str | None = None
 
@@ -181,7 +185,7 @@ class OAuthBearerServer:
         if auth is None or auth.group("scheme").lower() != "bearer":
             raise generic_failure("OAUTHBEARER")
         try:
-            subject = await self.validator.validate(auth.group("token"))
+            subject, self.expires_ms = await self.validator.validate(auth.group("token"))
         except InvalidToken as exc:
             self.reason, self._error = str(exc), INVALID_TOKEN
             return INVALID_TOKEN.encode()

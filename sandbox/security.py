@@ -15,6 +15,8 @@
     oauth_issuer        sasl.oauthbearer.expected.issuer
     tls_min_version     the lowest TLS version served (ssl.enabled.protocols); TLSv1.2 or TLSv1.3
     tls_max_version     the highest (None: the highest the runtime supports)
+    connections_max_reauth_ms  connections.max.reauth.ms: every SASL session's longest life
+                        (0: only OAUTHBEARER sessions end, when their token expires)
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class SandboxSecurity:
     tls_min_version: str = "TLSv1.2"
     tls_max_version: str | None = None
     oauth_clock_skew_s: int = 30  # sasl.oauthbearer.clock.skew.seconds
+    connections_max_reauth_ms: int = 0
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:

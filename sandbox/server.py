@@ -32,6 +32,7 @@ log = logging.getLogger("sandbox.server")
 MAX_REQUEST_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes default
 UNSUPPORTED_VERSION = 35
 TLS_HANDSHAKE_TIMEOUT_S = 30.0
+SASL_HANDSHAKE = 17
 _HDR = struct.Struct(">hhi")
 
 
@@ -117,6 +118,12 @@ class NodeServer:
                     return
                 data = await reader.readexactly(size)
                 await self.thawed.wait()
+                if sasl is not None and sasl.complete:
+                    if sasl.session_expired():  # Kafka closes it whatever the request, a handshake too
+                        log.info("node %s: closing %s: its SASL session expired", self.node.node_id, peer[0])
+                        return
+                    if _HDR.unpack_from(data)[0] == SASL_HANDSHAKE and sasl.supports_reauthentication:
+                        sasl, authenticating = sasl.reauthentication(), True  # KIP-368
                 close_after: float | None = None
                 if sasl is not None and authenticating:
                     out, close_after = await sasl.handle(data)

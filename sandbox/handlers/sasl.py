@@ -14,15 +14,21 @@ connection on a SASL listener, until it is complete:
   handshake the tokens are exchanged raw (size-prefixed), and a failure just closes;
 - frames before authentication may not exceed ``sasl.server.max.receive.size`` (512 KiB).
 
-Once authenticated, SaslHandshake and SaslAuthenticate reach the handlers below, which answer
-ILLEGAL_SASL_STATE as KafkaApis does (and so on PLAINTEXT and SSL listeners). The session
-lifetime answered is 0 (no re-authentication, as ``connections.max.reauth.ms`` = 0).
+Sessions (KIP-368): the lifetime answered is the credential's remaining life (an OAUTHBEARER
+token's ``exp``), bounded by ``connections_max_reauth_ms`` when that is set, never negative; 0
+when neither applies (PLAIN, SCRAM by default). A request arriving after the session ended closes
+the connection. A client that used SaslAuthenticate v1+ may re-authenticate on the open
+connection with a new SaslHandshake: same mechanism (another one closes the connection at its
+next token), same principal ("Cannot change principals during re-authentication from ...").
+Otherwise, once authenticated, SaslHandshake and SaslAuthenticate reach the handlers below, which
+answer ILLEGAL_SASL_STATE as KafkaApis does (and so on PLAINTEXT and SSL listeners).
 """
 
 from __future__ import annotations
 
 import logging
 import struct
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -105,17 +111,34 @@ class SaslAuthenticator:
     """The SASL state of one connection; ``handle`` takes each frame until ``complete``."""
 
     def __init__(
-        self, realm: SaslRealm, apis: dict[int, ApiSpec], node_id: int, peer: str, kafka: Handle
+        self,
+        realm: SaslRealm,
+        apis: dict[int, ApiSpec],
+        node_id: int,
+        peer: str,
+        kafka: Handle,
+        renewing: SaslAuthenticator | None = None,
     ) -> None:
         self.realm = realm
         self.apis = apis
         self.node_id = node_id
         self.peer = peer
         self.kafka = kafka
-        self.state = "HANDSHAKE_OR_VERSIONS_REQUEST"
+        self.renewing = renewing  # the session this exchange re-authenticates (KIP-368)
+        self.state = "HANDSHAKE_REQUEST" if renewing else "HANDSHAKE_OR_VERSIONS_REQUEST"
         self.mechanism: str | None = None
         self.server: MechanismServer | None = None
         self.principal: str | None = None
+        self.supports_reauthentication = bool(renewing and renewing.supports_reauthentication)
+        self.session_ends: float | None = None  # time.monotonic() when the session ends
+
+    def session_expired(self) -> bool:
+        """Whether the authenticated session has ended (its credential expired)."""
+        return self.session_ends is not None and time.monotonic() >= self.session_ends
+
+    def reauthentication(self) -> SaslAuthenticator:
+        """A new exchange for this authenticated connection (its client sent SaslHandshake)."""
+        return SaslAuthenticator(self.realm, self.apis, self.node_id, self.peer, self.kafka, renewing=self)
 
     @property
     def complete(self) -> bool:
@@ -133,6 +156,12 @@ class SaslAuthenticator:
             return self._close("Failing SASL authentication due to invalid receive size")
         if self.state == "RAW":
             return await self._raw_token(data)
+        if self.state == "REAUTH_BAD_MECHANISM":
+            assert self.renewing is not None
+            return self._close(
+                f"SASL mechanism '{self.mechanism}' requested by client is not supported for re-authentication "
+                f"of mechanism '{self.renewing.mechanism}'"
+            )
         if len(data) < _HDR.size:
             return self._close("Invalid request: too short for a request header")
         key, version, correlation_id = _HDR.unpack_from(data)
@@ -173,6 +202,8 @@ class SaslAuthenticator:
         self.mechanism = req.mechanism
         self.server = self.realm.server(req.mechanism)
         self.state = "AUTHENTICATE" if version >= 1 else "RAW"
+        if self.renewing is not None and req.mechanism != self.renewing.mechanism:
+            self.state = "REAUTH_BAD_MECHANISM"
         resp = SaslHandshakeResponse(version=version, error_code=0, mechanisms=enabled)
         return _frame(correlation_id, resp, version), None
 
@@ -189,17 +220,22 @@ class SaslAuthenticator:
             illegal = _illegal_state_response(spec, req, version)
             return _frame(correlation_id, illegal, version), FAILED_AUTHENTICATION_DELAY_S
         assert self.server is not None
+        self.supports_reauthentication = self.supports_reauthentication or version > 0
         try:
             challenge = await self.server.evaluate(bytes(req.auth_bytes))
+            lifetime_ms = self._maybe_complete()
         except SaslFailure as exc:
             self._log_failure(str(exc))
             resp = SaslAuthenticateResponse(
                 version=version, error_code=SASL_AUTHENTICATION_FAILED, error_message=str(exc), auth_bytes=b""
             )
             return _frame(correlation_id, resp, version), FAILED_AUTHENTICATION_DELAY_S
-        self._maybe_complete()
         resp = SaslAuthenticateResponse(
-            version=version, error_code=0, error_message=None, auth_bytes=challenge, session_lifetime_ms=0
+            version=version,
+            error_code=0,
+            error_message=None,
+            auth_bytes=challenge,
+            session_lifetime_ms=lifetime_ms,
         )
         return _frame(correlation_id, resp, version), None
 
@@ -207,23 +243,49 @@ class SaslAuthenticator:
         assert self.server is not None
         try:
             challenge = await self.server.evaluate(token)
+            self._maybe_complete()
         except SaslFailure as exc:
             self._log_failure(str(exc))
             return b"", 0.0
-        self._maybe_complete()
         return struct.pack(">i", len(challenge)) + challenge, None
 
-    def _maybe_complete(self) -> None:
+    def _maybe_complete(self) -> int:
+        """Finish the exchange when the mechanism has; return the session lifetime (ms) to answer."""
         assert self.server is not None
-        if self.server.complete:
-            self.state, self.principal = "COMPLETE", self.server.principal
-            log.info(
-                "node %s: %s authenticated as %s with %s",
-                self.node_id,
-                self.peer,
-                self.principal,
-                self.mechanism,
-            )
+        if not self.server.complete:
+            return 0
+        principal = self.server.principal
+        if self.renewing is not None and principal != self.renewing.principal:
+            old = (self.renewing.principal or "").replace(":", ".", 1)
+            new = (principal or "").replace(":", ".", 1)
+            raise SaslFailure(f"Cannot change principals during re-authentication from {old}: {new}")
+        self.state, self.principal = "COMPLETE", principal
+        lifetime_ms = self._session_lifetime_ms()
+        log.info(
+            "node %s: %s %sauthenticated as %s with %s",
+            self.node_id,
+            self.peer,
+            "re-" if self.renewing else "",
+            self.principal,
+            self.mechanism,
+        )
+        return lifetime_ms
+
+    def _session_lifetime_ms(self) -> int:
+        """Kafka's calcCompletionTimesAndReturnSessionLifetimeMs: the credential's remaining life
+        and/or connections.max.reauth.ms, whichever is shorter, never negative; the session then
+        ends that long from now (no end when neither applies)."""
+        assert self.server is not None
+        expires_ms = self.server.expires_ms
+        max_reauth_ms = self.realm.security.connections_max_reauth_ms
+        if expires_ms is None and max_reauth_ms <= 0:
+            return 0
+        lifetimes = [expires_ms - int(time.time() * 1000)] if expires_ms is not None else []
+        if max_reauth_ms > 0:
+            lifetimes.append(max_reauth_ms)
+        lifetime_ms = max(0, min(lifetimes))
+        self.session_ends = time.monotonic() + lifetime_ms / 1000
+        return lifetime_ms
 
     def _log_failure(self, message: str) -> None:
         reason = getattr(self.server, "reason", None)

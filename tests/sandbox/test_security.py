@@ -653,11 +653,105 @@ def test_it_refuses_an_expired_token(oauth_cluster, jwks, caplog):
     assert "(claims: expired_token" in why, why
 
 
-def test_it_accepts_a_token_expired_within_the_clock_skew(oauth_cluster, jwks):
+def test_it_accepts_a_token_expired_within_the_clock_skew_but_its_session_ends_at_once(oauth_cluster, jwks):
+    # Kafka's session lifetime is the token's remaining life, never negative: 0 here, so the
+    # connection authenticates and is closed at its next request
+    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+
     now = int(dt.datetime.now(dt.UTC).timestamp())
-    confluent, _ = _oauth(jwks.token(iat=now - 600, exp=now - 10))
-    md, errors = confluent_metadata(oauth_cluster, confluent)
-    assert md is not None, errors
+    host = oauth_cluster.bootstrap_servers
+    sock = _raw(oauth_cluster)
+    assert call(host, SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1, sock=sock).error_code == 0
+    first = f"n,,\x01auth=Bearer {jwks.token(iat=now - 600, exp=now - 10)}\x01\x01".encode()
+    auth = call(host, SaslAuthenticateRequest(auth_bytes=first), 1, sock=sock)
+    assert (auth.error_code, auth.session_lifetime_ms) == (0, 0)
+    API_VERSIONS.with_header(correlation_id=5, client_id="late")
+    sock.sendall(API_VERSIONS.encode(version=3, header=True, framed=True))
+    assert _closed(sock)
+    sock.close()
+
+
+def test_it_gives_the_session_the_tokens_lifetime_and_lets_the_client_reauthenticate(
+    oauth_cluster, jwks, caplog
+):
+    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+
+    caplog.set_level(logging.INFO, logger="sandbox.server")
+    now = int(dt.datetime.now(dt.UTC).timestamp())
+    host = oauth_cluster.bootstrap_servers
+    sock = _raw(oauth_cluster)
+
+    def authenticate(token: str) -> Any:
+        assert call(host, SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1, sock=sock).error_code == 0
+        return call(
+            host,
+            SaslAuthenticateRequest(auth_bytes=f"n,,\x01auth=Bearer {token}\x01\x01".encode()),
+            2,
+            sock=sock,
+        )
+
+    auth = authenticate(jwks.token(exp=now + 2))
+    assert auth.error_code == 0 and 0 < auth.session_lifetime_ms <= 2000
+    assert call(host, API_VERSIONS, 3, sock=sock).error_code == 0
+    # KIP-368: a new handshake on the open connection renews the session with a fresh token
+    again = authenticate(jwks.token(exp=now + 600))
+    assert again.error_code == 0 and 590_000 < again.session_lifetime_ms <= 600_000
+    import time
+
+    time.sleep(2.5)  # past the first token's expiry: the renewed session still serves
+    assert call(host, API_VERSIONS, 3, sock=sock).error_code == 0
+    # another principal may not take the connection over
+    denied = authenticate(jwks.token(sub="someone-else"))
+    assert (denied.error_code, denied.error_message) == (
+        58,
+        "Cannot change principals during re-authentication from User.console-svc: User.someone-else",
+    )
+    assert _closed(sock)
+    sock.close()
+    assert "re-authenticated as User:console-svc with OAUTHBEARER" in caplog.text
+
+
+def test_it_closes_a_connection_whose_session_expired_without_reauthentication(oauth_cluster, jwks):
+    import time
+
+    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+
+    now = int(dt.datetime.now(dt.UTC).timestamp())
+    host = oauth_cluster.bootstrap_servers
+    sock = _raw(oauth_cluster)
+    assert call(host, SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1, sock=sock).error_code == 0
+    first = f"n,,\x01auth=Bearer {jwks.token(exp=now + 1)}\x01\x01".encode()
+    assert call(host, SaslAuthenticateRequest(auth_bytes=first), 2, sock=sock).error_code == 0
+    time.sleep(1.5)
+    API_VERSIONS.with_header(correlation_id=9, client_id="expired")
+    sock.sendall(API_VERSIONS.encode(version=3, header=True, framed=True))
+    assert _closed(sock)
+    sock.close()
+
+
+def test_it_ends_plain_and_scram_sessions_after_connections_max_reauth_ms(jwks):
+    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+
+    sec = SandboxSecurity(
+        protocol="SASL_PLAINTEXT", mechanisms=("PLAIN",), users=USERS, connections_max_reauth_ms=60_000
+    )
+    with running_sandbox(brokers=1, controllers=0, speed=0, security=sec) as c:
+        sock = _raw(c)
+        assert (
+            call(c.bootstrap_servers, SaslHandshakeRequest(mechanism="PLAIN"), 1, sock=sock).error_code == 0
+        )
+        auth = call(c.bootstrap_servers, SaslAuthenticateRequest(auth_bytes=b"\x00bob\x00x"), 1, sock=sock)
+        assert auth.error_code == 58
+        sock.close()
+        sock = _raw(c)
+        assert (
+            call(c.bootstrap_servers, SaslHandshakeRequest(mechanism="PLAIN"), 1, sock=sock).error_code == 0
+        )
+        auth = call(
+            c.bootstrap_servers, SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00alice-pw"), 1, sock=sock
+        )
+        assert (auth.error_code, auth.session_lifetime_ms) == (0, 60_000)
+        sock.close()
 
 
 def test_it_refuses_a_token_for_another_audience(oauth_cluster, jwks, caplog):
@@ -766,3 +860,46 @@ def test_it_requires_sasl_on_the_controllers_too(sasl_cluster):
     resp = call(host, describe, 1, sock=sock)
     assert (resp.error_code, [n.broker_id for n in resp.brokers]) == (0, [101])
     sock.close()
+
+
+def test_both_clients_reauthenticate_before_their_tokens_expire(oauth_cluster, jwks, caplog):
+    import time
+
+    from kafka.net.sasl.oauth import AbstractTokenProvider
+
+    caplog.set_level(logging.INFO, logger="sandbox.server")
+
+    def fresh() -> tuple[str, float]:
+        exp = int(time.time()) + 6
+        return jwks.token(sub="short-lived", iat=exp - 6, exp=exp), float(exp)
+
+    class Provider(AbstractTokenProvider):
+        def token(self) -> str:
+            return fresh()[0]
+
+    admin = KafkaAdminClient(
+        bootstrap_servers=oauth_cluster.bootstrap_servers,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="OAUTHBEARER",
+        sasl_oauth_token_provider=Provider(),
+    )
+    confluent = AdminClient(
+        {
+            "bootstrap.servers": oauth_cluster.bootstrap_servers,
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER",
+            "oauth_cb": lambda _: fresh(),
+        }
+    )
+    try:
+        deadline = time.monotonic() + 8  # past the first tokens' lifetime: the sessions were renewed
+        while time.monotonic() < deadline:
+            assert [b["broker_id"] for b in admin.describe_cluster()["brokers"]] == [1]
+            assert sorted(confluent.list_topics(timeout=5).brokers) == [1]
+            confluent.poll(0.2)  # librdkafka asks oauth_cb for a new token from poll()
+        renewed = [
+            r.getMessage() for r in caplog.records if "re-authenticated as User:short-lived" in r.getMessage()
+        ]
+        assert len(renewed) >= 2, caplog.text  # a connection of each client at least
+    finally:
+        admin.close()
