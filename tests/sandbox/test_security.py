@@ -28,7 +28,7 @@ from sandbox.testing import running_sandbox
 from tests.sandbox.conftest import addr, call, recv_exact
 
 HOSTS = ("localhost", "127.0.0.1")
-REFUSED_S, REFUSED_MS = 1.5, 1000  # a refused client reports the cause within milliseconds
+REFUSED_S, REFUSED_MS = 2.5, 3000  # a refused client reports the cause within milliseconds (when not loaded)
 
 
 # ---- the PKI of this module ---------------------------------------------------------------
@@ -690,15 +690,18 @@ def test_it_gives_the_session_the_tokens_lifetime_and_lets_the_client_reauthenti
             sock=sock,
         )
 
-    auth = authenticate(jwks.token(exp=now + 2))
-    assert auth.error_code == 0 and 0 < auth.session_lifetime_ms <= 2000
+    first_exp = now + 3
+    auth = authenticate(jwks.token(exp=first_exp))
+    assert auth.error_code == 0 and 0 < auth.session_lifetime_ms <= 3000
     assert call(host, API_VERSIONS, 3, sock=sock).error_code == 0
     # KIP-368: a new handshake on the open connection renews the session with a fresh token
     again = authenticate(jwks.token(exp=now + 600))
     assert again.error_code == 0 and 590_000 < again.session_lifetime_ms <= 600_000
     import time
 
-    time.sleep(2.5)  # past the first token's expiry: the renewed session still serves
+    time.sleep(
+        max(0.0, first_exp - time.time()) + 0.3
+    )  # past the first token's expiry: the renewed session serves
     assert call(host, API_VERSIONS, 3, sock=sock).error_code == 0
     # another principal may not take the connection over
     denied = authenticate(jwks.token(sub="someone-else"))
