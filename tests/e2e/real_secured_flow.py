@@ -92,8 +92,9 @@ class Tools:
         """Every throttle config set on the topic and on each broker: {"topic:x:name" | "broker:1:name": value}."""
         found = {}
         out = self.run("kafka-configs.sh", "--describe", "--entity-type", "topics", "--entity-name", topic)
-        for name, value in re.findall(r"(\S*throttled\S*)=(\S+)", out):
-            found[f"topic:{topic}:{name}"] = value
+        for name, value in re.findall(r"^\s+(\S+)=(\S+) sensitive", out, re.M):
+            if name in THROTTLES:
+                found[f"topic:{topic}:{name}"] = value
         out = self.run("kafka-configs.sh", "--describe", "--entity-type", "brokers", "--all")
         for block in re.split(r"All configs for broker ", out)[1:]:
             broker = block.split(" ", 1)[0]
@@ -193,7 +194,7 @@ def register(page, base: str, name: str, fields: dict, files: dict) -> str:
     page.locator("#connection-report").wait_for(timeout=60000)
     text = " ".join(page.inner_text("#connection-report").split())
     if not text.startswith("Connected"):
-        raise RuntimeError(f"Test connection: {text[:400]}")
+        raise RuntimeError(f"Test connection: {text[:900]}")
     fill_rest()  # secrets and uploads are not kept by the page after a test
     page.click("#cluster-save")
     page.wait_for_url(f"{base}/c/{name}/", timeout=60000)
@@ -261,44 +262,51 @@ def acl_change(page, base: str, name: str, topic: str, tools: Tools) -> str:
     return "READ for User:flow-app created (seen by kafka-acls.sh) and deleted"
 
 
-def reassign(page, base: str, name: str, topic: str, tools: Tools) -> str:
+RATES = {"mtls": "1.111", "scram": "1.122", "oauth": "1.133", "kerberos": "1.144"}  # MB/s, one per listener
+
+
+def reassign(page, base: str, name: str, topic: str, tools: Tools, listener: str) -> str:
+    """A throttled move; the rate is this listener's own odd value, so the check is not confused by other
+    runs (the contract suite) setting throttles on the same brokers meanwhile."""
+    from decimal import Decimal
+
     tools.run("kafka-producer-perf-test.sh", "--topic", topic, "--num-records", "20000", "--record-size", "500",
               "--throughput", "-1")  # fmt: skip
+    rate = str(int(Decimal(RATES[listener]) * 1024 * 1024))
     before = tools.replicas(topic)
-    preexisting = tools.throttles(topic)
     spare = next(b for b in (1, 2, 3) if b not in before)
     target = [spare, before[0]]
     plan = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": target}]}
     page.goto(f"{base}/c/{name}/reassignments/new/")
     page.fill("#id_plan_json", json.dumps(plan))
-    page.fill("#id_throttle_mb", "1")
+    page.fill("#id_throttle_mb", RATES[listener])
     page.click("button[value=preview]")
     page.locator("#diff").wait_for(timeout=60000)
     page.click("button[value=start]")
     page.wait_for_url(re.compile(rf".*/c/{name}/reassignments/\d+/"), timeout=60000)
+
+    def ours(found: dict[str, str]) -> list[str]:
+        return sorted(k for k, v in found.items() if k.startswith("topic:") or v == rate)
+
     deadline = time.monotonic() + 240
-    text, during = "", {}
+    text, during = "", []
     while time.monotonic() < deadline:
         text = " ".join(page.inner_text("#reassign-progress").split())
         if any(word in text for word in ("Succeeded", "Failed", "Errored", "Cancelled")):
             break
         if not during:  # once, while the move runs: the throttles Kafka has
-            during = {k: v for k, v in tools.throttles(topic).items() if preexisting.get(k) != v}
+            during = ours(tools.throttles(topic))
         time.sleep(1)
         page.reload()
     if "Succeeded" not in text:
         raise RuntimeError(f"progress: {text[:300]}")
     after = tools.replicas(topic)
-    now = tools.throttles(topic)
-    left = {k: v for k, v in now.items() if preexisting.get(k) != v}
+    left = ours(tools.throttles(topic))
     if sorted(after) != sorted(target) or left:
-        raise RuntimeError(f"replicas {after} (wanted {target}); throttles left by this move: {left}")
-    gone = sorted(k for k in preexisting if k not in now)
-    others = f"; set by someone else before the move: {preexisting}" if preexisting else ""
-    others += f" (of which now removed: {gone})" if gone else ""
-    seen = during or "no throttle (the move ended first)"
+        raise RuntimeError(f"replicas {after} (wanted {target}); throttles of this move left: {left}")
+    seen = ", ".join(during) if during else "none (the move ended first)"
     return (
-        f"{before} -> {after}; during the move kafka-configs.sh showed {seen}; after it none is left{others}"
+        f"{before} -> {after} at {rate} B/s; during the move kafka-configs.sh showed {seen}; none left after"
     )
 
 
@@ -332,6 +340,70 @@ def topic_delete(page, base: str, name: str, topic: str, tools: Tools) -> str:
             return f"{topic} gone (kafka-topics.sh --list)"
         time.sleep(2)
     raise RuntimeError(f"{topic} still listed; page: {page.inner_text('main')[:300]}")
+
+
+def bad_cases(env: dict) -> dict[str, tuple[str, dict, dict, str]]:
+    """Settings that must fail Test connection with the cause named: (listener, fields, files, error name)."""
+    text = lambda key: Path(env[key]).read_text()  # noqa: E731
+    mtls = {
+        "bootstrap_servers": env["BOOTSTRAP_MTLS"],
+        "security_protocol": "SSL",
+        "ca_certificate": text("CA_FILE"),
+    }
+    scram = {
+        "bootstrap_servers": env["BOOTSTRAP_SCRAM"],
+        "security_protocol": "SASL_SSL",
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "ca_certificate": text("CA_FILE"),
+        "sasl_username": env["SCRAM_USERNAME"],
+    }
+    oauth = {
+        "bootstrap_servers": env["BOOTSTRAP_OAUTH"],
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "OAUTHBEARER",
+        "oauth_client_id": env["OAUTH_CLIENT_ID"],
+        "oauth_scope": "openid",
+    }
+    return {
+        "wrong CA": ("mtls", {**mtls, "ca_certificate": text("OTHER_CA_FILE"),
+                              "client_certificate": text("CLIENT_CERT_FILE"), "client_key": text("CLIENT_KEY_FILE")},
+                     {}, "TLS_SERVER_CERTIFICATE_REJECTED"),
+        "no client certificate": ("mtls", mtls, {}, "TLS_CLIENT_CERTIFICATE_REFUSED"),
+        "expired client cert": ("mtls", {**mtls, "client_certificate": text("EXPIRED_CERT_FILE"),
+                                         "client_key": text("EXPIRED_KEY_FILE")}, {}, "TLS_CLIENT_CERTIFICATE_REFUSED"),
+        "other-CA client cert": ("mtls", {**mtls, "client_certificate": text("OTHER_CA_CERT_FILE"),
+                                          "client_key": text("OTHER_CA_KEY_FILE")}, {},
+                                 "TLS_CLIENT_CERTIFICATE_REFUSED"),
+        "wrong password": ("scram", {**scram, "sasl_password": "not-the-password"}, {}, "SASL_AUTHENTICATION_FAILED"),
+        "wrong client secret": ("oauth", {**oauth, "oauth_token_endpoint": env["OAUTH_TOKEN_ENDPOINT"],
+                                          "oauth_client_secret": "not-the-secret"}, {}, "TOKEN_ENDPOINT_REFUSED"),
+        "token endpoint down": ("oauth", {**oauth, "oauth_token_endpoint": "http://127.0.0.1:9/o/token/",
+                                          "oauth_client_secret": env["OAUTH_CLIENT_SECRET"]}, {},
+                                "TOKEN_ENDPOINT_UNREACHABLE"),
+        "wrong keytab": ("kerberos", {"bootstrap_servers": env["BOOTSTRAP_KERBEROS"],
+                                      "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "GSSAPI",
+                                      "kerberos_principal": env["KERBEROS_PRINCIPAL"],
+                                      "kerberos_krb5_conf": text("KRB5_CONF_FILE")},
+                         {"kerberos_keytab": env["KERBEROS_NOBODY_KEYTAB_FILE"]}, "KERBEROS_LOGIN_FAILED"),
+    }  # fmt: skip
+
+
+def bad_case(page, base: str, fields: dict, files: dict, error_name: str) -> str:
+    """Test connection fails with ``error_name`` and its cause on the page; no cluster is saved."""
+    from console.models import Cluster
+
+    count = Cluster.objects.count()
+    name = f"bad-{uuid.uuid4().hex[:6]}"
+    try:
+        register(page, base, name, fields, files)
+    except RuntimeError as exc:
+        text = str(exc).removeprefix("Test connection: ")
+    else:
+        raise RuntimeError("Test connection succeeded (and the cluster was saved)")
+    if not text.startswith(f"Connection failed {error_name}: ") or Cluster.objects.count() != count:
+        raise RuntimeError(f"page said: {text[:400]} ({Cluster.objects.count() - count} saved)")
+    advice_end = text.find(". (")  # the operator advice, then Kafka's or the probe's own detail
+    return text[advice_end + 2 :] if advice_end > 0 else text
 
 
 def quorum(page, base: str, env: dict) -> str:
@@ -388,7 +460,7 @@ def run_listener(page, base: str, env: dict, listener: str, spec: tuple[str, dic
         ("topic create", lambda: topic_create(page, base, name, topic)),
         ("topic alter config", lambda: alter_config(page, base, name, topic)),
         ("acl change", lambda: acl_change(page, base, name, topic, tools)),
-        ("throttled reassign", lambda: reassign(page, base, name, topic, tools)),
+        ("throttled reassign", lambda: reassign(page, base, name, topic, tools, listener)),
         ("consumer group lag", lambda: group_lag(page, base, name, topic, tools)),
         ("topic delete", lambda: topic_delete(page, base, name, topic, tools)),
     ]
@@ -431,6 +503,14 @@ def main(argv: list[str]) -> int:
             for listener, spec in listeners(env).items():
                 if not only or listener in only.split(","):
                     run_listener(page, base, env, listener, spec)
+            if not only or "bad" in only.split(","):
+                for case, (listener, fields, files, error_name) in bad_cases(env).items():
+                    try:
+                        report(
+                            listener, f"bad: {case}", True, bad_case(page, base, fields, files, error_name)
+                        )
+                    except Exception as exc:  # noqa: BLE001
+                        report(listener, f"bad: {case}", False, f"{type(exc).__name__}: {str(exc)[:400]}")
             if not only or "controllers" in only.split(","):
                 try:
                     report("controller", "quorum over SSL", True, quorum(page, base, env))
