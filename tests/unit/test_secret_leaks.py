@@ -11,7 +11,9 @@ import base64
 import io
 import json
 import secrets as random
+import socketserver
 import sqlite3
+import threading
 from contextlib import ExitStack
 
 import pytest
@@ -42,6 +44,7 @@ OAUTH_CLIENT = f"leak-client-{TAG}"
 OAUTH_SECRET = f"Leak-OAuth-Secret-{TAG}"
 WRONG_OAUTH_SECRET = f"Leak-Wrong-OAuth-{TAG}"
 KEYTAB = b"\x05\x02" + f"KEYTAB-CANARY-{TAG}".encode() + random.token_bytes(48)
+SECRET_FIELDS = ("sasl_password", "client_key", "client_key_passphrase", "oauth_client_secret")
 KRB5_CONF = "[libdefaults]\n default_realm = LEAK.TEST\n[realms]\n LEAK.TEST = {\n  kdc = 127.0.0.1:1\n }\n"
 
 
@@ -200,6 +203,60 @@ def _page_run(doors: Doors, settings_by_kind: dict, world) -> None:
     refused = doors.page("/c/page-scram/settings/", moved)
     assert refused.status_code == 200 and b"has-error" in refused.content
     assert Cluster.objects.get(name="page-scram").bootstrap_servers == saved.bootstrap_servers
+    _moved_without_secrets(doors, settings_by_kind)
+
+
+class Sink:
+    """A listener that keeps every byte a client sends it (a "new address" the secrets must never reach)."""
+
+    def __init__(self) -> None:
+        self.received = bytearray()
+        sink = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                self.request.settimeout(2)
+                try:
+                    while chunk := self.request.recv(65536):
+                        sink.received.extend(chunk)
+                except OSError:
+                    pass
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _moved_without_secrets(doors: Doors, settings_by_kind: dict) -> None:
+    """Test connection and save with a new address, token endpoint or TLS settings and no secret typed:
+    the stored secrets must reach neither the new listener nor the new token endpoint."""
+    sink = Sink()
+    try:
+        with Receiver() as rx:
+            moves = {
+                "scram": {"bootstrap_servers": sink.address},
+                "mtls": {"bootstrap_servers": sink.address},
+                "oauth": {"oauth_token_endpoint": rx.url + "/o/token/"},
+            }
+            for kind, change in moves.items():
+                kept = {k: v for k, v in settings_by_kind[kind].items() if k not in SECRET_FIELDS}
+                for action in ("test", "save"):
+                    answer = doors.page(f"/c/page-{kind}/settings/", {**kept, **change, "name": f"page-{kind}",
+                                                                      "action": action})  # fmt: skip
+                    assert answer.status_code == 200 and b"has-error" in answer.content, (kind, action)
+            doors.out.add("egress:token endpoint", b"".join(r["body"] for r in rx.received))
+            doors.out.add("egress:token endpoint headers", json.dumps([r["headers"] for r in rx.received]))
+    finally:
+        sink.close()
+    doors.out.add("egress:new address", bytes(sink.received).decode("latin-1"))
 
 
 def _api_run(doors: Doors, settings_by_kind: dict, world) -> None:
@@ -387,7 +444,7 @@ def test_it_never_shows_a_secret_in_logs_pages_api_cli_audit_or_notifications(
     access_tokens = issued_tokens(oidc_provider)
     assert access_tokens, "the console never fetched a token: the OAUTHBEARER path did not run"
     assert sent >= Cluster.objects.count() and Cluster.objects.count() == 16
-    assert {"log", "page", "api", "cli", "notification", "audit"} <= out.labels()
+    assert {"log", "page", "api", "cli", "notification", "audit", "egress"} <= out.labels()
     assert AuditEvent.objects.filter(action="cluster.test", outcome="failure").count() >= 5
     secret_values = {
         "SASL password": SCRAM_PASSWORD,
@@ -399,6 +456,7 @@ def test_it_never_shows_a_secret_in_logs_pages_api_cli_audit_or_notifications(
         "wrong PKCS#12 passphrase": WRONG_P12_PASSPHRASE,
         "PKCS#12 file": base64.b64encode(p12).decode(),
         "OAuth client secret": OAUTH_SECRET,
+        "OAuth basic credentials": f"{OAUTH_CLIENT}:{OAUTH_SECRET}",
         "wrong OAuth client secret": WRONG_OAUTH_SECRET,
         "keytab": base64.b64encode(KEYTAB).decode(),
         "keytab canary": f"KEYTAB-CANARY-{TAG}",
