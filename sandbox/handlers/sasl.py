@@ -168,12 +168,13 @@ class SaslAuthenticator:
         if self.state == "AUTHENTICATE":
             return await self._authenticate(data, key, version, correlation_id)
         if key == ApiVersionsRequest.API_KEY and self.state == "HANDSHAKE_OR_VERSIONS_REQUEST":
-            spec = self.apis[key]
             out = await self.kafka(data)
             if out is None:
                 return self._close("invalid ApiVersions request")
-            if spec.min_version <= version <= spec.max_version:
-                self.state = "HANDSHAKE_REQUEST"  # an unsupported version may be retried lower
+            # after an error (UNSUPPORTED_VERSION, INVALID_REQUEST) the client may ask again; the
+            # response header is never flexible, so the error code follows size and correlation id
+            if struct.unpack_from(">h", out, 8)[0] == 0:
+                self.state = "HANDSHAKE_REQUEST"
             return out, None
         if key != SaslHandshakeRequest.API_KEY:
             name = self.apis[key].name if key in self.apis else f"api key {key}"

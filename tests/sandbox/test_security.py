@@ -930,3 +930,24 @@ def test_both_clients_reauthenticate_before_their_tokens_expire(oauth_cluster, j
         assert len(renewed) >= 2, caplog.text  # a connection of each client at least
     finally:
         admin.close()
+
+
+def test_it_lets_the_client_ask_api_versions_again_after_an_error_but_not_after_an_answer(sasl_cluster):
+    from kafka.protocol.sasl import SaslHandshakeRequest
+
+    host = sasl_cluster.bootstrap_servers
+    sock = _raw(sasl_cluster)
+    bad = ApiVersionsRequest(client_software_name="bad name!", client_software_version="1")
+    bad.with_header(correlation_id=3, client_id="p")
+    sock.sendall(bad.encode(version=3, header=True, framed=True))
+    size = struct.unpack(">i", recv_exact(sock, 4))[0]
+    assert recv_exact(sock, size) == bytes.fromhex("00000003002a010000000000")  # INVALID_REQUEST
+    assert call(host, API_VERSIONS, 3, sock=sock).error_code == 0
+    assert call(host, SaslHandshakeRequest(mechanism="PLAIN"), 1, sock=sock).error_code == 0
+    sock.close()
+    sock = _raw(sasl_cluster)
+    assert call(host, API_VERSIONS, 3, sock=sock).error_code == 0
+    API_VERSIONS.with_header(correlation_id=4, client_id="twice")
+    sock.sendall(API_VERSIONS.encode(version=3, header=True, framed=True))
+    assert _closed(sock)  # Kafka: "Unexpected ApiVersions request received during SASL authentication"
+    sock.close()
