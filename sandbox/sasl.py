@@ -11,6 +11,7 @@ unauthenticated client whether a user exists.
 
 from __future__ import annotations
 
+import hmac
 import re
 from typing import Protocol
 
@@ -22,11 +23,12 @@ from sandbox.security import SandboxSecurity
 SCRAM = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 SCRAM_ITERATIONS = 4096  # Kafka's minimum for both SCRAM mechanisms
 INVALID_TOKEN = '{"status":"invalid_token"}'
-# RFC 7628 client first message as Kafka parses it (OAuthBearerClientInitialResponse)
-_OAUTH_FIRST = re.compile(
-    r"n,(?:a=(?P<authzid>(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+))?,\x01(?P<kvpairs>(?:[A-Za-z]+=[\x21-\x7e \t\r\n]+\x01)*)\x01",
-    re.S,
-)
+# RFC 7628 client first message as Kafka parses it (OAuthBearerClientInitialResponse):
+# gs2 header with an optional authzid (saslname: %x01-7F but "," and "=", or =2C / =3D), then
+# key=value pairs (auth=Bearer <token>, SASL extensions) each ended by %x01, then a final %x01
+_SASLNAME = r"(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+"
+_KVPAIRS = r"(?:[A-Za-z]+=[\x21-\x7e \t\r\n]+\x01)*"
+_OAUTH_FIRST = re.compile(rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,\x01(?P<kvpairs>{_KVPAIRS})\x01", re.S)
 _OAUTH_AUTH = re.compile(r"(?P<scheme>\w+) +(?P<token>[-_.a-zA-Z0-9]+)")
 
 
@@ -78,8 +80,6 @@ class SaslRealm:
 
     def check_password(self, user: str, password: str) -> bool:
         """PLAIN: the password given is the user's (constant time)."""
-        import hmac
-
         expected = self._users.get(user)
         return expected is not None and hmac.compare_digest(expected.encode(), password.encode())
 
