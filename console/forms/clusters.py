@@ -64,6 +64,14 @@ def validate_connection_fields(servers: str, controllers: str) -> None:
     parse_endpoints(controllers, "Bootstrap controllers")
 
 
+class WriteOnlyTextarea(forms.Textarea):
+    """A textarea that never renders its value back (a private key typed into a form that is shown
+    again after Test connection or a refused save stays in the browser it was typed in, not the page)."""
+
+    def format_value(self, value: object) -> None:
+        return None
+
+
 def _pem_area(placeholder: str, rows: int = 3) -> forms.Textarea:
     return forms.Textarea(attrs={"rows": rows, "placeholder": placeholder, "spellcheck": "false"})
 
@@ -84,7 +92,7 @@ class ClusterForm(forms.ModelForm):
         required=False,
         strip=True,
         max_length=credentials.MAX_PEM_CHARS,
-        widget=forms.Textarea(
+        widget=WriteOnlyTextarea(
             attrs={
                 "rows": 3,
                 "placeholder": "-----BEGIN PRIVATE KEY-----",
