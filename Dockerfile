@@ -3,10 +3,10 @@
 # docs/production.md). Bookworm, not the newer Debian of the unsuffixed tag: it has Java 17.
 #
 #   docker build -t kafka-operator-console .
-#   docker build --build-arg EXTRAS= -t kafka-operator-console:no-ldap .   # without LDAP login
+#   docker build --build-arg EXTRAS= -t kafka-operator-console:slim .   # without LDAP login and GSSAPI clusters
 
 # Every extra the console runs with, comma-separated ("dev" is the test suite's and stays out).
-ARG EXTRAS=ldap
+ARG EXTRAS=ldap,kerberos
 
 # -- builder: the Python dependencies in /opt/venv, built with the compilers python-ldap needs --------
 FROM python:3.11-slim-bookworm AS builder
@@ -14,9 +14,10 @@ FROM python:3.11-slim-bookworm AS builder
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# python-ldap (the "ldap" extra) builds from source against OpenLDAP and Cyrus SASL.
+# python-ldap (the "ldap" extra) builds from source against OpenLDAP and Cyrus SASL; python gssapi (the
+# "kerberos" extra: GSSAPI cluster connections) against MIT Kerberos (krb5-config comes with libkrb5-dev).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends build-essential libldap2-dev libsasl2-dev \
+    && apt-get install -y --no-install-recommends build-essential libldap2-dev libsasl2-dev libkrb5-dev \
     && rm -rf /var/lib/apt/lists/*
 
 ARG EXTRAS
@@ -38,9 +39,11 @@ ENV PYTHONUNBUFFERED=1 \
     CONSOLE_AUDIT_ANCHOR_DIR=/var/lib/console/audit-anchors
 
 # openjdk-17-jre-headless: PySpark's JVM for the pipeline (`java` on PATH is what spark-submit runs).
-# libldap-2.5-0, libsasl2-2: what python-ldap links against at run time (the -dev packages stay behind).
+# libldap-2.5-0, libsasl2-2: what python-ldap links against at run time; libgssapi-krb5-2, libkrb5-3:
+# what python gssapi does (the -dev packages stay behind).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends openjdk-17-jre-headless libldap-2.5-0 libsasl2-2 \
+       libgssapi-krb5-2 libkrb5-3 \
     && rm -rf /var/lib/apt/lists/* \
     && java -version
 
@@ -60,7 +63,8 @@ COPY . /app
 # Fail the build, not the first login, when a native library is missing (the extras' too).
 ARG EXTRAS
 RUN python -c "import confluent_kafka, psycopg, pyspark, re2" \
-    && case ",$EXTRAS," in *,ldap,*) python -c "import django_auth_ldap, ldap" ;; esac
+    && case ",$EXTRAS," in *,ldap,*) python -c "import django_auth_ldap, ldap" ;; esac \
+    && case ",$EXTRAS," in *,kerberos,*) python -c "import gssapi" ;; esac
 
 USER 10001:10001
 EXPOSE 8000

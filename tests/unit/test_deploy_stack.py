@@ -271,12 +271,13 @@ def test_it_installs_every_extra_with_its_build_packages_left_in_the_builder_sta
     builder, final = stages()[0], final_stage()
     assert builder[0][1].endswith(" AS builder")
     assert ["pip", "install", "/src${EXTRAS:+[$EXTRAS]}"] in run_commands(builder)
-    assert {"build-essential", "libldap2-dev", "libsasl2-dev"} <= apt_installed(builder)
+    assert {"build-essential", "libldap2-dev", "libsasl2-dev", "libkrb5-dev"} <= apt_installed(builder)
     assert not {pkg for pkg in apt_installed(final) if pkg.endswith("-dev") or pkg == "build-essential"}
     assert ("COPY", "--from=builder /opt/venv /opt/venv") in final
     assert image_env()["PATH"].startswith("/opt/venv/bin:")
     # The build imports the extras' modules, so a missing runtime library fails the build.
     assert any("import django_auth_ldap, ldap" in " ".join(argv) for argv in run_commands(final))
+    assert any("import gssapi" in " ".join(argv) for argv in run_commands(final))
 
 
 def test_it_installs_the_debian_packages_python_ldap_links_against_in_the_final_stage():
