@@ -286,7 +286,9 @@ class TestConfluentConfig:
         from console.kafka.oauth import Token, token_source
 
         # librdkafka asks oauth_cb for a token while the client is made: one is cached already
-        token_source(OAUTH, CA_PEM)._token = Token("header.payload.sig", time.time(), time.time() + 600, "console")
+        token_source(OAUTH, CA_PEM)._token = Token(
+            "header.payload.sig", time.time(), time.time() + 600, "console"
+        )
 
         for c in (
             mtls(),
