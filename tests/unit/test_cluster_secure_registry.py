@@ -547,3 +547,30 @@ def test_gssapi_is_refused_where_the_kerberos_extra_is_missing(personas, monkeyp
         clusters.register_cluster(actor=personas["admin"], values={**BASE, **data},
                                   secrets={"kerberos_keytab": credentials.keytab_text(KEYTAB)})  # fmt: skip
     assert not Cluster.objects.filter(name=BASE["name"]).exists()
+
+
+def test_it_ignores_tls_settings_a_row_keeps_while_its_protocol_is_not_tls(pki):
+    """A row that once used TLS keeps its CA, hostname choice and minimum version; with PLAINTEXT they
+    are not part of the connection (ClusterConnection refuses them there, so every page would fail)."""
+    cluster = Cluster(
+        name="was-tls",
+        bootstrap_servers="127.0.0.1:9092",
+        security_protocol="PLAINTEXT",
+        ca_certificate=pki["ca"].cert_pem,
+        ssl_check_hostname=False,
+        tls_min_version="TLSv1.3",
+    )
+    conn = clusters.connection_for(cluster)
+    assert (conn.security_protocol, conn.ca_cert_pem, conn.ssl_check_hostname, conn.tls_min_version) == (
+        "PLAINTEXT",
+        None,
+        True,
+        "TLSv1.2",
+    )
+    cluster.security_protocol = "SSL"
+    conn = clusters.connection_for(cluster)
+    assert (conn.ca_cert_pem, conn.ssl_check_hostname, conn.tls_min_version) == (
+        pki["ca"].cert_pem,
+        False,
+        "TLSv1.3",
+    )
