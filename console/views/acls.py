@@ -8,7 +8,6 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from console import access
 from console.acls import actions as acls
@@ -17,6 +16,7 @@ from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.forms.acls import AclBatchForm, AclBindingForm, AclFilterForm, EffectiveAccessForm
 from console.kafka import KafkaOperationError
+from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.changes import gated_context, hold_for_review, holding
 
@@ -27,7 +27,6 @@ def _as_json(bindings) -> list[tuple[str, object]]:
 
 @login_required
 @require_GET
-@vary_on_headers("HX-Request")
 def acl_list(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_ACLS)
     form = AclFilterForm(request.GET or None)
@@ -53,8 +52,7 @@ def acl_list(request, name: str):
         "error": error,
         "query": urlencode(query),
     }
-    template = "console/_acl_table.html" if request.htmx else "console/acl_list.html"
-    return render(request, template, context)
+    return htmx.fragment_or_page(request, "console/acl_list.html", "console/_acl_table.html", context)
 
 
 def _review(request, cluster, deletes, creates, *, delete_filters=()):

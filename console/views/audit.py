@@ -10,12 +10,12 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from console.audit import chain as chain_reads
 from console.audit import export as audit_export
 from console.audit import review as audit_review
 from console.forms.audit import AuditFilterForm
+from console.views import htmx
 from console.views._helpers import client_ip
 
 
@@ -26,7 +26,6 @@ def _int_param(request, name: str) -> int | None:
 
 @login_required
 @require_GET
-@vary_on_headers("HX-Request")
 def audit_list(request):
     form = AuditFilterForm(request.GET or None)
     valid = form.is_bound is False or form.is_valid()
@@ -39,8 +38,7 @@ def audit_list(request):
     )
     query = urlencode(audit_filter.as_params())
     context = {"form": form, "page": page, "events": page.events if valid else [], "query": query}
-    template = "console/_audit_results.html" if request.htmx else "console/audit_list.html"
-    return render(request, template, context)
+    return htmx.fragment_or_page(request, "console/audit_list.html", "console/_audit_results.html", context)
 
 
 @login_required
@@ -116,10 +114,8 @@ def audit_chain(request):
         op = chain_reads.get_verify(actor=request.user, op_id=op_id)
         if op is None:
             raise Http404("No such verification.")
-        response = render(request, "console/_audit_verify.html", _verify_context(request, op))
-        if request.htmx and op.finished:
-            response.status_code = 286  # htmx stops polling; the fragment is still swapped in
-        return response
+        context = _verify_context(request, op)
+        return htmx.polled_fragment(request, "console/_audit_verify.html", context, finished=op.finished)
     status = chain_reads.chain_status(actor=request.user)
     context = {"status": status, **_verify_context(request, chain_reads.latest_verify())}
     return render(request, "console/_audit_chain.html", context)

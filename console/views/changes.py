@@ -7,13 +7,13 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
-from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
 from console.changes import actions as changes
 from console.changes import gate
 from console.changes.kinds import ChangeInvalid
 from console.forms.changes import ChangePolicyForm
+from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
@@ -89,4 +89,4 @@ def hold_for_review(request, cluster, prepared):
         text = f"Change #{req.pk} is held for approval: {req.approvals_required} approver(s) other than you."
     messages.success(request, text)
     url = reverse("request_detail", kwargs={"name": cluster.name, "request_id": req.pk})
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    return htmx.redirect_to(request, url)

@@ -5,11 +5,8 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_http_methods
-from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
 from console.changes import kinds as change_kinds
@@ -19,6 +16,7 @@ from console.configs import plan as config_plan
 from console.forms.configs import ConfigChangesForm
 from console.kafka import KafkaOperationError
 from console.topics.policy import PolicyViolation
+from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.changes import gated_context, hold_for_review, holding
 
@@ -92,8 +90,7 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
                     messages.success(request, f"{title}: {len(result.diffs)} config change(s) applied.")
                     if result.unconfirmed:
                         messages.warning(request, result.message)
-                    url = request.path
-                    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+                    return htmx.redirect_to(request, request.path)
         except config_plan.ConfigPlanError as exc:
             for e in exc.errors:
                 form.add_error(None, e)
@@ -107,9 +104,8 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
                 form.add_error(None, e)
     if request.method == "POST":
         form.hide_secret_values({d.name for d in context["diffs"] or () if d.sensitive})
-    if request.htmx and request.method == "POST":
-        response = render(request, "console/_config_edit.html", context)
-    else:
+    posted = request.method == "POST"
+    if not (posted and htmx.wants_fragment(request)):  # the page shows the configs; the edit fragment not
         try:
             context["view"] = configs.describe_configs(
                 actor=request.user, cluster=cluster, resource=resource, overrides_only=overrides_only(request)
@@ -117,11 +113,7 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
             context["brokers"] = configs.broker_ids(cluster) if brokers else []
         except KafkaOperationError as exc:
             context["error"] = exc
-        status = (
-            404
-            if context["error"] is not None and context["error"].name == "UNKNOWN_TOPIC_OR_PARTITION"
-            else 200
-        )
-        response = render(request, "console/config_page.html", context, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+    error = context["error"]
+    status = 404 if error is not None and error.name == "UNKNOWN_TOPIC_OR_PARTITION" else 200
+    fragment = "console/_config_edit.html" if posted else None
+    return htmx.fragment_or_page(request, "console/config_page.html", fragment, context, status=status)

@@ -8,11 +8,9 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
-from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
 from console.changes import kinds as change_kinds
@@ -22,6 +20,7 @@ from console.forms.groups import ConfirmForm, GroupListForm, OffsetsDeleteForm, 
 from console.groups import actions, delete, reads, trend
 from console.groups.core import ResetPlanError, to_csv
 from console.kafka import KafkaOperationError
+from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.capabilities import unavailable_page
 from console.views.changes import gated_context, hold_for_review, holding
@@ -38,23 +37,11 @@ def _cluster(request, name: str, perm: str = access.VIEW):
     return cluster, capabilities.unavailable_reason(cluster, "groups")
 
 
-def _render(request, template: str, fragment: str | None, context: dict, status: int = 200):
-    """The fragment for htmx requests, the full page otherwise (Vary: HX-Request)."""
-    use = fragment if fragment and request.htmx and not request.htmx.boosted else template
-    response = render(request, use, context, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
 def _querystring(request, drop: tuple[str, ...]) -> str:
     params = request.GET.copy()
     for key in drop:
         params.pop(key, None)
     return params.urlencode()
-
-
-def _back(request, url: str):
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def _detail_url(cluster, group_id: str) -> str:
@@ -80,7 +67,7 @@ def group_list(request, name: str):
         context["error"] = exc
     context["querystring"] = _querystring(request, drop=("page",))
     context["sort_querystring"] = _querystring(request, drop=("page", "sort", "desc"))
-    return _render(request, "console/group_list.html", "console/_group_table.html", context)
+    return htmx.fragment_or_page(request, "console/group_list.html", "console/_group_table.html", context)
 
 
 def _trend_chart(cluster, group_id: str) -> dict:
@@ -106,11 +93,13 @@ def group_detail(request, name: str, group: str):
         context["detail"] = reads.group_detail(actor=request.user, cluster=cluster, group_id=group)
     except KafkaOperationError as exc:
         context["error"] = exc
-        status = 404 if exc.name == "GROUP_ID_NOT_FOUND" and not request.htmx else 200
-        return _render(request, "console/group_detail.html", "console/_group_live.html", context, status)
-    if not request.htmx:
+        status = 404 if exc.name == "GROUP_ID_NOT_FOUND" and not htmx.wants_fragment(request) else 200
+        return htmx.fragment_or_page(
+            request, "console/group_detail.html", "console/_group_live.html", context, status=status
+        )
+    if not htmx.wants_fragment(request):
         context.update(_trend_chart(cluster, group))
-    return _render(request, "console/group_detail.html", "console/_group_live.html", context)
+    return htmx.fragment_or_page(request, "console/group_detail.html", "console/_group_live.html", context)
 
 
 @login_required
@@ -145,7 +134,7 @@ def group_reset(request, name: str, group: str):
                     messages.success(
                         request, f"Offsets of {result.ok_count} partition(s) reset ({spec.describe()})."
                     )
-                    return _back(request, _detail_url(cluster, group))
+                    return htmx.redirect_to(request, _detail_url(cluster, group))
                 context["result"] = result
             else:
                 context["preview"] = actions.preview_reset(
@@ -162,7 +151,9 @@ def group_reset(request, name: str, group: str):
             context.update(
                 _plan_again(request, cluster, group, spec)
             )  # a refused execute keeps its plan in view
-    return _render(request, "console/group_reset.html", "console/_group_reset_form.html", context)
+    return htmx.fragment_or_page(
+        request, "console/group_reset.html", "console/_group_reset_form.html", context
+    )
 
 
 def _plan_again(request, cluster, group: str, spec) -> dict:
@@ -207,7 +198,7 @@ def group_delete(request, name: str, group: str):
         else:
             if done.ok:
                 messages.success(request, f"Consumer group '{group}' deleted.")
-                return _back(request, reverse("group_list", kwargs={"name": cluster.name}))
+                return htmx.redirect_to(request, reverse("group_list", kwargs={"name": cluster.name}))
             context["error"] = f"Not deleted ({done.status}): {done.message}"
     try:
         context["group"] = reads.describe_group(cluster, group)
@@ -257,7 +248,7 @@ def group_offsets_delete(request, name: str, group: str):
                     request,
                     f"Committed offsets of '{topic}' deleted ({result.ok_count} partition{'s' if result.ok_count != 1 else ''}).",
                 )
-                return _back(request, _detail_url(cluster, group))
+                return htmx.redirect_to(request, _detail_url(cluster, group))
             context["result"] = result
     return render(request, "console/group_offsets_delete.html", context)
 
@@ -273,6 +264,5 @@ def group_topic_consumers(request, name: str, topic: str):
             context["consumers"] = reads.topic_consumers(actor=request.user, cluster=cluster, topic=topic)
         except KafkaOperationError as exc:
             context["error"] = _error_text(exc)
-    response = render(request, "console/_group_topic_consumers.html", context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+    # Only the topic page's htmx asks for it: the fragment, whoever asks.
+    return htmx.fragment_or_page(request, "console/_group_topic_consumers.html", None, context)

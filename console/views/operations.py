@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console import access, operations
 from console.clusters import worker as health
+from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user, get_operation_for_user
 
 
@@ -39,8 +40,6 @@ def operation_detail(request, op_id: int):
 @require_GET
 def operation_progress(request, op_id: int):
     op = get_operation_for_user(request, op_id)
-    response = render(request, "console/_operation_progress.html", _context(op))
-    if op.finished and request.htmx:
-        # 286 tells htmx to stop polling; the fragment is still swapped in.
-        response.status_code = 286
-    return response
+    return htmx.polled_fragment(
+        request, "console/_operation_progress.html", _context(op), finished=op.finished
+    )

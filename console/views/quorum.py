@@ -6,10 +6,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
-from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
 from console.clusters import capabilities
@@ -17,6 +14,7 @@ from console.forms.quorum import LogLevelForm
 from console.kafka import KafkaOperationError
 from console.quorum import actions as quorum
 from console.quorum import controllers
+from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.capabilities import unavailable_page
 
@@ -33,10 +31,7 @@ def quorum_page(request, name: str):
         "controller_links": not capabilities.unavailable_reason(cluster, "controllers"),
         "capabilities": capabilities.capability_table(cluster),
     }
-    template = "console/_quorum_live.html" if request.htmx else "console/quorum.html"
-    response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return htmx.fragment_or_page(request, "console/quorum.html", "console/_quorum_live.html", context)
 
 
 @login_required
@@ -72,8 +67,11 @@ def controller_detail(request, name: str, node_id: int):
             context["result"] = result
             if result.ok and not dry_run:
                 messages.success(request, f"Controller {node_id}: {len(result.diffs)} log level(s) changed.")
-                return HttpResponseClientRedirect(request.path) if request.htmx else redirect(request.path)
-    if request.htmx and request.method == "POST":
-        return render(request, "console/_controller_log_levels.html", context)
-    context["data"] = controllers.describe_controller(actor=request.user, cluster=cluster, node_id=node_id)
-    return render(request, "console/controller.html", context)
+                return htmx.redirect_to(request, request.path)
+    posted = request.method == "POST"
+    if not (posted and htmx.wants_fragment(request)):  # the page shows the controller; the form fragment not
+        context["data"] = controllers.describe_controller(
+            actor=request.user, cluster=cluster, node_id=node_id
+        )
+    fragment = "console/_controller_log_levels.html" if posted else None
+    return htmx.fragment_or_page(request, "console/controller.html", fragment, context)

@@ -8,10 +8,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
-from django.template.loader import get_template
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from console import access, operations
 from console.changes import gate
@@ -23,6 +21,7 @@ from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
 from console.reassignment import external, planner, progress, throttles
+from console.views import htmx
 from console.views import reassignment_rows as progress_rows
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.changes import gated_context, hold_for_review, holding
@@ -298,16 +297,14 @@ def reassign_detail(request, name: str, rid: int):
 
 @login_required
 @require_GET
-@vary_on_headers("HX-Request")
 def reassign_progress(request, name: str, rid: int):
     r = _get_reassignment_for_user(request, name, rid, defer=_NOT_SHOWN)
     # Polled once a second by every open tab: the fragment alone, without the page's context
     # processors (the navigation's cluster and role reads); {% csrf_token %} needs only the token.
     context = {**_progress_context(r, request.user), "csrf_token": get_token(request)}
-    response = HttpResponse(get_template("console/_reassign_progress.html").render(context))
-    if r.operation.finished and request.htmx:
-        response.status_code = 286  # stop polling; the final fragment is still swapped in
-    return response
+    return htmx.polled_fragment(
+        request, "console/_reassign_progress.html", context, finished=r.operation.finished, processors=False
+    )
 
 
 @login_required

@@ -19,6 +19,7 @@ from console.requests import checks as request_checks
 from console.requests import display as request_display
 from console.requests import kinds as request_kinds
 from console.requests import notify as request_notify
+from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
@@ -172,14 +173,13 @@ def _status_context(cluster, req) -> dict:
 @login_required
 @require_GET
 def request_status(request, name: str, request_id: int):
-    """The htmx fragment the detail page polls until the request is finished (then 286: stop polling)."""
+    """The htmx fragment the detail page polls until the request is finished (then: stop polling)."""
     cluster = get_cluster_for_user(request, name)
     req = _get_request_for_user(request, cluster, request_id)
     context = _status_context(cluster, req)
-    response = render(request, "console/_request_status.html", context)
-    if not context["polling"] and request.htmx:
-        response.status_code = 286
-    return response
+    return htmx.polled_fragment(
+        request, "console/_request_status.html", context, finished=not context["polling"]
+    )
 
 
 def _decide(request, name: str, request_id: int, approve: bool):

@@ -6,9 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from console import access
 from console.changes import kinds as change_kinds
@@ -26,18 +24,11 @@ from console.topics import delete as deletion
 from console.topics import policy
 from console.topics import reads as topic_reads
 from console.topics.policy import PolicyViolation
+from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.changes import gated_context, hold_for_review, holding
 from console.views.topic_detail_rows import config_rows_html, event_rows_html, partition_rows_html
 from console.views.topic_rows import result_rows_html, topic_rows_html
-
-
-def _render(request, template: str, fragment: str | None, context: dict, status: int = 200):
-    """The fragment for htmx requests, the full page otherwise (Vary: HX-Request)."""
-    use = fragment if fragment and request.htmx and not request.htmx.boosted else template
-    response = render(request, use, context, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
 
 
 def _result_rows(result):
@@ -63,7 +54,7 @@ def topic_list(request, name: str):
         context["topic_rows"] = topic_rows_html(context["page"], cluster.name, context["can_manage"])
     context["querystring"] = _querystring(request, drop=("page", "refresh"))
     context["sort_querystring"] = _querystring(request, drop=("page", "refresh", "sort", "desc"))
-    return _render(request, "console/topic_list.html", "console/_topic_table.html", context)
+    return htmx.fragment_or_page(request, "console/topic_list.html", "console/_topic_table.html", context)
 
 
 def _querystring(request, drop: tuple[str, ...]) -> str:
@@ -133,8 +124,8 @@ def topic_create(request, name: str):
                 if outcome.warning:
                     messages.warning(request, outcome.warning)
                 url = reverse("topic_detail", kwargs={"name": cluster.name, "topic": outcome.name})
-                return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    return _render(
+                return htmx.redirect_to(request, url)
+    return htmx.fragment_or_page(
         request,
         "console/topic_create.html",
         "console/_topic_create_form.html",
@@ -259,7 +250,7 @@ def topic_add_partitions(request, name: str, topic: str):
                     request, f"Topic '{topic}' now has {form.cleaned_data['total_count']} partitions."
                 )
                 url = reverse("topic_detail", kwargs={"name": cluster.name, "topic": topic})
-                return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+                return htmx.redirect_to(request, url)
     current = topic_reads.partition_count(actor=request.user, cluster=cluster, name=topic)
     return render(
         request,
