@@ -16,6 +16,16 @@ KIND_MODULES = (
     "console.audit.worker",
 )
 
+# The modules that declare held kinds (each registers its kinds with change control when imported):
+# an approval reviews again and the requests worker runs them, so every process loads them.
+HELD_MODULES = (
+    "console.topics.held",
+    "console.configs.held",
+    "console.acls.held",
+    "console.groups.held",
+    "console.reassignment.held",
+)
+
 # The modules that tell the audit reconciler how to re-read Kafka for a change whose outcome is owed.
 OUTCOME_READER_MODULES = (
     "console.topics.actions",
@@ -37,5 +47,5 @@ class ConsoleConfig(AppConfig):
     def ready(self) -> None:
         import_module("console.audit.accounts").connect()
         import_module("console.health").observe_gateway()  # Kafka calls counted for /metrics
-        for module in KIND_MODULES + OUTCOME_READER_MODULES:
+        for module in KIND_MODULES + HELD_MODULES + OUTCOME_READER_MODULES:
             import_module(module)

@@ -10,17 +10,18 @@ from rest_framework.response import Response
 from console import access
 from console.acls import actions as acls
 from console.acls import core as acl_core
+from console.acls import held as acls_held
 from console.api import serializers as s
 from console.api.base import ApiView, plain
 from console.api.held import hold
 from console.api.idempotency import idempotent
 from console.changes import gate
-from console.changes import kinds as change_kinds
 from console.clusters import capabilities
 from console.forms.acls import AclFilterForm, EffectiveAccessForm
 from console.forms.groups import GroupListForm, ResetForm
 from console.groups import actions as group_actions
 from console.groups import delete as group_delete
+from console.groups import held as groups_held
 from console.groups import reads as group_reads
 
 ERRORS = {400: s.ErrorBody, 403: s.ErrorBody, 404: s.ErrorBody, 422: s.ErrorBody}
@@ -101,7 +102,7 @@ class AclList(ApiView):
             self,
             cluster,
             "acl",
-            lambda: change_kinds.prepare_acl_change(request.user, cluster, deletes, creates),
+            lambda: acls_held.prepare_acl_change(request.user, cluster, deletes, creates),
         )
         if held is not None:
             return held
@@ -126,7 +127,7 @@ class AclDelete(ApiView):
         if data.validated_data["dry_run"]:
             return Response({"dry_run": True, "matched": [acl_core.to_dict(b) for b in matched]})
         held = hold(
-            self, cluster, "acl", lambda: change_kinds.prepare_acl_change(request.user, cluster, matched, [])
+            self, cluster, "acl", lambda: acls_held.prepare_acl_change(request.user, cluster, matched, [])
         )
         if held is not None:
             return held
@@ -222,7 +223,7 @@ class GroupReset(ApiView):
                 self,
                 cluster,
                 "group.reset",
-                lambda: change_kinds.prepare_group_reset(request.user, cluster, group, spec),
+                lambda: groups_held.prepare_group_reset(request.user, cluster, group, spec),
             )
         result = group_actions.reset_offsets(
             actor=request.user,
@@ -253,9 +254,7 @@ class GroupDelete(ApiView):
             self,
             cluster,
             group_delete.GATE,
-            lambda: change_kinds.prepare_group_delete(
-                request.user, cluster, group, confirmation=confirmation
-            ),
+            lambda: groups_held.prepare_group_delete(request.user, cluster, group, confirmation=confirmation),
         )
         if held is not None:
             return held
@@ -281,7 +280,7 @@ class GroupOffsetsDelete(ApiView):
             self,
             cluster,
             group_delete.GATE,
-            lambda: change_kinds.prepare_group_offsets_delete(
+            lambda: groups_held.prepare_group_offsets_delete(
                 request.user, cluster, group, topic, confirmation=confirmation
             ),
         )

@@ -14,8 +14,8 @@ from console.api.errors import kafka_error, kafka_status, outcome_error
 from console.api.held import hold
 from console.api.idempotency import idempotent
 from console.brokers import reads as broker_reads
-from console.changes import kinds as change_kinds
 from console.configs import actions as configs
+from console.configs import held as configs_held
 from console.configs.plan import looks_secret
 from console.kafka import ConfigChange
 
@@ -38,8 +38,8 @@ def _alter(view: ApiView, request, cluster, resource) -> Response:
         held = hold(
             view,
             cluster,
-            change_kinds.config_gate_kind(resource.type),
-            lambda: change_kinds.prepare_config(request.user, cluster, resource, changes),
+            configs_held.gate_kind(resource.type),
+            lambda: configs_held.prepare_config(request.user, cluster, resource, changes),
         )
         if held is not None:
             return held

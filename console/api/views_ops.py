@@ -18,11 +18,11 @@ from console.api.base import ApiView, paged, plain
 from console.api.held import hold
 from console.api.idempotency import idempotent
 from console.api.views_acls_groups import form_data
-from console.changes import kinds as change_kinds
 from console.forms.reassignment import PlanForm
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
 from console.reassignment import elections, external, planner, progress, store, throttles
+from console.reassignment import held as reassignment_held
 from console.reassignment import janitor as reassign_janitor
 
 ERRORS = {400: s.ErrorBody, 403: s.ErrorBody, 404: s.ErrorBody, 422: s.ErrorBody}
@@ -198,7 +198,7 @@ def _held_plan(actor, cluster, plan, rate, elect_preferred: bool, rf_change: boo
         raise reassignment.PlanRejected(
             "This is not the plan you reviewed: the cluster changed since the dry run.", preview.checks
         )
-    return change_kinds.prepare_reassignment(
+    return reassignment_held.prepare_reassignment(
         actor, cluster, preview, throttle=rate, elect_preferred=elect_preferred, rf_change=rf_change
     )
 
@@ -234,7 +234,7 @@ class ReassignmentThrottle(ApiView):
             self,
             r.cluster,
             "throttle",
-            lambda: change_kinds.prepare_throttle(request.user, r.cluster, r, rate),
+            lambda: reassignment_held.prepare_throttle(request.user, r.cluster, r, rate),
         )
         if held is not None:
             return held
@@ -348,7 +348,7 @@ class Elections(ApiView):
             chosen = elections.leader_imbalance(cluster).partitions or []
         held = hold(
             self, cluster, "election",
-            lambda: change_kinds.prepare_election(request.user, cluster, d["election_type"], chosen, d["confirmation"]),
+            lambda: reassignment_held.prepare_election(request.user, cluster, d["election_type"], chosen, d["confirmation"]),
         )  # fmt: skip
         if held is not None:
             return held

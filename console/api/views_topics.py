@@ -15,7 +15,6 @@ from console.api.errors import kafka_code, outcome_error, outcome_status
 from console.api.held import hold
 from console.api.idempotency import idempotent
 from console.changes import gate
-from console.changes import kinds as change_kinds
 from console.clusters import actions as clusters
 from console.clusters import credentials
 from console.clusters.core import SECRETS
@@ -23,6 +22,7 @@ from console.configs.plan import looks_secret
 from console.topics import actions as topics
 from console.topics import batch as topic_batch
 from console.topics import delete as deletion
+from console.topics import held as topics_held
 from console.topics import policy
 from console.topics import reads as topic_reads
 from console.topics.batch import TopicSpec
@@ -217,7 +217,7 @@ class TopicList(ApiView):
                 self,
                 cluster,
                 "topic.create",
-                lambda: change_kinds.prepare_topic_create(request.user, cluster, [spec]),
+                lambda: topics_held.prepare_topic_create(request.user, cluster, [spec]),
             )
             if held is not None:
                 return held
@@ -257,7 +257,7 @@ class TopicBatch(ApiView):
                 self,
                 cluster,
                 "topic.create",
-                lambda: change_kinds.prepare_topic_create(request.user, cluster, specs),
+                lambda: topics_held.prepare_topic_create(request.user, cluster, specs),
             )
             if held is not None:
                 return held
@@ -299,7 +299,7 @@ class TopicDelete(ApiView):
                 self,
                 cluster,
                 "topic.delete",
-                lambda: change_kinds.prepare_topic_delete(request.user, cluster, names),
+                lambda: topics_held.prepare_topic_delete(request.user, cluster, names),
             )
         result = deletion.delete_topics(
             actor=request.user,
@@ -361,7 +361,7 @@ class TopicPartitions(ApiView):
         if not d["validate_only"]:
             held = hold(
                 self, cluster, "topic.partitions",
-                lambda: change_kinds.prepare_partitions(request.user, cluster, topic, d["total_count"], d.get("assignment")),
+                lambda: topics_held.prepare_partitions(request.user, cluster, topic, d["total_count"], d.get("assignment")),
             )  # fmt: skip
             if held is not None:
                 return held

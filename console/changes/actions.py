@@ -3,7 +3,9 @@ it (never by its author; one or two approvers; approvals expire), running exactl
 reviewed after a drift check, and break glass.
 
 A held action is a ChangeRequest with ``gated=True``: it shares the requests area's review queue,
-timeline, notifications and worker (``request.execute``), which calls ``execute`` here.
+timeline, notifications and worker (``request.execute``), which calls ``execute`` here. What each
+kind prepares, reviews and runs its area declares (``<area>/held.py``, registered in ``kinds``):
+nothing here knows an area.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from console import access, operations
 from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.changes import gate
-from console.changes.kinds import HANDLERS, ChangeInvalid, Prepared
+from console.changes import kinds as held_kinds
+from console.changes.kinds import ChangeInvalid, Prepared
 from console.kafka import KafkaOperationError
 from console.models import Cluster
 from console.models.changes import ChangePolicy
@@ -24,8 +27,8 @@ from console.models.requests import ChangeRequest, RequestState
 from console.notify import events as notify_events
 from console.requests import actions as requests
 from console.requests import approvals
-from console.requests.actions import COMMENT_MAX, EXECUTE_KIND, _claim_decision, _step
-from console.requests.notify import _notify, _notify_approvers, announce
+from console.requests.actions import COMMENT_MAX, EXECUTE_KIND, claim_decision, record_step
+from console.requests.notify import announce, notify_approvers, notify_requester
 
 JUSTIFICATION_MIN = 10
 
@@ -119,7 +122,9 @@ def submit_change(
     digest = approvals.payload_digest(prepared.payload)
     with transaction.atomic():
         req = _held(actor, cluster, prepared, digest, reason, approvals_required=policy.approvers)
-        _step(req, req.requested_by_name, "submitted", f"{prepared.summary} (payload SHA-256 {digest[:12]}…)")
+        record_step(
+            req, req.requested_by_name, "submitted", f"{prepared.summary} (payload SHA-256 {digest[:12]}…)"
+        )
         audit.record(
             actor=actor,
             action="change.submit",
@@ -130,7 +135,7 @@ def submit_change(
             source_ip=source_ip,
             request_id=f"change-{req.pk}",
         )
-        _notify_approvers(req)
+        notify_approvers(req)
         announce(req, notify_events.CHANGE_HELD, f"{actor.get_username()} submitted: {prepared.summary}")
     return req
 
@@ -151,7 +156,7 @@ def can_approve(user, req: ChangeRequest) -> bool:
 def _drifted(req: ChangeRequest, actor, why: str) -> bool:
     """Compute the review again (as ``actor``); when the cluster is no longer as reviewed, send the
     change back for a fresh review with the new diff and say so."""
-    handler = HANDLERS[req.kind]
+    handler = held_kinds.get(req.kind)
     with gate.passed(handler.gate_of(req.payload)):
         now = handler.review(actor, req.cluster, req.payload)
     if now.get("pinned") == req.review.get("pinned") and now.get("ok", True):
@@ -172,7 +177,7 @@ def _back_to_review(req: ChangeRequest, new_review: dict, why: str) -> None:
             operation=None,
         )
         req.approvals.all().delete()
-        _step(req, "system", "drifted", why)
+        record_step(req, "system", "drifted", why)
         audit.record(
             actor=access.system_actor(),
             action="change.drift",
@@ -182,8 +187,8 @@ def _back_to_review(req: ChangeRequest, new_review: dict, why: str) -> None:
             outcome="refused",
             request_id=f"change-{req.pk}",
         )
-        _notify(req, f"Change #{req.pk} needs a fresh review: {why}")
-        _notify_approvers(req)
+        notify_requester(req, f"Change #{req.pk} needs a fresh review: {why}")
+        notify_approvers(req)
         announce(req, notify_events.CHANGE_HELD, f"Back for a fresh review: {why}")
     req.refresh_from_db()
 
@@ -209,7 +214,7 @@ def approve_change(
         raise ChangeInvalid(["you have already approved this change"])
     with transaction.atomic():
         count = approvals.record(req, actor, comment)
-        _step(
+        record_step(
             req,
             actor.get_username(),
             "approved",
@@ -237,7 +242,7 @@ def approve_change(
     if _drifted(req, req.requested_by, "the cluster changed since the review; the new diff is shown"):
         return req
     with transaction.atomic():
-        _claim_decision(req, RequestState.APPROVED, actor, comment)
+        claim_decision(req, RequestState.APPROVED, actor, comment)
         op = operations.start(
             actor=req.requested_by,
             kind=EXECUTE_KIND,
@@ -248,8 +253,8 @@ def approve_change(
             source_ip=source_ip,
         )
         ChangeRequest.objects.filter(pk=req.pk).update(operation=op)
-        _step(req, "system", "queued", f"operation #{op.pk}")
-        _notify(req, f"Your change #{req.pk} was approved by {actor.get_username()} and runs now.")
+        record_step(req, "system", "queued", f"operation #{op.pk}")
+        notify_requester(req, f"Your change #{req.pk} was approved by {actor.get_username()} and runs now.")
         announce(req, notify_events.REQUEST_APPROVED, f"Approved by {actor.get_username()}; it runs now.")
     req.refresh_from_db()
     return req
@@ -287,7 +292,7 @@ def execute(req: ChangeRequest) -> tuple[bool, str]:
         raise Drifted("approvals expired")
     if _drifted(req, author, "the cluster changed between the review and the run; the new diff is shown"):
         raise Drifted("drift")
-    handler = HANDLERS[req.kind]
+    handler = held_kinds.get(req.kind)
     with gate.passed(handler.gate_of(req.payload)):
         return handler.run(author, req.cluster, req.payload, f"change-{req.pk}")
 
@@ -327,7 +332,7 @@ def break_glass(
             decided_at=timezone.now(),
             decision_comment=f"BREAK GLASS: {justification}",
         )
-        _step(req, actor.get_username(), "break glass", justification)
+        record_step(req, actor.get_username(), "break glass", justification)
         audit.record(
             actor=actor,
             action="change.break_glass",
@@ -343,13 +348,13 @@ def break_glass(
             source_ip=source_ip,
             request_id=f"change-{req.pk}",
         )
-        _notify_approvers(req)
+        notify_approvers(req)
         announce(
             req,
             notify_events.BREAK_GLASS,
             f"{actor.get_username()} broke glass ({prepared.summary}): {justification}",
         )
-    handler = HANDLERS[req.kind]
+    handler = held_kinds.get(req.kind)
     try:
         with gate.passed(handler.gate_of(req.payload)):
             ok, message = handler.run(actor, cluster, req.payload, f"change-{req.pk}")
@@ -363,6 +368,6 @@ def break_glass(
             result={"ok": ok, "message": message},
             finished_at=timezone.now(),
         )
-        _step(req, "system", "succeeded" if ok else "failed", message)
+        record_step(req, "system", "succeeded" if ok else "failed", message)
     req.refresh_from_db()
     return req

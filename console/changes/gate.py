@@ -20,7 +20,7 @@ from console.models import Cluster
 from console.models.changes import ChangePolicy
 
 # The action kinds a policy can gate (the value stored in ChangePolicy.kinds) and how pages name
-# them; each has a held-change path (console/changes/kinds/) and a page that submits it.
+# them; each has a held kind its area declares (<area>/held.py) and a page that submits it.
 # "group.reset" holds deleting a group or its committed offsets of a topic too: either puts the
 # group's consumers back at auto.offset.reset, a reset in effect, so a policy holding resets
 # cannot be walked round by deleting instead (and existing policies hold them from the start).

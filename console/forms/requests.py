@@ -9,7 +9,7 @@ from django import forms
 
 from console.acls import core as acl_core
 from console.forms.groups import ResetForm
-from console.requests import group_reset
+from console.groups import reset_payload as group_reset
 from console.requests import kinds as request_kinds
 from console.requests.actions import COMMENT_MAX
 

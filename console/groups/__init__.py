@@ -4,7 +4,9 @@ Open ``reads`` for the list (search, filters, sort, paging, total lag), a group'
 per-partition lag, and the groups consuming a topic; ``trend`` for a group's lag over time from
 the telemetry snapshots; ``core`` for the reset planner (kafka-consumer-groups --reset-offsets,
 pure); ``actions`` for the reset's dry run and execution; ``delete`` for deleting a group or its
-offsets of a topic (each authorised and audited); ``command`` for ``manage.py kafka groups …``.
+offsets of a topic (each authorised and audited); ``held`` for the held reset and deletes (change
+control); ``reset_payload`` for a reset's stored payload (the spec, the attached dry run, its digest,
+drift from it: pure); ``command`` for ``manage.py kafka groups …``.
 """
 
-__all__ = ["actions", "command", "core", "delete", "reads", "trend"]
+__all__ = ["actions", "command", "core", "delete", "held", "reads", "reset_payload", "trend"]

@@ -1,5 +1,6 @@
-"""The ``group.offsets.reset`` request's payload: the reset spec, the attached dry run, its digest,
-and how the group as it is now differs from the reviewed dry run (no I/O here).
+"""A consumer group offset reset's stored payload (a ``group.offsets.reset`` request's, a held
+reset's): the reset spec, the attached dry run, its digest, and how the group as it is now
+differs from the reviewed dry run (no I/O here).
 
 The payload stored with a request::
 

@@ -7,7 +7,8 @@ changing the rate), ``janitor`` (owed and foreign throttles). Pure core: ``plann
 ``balance`` (plans) and ``progress`` (bytes, replica states). Worker side: ``worker`` declares the
 ``reassignment.execute`` kind, ``poll`` is its move step (and ``poll.kafka_verify``, what Kafka's
 own --verify reads, for the CLI), ``finish`` its end (throttles back, elect,
-revert, give up). ``store`` alone knows the row and live-progress encodings.
+revert, give up). ``held`` declares the held reassignment, throttle change and election (change
+control). ``store`` alone knows the row and live-progress encodings.
 """
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "balance",
     "elections",
     "external",
+    "held",
     "intents",
     "janitor",
     "planner",

@@ -28,7 +28,7 @@ from console.models.requests import (
 from console.requests import approvals
 from console.requests import kinds as request_kinds
 from console.requests.checks import RequestInvalid, check_request
-from console.requests.notify import _notify, _notify_approvers, announce
+from console.requests.notify import announce, notify_approvers, notify_requester
 
 log = logging.getLogger(__name__)
 EXECUTE_KIND = "request.execute"
@@ -38,7 +38,8 @@ COMMENT_MAX = 2000
 # ---- submit / decide ---------------------------------------------------------------------------
 
 
-def _step(req: ChangeRequest, actor_name: str, step: str, text: str = "") -> None:
+def record_step(req: ChangeRequest, actor_name: str, step: str, text: str = "") -> None:
+    """One line of a request's (or held change's) timeline."""
     RequestEvent.objects.create(request=req, actor_name=actor_name, step=step, text=text)
 
 
@@ -85,7 +86,7 @@ def submit_request(
             requested_by=actor,
             requested_by_name=actor.get_username(),
         )
-        _step(req, req.requested_by_name, "submitted", checked.summary)
+        record_step(req, req.requested_by_name, "submitted", checked.summary)
         audit.record(
             actor=actor,
             action="request.submit",
@@ -106,7 +107,7 @@ def submit_request(
                 auto=True,
             )
         else:
-            _notify_approvers(req)
+            notify_approvers(req)
     return req
 
 
@@ -127,7 +128,9 @@ def _require_decider(actor, req: ChangeRequest) -> None:
         raise PermissionDenied("Four eyes: you cannot approve or reject your own request.")
 
 
-def _claim_decision(req: ChangeRequest, state: str, actor, comment: str) -> None:
+def claim_decision(req: ChangeRequest, state: str, actor, comment: str) -> None:
+    """Decide a pending request (or held change) once: a conditional UPDATE, so of two deciders
+    only one wins; the other is refused."""
     updated = ChangeRequest.objects.filter(pk=req.pk, state=RequestState.PENDING).update(
         state=state,
         decided_by=actor if actor.pk else None,
@@ -178,8 +181,8 @@ def _approve(
     needed: int = 1,
 ) -> None:
     """Inside the caller's transaction: mark approved, audit, start the Operation (dispatched on commit)."""
-    _claim_decision(req, RequestState.APPROVED, actor, comment)
-    _step(
+    claim_decision(req, RequestState.APPROVED, actor, comment)
+    record_step(
         req,
         actor.get_username(),
         "auto-approved" if auto else "approved",
@@ -197,8 +200,8 @@ def _approve(
         on_behalf_of=req.requested_by_name,
     )
     ChangeRequest.objects.filter(pk=req.pk).update(operation=op)
-    _step(req, "system", "queued", f"operation #{op.pk}")
-    _notify(
+    record_step(req, "system", "queued", f"operation #{op.pk}")
+    notify_requester(
         req,
         f"Your request #{req.pk} ({request_kinds.label(req)} {req.resource}) was approved by {actor.get_username()}.",
     )
@@ -235,7 +238,7 @@ def approve_request(
         if count >= needed:
             _approve(request, actor, comment, source_ip, count=count, needed=needed)
         else:
-            _step(request, actor.get_username(), "approved", _approval_text(count, needed, comment))
+            record_step(request, actor.get_username(), "approved", _approval_text(count, needed, comment))
             _audit_approval(request, actor, comment, source_ip, count, needed, auto=False)
     request.refresh_from_db()
     return request
@@ -253,9 +256,9 @@ def reject_request(
     if len(comment) > COMMENT_MAX:
         raise RequestInvalid([f"the comment is longer than {COMMENT_MAX} characters"])
     with transaction.atomic():
-        _claim_decision(request, RequestState.REJECTED, actor, comment)
+        claim_decision(request, RequestState.REJECTED, actor, comment)
         ChangeRequest.objects.filter(pk=request.pk).update(finished_at=timezone.now())
-        _step(request, actor.get_username(), "rejected", comment)
+        record_step(request, actor.get_username(), "rejected", comment)
         audit.record(
             actor=actor,
             action="request.reject",
@@ -267,7 +270,9 @@ def reject_request(
             on_behalf_of=request.requested_by_name,
             request_id=f"request-{request.pk}",
         )
-        _notify(request, f"Your request #{request.pk} was rejected by {actor.get_username()}: {comment}")
+        notify_requester(
+            request, f"Your request #{request.pk} was rejected by {actor.get_username()}: {comment}"
+        )
         announce(request, notify.events.REQUEST_REJECTED, f"Rejected by {actor.get_username()}: {comment}")
     request.refresh_from_db()
     return request
@@ -285,7 +290,7 @@ def cancel_request(*, actor, request: ChangeRequest, source_ip: str | None = Non
         )
         if not updated:
             raise RequestInvalid(["only a request waiting for approval can be cancelled"])
-        _step(request, actor.get_username(), "cancelled")
+        record_step(request, actor.get_username(), "cancelled")
         audit.record(
             actor=actor,
             action="request.cancel",

@@ -18,12 +18,12 @@ from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.configs import plan as config_plan
 from console.groups import actions as groups
+from console.groups import reset_payload as group_reset
 from console.groups.core import ResetPlanError
 from console.groups.reads import target as group_target
 from console.kafka import ConfigChange, KafkaOperationError, NewPartitions, NewTopic
 from console.models import Cluster
 from console.models.requests import RequestKind
-from console.requests import group_reset
 from console.requests.kinds import GROUP_RESET
 from console.topics import policy
 

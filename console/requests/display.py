@@ -60,7 +60,7 @@ def payload_rows(payload: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(LABELS.get(k, k.replace("_", " ").capitalize()), value_text(v)) for k, v in payload.items()]
 
 
-# -- a consumer group offset reset (``requests.group_reset`` describes its payload) ---------------
+# -- a consumer group offset reset (``groups.reset_payload`` describes its payload) -------------
 
 MODE_TEXT = {
     "to-earliest": "to the earliest offset (the log start)",

@@ -15,7 +15,7 @@ from console.requests import kinds as request_kinds
 EMAIL_FROM = settings.REQUESTS_EMAIL_FROM
 
 
-def _notify(req: ChangeRequest, text: str) -> None:
+def notify_requester(req: ChangeRequest, text: str) -> None:
     """In-app always; by email when REQUESTS_EMAIL_FROM is set and the requester has an address."""
     user = req.requested_by
     if user is None:
@@ -29,7 +29,7 @@ def _notify(req: ChangeRequest, text: str) -> None:
         )
 
 
-def _notify_approvers(req: ChangeRequest) -> None:
+def notify_approvers(req: ChangeRequest) -> None:
     """Tell everyone who may decide (except the requester) that a request is waiting."""
     from django.contrib.auth import get_user_model
 

@@ -22,16 +22,16 @@ from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.configs import plan as config_plan
 from console.groups import actions as groups
+from console.groups import reset_payload as group_reset
 from console.groups.core import ResetPlanError
 from console.kafka import ConfigChange, KafkaOperationError
 from console.models import OperationState
 from console.models.requests import ChangeRequest, RequestKind, RequestState
 from console.operations import Done, Kind, Step
-from console.requests import group_reset
 from console.requests import kinds as request_kinds
-from console.requests.actions import EXECUTE_KIND, _step, get_request
+from console.requests.actions import EXECUTE_KIND, get_request, record_step
 from console.requests.checks import RequestInvalid, _current_topic, _kafka_text
-from console.requests.notify import _notify
+from console.requests.notify import notify_requester
 from console.topics import actions as topics
 from console.topics import delete as topic_delete
 from console.topics import policy
@@ -156,7 +156,7 @@ def _run(ctx) -> Done:
     retry = req.state == RequestState.RUNNING
     with transaction.atomic():
         ChangeRequest.objects.filter(pk=req.pk).update(state=RequestState.RUNNING)
-        _step(req, "system", "running", f"operation #{op.pk} on {ctx.worker}")
+        record_step(req, "system", "running", f"operation #{op.pk} on {ctx.worker}")
     ctx.set_item(req.resource, state=OperationState.RUNNING)
     try:
         if actor is None:
@@ -197,8 +197,8 @@ def _run(ctx) -> Done:
         ChangeRequest.objects.filter(pk=req.pk).update(
             state=state, result={"ok": ok, "message": message}, finished_at=timezone.now()
         )
-        _step(req, "system", "succeeded" if ok else "failed", message)
-        _notify(
+        record_step(req, "system", "succeeded" if ok else "failed", message)
+        notify_requester(
             req,
             f"Your request #{req.pk} ({request_kinds.label(req)} {req.resource}) {'is done' if ok else 'failed'}: {message}",
         )
@@ -223,8 +223,10 @@ def _give_up(ctx, error: str) -> None:
         ChangeRequest.objects.filter(pk=req.pk).update(
             state=RequestState.FAILED, result={"ok": False, "message": error}, finished_at=timezone.now()
         )
-        _step(req, "system", "failed", f"the console gave up: {error}")
-        _notify(req, f"Your request #{req.pk} ({request_kinds.label(req)} {req.resource}) failed: {error}")
+        record_step(req, "system", "failed", f"the console gave up: {error}")
+        notify_requester(
+            req, f"Your request #{req.pk} ({request_kinds.label(req)} {req.resource}) failed: {error}"
+        )
 
 
 def _may_view(user, op) -> bool:

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from console import access
 from console.acls import actions as acls
 from console.acls import core as acl_core
-from console.changes import kinds as change_kinds
+from console.acls import held as acls_held
 from console.changes.kinds import ChangeInvalid
 from console.forms.acls import AclBatchForm, AclBindingForm, AclFilterForm, EffectiveAccessForm
 from console.kafka import KafkaOperationError
@@ -117,7 +117,7 @@ def acl_apply(request, name: str):
         deletes = acl_core.bindings_from_json(request.POST.getlist("delete"))
         creates = acl_core.bindings_from_json(request.POST.getlist("create"))
         if holding(request, gated_context(request, cluster, "acl")):
-            prepared = change_kinds.prepare_acl_change(request.user, cluster, deletes, creates)
+            prepared = acls_held.prepare_acl_change(request.user, cluster, deletes, creates)
             return hold_for_review(request, cluster, prepared)
         change = acls.change_acls(
             actor=request.user,

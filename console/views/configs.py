@@ -9,9 +9,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from console import access
-from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.configs import actions as configs
+from console.configs import held as configs_held
 from console.configs import plan as config_plan
 from console.forms.configs import ConfigChangesForm
 from console.kafka import KafkaOperationError
@@ -62,7 +62,7 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
         "view": None,
         "error": None,
         "overrides_only": overrides_only(request),
-        **gated_context(request, cluster, change_kinds.config_gate_kind(resource.type)),
+        **gated_context(request, cluster, configs_held.gate_kind(resource.type)),
     }
     context["gated"] = can_edit and context["gated"]
     if request.method == "POST" and form.is_valid():
@@ -70,7 +70,7 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
         action = request.POST.get("action", "preview")
         try:
             if holding(request, context):
-                prepared = change_kinds.prepare_config(request.user, cluster, resource, changes)
+                prepared = configs_held.prepare_config(request.user, cluster, resource, changes)
                 return hold_for_review(request, cluster, prepared)
             if action == "preview":
                 context["diffs"] = configs.preview_changes(

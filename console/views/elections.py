@@ -8,11 +8,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console import access
-from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.forms.reassignment import ElectionForm
 from console.kafka import KafkaOperationError
 from console.reassignment import elections, throttles
+from console.reassignment import held as reassignment_held
 from console.reassignment import janitor as reassign_janitor
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.changes import gated_context, hold_for_review, holding
@@ -76,7 +76,7 @@ def election_page(request, name: str):
                 if chosen is None and data["election_type"] == elections.PREFERRED:
                     chosen = elections.leader_imbalance(cluster).partitions or []
                 if holding(request, held, ("run",)):
-                    prepared = change_kinds.prepare_election(
+                    prepared = reassignment_held.prepare_election(
                         request.user, cluster, data["election_type"], chosen, data.get("confirmation", "")
                     )
                     return hold_for_review(request, cluster, prepared)

@@ -13,11 +13,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from console import access
-from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.clusters import capabilities
 from console.forms.groups import ConfirmForm, GroupListForm, OffsetsDeleteForm, ResetForm
 from console.groups import actions, delete, reads, trend
+from console.groups import held as groups_held
 from console.groups.core import ResetPlanError, to_csv
 from console.kafka import KafkaOperationError
 from console.views import htmx
@@ -119,7 +119,7 @@ def group_reset(request, name: str, group: str):
         try:
             if holding(request, context, ("execute",)):
                 actions.check_confirmation(group, confirm.cleaned_data["confirmation"])
-                prepared = change_kinds.prepare_group_reset(request.user, cluster, group, spec)
+                prepared = groups_held.prepare_group_reset(request.user, cluster, group, spec)
                 return hold_for_review(request, cluster, prepared)
             if request.POST.get("action") == "execute":
                 result = actions.reset_offsets(
@@ -178,7 +178,7 @@ def group_delete(request, name: str, group: str):
         confirmation = form.cleaned_data["confirmation"]
         try:
             if holding(request, context, HOLD_ACTIONS):
-                prepared = change_kinds.prepare_group_delete(
+                prepared = groups_held.prepare_group_delete(
                     request.user, cluster, group, confirmation=confirmation
                 )
                 return hold_for_review(request, cluster, prepared)
@@ -224,7 +224,7 @@ def group_offsets_delete(request, name: str, group: str):
         topic, confirmation = form.cleaned_data["topic"], form.cleaned_data["confirmation"]
         try:
             if holding(request, context, HOLD_ACTIONS):
-                prepared = change_kinds.prepare_group_offsets_delete(
+                prepared = groups_held.prepare_group_offsets_delete(
                     request.user, cluster, group, topic, confirmation=confirmation
                 )
                 return hold_for_review(request, cluster, prepared)

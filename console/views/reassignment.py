@@ -13,7 +13,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console import access, operations
 from console.changes import gate
-from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.formatting import human_bytes, human_duration
 from console.forms.reassignment import PlanForm, ThrottleForm
@@ -21,6 +20,7 @@ from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
 from console.reassignment import external, planner, progress, throttles
+from console.reassignment import held as reassignment_held
 from console.views import htmx
 from console.views import reassignment_rows as progress_rows
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -156,7 +156,7 @@ def _hold_plan(request, cluster, plan, data, rf_change: bool, view, expected: st
             "This is not the plan you reviewed: the cluster changed since the dry run. Run the dry run again.",
             preview.checks,
         )
-    prepared = change_kinds.prepare_reassignment(
+    prepared = reassignment_held.prepare_reassignment(
         request.user,
         cluster,
         preview,
@@ -317,7 +317,7 @@ def reassign_throttle(request, name: str, rid: int):
         return redirect("reassign_detail", name=name, rid=rid)
     try:
         if holding(request, gated_context(request, r.cluster, "throttle")):
-            prepared = change_kinds.prepare_throttle(request.user, r.cluster, r, form.rate)
+            prepared = reassignment_held.prepare_throttle(request.user, r.cluster, r, form.rate)
             return hold_for_review(request, r.cluster, prepared)
         outcomes = throttles.change_throttle(
             actor=request.user, reassignment=r, rate=form.rate, source_ip=client_ip(request)

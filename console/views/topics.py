@@ -9,7 +9,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console import access
-from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.forms.topics import (
     AddPartitionsForm,
@@ -21,6 +20,7 @@ from console.forms.topics import (
 from console.kafka import KafkaOperationError
 from console.topics import actions as topics
 from console.topics import delete as deletion
+from console.topics import held as topics_held
 from console.topics import policy
 from console.topics import reads as topic_reads
 from console.topics.policy import PolicyViolation
@@ -103,7 +103,7 @@ def topic_create(request, name: str):
         validate_only = request.POST.get("action") == "validate"
         try:
             if holding(request, held, ("create",)):
-                prepared = change_kinds.prepare_topic_create(request.user, cluster, [form.spec()])
+                prepared = topics_held.prepare_topic_create(request.user, cluster, [form.spec()])
                 return hold_for_review(request, cluster, prepared)
             result = topics.create_topics(
                 actor=request.user,
@@ -143,9 +143,7 @@ def topic_batch_create(request, name: str):
     if request.method == "POST" and form.is_valid():
         try:
             if holding(request, held, ("create",)):
-                prepared = change_kinds.prepare_topic_create(
-                    request.user, cluster, form.cleaned_data["specs"]
-                )
+                prepared = topics_held.prepare_topic_create(request.user, cluster, form.cleaned_data["specs"])
                 return hold_for_review(request, cluster, prepared)
             result = topics.create_topics(
                 actor=request.user,
@@ -182,7 +180,7 @@ def topic_delete(request, name: str):
             if request.POST["confirmation"].strip() != deletion.delete_confirmation(names):
                 raise deletion.ConfirmationError("The confirmation does not match; nothing was submitted.")
             return hold_for_review(
-                request, cluster, change_kinds.prepare_topic_delete(request.user, cluster, names)
+                request, cluster, topics_held.prepare_topic_delete(request.user, cluster, names)
             )
         except (deletion.ConfirmationError, ChangeInvalid) as exc:
             context["error"] = str(exc)
@@ -226,7 +224,7 @@ def topic_add_partitions(request, name: str, topic: str):
         try:
             if holding(request, held):
                 data = form.cleaned_data
-                prepared = change_kinds.prepare_partitions(
+                prepared = topics_held.prepare_partitions(
                     request.user, cluster, topic, data["total_count"], data["assignment"]
                 )
                 return hold_for_review(request, cluster, prepared)

@@ -10,9 +10,9 @@ import pytest
 
 from console.changes import actions as changes
 from console.changes import gate
-from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.groups import delete
+from console.groups import held as groups_held
 from console.kafka import KafkaOperationError
 from console.models import AuditEvent, Role, RoleBinding
 from console.models.requests import RequestState
@@ -51,13 +51,13 @@ def test_held_deletes_of_offsets_and_of_the_group_run_only_once_approved(
     m, group, topic = member(protocol)
     _described(gw, group, lambda d: len(d.members) == 1 and d.members[0].assignment)
     with pytest.raises(ChangeInvalid, match=m.client_id):
-        change_kinds.prepare_group_delete(actor, cluster, group, confirmation=group)
+        groups_held.prepare_group_delete(actor, cluster, group, confirmation=group)
     with pytest.raises(ChangeInvalid, match=m.client_id):
-        change_kinds.prepare_group_offsets_delete(actor, cluster, group, topic, confirmation=group)
+        groups_held.prepare_group_offsets_delete(actor, cluster, group, topic, confirmation=group)
     m.leave()
     _described(gw, group, lambda d: not d.members)
 
-    prepared = change_kinds.prepare_group_offsets_delete(actor, cluster, group, topic, confirmation=group)
+    prepared = groups_held.prepare_group_offsets_delete(actor, cluster, group, topic, confirmation=group)
     assert prepared.review["rows"] == [[topic, p, o, "deleted"] for p, o in sorted(COMMITS.items())]
     req = changes.submit_change(actor=actor, cluster=cluster, prepared=prepared)
     with pytest.raises(gate.ApprovalRequired, match="need approval"):
@@ -71,7 +71,7 @@ def test_held_deletes_of_offsets_and_of_the_group_run_only_once_approved(
     req = changes.submit_change(
         actor=actor,
         cluster=cluster,
-        prepared=change_kinds.prepare_group_delete(actor, cluster, group, confirmation=group),
+        prepared=groups_held.prepare_group_delete(actor, cluster, group, confirmation=group),
     )
     assert group in {g.group_id for g in gw.list_consumer_groups()}  # held: still there
     changes.approve_change(actor=approver, request=req)

@@ -14,10 +14,11 @@ from django.utils import timezone
 from console import operations
 from console.changes import actions as changes
 from console.changes import gate
-from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
+from console.configs import held as configs_held
+from console.groups import held as groups_held
 from console.groups.core import ResetSpec
 from console.kafka import ConfigChange
 from console.models import AuditEvent, Role, RoleBinding
@@ -26,6 +27,7 @@ from console.models.requests import ChangeRequest, Notification, RequestState
 from console.requests import approvals
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
+from console.topics import held as topics_held
 from console.topics.actions import TopicSpec
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +70,7 @@ def retention(cluster, topic: str) -> str:
 
 
 def held_config(personas, cluster, topic, value="7200000") -> ChangeRequest:
-    prepared = change_kinds.prepare_config(
+    prepared = configs_held.prepare_config(
         personas["operator"],
         cluster,
         configs.topic_resource(topic),
@@ -232,7 +234,7 @@ def test_expired_approvals_do_not_count(personas, kafka_cluster, topic, operator
 
 def test_topic_delete_drift_when_the_topic_is_gone(personas, kafka_cluster, topic, operator2):
     gated(kafka_cluster, personas["admin"], kinds=["topic.delete"], roles=[Role.OPERATOR])
-    prepared = change_kinds.prepare_topic_delete(personas["operator"], kafka_cluster, [topic])
+    prepared = topics_held.prepare_topic_delete(personas["operator"], kafka_cluster, [topic])
     assert prepared.review["rows"] == [[topic, "1 partitions", "deleted"]]
     req = changes.submit_change(actor=personas["operator"], cluster=kafka_cluster, prepared=prepared)
     gateway_for(kafka_cluster).delete_topics([topic])
@@ -251,7 +253,7 @@ def test_offset_reset_drift_when_the_committed_offsets_moved(personas, kafka_clu
     gid = f"grp-{uuid.uuid4().hex[:8]}"
     sandbox.add_group(gid, offsets={(name, 0): 40})
     gated(kafka_cluster, personas["admin"], kinds=["group.reset"])
-    prepared = change_kinds.prepare_group_reset(
+    prepared = groups_held.prepare_group_reset(
         personas["operator"], kafka_cluster, gid, ResetSpec("to-earliest")
     )
     assert prepared.review["rows"][0][:4] == [name, 0, 40, 10]
@@ -270,7 +272,7 @@ def test_offset_reset_drift_when_the_committed_offsets_moved(personas, kafka_clu
 
 def test_break_glass_runs_at_once_flagged_and_tells_the_approvers(personas, kafka_cluster, topic, operator2):
     gated(kafka_cluster, personas["admin"])
-    prepared = change_kinds.prepare_config(
+    prepared = configs_held.prepare_config(
         personas["admin"],
         kafka_cluster,
         configs.topic_resource(topic),
@@ -377,7 +379,7 @@ def test_the_reset_page_submits_a_held_reset_and_refuses_a_busy_group(
 
 def test_holding_an_action_needs_the_actions_own_permission(personas, kafka_cluster, topic):
     gated(kafka_cluster, personas["admin"])
-    prepared = change_kinds.prepare_config(
+    prepared = configs_held.prepare_config(
         personas["operator"],
         kafka_cluster,
         configs.topic_resource(topic),
@@ -401,7 +403,7 @@ def test_a_reset_over_several_topics_is_not_taken_for_drift(personas, kafka_clus
     gid = f"grp-{uuid.uuid4().hex[:8]}"
     sandbox.add_group(gid, offsets=offsets)
     gated(kafka_cluster, personas["admin"], kinds=["group.reset"])
-    prepared = change_kinds.prepare_group_reset(
+    prepared = groups_held.prepare_group_reset(
         personas["operator"], kafka_cluster, gid, ResetSpec("to-latest")
     )
     req = changes.submit_change(actor=personas["operator"], cluster=kafka_cluster, prepared=prepared)

@@ -15,9 +15,9 @@ from django.urls import reverse
 
 from console.changes import actions as changes
 from console.changes import gate
-from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.groups import delete
+from console.groups import held as groups_held
 from console.models import AuditEvent, Role, RoleBinding
 from console.models.requests import ChangeRequest, RequestKind, RequestState
 from console.topics import cache as metadata_cache
@@ -243,9 +243,9 @@ def test_it_refuses_a_held_group_delete_from_the_cli_with_the_permission_exit_co
 def test_it_refuses_to_hold_a_delete_the_dry_run_refuses(personas, kafka_cluster, sandbox, held_resets):
     _, busy = a_group(sandbox, members={"worker-3": []})
     with pytest.raises(ChangeInvalid, match="worker-3"):
-        change_kinds.prepare_group_delete(personas["operator"], kafka_cluster, busy, confirmation=busy)
+        groups_held.prepare_group_delete(personas["operator"], kafka_cluster, busy, confirmation=busy)
     with pytest.raises(ChangeInvalid, match="no committed offsets"):
-        change_kinds.prepare_group_offsets_delete(
+        groups_held.prepare_group_offsets_delete(
             personas["operator"], kafka_cluster, busy, "no.such.topic", confirmation=busy
         )
 
@@ -254,7 +254,7 @@ def test_it_sends_a_held_group_delete_back_for_review_when_a_consumer_joined_mea
     personas, kafka_cluster, sandbox, held_resets, operator2
 ):
     topic, gid = a_group(sandbox)
-    prepared = change_kinds.prepare_group_delete(personas["operator"], kafka_cluster, gid, confirmation=gid)
+    prepared = groups_held.prepare_group_delete(personas["operator"], kafka_cluster, gid, confirmation=gid)
     req = changes.submit_change(actor=personas["operator"], cluster=kafka_cluster, prepared=prepared)
     with sandbox.state.lock:
         sandbox.state.groups[gid].offsets[(topic, 0)] = 55  # a consumer committed meanwhile

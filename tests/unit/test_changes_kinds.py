@@ -10,20 +10,24 @@ import pytest
 
 from console.acls import actions as acls
 from console.acls import core as acl_core
+from console.acls import held as acls_held
 from console.changes import actions as changes
 from console.changes import gate
 from console.changes import kinds as change_kinds
 from console.changes.kinds import ChangeInvalid
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
+from console.configs import held as configs_held
 from console.kafka import ConfigChange, KafkaOperationError
 from console.models import AuditEvent, Operation
 from console.models.reassignment import Reassignment
 from console.models.requests import ChangeRequest, RequestState
 from console.reassignment import actions as reassignment
 from console.reassignment import elections, throttles
+from console.reassignment import held as reassignment_held
 from console.reassignment.actions import ELECT_KIND
 from console.topics import actions as topics
+from console.topics import held as topics_held
 from console.topics.actions import TopicSpec
 from tests.conftest import run_now, run_until_finished
 from tests.unit import test_changes as base
@@ -72,7 +76,7 @@ def test_every_kind_the_issue_names_can_be_held_and_the_policy_offers_it():
         "reassignment", "throttle", "election", "group.reset",
     }  # fmt: skip
     assert set(gate.PERMISSIONS) == set(gate.KINDS)
-    assert {h.gate for h in change_kinds.HANDLERS.values() if not callable(h.gate)} | {
+    assert {h.gate for h in change_kinds.registered().values() if not callable(h.gate)} | {
         "config",
         "broker.config",
     } == set(gate.KINDS)
@@ -87,7 +91,7 @@ def test_held_topic_creation_runs_once_approved(personas, kafka_cluster, operato
     req = submit(
         personas,
         kafka_cluster,
-        change_kinds.prepare_topic_create(personas["operator"], kafka_cluster, [spec]),
+        topics_held.prepare_topic_create(personas["operator"], kafka_cluster, [spec]),
     )
     assert req.review["rows"][0][:3] == [name, "does not exist", "3 partitions, RF 2; retention.ms=60000"]
     assert isinstance(gateway_for(kafka_cluster).describe_topics([name])[name], KafkaOperationError)
@@ -101,7 +105,7 @@ def test_held_topic_creation_runs_once_approved(personas, kafka_cluster, operato
     req2 = submit(
         personas,
         kafka_cluster,
-        change_kinds.prepare_topic_create(personas["operator"], kafka_cluster, [other]),
+        topics_held.prepare_topic_create(personas["operator"], kafka_cluster, [other]),
     )
     with gate.passed("topic.create"):
         topics.create_topics(actor=personas["admin"], cluster=kafka_cluster, specs=[other])
@@ -119,16 +123,16 @@ def test_held_partition_increase_shows_before_after_and_drifts_when_the_count_ch
     with pytest.raises(gate.ApprovalRequired):
         topics.add_partitions(actor=personas["operator"], cluster=kafka_cluster, topic=name, total_count=2)
     with pytest.raises(ChangeInvalid, match="more than the current 1"):
-        change_kinds.prepare_partitions(personas["operator"], kafka_cluster, name, 1)
+        topics_held.prepare_partitions(personas["operator"], kafka_cluster, name, 1)
     req = submit(
-        personas, kafka_cluster, change_kinds.prepare_partitions(personas["operator"], kafka_cluster, name, 4)
+        personas, kafka_cluster, topics_held.prepare_partitions(personas["operator"], kafka_cluster, name, 4)
     )
     assert req.review["rows"] == [[name, "1 partitions", "4 partitions"]]
     req = approve_and_run(req, operator2)
     assert req.state == RequestState.SUCCEEDED, req.result
     assert len(gateway_for(kafka_cluster).describe_topics([name])[name].partitions) == 4
     req2 = submit(
-        personas, kafka_cluster, change_kinds.prepare_partitions(personas["operator"], kafka_cluster, name, 6)
+        personas, kafka_cluster, topics_held.prepare_partitions(personas["operator"], kafka_cluster, name, 6)
     )
     with gate.passed("topic.partitions"):
         topics.add_partitions(actor=personas["admin"], cluster=kafka_cluster, topic=name, total_count=5)
@@ -145,7 +149,7 @@ def test_topic_and_broker_configs_are_gated_apart(personas, kafka_cluster, opera
         configs.alter_configs(
             actor=personas["operator"], cluster=kafka_cluster, resource=broker, changes=change
         )
-    prepared = change_kinds.prepare_config(personas["operator"], kafka_cluster, broker, change)
+    prepared = configs_held.prepare_config(personas["operator"], kafka_cluster, broker, change)
     assert prepared.gate == "broker.config"
     req = approve_and_run(submit(personas, kafka_cluster, prepared), operator2)
     assert req.state == RequestState.SUCCEEDED, req.result
@@ -170,7 +174,7 @@ def test_held_acl_change_runs_the_reviewed_bindings_and_drift_is_caught(personas
     req = submit(
         personas,
         kafka_cluster,
-        change_kinds.prepare_acl_change(personas["operator"], kafka_cluster, [old], [new]),
+        acls_held.prepare_acl_change(personas["operator"], kafka_cluster, [old], [new]),
     )
     rows = req.review["rows"]
     assert [r[0] for r in rows] == ["delete", "create"]
@@ -184,7 +188,7 @@ def test_held_acl_change_runs_the_reviewed_bindings_and_drift_is_caught(personas
     req2 = submit(
         personas,
         kafka_cluster,
-        change_kinds.prepare_acl_change(personas["operator"], kafka_cluster, [new], []),
+        acls_held.prepare_acl_change(personas["operator"], kafka_cluster, [new], []),
     )
     with gate.passed("acl"):
         acls.change_acls(actor=personas["admin"], cluster=kafka_cluster, deletes=[new])
@@ -204,7 +208,7 @@ def test_held_reassignment_shows_bytes_per_broker_and_eta_and_starts_exactly_the
             actor=personas["operator"], cluster=kafka_cluster, proposed=proposed, throttle=MB
         )
     preview = reassignment.preview_plan(kafka_cluster, proposed, throttle=MB)
-    prepared = change_kinds.prepare_reassignment(
+    prepared = reassignment_held.prepare_reassignment(
         personas["operator"], kafka_cluster, preview, throttle=MB, elect_preferred=False, rf_change=False
     )
     req = submit(personas, kafka_cluster, prepared)
@@ -230,7 +234,7 @@ def test_a_held_reassignment_whose_partitions_moved_since_the_review_goes_back(
     gated(kafka_cluster, personas["admin"], kinds=["reassignment"])
     topic = make_topic(frozen, [[1, 2]], mb_per_partition=1)
     preview = reassignment.preview_plan(kafka_cluster, {(topic, 0): (2, 3)}, throttle=None)
-    req = submit(personas, kafka_cluster, change_kinds.prepare_reassignment(
+    req = submit(personas, kafka_cluster, reassignment_held.prepare_reassignment(
         personas["operator"], kafka_cluster, preview, throttle=None, elect_preferred=False, rf_change=False
     ))  # fmt: skip
     with gate.passed("reassignment"):  # an admin moves the partition meanwhile
@@ -263,7 +267,7 @@ def test_held_throttle_change_and_election(personas, kafka_cluster, frozen, oper
         req = submit(
             personas,
             kafka_cluster,
-            change_kinds.prepare_throttle(personas["operator"], kafka_cluster, r, 3 * MB),
+            reassignment_held.prepare_throttle(personas["operator"], kafka_cluster, r, 3 * MB),
         )
         assert req.review["rows"][0][1:] == ["1.0 MB/s per broker", "3.0 MB/s per broker"]
         req = approve_and_run(req, operator2)
@@ -287,11 +291,11 @@ def test_held_throttle_change_and_election(personas, kafka_cluster, frozen, oper
     req = submit(
         personas,
         kafka_cluster,
-        change_kinds.prepare_election(personas["operator"], kafka_cluster, "preferred", [(topic, 0)]),
+        reassignment_held.prepare_election(personas["operator"], kafka_cluster, "preferred", [(topic, 0)]),
     )
     assert req.review["rows"][0][0:2] == [topic, 0] and req.review["rows"][0][4] == "1 (preferred)"
     with pytest.raises(ChangeInvalid, match="Type 'unclean sandbox'"):
-        change_kinds.prepare_election(personas["admin"], kafka_cluster, "unclean", [(topic, 0)])
+        reassignment_held.prepare_election(personas["admin"], kafka_cluster, "unclean", [(topic, 0)])
     req = approve_and_run(req, operator2)
     assert req.state == RequestState.SUCCEEDED, req.result
     election = Operation.objects.filter(kind=ELECT_KIND).latest("id")
@@ -311,13 +315,13 @@ def test_held_changes_and_break_glass_reach_the_notification_channels(personas, 
     with gate.passed("topic.create"):
         topics.create_topics(actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(name, 1, 1)])
     req = submit(
-        personas, kafka_cluster, change_kinds.prepare_partitions(personas["operator"], kafka_cluster, name, 2)
+        personas, kafka_cluster, topics_held.prepare_partitions(personas["operator"], kafka_cluster, name, 2)
     )
     changes.approve_change(actor=operator2, request=req)
     glass = changes.break_glass(
         actor=personas["admin"],
         cluster=kafka_cluster,
-        prepared=change_kinds.prepare_partitions(personas["admin"], kafka_cluster, name, 3),
+        prepared=topics_held.prepare_partitions(personas["admin"], kafka_cluster, name, 3),
         justification="incident 42: consumers need more partitions now",
     )
     assert glass.state == RequestState.SUCCEEDED, glass.result
@@ -338,7 +342,7 @@ def test_one_review_queue_over_the_clusters_filterable_by_cluster_kind_and_state
     gated(kafka_cluster, personas["admin"], kinds=["acl"])
     b = binding("User:queue", f"chg.queue.{uuid.uuid4().hex[:8]}")
     held = submit(
-        personas, kafka_cluster, change_kinds.prepare_acl_change(personas["operator"], kafka_cluster, [], [b])
+        personas, kafka_cluster, acls_held.prepare_acl_change(personas["operator"], kafka_cluster, [], [b])
     )
     elsewhere = ChangeRequest.objects.create(  # someone else's request on a cluster the operator only views
         cluster=other, kind="topic.create", resource="topic:x", payload={}, requested_by=personas["admin"],

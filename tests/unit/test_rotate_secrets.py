@@ -23,8 +23,8 @@ from console import crypto
 from console.api import tokens
 from console.changes import actions as changes
 from console.changes import gate
-from console.changes import kinds as change_kinds
 from console.configs import actions as configs
+from console.configs import held as configs_held
 from console.kafka import ConfigChange
 from console.models import AuditEvent, Cluster, IdempotencyRecord
 from console.models.changes import ChangeApproval
@@ -93,7 +93,7 @@ def _webhook_by_api(client, personas) -> tuple[dict, Any]:
 
 def _held_secret_config(personas, cluster, secret: str) -> ChangeRequest:
     base.gated(cluster, personas["admin"], kinds=["broker.config"], approvers=2)
-    prepared = change_kinds.prepare_config(
+    prepared = configs_held.prepare_config(
         personas["operator"],
         cluster,
         configs.broker_resource("1"),
