@@ -1,22 +1,40 @@
-"""Registry of implemented Kafka APIs: request class, advertised versions, handler, node roles."""
+"""Registry of implemented Kafka APIs, and the contract between the server and a handler.
+
+A handler module registers its APIs with ``@api`` (request class, advertised versions, node roles);
+``sandbox/handlers/__init__.py`` is the one place that imports every handler module. A handler gets a
+``RequestContext`` and returns a response object, an ``Encoded`` body, a ``Deferred`` (call again
+later) or None (no answer), or raises ``CloseConnection``. This module imports no handler, no server
+and no cluster: the cluster reaches handlers as a ``ClusterView``.
+"""
 
 from __future__ import annotations
 
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from kafka.protocol.api_header import ResponseHeader
 
 if TYPE_CHECKING:
-    from sandbox.cluster import SandboxCluster
     from sandbox.state import ClusterState, Node
+
+# Kafka's create.topic.policy.class.name: a message it returns fails the topic with POLICY_VIOLATION.
+CreateTopicPolicy = Callable[[str, int, int, dict[str, str]], "str | None"]
+
+
+class ClusterView(Protocol):
+    """What a handler reads of the running cluster besides its state (SandboxCluster is one)."""
+
+    create_topic_policy: CreateTopicPolicy | None
 
 
 @dataclass(slots=True)
 class RequestContext:
     """What a handler gets besides the decoded request."""
 
-    cluster: SandboxCluster
+    cluster: ClusterView
     state: ClusterState
     node: Node
     version: int
@@ -36,6 +54,22 @@ class Deferred:
 
 class CloseConnection(Exception):
     """Raised by a handler for requests Kafka rejects at parse time (the connection is closed)."""
+
+
+class Encoded:
+    """A pre-encoded response body (no header), e.g. a cached full Metadata response."""
+
+    __slots__ = ("body", "flexible")
+
+    def __init__(self, body: bytes, flexible: bool) -> None:
+        self.body = body
+        self.flexible = flexible
+
+
+def frame_body(correlation_id: int, body: bytes, flexible_header: bool) -> bytes:
+    """Frame a response body with its response header."""
+    hdr = ResponseHeader(correlation_id=correlation_id).encode(flexible=flexible_header)
+    return struct.pack(">i", len(hdr) + len(body)) + hdr + body
 
 
 Handler = Callable[[RequestContext, Any], Any]
@@ -80,34 +114,8 @@ def api(
 
 
 def served(is_controller: bool) -> dict[int, ApiSpec]:
-    """The APIs a broker (or a controller) serves."""
-    load_handlers()
+    """The registered APIs a broker (or a controller) serves."""
     return {k: s for k, s in sorted(APIS.items()) if (s.controller if is_controller else s.broker)}
-
-
-_loaded = False
-
-
-def load_handlers() -> None:
-    """Import handler modules once (they register themselves with ``@api``)."""
-    global _loaded
-    if _loaded:
-        return
-    from sandbox.handlers import (  # noqa: F401
-        acls,
-        cluster,
-        configs,
-        consumer,
-        data,
-        groups,
-        membership,
-        meta,
-        reassign,
-        sasl,
-        topics,
-    )
-
-    _loaded = True
 
 
 def api_key_of(name_or_key: str | int) -> int:
@@ -116,7 +124,6 @@ def api_key_of(name_or_key: str | int) -> int:
         return name_or_key
     if name_or_key.isdigit():
         return int(name_or_key)
-    load_handlers()
     wanted = name_or_key.lower().removesuffix("request")
     for spec in APIS.values():
         if spec.name.lower().removesuffix("request") == wanted:

@@ -9,11 +9,11 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sandbox import replication
-from sandbox.apis import api_key_of
+from sandbox.apis import CreateTopicPolicy, api_key_of
 from sandbox.faults import Fault, Faults
 from sandbox.sasl import SaslRealm
 from sandbox.security import SandboxSecurity
@@ -22,7 +22,6 @@ from sandbox.state import ClusterState, Node
 
 log = logging.getLogger("sandbox")
 
-CreateTopicPolicy = Callable[[str, int, int, dict[str, str]], "str | None"]
 DEFAULT_PORT = 19092
 CONTROLLER_PORT_OFFSET = 100
 TICK_S = 0.1

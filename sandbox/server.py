@@ -15,16 +15,15 @@ import ssl
 import struct
 from typing import TYPE_CHECKING, Any
 
-from kafka.protocol.api_header import ResponseHeader
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
-from sandbox.apis import CloseConnection, Deferred, RequestContext, served, set_errors
+from sandbox import handlers  # importing the package registers every handler with sandbox.apis
+from sandbox.apis import CloseConnection, Deferred, Encoded, RequestContext, frame_body, served, set_errors
 from sandbox.security import ANONYMOUS, ssl_principal
 from sandbox.tls import TlsStream
 
 if TYPE_CHECKING:
     from sandbox.cluster import SandboxCluster
-    from sandbox.handlers.sasl import SaslAuthenticator
     from sandbox.state import Node
 
 log = logging.getLogger("sandbox.server")
@@ -34,22 +33,6 @@ UNSUPPORTED_VERSION = 35
 TLS_HANDSHAKE_TIMEOUT_S = 30.0
 SASL_HANDSHAKE = 17
 _HDR = struct.Struct(">hhi")
-
-
-class Encoded:
-    """A pre-encoded response body (no header), e.g. a cached full Metadata response."""
-
-    __slots__ = ("body", "flexible")
-
-    def __init__(self, body: bytes, flexible: bool) -> None:
-        self.body = body
-        self.flexible = flexible
-
-
-def frame_body(correlation_id: int, body: bytes, flexible_header: bool) -> bytes:
-    """Frame a response body with its response header."""
-    hdr = ResponseHeader(correlation_id=correlation_id).encode(flexible=flexible_header)
-    return struct.pack(">i", len(hdr) + len(body)) + hdr + body
 
 
 def api_versions_v0_error(correlation_id: int, node: Node) -> bytes:
@@ -159,14 +142,12 @@ class NodeServer:
             return None
         return tls
 
-    def _sasl_authenticator(self, host: str, principal: str) -> SaslAuthenticator | None:
+    def _sasl_authenticator(self, host: str, principal: str) -> handlers.sasl.SaslAuthenticator | None:
         """The SASL exchange a connection must finish first, on a SASL listener."""
         realm = self.cluster.sasl_realm
         if realm is None:
             return None
-        from sandbox.handlers.sasl import SaslAuthenticator
-
-        return SaslAuthenticator(
+        return handlers.sasl.SaslAuthenticator(
             realm, self.apis, self.node.node_id, host, lambda data: self._handle(data, host, principal)
         )
 

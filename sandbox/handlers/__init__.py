@@ -1,1 +1,38 @@
-"""Protocol handlers, one module per API family; importing registers them."""
+"""Protocol handlers, one module per API family.
+
+This is the one place that lists them: importing the package imports every handler module, and each
+registers its APIs with the registry (``sandbox.apis``) through ``@api``. The server imports it
+before it builds a node's API table. Handler modules import the registry, the state and the
+modules of rules they use, never the server or the cluster (``RequestContext`` carries what they
+need). ``metacache`` and ``coordinator`` hold rules shared by handlers and serve no API.
+"""
+
+from __future__ import annotations
+
+from sandbox.handlers import (
+    acls,
+    cluster,
+    configs,
+    consumer,
+    data,
+    groups,
+    membership,
+    meta,
+    reassign,
+    sasl,
+    topics,
+)
+
+__all__ = [
+    "acls",
+    "cluster",
+    "configs",
+    "consumer",
+    "data",
+    "groups",
+    "membership",
+    "meta",
+    "reassign",
+    "sasl",
+    "topics",
+]

@@ -17,7 +17,7 @@ from typing import Any
 
 from sandbox import consumer_groups as cg
 from sandbox.apis import RequestContext, api
-from sandbox.handlers.groups import GROUP_OPS, coordinator, expire_group
+from sandbox.handlers.coordinator import GROUP_OPS, coordinator, expire_group
 from sandbox.protocol import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,

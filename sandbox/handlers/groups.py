@@ -11,7 +11,6 @@ validateOffsetDelete, validateDeleteGroup, isSubscribedToTopic), and the topic c
 
 from __future__ import annotations
 
-import zlib
 from typing import Any
 
 from kafka.protocol.admin import (
@@ -34,29 +33,13 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, Consume
 
 from sandbox import consumer_groups as cg
 from sandbox.apis import RequestContext, api
+from sandbox.handlers.coordinator import GROUP_OPS, coordinator, expire_group
 from sandbox.state import ClusterState, Group
 
-GROUP_OPS = {3, 6, 8, 10, 11}  # READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
 UNKNOWN_TOPIC_OR_PARTITION, NOT_COORDINATOR, ILLEGAL_GENERATION, INVALID_GROUP_ID = 3, 16, 22, 24
 UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, UNSUPPORTED_VERSION = 25, 27, 35
 NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, GROUP_SUBSCRIBED_TO_TOPIC, STALE_MEMBER_EPOCH = 68, 69, 86, 113
 LIVE_CLASSIC_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance")
-
-
-def coordinator(st: ClusterState, group_id: str) -> int:
-    """The broker coordinating a group (same hash as FindCoordinator)."""
-    live = st.live_brokers()
-    return live[zlib.crc32(group_id.encode()) % len(live)] if live else -1
-
-
-def expire_group(st: ClusterState, g: Group, node_id: int) -> None:
-    """Drop members whose session (or, for consumer groups, rebalance) timeout passed."""
-    if g.type == "consumer":
-        cg.expire(g, st, node_id)
-    elif g.live:
-        from sandbox.handlers.membership import expire
-
-        expire(g)
 
 
 def _classic_is_empty(g: Group) -> bool:

@@ -24,34 +24,13 @@ from kafka.protocol.consumer import (
 )
 
 from sandbox.apis import Deferred, RequestContext, api
-from sandbox.handlers.groups import coordinator, expire_group
+from sandbox.handlers.coordinator import coordinator, expire_group, membership_changed
 from sandbox.state import ClusterState, Group, LiveMember
 
 POLL_S = 0.05
 MAX_REBALANCE_S = 3.0
 UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS = 25, 22, 27
 NOT_COORDINATOR, MEMBER_ID_REQUIRED, INCONSISTENT_PROTOCOL = 16, 79, 23
-
-
-def expire(g: Group) -> None:
-    """Drop live members whose session timed out; a remaining group rebalances."""
-    now = time.monotonic()
-    gone = [m for m in g.live.values() if now - m.last_seen > m.session_timeout_ms / 1000.0]
-    for m in gone:
-        del g.live[m.member_id]
-    if gone:
-        _membership_changed(g)
-
-
-def _membership_changed(g: Group) -> None:
-    if g.live:
-        if g.state != "PreparingRebalance":
-            g.state = "PreparingRebalance"
-            g.rebalance_started = time.monotonic()
-    elif not g.members:
-        g.state = "Empty"
-        g.generation += 1
-        g.leader = ""
 
 
 def _group(st: ClusterState, gid: str, ctx: RequestContext) -> tuple[int, Group | None]:
@@ -238,6 +217,6 @@ def leave_group(ctx: RequestContext, req: Any) -> Any:
             LeaveGroupResponse.MemberResponse(member_id=mid, group_instance_id=None, error_code=mcode)
         )
     if g is not None and not code:
-        _membership_changed(g)
+        membership_changed(g)
     top = code or (results[0].error_code if ctx.version < 3 and results else 0)
     return LeaveGroupResponse(version=ctx.version, throttle_time_ms=0, error_code=top, members=results)

@@ -18,9 +18,8 @@ from kafka.protocol.metadata import (
     MetadataResponse,
 )
 
-from sandbox.apis import RequestContext, api, served
+from sandbox.apis import Encoded, RequestContext, api, served
 from sandbox.handlers.metacache import cache_of, splice, splice_works, topic_entry
-from sandbox.server import Encoded
 from sandbox.state import ClusterState
 
 ZERO_UUID = uuid.UUID(int=0)

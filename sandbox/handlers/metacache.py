@@ -10,8 +10,7 @@ from kafka.protocol.metadata import MetadataResponse
 from kafka.protocol.schemas.fields.codecs import Int32, UnsignedVarInt32
 from kafka.protocol.schemas.fields.codecs.encode_buffer import EncodeBufferPool
 
-from sandbox.apis import fast_factory
-from sandbox.server import Encoded
+from sandbox.apis import Encoded, fast_factory
 from sandbox.state import ClusterState, Partition, Topic
 
 TOPIC_OPS = {3, 4, 5, 6, 7, 8, 10, 11}

@@ -40,7 +40,7 @@ from kafka.protocol.sasl import (
     SaslHandshakeResponse,
 )
 
-from sandbox.apis import ApiSpec, RequestContext, api, set_errors
+from sandbox.apis import ApiSpec, RequestContext, api, frame_body, set_errors
 from sandbox.sasl import MechanismServer, SaslFailure, SaslRealm
 
 log = logging.getLogger("sandbox.server")
@@ -76,8 +76,6 @@ def sasl_authenticate(ctx: RequestContext, req: Any) -> Any:
 
 
 def _frame(correlation_id: int, resp: Any, version: int) -> bytes:
-    from sandbox.server import frame_body
-
     return frame_body(correlation_id, resp.encode(version=version), resp.flexible_version_q(version))
 
 
