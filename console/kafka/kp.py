@@ -43,6 +43,9 @@ from .types import BrokerInfo, ClusterInfo
 # The gateway modules' own imports inside functions then find these modules loaded.
 EAGER_IMPORTS = (
     "kafka.errors",
+    "kafka.net.sasl",
+    "kafka.net.sasl.gssapi",
+    "kafka.net.sasl.oauth",
     "kafka.protocol.admin",
     "kafka.protocol.admin.groups",
     "kafka.protocol.api_data",
