@@ -8,7 +8,18 @@ from typing import Any
 
 from console.acls import actions as acls
 from console.acls import core as acl_core
-from console.changes.kinds import ChangeInvalid, HeldKind, Prepared, checked, register, review
+from console.changes.kinds import (
+    ChangeInvalid,
+    Checked,
+    HeldKind,
+    Prepared,
+    Requested,
+    checked,
+    outside_namespace,
+    payload_mapping,
+    register,
+    review,
+)
 from console.kafka.types import AclBinding
 from console.models.requests import RequestKind
 
@@ -63,18 +74,42 @@ def prepare_acl_change(actor, cluster, deletes: list[AclBinding], creates: list[
     ))  # fmt: skip
 
 
-def _run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
+def _run(
+    actor, cluster, payload, request_id: str, *, on_behalf_of="", retry=False, pinned=False
+) -> tuple[bool, str]:
+    """Delete then create the bindings (creating one that exists again converges)."""
     change = acls.change_acls(
         actor=actor,
         cluster=cluster,
         deletes=_bindings(payload["delete"]),
         creates=_bindings(payload["create"]),
+        on_behalf_of=on_behalf_of,
         request_id=request_id,
     )
     if not change.ok:
         failed = [r for r in change.results if not r.ok]
         return False, "; ".join(f"{r.action} {acl_core.label(r.binding)}: {r.message}" for r in failed[:10])
     return True, f"deleted {len(payload['delete'])}, created {len(payload['create'])} binding(s)"
+
+
+def _request(user, cluster, payload, *, approving: bool = False) -> Checked:
+    """A requester's ACL: its principal and resource in their namespaces, never cluster-wide."""
+    errors: list[str] = []
+    fields = payload_mapping(payload, "binding", errors)
+    if errors:
+        raise ChangeInvalid(errors)
+    binding, errors = acl_core.validate_binding(fields)
+    if binding is not None:
+        errors += outside_namespace(user, cluster, "Principal", binding.principal)
+        if binding.resource_type == "CLUSTER":
+            errors.append("cluster-wide ACLs cannot be requested; ask an operator")
+        else:
+            errors += outside_namespace(user, cluster, "Resource", binding.resource_name)
+    if errors:
+        raise ChangeInvalid(errors)
+    return Checked(
+        binding.principal, {"binding": acl_core.to_dict(binding)}, f"ACL: {acl_core.label(binding)}"
+    )
 
 
 register(
@@ -84,5 +119,8 @@ register(
         prepare=prepare_acl_change,
         review=_review,
         run=_run,
+        requested=Requested(
+            RequestKind.ACL_CREATE, _request, lambda p: {"delete": [], "create": [dict(p["binding"])]}
+        ),
     )
 )

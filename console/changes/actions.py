@@ -274,8 +274,10 @@ def decide(
 # -- run (on the worker) -------------------------------------------------------------------------
 
 
-def execute(req: ChangeRequest) -> tuple[bool, str]:
+def execute(req: ChangeRequest, *, retry: bool = False) -> tuple[bool, str]:
     """The reviewed payload, unchanged, as its author, right after a last drift and expiry check.
+    Re-entered after an earlier attempt started (``retry``), it converges: that attempt passed the
+    checks, and the kind's run takes what it already did as done.
 
     Raises Drifted after sending the change back for review (nothing ran)."""
     author = req.requested_by
@@ -283,18 +285,20 @@ def execute(req: ChangeRequest) -> tuple[bool, str]:
         return False, "the author's account no longer exists"
     if approvals.payload_digest(req.payload) != req.payload_sha256:
         return False, "the payload no longer matches the reviewed digest; nothing ran"
-    if len(approvals.fresh_approvals(req)) < req.approvals_required:
+    if not retry and len(approvals.fresh_approvals(req)) < req.approvals_required:
         _back_to_review(
             req,
             req.review,
             f"the approvals expired (APPROVAL_TTL_H={approvals.approval_ttl()}) before it ran",
         )
         raise Drifted("approvals expired")
-    if _drifted(req, author, "the cluster changed between the review and the run; the new diff is shown"):
+    why = "the cluster changed between the review and the run; the new diff is shown"
+    if not retry and _drifted(req, author, why):
         raise Drifted("drift")
-    handler = held_kinds.get(req.kind)
-    with gate.passed(handler.gate_of(req.payload)):
-        return handler.run(author, req.cluster, req.payload, f"change-{req.pk}")
+    with gate.passed(held_kinds.get(req.kind).gate_of(req.payload)):
+        return held_kinds.run(
+            req.kind, author, req.cluster, req.payload, f"change-{req.pk}", retry=retry, pinned=not retry
+        )
 
 
 # -- break glass ----------------------------------------------------------------------------------
@@ -357,9 +361,13 @@ def break_glass(
     handler = held_kinds.get(req.kind)
     try:
         with gate.passed(handler.gate_of(req.payload)):
-            ok, message = handler.run(actor, cluster, req.payload, f"change-{req.pk}")
+            ok, message = held_kinds.run(  # prepared just now: its review is the cluster as it is
+                req.kind, actor, cluster, req.payload, f"change-{req.pk}", pinned=True
+            )
     except KafkaOperationError as exc:
         ok, message = False, f"Kafka: {exc.name}: {exc.operator_text}"
+    except held_kinds.Indeterminate as exc:  # run inline, not retried: say what is not known
+        ok, message = False, f"Kafka did not say whether it was done: {exc}"
     except (PermissionDenied, ValueError) as exc:  # policy, plan and confirmation refusals
         ok, message = False, str(exc)
     with transaction.atomic():

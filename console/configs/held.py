@@ -6,11 +6,24 @@ from collections.abc import Mapping
 from typing import Any
 
 from console import crypto
-from console.changes.kinds import ChangeInvalid, HeldKind, Prepared, kafka_text, register
+from console.changes.kinds import (
+    ChangeInvalid,
+    Checked,
+    HeldKind,
+    Indeterminate,
+    Prepared,
+    Requested,
+    kafka_text,
+    outside_namespace,
+    register,
+)
+from console.clusters.actions import gateway_for
 from console.configs import actions as configs
+from console.configs import plan as config_plan
 from console.configs.plan import HIDDEN, looks_secret
-from console.kafka import ConfigChange, ConfigResource
+from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
 from console.models.requests import RequestKind
+from console.topics import policy
 
 
 def gate_kind(resource_type: str) -> str:
@@ -70,15 +83,64 @@ def prepare_config(actor, cluster, resource: ConfigResource, changes: list[Confi
     )  # fmt: skip
 
 
-def _run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
-    result = configs.alter_configs(
-        actor=actor,
-        cluster=cluster,
-        resource=_resource(payload),
-        changes=_changes(payload),
-        request_id=request_id,
-    )
+def _run(
+    actor, cluster, payload, request_id: str, *, on_behalf_of="", retry=False, pinned=False
+) -> tuple[bool, str]:
+    try:
+        result = configs.alter_configs(
+            actor=actor,
+            cluster=cluster,
+            resource=_resource(payload),
+            changes=_changes(payload),
+            on_behalf_of=on_behalf_of,
+            request_id=request_id,
+        )
+    except policy.PolicyViolation as exc:  # the plan's refusals (ConfigPlanError) are ValueErrors
+        return False, str(exc)
+    if not result.ok and result.error is not None and result.error.retriable:
+        raise Indeterminate(kafka_text(result.error))  # setting the same values again converges
     return result.ok, result.message or ("applied" if result.ok else kafka_text(result.error))
+
+
+def _request(user, cluster, payload, *, approving: bool = False) -> Checked:
+    """A requester's topic config change: in their namespaces, the console's policy, Kafka's
+    validate-only answer."""
+    name = str(payload.get("topic", "")).strip()
+    errors = outside_namespace(user, cluster, "Topic", name)
+    raw = payload.get("changes") or []
+    raw = raw if isinstance(raw, list) else [raw]
+    changes = [
+        ConfigChange(
+            str(c.get("name", "")),
+            str(c.get("op", "SET")).upper(),
+            None if c.get("value") is None else str(c["value"]),
+        )
+        for c in raw
+        if isinstance(c, Mapping)
+    ]
+    if not changes or len(changes) != len(raw):
+        errors.append("list at least one config change as name, op and value")
+    if errors:
+        raise ChangeInvalid(errors)
+    resource, gw = configs.topic_resource(name), gateway_for(cluster)
+    got = gw.describe_configs([resource]).get(resource)
+    if isinstance(got, KafkaOperationError):
+        raise ChangeInvalid([kafka_text(got)])
+    try:
+        config_plan.plan_changes(resource, got, changes)
+        configs.check_policy(cluster, resource, changes)
+    except (config_plan.ConfigPlanError, policy.PolicyViolation) as exc:
+        raise ChangeInvalid(list(getattr(exc, "errors", None) or [str(v) for v in exc.violations])) from None
+    result = gw.incremental_alter_configs({resource: changes}, validate_only=True).get(resource)
+    if isinstance(result, KafkaOperationError):
+        raise ChangeInvalid([kafka_text(result)])
+    clean = {"topic": name, "changes": [{"name": c.name, "op": c.op, "value": c.value} for c in changes]}
+    shown = ", ".join(f"{c.op} {c.name}" + (f"={c.value}" if c.value is not None else "") for c in changes)
+    return Checked(name, clean, f"change configs of {name}: {shown}")
+
+
+def _requested(p: Mapping[str, Any]) -> dict[str, Any]:
+    return {"resource": {"type": "TOPIC", "name": p["topic"]}, "changes": list(p["changes"])}
 
 
 register(
@@ -88,5 +150,6 @@ register(
         prepare=prepare_config,
         review=_review,
         run=_run,
+        requested=Requested(RequestKind.TOPIC_CONFIG, _request, _requested, "topic"),
     )
 )

@@ -142,10 +142,13 @@ def _at(tp: tuple[str, int]) -> str:
     return f"{tp[0]}-{tp[1]}"
 
 
-def drift(rows: list[list], plan: ResetPlan, *, earlier_attempt: bool = False) -> list[str]:
+def drift(
+    rows: list[list], plan: ResetPlan, *, earlier_attempt: bool = False, committed: bool = True
+) -> list[str]:
     """How the group as it is now (``plan``: the reviewed offsets planned again) departs from the
-    review: a committed offset moved, or a reviewed offset would now be clamped to the log. After an
-    earlier attempt a partition may also already hold its reviewed offset."""
+    review: a committed offset moved (unless ``committed`` is False: compared elsewhere), or a
+    reviewed offset would now be clamped to the log. After an earlier attempt a partition may also
+    already hold its reviewed offset."""
     now = {(r.topic, r.partition): r for r in plan.rows}
     moved, clamped = [], []
     for topic, partition, current, new, *_ in rows:
@@ -153,7 +156,7 @@ def drift(rows: list[list], plan: ResetPlan, *, earlier_attempt: bool = False) -
         if row is None:
             clamped.append(f"{_at((topic, partition))} is not in the plan any more")
             continue
-        if row.current != current and not (earlier_attempt and row.current == new):
+        if committed and row.current != current and not (earlier_attempt and row.current == new):
             moved.append(
                 f"{_at((topic, partition))} {'none' if current is None else current} → "
                 f"{'none' if row.current is None else row.current}"

@@ -94,7 +94,9 @@ def prepare_reassignment(
     ))  # fmt: skip
 
 
-def _reassign_run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
+def _reassign_run(
+    actor, cluster, payload, request_id: str, *, on_behalf_of="", retry=False, pinned=False
+) -> tuple[bool, str]:
     op = reassignment.start_reassignment(
         actor=actor,
         cluster=cluster,
@@ -135,7 +137,9 @@ def prepare_throttle(actor, cluster, r: Reassignment, rate: int) -> Prepared:
     ))  # fmt: skip
 
 
-def _throttle_run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
+def _throttle_run(
+    actor, cluster, payload, request_id: str, *, on_behalf_of="", retry=False, pinned=False
+) -> tuple[bool, str]:
     r = _running(cluster, payload["reassignment"])
     if r is None:
         return False, "the reassignment no longer exists"
@@ -197,7 +201,9 @@ def prepare_election(actor, cluster, election_type: str, partitions, confirmatio
     ))  # fmt: skip
 
 
-def _election_run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
+def _election_run(
+    actor, cluster, payload, request_id: str, *, on_behalf_of="", retry=False, pinned=False
+) -> tuple[bool, str]:
     op = elections.start_election(
         actor=actor,
         cluster=cluster,

@@ -5,8 +5,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from console.changes.kinds import ChangeInvalid, HeldKind, Prepared, checked, register, review
-from console.kafka import KafkaOperationError
+from console.changes.kinds import (
+    ChangeInvalid,
+    Checked,
+    HeldKind,
+    Indeterminate,
+    Prepared,
+    Requested,
+    checked,
+    kafka_text,
+    outside_namespace,
+    payload_int,
+    payload_mapping,
+    register,
+    review,
+)
+from console.clusters.actions import gateway_for
+from console.kafka import KafkaOperationError, NewPartitions, NewTopic
 from console.models.requests import RequestKind
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
@@ -52,18 +67,30 @@ def prepare_topic_delete(actor, cluster, names: list[str]) -> Prepared:
     )  # fmt: skip
 
 
-def _delete_run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
+def _unsettled(outcomes) -> None:
+    """Kafka did not say for some topic: the runner retries, the re-run converges."""
+    unknown = [o for o in outcomes if not o.ok and o.status == "unknown"]
+    if unknown:
+        raise Indeterminate("; ".join(f"{o.name}: {o.message or o.status}" for o in unknown[:10]))
+
+
+def _delete_run(actor, cluster, payload, request_id: str, *, on_behalf_of="", retry=False, pinned=False):
+    """Delete the topics; after an earlier attempt (``retry``) a topic already gone is success."""
     names = list(payload["topics"])
     result = topic_delete.delete_topics(
         actor=actor,
         cluster=cluster,
         names=names,
         confirmation=topic_delete.delete_confirmation(names),
+        on_behalf_of=on_behalf_of,
         request_id=request_id,
     )
-    bad = [o for o in result.outcomes if not o.ok]
+    bad = [o for o in result.outcomes if not o.ok and not (retry and o.status == "does not exist")]
+    _unsettled(bad)
     if bad:
         return False, "; ".join(f"{o.name}: {o.message or o.status}" for o in bad)
+    if len(bad) < len([o for o in result.outcomes if not o.ok]):
+        return True, f"deleted {len(names)} topic(s) (gone already after an earlier attempt)"
     return True, f"deleted {len(names)} topic(s)"
 
 
@@ -121,13 +148,21 @@ def prepare_topic_create(actor, cluster, specs: list[TopicSpec]) -> Prepared:
     ))  # fmt: skip
 
 
-def _create_run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
-    result = topics.create_topics(
-        actor=actor, cluster=cluster, specs=[_spec(e) for e in payload["topics"]], request_id=request_id
-    )
-    bad = [o for o in result.outcomes if not o.ok]
+def _create_run(actor, cluster, payload, request_id: str, *, on_behalf_of="", retry=False, pinned=False):
+    """Create the topics; after an earlier attempt (``retry``) "already exists" is success."""
+    try:
+        result = topics.create_topics(
+            actor=actor, cluster=cluster, specs=[_spec(e) for e in payload["topics"]],
+            on_behalf_of=on_behalf_of, request_id=request_id,
+        )  # fmt: skip
+    except topic_policy.PolicyViolation as exc:
+        return False, str(exc)
+    bad = [o for o in result.outcomes if not o.ok and not (retry and o.status == "already exists")]
+    _unsettled(bad)
     if bad:
         return False, "; ".join(f"{o.name}: {o.message or o.status}" for o in bad[:10])
+    if len(bad) < len([o for o in result.outcomes if not o.ok]):
+        return True, f"created {len(result.outcomes)} topic(s) (some by an earlier attempt)"
     return True, f"created {len(result.outcomes)} topic(s)"
 
 
@@ -168,12 +203,104 @@ def prepare_partitions(actor, cluster, topic: str, total_count: int, assignment=
     ))  # fmt: skip
 
 
-def _partitions_run(actor, cluster, payload, request_id: str) -> tuple[bool, str]:
-    outcome = topics.add_partitions(
-        actor=actor, cluster=cluster, topic=payload["topic"], total_count=int(payload["total_count"]),
-        assignment=payload.get("assignment"), request_id=request_id,
-    )  # fmt: skip
+def _partitions_run(actor, cluster, payload, request_id: str, *, on_behalf_of="", retry=False, pinned=False):
+    """Grow the topic; after an earlier attempt (``retry``) a topic already that large is success."""
+    name, total = payload["topic"], int(payload["total_count"])
+    if retry:
+        meta = metadata_cache.get_snapshot(cluster, refresh=True).by_name.get(name)
+        if meta is not None and len(meta.partitions) >= total:
+            return True, "the topic already has the requested partitions"
+    try:
+        outcome = topics.add_partitions(
+            actor=actor, cluster=cluster, topic=name, total_count=total,
+            assignment=payload.get("assignment"), on_behalf_of=on_behalf_of, request_id=request_id,
+        )  # fmt: skip
+    except topic_policy.PolicyViolation as exc:
+        return False, str(exc)
+    _unsettled([outcome])
     return outcome.ok, outcome.status if outcome.ok else f"{outcome.status}: {outcome.message}"
+
+
+# -- asked for by a requester (self-service): the requester policy -----------------------------------
+
+
+def _current_topic(gw, name: str):
+    meta = gw.describe_topics([name]).get(name)
+    if isinstance(meta, KafkaOperationError):
+        raise ChangeInvalid([kafka_text(meta)])
+    return meta
+
+
+def _request_create(user, cluster, payload, *, approving: bool = False) -> Checked:
+    errors: list[str] = []
+    name = str(payload.get("name", "")).strip()
+    partitions = payload_int(payload, "partitions", errors)
+    rf = payload_int(payload, "replication_factor", errors)
+    cfg = {str(k): str(v) for k, v in payload_mapping(payload, "configs", errors).items()}
+    if errors:
+        raise ChangeInvalid(errors)
+    errors += outside_namespace(user, cluster, "Topic", name)
+    rules = topic_policy.rules_for(cluster)
+    errors += [
+        str(v)
+        for v in topic_policy.check_create(
+            rules, name=name, partitions=partitions, replication_factor=rf, configs=cfg
+        )
+    ]
+    if not errors:
+        gw = gateway_for(cluster)
+        got = gw.create_topics([NewTopic(name, partitions, rf, None, cfg)], validate_only=True).get(name)
+        if isinstance(got, KafkaOperationError):
+            errors.append(kafka_text(got))
+    if errors:
+        raise ChangeInvalid(errors)
+    clean = {"name": name, "partitions": partitions, "replication_factor": rf, "configs": cfg}
+    return Checked(name, clean, f"create topic {name} ({partitions} partitions, RF {rf})")
+
+
+def _requested_create(p: Mapping[str, Any]) -> dict[str, Any]:
+    entry = {"name": p["name"], "partitions": p["partitions"], "replication_factor": p["replication_factor"]}
+    return {"topics": [{**entry, "configs": dict(p.get("configs") or {})}]}
+
+
+def _request_partitions(user, cluster, payload, *, approving: bool = False) -> Checked:
+    errors: list[str] = []
+    name = str(payload.get("topic", "")).strip()
+    total = payload_int(payload, "total_count", errors)
+    errors += outside_namespace(user, cluster, "Topic", name)
+    if errors:
+        raise ChangeInvalid(errors)
+    gw = gateway_for(cluster)
+    current = len(_current_topic(gw, name).partitions)
+    rules = topic_policy.rules_for(cluster)
+    if total <= current:
+        errors.append(f"the new total must be more than the current {current} partitions")
+    elif rules.max_partitions is not None and total > rules.max_partitions:
+        errors.append(
+            f"{total} partitions exceed this cluster's limit of {rules.max_partitions} [policy rule: max_partitions]"
+        )
+    if not errors:
+        got = gw.create_partitions([NewPartitions(name, total)], validate_only=True).get(name)
+        if isinstance(got, KafkaOperationError):
+            errors.append(kafka_text(got))
+    if errors:
+        raise ChangeInvalid(errors)
+    return Checked(
+        name, {"topic": name, "total_count": total}, f"grow {name} from {current} to {total} partitions"
+    )
+
+
+def _request_delete(user, cluster, payload, *, approving: bool = False) -> Checked:
+    name = str(payload.get("topic", "")).strip()
+    errors = outside_namespace(user, cluster, "Topic", name)
+    if errors:
+        raise ChangeInvalid(errors)
+    meta = _current_topic(gateway_for(cluster), name)
+    rules = topic_policy.rules_for(cluster)
+    reason = topic_policy.protected_reason(rules, name, meta.internal or name.startswith("__"))
+    if reason:
+        raise ChangeInvalid([f"{name} cannot be deleted: {reason}"])
+    return Checked(name, {"topic": name}, f"delete topic {name}")
 
 
 register(
@@ -183,6 +310,9 @@ register(
         prepare=prepare_topic_delete,
         review=_delete_review,
         run=_delete_run,
+        requested=Requested(
+            RequestKind.TOPIC_DELETE, _request_delete, lambda p: {"topics": [p["topic"]]}, "topic"
+        ),
     )
 )
 register(
@@ -192,6 +322,7 @@ register(
         prepare=prepare_topic_create,
         review=_create_review,
         run=_create_run,
+        requested=Requested(RequestKind.TOPIC_CREATE, _request_create, _requested_create, "topic"),
     )
 )
 register(
@@ -201,5 +332,11 @@ register(
         prepare=prepare_partitions,
         review=_partitions_review,
         run=_partitions_run,
+        requested=Requested(
+            RequestKind.TOPIC_PARTITIONS,
+            _request_partitions,
+            lambda p: {"topic": p["topic"], "total_count": p["total_count"], "assignment": None},
+            "topic",
+        ),
     )
 )

@@ -265,3 +265,75 @@ def test_it_sends_a_held_group_delete_back_for_review_when_a_consumer_joined_mea
     assert req.review["reviewed_before"][0] == [topic, 0, 40, "deleted"]
     assert AuditEvent.objects.filter(action="change.drift", outcome="refused").count() == 1
     assert offsets_of(sandbox, gid) == {(topic, 0): 55, (topic, 1): 60}  # nothing deleted
+
+
+# -- the one reset run: the held path re-checks members and drift, and converges on retry -----------
+
+
+def _held_reset(personas, kafka_cluster, gid: str, value: int = -20) -> ChangeRequest:
+    from console.groups.core import ResetSpec
+
+    prepared = groups_held.prepare_group_reset(
+        personas["operator"], kafka_cluster, gid, ResetSpec("shift-by", value=value)
+    )
+    return changes.submit_change(actor=personas["operator"], cluster=kafka_cluster, prepared=prepared)
+
+
+def test_it_refuses_a_held_reset_run_while_the_group_has_members(
+    personas, kafka_cluster, sandbox, held_resets
+):
+    from console.changes import kinds as held_kinds
+
+    topic, gid = a_group(sandbox)
+    payload = _held_reset(personas, kafka_cluster, gid).payload
+    sandbox.add_group(gid, members={"billing-app": [(topic, 0)]}, offsets={(topic, 0): 40, (topic, 1): 60})
+    with gate.passed("group.reset"):  # approved
+        ok, message = held_kinds.get(RequestKind.CHANGE_GROUP_RESET).run(
+            personas["operator"], kafka_cluster, payload, "change-1"
+        )
+    assert not ok and message.startswith(f"Not reset: group '{gid}' has 1 active member: billing-app")
+    assert offsets_of(sandbox, gid) == {(topic, 0): 40, (topic, 1): 60}
+    assert not AuditEvent.objects.filter(action="group.offsets.reset").exists()
+
+
+def test_it_refuses_a_held_reset_run_when_the_offsets_moved_since_the_review(
+    personas, kafka_cluster, sandbox, held_resets
+):
+    from console.changes import kinds as held_kinds
+
+    topic, gid = a_group(sandbox)
+    payload = _held_reset(personas, kafka_cluster, gid).payload
+    with sandbox.state.lock:
+        sandbox.state.groups[gid].offsets[(topic, 0)] = 55  # a consumer committed meanwhile
+    with gate.passed("group.reset"):  # approved
+        ok, message = held_kinds.get(RequestKind.CHANGE_GROUP_RESET).run(
+            personas["operator"], kafka_cluster, payload, "change-1"
+        )
+    assert (ok, message) == (
+        False,
+        f"Not reset: the group's committed offsets moved since the dry run ({topic}-0 40 → 55). "
+        "Submit the request again for a new dry run.",
+    )
+    assert offsets_of(sandbox, gid) == {(topic, 0): 55, (topic, 1): 60}
+    assert not AuditEvent.objects.filter(action="group.offsets.reset").exists()
+
+
+def test_a_held_reset_run_again_after_the_offsets_were_committed_converges(
+    personas, kafka_cluster, sandbox, held_resets, operator2, django_capture_on_commit_callbacks
+):
+    """A worker killed after Kafka took the offsets re-enters the step: the group holds the reviewed
+    offsets, which is success (as for a self-service reset), not drift sent back for review."""
+    topic, gid = a_group(sandbox)
+    req = _held_reset(personas, kafka_cluster, gid)
+    with django_capture_on_commit_callbacks(execute=True):
+        changes.approve_change(actor=operator2, request=req, comment="checked")
+    ChangeRequest.objects.filter(pk=req.pk).update(state=RequestState.RUNNING)  # the earlier attempt
+    with sandbox.state.lock:
+        sandbox.state.groups[gid].offsets.update({(topic, 0): 20, (topic, 1): 40})
+    req = run_queued(req)
+    assert req.state == RequestState.SUCCEEDED, req.result
+    assert req.result == {
+        "ok": True,
+        "message": "the reviewed offsets of 2 partitions are set (by an earlier attempt)",
+    }
+    assert offsets_of(sandbox, gid) == {(topic, 0): 20, (topic, 1): 40}
