@@ -286,6 +286,23 @@ def test_change_control_imports_no_area():
     assert bad == []
 
 
+# Self-service requests run through the held kinds their areas declare (changes.kinds): the
+# requests area checks, queues and runs a request without importing the area that does it.
+REQUESTS_MAY_USE = {"requests", "audit"}
+
+
+def test_requests_reach_the_areas_only_through_the_held_kinds():
+    graph = _graph()
+    bad = sorted(
+        f"{mod} imports {target}"
+        for mod in graph
+        if mod.startswith("console.requests")
+        for target in graph[mod]
+        if target.split(".")[1] in set(AREAS) - REQUESTS_MAY_USE
+    )
+    assert bad == []
+
+
 def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
