@@ -66,12 +66,15 @@ class Requested:
     """A held kind as a requester asks for it: ``name`` the stored request kind, ``check``
     (requester, cluster, payload, *, approving -> Checked; ChangeInvalid naming every problem)
     the requester policy, ``as_held`` the stored payload as the held kind's, ``needs_brokers``
-    what a controller-only cluster cannot do ("topic", "consumer group"; "" when it can)."""
+    what a controller-only cluster cannot do ("topic", "consumer group"; "" when it can),
+    ``partitions`` the partitions a stored request creates or sets (the auto-approve rule's limit;
+    None: it sets none)."""
 
     name: str
     check: Callable[..., Checked]
     as_held: Callable[[Mapping[str, Any]], dict[str, Any]] = dict
     needs_brokers: str = ""
+    partitions: Callable[[Mapping[str, Any]], int | None] = lambda payload: None
 
 
 @dataclass(frozen=True)

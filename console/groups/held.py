@@ -265,7 +265,13 @@ register(
         prepare=prepare_group_reset,
         review=_reset_review,
         run=_reset_run,
-        requested=Requested(RequestKind.GROUP_OFFSETS_RESET, _request_reset, dict, "consumer group"),
+        requested=Requested(
+            RequestKind.GROUP_OFFSETS_RESET,
+            _request_reset,
+            dict,
+            "consumer group",
+            partitions=lambda p: len(p["dry_run"]["rows"]),  # the partitions the reset sets
+        ),
     )
 )
 register(

@@ -17,12 +17,12 @@ from django.utils import timezone
 from console import access, notify, operations
 from console.audit import store as audit
 from console.audit.refusals import refused_as
+from console.changes import kinds as held_kinds
 from console.models import Cluster, Operation
 from console.models.requests import (
     AutoApproveRule,
     ChangeRequest,
     RequestEvent,
-    RequestKind,
     RequestState,
 )
 from console.requests import approvals
@@ -44,16 +44,13 @@ def record_step(req: ChangeRequest, actor_name: str, step: str, text: str = "") 
 
 
 def _auto_rule_allows(cluster: Cluster, kind: str, payload: Mapping[str, Any]) -> bool:
+    """The requester policy's auto-approve rule: the kind is listed, and the partitions the request
+    creates or sets (as its held kind counts them) are within the rule's limit."""
     rule = AutoApproveRule.objects.filter(cluster=cluster, enabled=True).first()
     if rule is None or kind not in (rule.kinds or []):
         return False
-    if kind == RequestKind.TOPIC_CREATE:
-        count = payload.get("partitions")
-    elif kind == request_kinds.GROUP_RESET:  # the partitions the reset sets
-        count = len((payload.get("dry_run") or {}).get("rows") or [])
-    else:
-        count = payload.get("total_count")
-    return rule.max_partitions is None or count is None or int(count) <= rule.max_partitions
+    count = held_kinds.requested(kind).partitions(payload)
+    return rule.max_partitions is None or count is None or count <= rule.max_partitions
 
 
 @refused_as("request.submit", RequestInvalid, targets=lambda k: [str(k.get("kind", ""))])
@@ -71,7 +68,7 @@ def submit_request(
     if len(reason) > COMMENT_MAX:
         raise RequestInvalid([f"the reason is longer than {COMMENT_MAX} characters"])
     checked = check_request(requester=actor, cluster=cluster, kind=kind, payload=payload)
-    needed = approvals.needed_for_request(cluster, kind)
+    needed = approvals.needed_for_request(cluster, kind, checked.payload)
     # the auto-approve rule stands in for one approver, never for the two a policy asks for
     auto = needed == 1 and _auto_rule_allows(cluster, kind, checked.payload)
     with transaction.atomic():
@@ -229,7 +226,10 @@ def approve_request(
         payload=request.payload,
         approving=True,
     )
-    needed = max(request.approvals_required, approvals.needed_for_request(request.cluster, request.kind))
+    needed = max(
+        request.approvals_required,
+        approvals.needed_for_request(request.cluster, request.kind, request.payload),
+    )
     with transaction.atomic():
         if needed != request.approvals_required:  # the policy asks for more now than on submit
             ChangeRequest.objects.filter(pk=request.pk).update(approvals_required=needed)

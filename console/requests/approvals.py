@@ -13,9 +13,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from console.changes import gate
+from console.changes import kinds as held_kinds
 from console.models.changes import ChangeApproval
 from console.models.requests import ChangeRequest, RequestState
-from console.requests import kinds as request_kinds
 
 
 def payload_digest(payload) -> str:
@@ -53,10 +53,12 @@ def record(req: ChangeRequest, actor, comment: str) -> int:
     return len(fresh_approvals(req))
 
 
-def needed_for_request(cluster, kind: str) -> int:
+def needed_for_request(cluster, kind: str, payload) -> int:
     """The approvers a self-service request of ``kind`` needs: as many as the policy asks for the
-    operator action it amounts to (a requester never gets a lower bar than an operator), else one."""
-    return gate.approvals_for(cluster, request_kinds.GATE_KINDS.get(kind, ""))
+    held kind it asks for (a requester never gets a lower bar than an operator), else one."""
+    if held_kinds.requested(kind) is None:
+        return gate.approvals_for(cluster, "")
+    return gate.approvals_for(cluster, held_kinds.get(kind).gate_of(held_kinds.held_payload(kind, payload)))
 
 
 def approval_outcome(req: ChangeRequest) -> str:

@@ -10,16 +10,6 @@ GROUP_RESET = RequestKind.GROUP_OFFSETS_RESET.value
 CHOICES: list[tuple[str, str]] = [c for c in RequestKind.choices if not c[0].startswith("change.")]
 VALUES: frozenset[str] = frozenset(value for value, _ in CHOICES)
 LABELS: dict[str, str] = dict(RequestKind.choices)
-# The operator action (console.changes.gate.KINDS) each request kind amounts to: a request needs as
-# many approvers as the cluster's change-control policy asks for that action.
-GATE_KINDS: dict[str, str] = {
-    RequestKind.TOPIC_CREATE: "topic.create",
-    RequestKind.TOPIC_CONFIG: "config",
-    RequestKind.TOPIC_PARTITIONS: "topic.partitions",
-    RequestKind.TOPIC_DELETE: "topic.delete",
-    RequestKind.ACL_CREATE: "acl",
-    RequestKind.GROUP_OFFSETS_RESET: "group.reset",
-}
 
 
 def label(req) -> str:

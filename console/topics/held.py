@@ -322,7 +322,13 @@ register(
         prepare=prepare_topic_create,
         review=_create_review,
         run=_create_run,
-        requested=Requested(RequestKind.TOPIC_CREATE, _request_create, _requested_create, "topic"),
+        requested=Requested(
+            RequestKind.TOPIC_CREATE,
+            _request_create,
+            _requested_create,
+            "topic",
+            partitions=lambda p: int(p["partitions"]),
+        ),
     )
 )
 register(
@@ -337,6 +343,7 @@ register(
             _request_partitions,
             lambda p: {"topic": p["topic"], "total_count": p["total_count"], "assignment": None},
             "topic",
+            partitions=lambda p: int(p["total_count"]),
         ),
     )
 )
