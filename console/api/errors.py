@@ -17,93 +17,21 @@ import logging
 from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views import defaults
-from rest_framework import exceptions, status
+from rest_framework import exceptions
 from rest_framework.response import Response
 
-from console.acls.core import AclValidationError
+from console import refusals
 from console.api.auth import audit_refusal
-from console.audit.outcomes import AuditUnavailable
-from console.changes.gate import ApprovalRequired
-from console.changes.kinds import ChangeInvalid
-from console.clusters.actions import ClusterInUse, PasswordRequired
-from console.configs.plan import ConfigPlanError
-from console.crypto import SecretUnreadable
-from console.groups.actions import ConfirmationError as GroupConfirmationError
-from console.groups.actions import GroupNotEmpty, NoOffsets
-from console.groups.core import ResetPlanError
 from console.kafka import KafkaOperationError
 from console.kafka.errors import from_code
-from console.notify.actions import ChannelInvalid
-from console.quorum.controllers import LogLevelPlanError
 from console.reassignment.actions import PlanRejected
-from console.reassignment.elections import ElectionRefused
-from console.reassignment.planner import PlanParseError
-from console.reassignment.throttles import ThrottleError
-from console.requests.checks import RequestInvalid
-from console.topics.batch import BatchParseError
-from console.topics.delete import ConfirmationError as TopicConfirmationError
-from console.topics.policy import PolicyViolation
 
 log = logging.getLogger(__name__)
 
-_NOT_FOUND = {"UNKNOWN_TOPIC_OR_PARTITION", "GROUP_ID_NOT_FOUND", "RESOURCE_NOT_FOUND", "UNKNOWN_TOPIC_ID"}
-_CONFLICT = {
-    "TOPIC_ALREADY_EXISTS",
-    "NON_EMPTY_GROUP",
-    "REASSIGNMENT_IN_PROGRESS",
-    "NO_REASSIGNMENT_IN_PROGRESS",
-    "ELECTION_NOT_NEEDED",
-    "GROUP_SUBSCRIBED_TO_TOPIC",
-}
-_UNAVAILABLE = {
-    "REQUEST_TIMED_OUT",
-    "NETWORK_EXCEPTION",
-    "BROKER_NOT_AVAILABLE",
-    "LEADER_NOT_AVAILABLE",
-    "COORDINATOR_NOT_AVAILABLE",
-    "COORDINATOR_LOAD_IN_PROGRESS",
-    "NOT_CONTROLLER",
-}
-# Refusals of an area's own rules: the request was understood and refused (nothing changed).
-REFUSALS = (
-    PolicyViolation,
-    TopicConfirmationError,
-    GroupConfirmationError,
-    GroupNotEmpty,
-    NoOffsets,
-    ResetPlanError,
-    PlanRejected,
-    PlanParseError,
-    ThrottleError,
-    ElectionRefused,
-    RequestInvalid,
-    ConfigPlanError,
-    AclValidationError,
-    BatchParseError,
-    ClusterInUse,
-    PasswordRequired,
-    LogLevelPlanError,
-    ChangeInvalid,
-    ChannelInvalid,
-)
-
-
-def kafka_status(exc: KafkaOperationError) -> int:
-    if exc.name in _NOT_FOUND:
-        return status.HTTP_404_NOT_FOUND
-    if exc.name in _CONFLICT:
-        return status.HTTP_409_CONFLICT
-    if exc.name.endswith("AUTHORIZATION_FAILED"):
-        return status.HTTP_403_FORBIDDEN
-    if exc.name.startswith(("INVALID_", "UNSUPPORTED_", "MISMATCHED_")) or exc.name == "POLICY_VIOLATION":
-        return status.HTTP_400_BAD_REQUEST
-    if exc.name in _UNAVAILABLE or exc.retriable:
-        return status.HTTP_503_SERVICE_UNAVAILABLE
-    return status.HTTP_502_BAD_GATEWAY
+kafka_status = refusals.kafka_status  # the status of a Kafka error, from the one table
 
 
 # Refusals the console itself puts in a per-resource outcome (not Kafka error names).
@@ -163,12 +91,29 @@ def refused_request(exc: BaseException) -> tuple[int, str, str] | None:
     return None
 
 
-def _reasons(exc: Exception) -> list[str]:
-    for attr in ("errors", "violations", "problems"):
-        items = getattr(exc, attr, None)
-        if items:
-            return [str(i) for i in items]
-    return [str(exc)]
+_DEFAULT_TEXT = {"permission_denied": "Permission denied.", "not_found": "Not found."}
+
+
+def _message(exc: Exception, refused: refusals.Answer) -> str:
+    if isinstance(exc, KafkaOperationError):
+        return exc.operator_text  # Kafka's name and code are in error.kafka
+    if refused.code == "invalid" or (refused.code == "not_found" and not isinstance(exc, Http404)):
+        return refused.text
+    return str(exc) or _DEFAULT_TEXT.get(refused.code, refused.text)
+
+
+def _extra(exc: Exception, refused: refusals.Answer) -> dict:
+    """What an error body carries beside its message: Kafka's error, the reasons, a plan's checks."""
+    if isinstance(exc, KafkaOperationError):
+        return {"kafka": kafka_error(exc)}
+    if refused.code not in ("refused", "invalid"):
+        return {}
+    extra = {"errors": refused.reasons}
+    if isinstance(exc, PlanRejected) and exc.checks:
+        extra["checks"] = [
+            {"topic": c.topic, "partition": c.partition, "problems": list(c.problems)} for c in exc.checks
+        ]
+    return extra
 
 
 def handle(exc, context):
@@ -178,26 +123,8 @@ def handle(exc, context):
         audit_refusal(request, view, exc)
     if (refused := refused_request(exc)) is not None:
         return error_response(*refused)
-    if isinstance(exc, KafkaOperationError):
-        code = kafka_status(exc)
-        return error_response(code, "kafka_error", exc.operator_text, kafka=kafka_error(exc))
-    if isinstance(exc, REFUSALS):
-        extra = {"errors": _reasons(exc)}
-        if isinstance(exc, PlanRejected) and exc.checks:
-            extra["checks"] = [
-                {"topic": c.topic, "partition": c.partition, "problems": list(c.problems)} for c in exc.checks
-            ]
-        return error_response(422, "refused", str(exc), **extra)
-    if isinstance(exc, DjangoValidationError):
-        return error_response(400, "invalid", "; ".join(exc.messages), errors=list(exc.messages))
-    if isinstance(exc, AuditUnavailable | SecretUnreadable):
-        return error_response(503, "unavailable", str(exc))
-    if isinstance(exc, Http404):
-        return error_response(404, "not_found", str(exc) or "Not found.")
-    if isinstance(exc, ApprovalRequired):
-        return error_response(403, "approval_required", str(exc))
-    if isinstance(exc, DjangoPermissionDenied):
-        return error_response(403, "permission_denied", str(exc) or "Permission denied.")
+    if (refused := refusals.answer(exc)) is not None:
+        return error_response(refused.status, refused.code, _message(exc, refused), **_extra(exc, refused))
     if isinstance(exc, exceptions.ValidationError):
         fields = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
         return error_response(400, "invalid", "The request body or query is not valid.", fields=fields)

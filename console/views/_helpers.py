@@ -1,10 +1,13 @@
-"""Shared view helpers: permission-checking getters and the client address for the audit trail."""
+"""Shared view helpers: permission-checking getters, the client address for the audit trail, and a
+page's answer to an area's not-found refusal (from console/refusals.py's one table)."""
 
 from __future__ import annotations
 
+import functools
+
 from django.http import Http404
 
-from console import access, operations
+from console import access, operations, refusals
 from console.addresses import client_ip as client_ip  # the views' name for it
 from console.models import Cluster, Operation
 
@@ -27,3 +30,18 @@ def get_operation_for_user(request, op_id: int) -> Operation:
     if op is None:
         raise Http404("No such operation.")
     return op
+
+
+def not_found_is_404(view):
+    """The page's 404 for an area's not-found refusal (a channel, a broker: the table's 404 rows),
+    as the API answers 404 and the CLI exits 6. Other refusals a page shows inline (refusals.SHOWN);
+    Django answers PermissionDenied (403) and console.middleware the 503s."""
+
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except refusals.NOT_FOUND_ERRORS as exc:
+            raise Http404(refusals.text(exc)) from exc
+
+    return wrapped

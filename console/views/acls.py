@@ -9,11 +9,10 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console import access
+from console import access, refusals
 from console.acls import actions as acls
 from console.acls import core as acl_core
 from console.acls import held as acls_held
-from console.changes.kinds import ChangeInvalid
 from console.forms.acls import AclBatchForm, AclBindingForm, AclFilterForm, EffectiveAccessForm
 from console.kafka import KafkaOperationError
 from console.views import htmx
@@ -102,10 +101,8 @@ def acl_delete(request, name: str):
             acl_filter = acl_core.validate_filter(form.cleaned_data, for_delete=True)
             matched = acls.preview_delete(actor=request.user, cluster=cluster, filters=[acl_filter])
             return _review(request, cluster, matched, [], delete_filters=[acl_filter])
-        except acl_core.AclValidationError as exc:
-            error = "; ".join(exc.errors)
-        except KafkaOperationError as exc:
-            error = exc.operator_text
+        except refusals.SHOWN as exc:
+            error = refusals.text(exc)
     return render(request, "console/acl_review.html", {"cluster": cluster, "error": error, "form": form})
 
 
@@ -126,12 +123,8 @@ def acl_apply(request, name: str):
             creates=creates,
             source_ip=client_ip(request),
         )
-    except (acl_core.AclValidationError, ChangeInvalid) as exc:
-        return render(
-            request, "console/acl_review.html", {"cluster": cluster, "error": "; ".join(exc.errors)}
-        )
-    except KafkaOperationError as exc:
-        return render(request, "console/acl_review.html", {"cluster": cluster, "error": exc.operator_text})
+    except refusals.SHOWN as exc:
+        return render(request, "console/acl_review.html", {"cluster": cluster, "error": refusals.text(exc)})
     return render(request, "console/acl_results.html", {"cluster": cluster, "change": change})
 
 
@@ -151,9 +144,7 @@ def acl_effective(request, name: str):
                 resource_name=form.cleaned_data["resource_name"],
                 host=form.cleaned_data["host"] or "*",
             )
-        except acl_core.AclValidationError as exc:
-            error = "; ".join(exc.errors)
-        except KafkaOperationError as exc:
-            error = exc.operator_text
+        except refusals.SHOWN as exc:
+            error = refusals.text(exc)
     context = {"cluster": cluster, "form": form, "result": result, "error": error}
     return render(request, "console/acl_effective.html", context)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from console import access
+from console import access, refusals
 from console.clusters import bindings
 from console.forms.bindings import GrantRoleForm
 from console.models import RoleBinding
@@ -26,8 +25,9 @@ def access_page(request, name: str):
             bindings.grant_role(
                 actor=request.user, cluster=cluster, source_ip=client_ip(request), **form.cleaned_data
             )
-        except ValidationError as exc:
-            form.add_error(None, exc)
+        except refusals.SHOWN as exc:
+            for reason in refusals.reasons(exc):
+                form.add_error(None, reason)
         else:
             messages.success(request, "Role granted.")
             return redirect("cluster_access", name=cluster.name)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -12,7 +11,7 @@ from console.brokers import query as broker_query
 from console.brokers import reads as broker_reads
 from console.clusters import capabilities
 from console.kafka import KafkaOperationError
-from console.views._helpers import get_cluster_for_user
+from console.views._helpers import get_cluster_for_user, not_found_is_404
 from console.views.capabilities import unavailable_page
 
 # The brokers' pages need Metadata and DescribeLogDirs, which KRaft controllers do not serve.
@@ -38,6 +37,7 @@ def broker_list(request, name: str):
 
 @login_required
 @require_GET
+@not_found_is_404
 def broker_detail(request, name: str, broker: str):
     cluster = get_cluster_for_user(request, name)
     if capabilities.unavailable_reason(cluster, SECTION):
@@ -52,8 +52,6 @@ def broker_detail(request, name: str, broker: str):
             query=query,
             refresh=bool(request.GET.get("refresh")),
         )
-    except broker_reads.UnknownBroker:
-        raise Http404("No such broker.") from None
     except KafkaOperationError as exc:
         context["error"] = exc
     context["filters"] = broker_query.FILTERS

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console import access
+from console import access, refusals
 from console.clusters import actions as clusters
 from console.clusters import capabilities
 from console.forms.clusters import ClusterForm
@@ -34,8 +33,9 @@ def _refused_on_form(form: ClusterForm, exc: Exception) -> None:
             form.add_error(name, why)
     elif isinstance(exc, clusters.HostnameCheckRequired):
         form.add_error("ssl_check_hostname", str(exc))
-    else:  # ValidationError
-        form.add_error(None, exc)
+    else:
+        for reason in refusals.reasons(exc):
+            form.add_error(None, reason)
 
 
 def _form_page(request, form: ClusterForm, report, cluster=None):
@@ -65,7 +65,7 @@ def cluster_new(request):
                 cluster = clusters.register_cluster(**args)
                 messages.success(request, f"Cluster '{cluster.name}' registered.")
                 return redirect("cluster_overview", name=cluster.name)
-        except (clusters.PasswordRequired, clusters.HostnameCheckRequired, ValidationError) as exc:
+        except refusals.SHOWN as exc:
             _refused_on_form(form, exc)
     return _form_page(request, form, report)
 
@@ -87,7 +87,7 @@ def cluster_settings(request, name: str):
                 clusters.update_cluster(**args, source_ip=client_ip(request))
                 messages.success(request, f"Cluster '{cluster.name}' saved.")
                 return redirect("cluster_overview", name=cluster.name)
-        except (clusters.PasswordRequired, clusters.HostnameCheckRequired, ValidationError) as exc:
+        except refusals.SHOWN as exc:
             _refused_on_form(form, exc)
     cluster.refresh_from_db()
     return _form_page(request, form, report, cluster)
@@ -102,8 +102,8 @@ def cluster_remove(request, name: str):
         return redirect("cluster_settings", name=cluster.name)
     try:
         clusters.remove_cluster(actor=request.user, cluster=cluster, source_ip=client_ip(request))
-    except clusters.ClusterInUse as refused:
-        messages.error(request, str(refused))
+    except refusals.SHOWN as refused:
+        messages.error(request, refusals.text(refused))
         return redirect("cluster_settings", name=cluster.name)
     messages.success(request, f"Cluster '{name}' removed from the console (the Kafka cluster is untouched).")
     return redirect("cluster_list")

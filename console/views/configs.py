@@ -8,14 +8,11 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from console import access
-from console.changes.kinds import ChangeInvalid
+from console import access, refusals
 from console.configs import actions as configs
 from console.configs import held as configs_held
-from console.configs import plan as config_plan
 from console.forms.configs import ConfigChangesForm
 from console.kafka import KafkaOperationError
-from console.topics.policy import PolicyViolation
 from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.changes import gated_context, hold_for_review, holding
@@ -91,17 +88,9 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
                     if result.unconfirmed:
                         messages.warning(request, result.message)
                     return htmx.redirect_to(request, request.path)
-        except config_plan.ConfigPlanError as exc:
-            for e in exc.errors:
-                form.add_error(None, e)
-        except PolicyViolation as exc:
-            for v in exc.violations:
-                form.add_error(None, str(v))
-        except KafkaOperationError as exc:
-            form.add_error(None, f"{exc.name}: {exc.operator_text}")
-        except ChangeInvalid as exc:
-            for e in exc.errors:
-                form.add_error(None, e)
+        except refusals.SHOWN as exc:
+            for reason in refusals.reasons(exc):
+                form.add_error(None, reason)
     if request.method == "POST":
         form.hide_secret_values({d.name for d in context["diffs"] or () if d.sensitive})
     posted = request.method == "POST"

@@ -7,8 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console import access
-from console.changes.kinds import ChangeInvalid
+from console import access, refusals
 from console.forms.reassignment import ElectionForm
 from console.kafka import KafkaOperationError
 from console.reassignment import elections, throttles
@@ -89,11 +88,9 @@ def election_page(request, name: str):
                     source_ip=client_ip(request),
                 )
                 return redirect("operation_detail", op_id=op.pk)
-            except (elections.ElectionRefused, KafkaOperationError) as exc:
-                form.add_error(None, str(exc))
-            except ChangeInvalid as exc:
-                for e in exc.errors:
-                    form.add_error(None, e)
+            except refusals.SHOWN as exc:
+                for reason in refusals.reasons(exc):
+                    form.add_error(None, reason)
     imbalance, error = None, None
     try:
         imbalance = elections.leader_imbalance(cluster)

@@ -12,13 +12,12 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from console import access
-from console.changes.kinds import ChangeInvalid
+from console import access, refusals
 from console.clusters import capabilities
 from console.forms.groups import ConfirmForm, GroupListForm, OffsetsDeleteForm, ResetForm
 from console.groups import actions, delete, reads, trend
 from console.groups import held as groups_held
-from console.groups.core import ResetPlanError, to_csv
+from console.groups.core import to_csv
 from console.kafka import KafkaOperationError
 from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -26,7 +25,6 @@ from console.views.capabilities import unavailable_page
 from console.views.changes import gated_context, hold_for_review, holding
 from pipeline import charts
 
-REFUSALS = (actions.GroupNotEmpty, actions.ConfirmationError, ResetPlanError, delete.NoOffsets)
 # On a cluster that holds these actions, any POST of a delete page submits it for review (the
 # page's own button, or none) or breaks glass: nothing reaches the direct delete there.
 HOLD_ACTIONS = ("delete", "")
@@ -46,6 +44,14 @@ def _querystring(request, drop: tuple[str, ...]) -> str:
 
 def _detail_url(cluster, group_id: str) -> str:
     return reverse("group_detail", kwargs={"name": cluster.name, "group": group_id})
+
+
+def _show_refusal(context: dict, form, exc: Exception) -> None:
+    """A refused typed confirmation on its field; any other refusal as the page's error."""
+    if isinstance(exc, actions.ConfirmationError):
+        form.add_error("confirmation", str(exc))
+    else:
+        context["error"] = refusals.text(exc)
 
 
 def _error_text(exc: Exception) -> str:
@@ -141,12 +147,8 @@ def group_reset(request, name: str, group: str):
                     actor=request.user, cluster=cluster, group_id=group, spec=spec
                 )
                 context["export"] = to_csv(context["preview"].plan.rows)
-        except actions.ConfirmationError as exc:
-            confirm.add_error("confirmation", str(exc))
-        except ChangeInvalid as exc:
-            context["error"] = "; ".join(exc.errors)
-        except REFUSALS + (KafkaOperationError,) as exc:
-            context["error"] = _error_text(exc)
+        except refusals.SHOWN as exc:
+            _show_refusal(context, confirm, exc)
         if request.POST.get("action") in ("execute", "break_glass") and not context.get("result"):
             context.update(
                 _plan_again(request, cluster, group, spec)
@@ -159,7 +161,7 @@ def group_reset(request, name: str, group: str):
 def _plan_again(request, cluster, group: str, spec) -> dict:
     try:
         preview = actions.preview_reset(actor=request.user, cluster=cluster, group_id=group, spec=spec)
-    except REFUSALS + (KafkaOperationError,):
+    except refusals.SHOWN:
         return {}
     return {"preview": preview, "export": to_csv(preview.plan.rows)}
 
@@ -189,12 +191,8 @@ def group_delete(request, name: str, group: str):
                 confirmation=confirmation,
                 source_ip=client_ip(request),
             )
-        except actions.ConfirmationError as exc:
-            form.add_error("confirmation", str(exc))
-        except ChangeInvalid as exc:
-            context["error"] = "; ".join(exc.errors)
-        except REFUSALS + (KafkaOperationError,) as exc:
-            context["error"] = _error_text(exc)
+        except refusals.SHOWN as exc:
+            _show_refusal(context, form, exc)
         else:
             if done.ok:
                 messages.success(request, f"Consumer group '{group}' deleted.")
@@ -236,12 +234,8 @@ def group_offsets_delete(request, name: str, group: str):
                 confirmation=confirmation,
                 source_ip=client_ip(request),
             )
-        except actions.ConfirmationError as exc:
-            form.add_error("confirmation", str(exc))
-        except ChangeInvalid as exc:
-            context["error"] = "; ".join(exc.errors)
-        except REFUSALS + (KafkaOperationError,) as exc:
-            context["error"] = _error_text(exc)
+        except refusals.SHOWN as exc:
+            _show_refusal(context, form, exc)
         else:
             if result.all_ok:
                 messages.success(

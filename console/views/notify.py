@@ -4,23 +4,19 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console import access
+from console import access, refusals
 from console.forms.notify import ChannelEditForm, ChannelForm
 from console.models.notify import DeliveryState
 from console.notify import actions as notify
 from console.notify import events
-from console.views._helpers import client_ip, get_cluster_for_user
+from console.views._helpers import client_ip, get_cluster_for_user, not_found_is_404
 
 
 def _channel(request, cluster, channel_id: int):
-    try:
-        return notify.get_channel(actor=request.user, cluster=cluster, channel_id=channel_id)
-    except notify.ChannelNotFound as exc:
-        raise Http404(str(exc)) from exc
+    return notify.get_channel(actor=request.user, cluster=cluster, channel_id=channel_id)
 
 
 def _rows(channels):
@@ -47,9 +43,9 @@ def notify_channels(request, name: str):
                 recipients=form.cleaned_recipients(),
                 source_ip=client_ip(request),
             )
-        except notify.ChannelInvalid as exc:
-            for e in exc.errors:
-                form.add_error(None, e)
+        except refusals.SHOWN as exc:
+            for reason in refusals.reasons(exc):
+                form.add_error(None, reason)
         else:
             messages.success(request, f"Channel '{channel.name}' created.")
             if not secret:
@@ -62,6 +58,7 @@ def notify_channels(request, name: str):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@not_found_is_404
 def notify_channel(request, name: str, channel_id: int):
     cluster = get_cluster_for_user(request, name, access.ADMINISTER)
     channel = _channel(request, cluster, channel_id)
@@ -84,9 +81,9 @@ def notify_channel(request, name: str, channel_id: int):
                 rotate_secret=bool(data.get("rotate_secret")),
                 source_ip=client_ip(request),
             )
-        except notify.ChannelInvalid as exc:
-            for e in exc.errors:
-                form.add_error(None, e)
+        except refusals.SHOWN as exc:
+            for reason in refusals.reasons(exc):
+                form.add_error(None, reason)
         else:
             messages.success(request, f"Channel '{channel.name}' saved.")
             if not secret:
@@ -97,6 +94,7 @@ def notify_channel(request, name: str, channel_id: int):
 
 @login_required
 @require_POST
+@not_found_is_404
 def notify_channel_delete(request, name: str, channel_id: int):
     cluster = get_cluster_for_user(request, name, access.ADMINISTER)
     channel = _channel(request, cluster, channel_id)
@@ -109,6 +107,7 @@ def notify_channel_delete(request, name: str, channel_id: int):
 
 @login_required
 @require_POST
+@not_found_is_404
 def notify_channel_test(request, name: str, channel_id: int):
     cluster = get_cluster_for_user(request, name, access.ADMINISTER)
     channel = _channel(request, cluster, channel_id)

@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.views.decorators.http import require_GET, require_http_methods
 
-from console import access
+from console import access, refusals
 from console.clusters import capabilities
 from console.forms.quorum import LogLevelForm
 from console.kafka import KafkaOperationError
@@ -58,11 +58,11 @@ def controller_detail(request, name: str, node_id: int):
                 dry_run=dry_run,
                 source_ip=client_ip(request),
             )
-        except controllers.LogLevelPlanError as exc:
-            for error in exc.errors:
-                form.add_error(None, error)
-        except KafkaOperationError as exc:
+        except KafkaOperationError as exc:  # the page shows Kafka's error with its name and code
             context["error"] = exc
+        except refusals.SHOWN as exc:
+            for reason in refusals.reasons(exc):
+                form.add_error(None, reason)
         else:
             context["result"] = result
             if result.ok and not dry_run:

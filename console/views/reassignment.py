@@ -11,9 +11,8 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console import access, operations
+from console import access, operations, refusals
 from console.changes import gate
-from console.changes.kinds import ChangeInvalid
 from console.formatting import human_bytes, human_duration
 from console.forms.reassignment import PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
@@ -102,14 +101,11 @@ def reassign_new(request, name: str):
             ctx["plan_json"] = planner.export_plan(plan)
             ctx["plan_sha256"] = ctx["preview"].sha256
             ctx["balance"] = _balance_rows(view.balance)
-        except reassignment.PlanRejected as exc:
-            ctx["error"], ctx["checks"] = str(exc), exc.checks or None
-        except throttles.ThrottleError as exc:
-            form.add_error("throttle_mb", str(exc))
-        except KafkaOperationError as exc:
-            ctx["error"] = f"{exc.name}: {exc.operator_text}"
-        except ChangeInvalid as exc:
-            ctx["error"] = "; ".join(exc.errors)
+        except refusals.SHOWN as exc:
+            if isinstance(exc, throttles.ThrottleError):  # the rate's own field
+                form.add_error("throttle_mb", str(exc))
+            else:
+                ctx["error"], ctx["checks"] = refusals.text(exc), getattr(exc, "checks", None) or None
     if ctx["preview"] is not None:
         ctx["eta"] = human_duration(ctx["preview"].estimated_seconds)
         ctx["bytes"] = human_bytes(ctx["preview"].diff.total_bytes)
@@ -322,10 +318,8 @@ def reassign_throttle(request, name: str, rid: int):
         outcomes = throttles.change_throttle(
             actor=request.user, reassignment=r, rate=form.rate, source_ip=client_ip(request)
         )
-    except (throttles.ThrottleError, KafkaOperationError) as exc:
-        messages.error(request, str(exc))
-    except ChangeInvalid as exc:
-        messages.error(request, "; ".join(exc.errors))
+    except refusals.SHOWN as exc:
+        messages.error(request, refusals.text(exc))
     else:
         failed = [k for k, v in outcomes.items() if not v["ok"]]
         if failed:
@@ -341,8 +335,8 @@ def reassign_cancel(request, name: str, rid: int):
     r = _get_reassignment_for_user(request, name, rid, access.MANAGE_REASSIGNMENTS)
     try:
         reassignment.cancel_reassignment(actor=request.user, reassignment=r, source_ip=client_ip(request))
-    except reassignment.PlanRejected as exc:
-        messages.error(request, str(exc))
+    except refusals.SHOWN as exc:
+        messages.error(request, refusals.text(exc))
     else:
         messages.success(
             request,
@@ -365,8 +359,8 @@ def reassign_external_cancel(request, name: str):
         outcomes = external.cancel_external(
             actor=request.user, cluster=cluster, partitions=chosen, source_ip=client_ip(request)
         )
-    except (reassignment.PlanRejected, KafkaOperationError) as exc:
-        messages.error(request, str(exc))
+    except refusals.SHOWN as exc:
+        messages.error(request, refusals.text(exc))
     else:
         failed = {k: v for k, v in outcomes.items() if not v["ok"]}
         msg = f"Cancelled {len(outcomes) - len(failed)} of {len(outcomes)}."

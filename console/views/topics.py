@@ -8,8 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console import access
-from console.changes.kinds import ChangeInvalid
+from console import access, refusals
 from console.forms.topics import (
     AddPartitionsForm,
     BatchCreateForm,
@@ -23,7 +22,6 @@ from console.topics import delete as deletion
 from console.topics import held as topics_held
 from console.topics import policy
 from console.topics import reads as topic_reads
-from console.topics.policy import PolicyViolation
 from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.changes import gated_context, hold_for_review, holding
@@ -112,11 +110,9 @@ def topic_create(request, name: str):
                 validate_only=validate_only,
                 source_ip=client_ip(request),
             )
-        except (PolicyViolation, KafkaOperationError) as exc:
-            form.add_error(None, str(exc))
-        except ChangeInvalid as exc:
-            for e in exc.errors:
-                form.add_error(None, e)
+        except refusals.SHOWN as exc:
+            for reason in refusals.reasons(exc):
+                form.add_error(None, reason)
         else:
             outcome = result.outcomes[0]
             if outcome.ok and not validate_only:
@@ -152,11 +148,9 @@ def topic_batch_create(request, name: str):
                 validate_only=request.POST.get("action") == "validate",
                 source_ip=client_ip(request),
             )
-        except (PolicyViolation, KafkaOperationError) as exc:
-            form.add_error(None, str(exc))
-        except ChangeInvalid as exc:
-            for e in exc.errors:
-                form.add_error(None, e)
+        except refusals.SHOWN as exc:
+            for reason in refusals.reasons(exc):
+                form.add_error(None, reason)
     context = {
         "cluster": cluster,
         "form": form,
@@ -182,10 +176,8 @@ def topic_delete(request, name: str):
             return hold_for_review(
                 request, cluster, topics_held.prepare_topic_delete(request.user, cluster, names)
             )
-        except (deletion.ConfirmationError, ChangeInvalid) as exc:
-            context["error"] = str(exc)
-        except KafkaOperationError as exc:
-            context["error"] = exc.operator_text
+        except refusals.SHOWN as exc:
+            context["error"] = refusals.text(exc)
     elif "confirmation" in request.POST and names:
         try:
             context["result"] = deletion.delete_topics(
@@ -197,10 +189,8 @@ def topic_delete(request, name: str):
             )
             context["result_rows"] = _result_rows(context["result"])
             return render(request, "console/topic_delete.html", context)
-        except deletion.ConfirmationError as exc:
-            context["error"] = str(exc)
-        except KafkaOperationError as exc:
-            context["error"] = exc.operator_text
+        except refusals.SHOWN as exc:
+            context["error"] = refusals.text(exc)
     if not names:
         messages.error(request, "Select at least one topic to delete.")
         return redirect("topic_list", name=cluster.name)
@@ -237,11 +227,9 @@ def topic_add_partitions(request, name: str, topic: str):
                 validate_only=validate_only,
                 source_ip=client_ip(request),
             )
-        except (PolicyViolation, KafkaOperationError) as exc:
-            form.add_error(None, exc.operator_text if isinstance(exc, KafkaOperationError) else str(exc))
-        except ChangeInvalid as exc:
-            for e in exc.errors:
-                form.add_error(None, e)
+        except refusals.SHOWN as exc:
+            for reason in refusals.reasons(exc):
+                form.add_error(None, reason)
         else:
             if outcome.ok and not validate_only:
                 messages.success(

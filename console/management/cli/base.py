@@ -18,44 +18,16 @@ import csv
 import io
 import json
 
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import CommandError
 
-from console import access
-from console.acls.core import AclValidationError
-from console.audit import outcomes as outcomes_log
-from console.changes.kinds import ChangeInvalid
-from console.configs import plan as config_plan
-from console.kafka import KafkaOperationError
+from console import access, refusals
 from console.management.actors import command_actor
 from console.models import Cluster
-from console.reassignment.actions import PlanRejected
-from console.reassignment.elections import ElectionRefused
-from console.reassignment.planner import PlanParseError
-from console.reassignment.throttles import ThrottleError
-from console.requests.checks import RequestInvalid
-from console.topics import delete as topic_delete
-from console.topics.batch import BatchParseError
-from console.topics.policy import PolicyViolation
 
-OK, FAILED, USAGE, DENIED, REFUSED, KAFKA, NOT_FOUND = 0, 1, 2, 3, 4, 5, 6
-AUDIT_UNAVAILABLE, IN_PROGRESS = 7, 8
-
-# Refused before anything reached Kafka: the area action has audited the refusal where it is a change.
-REFUSALS = (
-    PolicyViolation,
-    topic_delete.ConfirmationError,
-    config_plan.ConfigPlanError,
-    BatchParseError,
-    AclValidationError,
-    PlanRejected,
-    PlanParseError,
-    ThrottleError,
-    ElectionRefused,
-    RequestInvalid,
-    ChangeInvalid,
-)
-NOT_FOUND_ERRORS = ("UNKNOWN_TOPIC_OR_PARTITION", "GROUP_ID_NOT_FOUND")
+# The exit codes are the refusal table's (console/refusals.py); the sub-commands name them from here.
+OK, FAILED, USAGE, IN_PROGRESS = refusals.OK, refusals.FAILED, refusals.USAGE, refusals.IN_PROGRESS
+DENIED, REFUSED, KAFKA, NOT_FOUND = refusals.DENIED, refusals.REFUSED, refusals.KAFKA, refusals.NOT_FOUND
+AUDIT_UNAVAILABLE = refusals.AUDIT_UNAVAILABLE
 
 # The sub-commands that can change nothing: only these may run without --as, as the system actor
 # (which may view every cluster). Everything else names a person, so change control holds what it
@@ -107,17 +79,11 @@ class CommandBase:
         handler = getattr(self, f"_{opts['area']}_{opts['action'].replace('-', '_')}")
         try:
             code = handler(cluster, actor)
-        except PermissionDenied as exc:
-            raise CommandError(str(exc), returncode=DENIED) from None
-        except REFUSALS as exc:
-            raise CommandError(str(exc), returncode=REFUSED) from None
-        except ValidationError as exc:
-            raise CommandError("; ".join(exc.messages), returncode=REFUSED) from None
-        except outcomes_log.AuditUnavailable as exc:
-            raise CommandError(str(exc), returncode=AUDIT_UNAVAILABLE) from None
-        except KafkaOperationError as exc:
-            code = NOT_FOUND if exc.name in NOT_FOUND_ERRORS else KAFKA
-            raise CommandError(f"{exc.name}: {exc.operator_text}", returncode=code) from None
+        except Exception as exc:
+            refused = refusals.answer(exc)
+            if refused is None:
+                raise  # no refusal: a bug, with its traceback
+            raise CommandError(refused.text, returncode=refused.exit) from None
         if code == IN_PROGRESS:
             raise CommandError("Still in progress: run --verify again later.", returncode=code)
         if code:
