@@ -8,10 +8,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from console import access
+from console import access, refusals
 from console.changes import actions as changes
 from console.changes import gate
-from console.changes.kinds import ChangeInvalid
 from console.forms.changes import ChangePolicyForm
 from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -41,8 +40,8 @@ def change_policy(request, name: str):
                 approvers=data["approvers"],
                 source_ip=client_ip(request),
             )
-        except ChangeInvalid as exc:
-            for e in exc.errors:
+        except refusals.SHOWN as exc:
+            for e in refusals.reasons(exc):
                 form.add_error(None, e)
         else:
             messages.success(request, "Change-control policy saved.")

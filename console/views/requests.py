@@ -8,14 +8,12 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console import access
+from console import access, refusals
 from console.changes import actions as change_actions
-from console.changes.kinds import ChangeInvalid
 from console.forms.requests import AutoApproveRuleForm, DecisionForm, RequestForm
 from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
 from console.requests import actions as requests
 from console.requests import approvals
-from console.requests import checks as request_checks
 from console.requests import display as request_display
 from console.requests import kinds as request_kinds
 from console.requests import notify as request_notify
@@ -108,8 +106,8 @@ def request_new(request, name: str):
                 reason=form.cleaned_data["reason"],
                 source_ip=client_ip(request),
             )
-        except request_checks.RequestInvalid as exc:
-            for error in exc.errors:
+        except refusals.SHOWN as exc:
+            for error in refusals.reasons(exc):
                 form.add_error(None, error)
         else:
             messages.success(request, f"Request #{req.pk} submitted.")
@@ -197,8 +195,8 @@ def _decide(request, name: str, request_id: int, approve: bool):
             comment=form.cleaned_data["comment"],
             source_ip=client_ip(request),
         )
-    except (request_checks.RequestInvalid, ChangeInvalid) as exc:
-        messages.error(request, "Not done: " + "; ".join(exc.errors))
+    except refusals.SHOWN as exc:
+        messages.error(request, "Not done: " + "; ".join(refusals.reasons(exc)))
     else:
         text = approvals.approval_outcome(req) if approve else f"Request #{req.pk} rejected."
         messages.success(request, text)
@@ -224,8 +222,8 @@ def request_cancel(request, name: str, request_id: int):
     req = _get_request_for_user(request, cluster, request_id)
     try:
         requests.cancel_request(actor=request.user, request=req, source_ip=client_ip(request))
-    except request_checks.RequestInvalid as exc:
-        messages.error(request, "; ".join(exc.errors))
+    except refusals.SHOWN as exc:
+        messages.error(request, "; ".join(refusals.reasons(exc)))
     else:
         messages.success(request, f"Request #{req.pk} cancelled.")
     return redirect("request_detail", name=cluster.name, request_id=req.pk)
