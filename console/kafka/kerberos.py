@@ -30,8 +30,8 @@ import time
 import uuid
 from typing import Any
 
-from .connection import KerberosSettings
 from .errors import KafkaOperationError
+from .sasl import KerberosSettings
 
 __all__ = ["KerberosLogin", "available", "login_for", "require", "kerberos_error", "register_mechanism"]
 

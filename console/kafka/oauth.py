@@ -25,8 +25,8 @@ from typing import Any
 import requests
 from requests.adapters import HTTPAdapter
 
-from .connection import OAuthSettings
 from .errors import KafkaOperationError
+from .sasl import OAuthSettings
 
 __all__ = ["Token", "TokenSource", "KpTokenProvider", "confluent_oauth_cb", "token_source", "refresh_at"]
 
