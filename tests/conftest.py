@@ -59,6 +59,17 @@ def kafka_cluster(db, sandbox):
 
 
 @pytest.fixture
+def fresh_metadata_cache():
+    """The process's topic-metadata cache starts and ends the test empty (another test's snapshot of
+    the shared sandbox never answers for this one)."""
+    from console.topics import cache as metadata_cache
+
+    metadata_cache.clear()
+    yield
+    metadata_cache.clear()
+
+
+@pytest.fixture
 def offline_cluster(db):
     """A registered cluster nobody listens on (port 1 on loopback refuses at once)."""
     from console.models import Cluster

@@ -21,19 +21,11 @@ from console.kafka import (
     TopicMetadata,
 )
 from console.reassignment import throttles
-from console.topics import cache as metadata_cache
 from tests.unit.matrix_world import kafka_restored
 from tests.unit.quorum_helpers import register_controllers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 MiB = 1024 * 1024
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
 
 
 @pytest.fixture

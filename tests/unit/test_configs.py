@@ -15,18 +15,10 @@ from console.configs import plan as config_plan
 from console.kafka import ConfigChange, ConfigEntry, ConfigResource, ConfigSynonym
 from console.models import AuditEvent, TopicPolicy
 from console.topics import actions as topics
-from console.topics import cache as metadata_cache
 from console.topics.batch import TopicSpec
 from console.topics.policy import PolicyViolation
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
 @pytest.fixture

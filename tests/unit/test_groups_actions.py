@@ -14,17 +14,9 @@ from console.groups import actions, delete, reads
 from console.groups.core import ResetPlanError, ResetSpec
 from console.models import AuditEvent
 from console.models.outcomes import OwedOutcome
-from console.topics import cache as metadata_cache
 from sandbox.apis import APIS
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
 def uniq(prefix: str) -> str:

@@ -14,16 +14,8 @@ from django.core.management.base import CommandError
 from console.groups import command as groups_command
 from console.management.commands import kafka as kafka_command
 from console.models import AuditEvent
-from console.topics import cache as metadata_cache
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
 def run(*args) -> tuple[int, str]:

@@ -9,17 +9,13 @@ import pytest
 from django.urls import reverse
 
 from console.models import AuditEvent
-from console.topics import cache as metadata_cache
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache(tmp_path, monkeypatch):
+def _own_lake(tmp_path, monkeypatch):
     monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
 
 
 def uniq(prefix: str) -> str:

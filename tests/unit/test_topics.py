@@ -18,14 +18,7 @@ from console.topics import reads as topic_reads
 from console.topics.batch import TopicSpec
 from console.topics.policy import PolicyViolation
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
 def uniq(prefix: str = "t") -> str:
