@@ -24,6 +24,7 @@ from console.audit.outcomes import AuditUnavailable
 from console.brokers.reads import UnknownBroker
 from console.changes.gate import ApprovalRequired
 from console.changes.kinds import ChangeInvalid
+from console.changes.queue import RequestInvalid
 from console.clusters.actions import ClusterInUse, HostnameCheckRequired, PasswordRequired
 from console.configs.plan import ConfigPlanError
 from console.crypto import SecretUnreadable
@@ -37,7 +38,6 @@ from console.reassignment.actions import PlanRejected
 from console.reassignment.elections import ElectionRefused
 from console.reassignment.planner import PlanParseError
 from console.reassignment.throttles import ThrottleError
-from console.requests.checks import RequestInvalid
 from console.topics.batch import BatchParseError
 from console.topics.delete import ConfirmationError as TopicConfirmationError
 from console.topics.policy import PolicyViolation

@@ -8,10 +8,9 @@ from collections.abc import Callable
 from rest_framework.response import Response
 
 from console.changes import actions as changes
-from console.changes import gate
+from console.changes import approvals, gate
 from console.changes.kinds import Prepared
 from console.models.requests import RequestState
-from console.requests import approvals
 
 
 def change_json(req) -> dict:

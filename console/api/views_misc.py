@@ -21,7 +21,6 @@ from console.api.views_ops import operation_json
 from console.audit import chain as chain_reads
 from console.audit import export as audit_export
 from console.audit import review as audit_review
-from console.changes import actions as change_actions
 from console.forms.audit import AuditFilterForm
 from console.quorum import actions as quorum
 from console.requests import actions as requests
@@ -106,7 +105,7 @@ def _decide(view: ApiView, request, name: str, request_id: int, approve: bool) -
     req = _request(view, name, request_id, access.APPROVE)
     data = s.DecisionIn(data=request.data)
     data.is_valid(raise_exception=True)
-    req = change_actions.decide(
+    req = requests.decide(
         actor=request.user,
         request=req,
         approve=approve,

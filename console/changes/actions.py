@@ -2,8 +2,9 @@
 it (never by its author; one or two approvers; approvals expire), running exactly what was
 reviewed after a drift check, and break glass.
 
-A held action is a ChangeRequest with ``gated=True``: it shares the requests area's review queue,
-timeline, notifications and worker (``request.execute``), which calls ``execute`` here. What each
+A held action is a ChangeRequest with ``gated=True``: it shares the review queue with self-service
+requests (``queue``, ``approvals``, ``notify`` here; ``console/requests`` builds on them) and the
+worker (``request.execute``), which calls ``execute`` here. What each
 kind prepares, reviews and runs its area declares (``<area>/held.py``, registered in ``kinds``):
 nothing here knows an area.
 """
@@ -17,18 +18,16 @@ from django.utils import timezone
 from console import access, operations
 from console.audit import store as audit
 from console.audit.refusals import refused_as
-from console.changes import gate
+from console.changes import approvals, gate
 from console.changes import kinds as held_kinds
 from console.changes.kinds import ChangeInvalid, Prepared
+from console.changes.notify import announce, notify_approvers, notify_requester
+from console.changes.queue import COMMENT_MAX, EXECUTE_KIND, claim_decision, record_step
 from console.kafka import KafkaOperationError
 from console.models import Cluster
 from console.models.changes import ChangePolicy
 from console.models.requests import ChangeRequest, RequestState
 from console.notify import events as notify_events
-from console.requests import actions as requests
-from console.requests import approvals
-from console.requests.actions import COMMENT_MAX, EXECUTE_KIND, claim_decision, record_step
-from console.requests.notify import announce, notify_approvers, notify_requester
 
 JUSTIFICATION_MIN = 10
 
@@ -258,17 +257,6 @@ def approve_change(
         announce(req, notify_events.REQUEST_APPROVED, f"Approved by {actor.get_username()}; it runs now.")
     req.refresh_from_db()
     return req
-
-
-def decide(
-    *, actor, request: ChangeRequest, approve: bool, comment: str = "", source_ip=None
-) -> ChangeRequest:
-    """One entry for the review queue's Approve/Reject (pages, API, CLI): a held operator action is
-    approved here (approvals, drift), anything else by the requests area."""
-    if approve and request.gated:
-        return approve_change(actor=actor, request=request, comment=comment, source_ip=source_ip)
-    service = requests.approve_request if approve else requests.reject_request
-    return service(actor=actor, request=request, comment=comment, source_ip=source_ip)
 
 
 # -- run (on the worker) -------------------------------------------------------------------------

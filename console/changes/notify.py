@@ -9,8 +9,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from console import access, notify
+from console.changes.queue import label
 from console.models.requests import ChangeRequest, Notification
-from console.requests import kinds as request_kinds
 
 EMAIL_FROM = settings.REQUESTS_EMAIL_FROM
 
@@ -47,7 +47,7 @@ def notify_approvers(req: ChangeRequest) -> None:
         .exclude(pk=req.requested_by_id)
         .distinct()
     )
-    text = f"Request #{req.pk} by {req.requested_by_name} waits for approval: {request_kinds.label(req)} {req.resource}"
+    text = f"Request #{req.pk} by {req.requested_by_name} waits for approval: {label(req)} {req.resource}"
     Notification.objects.bulk_create(Notification(user=u, request=req, text=text[:300]) for u in deciders)
 
 
@@ -56,7 +56,7 @@ def announce(req: ChangeRequest, event: str, text: str) -> None:
     notify.emit(
         req.cluster,
         event,
-        title=f"Request #{req.pk}: {request_kinds.label(req)} {req.resource} ({notify.events.label(event).lower()})",
+        title=f"Request #{req.pk}: {label(req)} {req.resource} ({notify.events.label(event).lower()})",
         text=text,
         link=f"/c/{req.cluster.name}/requests/{req.pk}/",
         details={

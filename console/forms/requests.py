@@ -8,10 +8,10 @@ from __future__ import annotations
 from django import forms
 
 from console.acls import core as acl_core
+from console.changes.queue import COMMENT_MAX
 from console.forms.groups import ResetForm
 from console.groups import reset_payload as group_reset
 from console.requests import kinds as request_kinds
-from console.requests.actions import COMMENT_MAX
 
 _NEEDS_TOPIC = {"topic.create", "topic.config", "topic.partitions", "topic.delete"}
 RESET_PREFIX = "reset"

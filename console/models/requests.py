@@ -54,7 +54,7 @@ class ChangeRequest(models.Model):
     resource = models.CharField(max_length=300)  # the topic name, or the principal for ACLs
     # A held config change keeps a secret value as a token under "value_encrypted" (console/changes).
     payload = EncryptedJSONField(
-        default=dict, encrypted_keys=("value_encrypted",), on_rotate="console.requests.approvals.repin"
+        default=dict, encrypted_keys=("value_encrypted",), on_rotate="console.changes.approvals.repin"
     )
     reason = models.TextField(blank=True)
     state = models.CharField(max_length=16, choices=RequestState.choices, default=RequestState.PENDING)

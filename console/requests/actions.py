@@ -17,30 +17,24 @@ from django.utils import timezone
 from console import access, notify, operations
 from console.audit import store as audit
 from console.audit.refusals import refused_as
+from console.changes import actions as changes
+from console.changes import approvals
 from console.changes import kinds as held_kinds
+from console.changes.notify import announce, notify_approvers, notify_requester
+from console.changes.queue import COMMENT_MAX, EXECUTE_KIND, RequestInvalid, claim_decision, record_step
 from console.models import Cluster, Operation
 from console.models.requests import (
     AutoApproveRule,
     ChangeRequest,
-    RequestEvent,
     RequestState,
 )
-from console.requests import approvals
 from console.requests import kinds as request_kinds
-from console.requests.checks import RequestInvalid, check_request
-from console.requests.notify import announce, notify_approvers, notify_requester
+from console.requests.checks import check_request
 
 log = logging.getLogger(__name__)
-EXECUTE_KIND = "request.execute"
-COMMENT_MAX = 2000
 
 
 # ---- submit / decide ---------------------------------------------------------------------------
-
-
-def record_step(req: ChangeRequest, actor_name: str, step: str, text: str = "") -> None:
-    """One line of a request's (or held change's) timeline."""
-    RequestEvent.objects.create(request=req, actor_name=actor_name, step=step, text=text)
 
 
 def _auto_rule_allows(cluster: Cluster, kind: str, payload: Mapping[str, Any]) -> bool:
@@ -123,22 +117,6 @@ def _require_decider(actor, req: ChangeRequest) -> None:
     access.require(actor, req.cluster, access.APPROVE)
     if req.requested_by_id == actor.pk:
         raise PermissionDenied("Four eyes: you cannot approve or reject your own request.")
-
-
-def claim_decision(req: ChangeRequest, state: str, actor, comment: str) -> None:
-    """Decide a pending request (or held change) once: a conditional UPDATE, so of two deciders
-    only one wins; the other is refused."""
-    updated = ChangeRequest.objects.filter(pk=req.pk, state=RequestState.PENDING).update(
-        state=state,
-        decided_by=actor if actor.pk else None,
-        decided_by_name=actor.get_username(),
-        decided_at=timezone.now(),
-        decision_comment=comment,
-        auto_approved=access.is_system(actor),
-    )
-    if not updated:
-        raise RequestInvalid(["this request has already been decided"])
-    req.refresh_from_db()
 
 
 def _approval_text(count: int, needed: int, comment: str) -> str:
@@ -276,6 +254,17 @@ def reject_request(
         announce(request, notify.events.REQUEST_REJECTED, f"Rejected by {actor.get_username()}: {comment}")
     request.refresh_from_db()
     return request
+
+
+def decide(
+    *, actor, request: ChangeRequest, approve: bool, comment: str = "", source_ip=None
+) -> ChangeRequest:
+    """One entry for the review queue's Approve/Reject (pages, API, CLI): a held operator action is
+    approved by change control (approvals, drift), anything else here."""
+    if approve and request.gated:
+        return changes.approve_change(actor=actor, request=request, comment=comment, source_ip=source_ip)
+    service = approve_request if approve else reject_request
+    return service(actor=actor, request=request, comment=comment, source_ip=source_ip)
 
 
 @refused_as("request.cancel", RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])

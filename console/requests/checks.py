@@ -13,18 +13,11 @@ from typing import Any
 
 from console.changes import kinds as held_kinds
 from console.changes.kinds import ChangeInvalid, Checked
+from console.changes.queue import RequestInvalid
 from console.kafka import KafkaOperationError
 from console.models import Cluster
 
 __all__ = ["Checked", "RequestInvalid", "check_request"]
-
-
-class RequestInvalid(ValueError):
-    """The request cannot be submitted (or approved) as it is; ``errors`` are shown on the form."""
-
-    def __init__(self, errors: list[str]):
-        super().__init__("; ".join(errors))
-        self.errors = errors
 
 
 def check_request(

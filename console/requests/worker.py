@@ -18,13 +18,14 @@ from console import access, operations
 from console.changes import actions as changes
 from console.changes import gate
 from console.changes import kinds as held_kinds
+from console.changes.notify import notify_requester
+from console.changes.queue import EXECUTE_KIND, record_step
 from console.kafka import KafkaOperationError
 from console.models import OperationState
 from console.models.requests import ChangeRequest, RequestState
 from console.operations import Done, Kind, Step
 from console.requests import kinds as request_kinds
-from console.requests.actions import EXECUTE_KIND, get_request, record_step
-from console.requests.notify import notify_requester
+from console.requests.actions import get_request
 
 
 def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:

@@ -10,13 +10,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console import access, refusals
 from console.changes import actions as change_actions
+from console.changes import approvals
+from console.changes import notify as request_notify
 from console.forms.requests import AutoApproveRuleForm, DecisionForm, RequestForm
 from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
 from console.requests import actions as requests
-from console.requests import approvals
 from console.requests import display as request_display
 from console.requests import kinds as request_kinds
-from console.requests import notify as request_notify
 from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
 
@@ -188,7 +188,7 @@ def _decide(request, name: str, request_id: int, approve: bool):
         messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
         return redirect("request_detail", name=cluster.name, request_id=req.pk)
     try:
-        req = change_actions.decide(
+        req = requests.decide(
             actor=request.user,
             request=req,
             approve=approve,

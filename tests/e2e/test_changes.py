@@ -111,7 +111,7 @@ def test_an_operators_config_change_is_held_reviewed_with_its_diff_and_approved_
 def _approve_in_browser(browser, live_server, base, req_id, check):
     """operator2 opens the held change, checks what it shows (``check(tab)``) and approves; the
     worker runs the approved change (only the change's own operation: nothing else moves)."""
-    from console.requests.actions import EXECUTE_KIND
+    from console.changes.queue import EXECUTE_KIND
 
     other = browser.new_context()
     try:

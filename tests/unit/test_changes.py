@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from console import operations
 from console.changes import actions as changes
-from console.changes import gate
+from console.changes import approvals, gate
 from console.changes.kinds import ChangeInvalid
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
@@ -24,7 +24,6 @@ from console.kafka import ConfigChange
 from console.models import AuditEvent, Role, RoleBinding
 from console.models.changes import ChangeApproval
 from console.models.requests import ChangeRequest, Notification, RequestState
-from console.requests import approvals
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
 from console.topics import held as topics_held

@@ -10,13 +10,13 @@ from django.test import Client
 from django.urls import reverse
 
 from console import access, operations
+from console.changes import notify as requests_notify
 from console.clusters.actions import gateway_for
 from console.kafka.types import AclBindingFilter
 from console.models import AuditEvent, Operation, OperationState, Role, RoleBinding, TopicPolicy
 from console.models.requests import AutoApproveRule, ChangeRequest, Notification, RequestState
 from console.requests import actions as requests
 from console.requests import checks as request_checks
-from console.requests import notify as requests_notify
 
 pytestmark = pytest.mark.django_db
 

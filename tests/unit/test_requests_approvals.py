@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from console import operations
 from console.changes import actions as change_actions
+from console.changes import approvals
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.kafka import ConfigChange, KafkaOperationError
@@ -23,7 +24,6 @@ from console.models import AuditEvent, Role, RoleBinding
 from console.models.changes import ChangeApproval
 from console.models.requests import AutoApproveRule, ChangeRequest, RequestState
 from console.requests import actions as requests
-from console.requests import approvals
 from console.requests import checks as request_checks
 from tests.unit.test_changes import gated, held_config
 from tests.unit.test_changes import topic as topic  # noqa: F401  (fixture)

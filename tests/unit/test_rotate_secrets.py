@@ -20,17 +20,16 @@ from django.test.utils import isolate_apps
 from django.urls import reverse
 
 from console import crypto
-from console.api import tokens
 from console.changes import actions as changes
-from console.changes import gate
+from console.changes import approvals, gate
 from console.configs import actions as configs
 from console.configs import held as configs_held
+from console.identity import tokens
 from console.kafka import ConfigChange
 from console.models import AuditEvent, Cluster, IdempotencyRecord
 from console.models.changes import ChangeApproval
 from console.models.notify import NotificationChannel
 from console.models.requests import ChangeRequest, RequestState
-from console.requests import approvals
 from tests.unit import test_changes as base
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,6 @@ import sys
 
 from django.core.management.base import CommandError
 
-from console.changes import actions as change_actions
 from console.management.cli.base import NOT_FOUND, OK, USAGE, common, read_text
 from console.requests import actions as requests
 from console.requests import kinds as request_kinds
@@ -117,14 +116,14 @@ class RequestsCommands:
         return OK
 
     def _requests_approve(self, cluster, actor) -> int:
-        req = change_actions.decide(  # a held operator action counts its approvals there
+        req = requests.decide(  # a held operator action counts its approvals there
             actor=actor, request=self._request(cluster, actor), approve=True, comment=self.opts["comment"]
         )
         self._show(req)
         return OK
 
     def _requests_reject(self, cluster, actor) -> int:
-        req = change_actions.decide(
+        req = requests.decide(
             actor=actor, request=self._request(cluster, actor), approve=False, comment=self.opts["comment"]
         )
         self._show(req)
