@@ -30,20 +30,30 @@ def uniq(prefix="cli") -> str:
     return f"{prefix}.{uuid.uuid4().hex[:10]}"
 
 
+def create_topic(name: str, *more: str) -> tuple[str, ...]:
+    """The arguments of ``kafka topics create`` for the topic ``name``, then ``more``."""
+    return ("topics", "create", name, *more)
+
+
+def alter_topic(name: str, *more: str) -> tuple[str, ...]:
+    """The arguments of ``kafka configs alter`` on the topic ``name``, then ``more``."""
+    return ("configs", "alter", "--entity-type", "topics", "--entity-name", name, *more)
+
+
 def test_create_list_describe_delete_round_trip(personas, kafka_cluster):
     name = uniq()
     code, out = run(
-        "topics",
-        "create",
-        name,
-        "--partitions",
-        "2",
-        "--replication-factor",
-        "1",
-        "--config",
-        "retention.ms=5000",
-        "--as",
-        "operator",
+        *create_topic(
+            name,
+            "--partitions",
+            "2",
+            "--replication-factor",
+            "1",
+            "--config",
+            "retention.ms=5000",
+            "--as",
+            "operator",
+        )
     )
     assert code == 0 and "created" in out
     code, out = run("topics", "list", "--query", name, "--output", "json", "--as", "viewer")
@@ -69,16 +79,7 @@ def test_create_list_describe_delete_round_trip(personas, kafka_cluster):
 def test_validate_only_changes_nothing(personas, kafka_cluster):
     name = uniq()
     code, out = run(
-        "topics",
-        "create",
-        name,
-        "--partitions",
-        "1",
-        "--validate-only",
-        "--output",
-        "json",
-        "--as",
-        "operator",
+        *create_topic(name, "--partitions", "1", "--validate-only", "--output", "json", "--as", "operator")
     )
     assert code == 0 and json.loads(out)["items"][0]["status"] == "valid (dry run)"
     assert isinstance(gateway_for(kafka_cluster).describe_topics([name])[name], KafkaOperationError)
@@ -86,10 +87,10 @@ def test_validate_only_changes_nothing(personas, kafka_cluster):
 
 def test_exit_codes(personas, kafka_cluster, tmp_path):
     taken = uniq()
-    run("topics", "create", taken, "--partitions", "1", "--replication-factor", "1", "--as", "operator")
-    assert run("topics", "create", taken, "--partitions", "1", "--as", "operator")[0] == 1  # Kafka refused it
-    assert run("topics", "create", uniq(), "--as", "viewer")[0] == 3
-    assert run("topics", "create", "bad name", "--as", "operator")[0] == 1  # per-topic refusal by policy
+    run(*create_topic(taken, "--partitions", "1", "--replication-factor", "1", "--as", "operator"))
+    assert run(*create_topic(taken, "--partitions", "1", "--as", "operator"))[0] == 1  # Kafka refused it
+    assert run(*create_topic(uniq(), "--as", "viewer"))[0] == 3
+    assert run(*create_topic("bad name", "--as", "operator"))[0] == 1  # per-topic refusal by policy
     assert run("topics", "describe", uniq("missing"))[0] == 6
     assert run("topics", "list", "--cluster", "nope")[0] == 6
     assert run("topics", "list", "--as", "nobody")[0] == 6
@@ -114,34 +115,13 @@ def test_batch_create_from_a_file(personas, kafka_cluster, tmp_path):
 
 def test_configs_describe_and_alter(personas, kafka_cluster):
     name = uniq()
-    run("topics", "create", name, "--partitions", "1", "--replication-factor", "1", "--as", "operator")
+    run(*create_topic(name, "--partitions", "1", "--replication-factor", "1", "--as", "operator"))
     code, out = run(
-        "configs",
-        "alter",
-        "--entity-type",
-        "topics",
-        "--entity-name",
-        name,
-        "--add-config",
-        "retention.ms=9000",
-        "--validate-only",
-        "--as",
-        "operator",
+        *alter_topic(name, "--add-config", "retention.ms=9000", "--validate-only", "--as", "operator")
     )
     assert code == 0 and "valid (dry run)" in out
     code, out = run(
-        "configs",
-        "alter",
-        "--entity-type",
-        "topics",
-        "--entity-name",
-        name,
-        "--add-config",
-        "retention.ms=9000",
-        "--output",
-        "json",
-        "--as",
-        "operator",
+        *alter_topic(name, "--add-config", "retention.ms=9000", "--output", "json", "--as", "operator")
     )
     data = json.loads(out)
     assert code == 0 and data["status"] == "applied" and data["items"][0]["after"] == "9000"
@@ -155,21 +135,7 @@ def test_configs_describe_and_alter(personas, kafka_cluster):
         "read_only": False,
         "sensitive": False,
     } in json.loads(out)["items"]
-    assert (
-        run(
-            "configs",
-            "alter",
-            "--entity-type",
-            "topics",
-            "--entity-name",
-            name,
-            "--add-config",
-            "x.y=1",
-            "--as",
-            "operator",
-        )[0]
-        == 4
-    )
+    assert run(*alter_topic(name, "--add-config", "x.y=1", "--as", "operator"))[0] == 4
     code, out = run("configs", "describe", "--entity-type", "brokers", "--entity-name", "1")
     assert code == 0 and "broker.id" in out
     assert AuditEvent.objects.filter(action="config.alter").exclude(outcome="requested").count() == 1
@@ -177,7 +143,7 @@ def test_configs_describe_and_alter(personas, kafka_cluster):
 
 def test_it_refuses_a_change_without_as_naming_the_option_and_changes_nothing(personas, kafka_cluster):
     name = uniq()
-    code, out = run("topics", "create", name, "--partitions", "1", "--replication-factor", "1")
+    code, out = run(*create_topic(name, "--partitions", "1", "--replication-factor", "1"))
     assert code == 2
     assert out == (
         "'topics create' changes or can change something: say who is acting with --as USER (a console "
@@ -188,16 +154,7 @@ def test_it_refuses_a_change_without_as_naming_the_option_and_changes_nothing(pe
     assert not [e for e in AuditEvent.objects.all() if f"topic:{name}" in e.targets]
     for change in (
         ("topics", "delete", name, "--confirm", name),
-        (
-            "configs",
-            "alter",
-            "--entity-type",
-            "topics",
-            "--entity-name",
-            name,
-            "--add-config",
-            "retention.ms=1",
-        ),
+        alter_topic(name, "--add-config", "retention.ms=1"),
         ("acls", "add", "--allow-principal", "User:x", "--operation", "Read", "--topic", name),
         ("reassign", "--cancel"),
         ("elections", "--election-type", "preferred", "--topic", name),
@@ -210,8 +167,7 @@ def test_it_refuses_a_change_without_as_naming_the_option_and_changes_nothing(pe
 def test_without_as_reads_still_work_as_the_system_actor(personas, kafka_cluster):
     name = uniq()
     assert (
-        run("topics", "create", name, "--partitions", "1", "--replication-factor", "1", "--as", "operator")[0]
-        == 0
+        run(*create_topic(name, "--partitions", "1", "--replication-factor", "1", "--as", "operator"))[0] == 0
     )
     events = AuditEvent.objects.count()
     code, out = run("topics", "describe", name, "--output", "json")
