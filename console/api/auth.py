@@ -22,8 +22,8 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from console import addresses
-from console.api import tokens
 from console.audit.refusals import record_refusal
+from console.identity import tokens
 from console.models import ApiToken, Cluster
 from console.models.api import TokenScope
 

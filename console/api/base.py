@@ -1,4 +1,4 @@
-"""What every API view shares: the bounded JSON body parser, the cluster getter of the pages, paging,
+"""What every API view shares: the bounded JSON body parser, the cluster getter (as the pages'), paging,
 plain JSON of area results."""
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from rest_framework.views import APIView
 from console import access, uploads
 from console.api.auth import client_ip
 from console.api.errors import kafka_error
+from console.clusters import lookup
 from console.kafka import KafkaOperationError
 from console.models import Cluster
-from console.views._helpers import get_cluster_for_user
 
 
 class JsonBody(JSONParser):
@@ -52,7 +52,7 @@ class ApiView(APIView):
 
     def cluster(self, name: str, perm: str = access.VIEW) -> Cluster:
         """404 when the caller cannot see the cluster, 403 when they see it but lack perm (as the pages)."""
-        return get_cluster_for_user(self.request, name, perm)
+        return lookup.cluster_for(self.request.user, name, perm)
 
     @property
     def ip(self) -> str | None:

@@ -9,16 +9,13 @@ from django.http import Http404
 
 from console import access, operations, refusals
 from console.addresses import client_ip as client_ip  # the views' name for it
+from console.clusters import lookup
 from console.models import Cluster, Operation
 
 
 def get_cluster_for_user(request, name: str, perm: str = access.VIEW) -> Cluster:
     """404 when the user cannot see the cluster at all, 403 when they can see it but lack perm."""
-    cluster = Cluster.objects.filter(name=name).first()
-    if cluster is None or not access.can(request.user, cluster, access.VIEW):
-        raise Http404("No such cluster.")
-    if perm != access.VIEW:
-        access.require(request.user, cluster, perm)
+    cluster = lookup.cluster_for(request.user, name, perm)
     request.console_cluster = cluster  # the navigation's context processor reads it from here
     return cluster
 

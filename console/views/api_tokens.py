@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from console.api import tokens
 from console.forms.api_tokens import TokenForm
+from console.identity import tokens
 from console.views._helpers import client_ip
 
 

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509 import load_pem_x509_certificate
 from django.urls import reverse
 
-from console.api import tokens
+from console.identity import tokens
 from console.models import AuditEvent, Cluster, Role, RoleBinding
 from sandbox.pki import make_ca
 from sandbox.security import SandboxSecurity

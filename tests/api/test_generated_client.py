@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from console.api import tokens
+from console.identity import tokens
 from console.models import AuditEvent, Reassignment
 from tests.conftest import run_now
 from tests.unit.matrix_world import kafka_restored

@@ -336,7 +336,7 @@ ANYONE = VIEWERS | {"outsider"}
 
 
 def _own_token(w: World) -> tuple:
-    from console.api import tokens
+    from console.identity import tokens
 
     token = tokens.create_token(actor=w.people["viewer"], name=uniq("matrix"), scope="read", days=1).token
     return None, {"token_id": token.pk}, {}

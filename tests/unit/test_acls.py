@@ -12,8 +12,8 @@ from django.urls import reverse
 from console.acls import actions as acls
 from console.acls import authorizer
 from console.acls import core as acl_rules
-from console.api import tokens
 from console.clusters.actions import gateway_for
+from console.identity import tokens
 from console.kafka.types import AclBinding, AclBindingFilter
 from console.models import AuditEvent
 

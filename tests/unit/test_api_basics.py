@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from console.api import tokens
+from console.identity import tokens
 from console.models import ApiToken, AuditEvent
 from console.models.api import IdempotencyRecord
 

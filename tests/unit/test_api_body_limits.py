@@ -15,7 +15,8 @@ from django.core.exceptions import RequestDataTooBig
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
-from console.api import errors, tokens, views_topics
+from console.api import errors, views_topics
+from console.identity import tokens
 from console.models import AuditEvent, ChangeRequest
 from console.reassignment.planner import PlanParseError, parse_plan
 from console.uploads import MAX_DEPTH, UploadError, load_json

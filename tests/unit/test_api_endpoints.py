@@ -9,8 +9,8 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from console.api import tokens
 from console.clusters.actions import gateway_for
+from console.identity import tokens
 from console.kafka import AclBinding, ConfigResource
 from console.models import AuditEvent, Cluster, Operation, OperationState, Reassignment
 from console.models.requests import ChangeRequest

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from console.api import tokens
+from console.identity import tokens
 from console.models.api import IdempotencyRecord
 
 pytestmark = pytest.mark.django_db

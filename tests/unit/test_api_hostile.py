@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 from django.urls import reverse
 
-from console.api import tokens
+from console.identity import tokens
 from console.models import Cluster, Role, RoleBinding
 from tests.unit.api_rows import ROWS, ApiRow
 from tests.unit.hostile_api import (

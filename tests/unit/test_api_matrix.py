@@ -12,8 +12,8 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from console.api import tokens
 from console.clusters.actions import gateway_for
+from console.identity import tokens
 from console.models import ApiToken, Cluster
 from sandbox.testing import running_sandbox
 from tests.conftest import DISPATCHED

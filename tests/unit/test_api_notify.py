@@ -90,7 +90,7 @@ def test_a_webhook_secret_is_never_stored_in_clear_for_a_retry_and_a_retry_gets_
     from django.db import connection
     from django.urls import reverse
 
-    from console.api import tokens
+    from console.identity import tokens
     from console.models import IdempotencyRecord
 
     bearer = tokens.create_token(actor=personas["admin"], name="t", scope="write", days=1).secret

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from console.api import tokens
+from console.identity import tokens
 from console.models import AuditEvent, IdentityLink
 
 pytestmark = pytest.mark.django_db

@@ -174,7 +174,7 @@ def test_the_plan_prefers_the_finest_unit_synonym_in_the_keys_unit():
 
 
 def test_the_page_and_the_api_show_the_note_and_the_confirmation(client, personas, kafka_cluster):
-    from console.api import tokens
+    from console.identity import tokens
 
     alter(personas, kafka_cluster, 1, ("log.retention.ms", "SET", "-5"))
     client.force_login(personas["operator"])

@@ -122,7 +122,7 @@ def test_it_refuses_a_name_that_resolves_to_an_internal_address_when_saved_and_w
 def test_the_page_and_the_api_say_why_an_internal_url_is_refused(people, offline_cluster, closed, client):
     from rest_framework.test import APIClient
 
-    from console.api import tokens
+    from console.identity import tokens
 
     client.force_login(people["admin"])
     page = client.post(

@@ -8,8 +8,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from console.api import tokens
 from console.clusters.actions import gateway_for
+from console.identity import tokens
 from console.kafka import TopicPartition
 from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import PartitionState, Reassignment

@@ -21,7 +21,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from console.api import tokens
+from console.identity import tokens
 from console.kafka import close_all
 from console.models import AuditEvent, Cluster, Operation
 from console.models.notify import NotificationDelivery

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from console import access
 from console import system_actor as system
-from console.api import tokens
+from console.identity import tokens
 from console.models import AuditEvent, IdentityLink, Role, RoleBinding, SystemActor
 from tests.sso.fixtures import identity_provider, oidc_provider  # noqa: F401 - fixtures
 from tests.sso.helpers import provider_login, use_oidc
