@@ -40,6 +40,12 @@ def _write(n: int, actor=None) -> list[AuditEvent]:
     return events
 
 
+def _tamper(sql: str, params: list | None = None) -> None:
+    """Change the audit tables behind the ORM's back, as someone with database access could."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
 def test_it_links_each_event_to_the_one_before():
     events = _write(3)
     assert events[0].prev_hash == audit.GENESIS_HASH
@@ -87,42 +93,35 @@ def test_it_must_be_written_inside_the_change_transaction():
         audit.record(actor=None, action="topic.create")
 
 
-def test_it_names_an_edited_event():
-    events = _write(4)
-    with connection.cursor() as cursor:
-        cursor.execute("UPDATE console_auditevent SET actor_name = 'mallory' WHERE id = %s", [events[2].pk])
+EDIT_ACTOR = "UPDATE console_auditevent SET actor_name = 'mallory' WHERE id = %s"
+DELETE_EVENT = "DELETE FROM console_auditevent WHERE id = %s"
+
+
+@pytest.mark.parametrize(
+    ("written", "sql", "tampered", "broken", "verified", "reason"),
+    [
+        pytest.param(4, EDIT_ACTOR, 2, 2, 1, "edited", id="an-edited-event"),
+        pytest.param(4, DELETE_EVENT, 1, 2, 0, "missing", id="the-link-after-a-deleted-event"),
+        pytest.param(3, DELETE_EVENT, 2, 2, 1, "removed", id="the-newest-event-removed"),
+    ],
+)
+def test_it_names_where_tampering_broke_the_chain(written, sql, tampered, broken, verified, reason):
+    events = _write(written)
+    _tamper(sql, [events[tampered].pk])
     status = audit.verify_chain()
-    assert not status.ok
-    assert status.broken_at == events[2].pk
-    assert status.verified_up_to == events[1].pk
-    assert "edited" in status.reason
-
-
-def test_it_names_the_link_after_a_deleted_event():
-    events = _write(4)
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM console_auditevent WHERE id = %s", [events[1].pk])
-    status = audit.verify_chain()
-    assert not status.ok
-    assert status.broken_at == events[2].pk
-    assert "missing" in status.reason
-
-
-def test_it_notices_the_newest_event_removed():
-    events = _write(3)
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM console_auditevent WHERE id = %s", [events[2].pk])
-    status = audit.verify_chain()
-    assert not status.ok
-    assert status.broken_at == events[2].pk
+    assert (status.ok, status.broken_at, status.verified_up_to) == (
+        False,
+        events[broken].pk,
+        events[verified].pk,
+    )
+    assert reason in status.reason
 
 
 def test_audit_verify_command_reports_intact_and_broken_chains(capsys):
     events = _write(2)
     call_command("audit_verify")
     assert "intact: 2 events" in capsys.readouterr().out
-    with connection.cursor() as cursor:
-        cursor.execute("UPDATE console_auditevent SET params = '{}' WHERE id = %s", [events[0].pk])
+    _tamper("UPDATE console_auditevent SET params = '{}' WHERE id = %s", [events[0].pk])
     with pytest.raises(CommandError, match=f"BROKEN at event {events[0].pk}"):
         call_command("audit_verify")
 
@@ -171,8 +170,7 @@ def test_archive_by_date_and_the_anchor_moves_forward(tmp_path):
 def test_deleting_rows_outside_the_archive_command_is_still_detected(tmp_path):
     events = _write(6)
     audit_archive.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk)
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM console_auditevent WHERE id = %s", [events[2].pk])  # first kept event
+    _tamper("DELETE FROM console_auditevent WHERE id = %s", [events[2].pk])  # first kept event
     status = audit.verify_chain()
     assert (status.ok, status.broken_at) == (False, events[3].pk)
     assert "missing" in status.reason and status.verified_up_to == events[1].pk
@@ -180,12 +178,10 @@ def test_deleting_rows_outside_the_archive_command_is_still_detected(tmp_path):
 
 def test_an_anchor_moved_without_an_archive_event_is_detected():
     events = _write(4)
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM console_auditevent WHERE id <= %s", [events[1].pk])
-        cursor.execute(
-            "UPDATE console_auditchainhead SET anchor_id = %s, anchor_hash = %s",
-            [events[1].pk, events[1].hash],
-        )
+    _tamper("DELETE FROM console_auditevent WHERE id <= %s", [events[1].pk])
+    _tamper(
+        "UPDATE console_auditchainhead SET anchor_id = %s, anchor_hash = %s", [events[1].pk, events[1].hash]
+    )
     status = audit.verify_chain()
     assert (status.ok, status.broken_at) == (False, events[1].pk)
     assert "not the one an audit.archive event recorded" in status.reason
@@ -193,8 +189,7 @@ def test_an_anchor_moved_without_an_archive_event_is_detected():
 
 def test_archiving_a_broken_chain_is_refused_and_deletes_nothing(tmp_path):
     events = _write(3)
-    with connection.cursor() as cursor:
-        cursor.execute("UPDATE console_auditevent SET params = '{}' WHERE id = %s", [events[1].pk])
+    _tamper("UPDATE console_auditevent SET params = '{}' WHERE id = %s", [events[1].pk])
     with pytest.raises(audit_archive.AuditArchiveError, match=f"broken at event {events[1].pk}"):
         audit_archive.archive_events(out=tmp_path / "a.jsonl", before_id=events[2].pk + 1)
     assert AuditEvent.objects.count() == 3 and list(tmp_path.iterdir()) == []
@@ -206,8 +201,7 @@ def test_the_migration_backfills_the_target_index_from_existing_events():
 
     backfill = import_module("console.migrations.0005_audit_targets").backfill_targets
     events = _write(3)
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM console_audittarget")
+    _tamper("DELETE FROM console_audittarget")
     backfill(apps, None)
     rows = AuditTarget.objects.order_by("event_id").values_list("event_id", "target", "name")
     assert list(rows) == [(e.pk, f"topic:t{i}", f"t{i}") for i, e in enumerate(events)]
