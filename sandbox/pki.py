@@ -58,6 +58,39 @@ def _san(names: tuple[str, ...] | list[str]) -> x509.SubjectAlternativeName:
     return x509.SubjectAlternativeName(entries)
 
 
+def _certificate(
+    subject: x509.Name, issuer: x509.Name, key: PrivateKey, start: dt.datetime, end: dt.datetime, *, ca: bool
+) -> x509.CertificateBuilder:
+    """What every certificate here carries: names, key, serial, validity, basic constraints (a CA:
+    path length 0), key usage (a CA signs certificates and CRLs; a leaf signs, and an RSA leaf
+    enciphers keys for TLS 1.2's RSA suites) and its subject key id."""
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=0 if ca else None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=not ca and isinstance(key, rsa.RSAPrivateKey),
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=ca,
+                crl_sign=ca,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+    )
+
+
 @dataclass(frozen=True)
 class CA:
     """A certificate authority: its certificate and (unencrypted PKCS#8) key, both PEM."""
@@ -89,32 +122,9 @@ class CA:
         if organization:
             attrs.insert(0, x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization))
         usage = ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH
-        rsa_key = isinstance(key, rsa.RSAPrivateKey)
         builder = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name(attrs))
-            .issuer_name(ca_cert.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(start)
-            .not_valid_after(end)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    content_commitment=False,
-                    key_encipherment=rsa_key,  # RSA key exchange (TLS 1.2 RSA suites)
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=False,
-                    crl_sign=False,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
+            _certificate(x509.Name(attrs), ca_cert.subject, key, start, end, ca=False)
             .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),  # type: ignore[arg-type]
                 critical=False,
@@ -136,32 +146,7 @@ def make_ca(
     key = _new_key(key_type)
     start, end = _validity(not_before, not_after)
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
-    )
+    cert = _certificate(subject, subject, key, start, end, ca=True).sign(key, hashes.SHA256())
     return CA(_cert_pem(cert), _key_pem(key))
 
 

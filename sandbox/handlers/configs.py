@@ -296,27 +296,19 @@ def _duplicates(resources: list[Any]) -> set[tuple[int, str]]:
     return {k for k in keys if keys.count(k) > 1}
 
 
-@api(AlterConfigsRequest, 0, 2, controller=True)
-def alter_configs(ctx: RequestContext, req: Any) -> Any:
-    """Legacy AlterConfigs: the given set replaces the resource's dynamic configs."""
+def _alter_each(ctx: RequestContext, req: Any, response: Any, incremental: bool, refusal: Any) -> Any:
+    """One answer per resource: a resource named twice (or with a ``refusal(resource)``) refused
+    with INVALID_REQUEST, the others' changes applied (legacy: every given key set)."""
     out = []
-    ar = AlterConfigsResponse.AlterConfigsResourceResponse
+    ar = response.AlterConfigsResourceResponse
     dup = _duplicates(req.resources)
     for r in req.resources:
-        nulls = [c.name for c in r.configs if c.value is None]
-        if (r.resource_type, r.resource_name) in dup:
-            code, msg = 42, DUPLICATE_RESOURCE
-        elif nulls and r.resource_type == TOPIC:
-            code, msg = 42, f"Null value not supported for : {nulls[0]}"
+        refused = DUPLICATE_RESOURCE if (r.resource_type, r.resource_name) in dup else refusal(r)
+        if refused:
+            code, msg = 42, refused
         else:
-            code, msg = _apply(
-                ctx,
-                r.resource_type,
-                r.resource_name,
-                [(c.name, SET, c.value) for c in r.configs],
-                req.validate_only,
-                False,
-            )
+            changes = [(c.name, c.config_operation if incremental else SET, c.value) for c in r.configs]
+            code, msg = _apply(ctx, r.resource_type, r.resource_name, changes, req.validate_only, incremental)
         out.append(
             ar(
                 error_code=code,
@@ -325,33 +317,22 @@ def alter_configs(ctx: RequestContext, req: Any) -> Any:
                 resource_name=r.resource_name,
             )
         )
-    return AlterConfigsResponse(version=ctx.version, throttle_time_ms=0, responses=out)
+    return response(version=ctx.version, throttle_time_ms=0, responses=out)
+
+
+def _null_topic_value(r: Any) -> str | None:
+    """Legacy AlterConfigs refuses a topic config without a value."""
+    nulls = [c.name for c in r.configs if c.value is None]
+    return f"Null value not supported for : {nulls[0]}" if nulls and r.resource_type == TOPIC else None
+
+
+@api(AlterConfigsRequest, 0, 2, controller=True)
+def alter_configs(ctx: RequestContext, req: Any) -> Any:
+    """Legacy AlterConfigs: the given set replaces the resource's dynamic configs."""
+    return _alter_each(ctx, req, AlterConfigsResponse, False, _null_topic_value)
 
 
 @api(IncrementalAlterConfigsRequest, 0, 1, controller=True)
 def incremental_alter_configs(ctx: RequestContext, req: Any) -> Any:
     """KIP-339 set / delete / append / subtract per config key."""
-    out = []
-    ar = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
-    dup = _duplicates(req.resources)
-    for r in req.resources:
-        if (r.resource_type, r.resource_name) in dup:
-            code, msg = 42, DUPLICATE_RESOURCE
-        else:
-            code, msg = _apply(
-                ctx,
-                r.resource_type,
-                r.resource_name,
-                [(c.name, c.config_operation, c.value) for c in r.configs],
-                req.validate_only,
-                True,
-            )
-        out.append(
-            ar(
-                error_code=code,
-                error_message=msg,
-                resource_type=r.resource_type,
-                resource_name=r.resource_name,
-            )
-        )
-    return IncrementalAlterConfigsResponse(version=ctx.version, throttle_time_ms=0, responses=out)
+    return _alter_each(ctx, req, IncrementalAlterConfigsResponse, True, lambda r: None)

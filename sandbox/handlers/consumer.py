@@ -17,7 +17,15 @@ from typing import Any
 
 from sandbox import consumer_groups as cg
 from sandbox.apis import RequestContext, api
-from sandbox.handlers.coordinator import GROUP_OPS, coordinator, expire_group
+from sandbox.handlers.coordinator import (
+    GROUP_ID_NOT_FOUND,
+    GROUP_OPS,
+    INVALID_GROUP_ID,
+    NOT_COORDINATOR,
+    UNKNOWN_MEMBER_ID,
+    coordinator,
+    expire_group,
+)
 from sandbox.protocol import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
@@ -26,8 +34,7 @@ from sandbox.protocol import (
 )
 from sandbox.state import ConsumerMember, Group
 
-NOT_COORDINATOR, INVALID_GROUP_ID, UNKNOWN_MEMBER_ID, INVALID_REQUEST = 16, 24, 25, 42
-GROUP_ID_NOT_FOUND, FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH = 69, 82, 110
+INVALID_REQUEST, FENCED_INSTANCE_ID, FENCED_MEMBER_EPOCH = 42, 82, 110
 UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION = 111, 112, 128
 LEAVE_EPOCH, STATIC_LEAVE_EPOCH = -1, -2
 AUTHORIZED_OPS_NONE = -(2**31)  # Kafka's "not requested" bitfield

@@ -16,6 +16,9 @@ from sandbox import consumer_groups as cg
 from sandbox.state import ClusterState, Group
 
 GROUP_OPS = {3, 6, 8, 10, 11}  # READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
+# Kafka's error codes more than one group handler answers with (groups, membership, consumer).
+NOT_COORDINATOR, ILLEGAL_GENERATION, INVALID_GROUP_ID, UNKNOWN_MEMBER_ID = 16, 22, 24, 25
+REBALANCE_IN_PROGRESS, GROUP_ID_NOT_FOUND = 27, 69
 
 
 def coordinator(st: ClusterState, group_id: str) -> int:

@@ -33,12 +33,21 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, Consume
 
 from sandbox import consumer_groups as cg
 from sandbox.apis import RequestContext, api
-from sandbox.handlers.coordinator import GROUP_OPS, coordinator, expire_group
+from sandbox.handlers.coordinator import (
+    GROUP_ID_NOT_FOUND,
+    GROUP_OPS,
+    ILLEGAL_GENERATION,
+    INVALID_GROUP_ID,
+    NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+    coordinator,
+    expire_group,
+)
 from sandbox.state import ClusterState, Group
 
-UNKNOWN_TOPIC_OR_PARTITION, NOT_COORDINATOR, ILLEGAL_GENERATION, INVALID_GROUP_ID = 3, 16, 22, 24
-UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, UNSUPPORTED_VERSION = 25, 27, 35
-NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, GROUP_SUBSCRIBED_TO_TOPIC, STALE_MEMBER_EPOCH = 68, 69, 86, 113
+UNKNOWN_TOPIC_OR_PARTITION, UNSUPPORTED_VERSION = 3, 35
+NON_EMPTY_GROUP, GROUP_SUBSCRIBED_TO_TOPIC, STALE_MEMBER_EPOCH = 68, 86, 113
 LIVE_CLASSIC_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance")
 
 
@@ -155,30 +164,23 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
             continue
         expire_group(st, g, ctx.node.node_id)
         stable = g.state == "Stable"
-        members = []
-        for m in g.members:
-            meta, asg = _member_bytes(g, m)
-            members.append(
-                dg.DescribedGroupMember(
-                    member_id=m.member_id,
-                    group_instance_id=None,
-                    client_id=m.client_id,
-                    client_host=m.client_host,
-                    member_metadata=meta if stable else b"",
-                    member_assignment=asg if stable else b"",
-                )
+        # synthetic members (add_group), then live JoinGroup members: id, client, host, metadata, assignment
+        described = [(m.member_id, m.client_id, m.client_host, *_member_bytes(g, m)) for m in g.members]
+        described += [
+            (m.member_id, m.client_id, m.client_host, m.protocols.get(g.protocol, b""), m.assignment)
+            for m in g.live.values()
+        ]
+        members = [
+            dg.DescribedGroupMember(
+                member_id=member_id,
+                group_instance_id=None,
+                client_id=client_id,
+                client_host=client_host,
+                member_metadata=meta if stable else b"",
+                member_assignment=asg if stable else b"",
             )
-        for lm in g.live.values():
-            members.append(
-                dg.DescribedGroupMember(
-                    member_id=lm.member_id,
-                    group_instance_id=None,
-                    client_id=lm.client_id,
-                    client_host=lm.client_host,
-                    member_metadata=lm.protocols.get(g.protocol, b"") if stable else b"",
-                    member_assignment=lm.assignment if stable else b"",
-                )
-            )
+            for member_id, client_id, client_host, meta, asg in described
+        ]
         out.append(
             dg(
                 error_code=0,
@@ -205,6 +207,27 @@ def _offsets(
             by.setdefault(t, []).append((p, off))
         return list(by.items())
     return [(t, [(p, g.offsets.get((t, p), -1)) for p in ps]) for t, ps in topics]
+
+
+def _fetched(topic: Any, partition: Any, res: list[tuple[str, list[tuple[int, int]]]]) -> list[Any]:
+    """``_offsets``'s answer as OffsetFetch topics (one group per request before v8, many from v8:
+    the same fields under other class names)."""
+    return [
+        topic(
+            name=t,
+            partitions=[
+                partition(
+                    partition_index=p,
+                    committed_offset=o,
+                    committed_leader_epoch=-1,
+                    metadata="",
+                    error_code=0,
+                )
+                for p, o in ps
+            ],
+        )
+        for t, ps in res
+    ]
 
 
 def _fetch_check(st: ClusterState, g: Group | None, member_id: str | None, epoch: int, node_id: int) -> int:
@@ -234,22 +257,7 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
             version=v,
             throttle_time_ms=0,
             error_code=0,
-            topics=[
-                ot(
-                    name=t,
-                    partitions=[
-                        ot.OffsetFetchResponsePartition(
-                            partition_index=p,
-                            committed_offset=o,
-                            committed_leader_epoch=-1,
-                            metadata="",
-                            error_code=0,
-                        )
-                        for p, o in ps
-                    ],
-                )
-                for t, ps in res
-            ],
+            topics=_fetched(ot, ot.OffsetFetchResponsePartition, res),
         )
     groups = []
     og = of.OffsetFetchResponseGroup
@@ -265,27 +273,9 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
             continue
         topics = None if rg.topics is None else [(t.name, list(t.partition_indexes)) for t in rg.topics]
         res = _offsets(st, g, topics)
+        ot = og.OffsetFetchResponseTopics
         groups.append(
-            og(
-                group_id=rg.group_id,
-                error_code=0,
-                topics=[
-                    og.OffsetFetchResponseTopics(
-                        name=t,
-                        partitions=[
-                            og.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
-                                partition_index=p,
-                                committed_offset=o,
-                                committed_leader_epoch=-1,
-                                metadata="",
-                                error_code=0,
-                            )
-                            for p, o in ps
-                        ],
-                    )
-                    for t, ps in res
-                ],
-            )
+            og(group_id=rg.group_id, error_code=0, topics=_fetched(ot, ot.OffsetFetchResponsePartitions, res))
         )
     return of(version=v, throttle_time_ms=0, groups=groups)
 

@@ -24,13 +24,20 @@ from kafka.protocol.consumer import (
 )
 
 from sandbox.apis import Deferred, RequestContext, api
-from sandbox.handlers.coordinator import coordinator, expire_group, membership_changed
+from sandbox.handlers.coordinator import (
+    ILLEGAL_GENERATION,
+    NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+    coordinator,
+    expire_group,
+    membership_changed,
+)
 from sandbox.state import ClusterState, Group, LiveMember
 
 POLL_S = 0.05
 MAX_REBALANCE_S = 3.0
-UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS = 25, 22, 27
-NOT_COORDINATOR, MEMBER_ID_REQUIRED, INCONSISTENT_PROTOCOL = 16, 79, 23
+MEMBER_ID_REQUIRED, INCONSISTENT_PROTOCOL = 79, 23
 
 
 def _group(st: ClusterState, gid: str, ctx: RequestContext) -> tuple[int, Group | None]:
