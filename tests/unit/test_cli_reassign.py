@@ -16,7 +16,8 @@ from console.models.reassignment import Reassignment
 from console.reassignment import planner
 from tests.conftest import run_now, throttle_configs_on
 from tests.unit.matrix_world import kafka_restored
-from tests.unit.test_reassign_run import make_topic as reassign_topic
+from tests.unit.reassign_world import make_topic as reassign_topic
+from tests.unit.reassign_world import plan_file
 
 pytestmark = pytest.mark.django_db
 MB = 1024 * 1024
@@ -84,11 +85,7 @@ def test_execute_then_verify_to_completion_with_the_throttles_taken_back(
     personas, kafka_cluster, restored, tmp_path
 ):
     topic = make_topic(restored, [[1, 2]])
-    plan = write(
-        tmp_path,
-        "plan.json",
-        {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 3]}]},
-    )
+    plan = plan_file(tmp_path, {(topic, 0): [1, 3]})
     code, out = run(
         "reassign", "--execute", "--reassignment-json-file", plan, "--throttle", str(MB),
         "--output", "json", "--as", "operator",
@@ -150,8 +147,7 @@ def _finish(r: Reassignment, sandbox) -> None:
 
 def test_cancel_through_the_console_and_refusals(personas, kafka_cluster, restored, tmp_path):
     topic = make_topic(restored, [[1, 2]])
-    doc = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 3]}]}
-    plan = write(tmp_path, "plan.json", doc)
+    plan = plan_file(tmp_path, {(topic, 0): [1, 3]})
     code, out = run("reassign", "--execute", "--reassignment-json-file", plan, "--as", "viewer")
     assert code == 3
     refused = AuditEvent.objects.order_by("-id").first()
@@ -160,11 +156,7 @@ def test_cancel_through_the_console_and_refusals(personas, kafka_cluster, restor
         "refused",
         "viewer",
     )
-    bad = write(
-        tmp_path,
-        "bad.json",
-        {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 1]}]},
-    )
+    bad = plan_file(tmp_path, {(topic, 0): [1, 1]}, "bad.json")
     code, out = run("reassign", "--execute", "--reassignment-json-file", bad, "--as", "operator")
     assert code == 4
     code, out = run("reassign", "--verify", "--reassignment-json-file", plan, "--as", "operator")

@@ -16,7 +16,7 @@ from console.models.reassignment import PartitionState, Reassignment
 from console.reassignment import actions as reassignment_actions
 from console.reassignment import progress
 from tests.conftest import run_now
-from tests.unit.test_reassign_run import make_topic, start
+from tests.unit.reassign_world import LaggingMetadata, make_topic, plan_file, start
 
 pytestmark = pytest.mark.django_db
 
@@ -197,14 +197,9 @@ def test_the_cli_verify_says_what_kafka_has_after_a_cancel_and_gives_the_rollbac
     personas, kafka_cluster, frozen, tmp_path
 ):
     from tests.unit.test_cli_reassign import run as cli
-    from tests.unit.test_cli_reassign import write
 
     topic = make_topic(frozen, [[1, 2]])
-    plan = write(
-        tmp_path,
-        "plan.json",
-        {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [2, 3]}]},
-    )
+    plan = plan_file(tmp_path, {(topic, 0): [2, 3]})
     code, _ = cli(
         "reassign", "--execute", "--reassignment-json-file", plan, "--throttle", str(MB), "--as", "operator"
     )
@@ -243,41 +238,21 @@ def test_a_broker_still_showing_the_move_is_read_again_before_the_cancel_is_judg
 ):
     """Real Kafka: the brokers apply a cancel from the metadata log a moment after the controller
     accepted it; a broker answering Metadata first still lists the replica being added."""
-    import dataclasses
 
-    from console.kafka.types import TopicMetadata
     from console.reassignment import finish
 
     topic = make_topic(frozen, [[1, 2]])
     op, r = start(personas, kafka_cluster, {(topic, 0): (2, 3)})
     run_now(op.pk)
-    real_gateway_for = finish.gateway_for
-    stale_answers = []
-
-    class Lagging:
-        def __init__(self, gw):
-            self._gw = gw
-
-        def __getattr__(self, name):
-            return getattr(self._gw, name)
-
-        def describe_topics(self, names):
-            answer = self._gw.describe_topics(names)
-            md = answer.get(topic)
-            if len(stale_answers) < 2 and md is not None and not isinstance(md, Exception):
-                stale_answers.append(1)  # the move's replica list, before the cancel
-                parts = tuple(dataclasses.replace(p, replicas=(2, 3, 1)) for p in md.partitions)
-                answer[topic] = TopicMetadata(md.name, parts, md.internal, md.topic_id)
-            return answer
-
-    monkeypatch.setattr(finish, "gateway_for", lambda cluster: Lagging(real_gateway_for(cluster)))
+    lagging = LaggingMetadata(finish.gateway_for, topic, (2, 3, 1))  # the move's replicas, before the cancel
+    monkeypatch.setattr(finish, "gateway_for", lagging)
     monkeypatch.setattr(finish, "READBACK_EVERY_S", 0.01)
     reassignment_actions.cancel_reassignment(actor=personas["operator"], reassignment=r)
     for _ in range(5):
         run_now(op.pk)
         if Operation.objects.get(pk=op.pk).finished:
             break
-    assert stale_answers == [1, 1]
+    assert lagging.stale_answers == 2
     row = r.partitions.get()
     assert (row.state, row.message) == (
         PartitionState.CANCELLED,

@@ -12,7 +12,6 @@ while Kafka went on is reconciled by the janitor; ``kafka reassign --verify`` sa
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from datetime import UTC
 from io import StringIO
@@ -24,18 +23,18 @@ from django.urls import reverse
 from django.utils import timezone
 
 from console import operations
-from console.api.views_ops import operation_json, reassignment_json
+from console.api.operations import operation_json
+from console.api.reassignment import reassignment_json
 from console.clusters.actions import gateway_for
 from console.models import AuditEvent, Cluster, Operation
-from console.models.reassignment import OWED_STATES, PartitionState, Reassignment, ThrottleEntry
-from console.reassignment import actions as reassignment
-from console.reassignment import finish, throttles
+from console.models.reassignment import OWED_STATES, PartitionState, ThrottleEntry
+from console.reassignment import finish
 from console.reassignment import janitor as reassign_janitor
 from tests.conftest import run_now, throttle_configs_on
+from tests.unit.reassign_world import clear_throttles, make_topic, plan_file, start
 
 pytestmark = pytest.mark.django_db
 
-MB = 1024 * 1024
 LOST_RUNS = 7  # more than OPERATION_MAX_ATTEMPTS (5)
 _names = itertools.count()
 POLLED_APIS = ("ListPartitionReassignments", "DescribeLogDirs", "Metadata", "ListOffsets", "DescribeConfigs")
@@ -53,14 +52,7 @@ def _quick(settings, sandbox):
         if not sandbox.state.brokers[b].up:
             sandbox.start_broker(b)
         sandbox.thaw_broker(b)  # a no-op unless a failed test left it frozen
-    state = sandbox.state
-    with state.lock:
-        for t in state.topics.values():
-            for config in throttles.REPLICA_CONFIGS:
-                t.configs.pop(config, None)
-        for configs in state.broker_configs.values():
-            for config in throttles.RATE_CONFIGS:
-                configs.pop(config, None)
+    clear_throttles(sandbox)
 
 
 @pytest.fixture
@@ -72,16 +64,10 @@ def cluster(kafka_cluster):
 
 
 def _start(personas, cluster, sandbox):
-    topic = f"lost-t{next(_names)}"
-    sandbox.create_topic(topic, partitions=1, replication_factor=2, assignment=[[1, 2]])
-    sandbox.produce_synthetic(topic, 8 * MB)
-    sandbox.advance(1)
-    sandbox.produce_synthetic(topic, 0)
-    op = reassignment.start_reassignment(
-        actor=personas["operator"], cluster=cluster, proposed={(topic, 0): (1, 3)}, throttle=1 * MB
-    )
+    topic = make_topic(sandbox, [[1, 2]], mb_per_partition=8, name=f"lost-t{next(_names)}")
+    op, r = start(personas, cluster, {(topic, 0): (1, 3)})
     run_now(op.pk)  # throttles set, submitted, first poll: moving
-    r = Reassignment.objects.get(operation=op)
+    r.refresh_from_db()
     assert (r.stage, r.partitions.get().state) == ("moving", PartitionState.MOVING)
     return op, r, topic
 
@@ -210,10 +196,7 @@ def test_it_reconciles_a_move_that_ended_errored_while_kafka_went_on(personas, c
 
 def test_it_verifies_from_kafka_and_says_contact_is_lost(personas, cluster, frozen, tmp_path):
     op, r, topic = _start(personas, cluster, frozen)
-    plan = tmp_path / "plan.json"
-    plan.write_text(
-        json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 3]}]})
-    )
+    plan = plan_file(tmp_path, {(topic, 0): [1, 3]})
 
     def verify():
         out = StringIO()

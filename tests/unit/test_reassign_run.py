@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gc
-import itertools
 from datetime import timedelta
 
 import pytest
@@ -13,7 +11,6 @@ from django.utils import timezone
 from console import operations
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource, TopicPartition, close_all
-from console.kafka.types import TopicMetadata
 from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import EntryState, PartitionState, Reassignment, Stage
 from console.reassignment import actions as reassignment
@@ -21,37 +18,15 @@ from console.reassignment import external, store, throttles
 from console.reassignment import janitor as reassign_janitor
 from console.reassignment.progress import replica_dicts
 from tests.conftest import run_now
+from tests.unit.reassign_world import MB, LaggingMetadata, clear_throttles, make_topic, start
 
 pytestmark = pytest.mark.django_db
-
-MB = 1024 * 1024
-_names = itertools.count()
 
 
 @pytest.fixture(autouse=True)
 def _no_throttles_left(sandbox):
-    """Tests that end mid-move leave throttle configs on the shared sandbox: take them all back,
-    so later modules (the Brokers page, the fault matrix) start from a cluster without any."""
     yield
-    state = sandbox.state
-    with state.lock:
-        for t in state.topics.values():
-            for config in throttles.REPLICA_CONFIGS:
-                t.configs.pop(config, None)
-        for configs in state.broker_configs.values():
-            for config in throttles.RATE_CONFIGS:
-                configs.pop(config, None)
-
-
-def make_topic(sandbox, assignment, mb_per_partition=10):
-    name = f"reassign-t{next(_names)}"
-    sandbox.create_topic(
-        name, partitions=len(assignment), replication_factor=len(assignment[0]), assignment=assignment
-    )
-    sandbox.produce_synthetic(name, mb_per_partition * MB * len(assignment))
-    sandbox.advance(1)
-    sandbox.produce_synthetic(name, 0)
-    return name
+    clear_throttles(sandbox)
 
 
 def topic_configs(cluster, topic):
@@ -71,13 +46,6 @@ def broker_rates(cluster, broker):
         for k in throttles.RATE_CONFIGS
         if k in entries and entries[k].source == "DYNAMIC_BROKER_CONFIG"
     }
-
-
-def start(personas, cluster, plan, throttle=1 * MB, **kw):
-    op = reassignment.start_reassignment(
-        actor=personas["operator"], cluster=cluster, proposed=plan, throttle=throttle, **kw
-    )
-    return op, Reassignment.objects.get(operation=op)
 
 
 def test_it_moves_a_partition_under_throttle_and_cleans_up(personas, kafka_cluster, frozen):
@@ -367,32 +335,16 @@ def test_a_broker_whose_metadata_lags_the_finished_move_does_not_make_it_diverge
 
     topic = make_topic(frozen, [[1, 2]], mb_per_partition=1)
     op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)}, throttle=None)
-    real_gateway_for = poll.gateway_for
-    stale_answers = []
-
-    class Lagging:
-        def __init__(self, gw):
-            self._gw = gw
-
-        def __getattr__(self, name):
-            return getattr(self._gw, name)
-
-        def describe_topics(self, names):
-            answer = self._gw.describe_topics(names)
-            md = answer.get(topic)
-            if len(stale_answers) < 2 and md is not None and not isinstance(md, Exception):
-                stale_answers.append(1)  # the lagging broker still has the old replicas
-                parts = tuple(dataclasses.replace(p, replicas=(1, 2)) for p in md.partitions)
-                answer[topic] = TopicMetadata(md.name, parts, md.internal, md.topic_id)
-            return answer
-
-    monkeypatch.setattr(poll, "gateway_for", lambda cluster: Lagging(real_gateway_for(cluster)))
+    lagging = LaggingMetadata(
+        poll.gateway_for, topic, (1, 2)
+    )  # the lagging broker still has the old replicas
+    monkeypatch.setattr(poll, "gateway_for", lagging)
     monkeypatch.setattr(poll, "VERIFY_RETRY_S", 0.01)
     run_now(op.pk)
     frozen.advance(30)
     run_now(op.pk)
     op.refresh_from_db()
-    assert stale_answers == [1, 1]
+    assert lagging.stale_answers == 2
     assert r.partitions.get().state == PartitionState.DONE
     assert op.state == OperationState.SUCCEEDED, op.error
 

@@ -94,23 +94,15 @@ def test_a_direct_post_cannot_change_an_internal_topics_configs(
     assert not AuditEvent.objects.filter(action="topic.config.alter", outcome="success").exists()
 
 
-MB = 1024 * 1024
-
-
 def _moving_reassignment(personas, cluster, sandbox, topic):
-    from console.models.reassignment import Reassignment
-    from console.reassignment import actions as reassignment
     from tests.conftest import run_now
+    from tests.unit.reassign_world import make_topic, start
 
-    sandbox.create_topic(topic, partitions=1, replication_factor=2, assignment=[[1, 2]])
-    sandbox.produce_synthetic(topic, 8 * MB)
-    sandbox.advance(1)
-    sandbox.produce_synthetic(topic, 0)
-    op = reassignment.start_reassignment(
-        actor=personas["operator"], cluster=cluster, proposed={(topic, 0): (1, 3)}, throttle=1 * MB
-    )
+    make_topic(sandbox, [[1, 2]], mb_per_partition=8, name=topic)
+    op, r = start(personas, cluster, {(topic, 0): (1, 3)})
     run_now(op.pk)
-    return op, Reassignment.objects.get(operation=op)
+    r.refresh_from_db()
+    return op, r
 
 
 def test_a_topic_deleted_mid_move_is_cleaned_up_once_not_audited_for_ever(personas, kafka_cluster, frozen):
