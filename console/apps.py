@@ -13,7 +13,7 @@ KIND_MODULES = (
     "console.reassignment.elections",
     "console.requests.worker",
     "console.telemetry.worker",
-    "console.audit.worker",
+    "console.integrity.worker",
 )
 
 # The modules that declare held kinds (each registers its kinds with change control when imported):

@@ -17,6 +17,6 @@ def reconcile_outcomes() -> int:
 def write_anchor() -> str:
     """Beat: append the checked chain's signed head to the anchor file outside the database (when it
     moved); returns "written", "unchanged", "refused" or "unwritable" and never raises for the file."""
-    from console.audit import chain
+    from console.integrity import chain
 
     return chain.append_anchor().outcome

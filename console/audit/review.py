@@ -1,6 +1,6 @@
 """Audit review: search and detail, scoped to what the reader may see.
 
-Writing and the chain walk live in ``audit/store.py``, the chain status in ``audit/chain.py``.
+Writing and the chain walk live in ``audit/store.py``, the chain status in ``integrity/chain.py``.
 Auditors and admins see the events of the clusters where they hold ``audit.view``; events without
 a cluster (or of a removed cluster) are for superusers only."""
 
@@ -79,7 +79,7 @@ def may_review(user) -> bool:
     return ids is None or bool(ids)
 
 
-def _require_reviewer(user) -> list[int] | None:
+def require_reviewer(user) -> list[int] | None:
     ids = auditable_cluster_ids(user)
     if ids is not None and not ids:
         raise PermissionDenied(f"You need the '{access.VIEW_AUDIT}' permission on at least one cluster.")
@@ -87,7 +87,7 @@ def _require_reviewer(user) -> list[int] | None:
 
 
 def _scoped(user) -> QuerySet:
-    ids = _require_reviewer(user)
+    ids = require_reviewer(user)
     qs = AuditEvent.objects.all()
     return qs if ids is None else qs.filter(cluster_id__in=ids)
 
@@ -236,7 +236,7 @@ def page_query(
     more than that. The export and detail views keep the ORM (_filtered); tests hold the two to the
     same rows for every filter field.
     """
-    ids = _require_reviewer(actor)
+    ids = require_reviewer(actor)
     f = audit_filter
     where: list[str] = []
     params: list[Any] = []

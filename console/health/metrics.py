@@ -179,7 +179,7 @@ def _notifications() -> Iterator[Metric]:
 
 
 def _audit() -> Iterator[Metric]:
-    from console.audit import chain
+    from console.integrity import chain
 
     head_id, signed = chain.last_verified()
     verified = signed.id if signed else 0

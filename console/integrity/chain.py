@@ -1,6 +1,6 @@
 """The audit chain's status for reviewers: the whole-chain check on the audit page (and for
 ``audit_anchor``), and the full re-verification, an Operation of kind ``audit.verify`` (its step is in
-``audit/worker.py``)."""
+``integrity/worker.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from console import notify, operations
 from console.audit import anchor, marker
 from console.audit import store as audit
 from console.audit.refusals import refused_as
-from console.audit.review import _require_reviewer
+from console.audit.review import require_reviewer
 from console.models import AuditChainHead, Operation
 from console.models.operations import FINISHED_STATES
 
@@ -116,7 +116,7 @@ def append_anchor() -> anchor.AnchorWrite:
 
 def chain_status(*, actor, batch_size: int = 2000) -> ChainView:
     """The audit page's chain check (check_chain) for a reviewer."""
-    _require_reviewer(actor)
+    require_reviewer(actor)
     return check_chain(batch_size=batch_size)
 
 
@@ -135,14 +135,14 @@ def latest_verify() -> Operation | None:
 
 def get_verify(*, actor, op_id: int) -> Operation | None:
     """A full-verification operation for a reviewer (None for any other operation id)."""
-    _require_reviewer(actor)
+    require_reviewer(actor)
     return Operation.objects.filter(pk=op_id, kind=VERIFY_KIND).first()
 
 
 @refused_as("audit.verify")
 def start_verify(*, actor, source_ip: str | None = None) -> Operation:
     """Queue a full re-walk of the chain on a worker; an unfinished one is reused, not duplicated."""
-    _require_reviewer(actor)
+    require_reviewer(actor)
     running = Operation.objects.filter(kind=VERIFY_KIND).exclude(state__in=FINISHED_STATES).first()
     if running is not None:
         return running

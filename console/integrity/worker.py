@@ -7,7 +7,7 @@ from dataclasses import asdict
 from console import operations
 from console.audit import review
 from console.audit import store as audit
-from console.audit.chain import VERIFY_ITEM, VERIFY_KIND, announce_broken
+from console.integrity.chain import VERIFY_ITEM, VERIFY_KIND, announce_broken
 from console.models import AuditChainHead, OperationState
 from console.operations import Done, Kind, Step
 

@@ -11,10 +11,10 @@ from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
-from console.audit import chain as chain_reads
 from console.audit import export as audit_export
 from console.audit import review as audit_review
 from console.forms.audit import AuditFilterForm
+from console.integrity import chain as chain_reads
 from console.views import htmx
 from console.views._helpers import client_ip
 

@@ -11,8 +11,8 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from console.audit import archive as audit_archive
-from console.audit import chain as audit_chain
 from console.audit import store as audit
+from console.integrity import chain as audit_chain
 from console.models import AuditEvent
 from tests.conftest import make_personas
 from tests.unit.test_audit_keyed import _edit, _write

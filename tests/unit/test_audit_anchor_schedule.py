@@ -16,7 +16,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from console.audit import anchor
-from console.audit import chain as audit_chain
+from console.integrity import chain as audit_chain
 from console.models import AuditEvent
 from tasks import audit as audit_tasks
 from tasks.celery import _beat_schedule

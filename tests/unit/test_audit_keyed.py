@@ -13,9 +13,9 @@ from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.urls import reverse
 
-from console.audit import chain as audit_chain
-from console.audit import marker
+from console.audit import audit_names, marker
 from console.audit import store as audit
+from console.integrity import chain as audit_chain
 from console.models import AuditChainHead, AuditEvent
 from tests.conftest import make_personas
 from tests.pg import database_text
@@ -193,7 +193,7 @@ def legacy_trail(monkeypatch):
 
 
 def test_legacy_events_verify_up_to_the_keyed_cut_over(legacy_trail):
-    rekey = AuditEvent.objects.get(action=audit.REKEY_ACTION)
+    rekey = AuditEvent.objects.get(action=audit_names.REKEY)
     assert rekey.pk == legacy_trail[-1].pk + 1 and rekey.prev_hash == legacy_trail[-1].hash
     assert rekey.params["legacy_up_to"] == {"id": legacy_trail[-1].pk, "hash": legacy_trail[-1].hash}
     after = _write(2)
@@ -207,7 +207,7 @@ def test_legacy_events_verify_up_to_the_keyed_cut_over(legacy_trail):
 def test_the_cut_over_cannot_be_moved_or_skipped(legacy_trail):
     after = _write(2)
     # Claiming a keyed event as legacy (to re-hash it without the key) breaks the cut-over's own HMAC.
-    rekey = AuditEvent.objects.get(action=audit.REKEY_ACTION)
+    rekey = AuditEvent.objects.get(action=audit_names.REKEY)
     moved = {**rekey.params, "legacy_up_to": {"id": after[0].pk, "hash": after[0].hash}}
     _edit(rekey.pk, json.dumps(moved))
     assert audit.legacy_cutover() == 0

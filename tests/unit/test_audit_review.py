@@ -14,12 +14,12 @@ from django.urls import reverse
 from django.utils import timezone
 
 from console import operations
-from console.audit import chain as audit_chain
 from console.audit import export as audit_export
 from console.audit import review as audit_review
 from console.audit import store as audit
-from console.audit import worker as audit_worker
 from console.audit.review import AuditFilter
+from console.integrity import chain as audit_chain
+from console.integrity import worker as audit_worker
 from console.models import AuditEvent, AuditTarget, Cluster, Operation, OperationState, Role, RoleBinding
 from console.operations import runner
 from tests.conftest import make_personas

@@ -9,9 +9,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from console.audit import chain
 from console.clusters import worker as health
 from console.clusters.actions import gateway_for
+from console.integrity import chain
 from console.models import AuditEvent, Cluster, Role, RoleBinding
 from console.requests import actions as requests
 from sandbox.testing import running_sandbox

@@ -274,9 +274,9 @@ def test_it_exports_each_family_with_what_happened(client, redis_only, kafka_clu
     from django.utils import timezone
 
     from console.audit import store as audit
-    from console.audit.chain import check_chain
     from console.clusters.actions import gateway_for
     from console.health.store import record_tick
+    from console.integrity.chain import check_chain
     from console.kafka import KafkaOperationError
     from console.models import AuditChainHead, NotificationChannel, NotificationDelivery, Operation
 

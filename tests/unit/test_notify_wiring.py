@@ -9,8 +9,8 @@ import pytest
 from django.db import connection, transaction
 
 from console import operations
-from console.audit import chain
 from console.audit import store as audit
+from console.integrity import chain
 from console.models import AuditEvent, OperationState
 from console.models.notify import NotificationDelivery
 from console.models.reassignment import Reassignment, ThrottleEntry

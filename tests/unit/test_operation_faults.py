@@ -26,10 +26,10 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
-from console.audit import chain as audit_chain
 from console.audit import store as audit
 from console.clusters import actions as cluster_actions
 from console.clusters import worker as health
+from console.integrity import chain as audit_chain
 from console.kafka import KafkaOperationError
 from console.models import Operation
 from console.models.operations import FINISHED_STATES

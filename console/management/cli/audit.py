@@ -13,11 +13,11 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from console.audit import chain as chain_reads
 from console.audit import export as audit_export
 from console.audit import review as audit_review
 from console.audit.anchor import AnchorError, anchor_problem, parse_anchor
 from console.forms.audit import AuditFilterForm
+from console.integrity import chain as chain_reads
 from console.management.cli.base import FAILED, OK, USAGE, common
 
 COLUMNS = ["id", "created_at", "actor", "on_behalf_of", "cluster", "action", "outcome", "targets"]

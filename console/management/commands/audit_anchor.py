@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from console.audit.anchor import head_anchor
-from console.audit.chain import append_anchor, check_chain, failure_text
+from console.integrity.chain import append_anchor, check_chain, failure_text
 
 
 class Command(BaseCommand):

@@ -7,8 +7,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from console.audit.anchor import AnchorError, anchor_problem, parse_anchor
-from console.audit.chain import failure_text
 from console.audit.store import verify_chain
+from console.integrity.chain import failure_text
 
 
 class Command(BaseCommand):
