@@ -3,7 +3,6 @@ their audit events (requested before Kafka, the outcome with before/after) and t
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 
 import pytest
@@ -15,22 +14,14 @@ from console.groups.core import ResetPlanError, ResetSpec
 from console.models import AuditEvent
 from console.models.outcomes import OwedOutcome
 from sandbox.apis import APIS
+from tests.unit.group_world import committed, log_topic, uniq
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
-def uniq(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
 def topic(sandbox, partitions: int = 3, start: int = 10, end: int = 100) -> str:
     """A topic whose partitions hold offsets start..end."""
-    name = uniq("gt")
-    sandbox.create_topic(name, partitions=partitions)
-    with sandbox.state.lock:
-        for p in sandbox.state.topics[name].partitions:
-            p.log_start_offset, p.end_offset = start, end
-    return name
+    return log_topic(sandbox, uniq("gt"), partitions, start, end)
 
 
 def group(sandbox, offsets: dict, members: dict | None = None) -> str:
@@ -39,9 +30,12 @@ def group(sandbox, offsets: dict, members: dict | None = None) -> str:
     return gid
 
 
-def committed(sandbox, gid: str) -> dict:
-    with sandbox.state.lock:
-        return dict(sandbox.state.groups[gid].offsets)
+def reset(personas, cluster, gid: str, spec: ResetSpec, *, who="operator", typed: str | None = None, **kw):
+    """``who`` resets the group's offsets, typing the group id (or ``typed``) to confirm."""
+    confirmation = gid if typed is None else typed
+    return actions.reset_offsets(
+        actor=personas[who], cluster=cluster, group_id=gid, spec=spec, confirmation=confirmation, **kw
+    )
 
 
 def events(action: str) -> list[AuditEvent]:
@@ -124,14 +118,7 @@ def test_a_dry_run_shows_current_to_new_and_changes_nothing(sandbox, personas, k
 def test_it_resets_an_empty_group_and_audits_before_and_after(sandbox, personas, kafka_cluster):
     t = topic(sandbox)
     gid = group(sandbox, {(t, 0): 40, (t, 1): 60})
-    result = actions.reset_offsets(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        group_id=gid,
-        spec=ResetSpec("to-earliest", "topic", t),
-        confirmation=gid,
-        source_ip="10.1.2.3",
-    )
+    result = reset(personas, kafka_cluster, gid, ResetSpec("to-earliest", "topic", t), source_ip="10.1.2.3")
     assert [(o.partition, o.before, o.after, o.ok) for o in result.outcomes] == [
         (0, 40, 10, True),
         (1, 60, 10, True),
@@ -165,13 +152,7 @@ def test_a_partition_kafka_refuses_is_named_in_the_outcome_and_the_event_is_part
         return got
 
     monkeypatch.setattr(KafkaGateway, "alter_consumer_group_offsets", refuse_partition_1)
-    result = actions.reset_offsets(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        group_id=gid,
-        spec=ResetSpec("to-earliest", "topic", t),
-        confirmation=gid,
-    )
+    result = reset(personas, kafka_cluster, gid, ResetSpec("to-earliest", "topic", t))
     assert [(o.partition, o.ok, o.status) for o in result.outcomes] == [
         (0, True, "reset"),
         (1, False, "failed"),
@@ -194,13 +175,7 @@ def test_a_reset_is_refused_while_the_group_has_members_named(sandbox, personas,
     )
     assert "billing-app (/127.0.0.1)" in preview.blocked
     with pytest.raises(actions.GroupNotEmpty, match=r"1 active member: billing-app \(/127.0.0.1\)"):
-        actions.reset_offsets(
-            actor=personas["operator"],
-            cluster=kafka_cluster,
-            group_id=gid,
-            spec=ResetSpec("to-latest"),
-            confirmation=gid,
-        )
+        reset(personas, kafka_cluster, gid, ResetSpec("to-latest"))
     assert committed(sandbox, gid) == {(t, 0): 40}
     [event] = events("group.offsets.reset")
     assert event.outcome == "refused" and "billing-app" in event.params["reason"]
@@ -212,13 +187,7 @@ def test_a_reset_needs_the_group_id_typed(sandbox, personas, kafka_cluster, type
     t = topic(sandbox)
     gid = group(sandbox, {(t, 0): 40})
     with pytest.raises(actions.ConfirmationError, match=f"Type the group id \\('{gid}'\\)"):
-        actions.reset_offsets(
-            actor=personas["operator"],
-            cluster=kafka_cluster,
-            group_id=gid,
-            spec=ResetSpec("to-latest"),
-            confirmation=typed,
-        )
+        reset(personas, kafka_cluster, gid, ResetSpec("to-latest"), typed=typed)
     assert committed(sandbox, gid) == {(t, 0): 40}
     assert [e.outcome for e in events("group.offsets.reset")] == ["refused"]
 
@@ -227,13 +196,7 @@ def test_a_plan_that_cannot_be_made_is_refused_before_kafka(sandbox, personas, k
     t = topic(sandbox)
     gid = group(sandbox, {(t, 0): 40})
     with pytest.raises(ResetPlanError, match="no committed offset"):
-        actions.reset_offsets(
-            actor=personas["operator"],
-            cluster=kafka_cluster,
-            group_id=gid,
-            spec=ResetSpec("shift-by", "topic", t, value=1),
-            confirmation=gid,
-        )
+        reset(personas, kafka_cluster, gid, ResetSpec("shift-by", "topic", t, value=1))
     assert [e.outcome for e in events("group.offsets.reset")] == ["refused"]
 
 
@@ -242,13 +205,7 @@ def test_only_operators_reset_offsets(sandbox, personas, kafka_cluster, who):
     t = topic(sandbox)
     gid = group(sandbox, {(t, 0): 40})
     with pytest.raises(PermissionDenied, match="group.manage"):
-        actions.reset_offsets(
-            actor=personas[who],
-            cluster=kafka_cluster,
-            group_id=gid,
-            spec=ResetSpec("to-latest"),
-            confirmation=gid,
-        )
+        reset(personas, kafka_cluster, gid, ResetSpec("to-latest"), who=who)
     with pytest.raises(PermissionDenied):
         actions.preview_reset(
             actor=personas[who], cluster=kafka_cluster, group_id=gid, spec=ResetSpec("to-latest")

@@ -14,6 +14,7 @@ from django.core.management.base import CommandError
 from console.groups import command as groups_command
 from console.management.commands import kafka as kafka_command
 from console.models import AuditEvent
+from tests.unit.group_world import committed, log_topic
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
@@ -29,17 +30,9 @@ def run(*args) -> tuple[int, str]:
 
 def setup(sandbox, offsets=None, members=None, end: int = 100) -> tuple[str, str]:
     topic, gid = f"cli-{uuid.uuid4().hex[:8]}", f"cli-group-{uuid.uuid4().hex[:8]}"
-    sandbox.create_topic(topic, partitions=2)
-    with sandbox.state.lock:
-        for p in sandbox.state.topics[topic].partitions:
-            p.log_start_offset, p.end_offset = 10, end
+    log_topic(sandbox, topic, 2, 10, end)
     sandbox.add_group(gid, members=members, offsets=offsets or {(topic, 0): 40, (topic, 1): 60})
     return topic, gid
-
-
-def committed(sandbox, gid):
-    with sandbox.state.lock:
-        return dict(sandbox.state.groups[gid].offsets)
 
 
 def test_the_exit_codes_are_the_kafka_commands():

@@ -3,12 +3,11 @@ fragment), the reset form (dry run, refusals, execute), deletes, the topic page'
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from django.urls import reverse
 
 from console.models import AuditEvent
+from tests.unit.group_world import committed, log_topic, uniq
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
@@ -18,17 +17,8 @@ def _own_lake(tmp_path, monkeypatch):
     monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
 
 
-def uniq(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
 def topic(sandbox, partitions: int = 2, start: int = 0, end: int = 100) -> str:
-    name = uniq("vt")
-    sandbox.create_topic(name, partitions=partitions)
-    with sandbox.state.lock:
-        for p in sandbox.state.topics[name].partitions:
-            p.log_start_offset, p.end_offset = start, end
-    return name
+    return log_topic(sandbox, uniq("vt"), partitions, start, end)
 
 
 def group(sandbox, offsets: dict, members: dict | None = None, gid: str = "") -> str:
@@ -39,11 +29,6 @@ def group(sandbox, offsets: dict, members: dict | None = None, gid: str = "") ->
 
 def url(route: str, cluster, **kwargs) -> str:
     return reverse(route, kwargs={"name": cluster.name, **kwargs})
-
-
-def offsets_of(sandbox, gid: str) -> dict:
-    with sandbox.state.lock:
-        return dict(sandbox.state.groups[gid].offsets)
 
 
 def test_the_list_shows_groups_with_lag_and_links(client, personas, kafka_cluster, sandbox):
@@ -108,7 +93,7 @@ def test_the_dry_run_shows_the_plan_and_changes_nothing(client, personas, kafka_
     assert f'data-tp="{t}-0"' in body and '<td class="new changed">20</td>' in body
     assert '<td class="new changed">40</td>' in body and "Execute reset" in body
     assert "70 is before" not in body and "10 is before the log start" in body
-    assert offsets_of(sandbox, gid) == {(t, 0): 70, (t, 1): 100}
+    assert committed(sandbox, gid) == {(t, 0): 70, (t, 1): 100}
     assert not AuditEvent.objects.filter(action__startswith="group.").exists()
 
 
@@ -128,7 +113,7 @@ def test_bad_reset_input_is_a_form_error_not_a_500(client, personas, kafka_clust
     ]:
         response = client.post(url("group_reset", kafka_cluster, group=gid), body)
         assert response.status_code == 200 and says in response.content.decode(), (body, says)
-    assert offsets_of(sandbox, gid) == {(t, 0): 70}
+    assert committed(sandbox, gid) == {(t, 0): 70}
 
 
 def test_execute_needs_the_group_id_and_an_empty_group(client, personas, kafka_cluster, sandbox):
@@ -142,7 +127,7 @@ def test_execute_needs_the_group_id_and_an_empty_group(client, personas, kafka_c
     idle = group(sandbox, {(t, 0): 70})
     unconfirmed = client.post(url("group_reset", kafka_cluster, group=idle), _reset_body(action="execute"))
     assert f"Type the group id (&#x27;{idle}&#x27;)" in unconfirmed.content.decode()
-    assert offsets_of(sandbox, busy) == {(t, 0): 70} and offsets_of(sandbox, idle) == {(t, 0): 70}
+    assert committed(sandbox, busy) == {(t, 0): 70} and committed(sandbox, idle) == {(t, 0): 70}
     assert [e.outcome for e in AuditEvent.objects.filter(action="group.offsets.reset")] == [
         "refused",
         "refused",
@@ -160,14 +145,14 @@ def test_execute_resets_and_goes_back_to_the_group(client, personas, kafka_clust
     assert response.status_code == 302 and response["Location"] == url(
         "group_detail", kafka_cluster, group=gid
     )
-    assert offsets_of(sandbox, gid) == {(t, 0): 70, (t, 1): 5}
+    assert committed(sandbox, gid) == {(t, 0): 70, (t, 1): 5}
     htmx = client.post(
         url("group_reset", kafka_cluster, group=gid),
         _reset_body(action="execute", confirmation=gid, mode="from-file", file_text=f"{t},0,50\n"),
         HTTP_HX_REQUEST="true",
     )
     assert htmx.status_code == 200 and htmx["HX-Redirect"] == url("group_detail", kafka_cluster, group=gid)
-    assert offsets_of(sandbox, gid) == {(t, 0): 50, (t, 1): 5}
+    assert committed(sandbox, gid) == {(t, 0): 50, (t, 1): 5}
     outcome = AuditEvent.objects.filter(action="group.offsets.reset", outcome="success").latest("id")
     assert outcome.before == {f"{t}-0": 70} and outcome.after == {f"{t}-0": 50}
 
@@ -179,7 +164,7 @@ def test_a_viewer_cannot_open_the_reset_or_delete_pages(client, personas, kafka_
     for route in ("group_reset", "group_delete", "group_offsets_delete"):
         assert client.get(url(route, kafka_cluster, group=gid)).status_code == 403
         assert client.post(url(route, kafka_cluster, group=gid), {"confirmation": gid}).status_code == 403
-    assert gid in sandbox.state.groups and offsets_of(sandbox, gid) == {(t, 0): 70}
+    assert gid in sandbox.state.groups and committed(sandbox, gid) == {(t, 0): 70}
 
 
 def test_deleting_a_group_from_its_page(client, personas, kafka_cluster, sandbox):
@@ -211,7 +196,7 @@ def test_deleting_offsets_of_a_topic_the_group_has_none_for_says_so(client, pers
         url("group_offsets_delete", kafka_cluster, group=gid), {"topic": "other", "confirmation": gid}
     )
     assert response.status_code == 200 and "no committed offsets for topic" in response.content.decode()
-    assert offsets_of(sandbox, gid) == {(t, 0): 1}
+    assert committed(sandbox, gid) == {(t, 0): 1}
 
 
 def test_the_topic_page_loads_its_consuming_groups(client, personas, kafka_cluster, sandbox):
