@@ -72,13 +72,12 @@ def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, 
     by_ds = {ds: [f for f in files if f.dataset == ds] for ds in lake.DATASETS}
     pos = lambda c: F.greatest(F.col(c), F.lit(0))  # noqa: E731 - -1 means unknown
     frames = {}
-    parts = _read_raw(
-        spark,
-        lake_dir,
-        cluster,
-        by_ds["partitions"],
-        lo_ms,
-        hi_ms,
+
+    def read(dataset: str, columns: list[str]):
+        return _read_raw(spark, lake_dir, cluster, by_ds[dataset], lo_ms, hi_ms, columns)
+
+    parts = read(
+        "partitions",
         [
             "ts",
             "topic",
@@ -99,30 +98,14 @@ def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, 
         F.max("retention_ms").alias("retention_ms"),
         F.max("retention_bytes").alias("retention_bytes"),
     ]
-    brokers = _read_raw(
-        spark,
-        lake_dir,
-        cluster,
-        by_ds["brokers"],
-        lo_ms,
-        hi_ms,
-        ["ts", "broker", "size_bytes", "total_bytes", "usable_bytes"],
-    )
+    brokers = read("brokers", ["ts", "broker", "size_bytes", "total_bytes", "usable_bytes"])
     if brokers is not None:
         frames["disk"] = brokers.groupBy("ts", "broker").agg(
             F.sum(F.greatest(F.coalesce("size_bytes", F.lit(0)), F.lit(0))).alias("size_bytes"),
             F.sum("total_bytes").alias("total_bytes"),
             F.sum("usable_bytes").alias("usable_bytes"),
         )
-    groups = _read_raw(
-        spark,
-        lake_dir,
-        cluster,
-        by_ds["groups"],
-        lo_ms,
-        hi_ms,
-        ["ts", "group", "topic", "lag", "committed_offset"],
-    )
+    groups = read("groups", ["ts", "group", "topic", "lag", "committed_offset"])
     if groups is not None:
         frames["groups"] = groups.groupBy("group", "topic", "ts").agg(
             F.sum("lag").alias("sum"), F.max("lag").alias("max"), F.sum("committed_offset").alias("committed")

@@ -27,48 +27,42 @@ DATASETS = ("partitions", "brokers", "groups")
 
 _TS = pa.timestamp("ms", tz="UTC")
 
-PARTITIONS = pa.schema(
-    [
-        ("schema_version", pa.int16()),
-        ("ts", _TS),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("leader", pa.int32()),
-        ("replicas", pa.list_(pa.int32())),
-        ("isr", pa.list_(pa.int32())),
-        ("replica_sizes", pa.list_(pa.int64())),  # aligned with replicas; -1 when a broker did not answer
-        ("log_start_offset", pa.int64()),  # -1 when unknown
-        ("log_end_offset", pa.int64()),  # -1 when unknown
-        ("size_bytes", pa.int64()),  # the leader's replica; -1 when unknown
-        ("retention_ms", pa.int64()),  # null when unknown
-        ("retention_bytes", pa.int64()),
-    ]
+
+def _dataset(*fields: tuple) -> pa.Schema:
+    """A dataset's schema: the schema version and the snapshot's time, then the dataset's own fields."""
+    return pa.schema([("schema_version", pa.int16()), ("ts", _TS), *fields])
+
+
+PARTITIONS = _dataset(
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
+    ("leader", pa.int32()),
+    ("replicas", pa.list_(pa.int32())),
+    ("isr", pa.list_(pa.int32())),
+    ("replica_sizes", pa.list_(pa.int64())),  # aligned with replicas; -1 when a broker did not answer
+    ("log_start_offset", pa.int64()),  # -1 when unknown
+    ("log_end_offset", pa.int64()),  # -1 when unknown
+    ("size_bytes", pa.int64()),  # the leader's replica; -1 when unknown
+    ("retention_ms", pa.int64()),  # null when unknown
+    ("retention_bytes", pa.int64()),
 )
 
-BROKERS = pa.schema(
-    [
-        ("schema_version", pa.int16()),
-        ("ts", _TS),
-        ("broker", pa.int32()),
-        ("log_dir", pa.string()),
-        ("size_bytes", pa.int64()),  # sum of the replicas in this log dir
-        ("total_bytes", pa.int64()),  # null when the broker does not report it (KIP-827)
-        ("usable_bytes", pa.int64()),
-        ("error", pa.string()),
-    ]
+BROKERS = _dataset(
+    ("broker", pa.int32()),
+    ("log_dir", pa.string()),
+    ("size_bytes", pa.int64()),  # sum of the replicas in this log dir
+    ("total_bytes", pa.int64()),  # null when the broker does not report it (KIP-827)
+    ("usable_bytes", pa.int64()),
+    ("error", pa.string()),
 )
 
-GROUPS = pa.schema(
-    [
-        ("schema_version", pa.int16()),
-        ("ts", _TS),
-        ("group", pa.string()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("committed_offset", pa.int64()),
-        ("log_end_offset", pa.int64()),
-        ("lag", pa.int64()),
-    ]
+GROUPS = _dataset(
+    ("group", pa.string()),
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
+    ("committed_offset", pa.int64()),
+    ("log_end_offset", pa.int64()),
+    ("lag", pa.int64()),
 )
 
 SCHEMAS = {"partitions": PARTITIONS, "brokers": BROKERS, "groups": GROUPS}
