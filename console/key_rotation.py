@@ -20,6 +20,7 @@ from console import crypto
 from console.audit import store as audit
 from console.audit.refusals import record_refusal
 
+ROTATE_ACTION = "secrets.rotate"  # its audit action name (a success, or the refusal of unreadable secrets)
 ROWS_NAMED = 20  # unreadable rows listed by name in the refusal; the rest are counted
 
 
@@ -74,7 +75,7 @@ def rotate_secrets(*, actor, dry_run: bool = False) -> Rotation:
             if rotation.total and not dry_run:
                 audit.record(
                     actor=actor,
-                    action="secrets.rotate",
+                    action=ROTATE_ACTION,
                     targets=sorted(label for label, n in rotation.re_encrypted.items() if n),
                     params={  # column labels are values: the trail masks keys that look secret
                         "columns": [
@@ -93,7 +94,7 @@ def rotate_secrets(*, actor, dry_run: bool = False) -> Rotation:
                 transaction.set_rollback(True)
     except SecretsUnreadable as exc:
         if not dry_run:
-            record_refusal(actor=actor, action="secrets.rotate", cluster=None, exc=exc, targets=exc.columns)
+            record_refusal(actor=actor, action=ROTATE_ACTION, cluster=None, exc=exc, targets=exc.columns)
         raise
     return rotation
 

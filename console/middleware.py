@@ -19,9 +19,8 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 
 from console.audit.outcomes import AuditUnavailable
-from console.audit.refusals import record_refusal
+from console.audit.refusals import record_refused_request
 from console.crypto import SecretUnreadable
-from console.models import Cluster
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +59,5 @@ class RefusedPostsMiddleware:
         user = getattr(request, "user", None)
         if user is None or not user.is_authenticated:
             return None
-        match = getattr(request, "resolver_match", None)
-        name = (match.kwargs.get("name") if match else None) or ""
-        record_refusal(
-            actor=user,
-            action=f"http.{match.url_name if match and match.url_name else 'post'}",
-            cluster=Cluster.objects.filter(name=name).first() if name else None,
-            exc=exception,
-            targets=[request.path[:300]],
-            source_ip=request.META.get("REMOTE_ADDR"),
-        )
+        record_refused_request(request, exception, door="http", source_ip=request.META.get("REMOTE_ADDR"))
         return None  # Django answers 403 as before

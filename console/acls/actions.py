@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from console import access, collector
+from console.acls import audit_names
 from console.acls import core as acl_rules
 from console.acls.authorizer import (
     ANY_HOST,
@@ -180,8 +181,8 @@ def _outcome(actor, cluster, action, results, *, source_ip, on_behalf_of, operat
         "cluster": cluster,
         "targets": [f"acl:{label(r.binding)}" for r in results],
         "params": {"bindings": bindings},
-        "before": bindings if action == "acl.delete" else None,
-        "after": bindings if action == "acl.create" else None,
+        "before": bindings if action == audit_names.ACL_DELETE else None,
+        "after": bindings if action == audit_names.ACL_CREATE else None,
         "outcomes": {f"acl:{label(r.binding)}": {"ok": r.ok, "message": r.message} for r in results},
         "operation": operation,
         "source_ip": source_ip,
@@ -189,7 +190,7 @@ def _outcome(actor, cluster, action, results, *, source_ip, on_behalf_of, operat
     }
 
 
-@refused_as("acl.change", AclValidationError)
+@refused_as(audit_names.ACL_CHANGE, AclValidationError)
 def change_acls(
     *,
     actor,
@@ -214,7 +215,7 @@ def change_acls(
         raise AclValidationError([f"at most {acl_rules.BATCH_MAX} bindings per change"])
     req = outcomes_log.requested(
         actor=actor,
-        action="acl.change",
+        action=audit_names.ACL_CHANGE,
         cluster=cluster,
         targets=[f"acl:{label(b)}" for b in deletes + creates],
         params={"delete": [to_dict(b) for b in deletes], "create": [to_dict(b) for b in creates]},
@@ -228,8 +229,12 @@ def change_acls(
     change.results += _run_creates(gateway, creates)
     kw = {"source_ip": source_ip, "on_behalf_of": on_behalf_of, "operation": operation}
     records = [
-        _outcome(actor, cluster, "acl.delete", [r for r in change.results if r.action == "delete"], **kw),
-        _outcome(actor, cluster, "acl.create", [r for r in change.results if r.action == "create"], **kw),
+        _outcome(
+            actor, cluster, audit_names.ACL_DELETE, [r for r in change.results if r.action == "delete"], **kw
+        ),
+        _outcome(
+            actor, cluster, audit_names.ACL_CREATE, [r for r in change.results if r.action == "create"], **kw
+        ),
     ]
     outcomes_log.settle_all(req, [r for r in records if r is not None])
     return change
@@ -330,4 +335,4 @@ def _reread_acls(cluster, targets: list[str], params) -> dict:
     return state
 
 
-outcomes_log.register_reader("acl.change", _reread_acls)
+outcomes_log.register_reader(audit_names.ACL_CHANGE, _reread_acls)

@@ -18,9 +18,13 @@ from django.db import transaction
 from django.db.models.signals import post_save
 
 from console.addresses import client_ip
-from console.audit import store
+from console.audit import audit_names, store
 
-_ADMIN_ACTIONS = {ADDITION: "admin.add", CHANGE: "admin.change", DELETION: "admin.delete"}
+_ADMIN_ACTIONS = {
+    ADDITION: audit_names.ADMIN_ADD,
+    CHANGE: audit_names.ADMIN_CHANGE,
+    DELETION: audit_names.ADMIN_DELETE,
+}
 
 
 def _ip(request) -> str | None:
@@ -51,7 +55,7 @@ def _method(request, user) -> dict:
 def _logged_in(sender, request, user, **kwargs) -> None:
     with transaction.atomic():
         store.record(
-            actor=user, action="auth.login", targets=[f"user:{user.get_username()}"],
+            actor=user, action=audit_names.LOGIN, targets=[f"user:{user.get_username()}"],
             params=_method(request, user), outcome="success", source_ip=_ip(request),
         )  # fmt: skip
 
@@ -61,7 +65,7 @@ def _logged_out(sender, request, user, **kwargs) -> None:
         return
     with transaction.atomic():
         store.record(
-            actor=user, action="auth.logout", targets=[f"user:{user.get_username()}"],
+            actor=user, action=audit_names.LOGOUT, targets=[f"user:{user.get_username()}"],
             outcome="success", source_ip=_ip(request),
         )  # fmt: skip
 
@@ -81,7 +85,7 @@ def _login_failed(sender, credentials, request=None, **kwargs) -> None:
     with transaction.atomic():
         store.record(
             actor=None,
-            action="auth.login_failed",
+            action=audit_names.LOGIN_FAILED,
             targets=[f"user:{name}"] if known else [],
             params=params,
             outcome="failure",
@@ -96,7 +100,7 @@ def login_refused(request, *, method: str, provider: str, reason: str, username:
     with transaction.atomic():
         store.record(
             actor=None,
-            action="auth.login_failed",
+            action=audit_names.LOGIN_FAILED,
             targets=[f"user:{username}"[:200]] if username else [],
             params={
                 "username": username or "(unknown)",
@@ -116,7 +120,7 @@ def _admin_change(sender, instance: LogEntry, created: bool, **kwargs) -> None:
     with transaction.atomic():
         store.record(
             actor=instance.user,
-            action=_ADMIN_ACTIONS.get(instance.action_flag, "admin.change"),
+            action=_ADMIN_ACTIONS.get(instance.action_flag, audit_names.ADMIN_CHANGE),
             targets=[f"{model}:{instance.object_repr}"[:200]],
             params={"model": model, "object_id": instance.object_id, "change": instance.get_change_message()},
             outcome="success",

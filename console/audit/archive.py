@@ -12,7 +12,8 @@ from pathlib import Path
 
 from django.db import connection, transaction
 
-from console.audit.store import ARCHIVE_ACTION, chain_start, expected_hash, legacy_cutover, record
+from console.audit import audit_names
+from console.audit.store import chain_start, expected_hash, legacy_cutover, record
 from console.models import AuditChainHead, AuditEvent, AuditTarget
 
 
@@ -107,7 +108,7 @@ def archive_events(
         AuditChainHead.objects.filter(pk=1).update(anchor_id=cut, anchor_hash=anchor_hash)
         event = record(
             actor=actor,
-            action=ARCHIVE_ACTION,
+            action=audit_names.ARCHIVE,
             targets=["audit:trail"],
             params={
                 "anchor": {"id": cut, "hash": anchor_hash},

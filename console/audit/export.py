@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 
+from console.audit import audit_names
 from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.audit.review import AuditFilter, _filtered, _scoped
@@ -50,14 +51,14 @@ def _chunks(qs: QuerySet) -> Iterator[dict[str, Any]]:
         last = rows[-1]["id"]
 
 
-@refused_as("audit.export")
+@refused_as(audit_names.EXPORT)
 def start_export(*, actor, audit_filter: AuditFilter, fmt: str, source_ip: str | None = None) -> QuerySet:
     """Check the reader, record that the trail was exported (with the filter), return what to stream."""
     qs = _filtered(_scoped(actor), audit_filter)
     with transaction.atomic():
         audit.record(
             actor=actor,
-            action="audit.export",
+            action=audit_names.EXPORT,
             targets=[f"audit:{fmt}"],
             params={"format": fmt, "filter": audit_filter.as_params()},
             outcome="success",

@@ -135,6 +135,15 @@ def settle(req: Requested, **record: Any) -> int | None:
     return ids[0] if ids else None
 
 
+def settle_or_record(req: Requested | None, **record: Any) -> int | None:
+    """The outcome event of a change: settled against its "requested" event, or recorded on its own
+    when nothing was requested (a dry run, or a change refused before it was sent)."""
+    if req is not None:
+        return settle(req, **record)
+    with transaction.atomic():
+        return store.record(**record).pk
+
+
 def settle_all(req: Requested, records: list[dict[str, Any]]) -> list[int]:
     """``settle`` for a change with several outcome events (all or none are written); each record
     repeats the request's context unless it names those fields itself."""

@@ -17,7 +17,9 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, transaction
 
+from console.audit import audit_names
 from console.audit import store as audit
+from console.models import Cluster
 
 log = logging.getLogger(__name__)
 REASON_MAX = 2000
@@ -63,6 +65,21 @@ def record_refusal(
         exc.refusal_audited = True  # type: ignore[attr-defined]
     except AttributeError:
         pass
+
+
+def record_refused_request(request, exc: BaseException, *, door: str, source_ip: str | None) -> None:
+    """A change a door refused before any area's action ran (a POST to a page the caller may not
+    change): recorded as ``<door>.<url name>`` on the cluster the URL names, if any."""
+    match = getattr(request, "resolver_match", None)
+    name = (match.kwargs.get("name") if match else None) or ""
+    record_refusal(
+        actor=request.user,
+        action=audit_names.refused_request(door, match.url_name if match else None),
+        cluster=Cluster.objects.filter(name=name).first() if name else None,
+        exc=exc,
+        targets=[request.path[:300]],
+        source_ip=source_ip,
+    )
 
 
 def refused_as(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.utils import timezone
 
-from console.audit import marker
+from console.audit import audit_names, marker
 from console.kafka import KafkaOperationError
 from console.models import AuditChainHead, AuditEvent, AuditTarget
 from console.models.audit import GENESIS_HASH as GENESIS_HASH  # the chain starts here (tests, walkers)
@@ -30,8 +30,6 @@ from console.models.audit import TARGET_MAX, chain_start
 if TYPE_CHECKING:
     from console.audit.anchor import AnchorCheck
 
-ARCHIVE_ACTION = "audit.archive"
-REKEY_ACTION = "audit.rekey"  # the keyed cut-over after the legacy (unkeyed) events; see legacy_cutover
 MASK = "******"
 # Keys whose values never reach the trail (KIP-133: sensitive values are never returned or logged).
 _SECRET_KEY = re.compile(r"(password|secret|token|sasl\.jaas|ssl\.key|credential|private)", re.IGNORECASE)
@@ -210,7 +208,7 @@ def legacy_cutover(start_id: int = 0) -> int:
     prev_hash, covered by its HMAC, pins the legacy events before it. A forged or edited cut-over event
     does not verify, so no event can be declared legacy without the key.
     """
-    candidates = AuditEvent.objects.filter(action=REKEY_ACTION, id__gt=start_id).order_by("id")[:10]
+    candidates = AuditEvent.objects.filter(action=audit_names.REKEY, id__gt=start_id).order_by("id")[:10]
     for event in candidates:
         named = event.params.get("legacy_up_to") if isinstance(event.params, dict) else None
         if not isinstance(named, dict) or not isinstance(named.get("id"), int) or named["id"] >= event.pk:
@@ -297,7 +295,9 @@ def head_problem(head: AuditChainHead | None, last_id: int, last_hash: str) -> t
     if head.anchor_id:
         # The anchor is only trusted when the newest archive event (chained, so unforgeable) names it.
         archive = (
-            AuditEvent.objects.filter(action=ARCHIVE_ACTION, id__gt=head.anchor_id).order_by("-id").first()
+            AuditEvent.objects.filter(action=audit_names.ARCHIVE, id__gt=head.anchor_id)
+            .order_by("-id")
+            .first()
         )
         named = archive.params.get("anchor") if archive is not None else None
         if named != {"id": head.anchor_id, "hash": head.anchor_hash}:

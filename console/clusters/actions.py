@@ -11,8 +11,10 @@ from django.db import transaction
 from django.db.models import ProtectedError
 
 from console import access
+from console.audit import recorded
 from console.audit import store as audit
 from console.audit.refusals import refused_as
+from console.clusters import audit_names
 from console.clusters.core import SECRETS, needs_secret, settings_errors, uses_tls
 from console.clusters.overview import Overview, security
 from console.clusters.probe import (
@@ -68,6 +70,10 @@ def _snapshot(cluster: Cluster) -> dict[str, Any]:
     return audit_snapshot(cluster, EDITABLE_FIELDS)
 
 
+def _targets(cluster: Cluster) -> list[str]:
+    return [f"cluster:{cluster.name}"]
+
+
 def _typed(secrets: Mapping[str, str] | None, sasl_password: str) -> dict[str, str]:
     typed = {k: v for k, v in (secrets or {}).items() if k in SECRETS and v}
     if sasl_password:
@@ -121,7 +127,7 @@ def _require_superuser_for_no_hostname_check(actor, saved: Cluster | None, value
 
 
 @refused_as(
-    "cluster.register",
+    audit_names.CLUSTER_REGISTER,
     ValidationError,
     PasswordRequired,
     targets=lambda k: [f"cluster:{(k.get('values') or {}).get('name', '')}"],
@@ -140,18 +146,15 @@ def register_cluster(
     cluster = Cluster(**{k: v for k, v in values.items() if k in EDITABLE_FIELDS})
     _check_settings(cluster, _typed(secrets, sasl_password))
     cluster.full_clean()
-    with transaction.atomic():
-        cluster.save()
-        audit.record(
-            actor=actor,
-            action="cluster.register",
-            cluster=cluster,
-            targets=[f"cluster:{cluster.name}"],
-            after=_snapshot(cluster),
-            outcome="success",
-            source_ip=source_ip,
-        )
-    return cluster
+    return recorded.save(
+        cluster,
+        actor=actor,
+        action=audit_names.CLUSTER_REGISTER,
+        cluster=cluster,
+        targets=_targets,
+        after=_snapshot,
+        source_ip=source_ip,
+    )
 
 
 def _audit_test(
@@ -160,7 +163,7 @@ def _audit_test(
     with transaction.atomic():
         audit.record(
             actor=actor,
-            action="cluster.test",
+            action=audit_names.CLUSTER_TEST,
             cluster=cluster,
             targets=[f"cluster:{name}"],
             params=params,
@@ -232,7 +235,10 @@ def _require_same_kafka(actor, saved: Cluster, values: Mapping[str, Any], secret
 
 
 @refused_as(
-    "cluster.update", ValidationError, PasswordRequired, targets=lambda k: [f"cluster:{k['cluster'].name}"]
+    audit_names.CLUSTER_UPDATE,
+    ValidationError,
+    PasswordRequired,
+    targets=lambda k: _targets(k["cluster"]),
 )
 def update_cluster(
     *,
@@ -257,20 +263,17 @@ def update_cluster(
             setattr(cluster, field, values[field])
     _check_settings(cluster, usable)
     cluster.full_clean()
-    with transaction.atomic():
-        cluster.save()
-        audit.record(
-            actor=actor,
-            action="cluster.update",
-            cluster=cluster,
-            targets=[f"cluster:{cluster.name}"],
-            params={"entered": sorted(n for n in typed if cluster.has_secret(n))},  # names, never values
-            before=before,
-            after=_snapshot(cluster),
-            outcome="success",
-            source_ip=source_ip,
-        )
-    return cluster
+    return recorded.save(
+        cluster,
+        actor=actor,
+        action=audit_names.CLUSTER_UPDATE,
+        cluster=cluster,
+        targets=_targets,
+        params={"entered": sorted(n for n in typed if cluster.has_secret(n))},  # names, never values
+        before=before,
+        after=_snapshot,
+        source_ip=source_ip,
+    )
 
 
 class ClusterInUse(Exception):
@@ -310,17 +313,16 @@ def remove_cluster(*, actor, cluster: Cluster, source_ip: str | None = None) -> 
         _refuse_removal(actor, cluster, reasons, source_ip)
     try:
         with transaction.atomic():
-            audit.record(
+            ThrottleEntry.objects.filter(cluster=cluster).exclude(state__in=OWED_STATES).delete()
+            recorded.delete(
+                cluster,
                 actor=actor,
-                action="cluster.remove",
+                action=audit_names.CLUSTER_REMOVE,
                 cluster=cluster,
-                targets=[f"cluster:{cluster.name}"],
+                targets=_targets(cluster),
                 before=_snapshot(cluster),
-                outcome="success",
                 source_ip=source_ip,
             )
-            ThrottleEntry.objects.filter(cluster=cluster).exclude(state__in=OWED_STATES).delete()
-            cluster.delete()
     except ProtectedError:
         _refuse_removal(actor, cluster, ["a reassignment recorded throttles on it meanwhile"], source_ip)
 
@@ -329,9 +331,9 @@ def _refuse_removal(actor, cluster: Cluster, reasons: list[str], source_ip: str 
     with transaction.atomic():
         audit.record(
             actor=actor,
-            action="cluster.remove",
+            action=audit_names.CLUSTER_REMOVE,
             cluster=cluster,
-            targets=[f"cluster:{cluster.name}"],
+            targets=_targets(cluster),
             params={"refused": reasons},
             outcome="refused",
             source_ip=source_ip,

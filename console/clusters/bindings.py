@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 
 from console import access
-from console.audit import store as audit
+from console.audit import recorded
 from console.audit.refusals import refused_as
+from console.clusters import audit_names
 from console.models import Cluster, Role, RoleBinding
 
 
@@ -22,7 +22,7 @@ def _describe(binding: RoleBinding) -> dict:
     }
 
 
-@refused_as("access.grant", ValidationError)
+@refused_as(audit_names.ACCESS_GRANT, ValidationError)
 def grant_role(
     *,
     actor,
@@ -50,34 +50,28 @@ def grant_role(
     duplicate = RoleBinding.objects.filter(cluster=cluster, user=user, group=group, role=role).exists()
     if duplicate:
         raise ValidationError("This subject already holds that role on this cluster.")
-    with transaction.atomic():
-        binding.save()
-        described = _describe(binding)
-        audit.record(
-            actor=actor,
-            action="access.grant",
-            cluster=cluster,
-            targets=[described["subject"]],
-            after=described,
-            outcome="success",
-            source_ip=source_ip,
-        )
-    return binding
+    return recorded.save(
+        binding,
+        actor=actor,
+        action=audit_names.ACCESS_GRANT,
+        cluster=cluster,
+        targets=lambda b: [_describe(b)["subject"]],
+        after=_describe,
+        source_ip=source_ip,
+    )
 
 
-@refused_as("access.revoke")
+@refused_as(audit_names.ACCESS_REVOKE)
 def revoke_role(*, actor, binding: RoleBinding, source_ip: str | None = None) -> None:
     """Remove a binding; the audit event keeps what it granted."""
     access.require(actor, binding.cluster, access.ADMINISTER)
     described = _describe(binding)
-    with transaction.atomic():
-        audit.record(
-            actor=actor,
-            action="access.revoke",
-            cluster=binding.cluster,
-            targets=[described["subject"]],
-            before=described,
-            outcome="success",
-            source_ip=source_ip,
-        )
-        binding.delete()
+    recorded.delete(
+        binding,
+        actor=actor,
+        action=audit_names.ACCESS_REVOKE,
+        cluster=binding.cluster,
+        targets=[described["subject"]],
+        before=described,
+        source_ip=source_ip,
+    )

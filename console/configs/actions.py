@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from django.conf import settings
-from django.db import transaction
 
 from console import access
 from console.audit import outcomes as outcomes_log
@@ -22,6 +21,7 @@ from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.changes import gate
 from console.clusters.actions import gateway_for
+from console.configs import audit_names
 from console.configs.plan import (
     HIDDEN,
     NOT_SET,
@@ -269,7 +269,7 @@ def _unconfirmed_message(resource: ConfigResource, pending: list[str]) -> str:
     )
 
 
-@refused_as("config.alter", targets=lambda k: [target(k["resource"])] if k.get("resource") else [])
+@refused_as(audit_names.CONFIG_ALTER, targets=lambda k: [target(k["resource"])] if k.get("resource") else [])
 def alter_configs(
     *,
     actor,
@@ -311,7 +311,7 @@ def alter_configs(
     if error is None and not validate_only:
         req = outcomes_log.requested(
             actor=actor,
-            action="config.alter",
+            action=audit_names.CONFIG_ALTER,
             cluster=cluster,
             targets=[target(resource)],
             params=params,
@@ -347,25 +347,21 @@ def alter_configs(
     notes = {d.name: d.applies_note for d in diffs if d.applies_note}
     if notes and ok and not validate_only:
         outcome["applies"] = notes
-    record = {
-        "actor": actor,
-        "action": "config.alter.validate" if validate_only else "config.alter",
-        "cluster": cluster,
-        "targets": [target(resource)],
-        "params": params,
-        "before": _snapshot(diffs, None, new=False),
-        "after": _snapshot(diffs, after_entries, new=True, unconfirmed=pending) if ok else None,
-        "outcomes": {target(resource): outcome},
-        "source_ip": source_ip,
-        "on_behalf_of": on_behalf_of,
-        "request_id": request_id,
-        "sensitive_keys": sensitive,
-    }
-    if req is not None:
-        event_id = outcomes_log.settle(req, **record)
-    else:
-        with transaction.atomic():
-            event_id = audit.record(**record).pk
+    event_id = outcomes_log.settle_or_record(
+        req,
+        actor=actor,
+        action=audit_names.CONFIG_ALTER_VALIDATE if validate_only else audit_names.CONFIG_ALTER,
+        cluster=cluster,
+        targets=[target(resource)],
+        params=params,
+        before=_snapshot(diffs, None, new=False),
+        after=_snapshot(diffs, after_entries, new=True, unconfirmed=pending) if ok else None,
+        outcomes={target(resource): outcome},
+        source_ip=source_ip,
+        on_behalf_of=on_behalf_of,
+        request_id=request_id,
+        sensitive_keys=sensitive,
+    )
     return AlterResult(
         resource, diffs, validate_only, ok, error, message, event_id, tuple(pending) if ok else ()
     )
@@ -390,4 +386,4 @@ def _reread_configs(cluster, targets: list[str], params) -> dict:
     return {target(resource): values}
 
 
-outcomes_log.register_reader("config.alter", _reread_configs)
+outcomes_log.register_reader(audit_names.CONFIG_ALTER, _reread_configs)

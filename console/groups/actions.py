@@ -20,7 +20,7 @@ from console.audit import outcomes as outcomes_log
 from console.audit.refusals import refused_as
 from console.changes import gate
 from console.clusters.actions import gateway_for
-from console.groups import core
+from console.groups import audit_names, core
 from console.groups.core import ResetPlan, ResetPlanError, ResetSpec
 from console.groups.offsets import log_offsets_each
 from console.groups.reads import describe_group, target
@@ -210,7 +210,7 @@ def _reread(cluster, group_id: str, group) -> dict[TopicPartition, int] | None:
 
 
 @refused_as(
-    "group.offsets.reset",
+    audit_names.GROUP_OFFSETS_RESET,
     ResetPlanError,
     GroupNotEmpty,
     ConfirmationError,
@@ -237,7 +237,7 @@ def reset_offsets(
     offsets = {TopicPartition(*tp): new for tp, new in plan.offsets.items()}
     req = outcomes_log.requested(
         actor=actor,
-        action="group.offsets.reset",
+        action=audit_names.GROUP_OFFSETS_RESET,
         cluster=cluster,
         targets=[target(group_id), *(f"topic:{t}" for t in plan.topics)],
         params={
@@ -346,4 +346,4 @@ def _reread_offsets(cluster, targets: list[str], params) -> dict:
     return {f"{t}-{p}": committed.get(TopicPartition(t, int(p))) for t, p, *_ in named}
 
 
-outcomes_log.register_reader("group.offsets.reset", _reread_offsets)
+outcomes_log.register_reader(audit_names.GROUP_OFFSETS_RESET, _reread_offsets)

@@ -13,6 +13,7 @@ from console.audit import outcomes as outcomes_log
 from console.audit.refusals import refused_as
 from console.changes import gate
 from console.clusters.actions import gateway_for
+from console.groups import audit_names
 from console.groups.actions import (
     TIMEOUT,
     ChangeResult,
@@ -108,7 +109,10 @@ class GroupDeleted:
 
 
 @refused_as(
-    "group.delete", GroupNotEmpty, ConfirmationError, targets=lambda k: [target(k.get("group_id") or "")]
+    audit_names.GROUP_DELETE,
+    GroupNotEmpty,
+    ConfirmationError,
+    targets=lambda k: [target(k.get("group_id") or "")],
 )
 def delete_group(
     *,
@@ -129,7 +133,7 @@ def delete_group(
     committed = _committed(cluster, group_id, group)
     req = outcomes_log.requested(
         actor=actor,
-        action="group.delete",
+        action=audit_names.GROUP_DELETE,
         cluster=cluster,
         targets=[target(group_id)],
         params={"group": group_id, "type": group.group_type, "state": group.state},
@@ -175,7 +179,7 @@ def _reread_group(cluster, targets: list[str], params) -> dict:
 
 
 @refused_as(
-    "group.offsets.delete",
+    audit_names.GROUP_OFFSETS_DELETE,
     NoOffsets,
     ConfirmationError,
     targets=lambda k: [target(k.get("group_id") or ""), f"topic:{k.get('topic') or ''}"],
@@ -202,7 +206,7 @@ def delete_offsets(
         raise NoOffsets(f"Group '{group_id}' has no committed offsets for topic '{topic}'.")
     req = outcomes_log.requested(
         actor=actor,
-        action="group.offsets.delete",
+        action=audit_names.GROUP_OFFSETS_DELETE,
         cluster=cluster,
         targets=[target(group_id), f"topic:{topic}"],
         params={
@@ -232,5 +236,5 @@ def delete_offsets(
     return ChangeResult(outcomes, _settle(req, group_id, outcomes, {"topic": topic}))
 
 
-outcomes_log.register_reader("group.offsets.delete", _reread_offsets)
-outcomes_log.register_reader("group.delete", _reread_group)
+outcomes_log.register_reader(audit_names.GROUP_OFFSETS_DELETE, _reread_offsets)
+outcomes_log.register_reader(audit_names.GROUP_DELETE, _reread_group)

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from console.audit import store
-from console.identity import core
+from console.identity import audit_names, core
 from console.models import RoleBinding
 
 
@@ -50,7 +50,7 @@ def apply_idp_groups(
         held = sorted(n for n in current if core.is_idp_group(n))
         store.record(
             actor=user,
-            action="auth.groups.change",
+            action=audit_names.GROUPS_CHANGE,
             targets=[f"user:{user.get_username()}", *(f"group:{n}"[:200] for n in plan.add + plan.remove)],
             params={
                 "provider": provider,

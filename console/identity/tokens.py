@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.audit import store as audit
-from console.identity import methods
+from console.identity import audit_names, methods
 from console.models import ApiToken
 from console.models.api import TokenScope
 
@@ -79,7 +79,7 @@ def create_token(*, actor, name: str, scope: str, days: int, source_ip: str | No
         )
         audit.record(
             actor=actor,
-            action="api.token.create",
+            action=audit_names.TOKEN_CREATE,
             targets=[target(token)],
             params={"name": name, "scope": scope, "expires_at": token.expires_at.isoformat()},
             outcome="success",
@@ -98,7 +98,7 @@ def revoke_token(*, actor, token_id: int, source_ip: str | None = None) -> ApiTo
         token.save(update_fields=["revoked_at"])
         audit.record(
             actor=actor,
-            action="api.token.revoke",
+            action=audit_names.TOKEN_REVOKE,
             targets=[target(token)],
             params={"name": token.name, "scope": token.scope},
             outcome="success",
@@ -131,7 +131,7 @@ def authenticate(raw: str, *, source_ip: str | None = None) -> ApiToken:
         with transaction.atomic():
             audit.record(
                 actor=token.user,
-                action="api.token.refused",
+                action=audit_names.TOKEN_REFUSED,
                 targets=[target(token)],
                 params={"name": token.name, "scope": token.scope, "reason": refusal},
                 outcome="refused",
@@ -144,7 +144,7 @@ def authenticate(raw: str, *, source_ip: str | None = None) -> ApiToken:
             if first:
                 audit.record(
                     actor=token.user,
-                    action="api.token.use",
+                    action=audit_names.TOKEN_USE,
                     targets=[target(token)],
                     params={"name": token.name, "scope": token.scope, "first_use": True},
                     outcome="success",

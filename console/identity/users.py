@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from console import system_actor as system
 from console.audit import store
+from console.identity import audit_names
 from console.identity.core import FAILURES_ATTR, Refused
 from console.models.identity import IdentityLink
 
@@ -55,7 +56,7 @@ def link(*, user, provider: str, subject: str, issuer: str = "", source_ip: str 
     )
     store.record(
         actor=user,
-        action="auth.user.create",
+        action=audit_names.USER_CREATE,
         targets=[f"user:{user.get_username()}"],
         params={"provider": provider, "issuer": issuer, "subject": subject},
         after={f: getattr(user, f) for f in PROFILE_FIELDS},

@@ -19,11 +19,12 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 
 from console import access, crypto
+from console.audit import recorded
 from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.models import Cluster
 from console.models.notify import ChannelKind, NotificationChannel, NotificationDelivery
-from console.notify import core, egress, emitter, events
+from console.notify import audit_names, core, egress, emitter, events
 
 NAME_MAX = 100
 RECIPIENTS_MAX = 20
@@ -120,7 +121,11 @@ def _targets(kwargs: dict) -> list[str]:
     return [f"notify-channel:{kwargs.get('channel_id') or kwargs.get('name', '')}"]
 
 
-@refused_as("notify.channel.create", ChannelInvalid, targets=_targets)
+def _saved_target(channel: NotificationChannel) -> list[str]:
+    return [f"notify-channel:{channel.pk}"]
+
+
+@refused_as(audit_names.CHANNEL_CREATE, ChannelInvalid, targets=_targets)
 def create_channel(
     *,
     actor,
@@ -155,23 +160,21 @@ def create_channel(
         secret = secret or secrets.token_urlsafe(32)
         channel.secret_encrypted = crypto.encrypt(secret)
     try:
-        with transaction.atomic():
-            channel.save()
-            audit.record(
-                actor=actor,
-                action="notify.channel.create",
-                cluster=cluster,
-                targets=[f"notify-channel:{channel.pk}"],
-                after=describe(channel),
-                outcome="success",
-                source_ip=source_ip,
-            )
+        recorded.save(
+            channel,
+            actor=actor,
+            action=audit_names.CHANNEL_CREATE,
+            cluster=cluster,
+            targets=_saved_target,
+            after=describe,
+            source_ip=source_ip,
+        )
     except IntegrityError as exc:
         raise ChannelInvalid([f"a channel named {name!r} already exists on this cluster"]) from exc
     return channel, (secret if kind == ChannelKind.WEBHOOK else "")
 
 
-@refused_as("notify.channel.update", ChannelInvalid, ChannelNotFound, targets=_targets)
+@refused_as(audit_names.CHANNEL_UPDATE, ChannelInvalid, ChannelNotFound, targets=_targets)
 def update_channel(
     *,
     actor,
@@ -203,44 +206,39 @@ def update_channel(
     if channel.kind == ChannelKind.WEBHOOK and (rotate_secret or secret):
         new_secret = secret or secrets.token_urlsafe(32)
         channel.secret_encrypted = crypto.encrypt(new_secret)
-    after = {**describe(channel), "url_changed": url is not None, "signing_key_rotated": bool(new_secret)}
+    changed = {"url_changed": url is not None, "signing_key_rotated": bool(new_secret)}
     try:
-        with transaction.atomic():
-            channel.save()
-            audit.record(
-                actor=actor,
-                action="notify.channel.update",
-                cluster=cluster,
-                targets=[f"notify-channel:{channel.pk}"],
-                before=before,
-                after=after,
-                outcome="success",
-                source_ip=source_ip,
-            )
+        recorded.save(
+            channel,
+            actor=actor,
+            action=audit_names.CHANNEL_UPDATE,
+            cluster=cluster,
+            targets=_saved_target,
+            before=before,
+            after=lambda c: {**describe(c), **changed},
+            source_ip=source_ip,
+        )
     except IntegrityError as exc:
         raise ChannelInvalid([f"a channel named {name!r} already exists on this cluster"]) from exc
     return channel, new_secret
 
 
-@refused_as("notify.channel.delete", ChannelNotFound, targets=_targets)
+@refused_as(audit_names.CHANNEL_DELETE, ChannelNotFound, targets=_targets)
 def delete_channel(*, actor, cluster: Cluster, channel_id: int, source_ip: str | None = None) -> None:
     """Remove a channel and its delivery log (pending deliveries are not sent)."""
     channel = get_channel(actor=actor, cluster=cluster, channel_id=channel_id)
-    with transaction.atomic():
-        before = describe(channel)
-        channel.delete()
-        audit.record(
-            actor=actor,
-            action="notify.channel.delete",
-            cluster=cluster,
-            targets=[f"notify-channel:{channel_id}"],
-            before=before,
-            outcome="success",
-            source_ip=source_ip,
-        )
+    recorded.delete(
+        channel,
+        actor=actor,
+        action=audit_names.CHANNEL_DELETE,
+        cluster=cluster,
+        targets=_saved_target(channel),
+        before=describe(channel),
+        source_ip=source_ip,
+    )
 
 
-@refused_as("notify.channel.test", ChannelNotFound, targets=_targets)
+@refused_as(audit_names.CHANNEL_TEST, ChannelNotFound, targets=_targets)
 def send_test(
     *, actor, cluster: Cluster, channel_id: int, source_ip: str | None = None
 ) -> NotificationDelivery:
@@ -250,9 +248,9 @@ def send_test(
     with transaction.atomic():
         requested = audit.record(
             actor=actor,
-            action="notify.channel.test",
+            action=audit_names.CHANNEL_TEST,
             cluster=cluster,
-            targets=[f"notify-channel:{channel.pk}"],
+            targets=_saved_target(channel),
             params={"channel": describe(channel)},
             outcome="requested",
             source_ip=source_ip,

@@ -20,10 +20,9 @@ from django.utils import timezone
 from console.audit import store as audit
 from console.models import AuditEvent
 from console.models.notify import DeliveryState, NotificationDelivery
-from console.notify import core, emitter, sender
+from console.notify import audit_names, core, emitter, sender
 
 log = logging.getLogger(__name__)
-TEST_ACTION = "notify.channel.test"
 
 
 def stale_after_s() -> float:
@@ -106,7 +105,7 @@ def _audit_test_outcome(delivery: NotificationDelivery, result: sender.Sent) -> 
     channel = delivery.channel
     audit.record(
         actor=actor,
-        action=TEST_ACTION,
+        action=audit_names.CHANNEL_TEST,
         cluster=channel.cluster,
         targets=[f"notify-channel:{channel.pk}"],
         params={

@@ -11,7 +11,7 @@ from django.utils import timezone
 from console import access
 from console.audit import store as audit
 from console.models import Operation, OperationItem, OperationState
-from console.operations import registry
+from console.operations import audit_names, registry
 
 
 def start(
@@ -39,7 +39,7 @@ def start(
         OperationItem.objects.bulk_create(OperationItem(operation=op, resource=r) for r in items)
         audit.record(
             actor=actor,
-            action=f"{kind}.requested",
+            action=audit_names.of(kind, audit_names.REQUESTED),
             cluster=cluster,
             targets=list(targets) or items,
             params={**params, **(audit_details or {})},
@@ -70,7 +70,7 @@ def request_cancel(*, actor, op: Operation, source_ip: str | None = None, action
         if flagged:
             audit.record(
                 actor=actor,
-                action=action or f"{op.kind}.cancel",
+                action=action or audit_names.of(op.kind, audit_names.CANCEL),
                 cluster=op.cluster,
                 targets=[f"operation:{op.pk}"],
                 outcome="requested",

@@ -29,7 +29,7 @@ from django.utils import timezone
 from console import notify
 from console.audit import store as audit
 from console.models import Operation, OperationItem, OperationState
-from console.operations import registry
+from console.operations import audit_names, registry
 from console.operations.core import (
     CANCEL,
     LOST_CONTACT,
@@ -302,7 +302,7 @@ def _finish(op: Operation, ctx: Context, done: Done) -> Operation:
             raise LostClaim(f"operation {op.pk} is no longer held by {op.claimed_by}")
         audit.record(
             actor=op.created_by,
-            action=f"{op.kind}.{done.state}",
+            action=audit_names.of(op.kind, done.state),
             cluster=op.cluster,
             targets=list(done.outcomes),
             params={"error": done.error} if done.error else {},
@@ -351,7 +351,7 @@ def reopen(op: Operation, *, step: str, reason: str) -> bool:
         if taken:
             audit.record(
                 actor=None,
-                action=f"{op.kind}.reopened",
+                action=audit_names.of(op.kind, audit_names.REOPENED),
                 cluster=op.cluster,
                 params={"reason": reason, "after": op.error, "step": step},
                 outcome="success",

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db import transaction
-
 from console import access
 from console.audit import outcomes as outcomes_log
-from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.clusters import capabilities
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.kafka import ClusterInfo, ConfigChange, ConfigResource, KafkaOperationError
+from console.quorum import audit_names
 
 #: Kafka's log levels (LogLevelConfig.VALID_LOG_LEVELS).
 LOG_LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
@@ -174,7 +172,7 @@ def _alter(gw, node_id: int, diffs: list[LevelDiff], *, validate_only: bool) -> 
 
 
 @refused_as(
-    "controller.log_levels",
+    audit_names.LOG_LEVEL_CHANGE,
     LogLevelPlanError,
     ControllerModeRequired,
     targets=lambda k: [f"controller:{k.get('node_id')}"],
@@ -209,7 +207,7 @@ def change_log_levels(
     req = None
     if error is None and not dry_run:
         req = outcomes_log.requested(
-            actor=actor, action="controller.log_level.change", cluster=cluster, targets=[target(node_id)],
+            actor=actor, action=audit_names.LOG_LEVEL_CHANGE, cluster=cluster, targets=[target(node_id)],
             params=params, source_ip=source_ip, request_id=request_id,
         )  # fmt: skip
         error = _alter(gw, node_id, diffs, validate_only=False)
@@ -226,23 +224,19 @@ def change_log_levels(
     if error is not None:
         outcome["error"] = error.name
         outcome["message"] = error.message
-    record = {
-        "actor": actor,
-        "action": "controller.log_level.validate" if dry_run else "controller.log_level.change",
-        "cluster": cluster,
-        "targets": [target(node_id)],
-        "params": params,
-        "before": {d.logger: d.old for d in diffs},
-        "after": after if ok and not dry_run else None,
-        "outcomes": {target(node_id): outcome},
-        "source_ip": source_ip,
-        "request_id": request_id,
-    }
-    if req is not None:
-        event_id = outcomes_log.settle(req, **record)
-    else:
-        with transaction.atomic():
-            event_id = audit.record(**record).pk
+    event_id = outcomes_log.settle_or_record(
+        req,
+        actor=actor,
+        action=audit_names.LOG_LEVEL_VALIDATE if dry_run else audit_names.LOG_LEVEL_CHANGE,
+        cluster=cluster,
+        targets=[target(node_id)],
+        params=params,
+        before={d.logger: d.old for d in diffs},
+        after=after if ok and not dry_run else None,
+        outcomes={target(node_id): outcome},
+        source_ip=source_ip,
+        request_id=request_id,
+    )
     return LogLevelResult(node_id, diffs, dry_run, ok, error, event_id, after)
 
 
@@ -252,4 +246,4 @@ def _reread_levels(cluster, targets: list[str], params) -> dict:
     return {target(int(params["node_id"])): {name: levels.get(name) for name in params.get("changes", {})}}
 
 
-outcomes_log.register_reader("controller.log_level.change", _reread_levels)
+outcomes_log.register_reader(audit_names.LOG_LEVEL_CHANGE, _reread_levels)

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from django.db import transaction
-
 from console import access
 from console.audit import outcomes as outcomes_log
-from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.changes import gate
 from console.clusters.actions import gateway_for
@@ -25,8 +22,8 @@ from console.kafka import (
     NewPartitions,
     NewTopic,
 )
+from console.topics import audit_names, policy
 from console.topics import cache as metadata_cache
-from console.topics import policy
 from console.topics.batch import TopicSpec
 from console.topics.reads import target
 
@@ -130,37 +127,16 @@ def _still_there(gw, names: list[str]) -> dict[str, bool | None]:
 
 
 def _record(
-    *,
-    actor,
-    cluster,
-    action,
-    outcomes: list[TopicOutcome],
-    params,
-    before=None,
-    after=None,
-    source_ip=None,
-    on_behalf_of="",
-    request_id="",
-    req: outcomes_log.Requested | None = None,
+    *, outcomes: list[TopicOutcome], req: outcomes_log.Requested | None = None, **record
 ) -> int | None:
-    """The outcome event; with ``req``, settled against its "requested" event (None if it is owed)."""
-    record = {
-        "actor": actor,
-        "action": action,
-        "cluster": cluster,
-        "targets": [target(o.name) for o in outcomes],
-        "params": params,
-        "before": before,
-        "after": after,
-        "outcomes": {target(o.name): o.audit() for o in outcomes},
-        "source_ip": source_ip,
-        "on_behalf_of": on_behalf_of,
-        "request_id": request_id,
-    }
-    if req is not None:
-        return outcomes_log.settle(req, **record)
-    with transaction.atomic():
-        return audit.record(**record).pk
+    """The outcome event (actor, action, cluster, params, before, after, source_ip, on_behalf_of,
+    request_id); with ``req``, settled against its "requested" event (None if it is owed)."""
+    return outcomes_log.settle_or_record(
+        req,
+        targets=[target(o.name) for o in outcomes],
+        outcomes={target(o.name): o.audit() for o in outcomes},
+        **record,
+    )
 
 
 def _requested(actor, cluster, action, names, params, source_ip, on_behalf_of, request_id):
@@ -185,7 +161,7 @@ def _listed_once(outcome: TopicOutcome, twice: bool) -> TopicOutcome:
 
 
 @refused_as(
-    "topic.create",
+    audit_names.TOPIC_CREATE,
     policy.PolicyViolation,
     targets=lambda k: [f"topic:{s.name}" for s in k.get("specs") or ()],
 )
@@ -244,7 +220,7 @@ def create_topics(
     if not validate_only:
         asked = {target(name): s.as_params() for name, s in first.items()}
         req = _requested(
-            actor, cluster, "topic.create", list(first), {"count": len(specs), "topics": asked},
+            actor, cluster, audit_names.TOPIC_CREATE, list(first), {"count": len(specs), "topics": asked},
             source_ip, on_behalf_of, request_id,
         )  # fmt: skip
     try:
@@ -278,7 +254,7 @@ def create_topics(
     event_id = _record(
         actor=actor,
         cluster=cluster,
-        action="topic.create.validate" if validate_only else "topic.create",
+        action=audit_names.TOPIC_CREATE_VALIDATE if validate_only else audit_names.TOPIC_CREATE,
         outcomes=ordered,
         params={"validate_only": validate_only, "count": len(specs)},
         after={target(name): s.as_params() for name, s in first.items()},
@@ -290,7 +266,9 @@ def create_topics(
     return BatchResult(ordered, validate_only, event_id)
 
 
-@refused_as("topic.partitions", policy.PolicyViolation, targets=lambda k: [f"topic:{k.get('topic')}"])
+@refused_as(
+    audit_names.TOPIC_PARTITIONS_ADD, policy.PolicyViolation, targets=lambda k: [f"topic:{k.get('topic')}"]
+)
 def add_partitions(
     *,
     actor,
@@ -344,8 +322,8 @@ def add_partitions(
     if not validate_only:
         asked = {"partitions": total_count, "from": current, "assignment": assignment}
         req = _requested(
-            actor, cluster, "topic.partitions.add", [topic], asked, source_ip, on_behalf_of, request_id
-        )
+            actor, cluster, audit_names.TOPIC_PARTITIONS_ADD, [topic], asked, source_ip, on_behalf_of, request_id,
+        )  # fmt: skip
     try:
         result = gw.create_partitions([spec], validate_only=validate_only)[topic]
     except KafkaOperationError as exc:
@@ -364,7 +342,7 @@ def add_partitions(
     _record(
         actor=actor,
         cluster=cluster,
-        action="topic.partitions.validate" if validate_only else "topic.partitions.add",
+        action=audit_names.TOPIC_PARTITIONS_VALIDATE if validate_only else audit_names.TOPIC_PARTITIONS_ADD,
         outcomes=[outcome],
         params={"validate_only": validate_only, "assignment": assignment},
         before={"partitions": current},
@@ -395,5 +373,5 @@ def _reread_topics(cluster, targets: list[str], params) -> dict:
     return state
 
 
-for _action in ("topic.create", "topic.delete", "topic.partitions.add"):
+for _action in (audit_names.TOPIC_CREATE, audit_names.TOPIC_DELETE, audit_names.TOPIC_PARTITIONS_ADD):
     outcomes_log.register_reader(_action, _reread_topics)

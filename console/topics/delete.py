@@ -7,8 +7,8 @@ from console.audit.refusals import refused_as
 from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError
+from console.topics import audit_names, policy
 from console.topics import cache as metadata_cache
-from console.topics import policy
 from console.topics.actions import (
     TIMEOUT,
     BatchResult,
@@ -43,7 +43,11 @@ def delete_preview(*, actor, cluster, names: list[str]) -> list[tuple[str, str]]
     return out
 
 
-@refused_as("topic.delete", ConfirmationError, targets=lambda k: [f"topic:{n}" for n in k.get("names") or ()])
+@refused_as(
+    audit_names.TOPIC_DELETE,
+    ConfirmationError,
+    targets=lambda k: [f"topic:{n}" for n in k.get("names") or ()],
+)
 def delete_topics(
     *,
     actor,
@@ -78,7 +82,7 @@ def delete_topics(
             allowed.append(name)
     gw = gateway_for(cluster)
     req = _requested(
-        actor, cluster, "topic.delete", names, {"count": len(names), "sent": allowed},
+        actor, cluster, audit_names.TOPIC_DELETE, names, {"count": len(names), "sent": allowed},
         source_ip, on_behalf_of, request_id,
     )  # fmt: skip
     try:
@@ -113,7 +117,7 @@ def delete_topics(
     event_id = _record(
         actor=actor,
         cluster=cluster,
-        action="topic.delete",
+        action=audit_names.TOPIC_DELETE,
         outcomes=ordered,
         params={"count": len(names)},
         before=before,

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
 
 from console import access, patterns
-from console.audit import store as audit
+from console.audit import recorded
 from console.audit.refusals import refused_as
+from console.topics import audit_names
 
 # Kafka's own topic-name rules (org.apache.kafka.common.internals.Topic).
 TOPIC_NAME_MAX_LENGTH = 249
@@ -363,32 +363,21 @@ POLICY_FIELDS = (
 )
 
 
-def policy_snapshot(row) -> dict:
-    return {f: getattr(row, f) for f in POLICY_FIELDS}
-
-
-@refused_as("topic.policy", ValidationError)
+@refused_as(audit_names.TOPIC_POLICY_UPDATE, ValidationError)
 def update_topic_policy(*, actor, cluster, values: Mapping, source_ip: str | None = None):
     """Change the cluster's topic policy (cluster admins); audited with before and after."""
     from console.models import TopicPolicy
 
     access.require(actor, cluster, access.ADMINISTER)
     row = TopicPolicy.objects.filter(cluster=cluster).first() or TopicPolicy(cluster=cluster)
-    before = policy_snapshot(row) if row.pk else None
-    for key in POLICY_FIELDS:
-        if key in values:
-            setattr(row, key, values[key])
-    row.full_clean()
-    with transaction.atomic():
-        row.save()
-        audit.record(
-            actor=actor,
-            action="topic_policy.update",
-            cluster=cluster,
-            targets=[f"cluster:{cluster.name}"],
-            before=before,
-            after=policy_snapshot(row),
-            outcome="success",
-            source_ip=source_ip,
-        )
-    return row
+    return recorded.set_fields(
+        row,
+        values,
+        POLICY_FIELDS,
+        actor=actor,
+        action=audit_names.TOPIC_POLICY_UPDATE,
+        cluster=cluster,
+        targets=[f"cluster:{cluster.name}"],
+        clean=True,
+        source_ip=source_ip,
+    )
