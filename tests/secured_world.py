@@ -8,7 +8,8 @@ Nothing here is committed key material: every key is made when a test session st
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 from cryptography import x509
@@ -57,6 +58,21 @@ def pkcs12_bytes(cert_pem: str, key_pem: str, passphrase: str, ca_pem: str = "")
         cas,
         serialization.BestAvailableEncryption(passphrase.encode()),
     )
+
+
+@contextmanager
+def tls_sandbox(
+    ca: CA, protocol: str = "SSL", *, client_ca: bool = False, users=None, controllers: int = 0
+) -> Iterator:
+    """A one-broker sandbox serving ``protocol`` with a certificate of ``ca`` for localhost and 127.0.0.1,
+    asking for a client certificate of ``ca`` when ``client_ca``, with SCRAM ``users`` under SASL_SSL."""
+    cert, key = ca.issue("localhost", sans=("localhost", "127.0.0.1"))
+    extra = {"client_ca_pem": ca.cert_pem} if client_ca else {}
+    if users is not None:
+        extra["users"] = users
+    security = SandboxSecurity(protocol=protocol, server_cert_pem=cert, server_key_pem=key, **extra)
+    with running_sandbox(brokers=1, controllers=controllers, speed=0, security=security) as cluster:
+        yield cluster
 
 
 def encrypted_key_pem(key_pem: str, passphrase: str) -> str:

@@ -9,16 +9,12 @@ import subprocess
 import sys
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.serialization import pkcs12
-from cryptography.x509 import load_pem_x509_certificate
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from console.models import AuditEvent, Cluster, Role, RoleBinding
 from sandbox.pki import make_ca
-from sandbox.security import SandboxSecurity
-from sandbox.testing import running_sandbox
+from tests.secured_world import pkcs12_bytes, tls_sandbox
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "scram-S3CRET-cli"
@@ -33,11 +29,7 @@ def ca():
 
 @pytest.fixture(scope="module")
 def scram_sandbox(ca):
-    cert, key = ca.issue("localhost", sans=("localhost", "127.0.0.1"))
-    sec = SandboxSecurity(
-        protocol="SASL_SSL", server_cert_pem=cert, server_key_pem=key, users={"console": PASSWORD}
-    )
-    with running_sandbox(brokers=1, controllers=0, speed=0, security=sec) as c:
+    with tls_sandbox(ca, "SASL_SSL", users={"console": PASSWORD}) as c:
         yield c
 
 
@@ -97,10 +89,7 @@ def test_it_registers_scram_over_tls_with_the_password_from_the_environment_and_
 
 def test_it_reads_pkcs12_and_keytab_files_and_refuses_a_missing_variable(personas, ca, tmp_path, monkeypatch):
     cert, key = ca.issue("console-cli", client=True)
-    (tmp_path / "c.p12").write_bytes(pkcs12.serialize_key_and_certificates(
-        b"c", serialization.load_pem_private_key(key.encode(), None), load_pem_x509_certificate(cert.encode()),
-        None, serialization.BestAvailableEncryption(P12_PASSWORD.encode()),
-    ))  # fmt: skip
+    (tmp_path / "c.p12").write_bytes(pkcs12_bytes(cert, key, P12_PASSWORD))
     (tmp_path / "krb.keytab").write_bytes(KEYTAB)
     code, out = kafka("cluster", "register", "cli-mtls", "--as", "admin", "--bootstrap-servers", "127.0.0.1:1",
                       "--security-protocol", "SSL", "--pkcs12-file", str(tmp_path / "c.p12"),

@@ -5,9 +5,6 @@ and Test connection naming the cause of each failure (wrong CA, missing client c
 from __future__ import annotations
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.serialization import pkcs12
-from cryptography.x509 import load_pem_x509_certificate
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
@@ -15,6 +12,7 @@ from console.models import AuditEvent, Cluster
 from sandbox.pki import make_ca
 from sandbox.security import SandboxSecurity
 from sandbox.testing import running_sandbox
+from tests.secured_world import pkcs12_bytes, tls_sandbox
 
 pytestmark = pytest.mark.django_db
 P12_PASSWORD = "p12-S3CRET-connect"
@@ -28,31 +26,18 @@ def ca():
 
 @pytest.fixture(scope="module")
 def mtls_sandbox(ca):
-    cert, key = ca.issue("localhost", sans=("localhost", "127.0.0.1"))
-    sec = SandboxSecurity(protocol="SSL", server_cert_pem=cert, server_key_pem=key, client_ca_pem=ca.cert_pem)
-    with running_sandbox(brokers=1, controllers=1, speed=0, security=sec) as c:
+    with tls_sandbox(ca, "SSL", client_ca=True, controllers=1) as c:
         yield c
 
 
 @pytest.fixture(scope="module")
 def scram_sandbox(ca):
-    cert, key = ca.issue("localhost", sans=("localhost", "127.0.0.1"))
-    sec = SandboxSecurity(
-        protocol="SASL_SSL", server_cert_pem=cert, server_key_pem=key, users={"console": SCRAM_PASSWORD}
-    )
-    with running_sandbox(brokers=1, controllers=1, speed=0, security=sec) as c:
+    with tls_sandbox(ca, "SASL_SSL", users={"console": SCRAM_PASSWORD}, controllers=1) as c:
         yield c
 
 
 def _p12(ca) -> bytes:
-    cert, key = ca.issue("console", client=True)
-    return pkcs12.serialize_key_and_certificates(
-        b"console",
-        serialization.load_pem_private_key(key.encode(), None),
-        load_pem_x509_certificate(cert.encode()),
-        [load_pem_x509_certificate(ca.cert_pem.encode())],
-        serialization.BestAvailableEncryption(P12_PASSWORD.encode()),
-    )
+    return pkcs12_bytes(*ca.issue("console", client=True), P12_PASSWORD, ca.cert_pem)
 
 
 def _post(client, body: dict, files: dict | None = None):
