@@ -7,8 +7,7 @@ from collections.abc import Callable
 
 from rest_framework.response import Response
 
-from console.changes import actions as changes
-from console.changes import approvals, gate
+from console.changes import approvals, door
 from console.changes.kinds import Prepared
 from console.models.requests import RequestState
 
@@ -32,24 +31,22 @@ def change_json(req) -> dict:
 
 def hold(view, cluster, kind: str, prepare: Callable[[], Prepared]) -> Response | None:
     """None when ``kind`` is not held for the caller (run the action). Otherwise the action, prepared
-    with its dry run, is submitted for approval (202, with ``reason`` from the body), or with
-    ``"break_glass": "<justification>"`` an admin runs it now (200; audited and announced)."""
+    with its dry run, goes through the change-control door (``changes.door``): submitted for approval
+    (202, with ``reason`` from the body), or with ``"break_glass": "<justification>"`` an admin runs it
+    now (200; 207 when it failed; audited and announced)."""
     request = view.request
-    if gate.required(request.user, cluster, kind) is None:
+    if not door.is_held(request.user, cluster, kind):
         return None
-    prepared = prepare()
-    justification = request.data.get("break_glass") if hasattr(request.data, "get") else None
-    if justification:
-        req = changes.break_glass(
-            actor=request.user,
-            cluster=cluster,
-            prepared=prepared,
-            justification=str(justification),
-            source_ip=view.ip,
-        )
-        return Response(change_json(req), status=200 if req.state == RequestState.SUCCEEDED else 207)
-    reason = request.data.get("reason", "") if hasattr(request.data, "get") else ""
-    req = changes.submit_change(
-        actor=request.user, cluster=cluster, prepared=prepared, reason=str(reason or ""), source_ip=view.ip
+    body = request.data if hasattr(request.data, "get") else {}
+    justification = body.get("break_glass")
+    req = door.hold(
+        actor=request.user,
+        cluster=cluster,
+        prepared=prepare(),
+        mode=door.BREAK_GLASS if justification else door.HOLD,
+        text=str(justification or body.get("reason", "") or ""),
+        source_ip=view.ip,
     )
-    return Response(change_json(req), status=202)
+    if not justification:
+        return Response(change_json(req), status=202)
+    return Response(change_json(req), status=200 if req.state == RequestState.SUCCEEDED else 207)

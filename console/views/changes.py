@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from console import access, refusals
 from console.changes import actions as changes
-from console.changes import gate
+from console.changes import door, gate
 from console.forms.changes import ChangePolicyForm
 from console.views import htmx
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -52,7 +52,7 @@ def change_policy(request, name: str):
 def gated_context(request, cluster, kind: str) -> dict:
     """What a page needs to offer "Submit for approval" (and break glass) for a held ``kind``."""
     return {
-        "gated": gate.required(request.user, cluster, kind) is not None,
+        "gated": door.is_held(request.user, cluster, kind),
         "gate_label": gate.KINDS[kind],
         "can_break_glass": access.can(request.user, cluster, access.ADMINISTER),
     }
@@ -65,26 +65,21 @@ def holding(request, context: dict, run_actions: tuple[str, ...] = ("apply",)) -
 
 
 def hold_for_review(request, cluster, prepared):
-    """A held action from a page: submit it with its dry run for approval, or (an admin with a
-    written justification, the "break_glass" button) break glass and run it now. Raises
-    ChangeInvalid for the page to show."""
-    if request.POST.get("action") == "break_glass":
-        req = changes.break_glass(
-            actor=request.user,
-            cluster=cluster,
-            prepared=prepared,
-            justification=request.POST.get("justification", ""),
-            source_ip=client_ip(request),
-        )
+    """A held action from a page through the change-control door (``changes.door``): submit it with
+    its dry run for approval, or (an admin with a written justification, the "break_glass" button)
+    break glass and run it now. Raises ChangeInvalid for the page to show."""
+    glass = request.POST.get("action") == "break_glass"
+    req = door.hold(
+        actor=request.user,
+        cluster=cluster,
+        prepared=prepared,
+        mode=door.BREAK_GLASS if glass else door.HOLD,
+        text=request.POST.get("justification", ""),
+        source_ip=client_ip(request),
+    )
+    if glass:
         text = f"Break glass: change #{req.pk} ran ({req.result.get('message', '')}); the approvers are told."
     else:
-        req = changes.submit_change(
-            actor=request.user,
-            cluster=cluster,
-            prepared=prepared,
-            reason=request.POST.get("justification", ""),
-            source_ip=client_ip(request),
-        )
         text = f"Change #{req.pk} is held for approval: {req.approvals_required} approver(s) other than you."
     messages.success(request, text)
     url = reverse("request_detail", kwargs={"name": cluster.name, "request_id": req.pk})

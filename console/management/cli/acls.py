@@ -15,8 +15,9 @@ from django.core.management.base import CommandError
 
 from console.acls import actions as acls
 from console.acls import core as acl_core
+from console.acls import held as acls_held
 from console.kafka.types import AclBinding
-from console.management.cli.base import FAILED, OK, REFUSED, USAGE, common
+from console.management.cli.base import FAILED, OK, REFUSED, USAGE, common, holdable
 
 COLUMNS = ["principal", "permission", "operation", "resource_type", "pattern_type", "resource_name", "host"]
 
@@ -31,6 +32,8 @@ def add_parsers(area) -> None:
     ):
         p = sub.add_parser(name, help=text)
         common(p)
+        if name != "list":
+            holdable(p)
         p.add_argument("--topic", action="append", default=[], help="repeatable; * for all topics")
         p.add_argument("--group", action="append", default=[], help="repeatable; * for all groups")
         p.add_argument("--transactional-id", action="append", default=[], help="repeatable")
@@ -166,7 +169,16 @@ class AclsCommands:
         return answer.strip().lower() in ("y", "yes")
 
     def _acl_change(self, cluster, actor, deletes, creates) -> int:
-        change = acls.change_acls(actor=actor, cluster=cluster, deletes=deletes, creates=creates)
+        done = self._run_or_hold(
+            cluster,
+            actor,
+            "acl",
+            lambda: acls_held.prepare_acl_change(actor, cluster, deletes, creates),
+            lambda: acls.change_acls(actor=actor, cluster=cluster, deletes=deletes, creates=creates),
+        )
+        if done.held:
+            return self._held(done.held)
+        change = done.result
         rows = [
             {"action": r.action, "ok": r.ok, "message": r.message, **_row(r.binding)} for r in change.results
         ]

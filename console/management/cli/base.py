@@ -21,6 +21,7 @@ import json
 from django.core.management.base import CommandError
 
 from console import access, refusals
+from console.changes import door
 from console.management.actors import command_actor
 from console.models import Cluster
 
@@ -58,6 +59,24 @@ def common(p, *, formats: tuple[str, ...] = ("table", "json"), cluster: bool = T
     p.add_argument("--output", choices=formats, default="table")
 
 
+def holdable(p) -> None:
+    """The change-control choices of a sub-command whose action a cluster's policy can hold."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--submit-for-approval",
+        dest="hold_reason",
+        metavar="REASON",
+        help="where the cluster's change control holds this action: submit it with its dry run for "
+        "approval (the reason is shown to the approvers); where nothing holds it, it runs",
+    )
+    g.add_argument(
+        "--break-glass",
+        metavar="JUSTIFICATION",
+        help="admins, where change control holds this action: run it now with a written justification "
+        "(audited, flagged, the approvers are told)",
+    )
+
+
 def read_text(path: str, stdin=None) -> str:
     """A file's text ('-' = stdin); an unreadable file is a usage error."""
     if path == "-" and stdin is not None:
@@ -88,6 +107,37 @@ class CommandBase:
             raise CommandError("Still in progress: run --verify again later.", returncode=code)
         if code:
             raise CommandError("Kafka refused some of the request (see above).", returncode=code)
+
+    def _run_or_hold(self, cluster, actor, kind: str, prepare, run) -> door.Outcome:
+        """Through the change-control door (console/changes/door.py), as pages and API do: the
+        action runs, or with --submit-for-approval / --break-glass a held one is held or broke glass
+        (``_held`` prints it). Without either, a held action is refused (exit 3)."""
+        o = self.opts
+        mode = door.BREAK_GLASS if o.get("break_glass") else door.HOLD if o.get("hold_reason") else door.RUN
+        text = o.get("break_glass") or o.get("hold_reason") or ""
+        return door.run_or_hold(
+            actor=actor, cluster=cluster, kind=kind, prepare=prepare, run=run, mode=mode, text=text
+        )
+
+    def _held(self, req) -> int:
+        """A held change as the command line shows it; break glass that failed exits 1."""
+        row = {
+            "change": req.pk,
+            "kind": req.kind,
+            "resource": req.resource,
+            "state": req.state,
+            "approvals_required": req.approvals_required,
+            "message": (req.result or {}).get("message", ""),
+        }
+        self._emit([row], list(row), {"held": True})
+        if self.opts["output"] == "table":
+            self.stdout.write(
+                f"Change #{req.pk} is held for approval: {req.approvals_required} approver(s) other than you "
+                f"(manage.py kafka requests show {req.pk})."
+                if req.state == "pending"
+                else f"Break glass: change #{req.pk} {req.state}; the approvers are told."
+            )
+        return FAILED if req.state == "failed" else OK
 
     def _cluster(self, name: str | None) -> Cluster:
         if name:

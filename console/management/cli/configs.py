@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 
 from console.configs import actions as configs
+from console.configs import held as configs_held
 from console.kafka import ConfigChange
-from console.management.cli.base import FAILED, OK, USAGE, common
+from console.management.cli.base import FAILED, OK, USAGE, common, holdable
 
 
 def add_parsers(area) -> None:
@@ -25,6 +26,7 @@ def add_parsers(area) -> None:
             p.add_argument("--append-config", action="append", default=[], help="k=v (list append)")
             p.add_argument("--subtract-config", action="append", default=[], help="k=v (list subtract)")
             p.add_argument("--validate-only", action="store_true")
+            holdable(p)
 
 
 class ConfigsCommands:
@@ -67,13 +69,30 @@ class ConfigsCommands:
         changes += [ConfigChange(k.strip(), "DELETE") for k in o["delete_config"]]
         if not changes:
             raise CommandError("Nothing to change: use --add-config, --delete-config, ...", returncode=USAGE)
-        result = configs.alter_configs(
-            actor=actor,
-            cluster=cluster,
-            resource=self._resource(),
-            changes=changes,
-            validate_only=o["validate_only"],
-        )
+        resource = self._resource()
+
+        def run():
+            return configs.alter_configs(
+                actor=actor,
+                cluster=cluster,
+                resource=resource,
+                changes=changes,
+                validate_only=o["validate_only"],
+            )
+
+        if o["validate_only"]:
+            result = run()
+        else:
+            done = self._run_or_hold(
+                cluster,
+                actor,
+                configs_held.gate_kind(resource.type),
+                lambda: configs_held.prepare_config(actor, cluster, resource, changes),
+                run,
+            )
+            if done.held:
+                return self._held(done.held)
+            result = done.result
         rows = [
             {
                 "name": d.name,

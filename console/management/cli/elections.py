@@ -15,8 +15,9 @@ import sys
 from django.core.management.base import CommandError
 
 from console import access
-from console.management.cli.base import OK, USAGE, common, read_text
+from console.management.cli.base import OK, USAGE, common, holdable, read_text
 from console.reassignment import elections
+from console.reassignment import held as reassignment_held
 from console.topics import reads as topic_reads
 
 
@@ -31,6 +32,7 @@ def add_parsers(area) -> None:
     scope.add_argument("--path-to-json-file", metavar="FILE", help="'-' = stdin")
     p.add_argument("--partition", type=int, help="with --topic (default: all its partitions)")
     p.add_argument("--confirm", default="", help="unclean: type 'unclean <cluster>'")
+    holdable(p)
 
 
 def _from_file(text: str) -> list[tuple[str, int]]:
@@ -62,13 +64,24 @@ class ElectionsCommands:
             chosen = elections.leader_imbalance(cluster).partitions if may else [("", 0)]
         else:
             chosen = None  # refused by the action: an unclean election names its partitions
-        op = elections.start_election(
-            actor=actor,
-            cluster=cluster,
-            election_type=o["election_type"],
-            partitions=chosen,
-            confirmation=o["confirm"],
+        done = self._run_or_hold(
+            cluster,
+            actor,
+            "election",
+            lambda: reassignment_held.prepare_election(
+                actor, cluster, o["election_type"], chosen, o["confirm"]
+            ),
+            lambda: elections.start_election(
+                actor=actor,
+                cluster=cluster,
+                election_type=o["election_type"],
+                partitions=chosen,
+                confirmation=o["confirm"],
+            ),
         )
+        if done.held:
+            return self._held(done.held)
+        op = done.result
         rows = [{"topic": t, "partition": p} for t, p in sorted(set(chosen or ()))]
         self._emit(rows, ["topic", "partition"], {"operation": op.pk, "type": o["election_type"].upper()})
         self._say(f"Election queued as operation #{op.pk} ({len(rows)} partition(s)).")

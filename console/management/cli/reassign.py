@@ -20,9 +20,20 @@ from django.utils import timezone
 
 from console import access, operations
 from console.kafka import KafkaOperationError
-from console.management.cli.base import FAILED, IN_PROGRESS, NOT_FOUND, OK, REFUSED, USAGE, common, read_text
+from console.management.cli.base import (
+    FAILED,
+    IN_PROGRESS,
+    NOT_FOUND,
+    OK,
+    REFUSED,
+    USAGE,
+    common,
+    holdable,
+    read_text,
+)
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
+from console.reassignment import held as reassignment_held
 from console.reassignment import planner, poll, throttles
 
 COLUMNS = ["topic", "partition", "original", "target", "state", "percent", "message"]
@@ -72,6 +83,7 @@ def add_parsers(area) -> None:
     )
     p.add_argument("--elect-preferred", action="store_true", help="elect the preferred leaders at the end")
     p.add_argument("--id", type=int, help="the console reassignment (default: found from the file)")
+    holdable(p)
 
 
 def _json_doc(text: str) -> str:
@@ -141,7 +153,16 @@ class ReassignCommands:
             if o["throttle"] is None:
                 raise CommandError("--additional changes the throttle: give --throttle.", returncode=USAGE)
             r = self._find(cluster, plan, running=True)
-            outcomes = throttles.change_throttle(actor=actor, reassignment=r, rate=o["throttle"])
+            done = self._run_or_hold(
+                cluster,
+                actor,
+                "throttle",
+                lambda: reassignment_held.prepare_throttle(actor, cluster, r, o["throttle"]),
+                lambda: throttles.change_throttle(actor=actor, reassignment=r, rate=o["throttle"]),
+            )
+            if done.held:
+                return self._held(done.held)
+            outcomes = done.result
             rows = [
                 {"resource": k, "ok": v["ok"], "message": v.get("message", "")} for k, v in outcomes.items()
             ]
@@ -154,14 +175,18 @@ class ReassignCommands:
         view = reassignment.read_cluster(cluster, cached=False, only=plan) if may else None
         view_assignment = view.assignment if view is not None else {}
         rollback = planner.export_plan({tp: view_assignment[tp] for tp in plan if tp in view_assignment})
+        args = {"throttle": o["throttle"], "elect_preferred": o["elect_preferred"]}
         try:
-            op = reassignment.start_reassignment(
-                actor=actor,
-                cluster=cluster,
-                proposed=plan,
-                throttle=o["throttle"],
-                elect_preferred=o["elect_preferred"],
-                view=view,
+            done = self._run_or_hold(
+                cluster,
+                actor,
+                "reassignment",
+                lambda: reassignment_held.prepare_reviewed(
+                    actor, cluster, plan, **args, rf_change=False, expected=None
+                ),
+                lambda: reassignment.start_reassignment(
+                    actor=actor, cluster=cluster, proposed=plan, **args, view=view
+                ),
             )
         except reassignment.PlanRejected as exc:
             bad = [c for c in exc.checks if not c.ok]
@@ -172,6 +197,9 @@ class ReassignCommands:
                 ]
                 self._emit(rows, ["topic", "partition", "message"], {"started": False, "error": str(exc)})
             raise
+        if done.held:
+            return self._held(done.held)
+        op = done.result
         r = op.reassignment
         extra = {"started": True, "reassignment": r.pk, "operation": op.pk, "rollback": json.loads(rollback)}
         if o["output"] == "table":

@@ -7,9 +7,10 @@ import sys
 from django.core.management.base import CommandError
 
 from console.forms.configs import parse_key_values
-from console.management.cli.base import FAILED, OK, USAGE, common
+from console.management.cli.base import FAILED, OK, USAGE, common, holdable
 from console.topics import actions as topics
 from console.topics import delete as topic_delete
+from console.topics import held as topics_held
 from console.topics import reads as topic_reads
 from console.topics.batch import TopicSpec, parse_batch
 
@@ -50,17 +51,20 @@ def add_parsers(area) -> None:
     p.add_argument("--config", action="append", default=[], help="key=value (repeatable)")
     p.add_argument("--file", help="batch: a YAML/JSON/CSV file ('-' = stdin)")
     p.add_argument("--validate-only", action="store_true")
+    holdable(p)
     p = t.add_parser("delete")
     common(p)
     p.add_argument("topics", nargs="+")
     p.add_argument("--confirm", default="", help="the topic name, or the number of topics for several")
     p.add_argument("--validate-only", action="store_true", help="show what would be deleted or refused")
+    holdable(p)
     p = t.add_parser("add-partitions")
     common(p)
     p.add_argument("topic")
     p.add_argument("--partitions", type=int, required=True, help="the new total")
     p.add_argument("--replica-assignment", help="for the new partitions only")
     p.add_argument("--validate-only", action="store_true")
+    holdable(p)
 
 
 class TopicsCommands:
@@ -175,10 +179,17 @@ class TopicsCommands:
             ]
         else:
             raise CommandError("Give a topic name or --file.", returncode=USAGE)
-        result = topics.create_topics(
-            actor=actor, cluster=cluster, specs=specs, validate_only=o["validate_only"]
+        if o["validate_only"]:
+            result = topics.create_topics(actor=actor, cluster=cluster, specs=specs, validate_only=True)
+            return self._outcomes(result.outcomes, True)
+        done = self._run_or_hold(
+            cluster,
+            actor,
+            "topic.create",
+            lambda: topics_held.prepare_topic_create(actor, cluster, specs),
+            lambda: topics.create_topics(actor=actor, cluster=cluster, specs=specs),
         )
-        return self._outcomes(result.outcomes, o["validate_only"])
+        return self._held(done.held) if done.held else self._outcomes(done.result.outcomes, False)
 
     def _topics_delete(self, cluster, actor) -> int:
         o = self.opts
@@ -187,19 +198,38 @@ class TopicsCommands:
             rows = [{"topic": n, "would": "refuse" if r else "delete", "reason": r} for n, r in preview]
             self._emit(rows, ["topic", "would", "reason"], {"validate_only": True})
             return OK
-        result = topic_delete.delete_topics(
-            actor=actor, cluster=cluster, names=o["topics"], confirmation=o["confirm"]
+        done = self._run_or_hold(
+            cluster,
+            actor,
+            "topic.delete",
+            lambda: topics_held.prepare_topic_delete(actor, cluster, o["topics"]),
+            lambda: topic_delete.delete_topics(
+                actor=actor, cluster=cluster, names=o["topics"], confirmation=o["confirm"]
+            ),
         )
-        return self._outcomes(result.outcomes, False)
+        return self._held(done.held) if done.held else self._outcomes(done.result.outcomes, False)
 
     def _topics_add_partitions(self, cluster, actor) -> int:
         o = self.opts
-        outcome = topics.add_partitions(
-            actor=actor,
-            cluster=cluster,
-            topic=o["topic"],
-            total_count=o["partitions"],
-            assignment=_assignment(o["replica_assignment"]),
-            validate_only=o["validate_only"],
+        assignment = _assignment(o["replica_assignment"])
+
+        def run():
+            return topics.add_partitions(
+                actor=actor,
+                cluster=cluster,
+                topic=o["topic"],
+                total_count=o["partitions"],
+                assignment=assignment,
+                validate_only=o["validate_only"],
+            )
+
+        if o["validate_only"]:
+            return self._outcomes([run()], True)
+        done = self._run_or_hold(
+            cluster,
+            actor,
+            "topic.partitions",
+            lambda: topics_held.prepare_partitions(actor, cluster, o["topic"], o["partitions"], assignment),
+            run,
         )
-        return self._outcomes([outcome], o["validate_only"])
+        return self._held(done.held) if done.held else self._outcomes([done.result], False)
