@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime as dt
 import re
-from dataclasses import dataclass
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import pkcs12
 from django.core.exceptions import ValidationError
 
+from console.kafka import CertificateFacts
+from console.kafka.tls import certificate_facts as facts_of
+
 __all__ = [
-    "CertificateFacts",
     "certificate_facts",
     "client_credentials",
     "from_pkcs12",
@@ -41,41 +41,6 @@ _PEM_CERT = re.compile(r"-----BEGIN CERTIFICATE-----\s*(.*?)\s*-----END CERTIFIC
 _EXTENSION_NAME = re.compile(r"[A-Za-z]+")
 _EXTENSION_VALUE = re.compile(r"[\x21-\x7E \t]+")
 _KEY_TYPES = (rsa.RSAPrivateKey, ec.EllipticCurvePrivateKey, ed25519.Ed25519PrivateKey, ed448.Ed448PrivateKey)
-
-
-@dataclass(frozen=True)
-class CertificateFacts:
-    """What the pages and the audit trail may show about a certificate (it is public)."""
-
-    subject: str
-    issuer: str
-    not_before: dt.datetime
-    not_after: dt.datetime
-    sha256: str
-
-    def expires_within(self, days: int, now: dt.datetime | None = None) -> bool:
-        return self.not_after <= (now or dt.datetime.now(dt.UTC)) + dt.timedelta(days=days)
-
-    def expired(self, now: dt.datetime | None = None) -> bool:
-        return self.not_after <= (now or dt.datetime.now(dt.UTC))
-
-    def as_json(self) -> dict[str, str]:
-        return {
-            "subject": self.subject,
-            "issuer": self.issuer,
-            "not_after": self.not_after.isoformat(),
-            "sha256": self.sha256,
-        }
-
-
-def _facts(cert: x509.Certificate) -> CertificateFacts:
-    return CertificateFacts(
-        subject=cert.subject.rfc4514_string(),
-        issuer=cert.issuer.rfc4514_string(),
-        not_before=cert.not_valid_before_utc,
-        not_after=cert.not_valid_after_utc,
-        sha256=cert.fingerprint(hashes.SHA256()).hex(":").upper(),
-    )
 
 
 def parse_certificates(pem: str, label: str) -> list[x509.Certificate]:
@@ -112,7 +77,7 @@ def parse_certificates(pem: str, label: str) -> list[x509.Certificate]:
 def certificate_facts(pem: str) -> list[CertificateFacts]:
     """Subject, issuer, expiry and fingerprint of each certificate of a stored (already checked) PEM."""
     try:
-        return [_facts(c) for c in parse_certificates(pem, "certificate")]
+        return [facts_of(c) for c in parse_certificates(pem, "certificate")]
     except ValidationError:
         return []
 

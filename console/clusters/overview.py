@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.clusters.credentials import certificate_facts
-from console.kafka import KafkaOperationError
+from console.kafka import CertificateFacts, KafkaOperationError
 from console.models import Cluster
 
 __all__ = ["Overview", "Security", "security"]
@@ -40,7 +40,7 @@ class CertificateLine:
     """One certificate as the cluster page shows it, with its warning (expired, or within 30 days)."""
 
     role: str
-    facts: Any  # CertificateFacts: the registry's (stored PEM) or the TLS probe's (server)
+    facts: CertificateFacts  # a stored certificate's, or the broker's as the TLS probe saw it
     expired: bool
     expiring: bool
 

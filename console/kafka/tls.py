@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cryptography import x509
-from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives import hashes, serialization
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import ClusterConnection
@@ -42,21 +42,34 @@ PY_TLS_VERSION = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.T
 
 @dataclass(frozen=True)
 class CertificateFacts:
-    """What the console shows about a certificate (never key material)."""
+    """What the console shows about a certificate (it is public; never key material): a stored
+    one's on the registry pages and in the audit trail, a broker's as the TLS handshake showed it."""
 
     subject: str
     issuer: str
     not_before: dt.datetime
     not_after: dt.datetime
     sans: tuple[str, ...] = ()
+    sha256: str = ""
 
     def expires_within(self, days: int, now: dt.datetime | None = None) -> bool:
-        now = now or dt.datetime.now(dt.UTC)
-        return self.not_after - now <= dt.timedelta(days=days)
+        return self.not_after <= (now or dt.datetime.now(dt.UTC)) + dt.timedelta(days=days)
+
+    def expired(self, now: dt.datetime | None = None) -> bool:
+        return self.not_after <= (now or dt.datetime.now(dt.UTC))
+
+    def as_json(self) -> dict[str, str]:
+        """The audit trail's and the API's view of a stored certificate."""
+        return {
+            "subject": self.subject,
+            "issuer": self.issuer,
+            "not_after": self.not_after.isoformat(),
+            "sha256": self.sha256,
+        }
 
 
 def certificate_facts(cert: x509.Certificate) -> CertificateFacts:
-    """Subject, issuer, validity and DNS/IP names of one X.509 certificate."""
+    """Subject, issuer, validity, DNS/IP names and SHA-256 fingerprint of one X.509 certificate."""
     try:
         ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
         sans = tuple(str(v) for v in ext.get_values_for_type(x509.DNSName)) + tuple(
@@ -65,11 +78,12 @@ def certificate_facts(cert: x509.Certificate) -> CertificateFacts:
     except x509.ExtensionNotFound:
         sans = ()
     return CertificateFacts(
-        cert.subject.rfc4514_string(),
-        cert.issuer.rfc4514_string(),
-        cert.not_valid_before_utc,
-        cert.not_valid_after_utc,
-        sans,
+        subject=cert.subject.rfc4514_string(),
+        issuer=cert.issuer.rfc4514_string(),
+        not_before=cert.not_valid_before_utc,
+        not_after=cert.not_valid_after_utc,
+        sans=sans,
+        sha256=cert.fingerprint(hashes.SHA256()).hex(":").upper(),
     )
 
 
