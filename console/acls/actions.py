@@ -129,44 +129,27 @@ def _confirm(gateway, binding: AclBinding, present: bool) -> bool:
         return False
 
 
-def _run_deletes(gateway, deletes: list[AclBinding]) -> list[BindingResult]:
-    if not deletes:
+def _send(gateway, action: str, bindings: list[AclBinding]) -> list[BindingResult]:
+    """The deletes (by exact filter) or the creates in one request, a result per binding: a timeout
+    is confirmed by re-reading, and deleting a binding already gone converges (what was asked)."""
+    if not bindings:
         return []
+    deleting = action == "delete"
+    key = exact_filter if deleting else (lambda b: b)
+    done = "deleted" if deleting else "created"
     try:
-        outcome = gateway.delete_acls([exact_filter(b) for b in deletes])
+        outcome = (gateway.delete_acls if deleting else gateway.create_acls)([key(b) for b in bindings])
     except KafkaOperationError as exc:
-        outcome = {exact_filter(b): exc for b in deletes}
+        outcome = {key(b): exc for b in bindings}
     results = []
-    for b in deletes:
-        got = outcome.get(exact_filter(b))
-        if isinstance(got, KafkaOperationError):
-            if "TIMED_OUT" in got.name and _confirm(gateway, b, present=False):
-                results.append(BindingResult("delete", b, True, "deleted (confirmed after a timeout)"))
-            else:
-                results.append(BindingResult("delete", b, False, _error_text(got)))
+    for b in bindings:
+        got = outcome.get(key(b))
+        if not isinstance(got, KafkaOperationError):
+            results.append(BindingResult(action, b, True, done if got or not deleting else "already absent"))
+        elif "TIMED_OUT" in got.name and _confirm(gateway, b, present=not deleting):
+            results.append(BindingResult(action, b, True, f"{done} (confirmed after a timeout)"))
         else:
-            # Converge: a binding already gone is what the operator asked for.
-            results.append(BindingResult("delete", b, True, "deleted" if got else "already absent"))
-    return results
-
-
-def _run_creates(gateway, creates: list[AclBinding]) -> list[BindingResult]:
-    if not creates:
-        return []
-    try:
-        outcome = gateway.create_acls(creates)
-    except KafkaOperationError as exc:
-        outcome = dict.fromkeys(creates, exc)
-    results = []
-    for b in creates:
-        got = outcome.get(b)
-        if isinstance(got, KafkaOperationError):
-            if "TIMED_OUT" in got.name and _confirm(gateway, b, present=True):
-                results.append(BindingResult("create", b, True, "created (confirmed after a timeout)"))
-            else:
-                results.append(BindingResult("create", b, False, _error_text(got)))
-        else:
-            results.append(BindingResult("create", b, True, "created"))
+            results.append(BindingResult(action, b, False, _error_text(got)))
     return results
 
 
@@ -225,8 +208,8 @@ def change_acls(
         request_id=request_id,
     )
     gateway = gateway_for(cluster)
-    change = AclChange(_run_deletes(gateway, deletes))
-    change.results += _run_creates(gateway, creates)
+    change = AclChange(_send(gateway, "delete", deletes))  # KIP-4: deletes before adds
+    change.results += _send(gateway, "create", creates)
     kw = {"source_ip": source_ip, "on_behalf_of": on_behalf_of, "operation": operation}
     records = [
         _outcome(
