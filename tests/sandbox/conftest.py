@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import struct
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +15,8 @@ import pytest
 
 from sandbox import SandboxCluster
 from sandbox.testing import running_sandbox
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture
@@ -57,3 +63,30 @@ def call(
     finally:
         if own:
             sock.close()
+
+
+def start_cli(*args: str, keys: int = 4) -> tuple[subprocess.Popen, dict[str, str]]:
+    """``python -m sandbox --port 0 --speed 0 *args`` running, with the first ``keys`` key=value
+    lines it prints (its endpoints and files)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sandbox", "--port", "0", "--speed", "0", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    info: dict[str, str] = {}
+    while len(info) < keys:
+        line = proc.stdout.readline()
+        assert line, "sandbox exited early"
+        key, _, value = line.strip().partition("=")
+        info[key] = value
+    return proc, info
+
+
+def stop_cli(proc: subprocess.Popen) -> str:
+    """SIGTERM, then the sandbox must exit 0; returns the rest of its output."""
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0
+    return out

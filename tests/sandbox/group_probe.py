@@ -28,15 +28,15 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest
 from kafka.protocol.api_header import ResponseClassRegistry
-from kafka.protocol.consumer import OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest
+from kafka.protocol.consumer import OffsetDeleteRequest, OffsetFetchRequest
 from kafka.protocol.metadata import FindCoordinatorRequest
 
 from sandbox.protocol import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
-    ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
+from tests.sandbox import group_requests
 
 PARTITIONS, RECORDS = 4, 40
 OWN_RESPONSES = {68: ConsumerGroupHeartbeatResponse, 69: ConsumerGroupDescribeResponse}
@@ -175,29 +175,7 @@ class Probe:
         self.say(f"{label} admin describe", (str(d.type), str(d.state), d.is_simple_consumer_group, members))
 
     def admin_commit(self, label: str, group: str) -> None:
-        co = self.coordinator(group)
-        t = OffsetCommitRequest.OffsetCommitRequestTopic
-        p = t.OffsetCommitRequestPartition
-        req = OffsetCommitRequest(
-            group_id=group,
-            generation_id_or_member_epoch=-1,
-            member_id="",
-            group_instance_id=None,
-            topics=[
-                t(
-                    name=self.topic,
-                    partitions=[
-                        p(
-                            partition_index=0,
-                            committed_offset=1,
-                            committed_leader_epoch=-1,
-                            committed_metadata="",
-                        )
-                    ],
-                )
-            ],
-        )
-        r = _call(co, req, 9)
+        r = _call(self.coordinator(group), group_requests.offset_commit(group, self.topic, 0, 1), 9)
         self.say(
             f"{label} admin OffsetCommit v9",
             [(x.name, [(q.partition_index, q.error_code) for q in x.partitions]) for x in r.topics],
@@ -367,20 +345,8 @@ class Probe:
     # ---- raw ConsumerGroupHeartbeat edge cases -------------------------------------------------
 
     def heartbeat(self, group: str, version: int = 1, to: str | None = None, **fields: Any) -> Any:
-        values = {
-            "group_id": group,
-            "member_id": "",
-            "member_epoch": 0,
-            "instance_id": None,
-            "rack_id": None,
-            "rebalance_timeout_ms": 30000,
-            "subscribed_topic_names": [self.topic],
-            "subscribed_topic_regex": None,
-            "server_assignor": None,
-            "topic_partitions": [],
-        }
-        values.update(fields)
-        return _call(to or self.coordinator(group), ConsumerGroupHeartbeatRequest(**values), version)
+        request = group_requests.heartbeat(group, self.topic, **fields)
+        return _call(to or self.coordinator(group), request, version)
 
     def hb(self, label: str, group: str, version: int = 1, **fields: Any) -> Any:
         r = self.heartbeat(group, version, **fields)
@@ -427,32 +393,14 @@ class Probe:
         )
         self.consumer_group_describe("raw group, range assignor", g)
         # offsets of a consumer-protocol member carry its epoch
-        t = OffsetCommitRequest.OffsetCommitRequestTopic
-        p = t.OffsetCommitRequestPartition
         for label, epoch, member, version in (
             ("commit with the member epoch", first.member_epoch, mid, 9),
             ("commit with a stale epoch", first.member_epoch + 7, mid, 9),
             ("commit by an unknown member", first.member_epoch, other, 9),
             ("commit v8 by a consumer-protocol member", first.member_epoch, mid, 8),
         ):
-            req = OffsetCommitRequest(
-                group_id=g,
-                generation_id_or_member_epoch=epoch,
-                member_id=member,
-                group_instance_id=None,
-                topics=[
-                    t(
-                        name=self.topic,
-                        partitions=[
-                            p(
-                                partition_index=0,
-                                committed_offset=3,
-                                committed_leader_epoch=-1,
-                                committed_metadata="",
-                            )
-                        ],
-                    )
-                ],
+            req = group_requests.offset_commit(
+                g, self.topic, 0, 3, generation_id_or_member_epoch=epoch, member_id=member
             )
             r = _call(co, req, version)
             self.say(label, [q.error_code for x in r.topics for q in x.partitions])
@@ -499,25 +447,7 @@ class Probe:
         # a group made by an admin commit is a classic group without protocol type
         admin_group = self.new_group + "-admin"
         self.names[admin_group] = "G_ADMIN"
-        req = OffsetCommitRequest(
-            group_id=admin_group,
-            generation_id_or_member_epoch=-1,
-            member_id="",
-            group_instance_id=None,
-            topics=[
-                t(
-                    name=self.topic,
-                    partitions=[
-                        p(
-                            partition_index=1,
-                            committed_offset=5,
-                            committed_leader_epoch=-1,
-                            committed_metadata="",
-                        )
-                    ],
-                )
-            ],
-        )
+        req = group_requests.offset_commit(admin_group, self.topic, 1, 5)
         self.say(
             "admin commit to a new group",
             [q.error_code for x in _call(self.coordinator(admin_group), req, 9).topics for q in x.partitions],
@@ -534,24 +464,8 @@ class Probe:
         self.delete_groups("converted group", admin_group)
         missing = self.new_group + "-missing"
         self.names[missing] = "G_MISSING"
-        req = OffsetCommitRequest(
-            group_id=missing,
-            generation_id_or_member_epoch=4,
-            member_id="m",
-            group_instance_id=None,
-            topics=[
-                t(
-                    name=self.topic,
-                    partitions=[
-                        p(
-                            partition_index=1,
-                            committed_offset=5,
-                            committed_leader_epoch=-1,
-                            committed_metadata="",
-                        )
-                    ],
-                )
-            ],
+        req = group_requests.offset_commit(
+            missing, self.topic, 1, 5, generation_id_or_member_epoch=4, member_id="m"
         )
         for v in (8, 9):
             r = _call(self.coordinator(missing), req, v)

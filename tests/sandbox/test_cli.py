@@ -2,39 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 
 from confluent_kafka.admin import AdminClient
 
+from tests.sandbox.conftest import ROOT, start_cli, stop_cli
+
 pytestmark = []
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _start(*args: str) -> tuple[subprocess.Popen, dict[str, str]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sandbox", "--port", "0", "--speed", "0", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    info = {}
-    while len(info) < 4:
-        line = proc.stdout.readline()
-        assert line, "sandbox exited early"
-        key, _, value = line.strip().partition("=")
-        info[key] = value
-    return proc, info
-
-
-def _stop(proc: subprocess.Popen) -> str:
-    proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=20)
-    assert proc.returncode == 0
-    return out
 
 
 def _ctl(control: str, *args: str) -> subprocess.CompletedProcess:
@@ -49,7 +24,7 @@ def _ctl(control: str, *args: str) -> subprocess.CompletedProcess:
 
 def test_it_runs_the_demo_and_takes_faults_from_the_command_line(tmp_path):
     state = str(tmp_path / "state.json")
-    proc, info = _start("--demo", "--state", state, "--racks", "r1,r2,r3")
+    proc, info = start_cli("--demo", "--state", state, "--racks", "r1,r2,r3")
     try:
         assert len(info["BOOTSTRAP_SERVERS"].split(",")) == 3
         assert len(info["BOOTSTRAP_CONTROLLERS"].split(",")) == 3
@@ -64,8 +39,8 @@ def test_it_runs_the_demo_and_takes_faults_from_the_command_line(tmp_path):
         assert _ctl(info["CONTROL"], "fault", "CreateTopics", "--error", "38", "--count", "1").returncode == 0
         assert '"error_code": 38' in _ctl(info["CONTROL"], "status").stdout
     finally:
-        assert "sandbox stopped" in _stop(proc)
-    proc, info = _start("--state", state)
+        assert "sandbox stopped" in stop_cli(proc)
+    proc, info = start_cli("--state", state)
     try:
         admin = AdminClient({"bootstrap.servers": info["BOOTSTRAP_SERVERS"]})
         md = admin.list_topics(timeout=10)
@@ -73,4 +48,4 @@ def test_it_runs_the_demo_and_takes_faults_from_the_command_line(tmp_path):
         assert admin.describe_cluster().result(10).nodes[0].rack == "r1"
         assert info["CLUSTER_ID"]
     finally:
-        _stop(proc)
+        stop_cli(proc)

@@ -22,7 +22,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient
 from kafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest
-from kafka.protocol.consumer import OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest
+from kafka.protocol.consumer import OffsetDeleteRequest, OffsetFetchRequest
 from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest
 
 from sandbox import SandboxCluster
@@ -33,6 +33,7 @@ from sandbox.protocol import (
     ConsumerGroupHeartbeatResponse,
 )
 from sandbox.testing import running_sandbox
+from tests.sandbox import group_requests
 from tests.sandbox.conftest import call
 
 pytestmark = []
@@ -110,24 +111,26 @@ def _cg_describe(kafka: SandboxCluster, group: str) -> object:
 
 
 def _heartbeat(kafka: SandboxCluster, group: str, topic: str, **fields: object) -> object:
-    values: dict[str, object] = {
-        "group_id": group,
-        "member_id": "",
-        "member_epoch": 0,
-        "instance_id": None,
-        "rack_id": None,
-        "rebalance_timeout_ms": 30000,
-        "subscribed_topic_names": [topic],
-        "subscribed_topic_regex": None,
-        "server_assignor": None,
-        "topic_partitions": [],
-    }
-    values.update(fields)
     return call(
         _coordinator(kafka, group),
-        ConsumerGroupHeartbeatRequest(**values),
+        group_requests.heartbeat(group, topic, **fields),
         1,
         response_cls=ConsumerGroupHeartbeatResponse,
+    )
+
+
+def _again(kafka: SandboxCluster, group: str, topic: str, member: str, epoch: int, owned: object) -> object:
+    """A member's later heartbeat: same rebalance timeout and subscription (-1, None: unchanged),
+    reporting the partitions it owns."""
+    return _heartbeat(
+        kafka,
+        group,
+        topic,
+        member_id=member,
+        member_epoch=epoch,
+        rebalance_timeout_ms=-1,
+        subscribed_topic_names=None,
+        topic_partitions=owned,
     )
 
 
@@ -232,27 +235,8 @@ def _delete_group(kafka: SandboxCluster, group: str) -> int:
 
 
 def _admin_commit(kafka: SandboxCluster, group: str, topic: str, **member: object) -> int:
-    t = OffsetCommitRequest.OffsetCommitRequestTopic
-    fields = {"generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None}
     version = int(member.pop("version", 9))  # type: ignore[call-overload]
-    fields.update(member)
-    req = OffsetCommitRequest(
-        group_id=group,
-        topics=[
-            t(
-                name=topic,
-                partitions=[
-                    t.OffsetCommitRequestPartition(
-                        partition_index=0,
-                        committed_offset=3,
-                        committed_leader_epoch=-1,
-                        committed_metadata="",
-                    )
-                ],
-            )
-        ],
-        **fields,
-    )
+    req = group_requests.offset_commit(group, topic, 0, 3, **member)
     return call(_coordinator(kafka, group), req, version).topics[0].partitions[0].error_code
 
 
@@ -375,16 +359,7 @@ def test_heartbeats_check_the_request_the_member_and_its_epoch(kafka, topic):
     assert (
         _heartbeat(kafka, group, topic, member_id=me, member_epoch=9).error_code == 110
     )  # FENCED_MEMBER_EPOCH
-    same = _heartbeat(
-        kafka,
-        group,
-        topic,
-        member_id=me,
-        member_epoch=1,
-        rebalance_timeout_ms=-1,
-        subscribed_topic_names=None,
-        topic_partitions=None,
-    )
+    same = _again(kafka, group, topic, me, 1, None)
     assert (same.error_code, same.member_epoch, same.assignment) == (
         0,
         1,
@@ -422,60 +397,15 @@ def test_partitions_move_only_after_their_owner_revokes_them(kafka, topic):
     desc = _cg_describe(kafka, group)
     assert desc.group_state == "Reconciling"
     # a hears about the new epoch: it keeps two partitions and must give up the other two
-    told = _heartbeat(
-        kafka,
-        group,
-        topic,
-        member_id=a,
-        member_epoch=1,
-        rebalance_timeout_ms=-1,
-        subscribed_topic_names=None,
-        topic_partitions=_owned(first),
-    )
+    told = _again(kafka, group, topic, a, 1, _owned(first))
     assert (told.member_epoch, _partitions(told)) == (1, 2)
-    again = _heartbeat(
-        kafka,
-        group,
-        topic,
-        member_id=b,
-        member_epoch=2,
-        rebalance_timeout_ms=-1,
-        subscribed_topic_names=None,
-        topic_partitions=[],
-    )
+    again = _again(kafka, group, topic, b, 2, [])
     assert _partitions(again) == -1  # still nothing free: no new assignment
-    done = _heartbeat(
-        kafka,
-        group,
-        topic,
-        member_id=a,
-        member_epoch=1,
-        rebalance_timeout_ms=-1,
-        subscribed_topic_names=None,
-        topic_partitions=_owned(told),
-    )
+    done = _again(kafka, group, topic, a, 1, _owned(told))
     assert (done.member_epoch, done.assignment) == (2, None)  # revoked: a moves to epoch 2
-    got = _heartbeat(
-        kafka,
-        group,
-        topic,
-        member_id=b,
-        member_epoch=2,
-        rebalance_timeout_ms=-1,
-        subscribed_topic_names=None,
-        topic_partitions=[],
-    )
+    got = _again(kafka, group, topic, b, 2, [])
     assert (got.member_epoch, _partitions(got)) == (2, 2)
-    _heartbeat(
-        kafka,
-        group,
-        topic,
-        member_id=b,
-        member_epoch=2,
-        rebalance_timeout_ms=-1,
-        subscribed_topic_names=None,
-        topic_partitions=_owned(got),
-    )
+    _again(kafka, group, topic, b, 2, _owned(got))
     assert _cg_describe(kafka, group).group_state == "Stable"
 
 
@@ -484,32 +414,14 @@ def test_members_that_stop_heartbeating_or_do_not_revoke_in_time_are_fenced(kafk
     a, b = str(uuid.uuid4()), str(uuid.uuid4())
     first = _heartbeat(kafka, group, topic, member_id=a, rebalance_timeout_ms=1000)
     _heartbeat(kafka, group, topic, member_id=b)
-    told = _heartbeat(
-        kafka,
-        group,
-        topic,
-        member_id=a,
-        member_epoch=1,
-        rebalance_timeout_ms=-1,
-        subscribed_topic_names=None,
-        topic_partitions=_owned(first),
-    )
+    told = _again(kafka, group, topic, a, 1, _owned(first))
     assert _partitions(told) == 2
     members = kafka.state.groups[group].consumers
     assert members[a].state == "unrevoked_partitions" and members[a].revoke_deadline is not None
     members[a].revoke_deadline -= 2  # its rebalance timeout (1 s) passed without the revocation
     desc = _cg_describe(kafka, group)
     assert [m.member_id for m in desc.members] == [b] and desc.group_epoch == 3
-    got = _heartbeat(
-        kafka,
-        group,
-        topic,
-        member_id=b,
-        member_epoch=2,
-        rebalance_timeout_ms=-1,
-        subscribed_topic_names=None,
-        topic_partitions=[],
-    )
+    got = _again(kafka, group, topic, b, 2, [])
     assert (got.member_epoch, _partitions(got)) == (3, 4)
     members[b].last_seen -= 46  # group.consumer.session.timeout.ms (45 s) without a heartbeat
     desc = _cg_describe(kafka, group)

@@ -465,6 +465,29 @@ def _raw(cluster: SandboxCluster) -> socket.socket:
     return socket.create_connection(addr(cluster.bootstrap_servers), timeout=5)
 
 
+def _handshake(cluster: SandboxCluster, mechanism: str, version: int = 1) -> tuple[socket.socket, object]:
+    """A new raw connection to the first broker and the SaslHandshake answer on it."""
+    from kafka.protocol.sasl import SaslHandshakeRequest
+
+    sock = _raw(cluster)
+    return sock, call(
+        cluster.bootstrap_servers, SaslHandshakeRequest(mechanism=mechanism), version, sock=sock
+    )
+
+
+def _bearer(cluster: SandboxCluster, token: str, version: int = 2) -> tuple[socket.socket, Any]:
+    """A new raw connection, its OAUTHBEARER handshake (which must succeed) and the SaslAuthenticate
+    answer to RFC 7628's client-first message carrying ``token``."""
+    from kafka.protocol.sasl import SaslAuthenticateRequest
+
+    sock, hs = _handshake(cluster, "OAUTHBEARER")
+    assert hs.error_code == 0
+    first = f"n,,\x01auth=Bearer {token}\x01\x01".encode()
+    return sock, call(
+        cluster.bootstrap_servers, SaslAuthenticateRequest(auth_bytes=first), version, sock=sock
+    )
+
+
 def _closed(sock: socket.socket) -> bool:
     try:
         return sock.recv(1) == b""
@@ -493,10 +516,8 @@ def test_it_closes_a_connection_whose_first_request_is_not_part_of_the_sasl_hand
 
 def test_it_answers_illegal_sasl_state_to_another_request_after_the_handshake(sasl_cluster):
     from kafka.protocol.metadata import MetadataRequest
-    from kafka.protocol.sasl import SaslHandshakeRequest
 
-    sock = _raw(sasl_cluster)
-    hs = call(sasl_cluster.bootstrap_servers, SaslHandshakeRequest(mechanism="PLAIN"), 1, sock=sock)
+    sock, hs = _handshake(sasl_cluster, "PLAIN")
     assert (hs.error_code, hs.mechanisms) == (0, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
     md = call(
         sasl_cluster.bootstrap_servers,
@@ -510,21 +531,18 @@ def test_it_answers_illegal_sasl_state_to_another_request_after_the_handshake(sa
 
 
 def test_it_answers_unsupported_sasl_mechanism_with_the_enabled_list_then_closes(sasl_cluster):
-    from kafka.protocol.sasl import SaslHandshakeRequest
-
-    sock = _raw(sasl_cluster)
-    hs = call(sasl_cluster.bootstrap_servers, SaslHandshakeRequest(mechanism="GSSAPI"), 1, sock=sock)
+    sock, hs = _handshake(sasl_cluster, "GSSAPI")
     assert (hs.error_code, hs.mechanisms) == (33, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
     assert _closed(sock)
     sock.close()
 
 
 def test_it_authenticates_plain_over_sasl_authenticate_and_then_serves_requests(sasl_cluster):
-    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+    from kafka.protocol.sasl import SaslAuthenticateRequest
 
-    sock = _raw(sasl_cluster)
+    sock, hs = _handshake(sasl_cluster, "PLAIN")
     host = sasl_cluster.bootstrap_servers
-    assert call(host, SaslHandshakeRequest(mechanism="PLAIN"), 1, sock=sock).error_code == 0
+    assert hs.error_code == 0
     auth = call(host, SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00alice-pw"), 2, sock=sock)
     assert (auth.error_code, auth.error_message, auth.auth_bytes, auth.session_lifetime_ms) == (
         0,
@@ -542,18 +560,16 @@ def test_it_authenticates_plain_over_sasl_authenticate_and_then_serves_requests(
 
 
 def test_it_exchanges_raw_tokens_after_a_v0_handshake(sasl_cluster):
-    from kafka.protocol.sasl import SaslHandshakeRequest
-
     host = sasl_cluster.bootstrap_servers
-    sock = _raw(sasl_cluster)
-    assert call(host, SaslHandshakeRequest(mechanism="PLAIN"), 0, sock=sock).error_code == 0
+    sock, hs = _handshake(sasl_cluster, "PLAIN", version=0)
+    assert hs.error_code == 0
     token = b"\x00alice\x00alice-pw"
     sock.sendall(struct.pack(">i", len(token)) + token)
     assert recv_exact(sock, 4) == b"\x00\x00\x00\x00"  # PLAIN's empty challenge, size-prefixed
     assert call(host, API_VERSIONS, 3, sock=sock).error_code == 0
     sock.close()
-    sock = _raw(sasl_cluster)
-    assert call(host, SaslHandshakeRequest(mechanism="PLAIN"), 0, sock=sock).error_code == 0
+    sock, hs = _handshake(sasl_cluster, "PLAIN", version=0)
+    assert hs.error_code == 0
     token = b"\x00alice\x00nope"
     sock.sendall(struct.pack(">i", len(token)) + token)
     assert _closed(sock)  # v0 has no error response: the connection just ends
@@ -680,14 +696,8 @@ def test_it_refuses_an_expired_token(oauth_cluster, jwks, caplog):
 def test_it_accepts_a_token_expired_within_the_clock_skew_but_its_session_ends_at_once(oauth_cluster, jwks):
     # Kafka's session lifetime is the token's remaining life, never negative: 0 here, so the
     # connection authenticates and is closed at its next request
-    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
-
     now = int(dt.datetime.now(dt.UTC).timestamp())
-    host = oauth_cluster.bootstrap_servers
-    sock = _raw(oauth_cluster)
-    assert call(host, SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1, sock=sock).error_code == 0
-    first = f"n,,\x01auth=Bearer {jwks.token(iat=now - 600, exp=now - 10)}\x01\x01".encode()
-    auth = call(host, SaslAuthenticateRequest(auth_bytes=first), 1, sock=sock)
+    sock, auth = _bearer(oauth_cluster, jwks.token(iat=now - 600, exp=now - 10), version=1)
     assert (auth.error_code, auth.session_lifetime_ms) == (0, 0)
     API_VERSIONS.with_header(correlation_id=5, client_id="late")
     sock.sendall(API_VERSIONS.encode(version=3, header=True, framed=True))
@@ -741,14 +751,9 @@ def test_it_gives_the_session_the_tokens_lifetime_and_lets_the_client_reauthenti
 def test_it_closes_a_connection_whose_session_expired_without_reauthentication(oauth_cluster, jwks):
     import time
 
-    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
-
     now = int(dt.datetime.now(dt.UTC).timestamp())
-    host = oauth_cluster.bootstrap_servers
-    sock = _raw(oauth_cluster)
-    assert call(host, SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1, sock=sock).error_code == 0
-    first = f"n,,\x01auth=Bearer {jwks.token(exp=now + 1)}\x01\x01".encode()
-    assert call(host, SaslAuthenticateRequest(auth_bytes=first), 2, sock=sock).error_code == 0
+    sock, auth = _bearer(oauth_cluster, jwks.token(exp=now + 1))
+    assert auth.error_code == 0
     time.sleep(1.5)
     API_VERSIONS.with_header(correlation_id=9, client_id="expired")
     sock.sendall(API_VERSIONS.encode(version=3, header=True, framed=True))
@@ -829,10 +834,7 @@ def test_it_answers_the_json_error_challenge_then_fails_on_the_clients_x01(oauth
     from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
     host = oauth_cluster.bootstrap_servers
-    sock = _raw(oauth_cluster)
-    assert call(host, SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1, sock=sock).error_code == 0
-    first = f"n,,\x01auth=Bearer {jwks.token(aud='nope')}\x01\x01".encode()
-    challenge = call(host, SaslAuthenticateRequest(auth_bytes=first), 2, sock=sock)
+    sock, challenge = _bearer(oauth_cluster, jwks.token(aud="nope"))
     assert (challenge.error_code, challenge.auth_bytes) == (0, b'{"status":"invalid_token"}')
     final = call(host, SaslAuthenticateRequest(auth_bytes=b"\x01"), 2, sock=sock)
     assert (final.error_code, final.error_message) == (58, '{"status":"invalid_token"}')

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import stat
 import subprocess
 import sys
@@ -11,45 +10,13 @@ import sys
 import pytest
 from confluent_kafka.admin import AdminClient
 
-pytestmark = [pytest.mark.timeout(120)]
+from tests.sandbox.conftest import ROOT, start_cli, stop_cli
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+pytestmark = [pytest.mark.timeout(120)]
 
 
 def _start(*args: str, keys: int) -> tuple[subprocess.Popen, dict[str, str]]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sandbox",
-            "--port",
-            "0",
-            "--speed",
-            "0",
-            "--brokers",
-            "1",
-            "--controllers",
-            "1",
-            *args,
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    info: dict[str, str] = {}
-    while len(info) < keys:
-        line = proc.stdout.readline()
-        assert line, "sandbox exited early"
-        key, _, value = line.strip().partition("=")
-        info[key] = value
-    return proc, info
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=20)
-    assert proc.returncode == 0
+    return start_cli("--brokers", "1", "--controllers", "1", *args, keys=keys)
 
 
 def test_it_serves_sasl_ssl_with_client_certificates_from_the_files_it_wrote(tmp_path):
@@ -89,7 +56,7 @@ def test_it_serves_sasl_ssl_with_client_certificates_from_the_files_it_wrote(tmp
         )
         assert sorted(admin.list_topics(timeout=10).brokers) == [1]
     finally:
-        _stop(proc)
+        stop_cli(proc)
     ca_before = (tls / "ca.pem").read_text()
     proc, info = _start("--tls-dir", str(tls), keys=6)  # a restart keeps the CA its clients trust
     try:
@@ -105,7 +72,7 @@ def test_it_serves_sasl_ssl_with_client_certificates_from_the_files_it_wrote(tmp
         )
         assert sorted(admin.list_topics(timeout=10).brokers) == [1]
     finally:
-        _stop(proc)
+        stop_cli(proc)
 
 
 def test_it_refuses_mtls_without_a_tls_directory():
