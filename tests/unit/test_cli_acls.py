@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
+from functools import partial
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from console.models import AuditEvent
+from tests.unit.kafka_cli import kafka
 from tests.unit.matrix_world import kafka_restored
 
 pytestmark = pytest.mark.django_db
@@ -22,13 +21,7 @@ def restored(sandbox):
         yield sandbox
 
 
-def run(*args) -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("kafka", "acls", *args, stdout=out, stderr=io.StringIO())
-    except CommandError as exc:
-        return exc.returncode, out.getvalue() + "\n" + str(exc)
-    return 0, out.getvalue()
+run = partial(kafka, "acls")
 
 
 def first_json(out: str) -> dict:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import json
+from functools import partial
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 from django.db import connection, transaction
 
 from console.audit import export as audit_export
@@ -15,17 +13,12 @@ from console.audit import review as audit_review
 from console.audit import store as audit
 from console.audit.review import AuditFilter
 from console.models import AuditEvent
+from tests.unit.kafka_cli import kafka
 
 pytestmark = pytest.mark.django_db
 
 
-def run(*args) -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("kafka", "audit", *args, stdout=out, stderr=io.StringIO())
-    except CommandError as exc:
-        return exc.returncode, out.getvalue() + str(exc)
-    return 0, out.getvalue()
+run = partial(kafka, "audit")
 
 
 class Named:

@@ -3,18 +3,16 @@ console's reassignment operation; every test gives the shared sandbox back (topi
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from console.models import AuditEvent, Operation
 from console.models.operations import FINISHED_STATES
 from console.models.reassignment import Reassignment
 from console.reassignment import planner
 from tests.conftest import run_now, throttle_configs_on
+from tests.unit.kafka_cli import kafka
 from tests.unit.matrix_world import kafka_restored
 from tests.unit.reassign_world import make_topic as reassign_topic
 from tests.unit.reassign_world import plan_file
@@ -27,15 +25,6 @@ MB = 1024 * 1024
 def restored(frozen):
     with kafka_restored(frozen):
         yield frozen
-
-
-def run(*args, stdin: str | None = None) -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("kafka", *args, stdout=out, stderr=io.StringIO())
-    except CommandError as exc:
-        return exc.returncode, out.getvalue() + str(exc)
-    return 0, out.getvalue()
 
 
 def make_topic(sandbox, assignment) -> str:
@@ -51,7 +40,7 @@ def write(tmp_path, name: str, doc: dict) -> str:
 def test_generate_writes_kafkas_format_and_it_round_trips(personas, kafka_cluster, restored, tmp_path):
     topic = make_topic(restored, [[1, 2], [2, 3]])
     topics_file = write(tmp_path, "topics.json", {"version": 1, "topics": [{"topic": topic}]})
-    code, out = run(
+    code, out = kafka(
         "reassign", "--generate", "--topics-to-move-json-file", topics_file, "--broker-list", "1,2",
         "--output", "json", "--as", "operator",
     )  # fmt: skip
@@ -64,7 +53,7 @@ def test_generate_writes_kafkas_format_and_it_round_trips(personas, kafka_cluste
     proposed = planner.parse_plan(json.dumps(data["proposed"]))  # what --execute reads back
     assert proposed == {(topic, 1): (2, 1)}
     assert json.loads(planner.export_plan(proposed)) == data["proposed"]
-    code, out = run(
+    code, out = kafka(
         "reassign", "--generate", "--topics-to-move-json-file", topics_file, "--broker-list", "1,2",
         "--as", "operator",
     )  # fmt: skip
@@ -74,7 +63,7 @@ def test_generate_writes_kafkas_format_and_it_round_trips(personas, kafka_cluste
         lines[3] == "Proposed partition reassignment configuration"
         and json.loads(lines[4]) == data["proposed"]
     )
-    code, out = run(
+    code, out = kafka(
         "reassign", "--generate", "--topics-to-move-json-file", topics_file, "--broker-list", "1,9",
         "--as", "operator",
     )  # fmt: skip
@@ -86,7 +75,7 @@ def test_execute_then_verify_to_completion_with_the_throttles_taken_back(
 ):
     topic = make_topic(restored, [[1, 2]])
     plan = plan_file(tmp_path, {(topic, 0): [1, 3]})
-    code, out = run(
+    code, out = kafka(
         "reassign", "--execute", "--reassignment-json-file", plan, "--throttle", str(MB),
         "--output", "json", "--as", "operator",
     )  # fmt: skip
@@ -100,7 +89,7 @@ def test_execute_then_verify_to_completion_with_the_throttles_taken_back(
     try:
         run_now(r.operation_id)  # throttles, submit, first poll
         assert throttle_configs_on(_gw(kafka_cluster), topic)
-        code, out = run(
+        code, out = kafka(
             "reassign", "--verify", "--reassignment-json-file", plan, "--output", "json", "--as", "viewer"
         )
         progress = json.JSONDecoder().raw_decode(out)[0]  # stdout; the exit message follows it
@@ -112,7 +101,7 @@ def test_execute_then_verify_to_completion_with_the_throttles_taken_back(
             run_now(r.operation_id)
             if Operation.objects.get(pk=r.operation_id).state in FINISHED_STATES:
                 break
-        code, out = run("reassign", "--verify", "--reassignment-json-file", plan, "--as", "viewer")
+        code, out = kafka("reassign", "--verify", "--reassignment-json-file", plan, "--as", "viewer")
         op = Operation.objects.get(pk=r.operation_id)
         assert code == 0, (out, op.state, op.error if hasattr(op, "error") else "")
         assert f"Reassignment of partition {topic}-0 is completed." in out and "all taken back" in out
@@ -148,7 +137,7 @@ def _finish(r: Reassignment, sandbox) -> None:
 def test_cancel_through_the_console_and_refusals(personas, kafka_cluster, restored, tmp_path):
     topic = make_topic(restored, [[1, 2]])
     plan = plan_file(tmp_path, {(topic, 0): [1, 3]})
-    code, out = run("reassign", "--execute", "--reassignment-json-file", plan, "--as", "viewer")
+    code, out = kafka("reassign", "--execute", "--reassignment-json-file", plan, "--as", "viewer")
     assert code == 3
     refused = AuditEvent.objects.order_by("-id").first()
     assert (refused.action, refused.outcome, refused.actor_name) == (
@@ -157,23 +146,23 @@ def test_cancel_through_the_console_and_refusals(personas, kafka_cluster, restor
         "viewer",
     )
     bad = plan_file(tmp_path, {(topic, 0): [1, 1]}, "bad.json")
-    code, out = run("reassign", "--execute", "--reassignment-json-file", bad, "--as", "operator")
+    code, out = kafka("reassign", "--execute", "--reassignment-json-file", bad, "--as", "operator")
     assert code == 4
-    code, out = run("reassign", "--verify", "--reassignment-json-file", plan, "--as", "operator")
+    code, out = kafka("reassign", "--verify", "--reassignment-json-file", plan, "--as", "operator")
     assert code == 6
-    code, out = run(
+    code, out = kafka(
         "reassign", "--execute", "--reassignment-json-file", plan, "--replica-alter-log-dirs-throttle", "5",
         "--as", "operator",
     )  # fmt: skip
     assert code == 2 and "log" in out
-    code, out = run(
+    code, out = kafka(
         "reassign", "--execute", "--reassignment-json-file", plan, "--throttle", str(MB), "--as", "operator"
     )
     assert code == 0 and "Save this to use as the --reassignment-json-file option during rollback" in out
     r = Reassignment.objects.filter(cluster=kafka_cluster).latest("pk")
     try:
         run_now(r.operation_id)
-        code, out = run(
+        code, out = kafka(
             "reassign", "--cancel", "--reassignment-json-file", plan, "--output", "json", "--as", "operator"
         )
         assert code == 0 and json.loads(out)["cancel_requested"] is True
@@ -182,7 +171,7 @@ def test_cancel_through_the_console_and_refusals(personas, kafka_cluster, restor
         _finish(r, restored)
     r.refresh_from_db()
     assert r.outcome == "cancelled" and throttle_configs_on(_gw(kafka_cluster), topic) == set()
-    code, out = run("reassign", "--cancel", "--reassignment-json-file", plan, "--as", "operator")
+    code, out = kafka("reassign", "--cancel", "--reassignment-json-file", plan, "--as", "operator")
     assert code == 4 and "finished" in out
 
 
@@ -191,7 +180,7 @@ def test_preferred_election_from_a_json_file_and_unclean_needs_the_typed_confirm
 ):
     topic = make_topic(restored, [[1, 2], [2, 3]])
     path = write(tmp_path, "elect.json", {"partitions": [{"topic": topic, "partition": 1}]})
-    code, out = run(
+    code, out = kafka(
         "elections", "--election-type", "preferred", "--path-to-json-file", path, "--output", "json",
         "--as", "operator",
     )  # fmt: skip
@@ -200,14 +189,14 @@ def test_preferred_election_from_a_json_file_and_unclean_needs_the_typed_confirm
     op = Operation.objects.get(pk=data["operation"])
     assert op.params["partitions"] == [[topic, 1]]
     run_now(op.pk)
-    code, out = run(
+    code, out = kafka(
         "elections", "--election-type", "unclean", "--topic", topic, "--partition", "0", "--as", "admin"
     )
     assert code == 4 and "unclean sandbox" in out
     assert AuditEvent.objects.filter(action="election.start", outcome="refused", actor_name="admin").exists()
-    code, out = run("elections", "--election-type", "unclean", "--topic", topic, "--as", "operator")
+    code, out = kafka("elections", "--election-type", "unclean", "--topic", topic, "--as", "operator")
     assert code == 3
-    code, out = run(
+    code, out = kafka(
         "elections", "--election-type", "preferred", "--topic", topic, "--output", "json", "--as", "operator"
     )
     assert code == 0 and [i["partition"] for i in json.loads(out)["items"]] == [0, 1]

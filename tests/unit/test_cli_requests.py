@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
+from functools import partial
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from console.models import AuditEvent, Operation
 from console.models.requests import ChangeRequest
+from tests.unit.kafka_cli import kafka
 from tests.unit.matrix_world import kafka_restored
 
 pytestmark = pytest.mark.django_db
 
 
-def run(*args) -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("kafka", "requests", *args, stdout=out, stderr=io.StringIO())
-    except CommandError as exc:
-        return exc.returncode, out.getvalue() + "\n" + str(exc)
-    return 0, out.getvalue()
+run = partial(kafka, "requests")
 
 
 def test_submit_list_show_approve_and_reject(personas, kafka_cluster, sandbox):

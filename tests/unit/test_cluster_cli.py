@@ -7,14 +7,15 @@ import base64
 import io
 import subprocess
 import sys
+from functools import partial
 
 import pytest
 from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from console.models import AuditEvent, Cluster, Role, RoleBinding
 from sandbox.pki import make_ca
 from tests.secured_world import pkcs12_bytes, tls_sandbox
+from tests.unit import kafka_cli
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "scram-S3CRET-cli"
@@ -33,13 +34,7 @@ def scram_sandbox(ca):
         yield c
 
 
-def kafka(*args) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command("kafka", *args, stdout=out, stderr=err)
-    except CommandError as exc:
-        return exc.returncode, out.getvalue() + err.getvalue() + str(exc)
-    return 0, out.getvalue() + err.getvalue()
+kafka = partial(kafka_cli.kafka, stderr=True)
 
 
 def test_it_has_an_option_for_every_field_and_no_option_takes_a_secret_value():

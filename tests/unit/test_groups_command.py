@@ -3,29 +3,22 @@ of the other subcommands."""
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
+from functools import partial
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from console.groups import command as groups_command
 from console.management.commands import kafka as kafka_command
 from console.models import AuditEvent
 from tests.unit.group_world import committed, log_topic
+from tests.unit.kafka_cli import kafka
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
-def run(*args) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command("kafka", "groups", *args, stdout=out, stderr=err)
-    except CommandError as exc:
-        return exc.returncode, out.getvalue() + str(exc)
-    return 0, out.getvalue() + err.getvalue()
+run = partial(kafka, "groups", stderr=True)
 
 
 def setup(sandbox, offsets=None, members=None, end: int = 100) -> tuple[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
 
@@ -13,17 +12,9 @@ from django.core.management.base import CommandError
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError
 from console.models import AuditEvent
+from tests.unit.kafka_cli import kafka
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
-
-
-def run(*args) -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("kafka", *args, stdout=out)
-    except CommandError as exc:
-        return exc.returncode, out.getvalue() + str(exc)
-    return 0, out.getvalue()
 
 
 def uniq(prefix="cli") -> str:
@@ -42,7 +33,7 @@ def alter_topic(name: str, *more: str) -> tuple[str, ...]:
 
 def test_create_list_describe_delete_round_trip(personas, kafka_cluster):
     name = uniq()
-    code, out = run(
+    code, out = kafka(
         *create_topic(
             name,
             "--partitions",
@@ -56,15 +47,15 @@ def test_create_list_describe_delete_round_trip(personas, kafka_cluster):
         )
     )
     assert code == 0 and "created" in out
-    code, out = run("topics", "list", "--query", name, "--output", "json", "--as", "viewer")
+    code, out = kafka("topics", "list", "--query", name, "--output", "json", "--as", "viewer")
     assert code == 0
     assert [(t["name"], t["partitions"]) for t in json.loads(out)["items"]] == [(name, 2)]
-    code, out = run("topics", "describe", name, "--output", "json", "--as", "viewer")
+    code, out = kafka("topics", "describe", name, "--output", "json", "--as", "viewer")
     data = json.loads(out)
     assert code == 0 and data["configs"] == {"retention.ms": "5000"} and len(data["items"]) == 2
-    code, out = run("topics", "delete", name, "--as", "operator")
+    code, out = kafka("topics", "delete", name, "--as", "operator")
     assert code == 4 and "confirm" in out
-    code, out = run("topics", "delete", name, "--confirm", name, "--as", "operator")
+    code, out = kafka("topics", "delete", name, "--confirm", name, "--as", "operator")
     assert code == 0 and "deleted" in out
     actions = list(AuditEvent.objects.order_by("id").values_list("action", "outcome", "actor_name"))
     assert actions == [
@@ -78,7 +69,7 @@ def test_create_list_describe_delete_round_trip(personas, kafka_cluster):
 
 def test_validate_only_changes_nothing(personas, kafka_cluster):
     name = uniq()
-    code, out = run(
+    code, out = kafka(
         *create_topic(name, "--partitions", "1", "--validate-only", "--output", "json", "--as", "operator")
     )
     assert code == 0 and json.loads(out)["items"][0]["status"] == "valid (dry run)"
@@ -87,45 +78,45 @@ def test_validate_only_changes_nothing(personas, kafka_cluster):
 
 def test_exit_codes(personas, kafka_cluster, tmp_path):
     taken = uniq()
-    run(*create_topic(taken, "--partitions", "1", "--replication-factor", "1", "--as", "operator"))
-    assert run(*create_topic(taken, "--partitions", "1", "--as", "operator"))[0] == 1  # Kafka refused it
-    assert run(*create_topic(uniq(), "--as", "viewer"))[0] == 3
-    assert run(*create_topic("bad name", "--as", "operator"))[0] == 1  # per-topic refusal by policy
-    assert run("topics", "describe", uniq("missing"))[0] == 6
-    assert run("topics", "list", "--cluster", "nope")[0] == 6
-    assert run("topics", "list", "--as", "nobody")[0] == 6
-    assert run("topics", "add-partitions", taken, "--partitions", "1", "--as", "operator")[0] == 4
+    kafka(*create_topic(taken, "--partitions", "1", "--replication-factor", "1", "--as", "operator"))
+    assert kafka(*create_topic(taken, "--partitions", "1", "--as", "operator"))[0] == 1  # Kafka refused it
+    assert kafka(*create_topic(uniq(), "--as", "viewer"))[0] == 3
+    assert kafka(*create_topic("bad name", "--as", "operator"))[0] == 1  # per-topic refusal by policy
+    assert kafka("topics", "describe", uniq("missing"))[0] == 6
+    assert kafka("topics", "list", "--cluster", "nope")[0] == 6
+    assert kafka("topics", "list", "--as", "nobody")[0] == 6
+    assert kafka("topics", "add-partitions", taken, "--partitions", "1", "--as", "operator")[0] == 4
     bad = tmp_path / "t.csv"
     bad.write_text("name,partitions\na,many\n")
-    code, out = run("topics", "create", "--file", str(bad), "--as", "operator")
+    code, out = kafka("topics", "create", "--file", str(bad), "--as", "operator")
     assert code == 4 and "line 2, column 2" in out
 
 
 def test_an_unreachable_cluster_exits_5(personas, offline_cluster):
-    assert run("topics", "list", "--cluster", "offline")[0] == 5
+    assert kafka("topics", "list", "--cluster", "offline")[0] == 5
 
 
 def test_batch_create_from_a_file(personas, kafka_cluster, tmp_path):
     a, b = uniq(), uniq()
     f = tmp_path / "topics.yaml"
     f.write_text(f"- name: {a}\n  partitions: 1\n  rf: 1\n- name: {b}\n  partitions: 2\n  rf: 1\n")
-    code, out = run("topics", "create", "--file", str(f), "--output", "json", "--as", "operator")
+    code, out = kafka("topics", "create", "--file", str(f), "--output", "json", "--as", "operator")
     assert code == 0 and [i["status"] for i in json.loads(out)["items"]] == ["created", "created"]
 
 
 def test_configs_describe_and_alter(personas, kafka_cluster):
     name = uniq()
-    run(*create_topic(name, "--partitions", "1", "--replication-factor", "1", "--as", "operator"))
-    code, out = run(
+    kafka(*create_topic(name, "--partitions", "1", "--replication-factor", "1", "--as", "operator"))
+    code, out = kafka(
         *alter_topic(name, "--add-config", "retention.ms=9000", "--validate-only", "--as", "operator")
     )
     assert code == 0 and "valid (dry run)" in out
-    code, out = run(
+    code, out = kafka(
         *alter_topic(name, "--add-config", "retention.ms=9000", "--output", "json", "--as", "operator")
     )
     data = json.loads(out)
     assert code == 0 and data["status"] == "applied" and data["items"][0]["after"] == "9000"
-    code, out = run(
+    code, out = kafka(
         "configs", "describe", "--entity-type", "topics", "--entity-name", name, "--output", "json"
     )
     assert {
@@ -135,15 +126,15 @@ def test_configs_describe_and_alter(personas, kafka_cluster):
         "read_only": False,
         "sensitive": False,
     } in json.loads(out)["items"]
-    assert run(*alter_topic(name, "--add-config", "x.y=1", "--as", "operator"))[0] == 4
-    code, out = run("configs", "describe", "--entity-type", "brokers", "--entity-name", "1")
+    assert kafka(*alter_topic(name, "--add-config", "x.y=1", "--as", "operator"))[0] == 4
+    code, out = kafka("configs", "describe", "--entity-type", "brokers", "--entity-name", "1")
     assert code == 0 and "broker.id" in out
     assert AuditEvent.objects.filter(action="config.alter").exclude(outcome="requested").count() == 1
 
 
 def test_it_refuses_a_change_without_as_naming_the_option_and_changes_nothing(personas, kafka_cluster):
     name = uniq()
-    code, out = run(*create_topic(name, "--partitions", "1", "--replication-factor", "1"))
+    code, out = kafka(*create_topic(name, "--partitions", "1", "--replication-factor", "1"))
     assert code == 2
     assert out == (
         "'topics create' changes or can change something: say who is acting with --as USER (a console "
@@ -160,25 +151,26 @@ def test_it_refuses_a_change_without_as_naming_the_option_and_changes_nothing(pe
         ("elections", "--election-type", "preferred", "--topic", name),
         ("requests", "approve", "1"),
     ):
-        code, out = run(*change)
+        code, out = kafka(*change)
         assert code == 2 and "--as USER" in out, change
 
 
 def test_without_as_reads_still_work_as_the_system_actor(personas, kafka_cluster):
     name = uniq()
     assert (
-        run(*create_topic(name, "--partitions", "1", "--replication-factor", "1", "--as", "operator"))[0] == 0
+        kafka(*create_topic(name, "--partitions", "1", "--replication-factor", "1", "--as", "operator"))[0]
+        == 0
     )
     events = AuditEvent.objects.count()
-    code, out = run("topics", "describe", name, "--output", "json")
+    code, out = kafka("topics", "describe", name, "--output", "json")
     assert code == 0 and json.loads(out)["topic"] == name
-    assert run("topics", "list", "--query", name)[0] == 0
+    assert kafka("topics", "list", "--query", name)[0] == 0
     assert AuditEvent.objects.count() == events  # reads write nothing
 
 
 def test_it_refuses_to_act_as_the_system_actor_named_with_as(personas, kafka_cluster):
     name = uniq()
-    code, out = run(
+    code, out = kafka(
         "topics", "create", name, "--partitions", "1", "--replication-factor", "1", "--as", "console-system"
     )
     assert code == 2
@@ -198,9 +190,9 @@ def test_registering_a_cluster_needs_a_named_user(db):
 
 def test_cluster_describe_names_the_quorum_leader_as_active_controller(personas, kafka_cluster, sandbox):
     for _ in range(5):
-        code, out = run("cluster", "describe", "--output", "json", "--as", "viewer")
+        code, out = kafka("cluster", "describe", "--output", "json", "--as", "viewer")
         data = json.loads(out)
         assert code == 0 and data["active_controller"] == sandbox.state.active_controller
         assert data["cluster_id"] == sandbox.cluster_id and [b["id"] for b in data["items"]] == [1, 2, 3]
-    code, out = run("cluster", "describe", "--as", "viewer")
+    code, out = kafka("cluster", "describe", "--as", "viewer")
     assert f"active controller: {sandbox.state.active_controller}" in out

@@ -196,7 +196,7 @@ def test_a_move_started_outside_is_cancelled_with_what_kafka_has_afterwards(
 def test_the_cli_verify_says_what_kafka_has_after_a_cancel_and_gives_the_rollback_plan(
     personas, kafka_cluster, frozen, tmp_path
 ):
-    from tests.unit.test_cli_reassign import run as cli
+    from tests.unit.kafka_cli import kafka as cli
 
     topic = make_topic(frozen, [[1, 2]])
     plan = plan_file(tmp_path, {(topic, 0): [2, 3]})
