@@ -16,14 +16,15 @@ KIND_MODULES = (
     "console.integrity.worker",
 )
 
-# The modules that declare held kinds (each registers its kinds with change control when imported):
-# an approval reviews again and the requests worker runs them, so every process loads them.
+# The modules that declare held kinds and the policy kinds that hold them (each registers with change
+# control when imported): an approval reviews again and the requests worker runs them, so every
+# process loads them, in the order the change-control policy page lists their policy kinds.
 HELD_MODULES = (
     "console.topics.held",
     "console.configs.held",
     "console.acls.held",
-    "console.groups.held",
     "console.reassignment.held",
+    "console.groups.held",
 )
 
 # The modules that tell the audit reconciler how to re-read Kafka for a change whose outcome is owed.

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from console import access
 from console.acls import actions as acls
 from console.acls import core as acl_core
+from console.changes import gate
 from console.changes.kinds import (
     ChangeInvalid,
     Checked,
@@ -22,6 +24,9 @@ from console.changes.kinds import (
 )
 from console.kafka.types import AclBinding
 from console.models.requests import RequestKind
+
+# The policy kind of this area (console/changes/gate.py lists what the areas declare).
+ACL = gate.declare("acl", "ACL changes", access.MANAGE_ACLS)
 
 
 def _bindings(entries: Iterable[Mapping[str, Any]]) -> list[AclBinding]:

@@ -19,36 +19,12 @@ from console import access
 from console.models import Cluster
 from console.models.changes import ChangePolicy
 
-# The action kinds a policy can gate (the value stored in ChangePolicy.kinds) and how pages name
-# them; each has a held kind its area declares (<area>/held.py) and a page that submits it.
-# "group.reset" holds deleting a group or its committed offsets of a topic too: either puts the
-# group's consumers back at auto.offset.reset, a reset in effect, so a policy holding resets
-# cannot be walked round by deleting instead (and existing policies hold them from the start).
-KINDS: dict[str, str] = {
-    "topic.create": "Topic creations",
-    "topic.delete": "Topic deletions",
-    "topic.partitions": "Partition increases",
-    "config": "Topic config changes",
-    "broker.config": "Broker config changes",
-    "acl": "ACL changes",
-    "reassignment": "Reassignments",
-    "throttle": "Throttle changes of running reassignments",
-    "election": "Leader elections",
-    "group.reset": "Consumer group offset resets and deletions",
-}
-# The permission each kind's own action needs: holding an action for review needs it too.
-PERMISSIONS: dict[str, str] = {
-    "topic.create": access.MANAGE_TOPICS,
-    "topic.delete": access.MANAGE_TOPICS,
-    "topic.partitions": access.MANAGE_TOPICS,
-    "config": access.MANAGE_CONFIGS,
-    "broker.config": access.MANAGE_CONFIGS,
-    "acl": access.MANAGE_ACLS,
-    "reassignment": access.MANAGE_REASSIGNMENTS,
-    "throttle": access.MANAGE_REASSIGNMENTS,
-    "election": access.MANAGE_REASSIGNMENTS,
-    "group.reset": access.MANAGE_GROUPS,
-}
+# The action kinds a policy can gate (the value stored in ChangePolicy.kinds), how pages name them,
+# and the permission each kind's own action needs (holding one for review needs it too). Each area
+# declares its own in its held.py (``declare``), in the order the policy page lists them; console/apps.py
+# loads those modules in every process.
+KINDS: dict[str, str] = {}
+PERMISSIONS: dict[str, str] = {}
 MAX_APPROVERS = 2
 
 _passed: ContextVar[frozenset[str]] = ContextVar("change_gate_passed", default=frozenset())
@@ -56,6 +32,13 @@ _passed: ContextVar[frozenset[str]] = ContextVar("change_gate_passed", default=f
 
 class ApprovalRequired(PermissionDenied):
     """The cluster's change-control policy holds this action for approval."""
+
+
+def declare(kind: str, label: str, permission: str) -> str:
+    """An area declares a policy kind (at import of its held.py); declaring it again replaces it."""
+    KINDS[kind] = label
+    PERMISSIONS[kind] = permission
+    return kind
 
 
 def policy_of(cluster: Cluster) -> ChangePolicy | None:

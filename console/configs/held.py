@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from console import crypto
+from console import access, crypto
+from console.changes import gate
 from console.changes.kinds import (
     ChangeInvalid,
     Checked,
@@ -24,6 +25,10 @@ from console.configs.plan import HIDDEN, looks_secret
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
 from console.models.requests import RequestKind
 from console.topics import policy
+
+# The policy kinds of this area (console/changes/gate.py lists what the areas declare).
+TOPIC_CONFIG = gate.declare("config", "Topic config changes", access.MANAGE_CONFIGS)
+BROKER_CONFIG = gate.declare("broker.config", "Broker config changes", access.MANAGE_CONFIGS)
 
 
 def gate_kind(resource_type: str) -> str:

@@ -10,6 +10,8 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 
+from console import access
+from console.changes import gate
 from console.changes.kinds import (
     ChangeInvalid,
     Checked,
@@ -28,6 +30,11 @@ from console.groups import reset_payload as group_reset
 from console.groups.core import ResetPlanError
 from console.groups.reads import target as group_target
 from console.models.requests import RequestKind
+
+# The policy kind of this area (console/changes/gate.py lists what the areas declare). It holds
+# deleting a group or its committed offsets of a topic too: either puts the group's consumers back at
+# auto.offset.reset, a reset in effect, so a policy holding resets cannot be walked round by deleting.
+GROUP_RESET = gate.declare("group.reset", "Consumer group offset resets and deletions", access.MANAGE_GROUPS)
 
 
 def _reset_review(actor, cluster, payload: Mapping[str, Any]) -> dict[str, Any]:

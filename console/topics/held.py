@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from console import access
+from console.changes import gate
 from console.changes.kinds import (
     ChangeInvalid,
     Checked,
@@ -28,6 +30,11 @@ from console.topics import cache as metadata_cache
 from console.topics import delete as topic_delete
 from console.topics import policy as topic_policy
 from console.topics.batch import TopicSpec
+
+# The policy kinds of this area (console/changes/gate.py lists what the areas declare).
+TOPIC_CREATE = gate.declare("topic.create", "Topic creations", access.MANAGE_TOPICS)
+TOPIC_DELETE = gate.declare("topic.delete", "Topic deletions", access.MANAGE_TOPICS)
+TOPIC_PARTITIONS = gate.declare("topic.partitions", "Partition increases", access.MANAGE_TOPICS)
 
 # -- topic deletion -------------------------------------------------------------------------------
 
