@@ -117,6 +117,20 @@ class GroupsMixin(GatewayBase):
                 by_node[node].append(g)
         return by_node
 
+    def _to_coordinators(self, asks: list[tuple[Any, int, list[str]]], out: dict) -> list[Any | None]:
+        """Each (request, coordinator, its groups) sent, all in flight together: the answers in the
+        order asked, None where the coordinator failed (its error then stands for each of its groups
+        in ``out``)."""
+        self._kp.broker_ids(expect=[node for _, node, _ in asks])
+        responses = self._kp.send_many([(request, node) for request, node, _ in asks])
+        answers: list[Any | None] = []
+        for (_, _, groups), response in zip(asks, responses, strict=True):
+            failed = isinstance(response, KafkaOperationError)
+            if failed:
+                out.update((g, response) for g in groups)
+            answers.append(None if failed else response)
+        return answers
+
     def _per_group_until_ready(self, group_ids: list[str], attempt: Callable[[list[str]], dict]) -> dict:
         """``attempt(groups)`` -> {group: result}; the groups whose coordinator was not ready (or
         moved) are asked again, as Kafka's admin client does, until the request timeout."""
@@ -180,14 +194,10 @@ class GroupsMixin(GatewayBase):
         ] + [(wire.cgd_request(gs), n, gs, wire.consumer) for n, gs in sorted(consumer.items())]
         if not asks:
             return {}
-        self._kp.broker_ids(expect=[n for _, n, _, _ in asks])
         out: dict[str, GroupDescription | KafkaOperationError] = {}
-        responses = self._kp.send_many([(request, node) for request, node, _, _ in asks])
-        for (_, node, groups, convert), response in zip(asks, responses, strict=True):
-            if isinstance(response, KafkaOperationError):
-                out.update((g, response) for g in groups)
-                continue
-            for d in response.groups:
+        answers = self._to_coordinators([(request, node, gs) for request, node, gs, _ in asks], out)
+        for (_, node, _, convert), response in zip(asks, answers, strict=True):
+            for d in response.groups if response is not None else ():
                 out[d.group_id] = convert(d, node)
         return out
 
@@ -235,14 +245,9 @@ class GroupsMixin(GatewayBase):
                 max_version=9,  # v10 names topics by id only
             )
 
-        nodes = sorted(by_node)
-        self._kp.broker_ids(expect=nodes)
-        responses = self._kp.send_many([(request(by_node[n]), n) for n in nodes])
-        for node, response in zip(nodes, responses, strict=True):
-            if isinstance(response, KafkaOperationError):
-                out.update((g, response) for g in by_node[node])
-                continue
-            for group in response.groups:
+        asks = [(request(by_node[n]), n, by_node[n]) for n in sorted(by_node)]
+        for response in self._to_coordinators(asks, out):
+            for group in response.groups if response is not None else ():
                 err = from_code(group.error_code)
                 if err is not None:
                     out[group.group_id] = wire.named(err, group.group_id)
@@ -302,14 +307,9 @@ class GroupsMixin(GatewayBase):
         def attempt(groups: list[str]) -> dict[str, Ok | KafkaOperationError]:
             out: dict[str, Ok | KafkaOperationError] = {}
             by_node = self._by_coordinator(groups, None, out)
-            nodes = sorted(by_node)
-            self._kp.broker_ids(expect=nodes)
-            responses = self._kp.send_many([(DeleteGroupsRequest(groups_names=by_node[n]), n) for n in nodes])
-            for node, response in zip(nodes, responses, strict=True):
-                if isinstance(response, KafkaOperationError):
-                    out.update((g, response) for g in by_node[node])
-                    continue
-                for r in response.results:
+            asks = [(DeleteGroupsRequest(groups_names=gs), n, gs) for n, gs in sorted(by_node.items())]
+            for response in self._to_coordinators(asks, out):
+                for r in response.results if response is not None else ():
                     err = from_code(r.error_code)
                     out[r.group_id] = OK if err is None else wire.named(err, r.group_id)
             return out
