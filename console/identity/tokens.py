@@ -77,15 +77,22 @@ def create_token(*, actor, name: str, scope: str, days: int, source_ip: str | No
             created_at=now,
             expires_at=now + timedelta(days=days),
         )
-        audit.record(
-            actor=actor,
-            action=audit_names.TOKEN_CREATE,
-            targets=[target(token)],
-            params={"name": name, "scope": scope, "expires_at": token.expires_at.isoformat()},
-            outcome="success",
-            source_ip=source_ip,
-        )
+        _record(actor, token, audit_names.TOKEN_CREATE, source_ip, expires_at=token.expires_at.isoformat())
     return NewToken(token, raw)
+
+
+def _record(
+    actor, token: ApiToken, action: str, source_ip: str | None, *, outcome="success", **params
+) -> None:
+    """A token's event: the token by its prefix, its name and scope, and what else is said."""
+    audit.record(
+        actor=actor,
+        action=action,
+        targets=[target(token)],
+        params={"name": token.name, "scope": token.scope, **params},
+        outcome=outcome,
+        source_ip=source_ip,
+    )
 
 
 def revoke_token(*, actor, token_id: int, source_ip: str | None = None) -> ApiToken | None:
@@ -96,14 +103,7 @@ def revoke_token(*, actor, token_id: int, source_ip: str | None = None) -> ApiTo
             return None
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
-        audit.record(
-            actor=actor,
-            action=audit_names.TOKEN_REVOKE,
-            targets=[target(token)],
-            params={"name": token.name, "scope": token.scope},
-            outcome="success",
-            source_ip=source_ip,
-        )
+        _record(actor, token, audit_names.TOKEN_REVOKE, source_ip)
     return token
 
 
@@ -129,27 +129,15 @@ def authenticate(raw: str, *, source_ip: str | None = None) -> ApiToken:
     refusal = methods.token_refusal(token.user, now)
     if refusal is not None:
         with transaction.atomic():
-            audit.record(
-                actor=token.user,
-                action=audit_names.TOKEN_REFUSED,
-                targets=[target(token)],
-                params={"name": token.name, "scope": token.scope, "reason": refusal},
-                outcome="refused",
-                source_ip=source_ip,
+            _record(
+                token.user, token, audit_names.TOKEN_REFUSED, source_ip, outcome="refused", reason=refusal
             )
         raise TokenRefused(f"The {token.label} cannot be used: {refusal}.")
     if token.last_used_at is None:
         with transaction.atomic():
             first = ApiToken.objects.filter(pk=token.pk, last_used_at__isnull=True).update(last_used_at=now)
             if first:
-                audit.record(
-                    actor=token.user,
-                    action=audit_names.TOKEN_USE,
-                    targets=[target(token)],
-                    params={"name": token.name, "scope": token.scope, "first_use": True},
-                    outcome="success",
-                    source_ip=source_ip,
-                )
+                _record(token.user, token, audit_names.TOKEN_USE, source_ip, first_use=True)
     elif (now - token.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token
