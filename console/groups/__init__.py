@@ -6,7 +6,8 @@ the telemetry snapshots; ``core`` for the reset planner (kafka-consumer-groups -
 pure); ``actions`` for the reset's dry run and execution; ``delete`` for deleting a group or its
 offsets of a topic (each authorised and audited); ``held`` for the held reset and deletes (change
 control); ``reset_payload`` for a reset's stored payload (the spec, the attached dry run, its digest,
-drift from it: pure); ``command`` for ``manage.py kafka groups …``.
+drift from it: pure). ``manage.py kafka groups …`` is console/management/cli/groups.py, as every
+area's command line.
 """
 
-__all__ = ["actions", "command", "core", "delete", "held", "reads", "reset_payload", "trend"]
+__all__ = ["actions", "core", "delete", "held", "reads", "reset_payload", "trend"]

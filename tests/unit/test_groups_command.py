@@ -9,8 +9,7 @@ from functools import partial
 
 import pytest
 
-from console.groups import command as groups_command
-from console.management.commands import kafka as kafka_command
+from console.management.cli import groups as groups_command
 from console.models import AuditEvent
 from tests.unit.group_world import committed, log_topic
 from tests.unit.kafka_cli import kafka
@@ -26,12 +25,6 @@ def setup(sandbox, offsets=None, members=None, end: int = 100) -> tuple[str, str
     log_topic(sandbox, topic, 2, 10, end)
     sandbox.add_group(gid, members=members, offsets=offsets or {(topic, 0): 40, (topic, 1): 60})
     return topic, gid
-
-
-def test_the_exit_codes_are_the_kafka_commands():
-    k = kafka_command
-    assert (groups_command.OK, groups_command.FAILED, groups_command.USAGE) == (k.OK, k.FAILED, k.USAGE)
-    assert (groups_command.REFUSED, groups_command.NOT_FOUND) == (k.REFUSED, k.NOT_FOUND)
 
 
 def test_list_and_describe_in_table_json_and_csv(sandbox, personas, kafka_cluster):

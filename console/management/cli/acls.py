@@ -60,7 +60,7 @@ def _row(b) -> dict:
     return {c: getattr(b, c) for c in COLUMNS}
 
 
-class AclsCommands:
+class Commands:
     """The ``acls`` handlers (``self`` is the kafka BaseCommand)."""
 
     def _acl_resources(self, *, required: bool) -> list[tuple[str, str]]:

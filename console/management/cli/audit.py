@@ -57,7 +57,7 @@ def add_parsers(area) -> None:
     p.add_argument("--anchor", action="append", default=[], metavar="FILE", help="written by audit_anchor")
 
 
-class AuditCommands:
+class Commands:
     """The ``audit`` handlers (``self`` is the kafka BaseCommand)."""
 
     def _audit_filter(self):

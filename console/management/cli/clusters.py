@@ -190,7 +190,7 @@ def add_parsers(area) -> None:
     add_connection_options(p)
 
 
-class ClusterCommands:
+class Commands:
     """The ``cluster`` handlers (``self`` is the kafka BaseCommand)."""
 
     def _cluster_describe(self, cluster, actor) -> int:

@@ -29,7 +29,7 @@ def add_parsers(area) -> None:
             holdable(p)
 
 
-class ConfigsCommands:
+class Commands:
     """The ``configs`` handlers (``self`` is the kafka BaseCommand)."""
 
     def _resource(self):

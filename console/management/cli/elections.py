@@ -47,7 +47,7 @@ def _from_file(text: str) -> list[tuple[str, int]]:
         ) from None
 
 
-class ElectionsCommands:
+class Commands:
     """The ``elections`` handler (``self`` is the kafka BaseCommand)."""
 
     def _elections_run(self, cluster, actor) -> int:

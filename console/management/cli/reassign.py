@@ -90,7 +90,7 @@ def _json_doc(text: str) -> str:
     return json.dumps(json.loads(text), separators=(",", ":"))
 
 
-class ReassignCommands:
+class Commands:
     """The ``reassign`` handler (``self`` is the kafka BaseCommand)."""
 
     def _reassign_run(self, cluster, actor) -> int:

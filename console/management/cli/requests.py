@@ -54,7 +54,7 @@ def _row(req) -> dict:
     }
 
 
-class RequestsCommands:
+class Commands:
     """The ``requests`` handlers (``self`` is the kafka BaseCommand)."""
 
     def _requests_list(self, cluster, actor) -> int:

@@ -67,7 +67,7 @@ def add_parsers(area) -> None:
     holdable(p)
 
 
-class TopicsCommands:
+class Commands:
     """The ``topics`` handlers (``self`` is the kafka BaseCommand)."""
 
     def _outcomes(self, outcomes, validate_only: bool) -> int:

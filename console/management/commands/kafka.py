@@ -4,16 +4,16 @@ Kafka's own tools (kafka-topics, kafka-configs, kafka-consumer-groups, kafka-acl
 kafka-reassign-partitions, kafka-leader-election) over the console's area actions: the same
 permission checks, policy, change control and audit trail as the web pages and the API (the actor is
 ``--as USER``). Every sub-command takes ``--output table|json`` (and ``csv`` where Kafka's tool reads or
-writes a file of that shape). The sub-commands live in console/management/cli/, one module per area;
-the exit codes are listed in console/management/cli/base.py.
+writes a file of that shape). The sub-commands live in console/management/cli/, one module per area,
+listed in ``CLI_MODULES``; the exit codes are listed in console/management/cli/base.py.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from django.core.management.base import BaseCommand
 
-from console.groups import command as groups_command
-from console.management.cli import acls, audit, clusters, configs, elections, reassign, requests, topics
 from console.management.cli.base import (
     AUDIT_UNAVAILABLE,
     DENIED,
@@ -25,11 +25,11 @@ from console.management.cli.base import (
     REFUSED,
     USAGE,
     CommandBase,
-    common,
 )
 
 __all__ = [
     "AUDIT_UNAVAILABLE",
+    "CLI_MODULES",
     "DENIED",
     "FAILED",
     "IN_PROGRESS",
@@ -39,35 +39,40 @@ __all__ = [
     "REFUSED",
     "USAGE",
     "Command",
+    "command_class",
 ]
 
+# One line per area: its CLI module (``add_parsers(area)`` and a ``Commands`` mixin of handlers).
+CLI_MODULES = (
+    "console.management.cli.topics",
+    "console.management.cli.clusters",
+    "console.management.cli.groups",
+    "console.management.cli.configs",
+    "console.management.cli.acls",
+    "console.management.cli.reassign",
+    "console.management.cli.elections",
+    "console.management.cli.requests",
+    "console.management.cli.audit",
+)
 
-class Command(
-    CommandBase,
-    topics.TopicsCommands,
-    clusters.ClusterCommands,
-    configs.ConfigsCommands,
-    groups_command.GroupsCommands,
-    acls.AclsCommands,
-    reassign.ReassignCommands,
-    elections.ElectionsCommands,
-    requests.RequestsCommands,
-    audit.AuditCommands,
-    BaseCommand,
-):
-    help = (
-        "Kafka's admin tools (cluster registry, topics, configs, consumer groups, ACLs, reassignments, elections) plus "
-        "requests and the audit trail, through the console: same permissions, policy and audit."
-    )
 
-    def add_arguments(self, parser) -> None:
-        area = parser.add_subparsers(dest="area", required=True)
-        topics.add_parsers(area)
-        clusters.add_parsers(area)
-        groups_command.add_parsers(area, common)
-        configs.add_parsers(area)
-        acls.add_parsers(area)
-        reassign.add_parsers(area)
-        elections.add_parsers(area)
-        requests.add_parsers(area)
-        audit.add_parsers(area)
+def command_class(modules: tuple[str, ...] = CLI_MODULES) -> type[BaseCommand]:
+    """The ``kafka`` command over these CLI modules: their parsers, their handlers mixed in."""
+    loaded = [import_module(name) for name in modules]
+
+    class Command(CommandBase, *(m.Commands for m in loaded), BaseCommand):
+        help = (
+            "Kafka's admin tools (cluster registry, topics, configs, consumer groups, ACLs, reassignments, "
+            "elections) plus requests and the audit trail, through the console: same permissions, policy "
+            "and audit."
+        )
+
+        def add_arguments(self, parser) -> None:
+            area = parser.add_subparsers(dest="area", required=True)
+            for module in loaded:
+                module.add_parsers(area)
+
+    return Command
+
+
+Command = command_class()

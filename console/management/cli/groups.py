@@ -1,8 +1,8 @@
 """``manage.py kafka groups list|describe|reset-offsets|delete|delete-offsets``: kafka-consumer-groups
 over the console's group actions (same permission checks, plan, refusals and audit as the pages).
 
-The ``kafka`` command mixes ``GroupsCommands`` in and routes ``groups <action>`` to the methods
-below; its docstring lists the exit codes, which these methods use too (a test holds them equal).
+The ``kafka`` command mixes ``Commands`` in and routes ``groups <action>`` to the methods below; the
+exit codes are the CLI's (console/management/cli/base.py).
 As in kafka-consumer-groups, ``reset-offsets`` is a dry run unless ``--execute`` is given, and
 ``--execute`` (or ``delete``) is the confirmation.
 """
@@ -17,14 +17,15 @@ import sys
 from django.core.management.base import CommandError
 
 from console.groups import actions, delete, reads
+from console.groups import held as groups_held
 from console.groups.core import ResetPlanError, ResetSpec, parse_offsets_csv, parse_partitions, to_csv
 from console.kafka import KafkaOperationError
+from console.management.cli.base import FAILED, NOT_FOUND, OK, REFUSED, USAGE, common, holdable
 
-OK, FAILED, USAGE, REFUSED, NOT_FOUND = 0, 1, 2, 4, 6  # manage.py kafka's exit codes
 MODES = ("to-earliest", "to-latest", "to-datetime", "to-offset", "shift-by", "from-file")
 
 
-def add_parsers(area, common) -> None:
+def add_parsers(area) -> None:
     """The ``groups`` subcommands, with kafka-consumer-groups' option names."""
     g = area.add_parser("groups", help="list, describe, reset-offsets, delete, delete-offsets")
     sub = g.add_subparsers(dest="action", required=True)
@@ -63,11 +64,13 @@ def add_parsers(area, common) -> None:
     run = p.add_mutually_exclusive_group()
     run.add_argument("--dry-run", action="store_true", help="show the plan only (the default)")
     run.add_argument("--execute", action="store_true", help="reset (the group must be empty)")
+    holdable(p)
     p = parser("delete", "delete empty groups (refused while they have members)")
     p.add_argument("--group", action="append", required=True, help="repeatable")
     p = parser("delete-offsets", "delete a group's committed offsets of a topic")
     p.add_argument("--group", required=True)
     p.add_argument("--topic", required=True)
+    holdable(p)
 
 
 def _refusals(fn):
@@ -87,7 +90,7 @@ def _refusals(fn):
     return run
 
 
-class GroupsCommands:
+class Commands:
     """The ``groups`` handlers of ``manage.py kafka`` (``self`` is that BaseCommand)."""
 
     def _groups_emit(self, rows: list[dict], columns: list[str], extra: dict | None = None) -> None:
@@ -227,9 +230,18 @@ class GroupsCommands:
                     "This was a dry run: add --execute to reset (--dry-run says so explicitly)."
                 )
             return OK
-        result = actions.reset_offsets(
-            actor=actor, cluster=cluster, group_id=o["group"], spec=spec, confirmation=o["group"]
+        done = self._run_or_hold(
+            cluster,
+            actor,
+            groups_held.GROUP_RESET,
+            lambda: groups_held.prepare_group_reset(actor, cluster, o["group"], spec),
+            lambda: actions.reset_offsets(
+                actor=actor, cluster=cluster, group_id=o["group"], spec=spec, confirmation=o["group"]
+            ),
         )
+        if done.held:
+            return self._held(done.held)
+        result = done.result
         rows = [
             {
                 "topic": x.topic,
@@ -283,9 +295,20 @@ class GroupsCommands:
     @_refusals
     def _groups_delete_offsets(self, cluster, actor) -> int:
         o = self.opts
-        result = delete.delete_offsets(
-            actor=actor, cluster=cluster, group_id=o["group"], topic=o["topic"], confirmation=o["group"]
+        done = self._run_or_hold(
+            cluster,
+            actor,
+            groups_held.GROUP_RESET,
+            lambda: groups_held.prepare_group_offsets_delete(
+                actor, cluster, o["group"], o["topic"], confirmation=o["group"]
+            ),
+            lambda: delete.delete_offsets(
+                actor=actor, cluster=cluster, group_id=o["group"], topic=o["topic"], confirmation=o["group"]
+            ),
         )
+        if done.held:
+            return self._held(done.held)
+        result = done.result
         rows = [
             {
                 "topic": x.topic,
