@@ -86,6 +86,14 @@ def check_confirmation(group_id: str, confirmation: str) -> None:
         raise ConfirmationError(f"Type the group id ('{group_id}') to confirm.")
 
 
+def _may_change(actor, cluster, gate_kind: str, group_id: str, confirmation: str) -> None:
+    """What every change of a group needs first: group.manage on the cluster, the change-control
+    gate's pass, and the group id typed as the confirmation."""
+    access.require(actor, cluster, access.MANAGE_GROUPS)
+    gate.check(actor, cluster, gate_kind)
+    check_confirmation(group_id, confirmation)
+
+
 def _committed(cluster, group_id: str, group: GroupDescription | None) -> dict[TopicPartition, int]:
     got = gateway_for(cluster).list_consumer_group_offsets(
         [group_id], listings=[group] if group is not None else None
@@ -228,9 +236,7 @@ def reset_offsets(
     request_id: str = "",
 ) -> ChangeResult:
     """Execute a reset: refused while the group has members (named) or without the group id typed."""
-    access.require(actor, cluster, access.MANAGE_GROUPS)
-    gate.check(actor, cluster, "group.reset")
-    check_confirmation(group_id, confirmation)
+    _may_change(actor, cluster, "group.reset", group_id, confirmation)
     preview = _prepare(cluster, group_id, spec)
     _require_empty(preview.group, "resets the offsets of")
     plan = preview.plan

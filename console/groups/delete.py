@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit.refusals import refused_as
-from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.groups import audit_names
 from console.groups.actions import (
@@ -23,10 +22,10 @@ from console.groups.actions import (
     PartitionOutcome,
     _capped,
     _committed,
+    _may_change,
     _require_empty,
     _reread_offsets,
     _settle,
-    check_confirmation,
 )
 from console.groups.core import tp_text
 from console.groups.reads import describe_group, target
@@ -125,9 +124,7 @@ def delete_group(
     request_id: str = "",
 ) -> GroupDeleted:
     """Delete a group and its committed offsets: refused while it has members (named)."""
-    access.require(actor, cluster, access.MANAGE_GROUPS)
-    gate.check(actor, cluster, GATE)
-    check_confirmation(group_id, confirmation)
+    _may_change(actor, cluster, GATE, group_id, confirmation)
     group = describe_group(cluster, group_id)
     _require_empty(group, "deletes")
     committed = _committed(cluster, group_id, group)
@@ -197,9 +194,7 @@ def delete_offsets(
 ) -> ChangeResult:
     """Delete the group's committed offsets of one topic (OffsetDelete); Kafka refuses each partition
     (GROUP_SUBSCRIBED_TO_TOPIC) while a member of the group consumes the topic."""
-    access.require(actor, cluster, access.MANAGE_GROUPS)
-    gate.check(actor, cluster, GATE)
-    check_confirmation(group_id, confirmation)
+    _may_change(actor, cluster, GATE, group_id, confirmation)
     group = describe_group(cluster, group_id)
     committed = {tp: o for tp, o in _committed(cluster, group_id, group).items() if tp.topic == topic}
     if not committed:
