@@ -46,36 +46,14 @@ def test_add_list_remove_with_preview_and_force(personas, kafka_cluster, restore
         (who, "READ", topic),
         (who, "WRITE", topic),
     }
-    code, out = run(
-        "remove",
-        "--allow-principal",
-        who,
-        "--topic",
-        topic,
-        "--operation",
-        "READ",
-        "--output",
-        "json",
-        "--as",
-        "operator",
-    )
+    read_acl = ("--allow-principal", who, "--topic", topic, "--operation", "READ")
+    code, out = run("remove", *read_acl, "--output", "json", "--as", "operator")
     preview = first_json(out)
     assert (
         code == 4 and preview["removed"] is False and [i["operation"] for i in preview["items"]] == ["READ"]
     )
     assert "--force" in out
-    code, out = run(
-        "remove",
-        "--allow-principal",
-        who,
-        "--topic",
-        topic,
-        "--operation",
-        "READ",
-        "--force",
-        "--as",
-        "operator",
-    )
+    code, out = run("remove", *read_acl, "--force", "--as", "operator")
     assert code == 0 and "deleted" in out
     code, out = run("list", "--principal", who, "--output", "json", "--as", "operator")
     assert [i["operation"] for i in json.loads(out)["items"]] == ["WRITE"]
