@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from functools import partial
 
 import pytest
 from django.test import Client
@@ -114,14 +115,15 @@ def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins()
         B("payments", op="ALL"),
     ]
     known = authorizer.AuthorizerFacts(super_users=frozenset({"User:admin"}), allow_if_no_acl=True)
-    applying, ops = authorizer.evaluate(
+    app_on_orders = partial(
+        authorizer.evaluate,
         bindings,
         principal="User:app",
-        host="10.0.0.9",
         resource_type="TOPIC",
         resource_name="orders",
         facts=known,
     )
+    applying, ops = app_on_orders(host="10.0.0.9")
     assert len(applying) == 4
     outcome = {o.operation: o.outcome for o in ops}
     assert outcome["READ"] == "ALLOWED"
@@ -129,14 +131,7 @@ def test_effective_access_combines_literal_prefixed_and_wildcard_and_deny_wins()
     assert outcome["DESCRIBE"] == "ALLOWED"  # implied by READ
     assert outcome["DESCRIBE_CONFIGS"] == "ALLOWED"  # wildcard principal and name
     assert outcome["DELETE"] == "DEFAULT_DENY"  # the resource has bindings (User:other's), none for this
-    _, elsewhere = authorizer.evaluate(
-        bindings,
-        principal="User:app",
-        host="10.0.0.1",
-        resource_type="TOPIC",
-        resource_name="orders",
-        facts=known,
-    )
+    _, elsewhere = app_on_orders(host="10.0.0.1")
     assert {o.operation: o.outcome for o in elsewhere}["WRITE"] == "ALLOWED"
 
 
