@@ -125,6 +125,26 @@ def _saved_target(channel: NotificationChannel) -> list[str]:
     return [f"notify-channel:{channel.pk}"]
 
 
+def _save(
+    channel: NotificationChannel, actor, cluster, action: str, source_ip, *, before=None, **changed
+) -> None:
+    """Save the channel with its event (what it is now, plus what ``changed`` says); its name is
+    unique on the cluster."""
+    try:
+        recorded.save(
+            channel,
+            actor=actor,
+            action=action,
+            cluster=cluster,
+            targets=_saved_target,
+            before=before,
+            after=lambda c: {**describe(c), **changed},
+            source_ip=source_ip,
+        )
+    except IntegrityError as exc:
+        raise ChannelInvalid([f"a channel named {channel.name!r} already exists on this cluster"]) from exc
+
+
 @refused_as(audit_names.CHANNEL_CREATE, ChannelInvalid, targets=_targets)
 def create_channel(
     *,
@@ -159,18 +179,7 @@ def create_channel(
     if kind == ChannelKind.WEBHOOK:
         secret = secret or secrets.token_urlsafe(32)
         channel.secret_encrypted = crypto.encrypt(secret)
-    try:
-        recorded.save(
-            channel,
-            actor=actor,
-            action=audit_names.CHANNEL_CREATE,
-            cluster=cluster,
-            targets=_saved_target,
-            after=describe,
-            source_ip=source_ip,
-        )
-    except IntegrityError as exc:
-        raise ChannelInvalid([f"a channel named {name!r} already exists on this cluster"]) from exc
+    _save(channel, actor, cluster, audit_names.CHANNEL_CREATE, source_ip)
     return channel, (secret if kind == ChannelKind.WEBHOOK else "")
 
 
@@ -207,19 +216,7 @@ def update_channel(
         new_secret = secret or secrets.token_urlsafe(32)
         channel.secret_encrypted = crypto.encrypt(new_secret)
     changed = {"url_changed": url is not None, "signing_key_rotated": bool(new_secret)}
-    try:
-        recorded.save(
-            channel,
-            actor=actor,
-            action=audit_names.CHANNEL_UPDATE,
-            cluster=cluster,
-            targets=_saved_target,
-            before=before,
-            after=lambda c: {**describe(c), **changed},
-            source_ip=source_ip,
-        )
-    except IntegrityError as exc:
-        raise ChannelInvalid([f"a channel named {name!r} already exists on this cluster"]) from exc
+    _save(channel, actor, cluster, audit_names.CHANNEL_UPDATE, source_ip, before=before, **changed)
     return channel, new_secret
 
 
