@@ -36,6 +36,13 @@ def value(cluster, resource: ConfigResource, key: str) -> ConfigEntry:
     return gateway_for(cluster).describe_configs([resource])[resource][key]
 
 
+def alter(personas, cluster, resource: ConfigResource, *changes: ConfigChange, who: str = "operator"):
+    """``who`` changes the resource's configs (the operator unless named)."""
+    return configs.alter_configs(
+        actor=personas[who], cluster=cluster, resource=resource, changes=list(changes)
+    )
+
+
 def entry(
     name, value, source="DEFAULT_CONFIG", *, read_only=False, sensitive=False, type_="STRING", synonyms=()
 ):
@@ -152,12 +159,7 @@ def test_validate_only_changes_nothing_and_apply_changes_and_audits(personas, ka
 
 def test_delete_resets_an_override_to_the_default(personas, kafka_cluster, topic):
     res = configs.topic_resource(topic)
-    result = configs.alter_configs(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        resource=res,
-        changes=[ConfigChange("retention.ms", "DELETE")],
-    )
+    result = alter(personas, kafka_cluster, res, ConfigChange("retention.ms", "DELETE"))
     assert result.ok
     assert value(kafka_cluster, res, "retention.ms").source != "DYNAMIC_TOPIC_CONFIG"
 
@@ -166,12 +168,7 @@ def test_an_invalid_value_is_refused_by_kafka_validation_and_audited_as_failure(
     personas, kafka_cluster, topic
 ):
     res = configs.topic_resource(topic)
-    result = configs.alter_configs(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        resource=res,
-        changes=[ConfigChange("retention.ms", "SET", "soon")],
-    )
+    result = alter(personas, kafka_cluster, res, ConfigChange("retention.ms", "SET", "soon"))
     assert not result.ok and result.error.name == "INVALID_CONFIG"
     assert value(kafka_cluster, res, "retention.ms").value == "1000"
     event = AuditEvent.objects.get(pk=result.event_id)
@@ -181,11 +178,11 @@ def test_an_invalid_value_is_refused_by_kafka_validation_and_audited_as_failure(
 def test_the_policy_range_is_checked_before_kafka(personas, kafka_cluster, topic):
     TopicPolicy.objects.create(cluster=kafka_cluster, config_ranges={"retention.ms": {"max": 86400000}})
     with pytest.raises(PolicyViolation, match="config_ranges"):
-        configs.alter_configs(
-            actor=personas["operator"],
-            cluster=kafka_cluster,
-            resource=configs.topic_resource(topic),
-            changes=[ConfigChange("retention.ms", "SET", "999999999999")],
+        alter(
+            personas,
+            kafka_cluster,
+            configs.topic_resource(topic),
+            ConfigChange("retention.ms", "SET", "999999999999"),
         )
     assert not AuditEvent.objects.filter(action__startswith="config.").exists()
 
@@ -198,43 +195,29 @@ def test_broker_configs_and_sensitive_values_are_masked_in_the_audit(personas, k
     writable = next(r for r in sensitive if r.editable) if any(r.editable for r in sensitive) else None
     if writable is None:
         pytest.skip("the sandbox exposes no writable sensitive broker config")
-    result = configs.alter_configs(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        resource=res,
-        changes=[ConfigChange(writable.name, "SET", "s3cr3t-value")],
-    )
+    result = alter(personas, kafka_cluster, res, ConfigChange(writable.name, "SET", "s3cr3t-value"))
     event = AuditEvent.objects.get(pk=result.event_id)
     assert "s3cr3t-value" not in str(event.params) + str(event.before) + str(event.after)
 
 
 def test_cluster_default_broker_configs_can_be_set(personas, kafka_cluster):
     res = configs.broker_resource(None)
-    result = configs.alter_configs(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        resource=res,
-        changes=[ConfigChange("log.retention.ms", "SET", "123456789")],
-    )
+    result = alter(personas, kafka_cluster, res, ConfigChange("log.retention.ms", "SET", "123456789"))
     assert result.ok, result.error
     assert result.diffs[0].new_source == "DYNAMIC_DEFAULT_BROKER_CONFIG"
     assert value(kafka_cluster, res, "log.retention.ms").value == "123456789"
-    configs.alter_configs(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        resource=res,
-        changes=[ConfigChange("log.retention.ms", "DELETE")],
-    )
+    alter(personas, kafka_cluster, res, ConfigChange("log.retention.ms", "DELETE"))
 
 
 @pytest.mark.parametrize("who", ["viewer", "requester", "auditor"])
 def test_only_operators_alter_configs(personas, kafka_cluster, topic, who):
     with pytest.raises(PermissionDenied, match="config.manage"):
-        configs.alter_configs(
-            actor=personas[who],
-            cluster=kafka_cluster,
-            resource=configs.topic_resource(topic),
-            changes=[ConfigChange("retention.ms", "SET", "5")],
+        alter(
+            personas,
+            kafka_cluster,
+            configs.topic_resource(topic),
+            ConfigChange("retention.ms", "SET", "5"),
+            who=who,
         )
 
 
