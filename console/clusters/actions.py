@@ -74,6 +74,14 @@ def _targets(cluster: Cluster) -> list[str]:
     return [f"cluster:{cluster.name}"]
 
 
+def _save(cluster: Cluster, actor, action: str, source_ip: str | None, **event) -> Cluster:
+    """Save the registry's row with its event (after: its editable fields, secrets masked)."""
+    return recorded.save(
+        cluster, actor=actor, action=action, cluster=cluster, targets=_targets, after=_snapshot,
+        source_ip=source_ip, **event,
+    )  # fmt: skip
+
+
 def _typed(secrets: Mapping[str, str] | None, sasl_password: str) -> dict[str, str]:
     typed = {k: v for k, v in (secrets or {}).items() if k in SECRETS and v}
     if sasl_password:
@@ -146,15 +154,7 @@ def register_cluster(
     cluster = Cluster(**{k: v for k, v in values.items() if k in EDITABLE_FIELDS})
     _check_settings(cluster, _typed(secrets, sasl_password))
     cluster.full_clean()
-    return recorded.save(
-        cluster,
-        actor=actor,
-        action=audit_names.CLUSTER_REGISTER,
-        cluster=cluster,
-        targets=_targets,
-        after=_snapshot,
-        source_ip=source_ip,
-    )
+    return _save(cluster, actor, audit_names.CLUSTER_REGISTER, source_ip)
 
 
 def _audit_test(
@@ -263,16 +263,9 @@ def update_cluster(
             setattr(cluster, field, values[field])
     _check_settings(cluster, usable)
     cluster.full_clean()
-    return recorded.save(
-        cluster,
-        actor=actor,
-        action=audit_names.CLUSTER_UPDATE,
-        cluster=cluster,
-        targets=_targets,
-        params={"entered": sorted(n for n in typed if cluster.has_secret(n))},  # names, never values
-        before=before,
-        after=_snapshot,
-        source_ip=source_ip,
+    entered = sorted(n for n in typed if cluster.has_secret(n))  # names, never values
+    return _save(
+        cluster, actor, audit_names.CLUSTER_UPDATE, source_ip, before=before, params={"entered": entered}
     )
 
 
