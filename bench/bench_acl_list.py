@@ -23,18 +23,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import (  # noqa: E402
-    KpRaw,
-    RemoteSandbox,
-    alternate,
-    confluent_admin,
-    freeze,
-    gate,
-    gc_paused,
-    get_ok,
-    setup_console,
-    teardown,
-)
+from bench.harness import compare, console_on, gate, gc_paused, get_ok  # noqa: E402
+from bench.raw_clients import KpRaw, confluent_admin  # noqa: E402
 
 PRINCIPALS = 5_000
 TOPICS_PER_PRINCIPAL = 10
@@ -109,9 +99,7 @@ def kafka_python_raw(bootstrap: str):
 
 
 def main() -> None:
-    sandbox = RemoteSandbox(build_sandbox)
-    try:
-        client, cluster = setup_console(sandbox.bootstrap_servers)
+    with console_on(build_sandbox) as (sandbox, client, cluster):
         # The collector paused for the raw calls, as the console pauses it while it reads and
         # groups the bindings (console.acls.actions.list_acls).
         floors = {
@@ -123,15 +111,11 @@ def main() -> None:
             if got != BINDINGS:
                 raise SystemExit(f"{name} returned {got} bindings, expected {BINDINGS}")
         url = f"/c/{cluster.name}/acls/"
-        freeze()
-        m = alternate({"console first page": lambda: get_ok(client, url), **floors})
-        m.report()
-        floor = m.fastest(floors)
-        print(f"bindings={BINDINGS} principals={PRINCIPALS}; floor: {floor}")
-        print(m.ratios("console first page", floor))
-        ratio = m.median("console first page") / m.median(floor)
-    finally:
-        teardown(sandbox)
+        ratio = compare(
+            {"console first page": lambda: get_ok(client, url)},
+            floors,
+            note=f"bindings={BINDINGS} principals={PRINCIPALS}",
+        )
     gate("acl_list", ratio, GOAL)
 
 

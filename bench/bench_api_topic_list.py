@@ -25,7 +25,6 @@ printed; RESULT is median(API) / median(service), printed last; exit 1 above 1.2
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import sys
@@ -34,7 +33,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.group_setup import profile_top  # noqa: E402
-from bench.harness import Median, RemoteSandbox, gate  # noqa: E402
+from bench.harness import RemoteSandbox, Runs, freeze, gate, setup_console, teardown  # noqa: E402
 
 RUNS = 7
 REPEAT = 20  # warm calls per run: one is a few milliseconds
@@ -42,7 +41,7 @@ GOAL = 1.2
 
 
 def main() -> None:
-    from bench.bench_topic_list import PARTITIONS, TOPICS, setup_console, teardown
+    from bench.bench_topic_list import PARTITIONS, TOPICS
 
     os.environ["TOPIC_METADATA_CACHE_S"] = "86400"  # the snapshot stays warm on both sides
     os.environ["TOPIC_CONFIG_CACHE_S"] = "86400"
@@ -98,9 +97,8 @@ def main() -> None:
 
             return call
 
-        gc.collect()
-        gc.freeze()  # setup out of the collector, for both sides
-        m = Median()
+        freeze()  # setup out of the collector, for both sides
+        m = Runs()
         for run in range(RUNS):
             sides = [("api", cold(api_call)), ("service", cold(service_call))]
             for name, fn in sides if run % 2 == 0 else sides[::-1]:  # who goes first alternates too

@@ -23,16 +23,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import (  # noqa: E402
-    KpRaw,
-    RemoteSandbox,
-    alternate,
-    confluent_admin,
-    freeze,
-    gate,
-    setup_console,
-    teardown,
-)
+from bench.harness import compare, console_on, gate  # noqa: E402
+from bench.raw_clients import KpRaw, confluent_admin  # noqa: E402
 
 COUNT = 1_000
 RUNS = 5
@@ -51,10 +43,8 @@ def main() -> None:
 
     from console.kafka.topics import CREATE_TOPICS_MAX_VERSION
 
-    sandbox = RemoteSandbox(build_empty)
     counter = itertools.count()
-    try:
-        client, cluster = setup_console(sandbox.bootstrap_servers)
+    with console_on(build_empty) as (sandbox, client, cluster):
         admin = confluent_admin(sandbox.bootstrap_servers)
         kp = KpRaw(sandbox.bootstrap_servers)
         url = f"/c/{cluster.name}/topics/-/batch/"
@@ -108,15 +98,12 @@ def main() -> None:
             "raw kafka-python CreateTopics": (names("k"), raw_kafka_python, delete),
             "raw confluent create_topics": (names("r"), raw_confluent, delete),
         }
-        freeze()
-        m = alternate({"console batch page": (names("c"), console, delete), **floors}, runs=RUNS)
-        m.report()
-        floor = m.fastest(floors)
-        print(f"topics={COUNT} per run; floor: {floor}")
-        print(m.ratios("console batch page", floor))
-        ratio = m.median("console batch page") / m.median(floor)
-    finally:
-        teardown(sandbox)
+        ratio = compare(
+            {"console batch page": (names("c"), console, delete)},
+            floors,
+            runs=RUNS,
+            note=f"topics={COUNT} per run",
+        )
     gate("batch_create", ratio, GOAL)
 
 

@@ -17,7 +17,7 @@ client holds its metadata).
 
 The fastest client: three raw variants run in the same alternating loop and the floor is the one
 with the lowest median - kafka-python 3's protocol classes through kafka-python's own client
-(``harness.KpRaw.send_many``) with describe and OffsetFetch in flight together, the same in the
+(``raw_clients.KpRaw.send_many``) with describe and OffsetFetch in flight together, the same in the
 console's order (describe, then OffsetFetch), and blocking sockets with kafka-python's codecs
 (``group_setup.SocketClient``). They land within ~5 % of each other (2.1-2.4 s medians). confluent-kafka
 is not a candidate: its AdminClient describes and fetches offsets one group per request and its
@@ -58,7 +58,6 @@ the profiler; the topic filter needs it) and ``reads._row`` runs for all 10,000 
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import sys
@@ -70,14 +69,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.group_setup import (  # noqa: E402
     GROUPS,
     PER_GROUP,
-    Median,
     Phases,
     RemoteGroupSandbox,
     SocketClient,
-    gate,
     profile_top,
 )
-from bench.harness import KpRaw, raw_list_offsets  # noqa: E402
+from bench.harness import alternate, freeze, gate, get_ok, setup_console, teardown  # noqa: E402
+from bench.raw_clients import KpRaw, raw_list_offsets  # noqa: E402
 
 RUNS = 7
 GOAL = 1.5
@@ -198,8 +196,6 @@ def confluent_sequence(admin, groups: int) -> tuple[float, int, int]:
 
 
 def main() -> None:
-    from bench.bench_topic_list import get_ok, setup_console, teardown
-
     # Both sides hold the partition leaders (a long-lived client's metadata): the console's cached
     # topic snapshot must not expire in the middle of the runs and refetch 100,000 partitions.
     os.environ["TOPIC_METADATA_CACHE_S"] = "86400"
@@ -264,15 +260,8 @@ def main() -> None:
         def console() -> None:
             get_ok(client, url)
 
-        gc.collect()
-        gc.freeze()  # setup (Django, the 100,000-partition snapshot) out of the collector, both sides
-        m = Median()
-        sides = {"console": console, **floors}
-        for run in range(RUNS):  # which side goes first alternates between runs
-            for name in list(sides) if run % 2 == 0 else list(sides)[::-1]:
-                t = time.perf_counter()
-                sides[name]()
-                m.add(name, time.perf_counter() - t)
+        freeze()  # setup (Django, the 100,000-partition snapshot) out of the collector, both sides
+        m = alternate({"console": console, **floors}, runs=RUNS, warmup=False)  # both warmed above
 
         # Where the time goes: one more console page with its gateway calls timed, the raw steps,
         # and a profile (console code only).

@@ -14,7 +14,7 @@ Floors, all in the same alternating loop (7 runs; setup frozen with ``gc.freeze(
 and one collector setting for both sides; min / median / max printed):
 
 * the issue's: the bare OffsetCommit of the 10,000 new offsets to a known coordinator, through
-  the fastest of kafka-python (its own client, ``harness.KpRaw``), blocking sockets with kafka-python's
+  the fastest of kafka-python (its own client, ``raw_clients.KpRaw``), blocking sockets with kafka-python's
   codecs, and confluent-kafka (``alter_consumer_group_offsets``; 3x slower here). RESULT is
   median(console) / median(fastest bare commit) and gates at 1.5 (exit 1 above it).
 * the right one: the calls a reset needs, which ``kafka-consumer-groups.sh --reset-offsets``
@@ -53,7 +53,6 @@ call; re-run on a quiet machine before reading anything into it.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import sys
@@ -66,15 +65,14 @@ from bench.group_setup import (  # noqa: E402
     RESET_GROUP,
     RESET_PARTITIONS,
     RESET_TOPICS,
-    Median,
     Phases,
     RemoteGroupSandbox,
     SocketClient,
     committed_at,
-    gate,
     profile_top,
 )
-from bench.harness import KpRaw, raw_list_offsets  # noqa: E402
+from bench.harness import Runs, freeze, gate  # noqa: E402
+from bench.raw_clients import KpRaw, raw_list_offsets  # noqa: E402
 
 RUNS = 7
 GOAL = 1.5
@@ -191,7 +189,7 @@ def confluent_commit(admin, offsets) -> int:
 
 
 def main() -> None:
-    from bench.bench_topic_list import setup_console, teardown
+    from bench.harness import setup_console, teardown
 
     os.environ["TOPIC_METADATA_CACHE_S"] = "86400"  # leaders known on both sides, as in the list bench
     started = time.perf_counter()
@@ -281,9 +279,8 @@ def main() -> None:
         restore()
         console("to-latest")
 
-        gc.collect()
-        gc.freeze()  # setup out of the cyclic collector, for both sides
-        m = Median()
+        freeze()  # setup out of the cyclic collector, for both sides
+        m = Runs()
         for run in range(RUNS):
             target = TARGETS[run % 2]  # fresh state: from the middle of the log to one end, alternately
 

@@ -31,17 +31,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import (  # noqa: E402
-    KpRaw,
-    RemoteSandbox,
-    alternate,
-    confluent_admin,
-    freeze,
-    gate,
-    get_ok,
-    setup_console,
-    teardown,
-)
+from bench.harness import compare, console_on, gate, get_ok  # noqa: E402
+from bench.raw_clients import KpRaw, confluent_admin  # noqa: E402
 
 EVENTS = int(os.environ.get("BENCH_AUDIT_EVENTS", "1000000"))
 GOAL = 1.5
@@ -90,9 +81,7 @@ def main() -> None:
     from bench.bench_topic_list import PARTITIONS, TOPICS, build_sandbox
 
     started = time.perf_counter()
-    sandbox = RemoteSandbox(build_sandbox)
-    try:
-        client, cluster = setup_console(sandbox.bootstrap_servers)
+    with console_on(build_sandbox) as (sandbox, client, cluster):
         from django.db import connection
 
         from bench.bench_audit_search import fill
@@ -120,15 +109,11 @@ def main() -> None:
         }
         assert {k: shown.get(k) for k in expected} == {k: str(v) for k, v in expected.items()}, shown
         assert shown.get("Active controller") == str(leader), shown
-        freeze()
-        m = alternate({"console overview page": lambda: get_ok(client, url), **raw})
-        m.report()
-        floor = m.fastest(raw)
-        print(f"floor: {floor}; set up in {time.perf_counter() - started:.0f}s")
-        print(m.ratios("console overview page", floor))
-        ratio = m.median("console overview page") / m.median(floor)
-    finally:
-        teardown(sandbox)
+        ratio = compare(
+            {"console overview page": lambda: get_ok(client, url)},
+            raw,
+            note=f"set up in {time.perf_counter() - started:.0f}s",
+        )
     gate("overview_page", ratio, GOAL)
 
 

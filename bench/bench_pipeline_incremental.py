@@ -25,7 +25,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import harness  # noqa: E402
 import pipeline_lake as bl  # noqa: E402
 
 from pipeline import jobs, reports, rollups  # noqa: E402
@@ -38,7 +37,6 @@ WINDOW_DAYS = 30
 def main() -> None:
     root = bl.ensure(DAYS)
     spark = bl.session()
-    cpu = bl.jvm_cpu(spark)
     end = bl.until(DAYS)
     hour = end - timedelta(hours=1)
     since = end - timedelta(days=WINDOW_DAYS)
@@ -55,28 +53,23 @@ def main() -> None:
     }
     print(f"new raw files of the hour just closed: {len(new)} ({sum(f.size for f in new)} bytes)")
 
-    cpu_s = {"hourly run": 0.0, "decode": 0.0}
     rollup_s: list[float] = []
 
-    def reopen():
+    def reopen() -> None:
         rollups.drop(root, bl.CLUSTER, h_ms, end_ms)  # the hour just closed: not rolled up yet
-        return cpu()
 
-    def hourly(c0):
+    def hourly(_):
         got: dict = {}
         out = jobs.run_jobs(spark, root, bl.CLUSTER, since, end, params, now=end, stats=got)
         assert got["rolled_hours"] == 1 and got["open_files"] == 0, got
         rollup_s.append(got["rollup_s"])
         reports.publish(root, bl.CLUSTER, out, {"cluster": bl.CLUSTER, "bench": True})
-        cpu_s["hourly run"] += cpu() - c0
         return out
 
-    def decode(c0):
-        rows = bl.decode_all(spark, paths, hour, end)
-        cpu_s["decode"] += cpu() - c0
-        return rows
+    def decode():
+        return bl.decode_all(spark, paths, hour, end)
 
-    runs = harness.alternate({"hourly run": (reopen, hourly), "decode": (cpu, decode)}, runs=5)
+    runs, cpu = bl.alternate_cpu(spark, {"hourly run": (reopen, hourly), "decode": decode})
     labels = {
         "hourly run": "hourly run: roll up the closed hour + reports over 30 days",
         "decode": "decode: one aggregation per dataset of the hour's raw rows",
@@ -89,13 +82,16 @@ def main() -> None:
         f"({part / runs.median('decode'):.2f}x the decode), reports over the window "
         f"{runs.median('hourly run') - part:.2f} s"
     )
-    print(
-        f"JVM CPU s per run (incl. warm-up): hourly {cpu_s['hourly run'] / 6:.1f}, decode {cpu_s['decode'] / 6:.1f}; "
-        f"days={DAYS} partitions=1000 interval=300s master={spark.sparkContext.master}"
+    bl.gate(
+        spark,
+        "pipeline_incremental",
+        runs,
+        "hourly run",
+        "decode",
+        2,
+        cpu,
+        f"days={DAYS} partitions=1000 interval=300s",
     )
-    ratio = runs.median("hourly run") / runs.median("decode")
-    spark.stop()
-    harness.gate("pipeline_incremental", ratio, 2)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import harness  # noqa: E402
 import pipeline_lake as bl  # noqa: E402
 
 from pipeline import jobs, lake, reports  # noqa: E402
@@ -35,27 +34,22 @@ DAYS = int(os.environ.get("BENCH_LAKE_DAYS", 30))
 def main() -> None:
     root = bl.ensure(DAYS)
     spark = bl.session()
-    cpu = bl.jvm_cpu(spark)
     since, end = bl.START, bl.until(DAYS)
     params = JobParams()
     paths = {ds: lake.window_paths(root, ds, bl.CLUSTER, since, end) for ds in lake.DATASETS}
-    cpu_s = {"rebuild": 0.0, "single pass": 0.0}
     rolled = []
 
-    def rebuild(c0):
+    def rebuild():
         got: dict = {}
         out = jobs.run_jobs(spark, root, bl.CLUSTER, since, end, params, now=end, rebuild=True, stats=got)
         rolled.append(got["rolled_hours"])
         reports.publish(root, bl.CLUSTER, out, {"cluster": bl.CLUSTER, "bench": True})
-        cpu_s["rebuild"] += cpu() - c0
         return out
 
-    def single(c0):
-        rows = bl.decode_all(spark, paths, since, end, grouped=True)
-        cpu_s["single pass"] += cpu() - c0
-        return rows
+    def single():
+        return bl.decode_all(spark, paths, since, end, grouped=True)
 
-    runs = harness.alternate({"rebuild": (cpu, rebuild), "single pass": (cpu, single)}, runs=5)
+    runs, cpu = bl.alternate_cpu(spark, {"rebuild": rebuild, "single pass": single})
     runs.report(
         {
             "rebuild": f"rebuild: roll up {rolled[-1]} hours + reports over {DAYS} days",
@@ -63,13 +57,8 @@ def main() -> None:
         }
     )
     print(runs.ratios("rebuild", "single pass"))
-    print(
-        f"JVM CPU s per run (incl. warm-up): rebuild {cpu_s['rebuild'] / 6:.1f}, single pass {cpu_s['single pass'] / 6:.1f}; "
-        f"days={DAYS} partition_rows={bl.shape(DAYS).snapshots * 1000} master={spark.sparkContext.master}"
-    )
-    ratio = runs.median("rebuild") / runs.median("single pass")
-    spark.stop()
-    harness.gate("pipeline_rebuild", ratio, 1.5)
+    shape = f"days={DAYS} partition_rows={bl.shape(DAYS).snapshots * 1000}"
+    bl.gate(spark, "pipeline_rebuild", runs, "rebuild", "single pass", 1.5, cpu, shape)
 
 
 if __name__ == "__main__":

@@ -41,16 +41,8 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_reassign_submit import console_submit, plan_for, setup  # noqa: E402
-from bench.harness import (  # noqa: E402
-    KpRaw,
-    alternate,
-    confluent_admin,
-    freeze,
-    gate,
-    gc_paused,
-    raw_list_offsets,
-    teardown,
-)
+from bench.harness import alternate, freeze, gate, gc_paused, teardown  # noqa: E402
+from bench.raw_clients import KpRaw, confluent_admin, raw_list_offsets  # noqa: E402
 
 RUNS = 9
 OFFSET_RUNS = 5

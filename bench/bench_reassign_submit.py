@@ -53,10 +53,8 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.harness import (  # noqa: E402
-    KpRaw,
     RemoteSandbox,
     alternate,
-    confluent_admin,
     fill_log_sizes,
     freeze,
     gate,
@@ -64,6 +62,7 @@ from bench.harness import (  # noqa: E402
     setup_console,
     teardown,
 )
+from bench.raw_clients import KpRaw, confluent_admin  # noqa: E402
 
 BROKERS = 30
 TOPICS = 100

@@ -37,17 +37,8 @@ from datetime import UTC, datetime, timedelta
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import (  # noqa: E402
-    KpRaw,
-    RemoteSandbox,
-    alternate,
-    confluent_admin,
-    freeze,
-    gate,
-    raw_list_offsets,
-    setup_console,
-    teardown,
-)
+from bench.harness import compare, console_on, gate  # noqa: E402
+from bench.raw_clients import KpRaw, confluent_admin, raw_list_offsets  # noqa: E402
 
 TOPICS = int(os.environ.get("BENCH_PARTITIONS_TOPICS", 300))
 PARTITIONS, RF, BROKERS = 100, 2, 6
@@ -144,9 +135,7 @@ def raw_floors(bootstrap: str):
 
 
 def main() -> None:
-    sandbox = RemoteSandbox(build_sandbox)
-    try:
-        _client, cluster = setup_console(sandbox.bootstrap_servers, timeout_s=300)
+    with console_on(build_sandbox, timeout_s=300) as (sandbox, _client, cluster):
         os.environ["TELEMETRY_LAKE_DIR"] = os.path.join(os.environ["CONSOLE_VAR_DIR"], "lake")
         from console.clusters.actions import gateway_for
         from console.telemetry import snapshots as telemetry
@@ -163,19 +152,16 @@ def main() -> None:
             assert result.partitions == TOPICS * PARTITIONS and not result.errors, result.errors
             results.append(result)
 
-        freeze()
-        m = alternate({"console collect_snapshot": console, **floors}, runs=RUNS)
-        m.report()
-        floor = m.fastest(floors)
-        print(f"partitions={TOPICS * PARTITIONS} brokers={BROKERS}; floor: {floor}")
-        print(m.ratios("console collect_snapshot", floor))
+        ratio = compare(
+            {"console collect_snapshot": console},
+            floors,
+            runs=RUNS,
+            note=f"partitions={TOPICS * PARTITIONS} brokers={BROKERS}",
+        )
         last = results[-1]
         print(
             f"last snapshot: requests {last.rpc_seconds:.3f}s of {last.total_seconds:.3f}s (the console's own split)"
         )
-        ratio = m.median("console collect_snapshot") / m.median(floor)
-    finally:
-        teardown(sandbox)
     gate("telemetry_snapshot", ratio, GOAL)
 
 

@@ -30,7 +30,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import KpRaw, RemoteSandbox, freeze, gate, setup_console, teardown  # noqa: E402
+from bench.harness import RemoteSandbox, freeze, gate, setup_console, teardown  # noqa: E402
+from bench.raw_clients import KpRaw  # noqa: E402
 
 BROKERS = 6
 PARTITIONS = 60

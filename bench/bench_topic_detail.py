@@ -30,18 +30,8 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import (  # noqa: E402
-    KpRaw,
-    RemoteSandbox,
-    alternate,
-    confluent_admin,
-    freeze,
-    gate,
-    get_ok,
-    raw_list_offsets,
-    setup_console,
-    teardown,
-)
+from bench.harness import compare, console_on, gate, get_ok  # noqa: E402
+from bench.raw_clients import KpRaw, confluent_admin, raw_list_offsets  # noqa: E402
 
 BROKERS = 30
 PARTITIONS = 1_000
@@ -144,9 +134,7 @@ def fill_audit(cluster) -> int:
 
 
 def main() -> None:
-    sandbox = RemoteSandbox(build_wide)
-    try:
-        client, cluster = setup_console(sandbox.bootstrap_servers)
+    with console_on(build_wide) as (sandbox, client, cluster):
         newest = fill_audit(cluster)
         url = f"/c/{cluster.name}/topics/{TOPIC}/"
         body = get_ok(client, url).content.decode()
@@ -156,15 +144,12 @@ def main() -> None:
             "raw kafka-python": kafka_python_raw(sandbox.bootstrap_servers),
             "raw confluent-kafka": confluent_raw(sandbox.bootstrap_servers),
         }
-        freeze()
-        m = alternate({"console detail page": lambda: get_ok(client, url), **floors}, runs=RUNS)
-        m.report()
-        floor = m.fastest(floors)
-        print(f"partitions={PARTITIONS} brokers={BROKERS}; floor: {floor}")
-        print(m.ratios("console detail page", floor))
-        ratio = m.median("console detail page") / m.median(floor)
-    finally:
-        teardown(sandbox)
+        ratio = compare(
+            {"console detail page": lambda: get_ok(client, url)},
+            floors,
+            runs=RUNS,
+            note=f"partitions={PARTITIONS} brokers={BROKERS}",
+        )
     gate("topic_detail", ratio, GOAL)
 
 

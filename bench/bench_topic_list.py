@@ -11,7 +11,8 @@ run in this process, and the collector paused around the raw fetch as the consol
 around its own (``topics.cache``). 7 alternating runs. Prints ``RESULT topic_list_cold ratio=<console/floor>
 goal<=1.5`` last; exit 1 above.
 
-This module also holds the estate the other topic benchmarks share (``build_sandbox``).
+This module also holds the estate the other topic benchmarks share (``build_sandbox``) and the
+warm benches' measurement on it (``against_metadata_read``).
 """
 
 from __future__ import annotations
@@ -21,18 +22,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import (  # noqa: E402
-    KpRaw,
-    RemoteSandbox,
-    alternate,
-    confluent_admin,
-    freeze,
-    gate,
-    gc_paused,
-    get_ok,
-    setup_console,
-    teardown,
-)
+from bench.harness import compare, console_on, gate, gc_paused, get_ok  # noqa: E402
+from bench.raw_clients import KpRaw, confluent_admin  # noqa: E402
 
 BROKERS = 30
 TOPICS = 20_000
@@ -69,10 +60,19 @@ def raw_metadata_floors(bootstrap: str) -> dict:
     }
 
 
+def against_metadata_read(name: str, goal: float, sides, **warm) -> None:
+    """A warm topic-list bench on this estate: the console's sides (``sides(client, url)``, url the
+    topic list's) against ``raw_metadata_floors``, after one untimed page with ``warm``'s query."""
+    with console_on(build_sandbox) as (sandbox, client, cluster):
+        floors = raw_metadata_floors(sandbox.bootstrap_servers)
+        url = f"/c/{cluster.name}/topics/"
+        get_ok(client, url, **warm)
+        ratio = compare(sides(client, url), floors)
+    gate(name, ratio, goal)
+
+
 def main() -> None:
-    sandbox = RemoteSandbox(build_sandbox)
-    try:
-        client, cluster = setup_console(sandbox.bootstrap_servers)
+    with console_on(build_sandbox) as (sandbox, client, cluster):
         from console.clusters.actions import gateway_for
         from console.topics import cache as metadata_cache
 
@@ -84,22 +84,13 @@ def main() -> None:
             metadata_cache.clear()
             get_ok(client, url)
 
-        freeze()
-        m = alternate(
-            {
-                "console page (cold)": console_cold,
-                # not gated: the gateway's own fetch + conversion, to show where the page's time goes
-                "console gateway.list_topics_metadata": gateway.list_topics_metadata,
-                **floors,
-            }
+        ratio = compare(
+            {"console page (cold)": console_cold},
+            floors,
+            # not gated: the gateway's own fetch + conversion, to show where the page's time goes
+            shown={"console gateway.list_topics_metadata": gateway.list_topics_metadata},
+            note="the fastest client for a full Metadata read in this run",
         )
-        m.report()
-        floor = m.fastest(floors)
-        print(f"floor: {floor} (fastest client for a full Metadata read in this run)")
-        print(m.ratios("console page (cold)", floor))
-        ratio = m.median("console page (cold)") / m.median(floor)
-    finally:
-        teardown(sandbox)
     gate("topic_list_cold", ratio, GOAL)
 
 

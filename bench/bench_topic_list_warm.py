@@ -16,29 +16,19 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.bench_topic_list import build_sandbox, raw_metadata_floors  # noqa: E402
-from bench.harness import RemoteSandbox, alternate, freeze, gate, get_ok, setup_console, teardown  # noqa: E402
+from bench.bench_topic_list import against_metadata_read  # noqa: E402
+from bench.harness import get_ok  # noqa: E402
 
 GOAL = 0.2
 
 
 def main() -> None:
-    sandbox = RemoteSandbox(build_sandbox)
-    try:
-        client, cluster = setup_console(sandbox.bootstrap_servers)
-        floors = raw_metadata_floors(sandbox.bootstrap_servers)
-        url = f"/c/{cluster.name}/topics/"
-        get_ok(client, url, page=3)
-        freeze()
-        m = alternate({"console page 3 (warm)": lambda: get_ok(client, url, page=3), **floors})
-        m.report()
-        floor = m.fastest(floors)
-        print(f"floor: {floor}")
-        print(m.ratios("console page 3 (warm)", floor))
-        ratio = m.median("console page 3 (warm)") / m.median(floor)
-    finally:
-        teardown(sandbox)
-    gate("topic_list_warm", ratio, GOAL)
+    against_metadata_read(
+        "topic_list_warm",
+        GOAL,
+        lambda client, url: {"console page 3 (warm)": lambda: get_ok(client, url, page=3)},
+        page=3,
+    )
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@
   10,000 partitions (so to-earliest and to-latest both move every offset).
 * ``SocketClient``: the thinnest raw client (blocking sockets, kafka-python's codecs), one of the
   raw candidates next to kafka-python over the console's own transport and confluent-kafka.
-* ``Median`` and ``gate`` are ``bench.harness``'s (the one measuring method); ``Phases`` (calls timed one by one) and
-  ``profile_top`` (cProfile's top functions).
+* ``Phases`` (calls timed one by one) and ``profile_top`` (cProfile's top functions); the measuring
+  method itself is ``bench.harness``'s.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import Median, RemoteSandbox, gate  # noqa: E402,F401 - the shared method, re-exported
+from bench.harness import RemoteSandbox  # noqa: E402
 
 BROKERS = 10
 LIST_TOPICS = 100

@@ -6,7 +6,8 @@
   the cluster by name) and ``shutdown`` go over a pipe.
 * ``setup_console(bootstrap)``: a throwaway console (SQLite in a temp dir) with the cluster
   registered and a superuser ``bench``; ``teardown(sandbox)`` closes the clients, stops the
-  sandbox and removes the directory.
+  sandbox and removes the directory. ``console_on(builder, *args)``: both, as a ``with`` block
+  yielding ``(sandbox, client, cluster)``.
 * ``freeze()``: ``gc.collect(); gc.freeze()`` after setup, so that neither side pays a full
   collection over the other's setup (both sides run in this process, under the same collector);
   ``gc_paused(fn)``: a raw call with the collector paused, where the console pauses it around the
@@ -16,14 +17,13 @@
   cleanup)``: ``prepare()`` is untimed and its result is ``fn``'s argument (fresh plans), and
   ``cleanup(arg, result)`` runs untimed right after (clean state for whichever side runs next).
 * ``Runs``: min / median / max per side, per-run ratios, the fastest of several floors.
+* ``compare(ours, floors)``: the console-vs-floor measurement: ``freeze()``, ``alternate`` the
+  console's sides and the raw floors, print them, the floor (the fastest raw side of this run) and
+  the per-run ratios; the median ratio of the slowest console side to that floor is the result.
 * ``gate(name, ratio, goal, absolute=[...])``: every printed absolute goal is checked, then the
   RESULT line is printed last; exit 1 when the median ratio or any absolute goal is missed.
-* ``KpRaw``: raw requests through kafka-python's own ``KafkaAdminClient`` connection manager
-  (kafka-python's protocol classes, no console code): ``send``, ``send_many`` (all in flight, wait
-  for all) or ``start`` (in flight now, answers taken one by one as they arrive, more requests can
-  be added meanwhile); ``confluent_admin``: a warmed
-  confluent-kafka ``AdminClient``. The floor of a Kafka bench is the faster of the two for the
-  calls in question, measured in the same run.
+* The floors' clients (``KpRaw``, ``confluent_admin``, ``raw_list_offsets``) are in
+  ``bench/raw_clients.py``.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import shutil
 import statistics
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -177,6 +177,18 @@ def teardown(sandbox) -> None:
             shutil.rmtree(var_dir, ignore_errors=True)
 
 
+@contextmanager
+def console_on(builder: Callable, *args, timeout_s: int = 60) -> Iterator[tuple]:
+    """``RemoteSandbox(builder, *args)`` and a console registered to it: ``(sandbox, client, cluster)``;
+    ``teardown`` at the end, whatever happened."""
+    sandbox = RemoteSandbox(builder, *args)
+    try:
+        client, cluster = setup_console(sandbox.bootstrap_servers, timeout_s)
+        yield sandbox, client, cluster
+    finally:
+        teardown(sandbox)
+
+
 def get_ok(client, url: str, **params):
     response = client.get(url, params)
     if response.status_code != 200:
@@ -241,10 +253,6 @@ class Runs:
             print(self.line(name, (labels or {}).get(name, name)))
 
 
-# Kept for the benches written before this module: same class.
-Median = Runs
-
-
 def alternate(sides: dict, runs: int = RUNS, into: Runs | None = None, warmup: bool = True) -> Runs:
     """Time each side ``runs`` times, alternating which goes first; see the module docstring."""
     if runs < 5:
@@ -277,6 +285,24 @@ def alternate(sides: dict, runs: int = RUNS, into: Runs | None = None, warmup: b
     return m
 
 
+def compare(
+    ours: dict, floors: dict, *, runs: int = RUNS, shown: dict | None = None, note: str = ""
+) -> float:
+    """The console's sides (``ours``) against the raw ``floors``, setup frozen for both, in one
+    alternating loop (``shown``: sides timed with them, not gated); prints every side, the floor
+    (the raw side with the lowest median in this run, ``note`` beside it) and the per-run ratios of the
+    gated console side (the slowest of ``ours``). Returns median(that side) / median(floor)."""
+    freeze()
+    m = alternate({**ours, **(shown or {}), **floors}, runs=runs)
+    m.report()
+    floor = m.fastest(floors)
+    side = max(ours, key=m.median)
+    gated = f"; gated console side: {side}" if len(ours) > 1 else ""
+    print(f"floor: {floor} ({note}){gated}" if note else f"floor: {floor}{gated}")
+    print(m.ratios(side, floor))
+    return m.median(side) / m.median(floor)
+
+
 def gate(name: str, ratio: float, goal: float, absolute=()) -> None:
     """Check ``absolute`` = [(label, value, limit)] (value <= limit), print RESULT last, exit 1 on a miss."""
     missed = []
@@ -290,125 +316,3 @@ def gate(name: str, ratio: float, goal: float, absolute=()) -> None:
     print(f"RESULT {name} ratio={ratio:.2f} goal<={goal:g}", flush=True)
     if missed:
         raise SystemExit(1)
-
-
-# -- raw clients ---------------------------------------------------------------------------------
-
-
-def raw_list_offsets(partitions, timestamp: int):
-    """One raw ListOffsets (v1+, a consumer at read-uncommitted) of ``{topic: [partition]}`` at
-    ``timestamp`` (-1 latest, -2 earliest), from kafka-python's protocol classes: the floors' own
-    request (never the console's builder)."""
-    from kafka.protocol.consumer.offsets import ListOffsetsRequest
-
-    T = ListOffsetsRequest.ListOffsetsTopic
-    P = T.ListOffsetsPartition
-    return ListOffsetsRequest(
-        replica_id=-1,
-        isolation_level=0,
-        topics=[
-            T(name=t, partitions=[P(partition_index=p, timestamp=timestamp) for p in ps])
-            for t, ps in partitions.items()
-        ],
-        timeout_ms=60_000,
-        min_version=1,
-    )
-
-
-def confluent_admin(bootstrap: str):
-    """A confluent-kafka AdminClient with its connections up (as a long-lived client's)."""
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.list_topics(timeout=60)
-    return admin
-
-
-class KpRaw:
-    """Protocol requests through kafka-python's own ``KafkaAdminClient`` connection manager.
-
-    Responses are kafka-python's decoded response objects and nothing more. ``send_many`` puts
-    every request in flight at once on kafka-python's I/O thread and waits for all.
-    """
-
-    def __init__(self, bootstrap: str) -> None:
-        from kafka.admin import KafkaAdminClient
-
-        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=120_000)
-        self.manager = self.admin._manager
-
-    def send(self, request, node=None):
-        return self.manager.run(self.manager.send, request, node)
-
-    def send_many(self, requests):
-        futures = [self.manager.call_soon(self.manager.send, r, n) for r, n in requests]
-        done = threading.Event()
-        left = [len(futures)]
-        lock = threading.Lock()
-
-        def one(_):
-            with lock:
-                left[0] -= 1
-                if not left[0]:
-                    done.set()
-
-        for f in futures:
-            f.add_both(one)
-        if futures and not done.wait(300):
-            raise TimeoutError("raw requests did not all answer within 300 s")
-        for f in futures:
-            if f.exception is not None:
-                raise f.exception
-        return [f.value for f in futures]
-
-    def start(self, requests) -> RawAnswers:
-        """Put ``[(request, node)]`` in flight now; iterate the result for the answers as they arrive."""
-        answers = RawAnswers(self.manager)
-        answers.add(requests)
-        return answers
-
-    def brokers(self) -> list[int]:
-        return sorted(b.node_id for b in self.manager.cluster.brokers())
-
-
-class RawAnswers:
-    """Requests in flight on kafka-python's I/O thread; iterating yields ``(index, answer)`` in the
-    order the answers arrive (index: the request's position over every ``add``), so a caller can
-    reduce and drop each one before the next, and raises the first failure. Nothing here keeps an
-    answer once it is handed over."""
-
-    def __init__(self, manager) -> None:
-        import queue
-
-        self._manager = manager
-        self._arrived = queue.SimpleQueue()
-        self._sent = 0
-
-    def add(self, requests) -> None:
-        for request, node in requests:
-            future = self._manager.call_soon(self._manager.send, request, node)
-            future.add_both(_Into(self._arrived, self._sent))
-            self._sent += 1
-
-    def __iter__(self):
-        for _ in range(self._sent):
-            index, value = self._arrived.get(timeout=300)
-            if isinstance(value, BaseException):
-                raise value
-            yield index, value
-            del value
-
-
-class _Into:
-    """A future's callback: ``(index, value or exception)`` into a queue."""
-
-    __slots__ = ("queue", "index")
-
-    def __init__(self, queue, index: int) -> None:
-        self.queue, self.index = queue, index
-
-    def __call__(self, value) -> None:
-        self.queue.put((self.index, value))
-
-    def close(self) -> None:
-        self.admin.close()

@@ -110,6 +110,46 @@ def jvm_cpu(spark):
     return read
 
 
+def alternate_cpu(spark, sides: dict, runs: int = 5):
+    """``harness.alternate`` of ``{name: fn}`` (or ``(prepare, fn)``, ``fn(prepare())``) with each
+    side's Spark JVM CPU seconds summed over the runs and the warm-up: returns the runs and the CPU
+    seconds per run of each side."""
+    import harness
+
+    cpu = jvm_cpu(spark)
+    used = dict.fromkeys(sides, 0.0)
+
+    def measured(name: str, side):
+        prepare, fn = side if isinstance(side, tuple) else (lambda: None, lambda _: side())
+
+        def begin():
+            return prepare(), cpu()
+
+        def run(started):
+            arg, c0 = started
+            out = fn(arg)
+            used[name] += cpu() - c0
+            return out
+
+        return begin, run
+
+    timed = harness.alternate({name: measured(name, side) for name, side in sides.items()}, runs=runs)
+    return timed, {name: seconds / (runs + 1) for name, seconds in used.items()}
+
+
+def gate(spark, name: str, timed, ours: str, floor: str, goal: float, cpu: dict, shape: str) -> None:
+    """The JVM CPU per run of both sides, Spark stopped, then ``harness.gate`` on median(ours) / median(floor)."""
+    import harness
+
+    print(
+        f"JVM CPU s per run (incl. warm-up): {ours} {cpu[ours]:.1f}, {floor} {cpu[floor]:.1f}; "
+        f"{shape} master={spark.sparkContext.master}"
+    )
+    ratio = timed.median(ours) / timed.median(floor)
+    spark.stop()
+    harness.gate(name, ratio, goal)
+
+
 KEYS = {"partitions": ["ts", "topic"], "brokers": ["ts", "broker"], "groups": ["group", "topic", "ts"]}
 
 
