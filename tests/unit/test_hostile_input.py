@@ -3,7 +3,7 @@
 Each route in ``hostile_routes.ROUTES`` gets a derandomized hypothesis test (``make_test``)
 of its own size; together they post more than 10,000 cases. This module checks that every
 route accepting POST has a strategy (a new form must get one) and runs the topic, config and
-registry forms; test_hostile_input_more.py runs the rest.
+registry forms; test_hostile_input_workflows.py runs the workflow forms.
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ HERE = (
 
 
 def test_every_posting_route_has_a_hostile_strategy_and_the_cases_add_up():
-    from tests.unit import test_hostile_input_more as more
+    from tests.unit import test_hostile_input_workflows as workflows
 
     missing = posting_routes() - set(ROUTES)
     assert not missing, (
         f"POST routes without a hostile-input strategy in hostile_routes.py: {sorted(missing)}"
     )
     assert len(posting_routes()) > 25
-    tested = set(HERE) | set(more.HERE)
+    tested = set(HERE) | set(workflows.HERE)
     assert tested == set(ROUTES), f"routes with a strategy but no test: {sorted(set(ROUTES) - tested)}"
     assert sum(r.examples for r in ROUTES.values()) >= 10_000
 

@@ -1,5 +1,5 @@
-"""Hostile input, continued: ACLs, requests, reassignments, elections, capacity, quorum, audit, login,
-consumer groups.
+"""Hostile input to the workflow forms: ACLs, requests and change control, reassignments, elections,
+capacity, quorum, audit, login, consumer groups, API tokens, notification channels.
 
 See test_hostile_input.py for what every case asserts and the coverage check.
 """
