@@ -1,5 +1,6 @@
-"""What every API view shares: the bounded JSON body parser, the cluster getter (as the pages'), paging,
-plain JSON of area results."""
+"""What every API view shares: the bounded JSON body parser, the cluster getter (as the pages'), the
+validated body and query, the OpenAPI entry of an endpoint (``reads``/``writes``, with the error answers
+every endpoint shares), paging, plain JSON of area results."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, ValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
@@ -19,7 +22,9 @@ from rest_framework.views import APIView
 from console import access, uploads
 from console.api.auth import client_ip
 from console.api.errors import kafka_error
-from console.clusters import lookup
+from console.api.idempotency import idempotent
+from console.api.serializers import ErrorBody
+from console.clusters import capabilities, lookup
 from console.kafka import KafkaOperationError
 from console.models import Cluster
 
@@ -50,13 +55,59 @@ class ApiView(APIView):
 
     parser_classes = [JsonBody]
 
-    def cluster(self, name: str, perm: str = access.VIEW) -> Cluster:
-        """404 when the caller cannot see the cluster, 403 when they see it but lack perm (as the pages)."""
-        return lookup.cluster_for(self.request.user, name, perm)
+    def cluster(self, name: str, perm: str = access.VIEW, *, needs: str = "") -> Cluster:
+        """404 when the caller cannot see the cluster, 403 when they see it but lack perm (as the pages);
+        400 with the reason when the connection does not offer ``needs`` (a capability, KIP-919)."""
+        cluster = lookup.cluster_for(self.request.user, name, perm)
+        reason = capabilities.unavailable_reason(cluster, needs) if needs else None
+        if reason:
+            raise ValidationError([reason])
+        return cluster
+
+    def body(self, shape: type[serializers.Serializer]) -> dict:
+        """The JSON body as ``shape`` validates it (400 with the fields' errors otherwise)."""
+        return _validated(shape, self.request.data)
 
     @property
     def ip(self) -> str | None:
         return client_ip(self.request)
+
+
+ERRORS = {400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody}
+
+
+def _answers(answers: int | tuple[int, ...] | dict) -> dict:
+    if isinstance(answers, int | tuple):
+        answers = dict.fromkeys(answers if isinstance(answers, tuple) else (answers,), OpenApiTypes.OBJECT)
+    return {**answers, **ERRORS}
+
+
+def reads(operation_id: str, answers: int | tuple[int, ...] | dict = 200, **schema):
+    """A GET's OpenAPI entry: its answers (statuses with any JSON object, or {status: shape}) and the
+    error answers every endpoint shares; ``schema``: more of extend_schema (parameters)."""
+    return extend_schema(operation_id=operation_id, responses=_answers(answers), **schema)
+
+
+def writes(operation_id: str, answers: int | tuple[int, ...] | dict = 200, *, request=None, **schema):
+    """A POST: documented as ``reads`` with its ``request`` body (None: no body), and idempotent (the
+    Idempotency-Key header, console.api.idempotency)."""
+
+    def decorate(post):
+        entry = extend_schema(
+            operation_id=operation_id, request=request, responses=_answers(answers), **schema
+        )
+        return entry(idempotent(post))
+
+    return decorate
+
+
+def form_data(form) -> dict:
+    """The page's own form validates the API's input too: same rules, same messages."""
+    if not form.is_valid():
+        raise ValidationError(
+            [f"{k}: {' '.join(v)}" if k != "__all__" else " ".join(v) for k, v in form.errors.items()]
+        )
+    return form.cleaned_data
 
 
 class PageQuery(serializers.Serializer):
@@ -67,11 +118,24 @@ class PageQuery(serializers.Serializer):
         return min(value, settings.API_MAX_PAGE_SIZE)
 
 
-def query(serializer_class, request) -> dict:
-    """The query string validated by a serializer (400 with the fields' errors otherwise)."""
-    s = serializer_class(data=request.query_params)
+def _validated(shape: type[serializers.Serializer], data) -> dict:
+    s = shape(data=data)
     s.is_valid(raise_exception=True)
     return s.validated_data
+
+
+def query(shape: type[serializers.Serializer], request) -> dict:
+    """The query string validated by a serializer (400 with the fields' errors otherwise)."""
+    return _validated(shape, request.query_params)
+
+
+def page_json(page, results: list, **more) -> dict:
+    """One page of a list the area pages itself (topics, groups, ACLs), as every list answers:
+    ``{count, page, pages[, per_page], …more, results}``."""
+    body = {"count": page.total, "page": page.page, "pages": page.pages}
+    if hasattr(page, "per_page"):
+        body["per_page"] = page.per_page
+    return {**body, **more, "results": results}
 
 
 def paged(items: Sequence, request, to_json=None) -> dict:

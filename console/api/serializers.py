@@ -9,6 +9,17 @@ from console.topics.reads import SORT_KEYS
 INT32 = 2**31 - 1  # partition numbers and broker ids are int32 in Kafka's protocol
 
 
+def _assignment(**kwargs) -> serializers.ListField:
+    """Replicas per partition, in partition order (broker ids, the preferred leader first)."""
+    return serializers.ListField(
+        child=serializers.ListField(
+            child=serializers.IntegerField(min_value=0, max_value=INT32), min_length=1
+        ),
+        required=False,
+        **kwargs,
+    )
+
+
 class HeldIn(serializers.Serializer):
     """On a cluster whose change-control policy holds the action: it is submitted for approval with
     its dry run (202, the held change), or run at once with ``break_glass`` (admins)."""
@@ -77,13 +88,7 @@ class TopicSpecIn(serializers.Serializer):
     name = serializers.CharField(max_length=249)
     partitions = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
     replication_factor = serializers.IntegerField(required=False, min_value=1, max_value=32767)
-    assignment = serializers.ListField(
-        child=serializers.ListField(
-            child=serializers.IntegerField(min_value=0, max_value=INT32), min_length=1
-        ),
-        required=False,
-        min_length=1,
-    )
+    assignment = _assignment(min_length=1)
     configs = serializers.DictField(
         child=serializers.CharField(allow_blank=True), required=False, default=dict
     )
@@ -130,12 +135,7 @@ class TopicDeleteIn(HeldIn):
 
 class PartitionsIn(HeldIn):
     total_count = serializers.IntegerField(min_value=1, max_value=1_000_000)
-    assignment = serializers.ListField(
-        child=serializers.ListField(
-            child=serializers.IntegerField(min_value=0, max_value=INT32), min_length=1
-        ),
-        required=False,
-    )
+    assignment = _assignment()
     validate_only = serializers.BooleanField(required=False, default=False)
 
 
@@ -171,14 +171,12 @@ class AclListQuery(serializers.Serializer):
     page = serializers.IntegerField(required=False, min_value=1)
 
 
-class AclFilterIn(serializers.Serializer):
-    resource_type = serializers.CharField(required=False, allow_blank=True)
-    resource_name = serializers.CharField(required=False, allow_blank=True)
-    pattern_type = serializers.CharField(required=False, allow_blank=True)
-    principal = serializers.CharField(required=False, allow_blank=True)
-    host = serializers.CharField(required=False, allow_blank=True)
-    operation = serializers.CharField(required=False, allow_blank=True)
-    permission = serializers.CharField(required=False, allow_blank=True)
+# a filter: the binding's fields, each optional (blank or left out matches any)
+AclFilterIn = type(
+    "AclFilterIn",
+    (serializers.Serializer,),
+    {f: serializers.CharField(required=False, allow_blank=True) for f in AclBindingIn().fields},
+)
 
 
 class AclChangeIn(HeldIn):

@@ -8,4 +8,4 @@ keys, PKCS#12 files, keytabs and SASL extensions), ``bindings`` (per-cluster rol
 ``secrets`` (where a stored secret may go) and ``probe`` (Test connection).
 """
 
-__all__ = ["actions", "bindings", "capabilities", "core", "credentials", "lookup", "worker"]
+__all__ = ["actions", "bindings", "capabilities", "confirm", "core", "credentials", "lookup", "worker"]

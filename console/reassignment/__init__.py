@@ -1,6 +1,7 @@
 """Partition reassignment (KIP-455 / KIP-179), throttles and leader elections.
 
-Request side: ``actions`` (read the cluster, preview, start, cancel), ``external`` (cancelling
+Request side: ``actions`` (read the cluster, preview, start, cancel), ``dry_run`` (the dry run of
+Start and what Start may run afterwards, for every door), ``external`` (cancelling
 reassignments started outside the console),
 ``elections`` (preferred/unclean, with its ``election.run`` kind), ``throttles`` (the ledger,
 changing the rate), ``janitor`` (owed and foreign throttles). Pure core: ``planner``, ``intents``,
@@ -8,12 +9,15 @@ changing the rate), ``janitor`` (owed and foreign throttles). Pure core: ``plann
 ``reassignment.execute`` kind, ``poll`` is its move step (and ``poll.kafka_verify``, what Kafka's
 own --verify reads, for the CLI), ``finish`` its end (throttles back, elect,
 revert, give up). ``held`` declares the held reassignment, throttle change and election (change
-control). ``store`` alone knows the row and live-progress encodings.
+control). ``store`` alone knows the row and live-progress encodings; ``audit_names`` the area's audit
+action names.
 """
 
 __all__ = [
     "actions",
+    "audit_names",
     "balance",
+    "dry_run",
     "elections",
     "external",
     "held",

@@ -28,12 +28,16 @@ from console.models.reassignment import (
     ReassignmentPartition,
     Stage,
 )
+from console.reassignment import audit_names, planner, throttles
 from console.reassignment import intents as planner_intents
-from console.reassignment import planner, throttles
 from console.reassignment.store import insert_rows, plan_digest
 
 KIND = "reassignment.execute"
 ELECT_KIND = "election.run"
+NOT_REVIEWED = (
+    "This is not the plan you reviewed: the cluster changed since the dry run. "
+    "Run the dry run again, review it, then Start."
+)
 
 
 class PlanRejected(ValueError):
@@ -272,7 +276,7 @@ MOVES_IN_AUDIT = 1000  # larger plans: the event lists the first ones; the diges
 
 
 @refused_as(
-    "reassignment.start",
+    audit_names.REASSIGNMENT_START,
     PlanRejected,
     throttles.ThrottleError,
     targets=lambda k: sorted({f"topic:{t}" for t, _ in k.get("proposed") or ()}),
@@ -321,11 +325,7 @@ def start_reassignment(
         raise PlanRejected("Every partition is already at its target; nothing to move.", checks)
     digest = plan_digest((c.topic, c.partition, c.current, c.target) for c in moving)
     if expected_sha256 is not None and digest != expected_sha256:
-        raise PlanRejected(
-            "This is not the plan you reviewed: the cluster changed since the dry run. "
-            "Run the dry run again, review it, then Start.",
-            checks,
-        )
+        raise PlanRejected(NOT_REVIEWED, checks)
     topics = sorted({c.topic for c in moving})
     params = {
         "partitions": len(moving),
@@ -359,7 +359,9 @@ def start_reassignment(
 
 
 @refused_as(
-    "reassignment.cancel", PlanRejected, targets=lambda k: [f"operation:{k['reassignment'].operation_id}"]
+    audit_names.REASSIGNMENT_CANCEL,
+    PlanRejected,
+    targets=lambda k: [f"operation:{k['reassignment'].operation_id}"],
 )
 def cancel_reassignment(*, actor, reassignment: Reassignment, source_ip: str | None = None) -> None:
     """Ask the runner to switch to the cancel steps: revert the in-flight partitions (KIP-455), then
@@ -367,7 +369,10 @@ def cancel_reassignment(*, actor, reassignment: Reassignment, source_ip: str | N
     access.require(actor, reassignment.cluster, access.MANAGE_REASSIGNMENTS)
     with transaction.atomic():
         flagged = operations.request_cancel(
-            actor=actor, op=reassignment.operation, source_ip=source_ip, action="reassignment.cancel"
+            actor=actor,
+            op=reassignment.operation,
+            source_ip=source_ip,
+            action=audit_names.REASSIGNMENT_CANCEL,
         )
         if not flagged:
             raise PlanRejected("This reassignment has already finished.")

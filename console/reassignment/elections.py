@@ -13,6 +13,7 @@ from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models import Operation, OperationState
 from console.operations import Done, Kind, Step
+from console.reassignment import audit_names
 from console.reassignment.actions import ELECT_KIND
 
 PREFERRED = "PREFERRED"
@@ -58,7 +59,7 @@ def unclean_confirmation(cluster) -> str:
 
 
 @refused_as(
-    "election.start",
+    audit_names.ELECTION_START,
     ElectionRefused,
     targets=lambda k: sorted({f"topic:{t}" for t, _ in k.get("partitions") or ()}),
 )

@@ -11,14 +11,14 @@ from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError, TopicPartition
-from console.reassignment import planner
+from console.reassignment import audit_names, planner
 from console.reassignment.actions import PlanRejected, console_busy
 from console.reassignment.finish import replicas_after_cancel
 from console.reassignment.progress import flatten_logs, hosts, partition_progress
 
 
 @refused_as(
-    "reassignment.cancel_external",
+    audit_names.EXTERNAL_CANCEL,
     PlanRejected,
     targets=lambda k: sorted({f"topic:{t}" for t, _ in k.get("partitions") or ()}),
 )
@@ -34,7 +34,7 @@ def cancel_external(
         raise PlanRejected("Select at least one reassignment started outside the console.")
     req = outcomes_log.requested(
         actor=actor,
-        action="reassignment.external.cancel",
+        action=audit_names.EXTERNAL_CANCEL,
         cluster=cluster,
         targets=[f"{tp.topic}-{tp.partition}" for tp in wanted],
         params={"partitions": [[tp.topic, tp.partition] for tp in wanted]},
@@ -68,7 +68,7 @@ def _reread_moving(cluster, targets: list[str], params) -> dict:
     return {f"{tp.topic}-{tp.partition}": {"moving": tp in moving} for tp in tps}
 
 
-outcomes_log.register_reader("reassignment.external.cancel", _reread_moving)
+outcomes_log.register_reader(audit_names.EXTERNAL_CANCEL, _reread_moving)
 
 
 def external_reassignments(cluster) -> list[dict]:

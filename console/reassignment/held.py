@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from console import access
+from console.changes import gate
 from console.changes.kinds import ChangeInvalid, HeldKind, Prepared, checked, register, review
 from console.formatting import human_bytes, human_duration
 from console.kafka import KafkaOperationError
@@ -15,6 +16,11 @@ from console.models.requests import RequestKind
 from console.reassignment import actions as reassignment
 from console.reassignment import elections, throttles
 from console.topics import cache as metadata_cache
+
+# The policy kinds of this area (console/changes/gate.py lists what the areas declare).
+REASSIGNMENT = gate.declare("reassignment", "Reassignments", access.MANAGE_REASSIGNMENTS)
+THROTTLE = gate.declare("throttle", "Throttle changes of running reassignments", access.MANAGE_REASSIGNMENTS)
+ELECTION = gate.declare("election", "Leader elections", access.MANAGE_REASSIGNMENTS)
 
 ROWS_SHOWN = 1000  # a larger plan shows its first rows; the digest and the drift check cover all
 
@@ -92,6 +98,26 @@ def prepare_reassignment(
         payload, _review_of(preview, payload),  # the operator's dry run: no second read
         f"move {len(moving)} partition(s) of {', '.join(topics[:5])} at {_rate(throttle)}",
     ))  # fmt: skip
+
+
+def prepare_reviewed(
+    actor,
+    cluster,
+    plan,
+    *,
+    throttle: int | None,
+    elect_preferred: bool,
+    rf_change: bool,
+    expected: str | None,
+) -> Prepared:
+    """Hold exactly the plan of the dry run: previewed again, refused as Start refuses it when the
+    cluster changed since (its digest is not ``expected``), then held as ``prepare_reassignment``."""
+    preview = reassignment.preview_plan(cluster, plan, throttle=throttle, rf_change=rf_change)
+    if expected is not None and preview.sha256 != expected:
+        raise reassignment.PlanRejected(reassignment.NOT_REVIEWED, preview.checks)
+    return prepare_reassignment(
+        actor, cluster, preview, throttle=throttle, elect_preferred=elect_preferred, rf_change=rf_change
+    )
 
 
 def _reassign_run(

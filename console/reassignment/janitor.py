@@ -30,6 +30,7 @@ from console.models.reassignment import (
     Stage,
     ThrottleEntry,
 )
+from console.reassignment import audit_names
 from console.reassignment.actions import KIND
 from console.reassignment.store import row_tps
 from console.reassignment.throttles import (
@@ -178,7 +179,7 @@ def find_foreign_throttles(cluster) -> list[dict]:
     return sorted(found, key=lambda f: (f["type"], f["name"], f["config"]))
 
 
-@refused_as("throttle.cleanup")
+@refused_as(audit_names.THROTTLE_CLEANUP)
 def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: str | None = None) -> dict:
     """Delete the chosen leftover throttle configs (re-checked now); audited with their values."""
     access.require(actor, cluster, access.MANAGE_REASSIGNMENTS)
@@ -197,7 +198,7 @@ def clean_foreign_throttles(*, actor, cluster, keys: Iterable[str], source_ip: s
     topics = sorted({f"topic:{f['name']}" for f in leftovers if f["type"] == "TOPIC"})
     req = outcomes_log.requested(
         actor=actor,
-        action="throttle.cleanup",
+        action=audit_names.THROTTLE_CLEANUP,
         cluster=cluster,
         targets=[*topics, *before],
         params={"configs": [[f["type"], f["name"], f["config"]] for f in leftovers]},
@@ -226,4 +227,4 @@ def _reread_throttles(cluster, targets: list[str], params) -> dict:
     return state
 
 
-outcomes_log.register_reader("throttle.cleanup", _reread_throttles)
+outcomes_log.register_reader(audit_names.THROTTLE_CLEANUP, _reread_throttles)

@@ -22,7 +22,7 @@ from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
 from console.models.reassignment import OWED_STATES, EntryState, Reassignment, Stage, ThrottleEntry
-from console.reassignment import planner
+from console.reassignment import audit_names, planner
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +144,7 @@ def record_throttles(reassignment: Reassignment, moves: Mapping[planner.TP, plan
         ThrottleEntry.objects.bulk_create(rows)
         audit.record(
             actor=op.created_by,
-            action="reassignment.throttle.record",
+            action=audit_names.THROTTLE_RECORD,
             cluster=reassignment.cluster,
             targets=sorted({f"{r.resource_type.lower()}:{r.resource_name}" for r in rows}),
             params={"rate": reassignment.throttle_bytes_per_s},
@@ -209,7 +209,7 @@ def apply_throttles(reassignment: Reassignment) -> dict[str, dict]:
     with transaction.atomic():
         audit.record(
             actor=op.created_by,
-            action="reassignment.throttle.set",
+            action=audit_names.THROTTLE_SET,
             cluster=reassignment.cluster,
             targets=list(outcomes),
             outcomes=outcomes,
@@ -285,7 +285,7 @@ def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "c
     with transaction.atomic():
         audit.record(
             actor=actor or access.system_actor(),
-            action="reassignment.throttle.remove",
+            action=audit_names.THROTTLE_REMOVE,
             cluster=reassignment.cluster,
             targets=list(outcomes),
             params={"reason": reason},
@@ -306,7 +306,7 @@ def _mark_removed(reassignment: Reassignment) -> None:
 
 
 @refused_as(
-    "reassignment.throttle.change",
+    audit_names.THROTTLE_CHANGE,
     ThrottleError,
     targets=lambda k: [f"operation:{k['reassignment'].operation_id}"],
 )
@@ -327,7 +327,7 @@ def change_throttle(*, actor, reassignment: Reassignment, rate: int, source_ip: 
             ThrottleEntry.objects.filter(pk=e.pk).update(value=str(rate), added=[*e.added, str(rate)])
         audit.record(
             actor=actor,
-            action="reassignment.throttle.change",
+            action=audit_names.THROTTLE_CHANGE,
             cluster=reassignment.cluster,
             targets=[f"broker:{e.resource_name}" for e in entries if e.config == LEADER_RATE],
             before={"rate": before},
@@ -346,7 +346,7 @@ def change_throttle(*, actor, reassignment: Reassignment, rate: int, source_ip: 
     with transaction.atomic():
         audit.record(
             actor=actor,
-            action="reassignment.throttle.changed",
+            action=audit_names.THROTTLE_CHANGED,
             cluster=reassignment.cluster,
             targets=list(outcomes),
             before={"rate": before},

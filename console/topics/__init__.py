@@ -7,4 +7,4 @@ metadata snapshot every topic read starts from, ``held`` for the held topic acti
 creation, partition increase) change control reviews and runs.
 """
 
-__all__ = ["actions", "batch", "cache", "delete", "held", "policy", "reads"]
+__all__ = ["actions", "batch", "cache", "confirm", "delete", "held", "policy", "reads"]

@@ -18,7 +18,7 @@ from console.forms.reassignment import PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import external, planner, progress, throttles
+from console.reassignment import dry_run, external, planner, progress, throttles
 from console.reassignment import held as reassignment_held
 from console.views import htmx
 from console.views import reassignment_rows as progress_rows
@@ -78,29 +78,18 @@ def reassign_new(request, name: str):
         try:
             if request.POST.get("action") in ("start", "break_glass"):
                 return _start(request, cluster, ctx, data)
-            # the dry run: a plan file needs only its own partitions; an intent plans over the cluster
-            json_plan = data["intent"] == "json"
-            view = reassignment.read_cluster(
-                cluster, with_sizes=True, only=data["plan"] if json_plan else None
+            done = dry_run.dry_run(
+                cluster,
+                intent=data["intent"],
+                plan=data.get("plan"),
+                topics=data.get("topic_list", ()),
+                brokers=data.get("broker_list", ()),
+                replication_factor=data.get("replication_factor"),
+                throttle=data["throttle"],
             )
-            plan, rf_change = data.get("plan"), False
-            if not json_plan:
-                if any(t not in {tp[0] for tp in view.assignment} for t in data.get("topic_list", ())):
-                    view = reassignment.read_cluster(cluster, with_sizes=True, cached=False)
-                plan, rf_change = reassignment.build_plan(
-                    view,
-                    intent=data["intent"],
-                    topics=data.get("topic_list", ()),
-                    brokers=data.get("broker_list", ()),
-                    replication_factor=data.get("replication_factor"),
-                )
-            throttles.validate_rate(data["throttle"])
-            ctx["preview"] = reassignment.preview_plan(
-                cluster, plan, throttle=data["throttle"], rf_change=rf_change, view=view
-            )
-            ctx["plan_json"] = planner.export_plan(plan)
-            ctx["plan_sha256"] = ctx["preview"].sha256
-            ctx["balance"] = _balance_rows(view.balance)
+            ctx["preview"], ctx["plan_json"] = done.preview, done.plan_json
+            ctx["plan_sha256"] = done.preview.sha256
+            ctx["balance"] = _balance_rows(done.balance)
         except refusals.SHOWN as exc:
             if isinstance(exc, throttles.ThrottleError):  # the rate's own field
                 form.add_error("throttle_mb", str(exc))
@@ -113,54 +102,28 @@ def reassign_new(request, name: str):
 
 
 def _start(request, cluster, ctx, data):
-    """Start (or, on a gated cluster, submit) exactly the plan of the dry run: a plan file as sent,
-    an intent's plan as previewed (sent back with its digest). Reads only the plan's partitions."""
+    """Start (or, on a gated cluster, submit) exactly the plan of the dry run (console/reassignment/
+    dry_run.py): a plan file as sent, an intent's plan as previewed (sent back with its digest)."""
     expected = request.POST.get("plan_sha256", "").strip() or None
-    plan, rf_change = data.get("plan"), data["intent"] == "rf"
-    if data["intent"] != "json":  # Start runs the previewed plan, never a new one
-        previewed = request.POST.get("previewed_plan", "")
-        if not previewed or expected is None:
-            raise reassignment.PlanRejected(
-                "Dry run first: Start runs exactly the plan you reviewed in the dry run."
-            )
-        try:
-            plan = planner.parse_plan(previewed)
-        except ValueError as exc:
-            raise reassignment.PlanRejected(f"The reviewed plan is not readable: {exc}") from None
+    plan, rf_change = dry_run.plan_to_start(
+        intent=data["intent"],
+        plan=data.get("plan"),
+        reviewed=request.POST.get("previewed_plan", ""),
+        expected=expected,
+    )
+    args = {"throttle": data["throttle"], "elect_preferred": data["elect_preferred"], "rf_change": rf_change}
     if holding(request, ctx, ("start",)):
-        return _hold_plan(request, cluster, plan, data, rf_change, None, expected)
+        prepared = reassignment_held.prepare_reviewed(request.user, cluster, plan, **args, expected=expected)
+        return hold_for_review(request, cluster, prepared)
     op = reassignment.start_reassignment(
         actor=request.user,
         cluster=cluster,
         proposed=plan,
-        throttle=data["throttle"],
-        elect_preferred=data["elect_preferred"],
-        rf_change=rf_change,
+        **args,
         source_ip=client_ip(request),
         expected_sha256=expected,
     )
     return redirect("reassign_detail", name=cluster.name, rid=op.reassignment.pk)
-
-
-def _hold_plan(request, cluster, plan, data, rf_change: bool, view, expected: str | None):
-    """Start on a gated cluster: hold the plan of the dry run (the same digest Start checks)."""
-    preview = reassignment.preview_plan(
-        cluster, plan, throttle=data["throttle"], rf_change=rf_change, view=view
-    )
-    if expected is not None and preview.sha256 != expected:
-        raise reassignment.PlanRejected(
-            "This is not the plan you reviewed: the cluster changed since the dry run. Run the dry run again.",
-            preview.checks,
-        )
-    prepared = reassignment_held.prepare_reassignment(
-        request.user,
-        cluster,
-        preview,
-        throttle=data["throttle"],
-        elect_preferred=data["elect_preferred"],
-        rf_change=rf_change,
-    )
-    return hold_for_review(request, cluster, prepared)
 
 
 def _balance_rows(result) -> dict | None:

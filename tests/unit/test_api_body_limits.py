@@ -15,7 +15,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
-from console.api import errors, views_topics
+from console.api import errors, topics
 from console.identity import tokens
 from console.models import AuditEvent, ChangeRequest
 from console.reassignment.planner import PlanParseError, parse_plan
@@ -122,7 +122,7 @@ def test_it_answers_a_bug_under_api_with_a_json_500_and_a_page_with_the_500_page
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(views_topics.TopicList, "get", broken)
+    monkeypatch.setattr(topics.TopicList, "get", broken)
     answer = api.get(_topics(kafka_cluster))
     assert answer.status_code == 500 and answer["Content-Type"] == "application/json"
     assert answer.json() == {

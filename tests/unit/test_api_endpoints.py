@@ -259,12 +259,12 @@ def test_an_acl_binding_made_outside_is_visible(api, kafka_cluster):
 
 
 def test_a_topic_s_secret_config_values_are_never_returned():
-    from console.api.views_topics import _config_entry
+    from console.api.topics import config_entry
     from console.kafka import ConfigEntry
 
     sensitive = ConfigEntry("some.config", "v1", "DYNAMIC_TOPIC_CONFIG", False, True, False)
     looks = ConfigEntry("x.password", "v2", "DYNAMIC_TOPIC_CONFIG", False, False, False)
     plain_one = ConfigEntry("retention.ms", "1000", "DYNAMIC_TOPIC_CONFIG", False, False, False)
-    shown = [_config_entry(e) for e in (sensitive, looks, plain_one)]
+    shown = [config_entry(e) for e in (sensitive, looks, plain_one)]
     assert [(c["value"], c["sensitive"]) for c in shown] == [(None, True), (None, True), ("1000", False)]
     assert "synonyms" not in json.dumps(shown)
