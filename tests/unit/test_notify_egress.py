@@ -83,6 +83,19 @@ def dns(monkeypatch):
     return table, calls
 
 
+def _deliver_to_each(people, cluster, names, url: str, capture) -> dict:
+    """A Slack channel per host name (``url`` with ``{name}`` filled in), one event emitted, and every
+    delivery it queued made once: {channel name: delivery}."""
+    for name in names:
+        actions.create_channel(
+            actor=people["admin"], cluster=cluster, name=name, kind="slack",
+            events=[events.REQUEST_SUBMITTED], url=url.format(name=name),
+        )  # fmt: skip
+    _emit(cluster, django_capture_on_commit_callbacks=capture)
+    queued = [i for i, _ in QUEUED]  # taken first: a failed attempt queues its retry
+    return {d.channel.name: d for d in [worker.deliver(i, worker="w") for i in queued]}
+
+
 @pytest.mark.parametrize("url", INTERNAL_URLS)
 def test_it_refuses_to_save_a_channel_pointing_at_an_internal_address(people, offline_cluster, closed, url):
     with pytest.raises(actions.ChannelInvalid, match="not allowed") as refused:
@@ -379,13 +392,10 @@ def test_https_to_a_pinned_address_keeps_the_name_for_sni_and_the_certificate_ch
     with Receiver() as rx:
         rx.server.socket = context.wrap_socket(rx.server.socket, server_side=True)
         port = rx.server.server_address[1]
-        for name in ("hooks.tls.test", "other.tls.test"):
-            actions.create_channel(
-                actor=people["admin"], cluster=offline_cluster, name=name, kind="slack",
-                events=[events.REQUEST_SUBMITTED], url=f"https://{name}:{port}/services/T0",
-            )  # fmt: skip
-        _emit(offline_cluster, django_capture_on_commit_callbacks=django_capture_on_commit_callbacks)
-        done = {d.channel.name: d for d in [worker.deliver(i, worker="w") for i in [i for i, _ in QUEUED]]}
+        done = _deliver_to_each(
+            people, offline_cluster, ("hooks.tls.test", "other.tls.test"),
+            f"https://{{name}}:{port}/services/T0", django_capture_on_commit_callbacks,
+        )  # fmt: skip
     good, wrong_name = done["hooks.tls.test"], done["other.tls.test"]
     assert (good.state, good.last_status, good.last_error) == (DeliveryState.DELIVERED, 200, "")
     assert (wrong_name.last_status, wrong_name.last_error) == (None, egress.TLS_FAILED)
@@ -404,13 +414,10 @@ def test_a_failed_connect_moves_on_to_the_next_checked_address_at_most_three(
         port = rx.server.server_address[1]
         table["two.multi.test"] = [["127.0.0.2", "127.0.0.1"]]
         table["four.multi.test"] = [["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.1"]]
-        for name in ("two.multi.test", "four.multi.test"):
-            actions.create_channel(
-                actor=people["admin"], cluster=offline_cluster, name=name, kind="slack",
-                events=[events.REQUEST_SUBMITTED], url=f"http://{name}:{port}/hook",
-            )  # fmt: skip
-        _emit(offline_cluster, django_capture_on_commit_callbacks=django_capture_on_commit_callbacks)
-        done = {d.channel.name: d for d in [worker.deliver(i, worker="w") for i in [i for i, _ in QUEUED]]}
+        done = _deliver_to_each(
+            people, offline_cluster, ("two.multi.test", "four.multi.test"),
+            f"http://{{name}}:{port}/hook", django_capture_on_commit_callbacks,
+        )  # fmt: skip
     two, four = done["two.multi.test"], done["four.multi.test"]
     assert (two.state, two.last_status) == (DeliveryState.DELIVERED, 200)
     assert (four.state, four.last_status, four.last_error) == (
