@@ -19,6 +19,7 @@ from console import access, operations
 from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.changes import approvals, gate
+from console.changes import audit_names as names
 from console.changes import kinds as held_kinds
 from console.changes.kinds import ChangeInvalid, Prepared
 from console.changes.notify import announce, notify_approvers, notify_requester
@@ -43,7 +44,7 @@ def get_policy(cluster: Cluster) -> ChangePolicy:
     return ChangePolicy.objects.filter(cluster=cluster).first() or ChangePolicy(cluster=cluster)
 
 
-@refused_as("change.policy.update", ChangeInvalid)
+@refused_as(names.POLICY_UPDATE, ChangeInvalid)
 def set_policy(
     *,
     actor,
@@ -74,7 +75,7 @@ def set_policy(
         policy.save()
         audit.record(
             actor=actor,
-            action="change.policy.update",
+            action=names.POLICY_UPDATE,
             cluster=cluster,
             targets=[f"cluster:{cluster.name}"],
             before=before,
@@ -106,7 +107,7 @@ def _held(actor, cluster: Cluster, prepared: Prepared, digest: str, reason: str,
 
 
 @refused_as(
-    "change.submit", ChangeInvalid, targets=lambda k: [k["prepared"].resource] if k.get("prepared") else []
+    names.SUBMIT, ChangeInvalid, targets=lambda k: [k["prepared"].resource] if k.get("prepared") else []
 )
 def submit_change(
     *, actor, cluster: Cluster, prepared: Prepared, reason: str = "", source_ip: str | None = None
@@ -126,7 +127,7 @@ def submit_change(
         )
         audit.record(
             actor=actor,
-            action="change.submit",
+            action=names.SUBMIT,
             cluster=cluster,
             targets=[f"request:{req.pk}", prepared.resource],
             params={"kind": prepared.kind, "payload_sha256": digest, "approvers": policy.approvers},
@@ -179,7 +180,7 @@ def _back_to_review(req: ChangeRequest, new_review: dict, why: str) -> None:
         record_step(req, "system", "drifted", why)
         audit.record(
             actor=access.system_actor(),
-            action="change.drift",
+            action=names.DRIFT,
             cluster=req.cluster,
             targets=[f"request:{req.pk}", req.resource],
             params={"kind": req.kind, "reason": why},
@@ -192,7 +193,7 @@ def _back_to_review(req: ChangeRequest, new_review: dict, why: str) -> None:
     req.refresh_from_db()
 
 
-@refused_as("change.approve", ChangeInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
+@refused_as(names.APPROVE, ChangeInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
 def approve_change(
     *, actor, request: ChangeRequest, comment: str = "", source_ip: str | None = None
 ) -> ChangeRequest:
@@ -221,7 +222,7 @@ def approve_change(
         )
         audit.record(
             actor=actor,
-            action="change.approve",
+            action=names.APPROVE,
             cluster=req.cluster,
             targets=[f"request:{req.pk}", req.resource],
             params={
@@ -293,7 +294,7 @@ def execute(req: ChangeRequest, *, retry: bool = False) -> tuple[bool, str]:
 
 
 @refused_as(
-    "change.break_glass",
+    names.BREAK_GLASS,
     ChangeInvalid,
     targets=lambda k: [k["prepared"].resource] if k.get("prepared") else [],
 )
@@ -327,7 +328,7 @@ def break_glass(
         record_step(req, actor.get_username(), "break glass", justification)
         audit.record(
             actor=actor,
-            action="change.break_glass",
+            action=names.BREAK_GLASS,
             cluster=cluster,
             targets=[f"request:{req.pk}", prepared.resource],
             params={

@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from console import notify, operations
-from console.audit import anchor, marker
+from console.audit import anchor, audit_names, marker
 from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.audit.review import require_reviewer
 from console.models import AuditChainHead, Operation
 from console.models.operations import FINISHED_STATES
 
-VERIFY_KIND = "audit.verify"
+VERIFY_KIND = audit_names.VERIFY  # the Operation kind carries the action's name
 VERIFY_ITEM = "audit:chain"
 
 
@@ -139,7 +139,7 @@ def get_verify(*, actor, op_id: int) -> Operation | None:
     return Operation.objects.filter(pk=op_id, kind=VERIFY_KIND).first()
 
 
-@refused_as("audit.verify")
+@refused_as(audit_names.VERIFY)
 def start_verify(*, actor, source_ip: str | None = None) -> Operation:
     """Queue a full re-walk of the chain on a worker; an unfinished one is reused, not duplicated."""
     require_reviewer(actor)

@@ -28,6 +28,7 @@ from console.models.requests import (
     ChangeRequest,
     RequestState,
 )
+from console.requests import audit_names as names
 from console.requests import kinds as request_kinds
 from console.requests.checks import check_request
 
@@ -47,7 +48,7 @@ def _auto_rule_allows(cluster: Cluster, kind: str, payload: Mapping[str, Any]) -
     return rule.max_partitions is None or count is None or count <= rule.max_partitions
 
 
-@refused_as("request.submit", RequestInvalid, targets=lambda k: [str(k.get("kind", ""))])
+@refused_as(names.SUBMIT, RequestInvalid, targets=lambda k: [str(k.get("kind", ""))])
 def submit_request(
     *,
     actor,
@@ -80,7 +81,7 @@ def submit_request(
         record_step(req, req.requested_by_name, "submitted", checked.summary)
         audit.record(
             actor=actor,
-            action="request.submit",
+            action=names.SUBMIT,
             cluster=cluster,
             targets=[f"request:{req.pk}", checked.resource],
             params={"kind": kind, "payload": checked.payload, "reason": reason},
@@ -128,7 +129,7 @@ def _approval_text(count: int, needed: int, comment: str) -> str:
 def _audit_approval(req: ChangeRequest, actor, comment: str, source_ip, count: int, needed: int, auto: bool):
     audit.record(
         actor=actor,
-        action="request.auto_approve" if auto else "request.approve",
+        action=names.AUTO_APPROVE if auto else names.APPROVE,
         cluster=req.cluster,
         targets=[f"request:{req.pk}", req.resource],
         params={
@@ -183,7 +184,7 @@ def _approve(
     announce(req, notify.events.REQUEST_APPROVED, f"Approved by {actor.get_username()}; it runs now.")
 
 
-@refused_as("request.approve", RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
+@refused_as(names.APPROVE, RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
 def approve_request(
     *, actor, request: ChangeRequest, comment: str = "", source_ip: str | None = None
 ) -> ChangeRequest:
@@ -222,7 +223,7 @@ def approve_request(
     return request
 
 
-@refused_as("request.reject", RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
+@refused_as(names.REJECT, RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
 def reject_request(
     *, actor, request: ChangeRequest, comment: str, source_ip: str | None = None
 ) -> ChangeRequest:
@@ -239,7 +240,7 @@ def reject_request(
         record_step(request, actor.get_username(), "rejected", comment)
         audit.record(
             actor=actor,
-            action="request.reject",
+            action=names.REJECT,
             cluster=request.cluster,
             targets=[f"request:{request.pk}", request.resource],
             params={"kind": request.kind, "comment": comment},
@@ -267,7 +268,7 @@ def decide(
     return service(actor=actor, request=request, comment=comment, source_ip=source_ip)
 
 
-@refused_as("request.cancel", RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
+@refused_as(names.CANCEL, RequestInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
 def cancel_request(*, actor, request: ChangeRequest, source_ip: str | None = None) -> ChangeRequest:
     """The requester withdraws their own request while it waits for approval."""
     access.require(actor, request.cluster, access.VIEW)
@@ -282,7 +283,7 @@ def cancel_request(*, actor, request: ChangeRequest, source_ip: str | None = Non
         record_step(request, actor.get_username(), "cancelled")
         audit.record(
             actor=actor,
-            action="request.cancel",
+            action=names.CANCEL,
             cluster=request.cluster,
             targets=[f"request:{request.pk}", request.resource],
             params={"kind": request.kind},
@@ -347,7 +348,7 @@ def get_request(*, actor, cluster: Cluster, request_id: int) -> ChangeRequest | 
     return req
 
 
-@refused_as("request.auto_approve_rule", ValidationError)
+@refused_as(names.AUTO_APPROVE_RULE_UPDATE, ValidationError)
 def set_auto_approve_rule(
     *,
     actor,
@@ -367,7 +368,7 @@ def set_auto_approve_rule(
         rule.save()
         audit.record(
             actor=actor,
-            action="request.auto_approve_rule.update",
+            action=names.AUTO_APPROVE_RULE_UPDATE,
             cluster=cluster,
             targets=[f"cluster:{cluster.name}"],
             before=before,

@@ -21,10 +21,6 @@ CONSOLE = ROOT / "console"
 # audit_names module of their own.
 NOT_YET = (
     "console/api/",  # helper A (refused API requests: audit.refusals.record_refused_request)
-    "console/changes/",  # the lead
-    "console/requests/",  # the lead
-    "console/audit/chain.py",  # the lead (moving; audit_names.VERIFY is its name)
-    "console/integrity/",  # the lead (the chain's new package)
 )
 # Calls whose ``action=`` is something else: argparse, query filters, the audit filter form.
 NOT_AUDIT = {"add_argument", "set_defaults", "filter", "exclude", "get", "AuditFilter", "AuditEvent"}

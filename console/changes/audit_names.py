@@ -1,0 +1,9 @@
+"""The audit action names of change control; stored as written."""
+
+from __future__ import annotations
+
+POLICY_UPDATE = "change.policy.update"
+SUBMIT = "change.submit"
+APPROVE = "change.approve"
+DRIFT = "change.drift"  # sent back for a fresh review (the cluster drifted or the approvals expired)
+BREAK_GLASS = "change.break_glass"
