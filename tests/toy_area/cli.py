@@ -23,7 +23,7 @@ class Commands:
 
     def _retention_set(self, cluster, actor) -> int:
         o = self.opts
-        done = self._run_or_hold(
+        ok, message = self._run_or_hold(
             cluster,
             actor,
             held.GATE,
@@ -32,8 +32,5 @@ class Commands:
                 actor=actor, cluster=cluster, topic=o["topic"], retention_ms=o["retention_ms"]
             ),
         )
-        if done.held:
-            return self._held(done.held)
-        ok, message = done.result
         self._emit([{"topic": o["topic"], "ok": ok, "message": message}], ["topic", "ok", "message"])
         return OK if ok else FAILED

@@ -169,16 +169,13 @@ class Commands:
         return answer.strip().lower() in ("y", "yes")
 
     def _acl_change(self, cluster, actor, deletes, creates) -> int:
-        done = self._run_or_hold(
+        change = self._run_or_hold(
             cluster,
             actor,
             "acl",
             lambda: acls_held.prepare_acl_change(actor, cluster, deletes, creates),
             lambda: acls.change_acls(actor=actor, cluster=cluster, deletes=deletes, creates=creates),
         )
-        if done.held:
-            return self._held(done.held)
-        change = done.result
         rows = [
             {"action": r.action, "ok": r.ok, "message": r.message, **_row(r.binding)} for r in change.results
         ]

@@ -88,6 +88,15 @@ def read_text(path: str, stdin=None) -> str:
         raise CommandError(f"Cannot read {path}: {exc}", returncode=USAGE) from None
 
 
+class HeldInstead(Exception):
+    """The action was held for approval (or broke glass) instead of running: the command ends by
+    showing the held change."""
+
+    def __init__(self, change):
+        super().__init__(f"change #{change.pk}")
+        self.change = change
+
+
 class CommandBase:
     """The plumbing of ``manage.py kafka`` (mixed into its BaseCommand)."""
 
@@ -98,6 +107,8 @@ class CommandBase:
         handler = getattr(self, f"_{opts['area']}_{opts['action'].replace('-', '_')}")
         try:
             code = handler(cluster, actor)
+        except HeldInstead as held:
+            code = self._held(held.change)
         except Exception as exc:
             refused = refusals.answer(exc)
             if refused is None:
@@ -108,16 +119,20 @@ class CommandBase:
         if code:
             raise CommandError("Kafka refused some of the request (see above).", returncode=code)
 
-    def _run_or_hold(self, cluster, actor, kind: str, prepare, run) -> door.Outcome:
-        """Through the change-control door (console/changes/door.py), as pages and API do: the
-        action runs, or with --submit-for-approval / --break-glass a held one is held or broke glass
-        (``_held`` prints it). Without either, a held action is refused (exit 3)."""
+    def _run_or_hold(self, cluster, actor, kind: str, prepare, run):
+        """Through the change-control door (console/changes/door.py), as pages and API do: the action's
+        result when it ran. With --submit-for-approval / --break-glass a held action is held or breaks
+        glass instead, and the command ends there showing the held change (``HeldInstead``). Without
+        either, a held action is refused (exit 3)."""
         o = self.opts
         mode = door.BREAK_GLASS if o.get("break_glass") else door.HOLD if o.get("hold_reason") else door.RUN
         text = o.get("break_glass") or o.get("hold_reason") or ""
-        return door.run_or_hold(
+        outcome = door.run_or_hold(
             actor=actor, cluster=cluster, kind=kind, prepare=prepare, run=run, mode=mode, text=text
         )
+        if outcome.held is not None:
+            raise HeldInstead(outcome.held)
+        return outcome.result
 
     def _held(self, req) -> int:
         """A held change as the command line shows it; break glass that failed exits 1."""

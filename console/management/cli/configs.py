@@ -83,16 +83,13 @@ class Commands:
         if o["validate_only"]:
             result = run()
         else:
-            done = self._run_or_hold(
+            result = self._run_or_hold(
                 cluster,
                 actor,
                 configs_held.gate_kind(resource.type),
                 lambda: configs_held.prepare_config(actor, cluster, resource, changes),
                 run,
             )
-            if done.held:
-                return self._held(done.held)
-            result = done.result
         rows = [
             {
                 "name": d.name,

@@ -64,7 +64,7 @@ class Commands:
             chosen = elections.leader_imbalance(cluster).partitions if may else [("", 0)]
         else:
             chosen = None  # refused by the action: an unclean election names its partitions
-        done = self._run_or_hold(
+        op = self._run_or_hold(
             cluster,
             actor,
             "election",
@@ -79,9 +79,6 @@ class Commands:
                 confirmation=o["confirm"],
             ),
         )
-        if done.held:
-            return self._held(done.held)
-        op = done.result
         rows = [{"topic": t, "partition": p} for t, p in sorted(set(chosen or ()))]
         self._emit(rows, ["topic", "partition"], {"operation": op.pk, "type": o["election_type"].upper()})
         self._say(f"Election queued as operation #{op.pk} ({len(rows)} partition(s)).")

@@ -230,7 +230,7 @@ class Commands:
                     "This was a dry run: add --execute to reset (--dry-run says so explicitly)."
                 )
             return OK
-        done = self._run_or_hold(
+        result = self._run_or_hold(
             cluster,
             actor,
             groups_held.GROUP_RESET,
@@ -239,9 +239,6 @@ class Commands:
                 actor=actor, cluster=cluster, group_id=o["group"], spec=spec, confirmation=o["group"]
             ),
         )
-        if done.held:
-            return self._held(done.held)
-        result = done.result
         rows = [
             {
                 "topic": x.topic,
@@ -295,7 +292,7 @@ class Commands:
     @_refusals
     def _groups_delete_offsets(self, cluster, actor) -> int:
         o = self.opts
-        done = self._run_or_hold(
+        result = self._run_or_hold(
             cluster,
             actor,
             groups_held.GROUP_RESET,
@@ -306,9 +303,6 @@ class Commands:
                 actor=actor, cluster=cluster, group_id=o["group"], topic=o["topic"], confirmation=o["group"]
             ),
         )
-        if done.held:
-            return self._held(done.held)
-        result = done.result
         rows = [
             {
                 "topic": x.topic,

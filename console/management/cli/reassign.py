@@ -153,16 +153,13 @@ class Commands:
             if o["throttle"] is None:
                 raise CommandError("--additional changes the throttle: give --throttle.", returncode=USAGE)
             r = self._find(cluster, plan, running=True)
-            done = self._run_or_hold(
+            outcomes = self._run_or_hold(
                 cluster,
                 actor,
                 "throttle",
                 lambda: reassignment_held.prepare_throttle(actor, cluster, r, o["throttle"]),
                 lambda: throttles.change_throttle(actor=actor, reassignment=r, rate=o["throttle"]),
             )
-            if done.held:
-                return self._held(done.held)
-            outcomes = done.result
             rows = [
                 {"resource": k, "ok": v["ok"], "message": v.get("message", "")} for k, v in outcomes.items()
             ]
@@ -177,7 +174,7 @@ class Commands:
         rollback = planner.export_plan({tp: view_assignment[tp] for tp in plan if tp in view_assignment})
         args = {"throttle": o["throttle"], "elect_preferred": o["elect_preferred"]}
         try:
-            done = self._run_or_hold(
+            op = self._run_or_hold(
                 cluster,
                 actor,
                 "reassignment",
@@ -197,9 +194,6 @@ class Commands:
                 ]
                 self._emit(rows, ["topic", "partition", "message"], {"started": False, "error": str(exc)})
             raise
-        if done.held:
-            return self._held(done.held)
-        op = done.result
         r = op.reassignment
         extra = {"started": True, "reassignment": r.pk, "operation": op.pk, "rollback": json.loads(rollback)}
         if o["output"] == "table":

@@ -86,21 +86,9 @@ class Commands:
 
     def _topics_list(self, cluster, actor) -> int:
         o = self.opts
-        first = topic_reads.list_topics(
-            actor=actor,
-            cluster=cluster,
-            query=o["query"],
-            regex=o["regex"],
-            include_internal=o["internal"],
-            unhealthy_only=o["unhealthy"],
-            refresh=o["refresh"],
-            per_page=topic_reads.MAX_PER_PAGE,
-        )
-        if first.query_error:
-            raise CommandError(first.query_error, returncode=USAGE)
-        items = list(first.items)
-        for page in range(2, first.pages + 1):
-            items += topic_reads.list_topics(
+
+        def listed(page: int, **fresh):
+            return topic_reads.list_topics(
                 actor=actor,
                 cluster=cluster,
                 query=o["query"],
@@ -109,7 +97,15 @@ class Commands:
                 unhealthy_only=o["unhealthy"],
                 page=page,
                 per_page=topic_reads.MAX_PER_PAGE,
-            ).items
+                **fresh,
+            )
+
+        first = listed(1, refresh=o["refresh"])  # the later pages read the same snapshot
+        if first.query_error:
+            raise CommandError(first.query_error, returncode=USAGE)
+        items = list(first.items)
+        for page in range(2, first.pages + 1):
+            items += listed(page).items
         rows = [
             {
                 "name": i.row.name,
@@ -182,14 +178,14 @@ class Commands:
         if o["validate_only"]:
             result = topics.create_topics(actor=actor, cluster=cluster, specs=specs, validate_only=True)
             return self._outcomes(result.outcomes, True)
-        done = self._run_or_hold(
+        result = self._run_or_hold(
             cluster,
             actor,
             "topic.create",
             lambda: topics_held.prepare_topic_create(actor, cluster, specs),
             lambda: topics.create_topics(actor=actor, cluster=cluster, specs=specs),
         )
-        return self._held(done.held) if done.held else self._outcomes(done.result.outcomes, False)
+        return self._outcomes(result.outcomes, False)
 
     def _topics_delete(self, cluster, actor) -> int:
         o = self.opts
@@ -198,7 +194,7 @@ class Commands:
             rows = [{"topic": n, "would": "refuse" if r else "delete", "reason": r} for n, r in preview]
             self._emit(rows, ["topic", "would", "reason"], {"validate_only": True})
             return OK
-        done = self._run_or_hold(
+        result = self._run_or_hold(
             cluster,
             actor,
             "topic.delete",
@@ -207,7 +203,7 @@ class Commands:
                 actor=actor, cluster=cluster, names=o["topics"], confirmation=o["confirm"]
             ),
         )
-        return self._held(done.held) if done.held else self._outcomes(done.result.outcomes, False)
+        return self._outcomes(result.outcomes, False)
 
     def _topics_add_partitions(self, cluster, actor) -> int:
         o = self.opts
@@ -225,11 +221,11 @@ class Commands:
 
         if o["validate_only"]:
             return self._outcomes([run()], True)
-        done = self._run_or_hold(
+        outcome = self._run_or_hold(
             cluster,
             actor,
             "topic.partitions",
             lambda: topics_held.prepare_partitions(actor, cluster, o["topic"], o["partitions"], assignment),
             run,
         )
-        return self._held(done.held) if done.held else self._outcomes([done.result], False)
+        return self._outcomes([outcome], False)
