@@ -4,10 +4,8 @@ and e-mail bodies, subscriptions, emit() never breaking its caller, admin-only m
 from __future__ import annotations
 
 import json
-import threading
 import time
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.core import mail
@@ -20,6 +18,7 @@ from console.models import AuditEvent
 from console.models.notify import DeliveryState, NotificationChannel, NotificationDelivery
 from console.notify import actions, core, events, worker
 from tests.conftest import make_personas
+from tests.local_http import LocalServer, QuietHandler
 
 QUEUED: list[tuple[int, float | None]] = []
 
@@ -41,7 +40,7 @@ def _notify_queue(settings):
     yield QUEUED
 
 
-class Receiver:
+class Receiver(LocalServer):
     """A real HTTP server on 127.0.0.1: answers the queued statuses in turn (then 200), keeps what came."""
 
     def __init__(self, statuses=(), headers=None, body=b"ok"):
@@ -51,35 +50,21 @@ class Receiver:
         self.received: list[dict] = []
         receiver = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self):  # noqa: N802 - http.server's name
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 receiver.received.append({"path": self.path, "headers": dict(self.headers), "body": body})
                 status = receiver.statuses.pop(0) if receiver.statuses else 200
-                self.send_response(status)
-                for k, v in receiver.extra_headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(receiver.body)))
-                self.end_headers()
-                self.wfile.write(receiver.body)
+                self.reply(status, receiver.body, content_type=None, headers=receiver.extra_headers)
 
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(Handler)
+        self.url = self.base
 
     def __enter__(self):
-        self.thread.start()
-        return self
+        return self.start()
 
     def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        self.close()
 
 
 @pytest.fixture

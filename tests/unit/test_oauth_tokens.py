@@ -9,13 +9,13 @@ import logging
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
 import pytest
 
 from console.kafka import KafkaOperationError, OAuthSettings
 from console.kafka.oauth import TokenSource, confluent_oauth_cb, refresh_at
+from tests.local_http import LocalServer, QuietHandler
 
 SECRET = "s3cret-client-value"
 
@@ -27,7 +27,7 @@ def jwt(claims: dict) -> str:
     return f"{enc({'alg': 'none'})}.{enc(claims)}.c2ln"
 
 
-class TokenEndpoint:
+class TokenEndpoint(LocalServer):
     """A token endpoint on 127.0.0.1: answers what ``answer(request)`` returns; records requests."""
 
     def __init__(self) -> None:
@@ -39,30 +39,17 @@ class TokenEndpoint:
         self.delay = 0.0
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
                 req = {"path": self.path, "auth": self.headers.get("Authorization"), "form": parse_qs(body)}
                 outer.requests.append(req)
                 time.sleep(outer.delay)
-                status, payload = outer.answer(req)
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.reply(*outer.answer(req))
 
-            def log_message(self, *args) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/realms/k/token"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
+        self.url = f"{self.base}/realms/k/token"
+        self.start()
 
 
 @pytest.fixture

@@ -9,16 +9,13 @@ small local HTTP server with a key made for this run (joserfc), not by the SSO t
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import socket
-import threading
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
 import pytest
@@ -38,6 +35,7 @@ from console.kafka.oauth import token_source
 from sandbox.pki import CA, make_ca
 from sandbox.security import SandboxSecurity
 from sandbox.testing import running_sandbox
+from tests.local_http import LocalServer, QuietHandler
 
 NOW = dt.datetime.now(dt.UTC)
 HOSTS = ("localhost", "127.0.0.1")
@@ -325,7 +323,7 @@ def test_it_names_a_disabled_mechanism_and_lists_the_enabled_ones():
 
 
 # ---- OAUTHBEARER ----------------------------------------------------------------------------
-class IdP:
+class IdP(LocalServer):
     """A token endpoint (client credentials, HTTP Basic) and its JWKS on 127.0.0.1."""
 
     def __init__(self) -> None:
@@ -334,9 +332,9 @@ class IdP:
         self.signing_key = self.key
         idp = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
-                self._send(200, {"keys": [idp.key.as_dict(private=False)]})
+                self.reply(200, {"keys": [idp.key.as_dict(private=False)]})
 
             def do_POST(self) -> None:
                 import base64
@@ -348,7 +346,7 @@ class IdP:
                     CLIENT_ID,
                     CLIENT_SECRET,
                 ):
-                    self._send(
+                    self.reply(
                         401, {"error": "invalid_client", "error_description": "Invalid client credentials"}
                     )
                     return
@@ -361,27 +359,11 @@ class IdP:
                     "exp": now + idp.lifetime,
                 }
                 token = jwt.encode({"alg": "ES256", "kid": "k1"}, claims, idp.signing_key)
-                self._send(200, {"access_token": token, "token_type": "Bearer", "expires_in": idp.lifetime})
+                self.reply(200, {"access_token": token, "token_type": "Bearer", "expires_in": idp.lifetime})
 
-            def _send(self, status: int, body: dict) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        base = f"http://127.0.0.1:{self.server.server_port}"
-        self.token_url, self.jwks_url = f"{base}/token", f"{base}/jwks"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
+        self.token_url, self.jwks_url = f"{self.base}/token", f"{self.base}/jwks"
+        self.start()
 
 
 @pytest.fixture(scope="module")
