@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from console import access, operations
+from console.audit import recorded
 from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.changes import approvals, gate
@@ -65,25 +66,16 @@ def set_policy(
         raise ChangeInvalid(errors)
     with transaction.atomic():
         policy, _ = ChangePolicy.objects.select_for_update().get_or_create(cluster=cluster)
-        before = {
-            "enabled": policy.enabled,
-            "kinds": policy.kinds,
-            "roles": policy.roles,
-            "approvers": policy.approvers,
-        }
-        policy.enabled, policy.kinds, policy.roles, policy.approvers = enabled, kinds, roles, approvers
-        policy.save()
-        audit.record(
+        return recorded.set_fields(
+            policy,
+            {"enabled": enabled, "kinds": kinds, "roles": roles, "approvers": approvers},
+            ("enabled", "kinds", "roles", "approvers"),
             actor=actor,
             action=names.POLICY_UPDATE,
-            cluster=cluster,
             targets=[f"cluster:{cluster.name}"],
-            before=before,
-            after={"enabled": enabled, "kinds": kinds, "roles": roles, "approvers": approvers},
-            outcome="success",
+            cluster=cluster,
             source_ip=source_ip,
         )
-    return policy
 
 
 # -- hold for review ------------------------------------------------------------------------------

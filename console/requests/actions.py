@@ -15,6 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from console import access, notify, operations
+from console.audit import recorded
 from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.changes import actions as changes
@@ -363,20 +364,16 @@ def set_auto_approve_rule(
     kinds = [k for k in kinds if k in request_kinds.VALUES]
     with transaction.atomic():
         rule, _ = AutoApproveRule.objects.select_for_update().get_or_create(cluster=cluster)
-        before = {"enabled": rule.enabled, "kinds": rule.kinds, "max_partitions": rule.max_partitions}
-        rule.enabled, rule.kinds, rule.max_partitions = enabled, kinds, max_partitions
-        rule.save()
-        audit.record(
+        return recorded.set_fields(
+            rule,
+            {"enabled": enabled, "kinds": kinds, "max_partitions": max_partitions},
+            ("enabled", "kinds", "max_partitions"),
             actor=actor,
             action=names.AUTO_APPROVE_RULE_UPDATE,
-            cluster=cluster,
             targets=[f"cluster:{cluster.name}"],
-            before=before,
-            after={"enabled": enabled, "kinds": kinds, "max_partitions": max_partitions},
-            outcome="success",
+            cluster=cluster,
             source_ip=source_ip,
         )
-    return rule
 
 
 def operation_for(req: ChangeRequest) -> Operation | None:
