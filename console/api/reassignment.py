@@ -127,15 +127,7 @@ class ReassignmentList(ApiView):
         rate = throttles.validate_rate(d.get("throttle_bytes_per_s"))
         if not d["dry_run"]:
             return self._start(cluster, d, form, rate)
-        done = dry_run.dry_run(
-            cluster,
-            intent=d["intent"],
-            plan=form.get("plan"),
-            topics=form.get("topic_list", ()),
-            brokers=form.get("broker_list", ()),
-            replication_factor=form.get("replication_factor"),
-            throttle=rate,
-        )
+        done = dry_run.dry_run(cluster, form, throttle=rate)
         p = done.preview
         return Response(
             {

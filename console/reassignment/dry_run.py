@@ -7,8 +7,9 @@ the held reassignment (``held.prepare_reviewed``) refuse a plan whose digest is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from console.reassignment import planner, throttles
 from console.reassignment.actions import PlanRejected, Preview, build_plan, preview_plan, read_cluster
@@ -33,27 +34,24 @@ class DryRun:
         return planner.export_plan(self.plan)
 
 
-def dry_run(
-    cluster,
-    *,
-    intent: str,
-    plan: Mapping[planner.TP, Sequence[int]] | None = None,
-    topics: Iterable[str] = (),
-    brokers: Iterable[int] = (),
-    replication_factor: int | None = None,
-    throttle: int | None = None,
-) -> DryRun:
-    """Plan and preview; nothing changes. A plan file (``intent="json"``) reads only its own partitions;
-    an intent plans over the cluster, re-read once when it names a topic the snapshot lacks."""
+def dry_run(cluster, asked: Mapping[str, Any], *, throttle: int | None = None) -> DryRun:
+    """Plan and preview; nothing changes. ``asked``: what the plan form (console/forms/reassignment.py,
+    which both doors validate with) cleaned: ``intent``, and ``plan`` for a plan file or ``topic_list``,
+    ``broker_list``, ``replication_factor`` for an intent. A plan file reads only its own partitions; an
+    intent plans over the cluster, re-read once when it names a topic the snapshot lacks."""
+    intent, plan, topics = asked["intent"], asked.get("plan"), tuple(asked.get("topic_list", ()))
     json_plan = intent == "json"
     view = read_cluster(cluster, with_sizes=True, only=plan if json_plan else None)
     rf_change = False
     if not json_plan:
-        topics = tuple(topics)
         if any(t not in {tp[0] for tp in view.assignment} for t in topics):
             view = read_cluster(cluster, with_sizes=True, cached=False)
         plan, rf_change = build_plan(
-            view, intent=intent, topics=topics, brokers=brokers, replication_factor=replication_factor
+            view,
+            intent=intent,
+            topics=topics,
+            brokers=asked.get("broker_list", ()),
+            replication_factor=asked.get("replication_factor"),
         )
     throttles.validate_rate(throttle)
     preview = preview_plan(cluster, plan, throttle=throttle, rf_change=rf_change, view=view)

@@ -78,15 +78,7 @@ def reassign_new(request, name: str):
         try:
             if request.POST.get("action") in ("start", "break_glass"):
                 return _start(request, cluster, ctx, data)
-            done = dry_run.dry_run(
-                cluster,
-                intent=data["intent"],
-                plan=data.get("plan"),
-                topics=data.get("topic_list", ()),
-                brokers=data.get("broker_list", ()),
-                replication_factor=data.get("replication_factor"),
-                throttle=data["throttle"],
-            )
+            done = dry_run.dry_run(cluster, data, throttle=data["throttle"])
             ctx["preview"], ctx["plan_json"] = done.preview, done.plan_json
             ctx["plan_sha256"] = done.preview.sha256
             ctx["balance"] = _balance_rows(done.balance)
