@@ -392,30 +392,40 @@ def _values(cluster: Cluster) -> dict:
 
 
 OTHER_CA = make_ca("Another CA").cert_pem
+# Changing any of these settings drops the secret bound to them (it is never sent elsewhere).
+TLS_SETTINGS = [
+    ("bootstrap_servers", "TRAP", "bootstrap servers"),
+    ("ca_certificate", OTHER_CA, "CA certificate"),
+    ("ssl_check_hostname", False, "hostname verification"),
+    ("tls_min_version", "TLSv1.3", "minimum TLS version"),
+]
+BOUND_SETTINGS = {
+    ("scram", "sasl_password", "SASL password"): [
+        *TLS_SETTINGS,
+        ("security_protocol", "SASL_PLAINTEXT", "security protocol"),
+        ("sasl_mechanism", "PLAIN", "SASL mechanism"),
+    ],
+    ("scram", "client_key", "client private key"): [
+        *TLS_SETTINGS,
+        ("client_certificate", "OTHER_CERT", "client certificate"),
+    ],
+    ("oauth", "oauth_client_secret", "OAuth client secret"): [
+        *TLS_SETTINGS,
+        ("oauth_token_endpoint", "TRAP_URL", "token endpoint"),
+    ],
+    ("kerberos", "kerberos_keytab", "Kerberos keytab"): [
+        ("bootstrap_servers", "TRAP", "bootstrap servers"),
+        ("kerberos_principal", "other@EXAMPLE.ORG", "Kerberos principal"),
+        ("security_protocol", "SASL_SSL", "security protocol"),
+        ("kerberos_krb5_conf", "[realms]\nX = {\n kdc = 10.0.0.9\n}", "krb5.conf"),
+        ("kerberos_service_name", "other", "Kerberos service name"),
+    ],
+}
 BINDINGS = [
-    ("scram", "sasl_password", "SASL password", "bootstrap_servers", "TRAP", "bootstrap servers"),
-    ("scram", "sasl_password", "SASL password", "security_protocol", "SASL_PLAINTEXT", "security protocol"),
-    ("scram", "sasl_password", "SASL password", "sasl_mechanism", "PLAIN", "SASL mechanism"),
-    ("scram", "sasl_password", "SASL password", "ca_certificate", OTHER_CA, "CA certificate"),
-    ("scram", "sasl_password", "SASL password", "ssl_check_hostname", False, "hostname verification"),
-    ("scram", "sasl_password", "SASL password", "tls_min_version", "TLSv1.3", "minimum TLS version"),
-    ("scram", "client_key", "client private key", "bootstrap_servers", "TRAP", "bootstrap servers"),
-    ("scram", "client_key", "client private key", "ca_certificate", OTHER_CA, "CA certificate"),
-    ("scram", "client_key", "client private key", "ssl_check_hostname", False, "hostname verification"),
-    ("scram", "client_key", "client private key", "tls_min_version", "TLSv1.3", "minimum TLS version"),
-    ("scram", "client_key", "client private key", "client_certificate", "OTHER_CERT", "client certificate"),
-    ("oauth", "oauth_client_secret", "OAuth client secret", "oauth_token_endpoint", "TRAP_URL", "token endpoint"),
-    ("oauth", "oauth_client_secret", "OAuth client secret", "bootstrap_servers", "TRAP", "bootstrap servers"),
-    ("oauth", "oauth_client_secret", "OAuth client secret", "ca_certificate", OTHER_CA, "CA certificate"),
-    ("oauth", "oauth_client_secret", "OAuth client secret", "ssl_check_hostname", False, "hostname verification"),
-    ("oauth", "oauth_client_secret", "OAuth client secret", "tls_min_version", "TLSv1.3", "minimum TLS version"),
-    ("kerberos", "kerberos_keytab", "Kerberos keytab", "kerberos_principal", "other@EXAMPLE.ORG", "Kerberos principal"),
-    ("kerberos", "kerberos_keytab", "Kerberos keytab", "bootstrap_servers", "TRAP", "bootstrap servers"),
-    ("kerberos", "kerberos_keytab", "Kerberos keytab", "security_protocol", "SASL_SSL", "security protocol"),
-    ("kerberos", "kerberos_keytab", "Kerberos keytab", "kerberos_krb5_conf", "[realms]\nX = {\n kdc = 10.0.0.9\n}",
-     "krb5.conf"),
-    ("kerberos", "kerberos_keytab", "Kerberos keytab", "kerberos_service_name", "other", "Kerberos service name"),
-]  # fmt: skip
+    pytest.param(*secret, *setting, id=f"{secret[1]}-{setting[0]}")
+    for secret, settings in BOUND_SETTINGS.items()
+    for setting in settings
+]
 
 
 @pytest.mark.parametrize(("kind", "secret", "label", "field", "new", "field_label"), BINDINGS)
