@@ -8,7 +8,6 @@ import json
 
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
@@ -20,16 +19,10 @@ from console.api.held import hold
 from console.forms.reassignment import PlanForm
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import dry_run, external, planner, progress, store, throttles
+from console.reassignment import dry_run, external, planner, store, throttles
 from console.reassignment import held as reassignment_held
 from console.reassignment import janitor as reassign_janitor
-
-
-def _progress_stale(r: Reassignment, op) -> bool:
-    if op.finished or r.stage == "finished":
-        return False
-    age = (timezone.now() - r.last_poll_at).total_seconds() if r.last_poll_at else None
-    return operations.lost_contact(op) is not None or progress.staleness(age, progress.EXPECTED_POLL_S)
+from console.reassignment import reads as moves
 
 
 def reassignment_json(r: Reassignment, *, partitions: bool = False) -> dict:
@@ -52,7 +45,7 @@ def reassignment_json(r: Reassignment, *, partitions: bool = False) -> dict:
         # the figures above are the last ones read from Kafka: stale while the move has lost
         # contact (or its last read is three polls old), never to be taken as current
         "lost_contact": operations.lost_contact(op),
-        "progress_stale": _progress_stale(r, op),
+        "progress_stale": not (op.finished or r.stage == "finished") and moves.figures_behind(r),
         "completed_at": plain(r.completed_at),
         "rollback_plan": _rollback_plan(r),
     }
@@ -105,7 +98,7 @@ class ReassignmentList(ApiView):
     @reads("reassignments_list")
     def get(self, request, name: str):
         cluster = self.cluster(name)
-        rows = list(Reassignment.objects.filter(cluster=cluster).select_related("operation").order_by("-pk"))
+        rows = list(moves.reassignments_of(cluster))
         return Response(paged(rows, request, reassignment_json))
 
     @writes("reassignments_create", {200: OpenApiTypes.OBJECT, 201: s.ReassignmentOut}, request=s.ReassignIn)
@@ -167,8 +160,7 @@ class ReassignmentList(ApiView):
 
 
 def _reassignment(view: ApiView, name: str, rid: int, perm: str = access.VIEW) -> Reassignment:
-    cluster = view.cluster(name, perm)
-    r = Reassignment.objects.select_related("operation", "cluster").filter(pk=rid, cluster=cluster).first()
+    r = moves.reassignment_of(view.cluster(name, perm), rid)
     if r is None:
         raise Http404("No such reassignment.")
     return r

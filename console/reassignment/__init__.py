@@ -1,7 +1,8 @@
 """Partition reassignment (KIP-455 / KIP-179), throttles and leader elections.
 
 Request side: ``actions`` (read the cluster, preview, start, cancel), ``dry_run`` (the dry run of
-Start and what Start may run afterwards, for every door), ``external`` (cancelling
+Start and what Start may run afterwards, for every door), ``reads`` (a cluster's reassignments for a
+door, and whether their figures are current), ``external`` (cancelling
 reassignments started outside the console),
 ``elections`` (preferred/unclean, with its ``election.run`` kind), ``throttles`` (the ledger,
 changing the rate), ``janitor`` (owed and foreign throttles). Pure core: ``planner``, ``intents``,
@@ -26,6 +27,7 @@ __all__ = [
     "planner",
     "poll",
     "progress",
+    "reads",
     "store",
     "throttles",
     "worker",

@@ -18,7 +18,7 @@ from console.forms.reassignment import PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import dry_run, external, planner, progress, throttles
+from console.reassignment import dry_run, external, planner, progress, reads, throttles
 from console.reassignment import held as reassignment_held
 from console.views import htmx
 from console.views import reassignment_rows as progress_rows
@@ -29,9 +29,7 @@ from console.views.changes import gated_context, hold_for_review, holding
 def _get_reassignment_for_user(
     request, name: str, rid: int, perm: str = access.VIEW, defer: tuple[str, ...] = ()
 ) -> Reassignment:
-    cluster = get_cluster_for_user(request, name, perm)
-    found = Reassignment.objects.select_related("operation", "cluster").filter(pk=rid, cluster=cluster)
-    r = found.defer(*defer).first()
+    r = reads.reassignment_of(get_cluster_for_user(request, name, perm), rid, defer=defer)
     if r is None:
         raise Http404("No such reassignment.")
     return r
@@ -53,7 +51,7 @@ def reassign_list(request, name: str):
             "cluster": cluster,
             "error": error,
             "external": outside,
-            "reassignments": Reassignment.objects.filter(cluster=cluster).select_related("operation")[:50],
+            "reassignments": reads.reassignments_of(cluster)[:50],
             "can_manage": access.can(request.user, cluster, access.MANAGE_REASSIGNMENTS),
         },
     )
@@ -193,14 +191,14 @@ def _progress_context(r: Reassignment, user) -> dict:
     can_manage = access.MANAGE_REASSIGNMENTS in granted
     controls = can_manage and moving and not r.cancel_requested
     now = timezone.now()
-    age = (now - r.last_poll_at).total_seconds() if r.last_poll_at else None
+    age = reads.poll_age(r)
     # the worker's last sign of life: a poll, a heartbeat, or (nothing yet) the submission
     alive = max(t for t in (r.last_poll_at, op.heartbeat_at, op.created_at) if t is not None)
     quiet = (now - alive).total_seconds()
     # Kafka could not be read for a while (the worker is alive and retrying): the figures are
     # the last ones read, and say so with their time, never shown as current
     lost = operations.lost_contact(op)
-    behind = moving and (lost is not None or progress.staleness(age, progress.EXPECTED_POLL_S))
+    behind = moving and reads.figures_behind(r)
     return {
         "r": r,
         "op": op,
