@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
@@ -15,9 +16,9 @@ from console.acls import core as acl_core
 from console.acls import held as acls_held
 from console.forms.acls import AclBatchForm, AclBindingForm, AclFilterForm, EffectiveAccessForm
 from console.kafka import KafkaOperationError
-from console.views import htmx
-from console.views._helpers import client_ip, get_cluster_for_user
-from console.views.changes import gated_context, hold_for_review, holding
+from console.views import htmx, posting
+from console.views._helpers import get_cluster_for_user
+from console.views.changes import gated_context
 
 
 def _as_json(bindings) -> list[tuple[str, object]]:
@@ -110,22 +111,30 @@ def acl_delete(request, name: str):
 @require_POST
 def acl_apply(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_ACLS)
+    refused: list[BaseException] = []
     try:
-        deletes = acl_core.bindings_from_json(request.POST.getlist("delete"))
-        creates = acl_core.bindings_from_json(request.POST.getlist("create"))
-        if holding(request, gated_context(request, cluster, "acl")):
-            prepared = acls_held.prepare_acl_change(request.user, cluster, deletes, creates)
-            return hold_for_review(request, cluster, prepared)
-        change = acls.change_acls(
-            actor=request.user,
-            cluster=cluster,
-            deletes=deletes,
-            creates=creates,
-            source_ip=client_ip(request),
-        )
+        bindings = {
+            "deletes": acl_core.bindings_from_json(request.POST.getlist("delete")),
+            "creates": acl_core.bindings_from_json(request.POST.getlist("create")),
+        }
     except refusals.SHOWN as exc:
-        return render(request, "console/acl_review.html", {"cluster": cluster, "error": refusals.text(exc)})
-    return render(request, "console/acl_results.html", {"cluster": cluster, "change": change})
+        refused.append(exc)
+    else:
+        posted = posting.run_or_hold(
+            request,
+            cluster,
+            gated_context(request, cluster, "acl"),
+            prepare=partial(acls_held.prepare_acl_change, **bindings),
+            run=partial(acls.change_acls, **bindings),
+            on_refusal=refused.append,
+        )
+        if posted.held:
+            return posted.held
+    if refused:
+        return render(
+            request, "console/acl_review.html", {"cluster": cluster, "error": refusals.text(refused[0])}
+        )
+    return render(request, "console/acl_results.html", {"cluster": cluster, "change": posted.result})
 
 
 @login_required

@@ -12,6 +12,7 @@ from console import access, refusals
 from console.clusters import bindings
 from console.forms.bindings import GrantRoleForm
 from console.models import RoleBinding
+from console.views import posting
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
@@ -26,8 +27,7 @@ def access_page(request, name: str):
                 actor=request.user, cluster=cluster, source_ip=client_ip(request), **form.cleaned_data
             )
         except refusals.SHOWN as exc:
-            for reason in refusals.reasons(exc):
-                form.add_error(None, reason)
+            posting.refused(form, exc)
         else:
             messages.success(request, "Role granted.")
             return redirect("cluster_access", name=cluster.name)

@@ -12,6 +12,7 @@ from console.clusters import actions as clusters
 from console.clusters import capabilities
 from console.forms.clusters import ClusterForm
 from console.kafka.cluster import BrokerStatus
+from console.views import posting
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
@@ -34,8 +35,7 @@ def _refused_on_form(form: ClusterForm, exc: Exception) -> None:
     elif isinstance(exc, clusters.HostnameCheckRequired):
         form.add_error("ssl_check_hostname", str(exc))
     else:
-        for reason in refusals.reasons(exc):
-            form.add_error(None, reason)
+        posting.refused(form, exc)
 
 
 def _form_page(request, form: ClusterForm, report, cluster=None):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -13,9 +15,9 @@ from console.configs import actions as configs
 from console.configs import held as configs_held
 from console.forms.configs import ConfigChangesForm
 from console.kafka import KafkaOperationError
-from console.views import htmx
-from console.views._helpers import client_ip, get_cluster_for_user
-from console.views.changes import gated_context, hold_for_review, holding
+from console.views import htmx, posting
+from console.views._helpers import get_cluster_for_user
+from console.views.changes import gated_context
 
 
 @login_required
@@ -65,32 +67,34 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
     if request.method == "POST" and form.is_valid():
         changes = form.cleaned_data["changes"]
         action = request.POST.get("action", "preview")
-        try:
-            if holding(request, context):
-                prepared = configs_held.prepare_config(request.user, cluster, resource, changes)
-                return hold_for_review(request, cluster, prepared)
-            if action == "preview":
+        if action == "preview":
+            try:
                 context["diffs"] = configs.preview_changes(
                     actor=request.user, cluster=cluster, resource=resource, changes=changes
                 )
-            else:
-                result = configs.alter_configs(
-                    actor=request.user,
-                    cluster=cluster,
-                    resource=resource,
-                    changes=changes,
-                    validate_only=action != "apply",
-                    source_ip=client_ip(request),
-                )
+            except refusals.SHOWN as exc:
+                posting.refused(form, exc)
+        else:
+            posted = posting.run_or_hold(
+                request,
+                cluster,
+                context,
+                form=form,
+                prepare=partial(configs_held.prepare_config, resource=resource, changes=changes),
+                run=partial(
+                    configs.alter_configs, resource=resource, changes=changes, validate_only=action != "apply"
+                ),
+            )
+            if posted.held:
+                return posted.held
+            result = posted.result
+            if result is not None:
                 context["result"], context["diffs"] = result, result.diffs
                 if result.ok and not result.validate_only:
                     messages.success(request, f"{title}: {len(result.diffs)} config change(s) applied.")
                     if result.unconfirmed:
                         messages.warning(request, result.message)
                     return htmx.redirect_to(request, request.path)
-        except refusals.SHOWN as exc:
-            for reason in refusals.reasons(exc):
-                form.add_error(None, reason)
     if request.method == "POST":
         form.hide_secret_values({d.name for d in context["diffs"] or () if d.sensitive})
     posted = request.method == "POST"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -13,8 +15,9 @@ from console.kafka import KafkaOperationError
 from console.reassignment import elections, throttles
 from console.reassignment import held as reassignment_held
 from console.reassignment import janitor as reassign_janitor
+from console.views import posting
 from console.views._helpers import client_ip, get_cluster_for_user
-from console.views.changes import gated_context, hold_for_review, holding
+from console.views.changes import gated_context
 
 
 @login_required
@@ -74,23 +77,27 @@ def election_page(request, name: str):
                 chosen = data["chosen"] if data["scope"] == "selected" else None
                 if chosen is None and data["election_type"] == elections.PREFERRED:
                     chosen = elections.leader_imbalance(cluster).partitions or []
-                if holding(request, held, ("run",)):
-                    prepared = reassignment_held.prepare_election(
-                        request.user, cluster, data["election_type"], chosen, data.get("confirmation", "")
-                    )
-                    return hold_for_review(request, cluster, prepared)
-                op = elections.start_election(
-                    actor=request.user,
-                    cluster=cluster,
-                    election_type=data["election_type"],
-                    partitions=chosen,
-                    confirmation=data.get("confirmation", ""),
-                    source_ip=client_ip(request),
-                )
-                return redirect("operation_detail", op_id=op.pk)
             except refusals.SHOWN as exc:
-                for reason in refusals.reasons(exc):
-                    form.add_error(None, reason)
+                posting.refused(form, exc)
+            else:
+                inputs = {
+                    "election_type": data["election_type"],
+                    "partitions": chosen,
+                    "confirmation": data.get("confirmation", ""),
+                }
+                posted = posting.run_or_hold(
+                    request,
+                    cluster,
+                    held,
+                    run_actions=("run",),
+                    form=form,
+                    prepare=partial(reassignment_held.prepare_election, **inputs),
+                    run=partial(elections.start_election, **inputs),
+                )
+                if posted.held:
+                    return posted.held
+                if posted.result is not None:
+                    return redirect("operation_detail", op_id=posted.result.pk)
     imbalance, error = None, None
     try:
         imbalance = elections.leader_imbalance(cluster)

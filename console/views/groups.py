@@ -4,6 +4,8 @@ page loads after itself, so a slow or failing group read never holds up or break
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -19,10 +21,10 @@ from console.groups import actions, delete, reads, trend
 from console.groups import held as groups_held
 from console.groups.core import to_csv
 from console.kafka import KafkaOperationError
-from console.views import htmx
-from console.views._helpers import client_ip, get_cluster_for_user
+from console.views import htmx, posting
+from console.views._helpers import get_cluster_for_user
 from console.views.capabilities import unavailable_page
-from console.views.changes import gated_context, hold_for_review, holding
+from console.views.changes import gated_context
 from pipeline import charts
 
 # On a cluster that holds these actions, any POST of a delete page submits it for review (the
@@ -121,47 +123,48 @@ def group_reset(request, name: str, group: str):
     context["mode_fields"], context["scope_fields"] = ResetForm.MODE_FIELDS, ResetForm.SCOPE_FIELDS
     context.update(gated_context(request, cluster, "group.reset"))
     if request.method == "POST" and form.is_valid() and confirm.is_valid():
-        spec = form.cleaned_data["spec"]
-        try:
-            if holding(request, context, ("execute",)):
-                actions.check_confirmation(group, confirm.cleaned_data["confirmation"])
-                prepared = groups_held.prepare_group_reset(request.user, cluster, group, spec)
-                return hold_for_review(request, cluster, prepared)
-            if request.POST.get("action") == "execute":
-                result = actions.reset_offsets(
-                    actor=request.user,
-                    cluster=cluster,
-                    group_id=group,
-                    spec=spec,
-                    confirmation=confirm.cleaned_data["confirmation"],
-                    source_ip=client_ip(request),
+        spec, typed = form.cleaned_data["spec"], confirm.cleaned_data["confirmation"]
+        shown = partial(_show_refusal, context, confirm)
+        action = request.POST.get("action")
+        if action != "execute" and not (action == "break_glass" and context["gated"]):
+            context.update(_plan(request, cluster, group, spec, on_refusal=shown))  # Dry run
+        else:
+            posted = posting.run_or_hold(
+                request,
+                cluster,
+                context,
+                run_actions=("execute",),
+                prepare=partial(_prepare_reset, group_id=group, spec=spec, typed=typed),
+                run=partial(actions.reset_offsets, group_id=group, spec=spec, confirmation=typed),
+                on_refusal=shown,
+            )
+            if posted.held:
+                return posted.held
+            result = context["result"] = posted.result
+            if result is not None and result.all_ok:
+                messages.success(
+                    request, f"Offsets of {result.ok_count} partition(s) reset ({spec.describe()})."
                 )
-                if result.all_ok:
-                    messages.success(
-                        request, f"Offsets of {result.ok_count} partition(s) reset ({spec.describe()})."
-                    )
-                    return htmx.redirect_to(request, _detail_url(cluster, group))
-                context["result"] = result
-            else:
-                context["preview"] = actions.preview_reset(
-                    actor=request.user, cluster=cluster, group_id=group, spec=spec
-                )
-                context["export"] = to_csv(context["preview"].plan.rows)
-        except refusals.SHOWN as exc:
-            _show_refusal(context, confirm, exc)
-        if request.POST.get("action") in ("execute", "break_glass") and not context.get("result"):
-            context.update(
-                _plan_again(request, cluster, group, spec)
-            )  # a refused execute keeps its plan in view
+                return htmx.redirect_to(request, _detail_url(cluster, group))
+            if result is None:
+                context.update(_plan(request, cluster, group, spec))  # a refused execute keeps its plan
     return htmx.fragment_or_page(
         request, "console/group_reset.html", "console/_group_reset_form.html", context
     )
 
 
-def _plan_again(request, cluster, group: str, spec) -> dict:
+def _prepare_reset(actor, cluster, group_id: str, spec, typed: str):
+    actions.check_confirmation(group_id, typed)
+    return groups_held.prepare_group_reset(actor, cluster, group_id, spec)
+
+
+def _plan(request, cluster, group: str, spec, on_refusal=None) -> dict:
+    """The reset's dry run for the page (also after a refused execute, to keep its plan in view)."""
     try:
         preview = actions.preview_reset(actor=request.user, cluster=cluster, group_id=group, spec=spec)
-    except refusals.SHOWN:
+    except refusals.SHOWN as exc:
+        if on_refusal is not None:
+            on_refusal(exc)
         return {}
     return {"preview": preview, "export": to_csv(preview.plan.rows)}
 
@@ -178,25 +181,22 @@ def group_delete(request, name: str, group: str):
     context.update(gated_context(request, cluster, delete.GATE))
     if request.method == "POST" and form.is_valid():
         confirmation = form.cleaned_data["confirmation"]
-        try:
-            if holding(request, context, HOLD_ACTIONS):
-                prepared = groups_held.prepare_group_delete(
-                    request.user, cluster, group, confirmation=confirmation
-                )
-                return hold_for_review(request, cluster, prepared)
-            done = delete.delete_group(
-                actor=request.user,
-                cluster=cluster,
-                group_id=group,
-                confirmation=confirmation,
-                source_ip=client_ip(request),
-            )
-        except refusals.SHOWN as exc:
-            _show_refusal(context, form, exc)
-        else:
-            if done.ok:
-                messages.success(request, f"Consumer group '{group}' deleted.")
-                return htmx.redirect_to(request, reverse("group_list", kwargs={"name": cluster.name}))
+        posted = posting.run_or_hold(
+            request,
+            cluster,
+            context,
+            run_actions=HOLD_ACTIONS,
+            prepare=partial(groups_held.prepare_group_delete, group_id=group, confirmation=confirmation),
+            run=partial(delete.delete_group, group_id=group, confirmation=confirmation),
+            on_refusal=partial(_show_refusal, context, form),
+        )
+        if posted.held:
+            return posted.held
+        done = posted.result
+        if done is not None and done.ok:
+            messages.success(request, f"Consumer group '{group}' deleted.")
+            return htmx.redirect_to(request, reverse("group_list", kwargs={"name": cluster.name}))
+        if done is not None:
             context["error"] = f"Not deleted ({done.status}): {done.message}"
     try:
         context["group"] = reads.describe_group(cluster, group)
@@ -220,23 +220,24 @@ def group_offsets_delete(request, name: str, group: str):
     context.update(gated_context(request, cluster, delete.GATE))
     if request.method == "POST" and form.is_valid():
         topic, confirmation = form.cleaned_data["topic"], form.cleaned_data["confirmation"]
-        try:
-            if holding(request, context, HOLD_ACTIONS):
-                prepared = groups_held.prepare_group_offsets_delete(
-                    request.user, cluster, group, topic, confirmation=confirmation
-                )
-                return hold_for_review(request, cluster, prepared)
-            result = delete.delete_offsets(
-                actor=request.user,
-                cluster=cluster,
+        posted = posting.run_or_hold(
+            request,
+            cluster,
+            context,
+            run_actions=HOLD_ACTIONS,
+            prepare=partial(
+                groups_held.prepare_group_offsets_delete,
                 group_id=group,
                 topic=topic,
                 confirmation=confirmation,
-                source_ip=client_ip(request),
-            )
-        except refusals.SHOWN as exc:
-            _show_refusal(context, form, exc)
-        else:
+            ),
+            run=partial(delete.delete_offsets, group_id=group, topic=topic, confirmation=confirmation),
+            on_refusal=partial(_show_refusal, context, form),
+        )
+        if posted.held:
+            return posted.held
+        result = posted.result
+        if result is not None:
             if result.all_ok:
                 messages.success(
                     request,

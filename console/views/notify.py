@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -12,11 +14,33 @@ from console.forms.notify import ChannelEditForm, ChannelForm
 from console.models.notify import DeliveryState
 from console.notify import actions as notify
 from console.notify import events
+from console.views import posting
 from console.views._helpers import client_ip, get_cluster_for_user, not_found_is_404
 
 
 def _channel(request, cluster, channel_id: int):
     return notify.get_channel(actor=request.user, cluster=cluster, channel_id=channel_id)
+
+
+def _save(request, cluster, form, save, done: str):
+    """Create or update the channel from the form (``save``: the area's action with what differs bound);
+    a refusal on the form. The channel (None when refused) and its new signing secret, if any."""
+    data = form.cleaned_data
+    try:
+        channel, secret = save(
+            actor=request.user,
+            cluster=cluster,
+            name=data["name"],
+            events=data["events"],
+            enabled=data["enabled"],
+            recipients=form.cleaned_recipients(),
+            source_ip=client_ip(request),
+        )
+    except refusals.SHOWN as exc:
+        posting.refused(form, exc)
+        return None, ""
+    messages.success(request, f"Channel '{channel.name}' {done}.")
+    return channel, secret
 
 
 def _rows(channels):
@@ -31,25 +55,11 @@ def notify_channels(request, name: str):
     secret = ""
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
-            channel, secret = notify.create_channel(
-                actor=request.user,
-                cluster=cluster,
-                name=data["name"],
-                kind=data["kind"],
-                events=data["events"],
-                enabled=data["enabled"],
-                url=data["url"] or None,
-                recipients=form.cleaned_recipients(),
-                source_ip=client_ip(request),
-            )
-        except refusals.SHOWN as exc:
-            for reason in refusals.reasons(exc):
-                form.add_error(None, reason)
-        else:
-            messages.success(request, f"Channel '{channel.name}' created.")
-            if not secret:
-                return redirect("notify_channels", name=cluster.name)
+        create = partial(notify.create_channel, kind=data["kind"], url=data["url"] or None)
+        saved, secret = _save(request, cluster, form, create, "created")
+        if saved is not None and not secret:
+            return redirect("notify_channels", name=cluster.name)
+        if saved is not None:
             form = ChannelForm(initial={"enabled": True})
     channels = notify.list_channels(actor=request.user, cluster=cluster)
     context = {"cluster": cluster, "form": form, "channels": _rows(channels), "secret": secret}
@@ -68,26 +78,16 @@ def notify_channel(request, name: str, channel_id: int):
     secret = ""
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
-            channel, secret = notify.update_channel(
-                actor=request.user,
-                cluster=cluster,
-                channel_id=channel.pk,
-                name=data["name"],
-                events=data["events"],
-                enabled=data["enabled"],
-                url=data.get("url") or None,
-                recipients=form.cleaned_recipients(),
-                rotate_secret=bool(data.get("rotate_secret")),
-                source_ip=client_ip(request),
-            )
-        except refusals.SHOWN as exc:
-            for reason in refusals.reasons(exc):
-                form.add_error(None, reason)
-        else:
-            messages.success(request, f"Channel '{channel.name}' saved.")
-            if not secret:
-                return redirect("notify_channels", name=cluster.name)
+        update = partial(
+            notify.update_channel,
+            channel_id=channel.pk,
+            url=data.get("url") or None,
+            rotate_secret=bool(data.get("rotate_secret")),
+        )
+        saved, secret = _save(request, cluster, form, update, "saved")
+        if saved is not None and not secret:
+            return redirect("notify_channels", name=cluster.name)
+        channel = saved or channel
     context = {"cluster": cluster, "channel": notify.describe(channel), "form": form, "secret": secret}
     return render(request, "console/notify_channel.html", context)
 

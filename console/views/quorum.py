@@ -14,7 +14,7 @@ from console.forms.quorum import LogLevelForm
 from console.kafka import KafkaOperationError
 from console.quorum import actions as quorum
 from console.quorum import controllers
-from console.views import htmx
+from console.views import htmx, posting
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.capabilities import unavailable_page
 
@@ -61,8 +61,7 @@ def controller_detail(request, name: str, node_id: int):
         except KafkaOperationError as exc:  # the page shows Kafka's error with its name and code
             context["error"] = exc
         except refusals.SHOWN as exc:
-            for reason in refusals.reasons(exc):
-                form.add_error(None, reason)
+            posting.refused(form, exc)
         else:
             context["result"] = result
             if result.ok and not dry_run:

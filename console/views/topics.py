@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -22,11 +24,15 @@ from console.topics import delete as deletion
 from console.topics import held as topics_held
 from console.topics import policy
 from console.topics import reads as topic_reads
-from console.views import htmx
+from console.views import htmx, posting
 from console.views._helpers import client_ip, get_cluster_for_user
-from console.views.changes import gated_context, hold_for_review, holding
+from console.views.changes import gated_context
 from console.views.topic_detail_rows import config_rows_html, event_rows_html, partition_rows_html
 from console.views.topic_rows import result_rows_html, topic_rows_html
+
+# On a cluster that holds deletions, a confirmed delete is submitted for review (the page's
+# "Submit for approval" button, or none) or breaks glass: nothing reaches the direct delete there.
+HOLD_ACTIONS = ("submit", "")
 
 
 def _result_rows(result):
@@ -90,6 +96,19 @@ def topic_detail(request, name: str, topic: str):
     return render(request, "console/topic_detail.html", context)
 
 
+def _create_or_hold(request, cluster, held: dict, form, specs, validate_only: bool) -> posting.Posted:
+    """Create the topics (or validate only), or hold their creation for review (one page or a batch)."""
+    return posting.run_or_hold(
+        request,
+        cluster,
+        held,
+        run_actions=("create",),
+        form=form,
+        prepare=partial(topics_held.prepare_topic_create, specs=specs),
+        run=partial(topics.create_topics, specs=specs, validate_only=validate_only),
+    )
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def topic_create(request, name: str):
@@ -99,21 +118,11 @@ def topic_create(request, name: str):
     held = gated_context(request, cluster, "topic.create")
     if request.method == "POST" and form.is_valid():
         validate_only = request.POST.get("action") == "validate"
-        try:
-            if holding(request, held, ("create",)):
-                prepared = topics_held.prepare_topic_create(request.user, cluster, [form.spec()])
-                return hold_for_review(request, cluster, prepared)
-            result = topics.create_topics(
-                actor=request.user,
-                cluster=cluster,
-                specs=[form.spec()],
-                validate_only=validate_only,
-                source_ip=client_ip(request),
-            )
-        except refusals.SHOWN as exc:
-            for reason in refusals.reasons(exc):
-                form.add_error(None, reason)
-        else:
+        posted = _create_or_hold(request, cluster, held, form, [form.spec()], validate_only)
+        if posted.held:
+            return posted.held
+        result = posted.result
+        if result is not None:
             outcome = result.outcomes[0]
             if outcome.ok and not validate_only:
                 messages.success(request, f"Topic '{outcome.name}' created.")
@@ -137,20 +146,11 @@ def topic_batch_create(request, name: str):
     result = None
     held = gated_context(request, cluster, "topic.create")
     if request.method == "POST" and form.is_valid():
-        try:
-            if holding(request, held, ("create",)):
-                prepared = topics_held.prepare_topic_create(request.user, cluster, form.cleaned_data["specs"])
-                return hold_for_review(request, cluster, prepared)
-            result = topics.create_topics(
-                actor=request.user,
-                cluster=cluster,
-                specs=form.cleaned_data["specs"],
-                validate_only=request.POST.get("action") == "validate",
-                source_ip=client_ip(request),
-            )
-        except refusals.SHOWN as exc:
-            for reason in refusals.reasons(exc):
-                form.add_error(None, reason)
+        validate_only = request.POST.get("action") == "validate"
+        posted = _create_or_hold(request, cluster, held, form, form.cleaned_data["specs"], validate_only)
+        if posted.held:
+            return posted.held
+        result = posted.result
     context = {
         "cluster": cluster,
         "form": form,
@@ -161,6 +161,12 @@ def topic_batch_create(request, name: str):
     return render(request, "console/topic_batch.html", context)
 
 
+def _prepare_delete(actor, cluster, names: list[str], typed: str):
+    if typed.strip() != deletion.delete_confirmation(names):
+        raise deletion.ConfirmationError("The confirmation does not match; nothing was submitted.")
+    return topics_held.prepare_topic_delete(actor, cluster, names)
+
+
 @login_required
 @require_POST
 def topic_delete(request, name: str):
@@ -169,28 +175,22 @@ def topic_delete(request, name: str):
     names = [n.strip() for n in request.POST.getlist("names") if n.strip()]
     context = {"cluster": cluster, "names": names, "result": None, "error": ""}
     context.update(gated_context(request, cluster, "topic.delete"))
-    if "confirmation" in request.POST and names and context["gated"]:
-        try:
-            if request.POST["confirmation"].strip() != deletion.delete_confirmation(names):
-                raise deletion.ConfirmationError("The confirmation does not match; nothing was submitted.")
-            return hold_for_review(
-                request, cluster, topics_held.prepare_topic_delete(request.user, cluster, names)
-            )
-        except refusals.SHOWN as exc:
-            context["error"] = refusals.text(exc)
-    elif "confirmation" in request.POST and names:
-        try:
-            context["result"] = deletion.delete_topics(
-                actor=request.user,
-                cluster=cluster,
-                names=names,
-                confirmation=request.POST["confirmation"],
-                source_ip=client_ip(request),
-            )
-            context["result_rows"] = _result_rows(context["result"])
+    if "confirmation" in request.POST and names:
+        typed = request.POST["confirmation"]
+        posted = posting.run_or_hold(
+            request,
+            cluster,
+            context,
+            run_actions=HOLD_ACTIONS,
+            prepare=partial(_prepare_delete, names=names, typed=typed),
+            run=partial(deletion.delete_topics, names=names, confirmation=typed),
+            on_refusal=lambda exc: context.update(error=refusals.text(exc)),
+        )
+        if posted.held:
+            return posted.held
+        if posted.result is not None:
+            context["result"], context["result_rows"] = posted.result, _result_rows(posted.result)
             return render(request, "console/topic_delete.html", context)
-        except refusals.SHOWN as exc:
-            context["error"] = refusals.text(exc)
     if not names:
         messages.error(request, "Select at least one topic to delete.")
         return redirect("topic_list", name=cluster.name)
@@ -211,32 +211,30 @@ def topic_add_partitions(request, name: str, topic: str):
     held = gated_context(request, cluster, "topic.partitions")
     if request.method == "POST" and form.is_valid():
         validate_only = request.POST.get("action") == "validate"
-        try:
-            if holding(request, held):
-                data = form.cleaned_data
-                prepared = topics_held.prepare_partitions(
-                    request.user, cluster, topic, data["total_count"], data["assignment"]
-                )
-                return hold_for_review(request, cluster, prepared)
-            outcome = topics.add_partitions(
-                actor=request.user,
-                cluster=cluster,
+        total, assignment = form.cleaned_data["total_count"], form.cleaned_data["assignment"]
+        posted = posting.run_or_hold(
+            request,
+            cluster,
+            held,
+            form=form,
+            prepare=partial(
+                topics_held.prepare_partitions, topic=topic, total_count=total, assignment=assignment
+            ),
+            run=partial(
+                topics.add_partitions,
                 topic=topic,
-                total_count=form.cleaned_data["total_count"],
-                assignment=form.cleaned_data["assignment"],
+                total_count=total,
+                assignment=assignment,
                 validate_only=validate_only,
-                source_ip=client_ip(request),
-            )
-        except refusals.SHOWN as exc:
-            for reason in refusals.reasons(exc):
-                form.add_error(None, reason)
-        else:
-            if outcome.ok and not validate_only:
-                messages.success(
-                    request, f"Topic '{topic}' now has {form.cleaned_data['total_count']} partitions."
-                )
-                url = reverse("topic_detail", kwargs={"name": cluster.name, "topic": topic})
-                return htmx.redirect_to(request, url)
+            ),
+        )
+        if posted.held:
+            return posted.held
+        outcome = posted.result
+        if outcome is not None and outcome.ok and not validate_only:
+            messages.success(request, f"Topic '{topic}' now has {total} partitions.")
+            url = reverse("topic_detail", kwargs={"name": cluster.name, "topic": topic})
+            return htmx.redirect_to(request, url)
     current = topic_reads.partition_count(actor=request.user, cluster=cluster, name=topic)
     return render(
         request,
