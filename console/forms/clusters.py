@@ -72,6 +72,13 @@ class WriteOnlyTextarea(forms.Textarea):
         return None
 
 
+def _secret(label: str, help_text: str, max_length: int = 1000) -> forms.CharField:
+    """A password or passphrase field: optional, never rendered back, kept as typed (not stripped)."""
+    return forms.CharField(
+        label=label, required=False, strip=False, max_length=max_length, widget=PASSWORD, help_text=help_text
+    )
+
+
 def _pem_area(placeholder: str, rows: int = 3) -> forms.Textarea:
     return forms.Textarea(attrs={"rows": rows, "placeholder": placeholder, "spellcheck": "false"})
 
@@ -79,13 +86,8 @@ def _pem_area(placeholder: str, rows: int = 3) -> forms.Textarea:
 class ClusterForm(forms.ModelForm):
     """Register or edit a cluster. Every field names the Kafka client property it maps to."""
 
-    sasl_password = forms.CharField(
-        label="SASL password",
-        required=False,
-        strip=False,
-        max_length=1000,
-        widget=PASSWORD,
-        help_text="sasl.password / sasl.jaas.config password (PLAIN, SCRAM). Write-only.",
+    sasl_password = _secret(
+        "SASL password", "sasl.password / sasl.jaas.config password (PLAIN, SCRAM). Write-only."
     )
     client_key = forms.CharField(
         label="Client private key (PEM)",
@@ -102,13 +104,8 @@ class ClusterForm(forms.ModelForm):
         ),
         help_text="ssl.keystore.key / ssl.key.pem: PKCS#8, PKCS#1 or SEC1, optionally encrypted. Write-only.",
     )
-    client_key_passphrase = forms.CharField(
-        label="Private key passphrase",
-        required=False,
-        strip=False,
-        max_length=1000,
-        widget=PASSWORD,
-        help_text="ssl.key.password: opens an encrypted key once; never stored.",
+    client_key_passphrase = _secret(
+        "Private key passphrase", "ssl.key.password: opens an encrypted key once; never stored."
     )
     client_pkcs12 = forms.FileField(
         label="Or: PKCS#12 file (.p12/.pfx)",
@@ -116,21 +113,13 @@ class ClusterForm(forms.ModelForm):
         help_text="ssl.keystore.location (ssl.keystore.type=PKCS12): the client certificate and key, converted "
         "to PEM; CA certificates in it fill an empty CA bundle.",
     )
-    client_pkcs12_password = forms.CharField(
-        label="PKCS#12 password",
-        required=False,
-        strip=False,
-        max_length=1000,
-        widget=PASSWORD,
-        help_text="ssl.keystore.password: opens the file once; never stored.",
+    client_pkcs12_password = _secret(
+        "PKCS#12 password", "ssl.keystore.password: opens the file once; never stored."
     )
-    oauth_client_secret = forms.CharField(
-        label="Client secret",
-        required=False,
-        strip=False,
+    oauth_client_secret = _secret(
+        "Client secret",
+        "sasl.oauthbearer.client.credentials.client.secret (clientSecret). Write-only.",
         max_length=2000,
-        widget=PASSWORD,
-        help_text="sasl.oauthbearer.client.credentials.client.secret (clientSecret). Write-only.",
     )
     ssl_check_hostname = forms.TypedChoiceField(
         label="Hostname verification",

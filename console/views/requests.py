@@ -17,7 +17,7 @@ from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
 from console.requests import actions as requests
 from console.requests import display as request_display
 from console.requests import kinds as request_kinds
-from console.views import htmx
+from console.views import htmx, posting
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
@@ -26,6 +26,20 @@ def _get_request_for_user(request, cluster, request_id: int):
     if req is None:
         raise Http404("No such request.")
     return req
+
+
+def _queue(rows, kind: str, state: str) -> dict:
+    """A queue page's rows (waiting ones first, with their kind's label) and its kind/state filter."""
+    for row in rows:
+        row.kind_label = request_kinds.label(row)
+    return {
+        "queue": [r for r in rows if r.state == RequestState.PENDING],
+        "others": [r for r in rows if r.state != RequestState.PENDING],
+        "kind": kind,
+        "state": state,
+        "kind_choices": sorted(request_kinds.LABELS.items()),
+        "state_choices": RequestState.choices,
+    }
 
 
 @login_required
@@ -42,18 +56,7 @@ def review_queue(request):
         state=state if state in RequestState.values else "",
         kind=kind if kind in request_kinds.LABELS else "",
     )
-    for row in rows:
-        row.kind_label = request_kinds.label(row)
-    context = {
-        "queue": [r for r in rows if r.state == RequestState.PENDING],
-        "others": [r for r in rows if r.state != RequestState.PENDING],
-        "clusters": clusters,
-        "chosen": chosen,
-        "kind": kind,
-        "state": state,
-        "kind_choices": sorted(request_kinds.LABELS.items()),
-        "state_choices": RequestState.choices,
-    }
+    context = {**_queue(rows, kind, state), "clusters": clusters, "chosen": chosen}
     return render(request, "console/review_queue.html", context)
 
 
@@ -69,20 +72,13 @@ def request_list(request, name: str):
         state=state if state in RequestState.values else "",
         kind=kind if kind in request_kinds.LABELS else "",
     )
-    for row in rows:
-        row.kind_label = request_kinds.label(row)
     context = {
+        **_queue(rows, kind, state),
         "cluster": cluster,
-        "queue": [r for r in rows if r.state == RequestState.PENDING],
-        "others": [r for r in rows if r.state != RequestState.PENDING],
         "can_submit": access.can(request.user, cluster, access.REQUEST),
         "can_approve": access.can(request.user, cluster, access.APPROVE),
         "can_administer": access.can(request.user, cluster, access.ADMINISTER),
         "notifications": request_notify.unread_notifications(actor=request.user),
-        "kind": kind,
-        "state": state,
-        "kind_choices": sorted(request_kinds.LABELS.items()),
-        "state_choices": RequestState.choices,
     }
     return render(request, "console/request_list.html", context)
 
@@ -107,8 +103,7 @@ def request_new(request, name: str):
                 source_ip=client_ip(request),
             )
         except refusals.SHOWN as exc:
-            for error in refusals.reasons(exc):
-                form.add_error(None, error)
+            posting.refused(form, exc)
         else:
             messages.success(request, f"Request #{req.pk} submitted.")
             return redirect("request_detail", name=cluster.name, request_id=req.pk)
