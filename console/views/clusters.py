@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console import access, refusals
 from console.clusters import actions as clusters
-from console.clusters import capabilities
+from console.clusters import capabilities, confirm
 from console.forms.clusters import ClusterForm
 from console.kafka.cluster import BrokerStatus
 from console.views import posting
@@ -97,10 +97,8 @@ def cluster_settings(request, name: str):
 @require_POST
 def cluster_remove(request, name: str):
     cluster = get_cluster_for_user(request, name, access.ADMINISTER)
-    if request.POST.get("confirm_name") != cluster.name:
-        messages.error(request, f"Type the cluster name '{cluster.name}' to confirm removal.")
-        return redirect("cluster_settings", name=cluster.name)
     try:
+        confirm.check_removal(cluster, request.POST.get("confirm_name"))
         clusters.remove_cluster(actor=request.user, cluster=cluster, source_ip=client_ip(request))
     except refusals.SHOWN as refused:
         messages.error(request, refusals.text(refused))

@@ -20,9 +20,9 @@ from console.forms.topics import (
 )
 from console.kafka import KafkaOperationError
 from console.topics import actions as topics
+from console.topics import confirm, policy
 from console.topics import delete as deletion
 from console.topics import held as topics_held
-from console.topics import policy
 from console.topics import reads as topic_reads
 from console.views import htmx, posting
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -162,8 +162,7 @@ def topic_batch_create(request, name: str):
 
 
 def _prepare_delete(actor, cluster, names: list[str], typed: str):
-    if typed.strip() != deletion.delete_confirmation(names):
-        raise deletion.ConfirmationError("The confirmation does not match; nothing was submitted.")
+    confirm.check_held_delete(names, typed)
     return topics_held.prepare_topic_delete(actor, cluster, names)
 
 
