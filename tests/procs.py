@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
+from pathlib import Path
 
 
 def stop_groups(procs: list[subprocess.Popen], grace_s: float = 15) -> None:
@@ -21,6 +23,59 @@ def stop_groups(procs: list[subprocess.Popen], grace_s: float = 15) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait(timeout=10)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what: str, check, timeout_s: float, logs: Path | None = None):
+    """``check()``'s first truthy answer within ``timeout_s``; else fail naming ``what``, with the tails of
+    the ``*.log`` files in ``logs``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.1)
+    tails = ""
+    if logs is not None:
+        tails = "".join(f"\n--- {f.name}\n{f.read_text()[-3000:]}" for f in sorted(logs.glob("*.log")))
+    raise AssertionError(f"timed out waiting for {what}{tails}")
+
+
+class RedisServer:
+    """A redis-server on 127.0.0.1 at a free port, keeping nothing on disk, that a test can stop and start."""
+
+    def __init__(self, directory: Path) -> None:
+        self.port = free_port()
+        self.directory = directory
+        self.proc: subprocess.Popen | None = None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        from console.runner import redis_executable, redis_ping
+
+        argv = [
+            redis_executable(),
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--dir",
+            str(self.directory),
+        ]
+        argv += ["--save", "", "--appendonly", "no"]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, start_new_session=True)
+        wait_for("Redis", lambda: redis_ping(self.port), 20)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_groups([self.proc])
+            self.proc = None
 
 
 def point_celery_at(broker_url: str):

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import socket
 import time
 
 import pytest
 
 from console.kafka import ClusterConnection, KafkaOperationError, get_gateway
 from tests.contract.conftest import _controller_security, _security
+from tests.procs import free_port
 
 pytestmark = pytest.mark.contract
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.parametrize(
@@ -30,7 +24,7 @@ def _free_port() -> int:
     ],
 )
 def test_unreachable_address_fails_fast(method):
-    port = _free_port()
+    port = free_port()
     gw = get_gateway(
         ClusterConnection(bootstrap_servers=f"127.0.0.1:{port}", request_timeout_s=3, connect_timeout_s=2)
     )
@@ -45,7 +39,7 @@ def test_unreachable_address_fails_fast(method):
 
 
 def test_unreachable_controllers_fail_fast():
-    port = _free_port()
+    port = free_port()
     gw = get_gateway(
         ClusterConnection(bootstrap_controllers=f"127.0.0.1:{port}", request_timeout_s=3, connect_timeout_s=2)
     )

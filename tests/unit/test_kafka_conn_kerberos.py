@@ -24,6 +24,7 @@ import gssapi
 import pytest
 
 from console.kafka import KafkaOperationError, KerberosSettings, kerberos
+from tests.procs import free_port
 
 if shutil.which("krb5kdc") is None or shutil.which("kadmin.local") is None:
     raise RuntimeError(
@@ -54,15 +55,9 @@ class Realm:
         )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def make_realm(name: str) -> Realm:
     root = Path(tempfile.mkdtemp(prefix=f"krb-{name.lower()}-"))
-    port = _free_port()
+    port = free_port()
     krb5_conf = (
         f"[libdefaults]\n dns_lookup_kdc = false\n dns_lookup_realm = false\n dns_canonicalize_hostname = false\n"
         f" rdns = false\n udp_preference_limit = 1\n"
@@ -165,7 +160,7 @@ def test_it_names_a_principal_the_kdc_does_not_know(realms):
 
 def test_it_names_an_unreachable_kdc(realms):
     alpha, _ = realms
-    conf = f"[libdefaults]\n udp_preference_limit = 1\n[realms]\n {alpha.name} = {{\n  kdc = 127.0.0.1:{_free_port()}\n }}\n"
+    conf = f"[libdefaults]\n udp_preference_limit = 1\n[realms]\n {alpha.name} = {{\n  kdc = 127.0.0.1:{free_port()}\n }}\n"
     login = kerberos.KerberosLogin(
         KerberosSettings(f"console@{alpha.name}", alpha.keytab("console"), krb5_conf=conf)
     )

@@ -6,51 +6,28 @@ about them, while a task that is not housekeeping is still logged."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import redis
 from django.conf import settings
 
-from console.runner import BASE_DIR, beat_command, redis_executable, redis_ping, worker_commands
-from tests.procs import point_celery_at, stop_groups
+from console.runner import BASE_DIR, beat_command, worker_commands
+from tests.procs import RedisServer, point_celery_at, stop_groups, wait_for
 
 pytestmark = pytest.mark.timeout(180)
 IDLE_S = 6.0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(what: str, check, timeout_s: float, logs: Path) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    tails = "".join(f"\n--- {f.name}\n{f.read_text()[-3000:]}" for f in sorted(logs.glob("*.log")))
-    raise AssertionError(f"timed out waiting for {what}{tails}")
-
-
 @pytest.fixture
 def broker_port(tmp_path):
-    port = _free_port()
-    argv = [redis_executable(), "--bind", "127.0.0.1", "--port", str(port), "--dir", str(tmp_path)]
-    proc = subprocess.Popen(
-        [*argv, "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, start_new_session=True
-    )
+    redis = RedisServer(tmp_path).start()
     try:
-        _wait("Redis", lambda: redis_ping(port), 20, tmp_path)
-        yield port
+        yield redis.port
     finally:
-        stop_groups([proc])
+        redis.stop()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -87,15 +64,17 @@ def test_an_idle_poll_worker_and_beat_log_nothing_about_the_tick(broker_port, tm
     undo = point_celery_at(f"{broker}/0")
     try:
         start("worker-poll", commands["worker-poll"])
-        _wait("the poll worker", lambda: "ready." in (logs / "worker-poll.log").read_text(), 90, logs)
+        wait_for("the poll worker", lambda: "ready." in (logs / "worker-poll.log").read_text(), 90, logs)
         start("beat", beat_command(celery, tmp_path / "celerybeat-schedule"))
-        _wait("beat's first ticks", lambda: len(results.keys("celery-task-meta-*")) >= 2, 60, logs)
+        wait_for("beat's first ticks", lambda: len(results.keys("celery-task-meta-*")) >= 2, 60, logs)
         ticks_before = len(results.keys("celery-task-meta-*"))
         time.sleep(IDLE_S)
         ticks = len(results.keys("celery-task-meta-*")) - ticks_before
         app.send_task("tasks.operations.run_operation", args=[987654], queue="poll")  # not housekeeping
         worker_log = logs / "worker-poll.log"
-        _wait("the operation task's log line", lambda: "run_operation[" in worker_log.read_text(), 30, logs)
+        wait_for(
+            "the operation task's log line", lambda: "run_operation[" in worker_log.read_text(), 30, logs
+        )
     finally:
         undo()
         stop_groups(procs)
