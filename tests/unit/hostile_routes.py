@@ -106,6 +106,11 @@ def cluster_kw(env: Env) -> st.SearchStrategy:
     )
 
 
+def no_kw(env: Env) -> st.SearchStrategy:
+    """A route without URL arguments."""
+    return st.just({})
+
+
 def with_id(key: str, field: str):
     def kwargs(env: Env) -> st.SearchStrategy:
         ids = st.one_of(st.just(env.ids[key]), st.integers(0, 2**63 - 1))
@@ -185,6 +190,11 @@ def api_token_form(env: Env) -> st.SearchStrategy:
     )
 
 
+def read_only(name: str, examples: int, payload, kwargs=cluster_kw) -> Route:
+    """A GET form (a search, an export): whatever it is sent, it changes nothing."""
+    return Route(name, examples, payload, kwargs, method="get", check=checks.unchanged)
+
+
 def _routes() -> list[Route]:
     rk = with_id("reassignment", "rid")
     rq = with_id("request", "request_id")
@@ -199,7 +209,7 @@ def _routes() -> list[Route]:
         Route("topic_configs", 400, config_changes, topic_kw, check=checks.configs_only),
         Route("broker_configs_default", 150, config_changes, cluster_kw, check=checks.configs_only),
         Route("broker_configs", 150, config_changes, broker_kw, check=checks.configs_only),
-        Route("cluster_new", 400, cluster_form, lambda env: st.just({}), check=checks.db_only),
+        Route("cluster_new", 400, cluster_form, no_kw, check=checks.db_only),
         Route(
             "cluster_settings",
             300,
@@ -272,9 +282,9 @@ def _routes() -> list[Route]:
         ),
         Route("capacity_snapshot", 60, nothing, cluster_kw, check=checks.anything),
         Route("controller_detail", 300, log_levels, checks.controller_kw, check=checks.anything),
-        Route("audit_verify_all", 60, nothing, lambda env: st.just({}), check=checks.db_only),
+        Route("audit_verify_all", 60, nothing, no_kw, check=checks.db_only),
         # The user's own API tokens page (console/views/api_tokens.py).
-        Route("account_tokens", 200, api_token_form, lambda env: st.just({}), check=checks.db_only),
+        Route("account_tokens", 200, api_token_form, no_kw, check=checks.db_only),
         Route(
             "account_token_revoke",
             60,
@@ -282,26 +292,17 @@ def _routes() -> list[Route]:
             lambda env: st.integers(0, 2**63 - 1).map(lambda i: {"token_id": i}),
             check=checks.db_only,
         ),
-        Route("login", 150, login_form, lambda env: st.just({}), check=checks.anything, after=checks.relogin),
-        Route("logout", 50, nothing, lambda env: st.just({}), check=checks.anything, after=checks.relogin),
+        Route("login", 150, login_form, no_kw, check=checks.anything, after=checks.relogin),
+        Route("logout", 50, nothing, no_kw, check=checks.anything, after=checks.relogin),
         # The GET search forms, for the record (they change nothing).
-        Route("acl_list", 250, acl_get, cluster_kw, method="get", check=checks.unchanged),
-        Route("acl_delete", 250, acl_get, cluster_kw, method="get", check=checks.unchanged),
-        Route("acl_effective", 200, acl_get, cluster_kw, method="get", check=checks.unchanged),
-        Route("audit_list", 300, audit_get, lambda env: st.just({}), method="get", check=checks.unchanged),
-        Route("review_queue", 100, queue_get, lambda env: st.just({}), method="get", check=checks.unchanged),
-        Route(
-            "audit_export_csv", 120, audit_get, lambda env: st.just({}), method="get", check=checks.unchanged
-        ),
-        Route(
-            "audit_export_jsonl",
-            120,
-            audit_get,
-            lambda env: st.just({}),
-            method="get",
-            check=checks.unchanged,
-        ),
-        Route("topic_list", 200, topic_list_get, cluster_kw, method="get", check=checks.unchanged),
+        read_only("acl_list", 250, acl_get),
+        read_only("acl_delete", 250, acl_get),
+        read_only("acl_effective", 200, acl_get),
+        read_only("audit_list", 300, audit_get, no_kw),
+        read_only("review_queue", 100, queue_get, no_kw),
+        read_only("audit_export_csv", 120, audit_get, no_kw),
+        read_only("audit_export_jsonl", 120, audit_get, no_kw),
+        read_only("topic_list", 200, topic_list_get),
         Route("group_reset", 400, group_reset_form, group_kw, check=checks.anything, after=restore_group),
         Route("group_delete", 120, group_confirm_form, group_kw, check=checks.anything, after=restore_group),
         Route(
@@ -312,15 +313,8 @@ def _routes() -> list[Route]:
             check=checks.anything,
             after=restore_group,
         ),
-        Route("group_list", 120, group_list_get, cluster_kw, method="get", check=checks.unchanged),
-        Route(
-            "reassign_export",
-            100,
-            keys("topics", [MOVE, f"{MAIN},{MOVE}", ",,"]),
-            cluster_kw,
-            method="get",
-            check=checks.unchanged,
-        ),
+        read_only("group_list", 120, group_list_get),
+        read_only("reassign_export", 100, keys("topics", [MOVE, f"{MAIN},{MOVE}", ",,"])),
     ]
 
 
