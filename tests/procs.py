@@ -78,6 +78,25 @@ class RedisServer:
             self.proc = None
 
 
+def celery_env(broker: str, **extra: str) -> dict[str, str]:
+    """The environment of a console process a test starts (a Celery worker, beat): the test's SQLite
+    database file (a file, so that the processes share it), ``broker`` (db 0 for tasks, db 1 for
+    results), then ``extra``."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    assert db["ENGINE"] == "django.db.backends.sqlite3", "the processes share the test database file"
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "PYTHONUNBUFFERED": "1",
+        "DATABASE_URL": f"sqlite:///{db['NAME']}",
+        "REDIS_URL": f"{broker}/0",
+        "CELERY_RESULT_BACKEND": f"{broker}/1",
+        **extra,
+    }
+
+
 def point_celery_at(broker_url: str):
     """Send the console's Celery app (tasks.celery.app) to ``broker_url``; returns the undo.
 

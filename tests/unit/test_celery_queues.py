@@ -15,7 +15,6 @@ hand: with ``CELERY_TASK_ROUTES = ()`` this test fails on the tick's timeout).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from console.models import Cluster, Operation, OperationState
 from console.runner import BASE_DIR, worker_commands
 from console.telemetry import capacity
 from pipeline import generate
-from tests.procs import RedisServer, point_celery_at, stop_groups, wait_for
+from tests.procs import RedisServer, celery_env, point_celery_at, stop_groups, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -71,18 +70,7 @@ def app(broker):
 @pytest.fixture
 def workers(app, broker, lake_dir, tmp_path):
     """The workers of `make run`, on the test's broker and database; yields the log directory."""
-    db = settings.DATABASES["default"]
-    assert db["ENGINE"] == "django.db.backends.sqlite3", "the workers share the test database file"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "console.settings",
-        "PYTHONUNBUFFERED": "1",
-        "DATABASE_URL": f"sqlite:///{db['NAME']}",
-        "REDIS_URL": f"{broker}/0",
-        "CELERY_RESULT_BACKEND": f"{broker}/1",
-        "TELEMETRY_LAKE_DIR": str(lake_dir),
-        "SPARK_CONF": "spark.sql.shuffle.partitions=2",
-    }
+    env = celery_env(broker, TELEMETRY_LAKE_DIR=str(lake_dir), SPARK_CONF="spark.sql.shuffle.partitions=2")
     logs = tmp_path / "logs"
     logs.mkdir()
     procs = []

@@ -5,17 +5,15 @@ about them, while a task that is not housekeeping is still logged."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 
 import pytest
 import redis
-from django.conf import settings
 
 from console.runner import BASE_DIR, beat_command, worker_commands
-from tests.procs import RedisServer, point_celery_at, stop_groups, wait_for
+from tests.procs import RedisServer, celery_env, point_celery_at, stop_groups, wait_for
 
 pytestmark = pytest.mark.timeout(180)
 IDLE_S = 6.0
@@ -34,18 +32,8 @@ def broker_port(tmp_path):
 def test_an_idle_poll_worker_and_beat_log_nothing_about_the_tick(broker_port, tmp_path):
     from tasks.celery import app
 
-    db = settings.DATABASES["default"]
-    assert db["ENGINE"] == "django.db.backends.sqlite3", "the processes share the test database file"
     broker = f"redis://127.0.0.1:{broker_port}"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "console.settings",
-        "PYTHONUNBUFFERED": "1",
-        "DATABASE_URL": f"sqlite:///{db['NAME']}",
-        "REDIS_URL": f"{broker}/0",
-        "CELERY_RESULT_BACKEND": f"{broker}/1",
-        "LOG_LEVEL": "INFO",
-    }
+    env = celery_env(broker, LOG_LEVEL="INFO")
     celery = [sys.executable, "-m", "celery", "-A", "tasks"]
     commands = dict(worker_commands(celery))
     logs = tmp_path / "logs"
