@@ -143,50 +143,44 @@ def test_it_logs_in_to_two_realms_from_one_process(realms):
     assert not os.path.exists(keytab_dir)
 
 
+def _refused_login(settings: KerberosSettings) -> KafkaOperationError:
+    """The error a login with ``settings`` fails with (the login's files removed after)."""
+    login = kerberos.KerberosLogin(settings)
+    try:
+        with pytest.raises(KafkaOperationError) as exc:
+            login.credentials()
+    finally:
+        login.close()
+    assert exc.value.name == "KERBEROS_LOGIN_FAILED"
+    return exc.value
+
+
 def test_it_names_a_principal_the_kdc_does_not_know(realms):
     alpha, _ = realms
     alpha.admin(f"addprinc -randkey ghost@{alpha.name}")
     keytab = alpha.keytab("ghost")
     alpha.admin(f"delprinc -force ghost@{alpha.name}")
-    login = kerberos.KerberosLogin(KerberosSettings(f"ghost@{alpha.name}", keytab, krb5_conf=alpha.krb5_conf))
-    try:
-        with pytest.raises(KafkaOperationError) as exc:
-            login.credentials()
-    finally:
-        login.close()
-    assert exc.value.name == "KERBEROS_LOGIN_FAILED"
-    assert exc.value.message.startswith("a principal is unknown to the KDC: ")
+    refused = _refused_login(KerberosSettings(f"ghost@{alpha.name}", keytab, krb5_conf=alpha.krb5_conf))
+    assert refused.message.startswith("a principal is unknown to the KDC: ")
 
 
 def test_it_names_an_unreachable_kdc(realms):
     alpha, _ = realms
     conf = f"[libdefaults]\n udp_preference_limit = 1\n[realms]\n {alpha.name} = {{\n  kdc = 127.0.0.1:{free_port()}\n }}\n"
-    login = kerberos.KerberosLogin(
+    start = time.monotonic()
+    refused = _refused_login(
         KerberosSettings(f"console@{alpha.name}", alpha.keytab("console"), krb5_conf=conf)
     )
-    start = time.monotonic()
-    try:
-        with pytest.raises(KafkaOperationError) as exc:
-            login.credentials()
-    finally:
-        login.close()
     assert time.monotonic() - start < 30
-    assert exc.value.name == "KERBEROS_LOGIN_FAILED"
-    assert exc.value.message.startswith(f"the KDC of {alpha.name} is unreachable: ")
+    assert refused.message.startswith(f"the KDC of {alpha.name} is unreachable: ")
 
 
 def test_it_names_a_keytab_without_the_principal(realms):
     alpha, _ = realms
-    login = kerberos.KerberosLogin(
+    refused = _refused_login(
         KerberosSettings(f"nobody@{alpha.name}", alpha.keytab("console"), krb5_conf=alpha.krb5_conf)
     )
-    try:
-        with pytest.raises(KafkaOperationError) as exc:
-            login.credentials()
-    finally:
-        login.close()
-    assert exc.value.name == "KERBEROS_LOGIN_FAILED"
-    assert exc.value.message.startswith(f"the keytab holds no key for nobody@{alpha.name}: ")
+    assert refused.message.startswith(f"the keytab holds no key for nobody@{alpha.name}: ")
 
 
 def test_it_refuses_a_file_that_is_not_a_keytab():
