@@ -262,18 +262,21 @@ def sasl_ssl(server_pair):
         yield c
 
 
+def alice_over_sasl_ssl(c, ca, mechanism: str, password: str):
+    """The connection of the user alice to ``c``'s SASL_SSL listener with ``mechanism`` and ``password``."""
+    return connect(
+        c,
+        security_protocol="SASL_SSL",
+        ca_cert_pem=ca.cert_pem,
+        sasl_mechanism=mechanism,
+        sasl_username="alice",
+        sasl_password=password,
+    )
+
+
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_it_authenticates_with_plain_and_scram_over_ssl(sasl_ssl, ca, mechanism):
-    works_end_to_end(
-        connect(
-            sasl_ssl,
-            security_protocol="SASL_SSL",
-            ca_cert_pem=ca.cert_pem,
-            sasl_mechanism=mechanism,
-            sasl_username="alice",
-            sasl_password="alice-secret",
-        )
-    )
+    works_end_to_end(alice_over_sasl_ssl(sasl_ssl, ca, mechanism, "alice-secret"))
 
 
 @pytest.mark.parametrize(
@@ -287,14 +290,7 @@ def test_it_authenticates_with_plain_and_scram_over_ssl(sasl_ssl, ca, mechanism)
     ],
 )
 def test_it_names_a_wrong_password(sasl_ssl, ca, mechanism, kafka_says):
-    conn = connect(
-        sasl_ssl,
-        security_protocol="SASL_SSL",
-        ca_cert_pem=ca.cert_pem,
-        sasl_mechanism=mechanism,
-        sasl_username="alice",
-        sasl_password="not-the-password",
-    )
+    conn = alice_over_sasl_ssl(sasl_ssl, ca, mechanism, "not-the-password")
     err = refused(conn)
     assert err.name == "SASL_AUTHENTICATION_FAILED"
     assert err.message.startswith(f"{kafka_says} (")
