@@ -43,6 +43,19 @@ def ldap_group(name: str) -> str:
     return "ldap:" + fixtures.group_dn(name).lower()
 
 
+def bind_operators(cluster, group_name: str):
+    """The identity provider's group ``group_name`` (as the console names it) is bound as operators on
+    ``cluster``; returns the cluster."""
+    from django.contrib.auth.models import Group
+
+    from console.models import Role, RoleBinding
+
+    RoleBinding.objects.create(
+        cluster=cluster, group=Group.objects.create(name=group_name), role=Role.OPERATOR
+    )
+    return cluster
+
+
 def provider_login(authorize_url: str, username: str, password: str) -> str:
     """Sign in at the provider's own login page and follow it to the console's callback; the callback
     URL the provider redirects to (not followed: the console's test client takes it from there)."""

@@ -10,9 +10,9 @@ from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from console import access
-from console.models import AuditEvent, IdentityLink, Role, RoleBinding
+from console.models import AuditEvent, IdentityLink, Role
 from tests.sso.fixtures import ldap_directory, require_ldap_extra, slapd  # noqa: F401 - fixtures
-from tests.sso.helpers import ldap_group, use_ldap
+from tests.sso.helpers import bind_operators, ldap_group, use_ldap
 
 pytestmark = pytest.mark.django_db
 
@@ -27,9 +27,7 @@ def directory(ldap_directory, settings):  # noqa: F811
 
 @pytest.fixture
 def operators_bound(offline_cluster):
-    group = Group.objects.create(name=ldap_group("kafka-operators"))
-    RoleBinding.objects.create(cluster=offline_cluster, group=group, role=Role.OPERATOR)
-    return offline_cluster
+    return bind_operators(offline_cluster, ldap_group("kafka-operators"))
 
 
 def _login(client, username, password):

@@ -11,15 +11,14 @@ import pytest
 import requests
 from authlib.integrations.django_client import DjangoOAuth2App
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.urls import reverse
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
 from console import access
-from console.models import AuditEvent, IdentityLink, Role, RoleBinding
+from console.models import AuditEvent, IdentityLink, Role
 from tests.sso.fixtures import identity_provider, oidc_provider  # noqa: F401 - fixtures
-from tests.sso.helpers import provider_login, use_oidc
+from tests.sso.helpers import bind_operators, provider_login, use_oidc
 
 pytestmark = pytest.mark.django_db
 
@@ -32,9 +31,7 @@ def provider(identity_provider, settings):  # noqa: F811
 
 @pytest.fixture
 def operators_bound(offline_cluster):
-    group = Group.objects.create(name="oidc:kafka-operators")
-    RoleBinding.objects.create(cluster=offline_cluster, group=group, role=Role.OPERATOR)
-    return offline_cluster
+    return bind_operators(offline_cluster, "oidc:kafka-operators")
 
 
 def _start(client) -> str:
