@@ -118,7 +118,8 @@ def audit_chain(request):
         return htmx.polled_fragment(request, "console/_audit_verify.html", context, finished=op.finished)
     status = chain_reads.chain_status(actor=request.user)
     context = {"status": status, **_verify_context(request, chain_reads.latest_verify())}
-    return render(request, "console/_audit_chain.html", context)
+    # Only the audit page's htmx asks for it: the fragment, whoever asks.
+    return htmx.fragment_or_page(request, "console/_audit_chain.html", None, context)
 
 
 @login_required
@@ -127,4 +128,5 @@ def audit_verify_all(request):
     """Queue the full re-walk from the archive anchor as an Operation; show its progress."""
     op = chain_reads.start_verify(actor=request.user, source_ip=client_ip(request))
     status = chain_reads.chain_status(actor=request.user)
-    return render(request, "console/_audit_chain.html", {"status": status, **_verify_context(request, op)})
+    context = {"status": status, **_verify_context(request, op)}
+    return htmx.fragment_or_page(request, "console/_audit_chain.html", None, context)

@@ -129,6 +129,7 @@ BY_HAND = {
     "a Vary header": re.compile(r"patch_vary_headers|vary_on_headers|[\"']Vary[\"']"),
     "django-htmx's responses": re.compile(r"django_htmx|HttpResponseClientRedirect|HttpResponseStopPolling"),
     "its own reading of request.htmx": re.compile(r"request\.htmx\b"),
+    "a fragment rendered without Vary": re.compile(r"\brender\(request, \"console/_"),
 }
 
 
