@@ -15,29 +15,24 @@ class Command(BaseCommand):
         parser.add_argument("rest", nargs="*")
 
     def handle(self, what, name, secret, rest, **options):
-        if what == "client":
+        if what in ("client", "service"):
+            grants = {
+                "client": dict(
+                    authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+                    redirect_uris=" ".join(rest),
+                    post_logout_redirect_uris=" ".join(u.split("/sso/")[0] + "/login/" for u in rest),
+                    skip_authorization=True,
+                ),
+                "service": dict(authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS),
+            }
             Application.objects.filter(client_id=name).delete()
             Application.objects.create(
                 name=name,
                 client_id=name,
                 client_secret=secret,
                 client_type=Application.CLIENT_CONFIDENTIAL,
-                authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
-                redirect_uris=" ".join(rest),
-                post_logout_redirect_uris=" ".join(u.split("/sso/")[0] + "/login/" for u in rest),
                 algorithm=Application.RS256_ALGORITHM,
-                skip_authorization=True,
-            )
-            return
-        if what == "service":
-            Application.objects.filter(client_id=name).delete()
-            Application.objects.create(
-                name=name,
-                client_id=name,
-                client_secret=secret,
-                client_type=Application.CLIENT_CONFIDENTIAL,
-                authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS,
-                algorithm=Application.RS256_ALGORITHM,
+                **grants[what],
             )
             return
         user, _ = User.objects.get_or_create(username=name)
