@@ -29,21 +29,29 @@ def test_it_refuses_neither_in_the_form():
     assert not form.is_valid() and "bootstrap controllers" in " ".join(form.non_field_errors())
 
 
-def test_test_connection_says_broker_addresses_are_not_controllers(client, sandbox, personas):
-    response = _post(client, personas, bootstrap_controllers=sandbox.bootstrap_servers)
+@pytest.mark.parametrize(
+    ("field", "given", "hint"),
+    [
+        pytest.param(
+            "bootstrap_controllers",
+            "bootstrap_servers",
+            "register them as bootstrap servers",
+            id="brokers-as-controllers",
+        ),
+        pytest.param(
+            "bootstrap_servers", "bootstrap_controllers", "bootstrap controllers", id="controllers-as-brokers"
+        ),
+    ],
+)
+def test_test_connection_says_which_addresses_were_given_in_the_wrong_field(
+    client, sandbox, personas, field, given, hint
+):
+    response = _post(client, personas, **{field: getattr(sandbox, given)})
     assert response.status_code == 200
     body = response.content.decode()
     assert "Connection failed" in body and "MISMATCHED_ENDPOINT_TYPE" in body
-    assert "register them as bootstrap servers" in body
+    assert hint in body
     assert not Cluster.objects.filter(name="ctl").exists()
-
-
-def test_test_connection_says_controller_addresses_are_not_brokers(client, sandbox, personas):
-    response = _post(client, personas, bootstrap_servers=sandbox.bootstrap_controllers)
-    assert response.status_code == 200
-    body = response.content.decode()
-    assert "Connection failed" in body and "MISMATCHED_ENDPOINT_TYPE" in body
-    assert "bootstrap controllers" in body
 
 
 def test_test_connection_reaches_the_controllers(client, sandbox, personas):
