@@ -44,6 +44,16 @@ class AclFilterForm(forms.Form):
                     self.add_error(None, error)
         return data
 
+    def query(self) -> dict:
+        """The list's arguments (acls.list_acls): what a valid form narrows, else every binding grouped
+        by principal, first page."""
+        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+        return {
+            "acl_filter": data.get("filter") or acl_core.validate_filter({}),
+            "group_by": data.get("group_by") or "principal",
+            "page": data.get("page") or 1,
+        }
+
 
 class AclBindingForm(forms.Form):
     """One binding to create."""

@@ -32,15 +32,8 @@ def acl_list(request, name: str):
     form = AclFilterForm(request.GET or None)
     listing, error = None, None
     if not form.is_bound or form.is_valid():
-        data = form.cleaned_data if form.is_bound else {}
         try:
-            listing = acls.list_acls(
-                actor=request.user,
-                cluster=cluster,
-                acl_filter=data.get("filter") or acl_core.validate_filter({}),
-                group_by=data.get("group_by") or "principal",
-                page=data.get("page") or 1,
-            )
+            listing = acls.list_acls(actor=request.user, cluster=cluster, **form.query())
         except KafkaOperationError as exc:
             error = exc
     cleaned = form.cleaned_data if form.is_bound and form.is_valid() else {}
