@@ -38,14 +38,16 @@ def start(personas, cluster, plan, throttle=1 * MB, **kw):
     return op, Reassignment.objects.get(operation=op)
 
 
+def kafka_plan(moves: dict[tuple[str, int], list[int]]) -> dict:
+    """Kafka's reassignment JSON document for ``moves`` ({(topic, partition): replicas})."""
+    partitions = [{"topic": t, "partition": p, "replicas": r} for (t, p), r in moves.items()]
+    return {"version": 1, "partitions": partitions}
+
+
 def plan_file(tmp_path, moves: dict[tuple[str, int], list[int]], name: str = "plan.json") -> str:
-    """Kafka's reassignment JSON for ``moves`` ({(topic, partition): replicas}), written to a file."""
-    doc = {
-        "version": 1,
-        "partitions": [{"topic": t, "partition": p, "replicas": r} for (t, p), r in moves.items()],
-    }
+    """Kafka's reassignment JSON for ``moves``, written to a file."""
     path = tmp_path / name
-    path.write_text(json.dumps(doc))
+    path.write_text(json.dumps(kafka_plan(moves)))
     return str(path)
 
 

@@ -11,25 +11,23 @@ from django.urls import reverse
 from console.models import AuditEvent, Operation, OperationState
 from console.models.reassignment import Reassignment
 from tests.conftest import run_now
+from tests.unit import reassign_world
+from tests.unit.reassign_world import kafka_plan
 
 pytestmark = pytest.mark.django_db
-MB = 1024 * 1024
 _names = itertools.count()
 
 
 def make_topic(sandbox, assignment):
-    name = f"reassign-v{next(_names)}"
-    sandbox.create_topic(
-        name, partitions=len(assignment), replication_factor=len(assignment[0]), assignment=assignment
+    return reassign_world.make_topic(
+        sandbox, assignment, mb_per_partition=4, name=f"reassign-v{next(_names)}"
     )
-    sandbox.produce_synthetic(name, 4 * MB * len(assignment))
-    sandbox.advance(1)
-    sandbox.produce_synthetic(name, 0)
-    return name
 
 
-def plan_text(topic, replicas):
-    return json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": replicas}]})
+def plan_form(topic, replicas, **more) -> dict:
+    """The plan page's JSON form moving partition 0 of ``topic`` to ``replicas`` at 1 MB/s."""
+    plan = json.dumps(kafka_plan({(topic, 0): replicas}))
+    return {"intent": "json", "plan_json": plan, "throttle_mb": "1", **more}
 
 
 def url(name, cluster, **kw):
@@ -59,7 +57,7 @@ def test_the_dry_run_shows_the_table_and_diff_without_changing_anything(
     client.force_login(personas["operator"])
     response = client.post(
         url("reassign_new", kafka_cluster),
-        {"intent": "json", "plan_json": plan_text(topic, [1, 3]), "throttle_mb": "1", "action": "preview"},
+        plan_form(topic, [1, 3], action="preview"),
     )
     assert response.status_code == 200
     body = response.content.decode()
@@ -72,7 +70,7 @@ def test_a_plan_with_problems_shows_them_per_partition(client, personas, kafka_c
     client.force_login(personas["operator"])
     response = client.post(
         url("reassign_new", kafka_cluster),
-        {"intent": "json", "plan_json": plan_text(topic, [1, 9]), "throttle_mb": "1", "action": "start"},
+        plan_form(topic, [1, 9], action="start"),
     )
     assert response.status_code == 200
     assert b"Unknown broker 9" in response.content
@@ -86,7 +84,7 @@ def test_it_starts_and_the_progress_fragment_polls_until_done(
     client.force_login(personas["operator"])
     response = client.post(
         url("reassign_new", kafka_cluster),
-        {"intent": "json", "plan_json": plan_text(topic, [1, 3]), "throttle_mb": "1", "action": "start"},
+        plan_form(topic, [1, 3], action="start"),
     )
     r = Reassignment.objects.get()
     assert response.status_code == 302 and response["Location"] == url(
@@ -115,7 +113,7 @@ def test_the_progress_fragment_warns_when_the_worker_goes_quiet(client, personas
     client.force_login(personas["operator"])
     client.post(
         url("reassign_new", kafka_cluster),
-        {"intent": "json", "plan_json": plan_text(topic, [1, 3]), "throttle_mb": "1", "action": "start"},
+        plan_form(topic, [1, 3], action="start"),
     )
     r = Reassignment.objects.get()
     progress = url("reassign_progress", kafka_cluster, rid=r.pk)
@@ -251,7 +249,7 @@ def test_the_form_reads_only_the_plans_partitions_and_start_reads_no_log_dirs(
 
     monkeypatch.setattr(KafkaGateway, "describe_log_dirs", spy)
     client.force_login(personas["operator"])
-    form = {"intent": "json", "plan_json": plan_text(topic, [1, 3]), "throttle_mb": "1"}
+    form = plan_form(topic, [1, 3])
     preview = client.post(url("reassign_new", kafka_cluster), {**form, "action": "preview"})
     assert preview.status_code == 200 and b"plan_sha256" in preview.content
     assert asked and all(p is not None and {(x.topic, x.partition) for x in p} == {(topic, 0)} for p in asked)
@@ -268,7 +266,7 @@ def test_start_checks_kafka_as_it_is_now_not_the_cached_snapshot(client, persona
 
     topic = make_topic(frozen, [[1, 2]])
     client.force_login(personas["operator"])
-    form = {"intent": "json", "plan_json": plan_text(topic, [1, 3]), "throttle_mb": "1"}
+    form = plan_form(topic, [1, 3])
     preview = client.post(url("reassign_new", kafka_cluster), {**form, "action": "preview"}).content.decode()
     import re
 
