@@ -112,6 +112,7 @@ NOT_REFUSALS = {
     "Indeterminate": "requests worker: a step's outcome",
     "LostClaim": "the operation runner: another worker owns the operation",
     "SecretsUnreadable": "key rotation's own command answers it",
+    "HeldInstead": "the CLI's signal that the action was held (or broke glass): it shows the held change, exit 0",
 }
 
 
