@@ -24,6 +24,18 @@ def sandbox():
         close_all()
 
 
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session (one core, two shuffle partitions) for the run's pipeline tests."""
+    from pipeline.config import load
+    from pipeline.spark import build_session
+
+    session = build_session(load(), master="local[1]")
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    yield session
+    session.stop()
+
+
 @pytest.fixture
 def frozen(sandbox):
     """Stop the sandbox's own clock: the test moves it with advance()."""

@@ -17,7 +17,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import generate, jobs, lake, reference, reports, rollups
-from pipeline.config import load
 from pipeline.reference import HOUR_MS, JobParams
 
 START = datetime(2026, 3, 1, 21, 0, tzinfo=UTC)  # crosses a day boundary
@@ -29,15 +28,6 @@ UNTIL = START + timedelta(hours=7)
 CLUSTER = "prod"
 NEW_TOPIC = "fresh.orders"
 pytestmark = pytest.mark.timeout(900)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from pipeline.spark import build_session
-
-    session = build_session(load(), master="local[1]")
-    session.conf.set("spark.sql.shuffle.partitions", "2")
-    return session
 
 
 def _with_new_topic(k: int, tables: dict) -> dict:

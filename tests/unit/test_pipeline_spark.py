@@ -14,7 +14,6 @@ import pyarrow.compute as pc
 import pytest
 
 from pipeline import generate, jobs, lake, reference, reports
-from pipeline.config import load
 from pipeline.reference import JobParams
 
 START = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)  # crosses a day boundary
@@ -23,16 +22,6 @@ PARAMS = JobParams(idle_days=0.5, forecast_window_days=0.25, min_history_h=12)
 NEW_TOPIC = "fresh.orders"  # created after the window's fourth snapshot
 # A JVM start plus ~20 small Spark jobs: generous under a loaded 2-core machine.
 pytestmark = pytest.mark.timeout(900)
-
-
-@pytest.fixture(scope="session")
-def spark():
-    from pipeline.spark import build_session
-
-    session = build_session(load(), master="local[1]")
-    session.conf.set("spark.sql.shuffle.partitions", "2")
-    yield session
-    session.stop()
 
 
 def _same(a, b) -> bool:
