@@ -30,6 +30,12 @@ def plan_form(topic, replicas, **more) -> dict:
     return {"intent": "json", "plan_json": plan, "throttle_mb": "1", **more}
 
 
+def post_plan(client, personas, cluster, topic, replicas, action: str):
+    """The operator posts the plan page's form moving ``topic``'s partition 0 to ``replicas``."""
+    client.force_login(personas["operator"])
+    return client.post(url("reassign_new", cluster), plan_form(topic, replicas, action=action))
+
+
 def url(name, cluster, **kw):
     return reverse(name, kwargs={"name": cluster.name, **kw})
 
@@ -54,11 +60,7 @@ def test_the_dry_run_shows_the_table_and_diff_without_changing_anything(
     client, personas, kafka_cluster, frozen
 ):
     topic = make_topic(frozen, [[1, 2]])
-    client.force_login(personas["operator"])
-    response = client.post(
-        url("reassign_new", kafka_cluster),
-        plan_form(topic, [1, 3], action="preview"),
-    )
+    response = post_plan(client, personas, kafka_cluster, topic, [1, 3], "preview")
     assert response.status_code == 200
     body = response.content.decode()
     assert 'id="diff"' in body and "1,2 → 1,3" in body and "4.0 MB" in body
@@ -67,11 +69,7 @@ def test_the_dry_run_shows_the_table_and_diff_without_changing_anything(
 
 def test_a_plan_with_problems_shows_them_per_partition(client, personas, kafka_cluster, frozen):
     topic = make_topic(frozen, [[1, 2]])
-    client.force_login(personas["operator"])
-    response = client.post(
-        url("reassign_new", kafka_cluster),
-        plan_form(topic, [1, 9], action="start"),
-    )
+    response = post_plan(client, personas, kafka_cluster, topic, [1, 9], "start")
     assert response.status_code == 200
     assert b"Unknown broker 9" in response.content
     assert not Reassignment.objects.exists()
@@ -81,11 +79,7 @@ def test_it_starts_and_the_progress_fragment_polls_until_done(
     client, personas, kafka_cluster, frozen, monkeypatch
 ):
     topic = make_topic(frozen, [[1, 2]])
-    client.force_login(personas["operator"])
-    response = client.post(
-        url("reassign_new", kafka_cluster),
-        plan_form(topic, [1, 3], action="start"),
-    )
+    response = post_plan(client, personas, kafka_cluster, topic, [1, 3], "start")
     r = Reassignment.objects.get()
     assert response.status_code == 302 and response["Location"] == url(
         "reassign_detail", kafka_cluster, rid=r.pk
@@ -110,11 +104,7 @@ def test_the_progress_fragment_warns_when_the_worker_goes_quiet(client, personas
     from django.utils import timezone
 
     topic = make_topic(frozen, [[1, 2]])
-    client.force_login(personas["operator"])
-    client.post(
-        url("reassign_new", kafka_cluster),
-        plan_form(topic, [1, 3], action="start"),
-    )
+    post_plan(client, personas, kafka_cluster, topic, [1, 3], "start")
     r = Reassignment.objects.get()
     progress = url("reassign_progress", kafka_cluster, rid=r.pk)
     # nothing ran yet, just submitted: no warning
