@@ -17,14 +17,13 @@ from django.utils import timezone
 
 from console import access, operations
 from console.audit import recorded
-from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.changes import approvals, gate
 from console.changes import audit_names as names
 from console.changes import kinds as held_kinds
 from console.changes.kinds import ChangeInvalid, Prepared
 from console.changes.notify import announce, notify_approvers, notify_requester
-from console.changes.queue import COMMENT_MAX, EXECUTE_KIND, claim_decision, record_step
+from console.changes.queue import COMMENT_MAX, EXECUTE_KIND, claim_decision, record_event, record_step
 from console.kafka import KafkaOperationError
 from console.models import Cluster
 from console.models.changes import ChangePolicy
@@ -114,18 +113,15 @@ def submit_change(
     digest = approvals.payload_digest(prepared.payload)
     with transaction.atomic():
         req = _held(actor, cluster, prepared, digest, reason, approvals_required=policy.approvers)
-        record_step(
-            req, req.requested_by_name, "submitted", f"{prepared.summary} (payload SHA-256 {digest[:12]}…)"
-        )
-        audit.record(
+        record_event(
+            req,
             actor=actor,
             action=names.SUBMIT,
-            cluster=cluster,
-            targets=[f"request:{req.pk}", prepared.resource],
-            params={"kind": prepared.kind, "payload_sha256": digest, "approvers": policy.approvers},
             outcome="requested",
+            params={"kind": prepared.kind, "payload_sha256": digest, "approvers": policy.approvers},
+            step="submitted",
+            text=f"{prepared.summary} (payload SHA-256 {digest[:12]}…)",
             source_ip=source_ip,
-            request_id=f"change-{req.pk}",
         )
         notify_approvers(req)
         announce(req, notify_events.CHANGE_HELD, f"{actor.get_username()} submitted: {prepared.summary}")
@@ -169,15 +165,15 @@ def _back_to_review(req: ChangeRequest, new_review: dict, why: str) -> None:
             operation=None,
         )
         req.approvals.all().delete()
-        record_step(req, "system", "drifted", why)
-        audit.record(
+        record_event(
+            req,
             actor=access.system_actor(),
             action=names.DRIFT,
-            cluster=req.cluster,
-            targets=[f"request:{req.pk}", req.resource],
-            params={"kind": req.kind, "reason": why},
             outcome="refused",
-            request_id=f"change-{req.pk}",
+            params={"kind": req.kind, "reason": why},
+            step="drifted",
+            text=why,
+            by="system",
         )
         notify_requester(req, f"Change #{req.pk} needs a fresh review: {why}")
         notify_approvers(req)
@@ -206,17 +202,11 @@ def approve_change(
         raise ChangeInvalid(["you have already approved this change"])
     with transaction.atomic():
         count = approvals.record(req, actor, comment)
-        record_step(
+        record_event(
             req,
-            actor.get_username(),
-            "approved",
-            f"{count} of {req.approvals_required}" + (f": {comment}" if comment else ""),
-        )
-        audit.record(
             actor=actor,
             action=names.APPROVE,
-            cluster=req.cluster,
-            targets=[f"request:{req.pk}", req.resource],
+            outcome="approved",
             params={
                 "kind": req.kind,
                 "payload_sha256": req.payload_sha256,
@@ -224,10 +214,10 @@ def approve_change(
                 "of": req.approvals_required,
                 "comment": comment,
             },
-            outcome="approved",
+            step="approved",
+            text=f"{count} of {req.approvals_required}" + (f": {comment}" if comment else ""),
             source_ip=source_ip,
             on_behalf_of=req.requested_by_name,
-            request_id=f"change-{req.pk}",
         )
     if count < req.approvals_required:
         return req
@@ -317,21 +307,20 @@ def break_glass(
             decided_at=timezone.now(),
             decision_comment=f"BREAK GLASS: {justification}",
         )
-        record_step(req, actor.get_username(), "break glass", justification)
-        audit.record(
+        record_event(
+            req,
             actor=actor,
             action=names.BREAK_GLASS,
-            cluster=cluster,
-            targets=[f"request:{req.pk}", prepared.resource],
+            outcome="requested",
             params={
                 "kind": prepared.kind,
                 "payload_sha256": digest,
                 "justification": justification,
                 "break_glass": True,
             },
-            outcome="requested",
+            step="break glass",
+            text=justification,
             source_ip=source_ip,
-            request_id=f"change-{req.pk}",
         )
         notify_approvers(req)
         announce(

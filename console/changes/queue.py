@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.utils import timezone
 
 from console import access
+from console.audit import store as audit
 from console.models.requests import ChangeRequest, RequestEvent, RequestKind, RequestState
 
 EXECUTE_KIND = "request.execute"
@@ -32,6 +33,37 @@ def label(req) -> str:
 def record_step(req: ChangeRequest, actor_name: str, step: str, text: str = "") -> None:
     """One line of a request's (or held change's) timeline."""
     RequestEvent.objects.create(request=req, actor_name=actor_name, step=step, text=text)
+
+
+def record_event(
+    req: ChangeRequest,
+    *,
+    actor,
+    action: str,
+    outcome: str,
+    params: dict,
+    step: str = "",
+    text: str = "",
+    by: str | None = None,
+    source_ip: str | None = None,
+    on_behalf_of: str = "",
+) -> None:
+    """A queue step's audit event (targets: the request and its resource; request id
+    ``change-<id>`` for a held change, ``request-<id>`` for a request) and, with ``step``, its
+    timeline line (by ``by``, default the actor). Inside the caller's transaction."""
+    if step:
+        record_step(req, actor.get_username() if by is None else by, step, text)
+    audit.record(
+        actor=actor,
+        action=action,
+        cluster=req.cluster,
+        targets=[f"request:{req.pk}", req.resource],
+        params=params,
+        outcome=outcome,
+        source_ip=source_ip,
+        on_behalf_of=on_behalf_of,
+        request_id=f"{'change' if req.gated else 'request'}-{req.pk}",
+    )
 
 
 def claim_decision(req: ChangeRequest, state: str, actor, comment: str) -> None:

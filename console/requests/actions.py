@@ -16,13 +16,19 @@ from django.utils import timezone
 
 from console import access, notify, operations
 from console.audit import recorded
-from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.changes import actions as changes
 from console.changes import approvals
 from console.changes import kinds as held_kinds
 from console.changes.notify import announce, notify_approvers, notify_requester
-from console.changes.queue import COMMENT_MAX, EXECUTE_KIND, RequestInvalid, claim_decision, record_step
+from console.changes.queue import (
+    COMMENT_MAX,
+    EXECUTE_KIND,
+    RequestInvalid,
+    claim_decision,
+    record_event,
+    record_step,
+)
 from console.models import Cluster, Operation
 from console.models.requests import (
     AutoApproveRule,
@@ -79,16 +85,15 @@ def submit_request(
             requested_by=actor,
             requested_by_name=actor.get_username(),
         )
-        record_step(req, req.requested_by_name, "submitted", checked.summary)
-        audit.record(
+        record_event(
+            req,
             actor=actor,
             action=names.SUBMIT,
-            cluster=cluster,
-            targets=[f"request:{req.pk}", checked.resource],
-            params={"kind": kind, "payload": checked.payload, "reason": reason},
             outcome="requested",
+            params={"kind": kind, "payload": checked.payload, "reason": reason},
+            step="submitted",
+            text=checked.summary,
             source_ip=source_ip,
-            request_id=f"request-{req.pk}",
         )
         announce(req, notify.events.REQUEST_SUBMITTED, f"{req.requested_by_name} asks: {checked.summary}")
         if auto:
@@ -127,12 +132,13 @@ def _approval_text(count: int, needed: int, comment: str) -> str:
     return f"{count} of {needed}" + (f": {comment}" if comment else "")
 
 
-def _audit_approval(req: ChangeRequest, actor, comment: str, source_ip, count: int, needed: int, auto: bool):
-    audit.record(
+def _record_approval(req: ChangeRequest, actor, comment: str, source_ip, count: int, needed: int, auto: bool):
+    """One approval's timeline line and audit event (the last one needed, or one short of it)."""
+    record_event(
+        req,
         actor=actor,
         action=names.AUTO_APPROVE if auto else names.APPROVE,
-        cluster=req.cluster,
-        targets=[f"request:{req.pk}", req.resource],
+        outcome="approved",
         params={
             "kind": req.kind,
             "payload": req.payload,
@@ -140,10 +146,10 @@ def _audit_approval(req: ChangeRequest, actor, comment: str, source_ip, count: i
             "approval": count,
             "of": needed,
         },
-        outcome="approved",
+        step="auto-approved" if auto else "approved",
+        text=_approval_text(count, needed, comment),
         source_ip=source_ip,
         on_behalf_of=req.requested_by_name,
-        request_id=f"request-{req.pk}",
     )
 
 
@@ -159,13 +165,7 @@ def _approve(
 ) -> None:
     """Inside the caller's transaction: mark approved, audit, start the Operation (dispatched on commit)."""
     claim_decision(req, RequestState.APPROVED, actor, comment)
-    record_step(
-        req,
-        actor.get_username(),
-        "auto-approved" if auto else "approved",
-        _approval_text(count, needed, comment),
-    )
-    _audit_approval(req, actor, comment, source_ip, count, needed, auto)
+    _record_approval(req, actor, comment, source_ip, count, needed, auto)
     op = operations.start(
         actor=req.requested_by if auto else actor,
         kind=EXECUTE_KIND,
@@ -218,8 +218,7 @@ def approve_request(
         if count >= needed:
             _approve(request, actor, comment, source_ip, count=count, needed=needed)
         else:
-            record_step(request, actor.get_username(), "approved", _approval_text(count, needed, comment))
-            _audit_approval(request, actor, comment, source_ip, count, needed, auto=False)
+            _record_approval(request, actor, comment, source_ip, count, needed, auto=False)
     request.refresh_from_db()
     return request
 
@@ -238,17 +237,16 @@ def reject_request(
     with transaction.atomic():
         claim_decision(request, RequestState.REJECTED, actor, comment)
         ChangeRequest.objects.filter(pk=request.pk).update(finished_at=timezone.now())
-        record_step(request, actor.get_username(), "rejected", comment)
-        audit.record(
+        record_event(
+            request,
             actor=actor,
             action=names.REJECT,
-            cluster=request.cluster,
-            targets=[f"request:{request.pk}", request.resource],
-            params={"kind": request.kind, "comment": comment},
             outcome="rejected",
+            params={"kind": request.kind, "comment": comment},
+            step="rejected",
+            text=comment,
             source_ip=source_ip,
             on_behalf_of=request.requested_by_name,
-            request_id=f"request-{request.pk}",
         )
         notify_requester(
             request, f"Your request #{request.pk} was rejected by {actor.get_username()}: {comment}"
@@ -281,16 +279,14 @@ def cancel_request(*, actor, request: ChangeRequest, source_ip: str | None = Non
         )
         if not updated:
             raise RequestInvalid(["only a request waiting for approval can be cancelled"])
-        record_step(request, actor.get_username(), "cancelled")
-        audit.record(
+        record_event(
+            request,
             actor=actor,
             action=names.CANCEL,
-            cluster=request.cluster,
-            targets=[f"request:{request.pk}", request.resource],
-            params={"kind": request.kind},
             outcome="success",
+            params={"kind": request.kind},
+            step="cancelled",
             source_ip=source_ip,
-            request_id=f"request-{request.pk}",
         )
     request.refresh_from_db()
     return request
