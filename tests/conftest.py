@@ -71,6 +71,16 @@ def kafka_cluster(db, sandbox):
 
 
 @pytest.fixture
+def operator2(kafka_cluster, django_user_model):
+    """A second operator of the sandbox cluster (password "pw-operator2"): the other pair of eyes."""
+    from console.models import Role, RoleBinding
+
+    second = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
+    RoleBinding.objects.create(cluster=kafka_cluster, user=second, role=Role.OPERATOR)
+    return second
+
+
+@pytest.fixture
 def fresh_metadata_cache():
     """The process's topic-metadata cache starts and ends the test empty (another test's snapshot of
     the shared sandbox never answers for this one)."""

@@ -12,7 +12,7 @@ from console.acls import core as acl_core
 from console.changes import actions as changes
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
-from console.models import AuditEvent, Role, RoleBinding
+from console.models import AuditEvent
 from console.models.requests import ChangeRequest, RequestState
 from console.topics import actions as topics
 from console.topics.actions import TopicSpec
@@ -25,15 +25,13 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def api(client, personas, kafka_cluster, django_user_model, frozen):
-    second = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
-    RoleBinding.objects.create(cluster=kafka_cluster, user=second, role=Role.OPERATOR)
+def api(client, personas, kafka_cluster, operator2, frozen):
     changes.set_policy(
         actor=personas["admin"], cluster=kafka_cluster, enabled=True,
         kinds=["config", "acl", "topic.create"], roles=[], approvers=1,
     )  # fmt: skip
     with kafka_restored(frozen):
-        yield _caller(client, {**personas, "operator2": second})
+        yield _caller(client, {**personas, "operator2": operator2})
 
 
 def retention(cluster, topic):

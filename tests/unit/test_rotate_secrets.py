@@ -33,7 +33,6 @@ from console.models.requests import ChangeRequest, RequestState
 from tests.unit import test_changes as base
 
 pytestmark = pytest.mark.django_db
-operator2 = base.operator2  # fixture
 
 KEY_OLD, KEY_NEW = Fernet.generate_key().decode(), Fernet.generate_key().decode()
 CONSOLE = Path(__file__).resolve().parents[2] / "console"
