@@ -38,8 +38,13 @@ def node(sandbox):
 @pytest.fixture
 def reset_level(controller_cluster, node, personas):
     yield
-    controllers.change_log_levels(
-        actor=personas["admin"], cluster=controller_cluster, node_id=node, levels={LOGGER: "INFO"}
+    set_levels(personas, controller_cluster, node, {LOGGER: "INFO"}, who="admin")
+
+
+def set_levels(personas, cluster, node_id: int, levels: dict, *, who: str = "operator", **kw):
+    """``who`` changes the controller's log levels (``kw``: dry_run, source_ip)."""
+    return controllers.change_log_levels(
+        actor=personas[who], cluster=cluster, node_id=node_id, levels=levels, **kw
     )
 
 
@@ -59,13 +64,7 @@ def test_it_describes_a_controllers_configs_and_log_levels(controller_cluster, n
 
 def test_it_dry_runs_a_log_level_change_without_changing_it(controller_cluster, node, personas):
     before = _level(controller_cluster, node, LOGGER)
-    result = controllers.change_log_levels(
-        actor=personas["operator"],
-        cluster=controller_cluster,
-        node_id=node,
-        levels={LOGGER: "debug"},
-        dry_run=True,
-    )
+    result = set_levels(personas, controller_cluster, node, {LOGGER: "debug"}, dry_run=True)
     assert result.ok and result.dry_run and result.error is None
     assert [(d.logger, d.old, d.new, d.op) for d in result.diffs] == [(LOGGER, before, "DEBUG", "SET")]
     assert _level(controller_cluster, node, LOGGER) == before
@@ -86,13 +85,7 @@ def test_it_changes_one_controllers_log_level_and_audits_it(
 ):
     other = next(c for c in sandbox.state.controllers if c != node)
     other_before = _level(controller_cluster, other, LOGGER)
-    result = controllers.change_log_levels(
-        actor=personas["operator"],
-        cluster=controller_cluster,
-        node_id=node,
-        levels={LOGGER: "TRACE"},
-        source_ip="10.0.0.9",
-    )
+    result = set_levels(personas, controller_cluster, node, {LOGGER: "TRACE"}, source_ip="10.0.0.9")
     assert result.ok and not result.dry_run
     assert _level(controller_cluster, node, LOGGER) == "TRACE"
     assert _level(controller_cluster, other, LOGGER) == other_before  # per controller, not cluster-wide
@@ -106,18 +99,14 @@ def test_it_changes_one_controllers_log_level_and_audits_it(
 
 def test_it_refuses_a_level_kafka_does_not_know_before_calling_kafka(controller_cluster, node, personas):
     with pytest.raises(controllers.LogLevelPlanError) as exc:
-        controllers.change_log_levels(
-            actor=personas["operator"], cluster=controller_cluster, node_id=node, levels={LOGGER: "LOUD"}
-        )
+        set_levels(personas, controller_cluster, node, {LOGGER: "LOUD"})
     assert "LOUD" in str(exc.value)
     assert not AuditEvent.objects.filter(action__startswith="controller.").exclude(outcome="refused").exists()
 
 
 def test_it_refuses_a_viewer(controller_cluster, node, personas):
     with pytest.raises(PermissionDenied):
-        controllers.change_log_levels(
-            actor=personas["viewer"], cluster=controller_cluster, node_id=node, levels={LOGGER: "DEBUG"}
-        )
+        set_levels(personas, controller_cluster, node, {LOGGER: "DEBUG"}, who="viewer")
 
 
 def test_it_needs_a_controller_connection(kafka_cluster, personas):
@@ -130,9 +119,7 @@ def test_it_names_an_unknown_controller(controller_cluster, personas):
     data = controllers.describe_controller(actor=personas["viewer"], cluster=controller_cluster, node_id=4242)
     assert data.loggers_error is not None and data.loggers_error.name == "UNKNOWN_CONTROLLER_ID"
     with pytest.raises(KafkaOperationError) as exc:
-        controllers.change_log_levels(
-            actor=personas["operator"], cluster=controller_cluster, node_id=4242, levels={LOGGER: "DEBUG"}
-        )
+        set_levels(personas, controller_cluster, 4242, {LOGGER: "DEBUG"})
     assert exc.value.name == "UNKNOWN_CONTROLLER_ID"
 
 
@@ -234,20 +221,14 @@ def test_it_audits_and_shows_a_logger_kafka_refuses(client, controller_cluster, 
 
 def test_it_refuses_to_reset_the_root_logger_before_calling_kafka(controller_cluster, node, personas):
     with pytest.raises(controllers.LogLevelPlanError, match="root logger cannot be reset"):
-        controllers.change_log_levels(
-            actor=personas["operator"], cluster=controller_cluster, node_id=node, levels={"root": "RESET"}
-        )
+        set_levels(personas, controller_cluster, node, {"root": "RESET"})
 
 
 def test_it_changes_the_log_level_of_an_inactive_controller(sandbox, controller_cluster, personas):
     inactive = max(c for c in sandbox.state.controllers if c != sandbox.state.active_controller)
-    result = controllers.change_log_levels(
-        actor=personas["operator"], cluster=controller_cluster, node_id=inactive, levels={LOGGER: "DEBUG"}
-    )
+    result = set_levels(personas, controller_cluster, inactive, {LOGGER: "DEBUG"})
     try:
         assert result.ok, result.error
         assert _level(controller_cluster, inactive, LOGGER) == "DEBUG"
     finally:
-        controllers.change_log_levels(
-            actor=personas["operator"], cluster=controller_cluster, node_id=inactive, levels={LOGGER: "INFO"}
-        )
+        set_levels(personas, controller_cluster, inactive, {LOGGER: "INFO"})
