@@ -35,13 +35,21 @@ def browser():
         instance.close()
 
 
-@pytest.fixture
-def page(browser):
+@contextmanager
+def browser_tab(browser):
+    """A tab in a context of its own (its own cookies), closed afterwards."""
     context = browser.new_context()
     context.set_default_timeout(15000)
-    tab = context.new_page()
-    yield tab
-    context.close()
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(browser):
+    with browser_tab(browser) as tab:
+        yield tab
 
 
 def login(page, live_server, username: str, password: str) -> None:
@@ -49,6 +57,34 @@ def login(page, live_server, username: str, password: str) -> None:
     page.fill("#id_username", username)
     page.fill("#id_password", password)
     page.click("button[type=submit]")
+
+
+@contextmanager
+def signed_in_tab(browser, live_server, username: str, password: str):
+    """A second user's tab beside the test's own ``page``, logged in."""
+    with browser_tab(browser) as tab:
+        login(tab, live_server, username, password)
+        yield tab
+
+
+@pytest.fixture
+def operator2(kafka_cluster, django_user_model):
+    """A second operator of the sandbox cluster (password "pw-operator2"): the other pair of eyes."""
+    from console.models import Role, RoleBinding
+
+    second = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
+    RoleBinding.objects.create(cluster=kafka_cluster, user=second, role=Role.OPERATOR)
+    return second
+
+
+@pytest.fixture
+def fresh_metadata_cache():
+    """The console's cached cluster metadata emptied before and after the test."""
+    from console.topics import cache as metadata_cache
+
+    metadata_cache.clear()
+    yield
+    metadata_cache.clear()
 
 
 @contextmanager
@@ -80,3 +116,15 @@ def background_worker(step, interval_s: float = 0.3):
     finally:
         stop.set()
         thread.join(10)
+
+
+def operations_worker(**only):
+    """``background_worker`` running the pending operations (those matching ``only``, e.g. kind=...)."""
+    from console import operations
+    from console.models import Operation
+
+    def step():
+        for op_id in Operation.objects.filter(state="pending", **only).values_list("pk", flat=True):
+            operations.run(op_id, worker="e2e")
+
+    return background_worker(step)

@@ -211,23 +211,19 @@ def topic_list(page, base: str, name: str) -> str:
 
 
 def topic_create(page, base: str, name: str, topic: str) -> str:
+    from tests.e2e.pages import create_topic
+
     page.goto(f"{base}/c/{name}/topics/")
-    page.click("text=Create topic")
-    page.fill("#id_name", topic)
-    page.fill("#id_partitions", "1")
-    page.fill("#id_replication_factor", "2")
-    page.click("button[value=create]")
-    page.wait_for_url(f"{base}/c/{name}/topics/{topic}/", timeout=60000)
+    create_topic(page, f"{base}/c/{name}", topic, 1, 2, timeout=60000)
     return f"{topic}: {page.locator('#partitions tbody tr').count()} partition"
 
 
 def alter_config(page, base: str, name: str, topic: str) -> str:
+    from tests.e2e.pages import preview_config_change
+
     page.goto(f"{base}/c/{name}/topics/{topic}/")
     page.click("text=Edit configs")
-    page.select_option("#id_op_0", "SET")
-    page.fill("#id_key_0", "retention.ms")
-    page.fill("#id_value_0", "7200000")
-    page.click("button[value=preview]")
+    preview_config_change(page, "retention.ms", "7200000")
     page.locator("#config-diff").wait_for()
     page.click("button[value=apply]")
     page.locator(".messages", has_text="applied").wait_for(timeout=60000)
@@ -238,24 +234,18 @@ def alter_config(page, base: str, name: str, topic: str) -> str:
 
 
 def acl_change(page, base: str, name: str, topic: str, tools: Tools) -> str:
+    from tests.e2e.pages import apply_acls, review_acl_binding
+
     page.goto(f"{base}/c/{name}/acls/new/")
-    page.select_option("#acl-single #id_resource_type", "TOPIC")
-    page.fill("#acl-single #id_resource_name", topic)
-    page.fill("#acl-single #id_principal", "User:flow-app")
-    page.select_option("#acl-single #id_operation", "READ")
-    page.click("#acl-single button[type=submit]")
-    page.locator("#acl-creates").wait_for()
-    page.click("#acl-apply")
-    page.locator("#acl-results").wait_for(timeout=60000)
-    created = page.inner_text("#acl-results")
+    review_acl_binding(page, topic, "User:flow-app", "READ")
+    created = apply_acls(page, timeout=60000)
     listed = tools.run("kafka-acls.sh", "--list", "--topic", topic)
     if "created" not in created or "User:flow-app" not in listed:
         raise RuntimeError(f"page: {created[:200]}; kafka-acls.sh: {listed[-200:]}")
     page.goto(f"{base}/c/{name}/acls/?resource_name={topic}")
     page.click("#acl-delete-matching")
     page.locator("#acl-deletes").wait_for()
-    page.click("#acl-apply")
-    page.locator("#acl-results").wait_for(timeout=60000)
+    apply_acls(page, timeout=60000)
     after = tools.run("kafka-acls.sh", "--list", "--topic", topic)
     if "User:flow-app" in after:
         raise RuntimeError(f"still listed after delete: {after[-200:]}")

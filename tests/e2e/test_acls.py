@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from tests.e2e.conftest import login
+from tests.e2e.pages import apply_acls, review_acl_binding
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -15,15 +16,8 @@ def test_an_operator_adds_lists_and_deletes_a_binding(page, live_server, sandbox
     topic = f"e2e-acl-{uuid.uuid4().hex[:8]}"
     login(page, live_server, "operator", "pw-operator")
     page.goto(f"{live_server.url}/c/sandbox/acls/new/")
-    page.select_option("#acl-single #id_resource_type", "TOPIC")
-    page.fill("#acl-single #id_resource_name", topic)
-    page.fill("#acl-single #id_principal", "User:orders-app")
-    page.select_option("#acl-single #id_operation", "READ")
-    page.click("#acl-single button[type=submit]")
-    page.locator("#acl-creates").wait_for()
-    page.click("#acl-apply")
-    page.locator("#acl-results").wait_for()
-    assert "created" in page.inner_text("#acl-results")
+    review_acl_binding(page, topic, "User:orders-app", "READ")
+    assert "created" in apply_acls(page)
 
     page.goto(f"{live_server.url}/c/sandbox/acls/?resource_name={topic}")
     assert "User:orders-app" in page.inner_text("#acl-bindings")
@@ -32,8 +26,6 @@ def test_an_operator_adds_lists_and_deletes_a_binding(page, live_server, sandbox
     page.click("#acl-delete-matching")  # the same filter, previewed before anything is deleted
     page.locator("#acl-deletes").wait_for()
     assert page.locator("#acl-deletes input[name=delete]").count() == 1
-    page.click("#acl-apply")
-    page.locator("#acl-results").wait_for()
-    assert "deleted" in page.inner_text("#acl-results")
+    assert "deleted" in apply_acls(page)
     page.goto(f"{live_server.url}/c/sandbox/acls/?resource_name={topic}")
     assert "0 bindings" in page.inner_text("#acl-count")

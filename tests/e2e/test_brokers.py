@@ -9,6 +9,7 @@ import pytest
 
 from console.topics import cache as metadata_cache
 from tests.e2e.conftest import login
+from tests.e2e.pages import open_from_nav
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -20,9 +21,7 @@ def test_brokers_page_broker_partitions_and_its_configs(page, live_server, sandb
     try:
         login(page, live_server, "viewer", "pw-viewer")
         page.wait_for_load_state()
-        page.goto(f"{live_server.url}/c/{kafka_cluster.name}/")
-        page.click("nav.main-nav >> text=Brokers")
-        page.wait_for_url(f"{live_server.url}/c/{kafka_cluster.name}/brokers/")
+        open_from_nav(page, f"{live_server.url}/c/{kafka_cluster.name}", "Brokers", "brokers")
         assert page.locator("#brokers tr[data-broker]").count() == len(sandbox.state.brokers)
         assert "of 1.0" in page.inner_text('#brokers tr[data-broker="2"]')  # disk used of total
 

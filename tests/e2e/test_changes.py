@@ -8,23 +8,25 @@ import uuid
 
 import pytest
 
-from console import operations
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigResource
-from console.models import AuditEvent, Operation, Role, RoleBinding
+from console.models import AuditEvent
 from console.models.requests import ChangeRequest
 from console.topics import actions as topics
-from console.topics import cache as metadata_cache
-from tests.e2e.conftest import background_worker, login
+from tests.e2e.conftest import login, operations_worker, signed_in_tab
+from tests.e2e.pages import (
+    approve,
+    approve_in_browser,
+    preview_config_change,
+    review_acl_binding,
+    review_row,
+)
 
-pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fresh_metadata_cache"),
+]
 
 
 def retention(cluster, name: str) -> str:
@@ -33,10 +35,8 @@ def retention(cluster, name: str) -> str:
 
 
 def test_an_operators_config_change_is_held_reviewed_with_its_diff_and_approved_by_a_second_user(
-    page, browser, live_server, personas, kafka_cluster, django_user_model
+    page, browser, live_server, personas, kafka_cluster, operator2
 ):
-    second = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
-    RoleBinding.objects.create(cluster=kafka_cluster, user=second, role=Role.OPERATOR)
     name = f"e2e.chg-{uuid.uuid4().hex[:8]}"
     topics.create_topics(
         actor=personas["operator"],
@@ -59,10 +59,7 @@ def test_an_operators_config_change_is_held_reviewed_with_its_diff_and_approved_
     # The operator's edit is submitted for approval, not applied.
     login(page, live_server, "operator", "pw-operator")
     page.goto(f"{base}/topics/{name}/configs/")
-    page.select_option("#id_op_0", "SET")
-    page.fill("#id_key_0", "retention.ms")
-    page.fill("#id_value_0", "7200000")
-    page.click("button[value=preview]")
+    preview_config_change(page, "retention.ms", "7200000")
     page.locator("#config-diff").wait_for()
     assert page.locator("button[value=apply]").inner_text() == "Submit for approval"
     assert page.locator("#break-glass").count() == 0  # not an admin
@@ -76,67 +73,23 @@ def test_an_operators_config_change_is_held_reviewed_with_its_diff_and_approved_
     assert page.inner_text("#change-digest") == req.payload_sha256
 
     # A second operator reviews the diff and approves; the worker runs exactly that change.
-    other = browser.new_context()
-    try:
-        tab = other.new_page()
-        tab.set_default_timeout(15000)
-        login(tab, live_server, "operator2", "pw-operator2")
+    with signed_in_tab(browser, live_server, "operator2", "pw-operator2") as tab:
         tab.goto(f"{base}/requests/")
         tab.locator("#request-queue", has_text=name).wait_for()
         tab.goto(f"{base}/requests/{req.pk}/")
-        cells = [
-            c.strip() for c in tab.locator("#change-review tbody tr").first.locator("td").all_inner_texts()
-        ]
-        assert cells == ["retention.ms", "SET", "1000", "7200000"]
+        assert review_row(tab) == ["retention.ms", "SET", "1000", "7200000"]
         assert "valid" in tab.inner_text("#change-kafka")
         assert "0 of 1" in tab.inner_text("#change-approvals")
-
-        def step():
-            for op_id in Operation.objects.filter(state="pending").values_list("pk", flat=True):
-                operations.run(op_id, worker="e2e")
-
-        with background_worker(step):
-            tab.fill("#request-decision textarea", "checked the diff")
-            tab.click("#approve")
-            tab.locator(".messages", has_text="approved").wait_for()
-            tab.locator("#request-status, .status", has_text="Done").first.wait_for(timeout=30000)
+        with operations_worker():
+            approve(tab, "checked the diff")
         assert retention(kafka_cluster, name) == "7200000"
-    finally:
-        other.close()
     applied = AuditEvent.objects.get(action="config.alter", outcome="success")
     assert applied.actor_name == "operator" and applied.request_id == f"change-{req.pk}"
     assert AuditEvent.objects.filter(action="change.approve", actor_name="operator2").exists()
 
 
-def _approve_in_browser(browser, live_server, base, req_id, check):
-    """operator2 opens the held change, checks what it shows (``check(tab)``) and approves; the
-    worker runs the approved change (only the change's own operation: nothing else moves)."""
-    from console.changes.queue import EXECUTE_KIND
-
-    other = browser.new_context()
-    try:
-        tab = other.new_page()
-        tab.set_default_timeout(15000)
-        login(tab, live_server, "operator2", "pw-operator2")
-        tab.goto(f"{base}/requests/{req_id}/")
-        check(tab)
-
-        def step():
-            for op_id in Operation.objects.filter(state="pending", kind=EXECUTE_KIND).values_list(
-                "pk", flat=True
-            ):
-                operations.run(op_id, worker="e2e")
-
-        with background_worker(step):
-            tab.click("#approve")
-            tab.locator(".messages", has_text="approved").wait_for()
-            tab.locator("#request-status, .status", has_text="Done").first.wait_for(timeout=30000)
-    finally:
-        other.close()
-
-
 def test_held_acl_change_and_reassignment_go_submit_review_approve_run_in_the_browser(
-    page, browser, live_server, personas, kafka_cluster, sandbox, django_user_model
+    page, browser, live_server, personas, kafka_cluster, sandbox, operator2
 ):
     import json
 
@@ -146,8 +99,6 @@ def test_held_acl_change_and_reassignment_go_submit_review_approve_run_in_the_br
     from console.changes import gate
     from console.models.reassignment import Reassignment
 
-    second = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
-    RoleBinding.objects.create(cluster=kafka_cluster, user=second, role=Role.OPERATOR)
     changes.set_policy(
         actor=personas["admin"], cluster=kafka_cluster, enabled=True,
         kinds=["acl", "reassignment"], roles=[], approvers=1,
@@ -162,14 +113,7 @@ def test_held_acl_change_and_reassignment_go_submit_review_approve_run_in_the_br
 
     # ACL: the review page submits the binding for approval instead of creating it.
     page.goto(f"{base}/acls/new/")
-    page.select_option("#acl-single #id_resource_type", "TOPIC")
-    page.select_option("#acl-single #id_pattern_type", "LITERAL")
-    page.fill("#acl-single #id_resource_name", topic)
-    page.fill("#acl-single #id_principal", "User:held-reader")
-    page.select_option("#acl-single #id_operation", "READ")
-    page.select_option("#acl-single #id_permission", "ALLOW")
-    page.click("#acl-single button[type=submit]")
-    page.locator("#acl-creates").wait_for()
+    review_acl_binding(page, topic, "User:held-reader", "READ", pattern_type="LITERAL", permission="ALLOW")
     assert page.locator("#acl-apply").count() == 0 and page.locator("#break-glass").count() == 0
     page.click("#submit-for-review")
     page.wait_for_url(f"{base}/requests/*/")
@@ -178,10 +122,7 @@ def test_held_acl_change_and_reassignment_go_submit_review_approve_run_in_the_br
     assert not acls.preview_delete(actor=personas["admin"], cluster=kafka_cluster, filters=[wanted])
 
     def acl_shown(tab):
-        cells = [
-            c.strip() for c in tab.locator("#change-review tbody tr").first.locator("td").all_inner_texts()
-        ]
-        assert cells == [
+        assert review_row(tab) == [
             "create",
             "User:held-reader",
             "ALLOW",
@@ -192,7 +133,7 @@ def test_held_acl_change_and_reassignment_go_submit_review_approve_run_in_the_br
             "created",
         ]
 
-    _approve_in_browser(browser, live_server, base, acl_req.pk, acl_shown)
+    approve_in_browser(browser, live_server, base, acl_req.pk, acl_shown)
     assert acls.preview_delete(actor=personas["admin"], cluster=kafka_cluster, filters=[wanted])
 
     # Reassignment: the dry run's plan is submitted with bytes per broker and the ETA at its throttle.
@@ -216,12 +157,9 @@ def test_held_acl_change_and_reassignment_go_submit_review_approve_run_in_the_br
         )
         assert facts["Bytes to copy"] == "2.0 MB" and facts["Broker 3"] == "in 2.0 MB, out 0 B"
         assert facts["Estimated time at the throttle"] == "2s" and "1.0 MB/s per broker" in facts["Throttle"]
-        cells = [
-            c.strip() for c in tab.locator("#change-review tbody tr").first.locator("td").all_inner_texts()
-        ]
-        assert cells[:4] == [topic, "0", "[1, 2]", "[1, 3]"]
+        assert review_row(tab)[:4] == [topic, "0", "[1, 2]", "[1, 3]"]
 
-    _approve_in_browser(browser, live_server, base, move.pk, plan_shown)
+    approve_in_browser(browser, live_server, base, move.pk, plan_shown)
     r = Reassignment.objects.get()
     assert list(r.partitions.values_list("topic", "partition", "original", "target")) == [
         (topic, 0, [1, 2], [1, 3])

@@ -14,42 +14,33 @@ from console.changes import actions as changes
 from console.changes import gate
 from console.configs import actions as configs
 from console.kafka import ConfigChange
-from console.models import Operation, Role, RoleBinding
+from console.models import Operation, Role
 from console.models.reassignment import Reassignment
 from console.models.requests import ChangeRequest, RequestState
 from console.reassignment import actions as reassignment
-from console.topics import cache as metadata_cache
 from tests.conftest import run_now
 from tests.e2e.conftest import login
-from tests.e2e.test_changes import _approve_in_browser
+from tests.e2e.pages import approve_in_browser, fill_new_topic, preview_config_change, review_row
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 MB = 1024 * 1024
 
 
 @pytest.fixture
-def held(personas, kafka_cluster, django_user_model):
+def held(personas, kafka_cluster, operator2, fresh_metadata_cache):
     """Every kind held for operators, one approver; operator2 is the second pair of eyes."""
-    metadata_cache.clear()
-    second = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
-    RoleBinding.objects.create(cluster=kafka_cluster, user=second, role=Role.OPERATOR)
     changes.set_policy(
         actor=personas["admin"], cluster=kafka_cluster, enabled=True, kinds=list(gate.KINDS),
         roles=[Role.OPERATOR], approvers=1,
     )  # fmt: skip
-    yield f"/c/{kafka_cluster.name}"
-    metadata_cache.clear()
-
-
-def row(tab, table="#change-review") -> list[str]:
-    return [c.strip() for c in tab.locator(f"{table} tbody tr").first.locator("td").all_inner_texts()]
+    return f"/c/{kafka_cluster.name}"
 
 
 def shows(expected: list[str], columns=None):
     """The approver's check: the review's first row (or the given columns of it) reads ``expected``."""
 
     def check(tab):
-        got = row(tab)
+        got = review_row(tab)
         got = [got[i] for i in columns] if columns else got
         assert got == expected, got
 
@@ -70,14 +61,12 @@ def test_topic_creation_partitions_broker_config_and_deletion_held_in_the_browse
     login(page, live_server, "operator", "pw-operator")
 
     page.goto(f"{base}/topics/-/new/")
-    page.fill("#id_name", name)
-    page.fill("#id_partitions", "1")
-    page.fill("#id_replication_factor", "1")
+    fill_new_topic(page, name, 1, 1)
     assert page.locator("button", has_text="Create").count() == 0  # no plain Create on a held cluster
     page.click("#submit-for-review")
     req = submitted(page, base, "change.topic.create")
     assert name not in sandbox.state.topics
-    _approve_in_browser(
+    approve_in_browser(
         browser,
         live_server,
         base,
@@ -91,7 +80,7 @@ def test_topic_creation_partitions_broker_config_and_deletion_held_in_the_browse
     page.click("#submit-for-review")
     req = submitted(page, base, "change.topic.partitions")
     assert len(sandbox.state.topics[name].partitions) == 1
-    _approve_in_browser(
+    approve_in_browser(
         browser,
         live_server,
         base,
@@ -101,14 +90,11 @@ def test_topic_creation_partitions_broker_config_and_deletion_held_in_the_browse
     assert len(sandbox.state.topics[name].partitions) == 3
 
     page.goto(f"{base}/topics/-/brokers/1/")
-    page.select_option("#id_op_0", "SET")
-    page.fill("#id_key_0", "log.cleaner.threads")
-    page.fill("#id_value_0", "2")
-    page.click("button[value=preview]")
+    preview_config_change(page, "log.cleaner.threads", "2")
     page.locator("#submit-for-review").wait_for()
     page.click("#submit-for-review")
     req = submitted(page, base, "change.config")
-    _approve_in_browser(
+    approve_in_browser(
         browser,
         live_server,
         base,
@@ -132,7 +118,7 @@ def test_topic_creation_partitions_broker_config_and_deletion_held_in_the_browse
     page.click("#submit-for-review")
     req = submitted(page, base, "change.topic.delete")
     assert name in sandbox.state.topics
-    _approve_in_browser(
+    approve_in_browser(
         browser,
         live_server,
         base,
@@ -164,7 +150,7 @@ def test_election_offset_reset_and_throttle_change_held_in_the_browser(
     page.fill("#id_partitions", f"{topic}-0")
     page.click("#submit-for-review")
     req = submitted(page, base, "change.election")
-    _approve_in_browser(
+    approve_in_browser(
         browser,
         live_server,
         base,
@@ -185,7 +171,7 @@ def test_election_offset_reset_and_throttle_change_held_in_the_browser(
     page.click("#execute-reset")
     req = submitted(page, base, "change.group.reset")
     assert sandbox.state.groups[group].offsets[(topic, 0)] == 80
-    _approve_in_browser(
+    approve_in_browser(
         browser,
         live_server,
         base,
@@ -210,7 +196,7 @@ def test_election_offset_reset_and_throttle_change_held_in_the_browser(
         page.fill("#throttle-justification", "catch up before the window")
         page.click("#submit-for-review")
         req = submitted(page, base, "change.throttle")
-        _approve_in_browser(
+        approve_in_browser(
             browser,
             live_server,
             base,

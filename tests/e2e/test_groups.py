@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from console.models import AuditEvent
 from console.topics import cache as metadata_cache
 from tests.e2e.conftest import login
+from tests.e2e.pages import open_from_nav
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -38,9 +39,7 @@ def test_list_detail_dry_run_and_execute_a_reset(
     try:
         login(page, live_server, "operator", "pw-operator")
         page.wait_for_load_state()
-        page.goto(f"{base}/")
-        page.click("nav.main-nav >> text=Groups")
-        page.wait_for_url(f"{base}/groups/")
+        open_from_nav(page, base, "Groups", "groups")
         page.fill("#id_q", f"e2e-idle-{tag}")
         expect(page.locator("#groups tr[data-group]")).to_have_count(1)
         row = page.locator(f'#groups tr[data-group="{idle}"]')

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.conftest import login
+from tests.e2e.pages import open_from_nav
 from tests.unit.quorum_helpers import register_controllers
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -14,9 +15,7 @@ def test_it_shows_the_quorum_through_the_controllers(page, live_server, sandbox,
     cluster = register_controllers(sandbox, personas)
     login(page, live_server, "viewer", "pw-viewer")
     page.wait_for_load_state()
-    page.goto(f"{live_server.url}/c/{cluster.name}/")
-    page.click("nav.main-nav >> text=Quorum")
-    page.wait_for_url(f"{live_server.url}/c/{cluster.name}/quorum/")
+    open_from_nav(page, f"{live_server.url}/c/{cluster.name}", "Quorum", "quorum")
     assert page.inner_text("#leader-id").strip() == str(sandbox.state.active_controller)
     voters = page.locator("#voters tbody tr")
     assert voters.count() == len(sandbox.state.controllers)

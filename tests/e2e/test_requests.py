@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from console.clusters.actions import gateway_for
-from tests.e2e.conftest import background_worker, login
+from tests.e2e.conftest import login, operations_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -15,15 +15,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def worker():
     """A stand-in for the Celery worker: runs queued request executions."""
-    from console import operations
-    from console.models import Operation
-
-    def step():
-        pending = Operation.objects.filter(kind="request.execute", state="pending")
-        for op_id in pending.values_list("pk", flat=True):
-            operations.run(op_id, worker="e2e")
-
-    with background_worker(step):
+    with operations_worker(kind="request.execute"):
         yield
 
 

@@ -14,6 +14,7 @@ import pytest
 from console.kafka import close_all
 from console.models import AuditEvent, Cluster
 from tests.e2e.conftest import login
+from tests.e2e.pages import create_topic
 from tests.secured_world import (
     SCRAM_USER,
     encrypted_key_pem,
@@ -129,6 +130,21 @@ def fill_form(page, name: str, fields: dict, files: dict, only_secrets: bool = F
         page.set_input_files(f"#id_{field}", files=[upload])
 
 
+@pytest.fixture
+def tested(kind, page, live_server, root, world, oidc_provider):  # noqa: F811
+    """As root: the registry form filled with ``kind``'s settings, then Test connection.
+    (the cluster's name, the fields, the files, the connection report's text)"""
+    name = f"{'sec' if kind in GOOD else 'bad'}-{kind}-{uuid.uuid4().hex[:6]}"
+    fields, files = settings_for(kind, world, oidc_provider)
+    login(page, live_server, "root", "pw-root")
+    page.goto(f"{live_server.url}/clusters/new/")
+    fill_form(page, name, fields, files)
+    page.click("#cluster-test")
+    report = page.locator("#connection-report")
+    report.wait_for()
+    return name, fields, files, report.inner_text()
+
+
 GOOD = {
     # kind: (TLS facts expected on the report: server subject, client certificate subject or None)
     "ssl": None,
@@ -141,22 +157,9 @@ GOOD = {
 
 @pytest.mark.parametrize("kind", list(GOOD))
 def test_it_registers_a_secured_cluster_through_the_page_and_creates_a_topic_on_it(
-    kind,
-    page,
-    live_server,
-    root,
-    world,
-    oidc_provider,  # noqa: F811
+    kind, page, live_server, tested
 ):
-    name = f"sec-{kind}-{uuid.uuid4().hex[:6]}"
-    fields, files = settings_for(kind, world, oidc_provider)
-    login(page, live_server, "root", "pw-root")
-    page.goto(f"{live_server.url}/clusters/new/")
-    fill_form(page, name, fields, files)
-    page.click("#cluster-test")
-    report = page.locator("#connection-report")
-    report.wait_for()
-    text = report.inner_text()
+    name, fields, files, text = tested
     assert text.startswith("Connected (brokers): cluster id"), text
     assert "1 broker over TLSv1." in text
     server = page.inner_text("#report-server-certificate")
@@ -188,12 +191,7 @@ def test_it_registers_a_secured_cluster_through_the_page_and_creates_a_topic_on_
     topic = f"e2e.sec-{uuid.uuid4().hex[:8]}"
     page.click("nav >> text=Topics")
     page.wait_for_url(f"{live_server.url}/c/{name}/topics/")
-    page.click("text=Create topic")
-    page.fill("#id_name", topic)
-    page.fill("#id_partitions", "2")
-    page.fill("#id_replication_factor", "1")
-    page.click("button[value=create]")
-    page.wait_for_url(f"{live_server.url}/c/{name}/topics/{topic}/")
+    create_topic(page, f"{live_server.url}/c/{name}", topic, 2, 1)
     assert page.locator("#partitions tbody tr").count() == 2
     page.goto(f"{live_server.url}/c/{name}/topics/")
     row = page.locator(f"#topics tr[data-topic='{topic}']")
@@ -233,24 +231,9 @@ BAD = {
 
 
 @pytest.mark.parametrize("kind", list(BAD))
-def test_it_names_the_cause_of_a_failed_test_on_the_page_and_saves_nothing(
-    kind,
-    page,
-    live_server,
-    root,
-    world,
-    oidc_provider,  # noqa: F811
-):
-    name = f"bad-{kind}-{uuid.uuid4().hex[:6]}"
-    fields, files = settings_for(kind, world, oidc_provider)
+def test_it_names_the_cause_of_a_failed_test_on_the_page_and_saves_nothing(kind, tested):
     error_name, cause = BAD[kind]
-    login(page, live_server, "root", "pw-root")
-    page.goto(f"{live_server.url}/clusters/new/")
-    fill_form(page, name, fields, files)
-    page.click("#cluster-test")
-    report = page.locator("#connection-report")
-    report.wait_for()
-    text = report.inner_text()
+    *_, text = tested
     assert text.startswith(f"Connection failed {error_name}: "), text
     assert cause in text, text
     assert Cluster.objects.count() == 0

@@ -13,17 +13,14 @@ from console.models import AuditEvent
 from console.telemetry import sizes
 from console.telemetry import snapshots as telemetry
 from console.topics import actions as topics
-from console.topics import cache as metadata_cache
 from tests.e2e.conftest import login
+from tests.e2e.pages import fill_new_topic, preview_config_change
 
-pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fresh_metadata_cache"),
+]
 
 
 def test_it_creates_a_topic_with_a_config_and_lists_it(
@@ -35,9 +32,7 @@ def test_it_creates_a_topic_with_a_config_and_lists_it(
     page.wait_for_url(f"{live_server.url}/c/sandbox/")
     page.click("nav >> text=Topics")
     page.click("text=Create topic")
-    page.fill("#id_name", name)
-    page.fill("#id_partitions", "3")
-    page.fill("#id_replication_factor", "2")
+    fill_new_topic(page, name, 3, 2)
     page.fill("[name='cfg__retention.ms']", "86400000")
     page.click("button[value=validate]")
     page.locator("#results", has_text="valid (dry run)").wait_for()
@@ -83,10 +78,7 @@ def test_it_edits_a_config_with_a_dry_run_then_applies_and_shows_the_audit_entry
     page.wait_for_url(f"{live_server.url}/c/sandbox/")
     page.goto(f"{live_server.url}/c/sandbox/topics/{name}/")
     page.click("text=Edit configs")
-    page.select_option("#id_op_0", "SET")
-    page.fill("#id_key_0", "retention.ms")
-    page.fill("#id_value_0", "7200000")
-    page.click("button[value=preview]")
+    preview_config_change(page, "retention.ms", "7200000")
     diff = page.locator("#config-diff")
     diff.wait_for()
     assert "1000" in diff.inner_text() and "7200000" in diff.inner_text()
