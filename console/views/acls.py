@@ -18,7 +18,7 @@ from console.forms.acls import AclBatchForm, AclBindingForm, AclFilterForm, Effe
 from console.kafka import KafkaOperationError
 from console.views import htmx, posting
 from console.views._helpers import get_cluster_for_user
-from console.views.changes import gated_context
+from console.views.posting import gated_context
 
 
 def _as_json(bindings) -> list[tuple[str, object]]:

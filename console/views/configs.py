@@ -17,7 +17,7 @@ from console.forms.configs import ConfigChangesForm
 from console.kafka import KafkaOperationError
 from console.views import htmx, posting
 from console.views._helpers import get_cluster_for_user
-from console.views.changes import gated_context
+from console.views.posting import gated_context
 
 
 @login_required

@@ -17,7 +17,7 @@ from console.reassignment import held as reassignment_held
 from console.reassignment import janitor as reassign_janitor
 from console.views import posting
 from console.views._helpers import client_ip, get_cluster_for_user
-from console.views.changes import gated_context
+from console.views.posting import gated_context
 
 
 @login_required

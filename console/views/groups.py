@@ -24,7 +24,7 @@ from console.kafka import KafkaOperationError
 from console.views import htmx, posting
 from console.views._helpers import get_cluster_for_user
 from console.views.capabilities import unavailable_page
-from console.views.changes import gated_context
+from console.views.posting import gated_context
 from pipeline import charts
 
 # On a cluster that holds these actions, any POST of a delete page submits it for review (the

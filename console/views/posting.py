@@ -4,8 +4,11 @@
   reason; the page then re-renders the form with status 200 (htmx 2 does not swap a 4xx).
 - ``run_or_hold(...)``: an action change control may hold (console/changes). When the cluster holds it
   and the page's button is the run button (or "break glass"), the action is prepared with its dry run
-  and submitted for review, or run at once by an admin breaking glass (``views.changes.hold_for_review``);
-  otherwise it runs. A refusal of either is shown (on the form by default) and the page renders again.
+  and goes through change control's door (``hold_for_review``: submitted for review, or run at once by
+  an admin breaking glass); otherwise it runs. A refusal of either is shown (on the form by default)
+  and the page renders again.
+- ``gated_context``, ``holding``, ``hold_for_review``: the pieces, for a page whose action does not fit
+  ``run_or_hold``'s shape.
 """
 
 from __future__ import annotations
@@ -14,14 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 
-from console import refusals
+from console import access, refusals
+from console.changes import door, gate
 from console.changes.kinds import Prepared
+from console.views import htmx
 from console.views._helpers import client_ip
-from console.views.changes import hold_for_review, holding
 
-__all__ = ["Posted", "refused", "run_or_hold"]
+__all__ = ["Posted", "gated_context", "hold_for_review", "holding", "refused", "run_or_hold"]
 
 
 def refused(form, exc: BaseException) -> None:
@@ -50,7 +56,7 @@ def run_or_hold(
     form=None,
     on_refusal: Callable[[BaseException], None] | None = None,
 ) -> Posted:
-    """Hold the action for review when ``gated`` (views.changes.gated_context) says the cluster holds it
+    """Hold the action for review when ``gated`` (``gated_context``) says the cluster holds it
     and the posted button is one of ``run_actions`` or break glass; run it otherwise.
 
     ``prepare`` is the area's held prepare and ``run`` its action, each with the page's inputs bound
@@ -67,3 +73,40 @@ def run_or_hold(
         else:
             refused(form, exc)
         return Posted()
+
+
+def gated_context(request, cluster, kind: str) -> dict:
+    """What a page needs to offer "Submit for approval" (and break glass) for a held ``kind``."""
+    return {
+        "gated": door.is_held(request.user, cluster, kind),
+        "gate_label": gate.KINDS[kind],
+        "can_break_glass": access.can(request.user, cluster, access.ADMINISTER),
+    }
+
+
+def holding(request, context: dict, run_actions: tuple[str, ...] = ("apply",)) -> bool:
+    """Whether this POST submits the page's held action (or breaks glass) instead of running it."""
+    action = request.POST.get("action", "")
+    return context.get("gated", False) and (action in run_actions or action == "break_glass")
+
+
+def hold_for_review(request, cluster, prepared):
+    """A held action from a page through the change-control door (``changes.door``): submit it with
+    its dry run for approval, or (an admin with a written justification, the "break_glass" button)
+    break glass and run it now. Raises ChangeInvalid for the page to show."""
+    glass = request.POST.get("action") == "break_glass"
+    req = door.hold(
+        actor=request.user,
+        cluster=cluster,
+        prepared=prepared,
+        mode=door.BREAK_GLASS if glass else door.HOLD,
+        text=request.POST.get("justification", ""),
+        source_ip=client_ip(request),
+    )
+    if glass:
+        text = f"Break glass: change #{req.pk} ran ({req.result.get('message', '')}); the approvers are told."
+    else:
+        text = f"Change #{req.pk} is held for approval: {req.approvals_required} approver(s) other than you."
+    messages.success(request, text)
+    url = reverse("request_detail", kwargs={"name": cluster.name, "request_id": req.pk})
+    return htmx.redirect_to(request, url)

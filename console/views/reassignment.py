@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -20,10 +22,10 @@ from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
 from console.reassignment import dry_run, external, planner, progress, reads, throttles
 from console.reassignment import held as reassignment_held
-from console.views import htmx
+from console.views import htmx, posting
 from console.views import reassignment_rows as progress_rows
 from console.views._helpers import client_ip, get_cluster_for_user
-from console.views.changes import gated_context, hold_for_review, holding
+from console.views.posting import gated_context
 
 
 def _get_reassignment_for_user(
@@ -71,27 +73,36 @@ def reassign_new(request, name: str):
         "intent_fields": PlanForm.INTENT_FIELDS,
         **gated_context(request, cluster, "reassignment"),
     }
+
+    def show(exc: BaseException) -> None:
+        if isinstance(exc, throttles.ThrottleError):  # the rate's own field
+            form.add_error("throttle_mb", str(exc))
+        else:
+            ctx["error"], ctx["checks"] = refusals.text(exc), getattr(exc, "checks", None) or None
+
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             if request.POST.get("action") in ("start", "break_glass"):
-                return _start(request, cluster, ctx, data)
-            done = dry_run.dry_run(cluster, data, throttle=data["throttle"])
-            ctx["preview"], ctx["plan_json"] = done.preview, done.plan_json
-            ctx["plan_sha256"] = done.preview.sha256
-            ctx["balance"] = _balance_rows(done.balance)
-        except refusals.SHOWN as exc:
-            if isinstance(exc, throttles.ThrottleError):  # the rate's own field
-                form.add_error("throttle_mb", str(exc))
+                posted = _start(request, cluster, ctx, data, show)
+                if posted.held is not None:
+                    return posted.held
+                if posted.result is not None:
+                    return redirect("reassign_detail", name=cluster.name, rid=posted.result.reassignment.pk)
             else:
-                ctx["error"], ctx["checks"] = refusals.text(exc), getattr(exc, "checks", None) or None
+                done = dry_run.dry_run(cluster, data, throttle=data["throttle"])
+                ctx["preview"], ctx["plan_json"] = done.preview, done.plan_json
+                ctx["plan_sha256"] = done.preview.sha256
+                ctx["balance"] = _balance_rows(done.balance)
+        except refusals.SHOWN as exc:
+            show(exc)
     if ctx["preview"] is not None:
         ctx["eta"] = human_duration(ctx["preview"].estimated_seconds)
         ctx["bytes"] = human_bytes(ctx["preview"].diff.total_bytes)
     return render(request, "console/reassign_new.html", ctx)
 
 
-def _start(request, cluster, ctx, data):
+def _start(request, cluster, ctx, data, show) -> posting.Posted:
     """Start (or, on a gated cluster, submit) exactly the plan of the dry run (console/reassignment/
     dry_run.py): a plan file as sent, an intent's plan as previewed (sent back with its digest)."""
     expected = request.POST.get("plan_sha256", "").strip() or None
@@ -102,18 +113,15 @@ def _start(request, cluster, ctx, data):
         expected=expected,
     )
     args = {"throttle": data["throttle"], "elect_preferred": data["elect_preferred"], "rf_change": rf_change}
-    if holding(request, ctx, ("start",)):
-        prepared = reassignment_held.prepare_reviewed(request.user, cluster, plan, **args, expected=expected)
-        return hold_for_review(request, cluster, prepared)
-    op = reassignment.start_reassignment(
-        actor=request.user,
-        cluster=cluster,
-        proposed=plan,
-        **args,
-        source_ip=client_ip(request),
-        expected_sha256=expected,
+    return posting.run_or_hold(
+        request,
+        cluster,
+        ctx,
+        prepare=partial(reassignment_held.prepare_reviewed, plan=plan, **args, expected=expected),
+        run=partial(reassignment.start_reassignment, proposed=plan, **args, expected_sha256=expected),
+        run_actions=("start",),
+        on_refusal=show,
     )
-    return redirect("reassign_detail", name=cluster.name, rid=op.reassignment.pk)
 
 
 def _balance_rows(result) -> dict | None:
@@ -264,16 +272,20 @@ def reassign_throttle(request, name: str, rid: int):
     if not form.is_valid():
         messages.error(request, "Give the new throttle in MB/s.")
         return redirect("reassign_detail", name=name, rid=rid)
-    try:
-        if holding(request, gated_context(request, r.cluster, "throttle")):
-            prepared = reassignment_held.prepare_throttle(request.user, r.cluster, r, form.rate)
-            return hold_for_review(request, r.cluster, prepared)
-        outcomes = throttles.change_throttle(
-            actor=request.user, reassignment=r, rate=form.rate, source_ip=client_ip(request)
-        )
-    except refusals.SHOWN as exc:
-        messages.error(request, refusals.text(exc))
-    else:
+    posted = posting.run_or_hold(
+        request,
+        r.cluster,
+        posting.gated_context(request, r.cluster, "throttle"),
+        prepare=lambda user, cluster: reassignment_held.prepare_throttle(user, cluster, r, form.rate),
+        run=lambda actor, cluster, source_ip: throttles.change_throttle(
+            actor=actor, reassignment=r, rate=form.rate, source_ip=source_ip
+        ),
+        on_refusal=lambda exc: messages.error(request, refusals.text(exc)),
+    )
+    if posted.held is not None:
+        return posted.held
+    if posted.result is not None:
+        outcomes = posted.result
         failed = [k for k, v in outcomes.items() if not v["ok"]]
         if failed:
             messages.warning(request, f"Throttle changed, except on {', '.join(failed)}.")

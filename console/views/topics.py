@@ -26,7 +26,7 @@ from console.topics import held as topics_held
 from console.topics import reads as topic_reads
 from console.views import htmx, posting
 from console.views._helpers import client_ip, get_cluster_for_user
-from console.views.changes import gated_context
+from console.views.posting import gated_context
 from console.views.topic_detail_rows import config_rows_html, event_rows_html, partition_rows_html
 from console.views.topic_rows import result_rows_html, topic_rows_html
 
