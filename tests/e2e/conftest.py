@@ -67,26 +67,6 @@ def signed_in_tab(browser, live_server, username: str, password: str):
         yield tab
 
 
-@pytest.fixture
-def operator2(kafka_cluster, django_user_model):
-    """A second operator of the sandbox cluster (password "pw-operator2"): the other pair of eyes."""
-    from console.models import Role, RoleBinding
-
-    second = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
-    RoleBinding.objects.create(cluster=kafka_cluster, user=second, role=Role.OPERATOR)
-    return second
-
-
-@pytest.fixture
-def fresh_metadata_cache():
-    """The console's cached cluster metadata emptied before and after the test."""
-    from console.topics import cache as metadata_cache
-
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
-
-
 @contextmanager
 def background_worker(step, interval_s: float = 0.3):
     """Stand in for Celery in a browser test: call ``step()`` every interval on a thread until the test ends."""
