@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from django.utils import timezone
 from rest_framework.response import Response
 
 from console import access
@@ -13,7 +10,6 @@ from console.api.base import ApiView, plain, reads, writes
 from console.api.operations import operation_json
 from console.telemetry import capacity
 from console.telemetry import snapshots as telemetry
-from pipeline import config as pipeline_config
 
 
 class Capacity(ApiView):
@@ -27,15 +23,8 @@ class CapacityRun(ApiView):
     @writes("capacity_run", 202, request=s.CapacityRunIn)
     def post(self, request, name: str):
         cluster = self.cluster(name, access.RUN_OPERATIONS)
-        days = self.body(s.CapacityRunIn).get("days") or pipeline_config.load().window_days
-        now = timezone.now()
-        op = capacity.start_pipeline_run(
-            actor=request.user,
-            cluster=cluster,
-            since=now - timedelta(days=days),
-            until=now,
-            source_ip=self.ip,
-        )
+        days = self.body(s.CapacityRunIn).get("days")
+        op = capacity.start_pipeline_run(actor=request.user, cluster=cluster, days=days, source_ip=self.ip)
         return Response(operation_json(op), status=202)
 
 

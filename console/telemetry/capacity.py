@@ -22,9 +22,15 @@ STEPS = ("spark jobs", "publish reports")
 TOP = 10
 
 
-def _window(since: datetime | None, until: datetime | None, cfg) -> tuple[datetime, datetime]:
+MAX_DAYS = 365  # the longest window a run may be asked for in days
+
+
+def _window(
+    since: datetime | None, until: datetime | None, cfg, days: int | None = None
+) -> tuple[datetime, datetime]:
     until = lake.utc(until or timezone.now())
-    since = lake.utc(since) if since else until - timedelta(days=cfg.window_days)
+    days = max(1, min(MAX_DAYS, days)) if days is not None else cfg.window_days
+    since = lake.utc(since) if since else until - timedelta(days=days)
     if since >= until:
         raise ValueError("the window must start before it ends")
     return since, until
@@ -38,15 +44,17 @@ def start_pipeline_run(
     until: datetime | None = None,
     source_ip: str | None = None,
     rebuild: bool = False,
+    days: int | None = None,
 ) -> Operation:
-    """Queue the report jobs for one cluster over [since, until) (default: the last PIPELINE_WINDOW_DAYS).
+    """Queue the report jobs for one cluster over [since, until) (default: the last ``days``, 1 to
+    MAX_DAYS, or PIPELINE_WINDOW_DAYS).
 
     ``actor=None`` is the system actor (beat, the command line); people need ``operation.run``.
     ``rebuild``: drop the window's hourly rollups and recompute them from the raw snapshots.
     """
     actor = actor or access.system_actor()
     access.require(actor, cluster, access.RUN_OPERATIONS)
-    since, until = _window(since, until, pipeline_config.load())
+    since, until = _window(since, until, pipeline_config.load(), days)
     return operations.start(
         actor=actor,
         kind=KIND,

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
@@ -99,16 +96,11 @@ def capacity_overview(request, name: str):
 def capacity_run(request, name: str):
     cluster = get_cluster_for_user(request, name, access.RUN_OPERATIONS)
     try:
-        days = max(1, min(365, int(request.POST.get("days") or pipeline_config.load().window_days)))
+        days = int(request.POST["days"]) if request.POST.get("days") else None
     except ValueError:
-        days = pipeline_config.load().window_days
-    now = timezone.now()
+        days = None  # the default window
     op = capacity.start_pipeline_run(
-        actor=request.user,
-        cluster=cluster,
-        since=now - timedelta(days=days),
-        until=now,
-        source_ip=client_ip(request),
+        actor=request.user, cluster=cluster, days=days, source_ip=client_ip(request)
     )
     return redirect("operation_detail", op_id=op.pk)
 
