@@ -38,6 +38,21 @@ PIVOT_AFTER_MS = 2 * HOUR_MS
 # Past this many raw files Spark is given their date directories (with a ts filter) rather than
 # the files: a longer list makes Spark list the paths with a job of its own.
 MAX_LISTED_FILES = 32
+# The raw columns each dataset's rollup reads.
+RAW_COLUMNS = {
+    "partitions": [
+        "ts",
+        "topic",
+        "leader",
+        "size_bytes",
+        "log_start_offset",
+        "log_end_offset",
+        "retention_ms",
+        "retention_bytes",
+    ],
+    "brokers": ["ts", "broker", "size_bytes", "total_bytes", "usable_bytes"],
+    "groups": ["ts", "group", "topic", "lag", "committed_offset"],
+}
 
 
 def _read_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, hi_ms: int, columns: list[str]):
@@ -73,22 +88,10 @@ def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, 
     pos = lambda c: F.greatest(F.col(c), F.lit(0))  # noqa: E731 - -1 means unknown
     frames = {}
 
-    def read(dataset: str, columns: list[str]):
-        return _read_raw(spark, lake_dir, cluster, by_ds[dataset], lo_ms, hi_ms, columns)
+    def read(dataset: str):
+        return _read_raw(spark, lake_dir, cluster, by_ds[dataset], lo_ms, hi_ms, RAW_COLUMNS[dataset])
 
-    parts = read(
-        "partitions",
-        [
-            "ts",
-            "topic",
-            "leader",
-            "size_bytes",
-            "log_start_offset",
-            "log_end_offset",
-            "retention_ms",
-            "retention_bytes",
-        ],
-    )
+    parts = read("partitions")
     topic_sums = [
         F.sum(pos("size_bytes")).alias("size"),
         F.max(pos("size_bytes")).alias("max_part"),
@@ -98,14 +101,14 @@ def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, 
         F.max("retention_ms").alias("retention_ms"),
         F.max("retention_bytes").alias("retention_bytes"),
     ]
-    brokers = read("brokers", ["ts", "broker", "size_bytes", "total_bytes", "usable_bytes"])
+    brokers = read("brokers")
     if brokers is not None:
         frames["disk"] = brokers.groupBy("ts", "broker").agg(
             F.sum(F.greatest(F.coalesce("size_bytes", F.lit(0)), F.lit(0))).alias("size_bytes"),
             F.sum("total_bytes").alias("total_bytes"),
             F.sum("usable_bytes").alias("usable_bytes"),
         )
-    groups = read("groups", ["ts", "group", "topic", "lag", "committed_offset"])
+    groups = read("groups")
     if groups is not None:
         frames["groups"] = groups.groupBy("group", "topic", "ts").agg(
             F.sum("lag").alias("sum"), F.max("lag").alias("max"), F.sum("committed_offset").alias("committed")
