@@ -28,9 +28,12 @@ class Elections(ApiView):
     def post(self, request, name: str):
         cluster = self.cluster(name, access.MANAGE_REASSIGNMENTS)
         d = self.body(s.ElectionIn)
-        chosen = [(p["topic"], p["partition"]) for p in d["partitions"]] if "partitions" in d else None
-        if chosen is None and d["election_type"] == elections.PREFERRED:
-            chosen = elections.leader_imbalance(cluster).partitions or []
+        chosen = elections.partitions_to_elect(
+            request.user,
+            cluster,
+            d["election_type"],
+            [(p["topic"], p["partition"]) for p in d["partitions"]] if "partitions" in d else None,
+        )
         held = hold(
             self, cluster, "election",
             lambda: reassignment_held.prepare_election(request.user, cluster, d["election_type"], chosen, d["confirmation"]),

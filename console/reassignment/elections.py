@@ -58,6 +58,18 @@ def unclean_confirmation(cluster) -> str:
     return f"unclean {cluster.name}"
 
 
+def partitions_to_elect(actor, cluster, election_type: str, chosen) -> list[tuple[str, int]] | None:
+    """The partitions an election covers: those chosen; for a preferred election with none chosen,
+    every partition not led by its preferred replica now (read only for those who may elect: anyone
+    else is refused by ``start_election`` before it reads). An unclean election without a choice stays
+    None (refused: it names its partitions)."""
+    if chosen is not None or election_type.upper() != PREFERRED:
+        return chosen
+    if not access.can(actor, cluster, access.MANAGE_REASSIGNMENTS):
+        return []
+    return leader_imbalance(cluster).partitions or []
+
+
 @refused_as(
     audit_names.ELECTION_START,
     ElectionRefused,

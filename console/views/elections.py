@@ -74,9 +74,12 @@ def election_page(request, name: str):
         if form.is_valid():
             data = form.cleaned_data
             try:
-                chosen = data["chosen"] if data["scope"] == "selected" else None
-                if chosen is None and data["election_type"] == elections.PREFERRED:
-                    chosen = elections.leader_imbalance(cluster).partitions or []
+                chosen = elections.partitions_to_elect(
+                    request.user,
+                    cluster,
+                    data["election_type"],
+                    data["chosen"] if data["scope"] == "selected" else None,
+                )
             except refusals.SHOWN as exc:
                 posting.refused(form, exc)
             else:

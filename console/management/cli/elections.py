@@ -14,7 +14,6 @@ import sys
 
 from django.core.management.base import CommandError
 
-from console import access
 from console.management.cli.base import OK, USAGE, common, holdable, read_text
 from console.reassignment import elections
 from console.reassignment import held as reassignment_held
@@ -58,12 +57,8 @@ class Commands:
             chosen = _from_file(read_text(o["path_to_json_file"], sys.stdin))
         elif o["topic"]:
             chosen = self._topic_partitions(cluster, actor, o["topic"], o["partition"])
-        elif o["election_type"] == "preferred":
-            # read for those who may elect; anyone else is refused (and audited) by the action
-            may = access.can(actor, cluster, access.MANAGE_REASSIGNMENTS)
-            chosen = elections.leader_imbalance(cluster).partitions if may else [("", 0)]
-        else:
-            chosen = None  # refused by the action: an unclean election names its partitions
+        else:  # a preferred election: every imbalanced partition; an unclean one is refused
+            chosen = elections.partitions_to_elect(actor, cluster, o["election_type"], None)
         op = self._run_or_hold(
             cluster,
             actor,
