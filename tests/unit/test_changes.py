@@ -21,7 +21,7 @@ from console.configs import held as configs_held
 from console.groups import held as groups_held
 from console.groups.core import ResetSpec
 from console.kafka import ConfigChange
-from console.models import AuditEvent, Role, RoleBinding
+from console.models import AuditEvent, Role
 from console.models.changes import ChangeApproval
 from console.models.requests import ChangeRequest, Notification, RequestState
 from console.topics import actions as topics
@@ -29,21 +29,7 @@ from console.topics import cache as metadata_cache
 from console.topics import held as topics_held
 from console.topics.actions import TopicSpec
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
-
-
-@pytest.fixture
-def operator2(kafka_cluster, django_user_model):
-    user = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
-    RoleBinding.objects.create(cluster=kafka_cluster, user=user, role=Role.OPERATOR)
-    return user
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
 @pytest.fixture

@@ -18,27 +18,12 @@ from console.changes import gate
 from console.changes.kinds import ChangeInvalid
 from console.groups import delete
 from console.groups import held as groups_held
-from console.models import AuditEvent, Role, RoleBinding
+from console.models import AuditEvent
 from console.models.requests import ChangeRequest, RequestKind, RequestState
-from console.topics import cache as metadata_cache
 from tests.unit.test_api_endpoints import _caller
 from tests.unit.test_changes import run_queued
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
-
-
-@pytest.fixture
-def operator2(kafka_cluster, django_user_model):
-    user = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
-    RoleBinding.objects.create(cluster=kafka_cluster, user=user, role=Role.OPERATOR)
-    return user
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
 @pytest.fixture

@@ -31,11 +31,10 @@ from console.topics import held as topics_held
 from console.topics.actions import TopicSpec
 from tests.conftest import run_now, run_until_finished
 from tests.unit import test_changes as base
-from tests.unit.test_reassign_run import MB, make_topic
+from tests.unit.reassign_world import MB, make_topic
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 gated, run_queued = base.gated, base.run_queued
-_fresh_cache, operator2 = base._fresh_cache, base.operator2  # fixtures
 
 
 def submit(personas, cluster, prepared) -> ChangeRequest:

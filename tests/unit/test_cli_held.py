@@ -4,30 +4,19 @@ pages and API (console/changes/door.py): refused without a choice, submitted for
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from console.changes import actions as changes
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigResource
 from console.models import AuditEvent
 from console.models.requests import ChangeRequest, RequestState
+from tests.unit.kafka_cli import kafka
 
 pytestmark = pytest.mark.django_db
-
-
-def kafka(*args) -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("kafka", *args, stdout=out, stderr=io.StringIO())
-    except CommandError as exc:
-        return exc.returncode, out.getvalue() + "\n" + str(exc)
-    return 0, out.getvalue()
 
 
 def hold(cluster, admin, kinds) -> None:

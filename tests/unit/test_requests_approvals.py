@@ -20,7 +20,7 @@ from console.changes import approvals
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.kafka import ConfigChange, KafkaOperationError
-from console.models import AuditEvent, Role, RoleBinding
+from console.models import AuditEvent, Role
 from console.models.changes import ChangeApproval
 from console.models.requests import AutoApproveRule, ChangeRequest, RequestState
 from console.requests import actions as requests
@@ -29,13 +29,6 @@ from tests.unit.test_changes import gated, held_config
 from tests.unit.test_changes import topic as topic  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def operator2(kafka_cluster, django_user_model):
-    user = django_user_model.objects.create_user(username="operator2", password="pw-operator2")
-    RoleBinding.objects.create(cluster=kafka_cluster, user=user, role=Role.OPERATOR)
-    return user
 
 
 @pytest.fixture

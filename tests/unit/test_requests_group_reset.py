@@ -16,17 +16,9 @@ from console.models import AuditEvent, Role, RoleBinding
 from console.models.requests import AutoApproveRule, ChangeRequest, RequestState
 from console.requests import actions as requests
 from console.requests import checks as request_checks
-from console.topics import cache as metadata_cache
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 KIND = "group.offsets.reset"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    metadata_cache.clear()
-    yield
-    metadata_cache.clear()
 
 
 def uniq(prefix: str) -> str:
