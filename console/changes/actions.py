@@ -15,7 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from console import access, operations
+from console import access
 from console.audit import recorded
 from console.audit.refusals import refused_as
 from console.changes import approvals, gate
@@ -23,7 +23,13 @@ from console.changes import audit_names as names
 from console.changes import kinds as held_kinds
 from console.changes.kinds import ChangeInvalid, Prepared
 from console.changes.notify import announce, notify_approvers, notify_requester
-from console.changes.queue import COMMENT_MAX, EXECUTE_KIND, claim_decision, record_event, record_step
+from console.changes.queue import (
+    COMMENT_MAX,
+    claim_decision,
+    queue_run,
+    record_event,
+    record_step,
+)
 from console.kafka import KafkaOperationError
 from console.models import Cluster
 from console.models.changes import ChangePolicy
@@ -225,17 +231,7 @@ def approve_change(
         return req
     with transaction.atomic():
         claim_decision(req, RequestState.APPROVED, actor, comment)
-        op = operations.start(
-            actor=req.requested_by,
-            kind=EXECUTE_KIND,
-            cluster=req.cluster,
-            params={"request_id": req.pk},
-            items=[req.resource],
-            targets=[f"request:{req.pk}", req.resource],
-            source_ip=source_ip,
-        )
-        ChangeRequest.objects.filter(pk=req.pk).update(operation=op)
-        record_step(req, "system", "queued", f"operation #{op.pk}")
+        queue_run(req, actor=req.requested_by, source_ip=source_ip)
         notify_requester(req, f"Your change #{req.pk} was approved by {actor.get_username()} and runs now.")
         announce(req, notify_events.REQUEST_APPROVED, f"Approved by {actor.get_username()}; it runs now.")
     req.refresh_from_db()

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from console import access
+from console import access, operations
 from console.audit import store as audit
+from console.models import Operation
 from console.models.requests import ChangeRequest, RequestEvent, RequestKind, RequestState
 
 EXECUTE_KIND = "request.execute"
@@ -64,6 +65,27 @@ def record_event(
         on_behalf_of=on_behalf_of,
         request_id=f"{'change' if req.gated else 'request'}-{req.pk}",
     )
+
+
+def queue_run(
+    req: ChangeRequest, *, actor, source_ip: str | None = None, on_behalf_of: str = ""
+) -> Operation:
+    """An approved request or change queued on the worker (the ``request.execute`` Operation, started
+    as ``actor``, dispatched on commit), linked to it and on its timeline. Inside the caller's
+    transaction."""
+    op = operations.start(
+        actor=actor,
+        kind=EXECUTE_KIND,
+        cluster=req.cluster,
+        params={"request_id": req.pk},
+        items=[req.resource],
+        targets=[f"request:{req.pk}", req.resource],
+        source_ip=source_ip,
+        on_behalf_of=on_behalf_of,
+    )
+    ChangeRequest.objects.filter(pk=req.pk).update(operation=op)
+    record_step(req, "system", "queued", f"operation #{op.pk}")
+    return op
 
 
 def claim_decision(req: ChangeRequest, state: str, actor, comment: str) -> None:

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from console import access, notify, operations
+from console import access, notify
 from console.audit import recorded
 from console.audit.refusals import refused_as
 from console.changes import actions as changes
@@ -23,11 +23,10 @@ from console.changes import kinds as held_kinds
 from console.changes.notify import announce, notify_approvers, notify_requester
 from console.changes.queue import (
     COMMENT_MAX,
-    EXECUTE_KIND,
     RequestInvalid,
     claim_decision,
+    queue_run,
     record_event,
-    record_step,
 )
 from console.models import Cluster, Operation
 from console.models.requests import (
@@ -166,18 +165,12 @@ def _approve(
     """Inside the caller's transaction: mark approved, audit, start the Operation (dispatched on commit)."""
     claim_decision(req, RequestState.APPROVED, actor, comment)
     _record_approval(req, actor, comment, source_ip, count, needed, auto)
-    op = operations.start(
+    queue_run(
+        req,
         actor=req.requested_by if auto else actor,
-        kind=EXECUTE_KIND,
-        cluster=req.cluster,
-        params={"request_id": req.pk},
-        items=[req.resource],
-        targets=[f"request:{req.pk}", req.resource],
         source_ip=source_ip,
         on_behalf_of=req.requested_by_name,
     )
-    ChangeRequest.objects.filter(pk=req.pk).update(operation=op)
-    record_step(req, "system", "queued", f"operation #{op.pk}")
     notify_requester(
         req,
         f"Your request #{req.pk} ({request_kinds.label(req)} {req.resource}) was approved by {actor.get_username()}.",
