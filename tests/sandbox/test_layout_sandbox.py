@@ -9,18 +9,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.unit.test_layout import _cycles
+from tests.import_graph import cycles, graph, module_name
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = ROOT / "sandbox"
 
 
-def _modname(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-MODULES = {_modname(p): p for p in SANDBOX.rglob("*.py")}
+MODULES = {module_name(p, ROOT): p for p in SANDBOX.rglob("*.py")}
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -60,27 +55,8 @@ def _imports(mod: str, path: Path) -> list[str]:
     return out
 
 
-def _owner(name: str) -> str | None:
-    """The sandbox module a dotted import name lands in (a submodule, or the package/module above)."""
-    while name and name not in MODULES:
-        name = name.rpartition(".")[0]
-    return name or None
-
-
 def _graph() -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = {}
-    for mod, path in MODULES.items():
-        edges = set()
-        for name in _imports(mod, path):
-            if name == "sandbox" or name.startswith("sandbox."):
-                target = _owner(name)
-                # Importing a submodule runs its packages' __init__ first: those are edges too.
-                while target:
-                    if target != mod and not mod.startswith(target + "."):
-                        edges.add(target)
-                    target = target.rpartition(".")[0]
-        graph[mod] = edges
-    return graph
+    return graph(MODULES, _imports, "sandbox", with_top=True)
 
 
 def test_it_reads_runtime_imports_only():
@@ -94,4 +70,4 @@ def test_it_reads_runtime_imports_only():
 
 
 def test_it_finds_no_import_circle_inside_sandbox():
-    assert _cycles(_graph()) == []
+    assert cycles(_graph()) == []

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.import_graph import cycles, graph, module_name, owner
+
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = ROOT / "console"
 # Modules are split by concept, not by length: a module past this many lines usually holds two.
@@ -49,13 +51,8 @@ PURE = (
 PURE_MAY_IMPORT = re.compile(r"^(console\.kafka\.(types|errors)|console\.formatting|django\.conf|yaml)$")
 
 
-def _modname(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 MODULES = {
-    _modname(p): p
+    module_name(p, ROOT): p
     for p in CONSOLE.rglob("*.py")
     if "migrations" not in p.parts and "templatetags" not in p.parts
 }
@@ -74,81 +71,21 @@ def _imports(path: Path) -> list[tuple[str, int]]:
 
 
 def _owner(name: str) -> str | None:
-    """The console module a dotted import name lands in (a submodule, or the package/module above)."""
-    while name and name not in MODULES:
-        name = name.rpartition(".")[0]
-    return name or None
+    return owner(name, MODULES)
 
 
 def _graph() -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = {}
-    for mod, path in MODULES.items():
-        edges = set()
-        for name, _ in _imports(path):
-            if name.startswith("console"):
-                target = _owner(name)
-                # Importing a submodule runs its packages' __init__ first: those are edges too.
-                while target and target != "console":
-                    if target != mod and not mod.startswith(target + "."):
-                        edges.add(target)
-                    target = target.rpartition(".")[0]
-        graph[mod] = edges
-    return graph
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found = []
-    counter = 0
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph.get(child, ())))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
+    return graph(MODULES, lambda mod, path: [name for name, _ in _imports(path)], "console")
 
 
 def test_the_cycle_finder_finds_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
-    assert _cycles(graph) == [["a", "b", "c"]]
-    assert _cycles({"a": {"b"}, "b": set()}) == []
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
 
 
 def test_no_import_circle_inside_console():
-    assert _cycles(_graph()) == []
+    assert cycles(_graph()) == []
 
 
 def _package(mod: str) -> str:
@@ -168,7 +105,7 @@ def _package_graph() -> dict[str, set[str]]:
 def test_no_import_circle_between_console_packages():
     """Each package sits above the ones it imports: change control below requests, audit below
     notifications and operations, the doors (api, views) above the areas."""
-    assert _cycles(_package_graph()) == []
+    assert cycles(_package_graph()) == []
 
 
 def test_the_doors_import_no_other_door():
@@ -259,7 +196,10 @@ def test_each_area_has_a_public_face_and_is_used_through_it(area):
     assert public <= own, f"console.{area}.__all__ names modules that do not exist: {public - own}"
     outside = [
         f"{mod}:{line} imports {name}"
-        for mod, path in [*MODULES.items(), *((_modname(p), p) for p in (ROOT / "tasks").glob("*.py"))]
+        for mod, path in [
+            *MODULES.items(),
+            *((module_name(p, ROOT), p) for p in (ROOT / "tasks").glob("*.py")),
+        ]
         if not mod.startswith(f"console.{area}")
         for name, line in _imports(path)
         if name.startswith(f"console.{area}.") and name.split(".")[2] not in public
