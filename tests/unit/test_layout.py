@@ -262,35 +262,22 @@ def test_every_module_with_an_outcome_reader_is_loaded_in_every_process():
 
 # Change control holds the mechanics (policy, submit, approve, expiry, drift, run, break glass) and
 # the review queue self-service requests share; each area declares its own held kinds in its held.py.
-# It writes the audit trail and imports no area (requests builds on it, not the other way).
-CHANGES_MAY_USE = {"audit"}
-
-
-def test_change_control_imports_no_area():
+# It writes the audit trail and imports no area (requests builds on it, not the other way). Self-service
+# requests run through the held kinds their areas declare (changes.kinds): the requests area checks,
+# queues and runs a request without importing the area that does it.
+@pytest.mark.parametrize(
+    ("package", "may_use"),
+    [("console.changes", {"audit"}), ("console.requests", {"requests", "audit"})],
+    ids=["change control imports no area", "requests reach the areas only through the held kinds"],
+)
+def test_change_control_and_requests_import_no_area(package, may_use):
     graph = _graph()
     bad = sorted(
         f"{mod} imports {target}"
         for mod in graph
-        if mod.startswith("console.changes")
+        if mod.startswith(package)
         for target in graph[mod]
-        if target.split(".")[1] in set(AREAS) - CHANGES_MAY_USE
-    )
-    assert bad == []
-
-
-# Self-service requests run through the held kinds their areas declare (changes.kinds): the
-# requests area checks, queues and runs a request without importing the area that does it.
-REQUESTS_MAY_USE = {"requests", "audit"}
-
-
-def test_requests_reach_the_areas_only_through_the_held_kinds():
-    graph = _graph()
-    bad = sorted(
-        f"{mod} imports {target}"
-        for mod in graph
-        if mod.startswith("console.requests")
-        for target in graph[mod]
-        if target.split(".")[1] in set(AREAS) - REQUESTS_MAY_USE
+        if target.split(".")[1] in set(AREAS) - may_use
     )
     assert bad == []
 

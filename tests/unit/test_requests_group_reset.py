@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 
 import pytest
 from django.core.exceptions import PermissionDenied
@@ -16,41 +15,21 @@ from console.models import AuditEvent, Role, RoleBinding
 from console.models.requests import AutoApproveRule, ChangeRequest, RequestState
 from console.requests import actions as requests
 from console.requests import checks as request_checks
+from tests.unit.group_world import committed, log_topic, set_log, uniq
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 KIND = "group.offsets.reset"
 
 
-def uniq(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
 def topic(sandbox, prefix: str = "team-a.gr", partitions: int = 2, start: int = 10, end: int = 100) -> str:
     """A topic whose partitions hold offsets start..end."""
-    name = uniq(prefix)
-    sandbox.create_topic(name, partitions=partitions)
-    set_log(sandbox, name, start=start, end=end)
-    return name
-
-
-def set_log(sandbox, name: str, *, start: int | None = None, end: int | None = None) -> None:
-    with sandbox.state.lock:
-        for p in sandbox.state.topics[name].partitions:
-            if start is not None:
-                p.log_start_offset = start
-            if end is not None:
-                p.end_offset = end
+    return log_topic(sandbox, uniq(prefix), partitions, start, end)
 
 
 def group(sandbox, offsets: dict, members: dict | None = None, prefix: str = "team-a.app") -> str:
     gid = uniq(prefix)
     sandbox.add_group(gid, members=members, offsets=offsets)
     return gid
-
-
-def committed(sandbox, gid: str) -> dict:
-    with sandbox.state.lock:
-        return dict(sandbox.state.groups[gid].offsets)
 
 
 def commit(sandbox, gid: str, tp: tuple[str, int], offset: int) -> None:
