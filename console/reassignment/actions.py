@@ -203,6 +203,22 @@ class Preview:
         return self.diff.estimated_seconds(self.throttle)
 
 
+def _checks(
+    cluster, proposed: Mapping[planner.TP, Sequence[int]], view: ClusterView, *, rf_change: bool
+) -> list[planner.PartitionCheck]:
+    """Every partition of the plan checked against the view, partitions moving in Kafka or in a
+    reassignment of this console counting as busy (the dry run and Start check alike)."""
+    busy = set(view.in_progress) | set(console_busy(cluster))
+    return planner.validate_plan(
+        proposed,
+        current=view.assignment,
+        racks=view.racks,
+        in_progress=busy,
+        rf_change=rf_change,
+        topics=view.topics,
+    )
+
+
 @collector.paused()  # a plan's rows, checks and the cluster's answers: 10,000s of acyclic objects
 def preview_plan(
     cluster,
@@ -216,15 +232,7 @@ def preview_plan(
     if not proposed:
         raise PlanRejected("The plan is empty: there is nothing to move.")
     view = fresh_view(cluster, proposed, view, with_sizes=True)
-    busy = set(view.in_progress) | set(console_busy(cluster))
-    checks = planner.validate_plan(
-        proposed,
-        current=view.assignment,
-        racks=view.racks,
-        in_progress=busy,
-        rf_change=rf_change,
-        topics=view.topics,
-    )
+    checks = _checks(cluster, proposed, view, rf_change=rf_change)
     return Preview(checks, planner.plan_diff(proposed, view.assignment, view.sizes), throttle)
 
 
@@ -308,15 +316,7 @@ def start_reassignment(
     # original replicas are what throttles, cancel and the audit trail rely on, and a partition
     # moved since the dry run must fail the digest, not ride on a cached snapshot.
     view = view or read_cluster(cluster, cached=False, only=proposed)
-    busy = set(view.in_progress) | set(console_busy(cluster))
-    checks = planner.validate_plan(
-        proposed,
-        current=view.assignment,
-        racks=view.racks,
-        in_progress=busy,
-        rf_change=rf_change,
-        topics=view.topics,
-    )
+    checks = _checks(cluster, proposed, view, rf_change=rf_change)
     bad = [c for c in checks if not c.ok]
     if bad:
         raise PlanRejected(f"{len(bad)} of {len(checks)} partitions cannot be moved; see the table.", checks)
