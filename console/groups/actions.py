@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit.refusals import refused_as
+from console.batch_result import BatchOutcomes
 from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.groups import audit_names, core
@@ -190,24 +191,12 @@ class PartitionOutcome:
 
 
 @dataclass(frozen=True)
-class ChangeResult:
+class ChangeResult(BatchOutcomes[PartitionOutcome]):
     """Per-partition outcomes of a reset or an offset delete, and the outcome event."""
 
     outcomes: list[PartitionOutcome]
     event_id: int | None = None
     plan: ResetPlan | None = None
-
-    @property
-    def ok_count(self) -> int:
-        return sum(o.ok for o in self.outcomes)
-
-    @property
-    def failed(self) -> list[PartitionOutcome]:
-        return [o for o in self.outcomes if not o.ok]
-
-    @property
-    def all_ok(self) -> bool:
-        return bool(self.outcomes) and not self.failed
 
 
 def _reread(cluster, group_id: str, group) -> dict[TopicPartition, int] | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from console import access
 from console.audit import outcomes as outcomes_log
 from console.audit.refusals import refused_as
+from console.batch_result import BatchOutcomes
 from console.changes import gate
 from console.clusters.actions import gateway_for
 from console.kafka import (
@@ -54,22 +55,10 @@ class TopicOutcome:
 
 
 @dataclass(frozen=True)
-class BatchResult:
+class BatchResult(BatchOutcomes[TopicOutcome]):
     outcomes: list[TopicOutcome]
     validate_only: bool = False
     event_id: int | None = None
-
-    @property
-    def ok_count(self) -> int:
-        return sum(o.ok for o in self.outcomes)
-
-    @property
-    def failed(self) -> list[TopicOutcome]:
-        return [o for o in self.outcomes if not o.ok]
-
-    @property
-    def all_ok(self) -> bool:
-        return bool(self.outcomes) and not self.failed
 
     @property
     def partial(self) -> bool:
