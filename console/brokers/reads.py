@@ -16,6 +16,7 @@ Nothing here changes Kafka. Raises KafkaOperationError when the metadata cannot 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -35,6 +36,12 @@ class UnknownBroker(LookupError):
 # -- the list --------------------------------------------------------------------------------------
 
 
+def _sum_known(values: Iterable[int | None]) -> int | None:
+    """The sum over the log dirs that report the figure; None when none does."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
 @dataclass(frozen=True)
 class BrokerRow:
     id: int
@@ -49,19 +56,16 @@ class BrokerRow:
 
     @property
     def total_bytes(self) -> int | None:
-        known = [d.total_bytes for d in self.log_dirs if d.total_bytes is not None]
-        return sum(known) if known else None
+        return _sum_known(d.total_bytes for d in self.log_dirs)
 
     @property
     def used_bytes(self) -> int | None:
-        known = [d.used_bytes for d in self.log_dirs if d.used_bytes is not None]
-        return sum(known) if known else None
+        return _sum_known(d.used_bytes for d in self.log_dirs)
 
     @property
     def usable_bytes(self) -> int | None:
         """Space Kafka may still use, summed over the dirs that report it."""
-        known = [d.usable_bytes for d in self.log_dirs if d.usable_bytes is not None]
-        return sum(known) if known else None
+        return _sum_known(d.usable_bytes for d in self.log_dirs)
 
     @property
     def used_percent(self) -> float | None:
@@ -70,8 +74,7 @@ class BrokerRow:
 
     @property
     def data_bytes(self) -> int | None:
-        known = [d.data_bytes for d in self.log_dirs if d.data_bytes is not None]
-        return sum(known) if known else None
+        return _sum_known(d.data_bytes for d in self.log_dirs)
 
 
 @dataclass(frozen=True)
