@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from sandbox.pki import CA, make_ca
 from tests import pg
 from tests.pg import postgres_server  # noqa: F401  (the PostgreSQL pass's server, tests/pg.py)
 
@@ -34,6 +35,18 @@ def spark():
     session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def ca() -> CA:
+    """A test CA, made when a module first asks for it (no key material is committed)."""
+    return make_ca("Sandbox Test CA")
+
+
+@pytest.fixture(scope="module")
+def server_pair(ca: CA) -> tuple[str, str]:
+    """The brokers' certificate and key, issued by ``ca`` for localhost and 127.0.0.1."""
+    return ca.issue("localhost", sans=("localhost", "127.0.0.1"))
 
 
 @pytest.fixture

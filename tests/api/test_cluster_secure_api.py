@@ -6,16 +6,11 @@ from __future__ import annotations
 import base64
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.serialization import pkcs12
-from cryptography.x509 import load_pem_x509_certificate
 from django.urls import reverse
 
 from console.identity import tokens
 from console.models import AuditEvent, Cluster, Role, RoleBinding
-from sandbox.pki import make_ca
-from sandbox.security import SandboxSecurity
-from sandbox.testing import running_sandbox
+from tests.secured_world import pkcs12_bytes, tls_sandbox
 
 pytestmark = pytest.mark.django_db
 P12_PASSWORD = "p12-S3CRET-api"
@@ -24,28 +19,13 @@ KEYTAB = b"\x05\x02\x00\x00\x00\x20keytab-S3CRET-api"
 
 
 @pytest.fixture(scope="module")
-def ca():
-    return make_ca("API Test CA")
-
-
-@pytest.fixture(scope="module")
 def mtls_sandbox(ca):
-    cert, key = ca.issue("localhost", sans=("localhost", "127.0.0.1"))
-    sec = SandboxSecurity(protocol="SSL", server_cert_pem=cert, server_key_pem=key, client_ca_pem=ca.cert_pem)
-    with running_sandbox(brokers=1, controllers=0, speed=0, security=sec) as c:
+    with tls_sandbox(ca, "SSL", client_ca=True) as c:
         yield c
 
 
 def _p12(ca) -> str:
-    cert, key = ca.issue("console-api", client=True)
-    data = pkcs12.serialize_key_and_certificates(
-        b"console",
-        serialization.load_pem_private_key(key.encode(), None),
-        load_pem_x509_certificate(cert.encode()),
-        None,
-        serialization.BestAvailableEncryption(P12_PASSWORD.encode()),
-    )
-    return base64.b64encode(data).decode()
+    return base64.b64encode(pkcs12_bytes(*ca.issue("console-api", client=True), P12_PASSWORD)).decode()
 
 
 def _api(client, user, name, body, kwargs=None):

@@ -27,21 +27,10 @@ from sandbox.security import SandboxSecurity
 from sandbox.testing import running_sandbox
 from tests.sandbox.conftest import addr, call, recv_exact
 
-HOSTS = ("localhost", "127.0.0.1")
 REFUSED_S, REFUSED_MS = 1.5, 1500  # a refused client reports the cause within milliseconds
 
 
-# ---- the PKI of this module ---------------------------------------------------------------
-@pytest.fixture(scope="module")
-def ca() -> CA:
-    return make_ca("Sandbox Test CA")
-
-
-@pytest.fixture(scope="module")
-def server_pair(ca: CA) -> tuple[str, str]:
-    return ca.issue("localhost", sans=HOSTS)
-
-
+# ---- the PKI of this module (its CA and the brokers' pair: tests/conftest.py) ----------------
 @pytest.fixture(scope="module")
 def client_pair(ca: CA) -> tuple[str, str]:
     return ca.issue("console", sans=(), client=True, organization="Ops")

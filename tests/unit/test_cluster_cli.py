@@ -13,7 +13,6 @@ import pytest
 from django.core.management import call_command
 
 from console.models import AuditEvent, Cluster, Role, RoleBinding
-from sandbox.pki import make_ca
 from tests.secured_world import pkcs12_bytes, tls_sandbox
 from tests.unit import kafka_cli
 
@@ -21,11 +20,6 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "scram-S3CRET-cli"
 P12_PASSWORD = "p12-S3CRET-cli"
 KEYTAB = b"\x05\x02\x00\x00\x00\x20keytab-S3CRET-cli"
-
-
-@pytest.fixture(scope="module")
-def ca():
-    return make_ca("CLI Test CA")
 
 
 @pytest.fixture(scope="module")

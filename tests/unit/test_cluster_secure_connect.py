@@ -20,11 +20,6 @@ SCRAM_PASSWORD = "scram-S3CRET-connect"
 
 
 @pytest.fixture(scope="module")
-def ca():
-    return make_ca("Connect Test CA")
-
-
-@pytest.fixture(scope="module")
 def mtls_sandbox(ca):
     with tls_sandbox(ca, "SSL", client_ca=True, controllers=1) as c:
         yield c
@@ -62,7 +57,7 @@ def test_it_registers_an_mtls_cluster_from_a_pkcs12_file_and_shows_the_certifica
     page = tested.content.decode()
     assert tested.status_code == 200 and "<strong>Connected</strong>" in page, page[-3000:]
     assert (
-        'id="report-server-certificate"' in page and "CN=localhost" in page and "CN=Connect Test CA" in page
+        'id="report-server-certificate"' in page and "CN=localhost" in page and "CN=Sandbox Test CA" in page
     )
     assert 'id="report-client-certificate"' in page and "CN=console" in page
     assert not Cluster.objects.filter(name="secured").exists()  # a test saves nothing

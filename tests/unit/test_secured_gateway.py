@@ -45,16 +45,6 @@ CLIENT_ID, CLIENT_SECRET = "console", "console-client-secret-42"
 
 
 @pytest.fixture(scope="module")
-def ca() -> CA:
-    return make_ca("Sandbox Test CA")
-
-
-@pytest.fixture(scope="module")
-def server_pair(ca: CA) -> tuple[str, str]:
-    return ca.issue("localhost", sans=HOSTS)
-
-
-@pytest.fixture(scope="module")
 def client_pair(ca: CA) -> tuple[str, str]:
     return ca.issue("console", client=True)
 
