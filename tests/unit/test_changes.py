@@ -32,17 +32,6 @@ from console.topics.actions import TopicSpec
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
-@pytest.fixture
-def topic(personas, kafka_cluster):
-    name = f"chg.{uuid.uuid4().hex[:10]}"
-    topics.create_topics(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        specs=[TopicSpec(name, 1, 1, configs={"retention.ms": "1000"})],
-    )
-    return name
-
-
 def gated(cluster, actor, kinds=("config",), approvers=1, roles=()):
     return changes.set_policy(
         actor=actor, cluster=cluster, enabled=True, kinds=list(kinds), roles=list(roles), approvers=approvers

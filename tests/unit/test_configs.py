@@ -14,22 +14,9 @@ from console.configs import actions as configs
 from console.configs import plan as config_plan
 from console.kafka import ConfigChange, ConfigEntry, ConfigResource, ConfigSynonym
 from console.models import AuditEvent, TopicPolicy
-from console.topics import actions as topics
-from console.topics.batch import TopicSpec
 from console.topics.policy import PolicyViolation
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
-
-
-@pytest.fixture
-def topic(personas, kafka_cluster):
-    name = f"cfg.{uuid.uuid4().hex[:10]}"
-    topics.create_topics(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        specs=[TopicSpec(name, 1, 1, configs={"retention.ms": "1000"})],
-    )
-    return name
 
 
 def value(cluster, resource: ConfigResource, key: str) -> ConfigEntry:

@@ -1,0 +1,23 @@
+"""Fixtures the unit tests of several areas share (the suite-wide ones are in tests/conftest.py)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from console.topics import actions as topics
+from console.topics.batch import TopicSpec
+
+
+@pytest.fixture
+def topic(personas, kafka_cluster) -> str:
+    """A new one-partition topic with ``retention.ms`` 1000, created by the operator (a module that needs
+    another kind of topic names its own ``topic``)."""
+    name = f"t.{uuid.uuid4().hex[:10]}"
+    topics.create_topics(
+        actor=personas["operator"],
+        cluster=kafka_cluster,
+        specs=[TopicSpec(name, 1, 1, configs={"retention.ms": "1000"})],
+    )
+    return name
