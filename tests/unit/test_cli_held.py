@@ -69,13 +69,19 @@ def test_it_submits_a_held_topic_creation_for_approval(personas, kafka_cluster):
     assert name not in topic_names(kafka_cluster)  # nothing ran: it waits for an approver
 
 
-def test_an_admin_breaks_glass_from_the_command_line(personas, kafka_cluster):
+def break_glass_create(personas, kafka_cluster, who: str) -> tuple[str, int, str]:
+    """Topic creation held on the cluster, ``who`` creates a topic with --break-glass: (topic, exit code, output)."""
     hold(kafka_cluster, personas["admin"], ["topic.create"])
     name = f"cli-glass-{uuid.uuid4().hex[:8]}"
     code, out = kafka(
         "topics", "create", name, "--partitions", "1", "--replication-factor", "1",
-        "--break-glass", "incident 4711: the ingest topic is missing", "--as", "admin",
+        "--break-glass", "incident 4711: the ingest topic is missing", "--as", who,
     )  # fmt: skip
+    return name, code, out
+
+
+def test_an_admin_breaks_glass_from_the_command_line(personas, kafka_cluster):
+    name, code, out = break_glass_create(personas, kafka_cluster, "admin")
     assert code == 0, out
     req = ChangeRequest.objects.get(resource__contains=name)
     assert (req.state, req.result["ok"]) == (RequestState.SUCCEEDED, True)
@@ -85,12 +91,7 @@ def test_an_admin_breaks_glass_from_the_command_line(personas, kafka_cluster):
 
 
 def test_an_operator_cannot_break_glass(personas, kafka_cluster):
-    hold(kafka_cluster, personas["admin"], ["topic.create"])
-    name = f"cli-glass-{uuid.uuid4().hex[:8]}"
-    code, _ = kafka(
-        "topics", "create", name, "--partitions", "1", "--replication-factor", "1",
-        "--break-glass", "incident 4711: the ingest topic is missing", "--as", "operator",
-    )  # fmt: skip
+    name, code, _ = break_glass_create(personas, kafka_cluster, "operator")
     assert code == 3
     assert not ChangeRequest.objects.filter(resource__contains=name).exists()
     assert name not in topic_names(kafka_cluster)
