@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
@@ -126,6 +126,23 @@ def _requested(
         "operation": operation,
     }
     return Requested(event.pk, owed.pk, context)
+
+
+class _Named(Protocol):
+    name: str
+
+
+def change_outcome(error: _Named | None, *, dry_run: bool) -> dict[str, Any]:
+    """A change's entry in its outcome event: ``ok``, the status word every area uses ("valid (dry
+    run)", "applied", "failed") and, when it failed, Kafka's error name."""
+    ok = error is None
+    outcome: dict[str, Any] = {
+        "ok": ok,
+        "status": ("valid (dry run)" if dry_run else "applied") if ok else "failed",
+    }
+    if error is not None:
+        outcome["error"] = error.name
+    return outcome
 
 
 def settle(req: Requested, **record: Any) -> int | None:

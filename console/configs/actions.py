@@ -337,10 +337,8 @@ def alter_configs(
             if snap is not None:
                 snap.configs.pop(resource.name, None)
     ok = error is None
-    outcome = {"ok": ok, "status": ("valid (dry run)" if validate_only else "applied") if ok else "failed"}
-    if error is not None:
-        outcome["error"] = error.name
-    elif not validate_only:
+    outcome = outcomes_log.change_outcome(error, dry_run=validate_only)
+    if error is None and not validate_only:
         outcome["confirmed"] = not pending
         if pending:
             outcome.update(unconfirmed=pending, message=message)

@@ -220,9 +220,8 @@ def change_log_levels(
             if all(d.op == "DELETE" or after.get(d.logger) == d.new for d in diffs):
                 error = None
     ok = error is None
-    outcome = {"ok": ok, "status": ("valid (dry run)" if dry_run else "applied") if ok else "failed"}
+    outcome = outcomes_log.change_outcome(error, dry_run=dry_run)
     if error is not None:
-        outcome["error"] = error.name
         outcome["message"] = error.message
     event_id = outcomes_log.settle_or_record(
         req,
