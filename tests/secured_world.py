@@ -16,6 +16,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
+from console.kafka import close_all
 from sandbox.pki import CA, make_ca
 from sandbox.security import SandboxSecurity
 from sandbox.testing import running_sandbox
@@ -95,6 +96,22 @@ class SecuredSandboxes:
 
     def bootstrap(self, kind: str) -> str:
         return self.clusters[kind].bootstrap_servers
+
+
+@contextmanager
+def secured_sandboxes(provider, scram_password: str) -> Iterator[SecuredSandboxes]:
+    """The sandboxes of every kind on a new PKI, the OAuth one checking ``provider``'s tokens; on leaving, the
+    console's cached clients are closed (they would keep reconnecting) and the sandboxes stopped."""
+    with ExitStack() as stack:
+        yield start_secured_sandboxes(
+            stack,
+            make_pki(),
+            scram_password,
+            jwks_url=provider.jwks_url,
+            issuer=provider.issuer,
+            audience=provider.audience,
+        )
+        close_all()
 
 
 def start_secured_sandboxes(

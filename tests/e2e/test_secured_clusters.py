@@ -7,20 +7,17 @@ facts, saves, and creates a topic on it; and for each bad case sees the cause na
 from __future__ import annotations
 
 import uuid
-from contextlib import ExitStack
 
 import pytest
 
-from console.kafka import close_all
 from console.models import AuditEvent, Cluster
 from tests.e2e.conftest import login
 from tests.e2e.pages import create_topic
 from tests.secured_world import (
     SCRAM_USER,
     encrypted_key_pem,
-    make_pki,
     pkcs12_bytes,
-    start_secured_sandboxes,
+    secured_sandboxes,
 )
 from tests.sso.fixtures import oidc_provider  # noqa: F401 - fixture
 
@@ -33,16 +30,8 @@ KEY_PASSPHRASE = "pem-e2e-Pass-44d"
 
 @pytest.fixture(scope="module")
 def world(oidc_provider):  # noqa: F811
-    with ExitStack() as stack:
-        yield start_secured_sandboxes(
-            stack,
-            make_pki(),
-            SCRAM_PASSWORD,
-            jwks_url=oidc_provider.jwks_url,
-            issuer=oidc_provider.issuer,
-            audience=oidc_provider.audience,
-        )
-        close_all()  # cached clients would keep reconnecting to the stopped sandboxes
+    with secured_sandboxes(oidc_provider, SCRAM_PASSWORD) as sandboxes:
+        yield sandboxes
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import secrets as random
 import socketserver
 import sqlite3
 import threading
-from contextlib import ExitStack
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -22,13 +21,12 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from console.identity import tokens
-from console.kafka import close_all
 from console.models import AuditEvent, Cluster, Operation
 from console.models.notify import NotificationDelivery
 from console.notify import actions as notify_actions
 from console.notify import events, worker
 from tests.leak_capture import Outputs, forms, leaks, logs_captured, serialized
-from tests.secured_world import SCRAM_USER, encrypted_key_pem, make_pki, pkcs12_bytes, start_secured_sandboxes
+from tests.secured_world import SCRAM_USER, encrypted_key_pem, make_pki, pkcs12_bytes, secured_sandboxes
 from tests.sso.fixtures import oidc_provider  # noqa: F401 - fixture
 from tests.unit.test_notify import Receiver
 
@@ -51,16 +49,8 @@ KRB5_CONF = "[libdefaults]\n default_realm = LEAK.TEST\n[realms]\n LEAK.TEST = {
 @pytest.fixture(scope="module")
 def world(oidc_provider):  # noqa: F811
     oidc_provider.manage("idp", "service", OAUTH_CLIENT, OAUTH_SECRET)
-    with ExitStack() as stack:
-        yield start_secured_sandboxes(
-            stack,
-            make_pki(),
-            SCRAM_PASSWORD,
-            jwks_url=oidc_provider.jwks_url,
-            issuer=oidc_provider.issuer,
-            audience=oidc_provider.audience,
-        )
-        close_all()
+    with secured_sandboxes(oidc_provider, SCRAM_PASSWORD) as sandboxes:
+        yield sandboxes
 
 
 @pytest.fixture
