@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from console.changes import actions as changes
 from sandbox.pki import CA, make_ca
 from tests import pg
 from tests.pg import postgres_server  # noqa: F401  (the PostgreSQL pass's server, tests/pg.py)
@@ -56,6 +57,14 @@ def frozen(sandbox):
     sandbox.speed = 0
     yield sandbox
     sandbox.speed = speed
+
+
+def hold(cluster, admin, kinds, *, roles=(), approvers: int = 1):
+    """Change control on for ``cluster``, set by ``admin``: ``kinds`` wait for ``approvers`` approvals when
+    members of ``roles`` ask (everyone's when no role is named)."""
+    return changes.set_policy(
+        actor=admin, cluster=cluster, enabled=True, kinds=list(kinds), roles=list(roles), approvers=approvers
+    )
 
 
 def throttle_configs_on(gw, topic: str, brokers=(1, 2, 3)) -> set[tuple[str, str, str]]:

@@ -9,11 +9,11 @@ import json
 import pytest
 from django.urls import reverse
 
-from console.changes import actions as changes
 from console.identity import tokens
 from console.models import AuditEvent, ChangeRequest
 from console.models.reassignment import Reassignment
 from console.reassignment import actions, audit_names, dry_run
+from tests.conftest import hold
 from tests.unit.reassign_world import make_topic, start
 
 pytestmark = pytest.mark.django_db
@@ -55,14 +55,7 @@ def test_it_refuses_an_intent_s_start_without_its_dry_run_in_the_same_words_on_t
 def test_it_refuses_to_hold_a_plan_whose_digest_is_not_the_dry_run_s_in_the_same_words_on_the_page_and_the_api(
     client, personas, kafka_cluster, frozen
 ):
-    changes.set_policy(
-        actor=personas["admin"],
-        cluster=kafka_cluster,
-        enabled=True,
-        kinds=["reassignment"],
-        roles=[],
-        approvers=1,
-    )
+    hold(kafka_cluster, personas["admin"], ["reassignment"])
     topic = make_topic(frozen, [[1, 2]])
     operator = personas["operator"]
     plan = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [2, 3]}]}

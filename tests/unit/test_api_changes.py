@@ -9,13 +9,13 @@ import uuid
 import pytest
 
 from console.acls import core as acl_core
-from console.changes import actions as changes
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.models import AuditEvent
 from console.models.requests import ChangeRequest, RequestState
 from console.topics import actions as topics
 from console.topics.actions import TopicSpec
+from tests.conftest import hold
 from tests.unit.matrix_world import kafka_restored
 from tests.unit.test_api_endpoints import _caller
 from tests.unit.test_changes import run_queued
@@ -26,10 +26,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def api(client, personas, kafka_cluster, operator2, frozen):
-    changes.set_policy(
-        actor=personas["admin"], cluster=kafka_cluster, enabled=True,
-        kinds=["config", "acl", "topic.create"], roles=[], approvers=1,
-    )  # fmt: skip
+    hold(kafka_cluster, personas["admin"], ["config", "acl", "topic.create"])
     with kafka_restored(frozen):
         yield _caller(client, {**personas, "operator2": operator2})
 

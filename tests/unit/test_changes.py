@@ -28,14 +28,9 @@ from console.topics import actions as topics
 from console.topics import cache as metadata_cache
 from console.topics import held as topics_held
 from console.topics.actions import TopicSpec
+from tests.conftest import hold
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
-
-
-def gated(cluster, actor, kinds=("config",), approvers=1, roles=()):
-    return changes.set_policy(
-        actor=actor, cluster=cluster, enabled=True, kinds=list(kinds), roles=list(roles), approvers=approvers
-    )
 
 
 def retention(cluster, topic: str) -> str:
@@ -72,7 +67,7 @@ def test_without_a_policy_every_action_runs_at_once(personas, kafka_cluster, top
 
 
 def test_a_gated_action_called_directly_is_refused_and_audited(personas, kafka_cluster, topic):
-    gated(kafka_cluster, personas["admin"])
+    hold(kafka_cluster, personas["admin"], ["config"])
     res = configs.topic_resource(topic)
     change = [ConfigChange("retention.ms", "SET", "5000")]
     dry = configs.alter_configs(
@@ -88,10 +83,10 @@ def test_a_gated_action_called_directly_is_refused_and_audited(personas, kafka_c
 
 def test_the_policy_names_roles_and_only_admins_set_it(personas, kafka_cluster):
     with pytest.raises(PermissionDenied):
-        gated(kafka_cluster, personas["operator"])
+        hold(kafka_cluster, personas["operator"], ["config"])
     with pytest.raises(ChangeInvalid, match="approvers must be 1 or 2"):
-        gated(kafka_cluster, personas["admin"], approvers=3)
-    gated(kafka_cluster, personas["admin"], roles=[Role.OPERATOR])
+        hold(kafka_cluster, personas["admin"], ["config"], approvers=3)
+    hold(kafka_cluster, personas["admin"], ["config"], roles=[Role.OPERATOR])
     assert gate.required(personas["operator"], kafka_cluster, "config") is not None
     assert gate.required(personas["admin"], kafka_cluster, "config") is None  # bound to no listed role
     assert gate.required(personas["operator"], kafka_cluster, "acl") is None  # kind not held
@@ -102,7 +97,7 @@ def test_the_policy_names_roles_and_only_admins_set_it(personas, kafka_cluster):
 def test_held_config_change_is_approved_by_another_and_runs_exactly_the_reviewed_payload(
     personas, kafka_cluster, topic, operator2
 ):
-    gated(kafka_cluster, personas["admin"])
+    hold(kafka_cluster, personas["admin"], ["config"])
     req = held_config(personas, kafka_cluster, topic)
     assert req.gated and req.state == RequestState.PENDING and req.approvals_required == 1
     assert req.review["rows"] == [["retention.ms", "SET", "1000", "7200000"]]
@@ -128,7 +123,7 @@ def test_held_config_change_is_approved_by_another_and_runs_exactly_the_reviewed
 
 
 def test_two_approvers_never_the_author_and_not_the_same_one_twice(personas, kafka_cluster, topic, operator2):
-    gated(kafka_cluster, personas["admin"], approvers=2)
+    hold(kafka_cluster, personas["admin"], ["config"], approvers=2)
     req = held_config(personas, kafka_cluster, topic)
     changes.approve_change(actor=operator2, request=req)
     req.refresh_from_db()
@@ -144,7 +139,7 @@ def test_two_approvers_never_the_author_and_not_the_same_one_twice(personas, kaf
 
 
 def test_a_tampered_payload_is_not_approved(personas, kafka_cluster, topic, operator2):
-    gated(kafka_cluster, personas["admin"])
+    hold(kafka_cluster, personas["admin"], ["config"])
     req = held_config(personas, kafka_cluster, topic)
     ChangeRequest.objects.filter(pk=req.pk).update(
         payload={**req.payload, "changes": [{"name": "retention.ms", "op": "SET", "value": "1"}]}
@@ -158,7 +153,7 @@ def test_a_tampered_payload_is_not_approved(personas, kafka_cluster, topic, oper
 def test_config_drift_between_review_and_approval_sends_it_back_with_the_new_diff(
     personas, kafka_cluster, topic, operator2
 ):
-    gated(kafka_cluster, personas["admin"], roles=[Role.OPERATOR])
+    hold(kafka_cluster, personas["admin"], ["config"], roles=[Role.OPERATOR])
     req = held_config(personas, kafka_cluster, topic)
     configs.alter_configs(  # someone else changes the same config meanwhile (admins are not held here)
         actor=personas["admin"],
@@ -180,7 +175,7 @@ def test_config_drift_between_review_and_approval_sends_it_back_with_the_new_dif
 
 
 def test_drift_after_approval_is_caught_right_before_the_run(personas, kafka_cluster, topic, operator2):
-    gated(kafka_cluster, personas["admin"], roles=[Role.OPERATOR])
+    hold(kafka_cluster, personas["admin"], ["config"], roles=[Role.OPERATOR])
     req = held_config(personas, kafka_cluster, topic)
     changes.approve_change(actor=operator2, request=req)
     configs.alter_configs(
@@ -196,7 +191,7 @@ def test_drift_after_approval_is_caught_right_before_the_run(personas, kafka_clu
 
 def test_expired_approvals_do_not_count(personas, kafka_cluster, topic, operator2, settings):
     settings.APPROVAL_TTL_H = 1
-    gated(kafka_cluster, personas["admin"], approvers=2)
+    hold(kafka_cluster, personas["admin"], ["config"], approvers=2)
     req = held_config(personas, kafka_cluster, topic)
     changes.approve_change(actor=operator2, request=req)
     ChangeApproval.objects.filter(request=req).update(created_at=timezone.now() - timedelta(hours=2))
@@ -207,7 +202,7 @@ def test_expired_approvals_do_not_count(personas, kafka_cluster, topic, operator
 
 
 def test_topic_delete_drift_when_the_topic_is_gone(personas, kafka_cluster, topic, operator2):
-    gated(kafka_cluster, personas["admin"], kinds=["topic.delete"], roles=[Role.OPERATOR])
+    hold(kafka_cluster, personas["admin"], ["topic.delete"], roles=[Role.OPERATOR])
     prepared = topics_held.prepare_topic_delete(personas["operator"], kafka_cluster, [topic])
     assert prepared.review["rows"] == [[topic, "1 partitions", "deleted"]]
     req = changes.submit_change(actor=personas["operator"], cluster=kafka_cluster, prepared=prepared)
@@ -226,7 +221,7 @@ def test_offset_reset_drift_when_the_committed_offsets_moved(personas, kafka_clu
         part.log_start_offset, part.end_offset = 10, 100
     gid = f"grp-{uuid.uuid4().hex[:8]}"
     sandbox.add_group(gid, offsets={(name, 0): 40})
-    gated(kafka_cluster, personas["admin"], kinds=["group.reset"])
+    hold(kafka_cluster, personas["admin"], ["group.reset"])
     prepared = groups_held.prepare_group_reset(
         personas["operator"], kafka_cluster, gid, ResetSpec("to-earliest")
     )
@@ -245,7 +240,7 @@ def test_offset_reset_drift_when_the_committed_offsets_moved(personas, kafka_clu
 
 
 def test_break_glass_runs_at_once_flagged_and_tells_the_approvers(personas, kafka_cluster, topic, operator2):
-    gated(kafka_cluster, personas["admin"])
+    hold(kafka_cluster, personas["admin"], ["config"])
     prepared = configs_held.prepare_config(
         personas["admin"],
         kafka_cluster,
@@ -284,7 +279,7 @@ def test_the_topic_delete_page_submits_a_held_deletion_and_admins_may_break_glas
 ):
     from django.urls import reverse
 
-    gated(kafka_cluster, personas["admin"], kinds=["topic.delete"])
+    hold(kafka_cluster, personas["admin"], ["topic.delete"])
     url = reverse("topic_delete", kwargs={"name": kafka_cluster.name})
     client.force_login(personas["operator"])
     shown = client.post(url, {"names": [topic]}).content.decode()
@@ -332,7 +327,7 @@ def test_the_reset_page_submits_a_held_reset_and_refuses_a_busy_group(
     idle, busy = f"grp-{uuid.uuid4().hex[:8]}", f"grp-{uuid.uuid4().hex[:8]}"
     sandbox.add_group(idle, offsets={(name, 0): 40})
     sandbox.add_group(busy, offsets={(name, 0): 40}, members={"app": [(name, 0)]})
-    gated(kafka_cluster, personas["admin"], kinds=["group.reset"])
+    hold(kafka_cluster, personas["admin"], ["group.reset"])
     client.force_login(personas["operator"])
     body = {"mode": "to-earliest", "scope": "all-topics", "confirmation": "", "action": "execute"}
 
@@ -352,7 +347,7 @@ def test_the_reset_page_submits_a_held_reset_and_refuses_a_busy_group(
 
 
 def test_holding_an_action_needs_the_actions_own_permission(personas, kafka_cluster, topic):
-    gated(kafka_cluster, personas["admin"])
+    hold(kafka_cluster, personas["admin"], ["config"])
     prepared = configs_held.prepare_config(
         personas["operator"],
         kafka_cluster,
@@ -376,7 +371,7 @@ def test_a_reset_over_several_topics_is_not_taken_for_drift(personas, kafka_clus
         offsets.update({(name, p): 50 + p for p in range(3)})
     gid = f"grp-{uuid.uuid4().hex[:8]}"
     sandbox.add_group(gid, offsets=offsets)
-    gated(kafka_cluster, personas["admin"], kinds=["group.reset"])
+    hold(kafka_cluster, personas["admin"], ["group.reset"])
     prepared = groups_held.prepare_group_reset(
         personas["operator"], kafka_cluster, gid, ResetSpec("to-latest")
     )

@@ -20,6 +20,7 @@ from console.groups import delete
 from console.groups import held as groups_held
 from console.models import AuditEvent
 from console.models.requests import ChangeRequest, RequestKind, RequestState
+from tests.conftest import hold
 from tests.unit.test_api_endpoints import _caller
 from tests.unit.test_changes import run_queued
 
@@ -29,10 +30,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cac
 @pytest.fixture
 def held_resets(personas, kafka_cluster):
     """The cluster holds offset resets (and nothing else) for everyone."""
-    changes.set_policy(
-        actor=personas["admin"], cluster=kafka_cluster, enabled=True,
-        kinds=["group.reset"], roles=[], approvers=1,
-    )  # fmt: skip
+    hold(kafka_cluster, personas["admin"], ["group.reset"])
 
 
 def a_group(sandbox, members=None) -> tuple[str, str]:

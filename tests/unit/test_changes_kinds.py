@@ -29,12 +29,12 @@ from console.reassignment.actions import ELECT_KIND
 from console.topics import actions as topics
 from console.topics import held as topics_held
 from console.topics.actions import TopicSpec
-from tests.conftest import run_now, run_until_finished
+from tests.conftest import hold, run_now, run_until_finished
 from tests.unit import test_changes as base
 from tests.unit.reassign_world import MB, make_topic
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
-gated, run_queued = base.gated, base.run_queued
+run_queued = base.run_queued
 
 
 def submit(personas, cluster, prepared) -> ChangeRequest:
@@ -82,7 +82,7 @@ def test_every_kind_the_issue_names_can_be_held_and_the_policy_offers_it():
 
 
 def test_held_topic_creation_runs_once_approved(personas, kafka_cluster, operator2):
-    gated(kafka_cluster, personas["admin"], kinds=["topic.create"])
+    hold(kafka_cluster, personas["admin"], ["topic.create"])
     name = f"chg.create.{uuid.uuid4().hex[:8]}"
     spec = TopicSpec(name, 3, 2, configs={"retention.ms": "60000"})
     with pytest.raises(gate.ApprovalRequired):
@@ -115,7 +115,7 @@ def test_held_topic_creation_runs_once_approved(personas, kafka_cluster, operato
 def test_held_partition_increase_shows_before_after_and_drifts_when_the_count_changed(
     personas, kafka_cluster, operator2
 ):
-    gated(kafka_cluster, personas["admin"], kinds=["topic.partitions"])
+    hold(kafka_cluster, personas["admin"], ["topic.partitions"])
     name = f"chg.parts.{uuid.uuid4().hex[:8]}"
     with gate.passed("topic.create"):
         topics.create_topics(actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(name, 1, 1)])
@@ -141,7 +141,7 @@ def test_held_partition_increase_shows_before_after_and_drifts_when_the_count_ch
 
 
 def test_topic_and_broker_configs_are_gated_apart(personas, kafka_cluster, operator2):
-    gated(kafka_cluster, personas["admin"], kinds=["broker.config"])
+    hold(kafka_cluster, personas["admin"], ["broker.config"])
     broker = configs.broker_resource("1")
     change = [ConfigChange("log.cleaner.threads", "SET", "2")]
     with pytest.raises(gate.ApprovalRequired):
@@ -163,7 +163,7 @@ def test_topic_and_broker_configs_are_gated_apart(personas, kafka_cluster, opera
 
 
 def test_held_acl_change_runs_the_reviewed_bindings_and_drift_is_caught(personas, kafka_cluster, operator2):
-    gated(kafka_cluster, personas["admin"], kinds=["acl"])
+    hold(kafka_cluster, personas["admin"], ["acl"])
     topic = f"chg.acl.{uuid.uuid4().hex[:8]}"
     old, new = binding("User:old", topic), binding("User:new", topic)
     with gate.passed("acl"):
@@ -199,7 +199,7 @@ def test_held_acl_change_runs_the_reviewed_bindings_and_drift_is_caught(personas
 def test_held_reassignment_shows_bytes_per_broker_and_eta_and_starts_exactly_the_plan(
     personas, kafka_cluster, frozen, operator2
 ):
-    gated(kafka_cluster, personas["admin"], kinds=["reassignment"])
+    hold(kafka_cluster, personas["admin"], ["reassignment"])
     topic = make_topic(frozen, [[1, 2], [2, 3]], mb_per_partition=4)
     proposed = {(topic, 0): (1, 3), (topic, 1): (3, 1)}
     with pytest.raises(gate.ApprovalRequired):
@@ -230,7 +230,7 @@ def test_held_reassignment_shows_bytes_per_broker_and_eta_and_starts_exactly_the
 def test_a_held_reassignment_whose_partitions_moved_since_the_review_goes_back(
     personas, kafka_cluster, frozen, operator2
 ):
-    gated(kafka_cluster, personas["admin"], kinds=["reassignment"])
+    hold(kafka_cluster, personas["admin"], ["reassignment"])
     topic = make_topic(frozen, [[1, 2]], mb_per_partition=1)
     preview = reassignment.preview_plan(kafka_cluster, {(topic, 0): (2, 3)}, throttle=None)
     req = submit(personas, kafka_cluster, reassignment_held.prepare_reassignment(
@@ -258,7 +258,7 @@ def test_held_throttle_change_and_election(personas, kafka_cluster, frozen, oper
         actor=personas["operator"], cluster=kafka_cluster, proposed={(topic, 0): (1, 3)}, throttle=1 * MB
     )
     run_now(op.pk)
-    gated(kafka_cluster, personas["admin"], kinds=["throttle", "election"])
+    hold(kafka_cluster, personas["admin"], ["throttle", "election"])
     r = Reassignment.objects.get(operation=op)
     try:
         with pytest.raises(gate.ApprovalRequired):
@@ -309,7 +309,7 @@ def test_held_changes_and_break_glass_reach_the_notification_channels(personas, 
     _subscribe(
         personas["admin"], kafka_cluster, events.CHANGE_HELD, events.BREAK_GLASS, events.REQUEST_APPROVED
     )
-    gated(kafka_cluster, personas["admin"], kinds=["topic.partitions"])
+    hold(kafka_cluster, personas["admin"], ["topic.partitions"])
     name = f"chg.notify.{uuid.uuid4().hex[:8]}"
     with gate.passed("topic.create"):
         topics.create_topics(actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(name, 1, 1)])
@@ -338,7 +338,7 @@ def test_one_review_queue_over_the_clusters_filterable_by_cluster_kind_and_state
 
     other = Cluster.objects.create(name="other", bootstrap_servers="127.0.0.1:1", request_timeout_s=1)
     RoleBinding.objects.create(cluster=other, user=personas["operator"], role=Role.VIEWER)
-    gated(kafka_cluster, personas["admin"], kinds=["acl"])
+    hold(kafka_cluster, personas["admin"], ["acl"])
     b = binding("User:queue", f"chg.queue.{uuid.uuid4().hex[:8]}")
     held = submit(
         personas, kafka_cluster, acls_held.prepare_acl_change(personas["operator"], kafka_cluster, [], [b])

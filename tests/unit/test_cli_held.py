@@ -9,18 +9,14 @@ import uuid
 
 import pytest
 
-from console.changes import actions as changes
 from console.clusters.actions import gateway_for
 from console.kafka import ConfigResource
 from console.models import AuditEvent
 from console.models.requests import ChangeRequest, RequestState
+from tests.conftest import hold
 from tests.unit.kafka_cli import kafka
 
 pytestmark = pytest.mark.django_db
-
-
-def hold(cluster, admin, kinds) -> None:
-    changes.set_policy(actor=admin, cluster=cluster, enabled=True, kinds=list(kinds), roles=[], approvers=1)
 
 
 def topic_names(cluster) -> set[str]:

@@ -25,8 +25,8 @@ from console.models.changes import ChangeApproval
 from console.models.requests import AutoApproveRule, ChangeRequest, RequestState
 from console.requests import actions as requests
 from console.requests import checks as request_checks
-from tests.unit.test_changes import gated, held_config
-from tests.unit.test_changes import topic as topic  # noqa: F401  (fixture)
+from tests.conftest import hold
+from tests.unit.test_changes import held_config
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +60,7 @@ def flashed(response) -> list[str]:
 def test_it_needs_two_distinct_approvers_for_a_request_where_the_policy_asks_for_two(
     personas, kafka_cluster, wanted, operator2, _no_queue
 ):
-    gated(kafka_cluster, personas["admin"], kinds=["topic.create"], approvers=2)
+    hold(kafka_cluster, personas["admin"], ["topic.create"], approvers=2)
     req = ask(personas, kafka_cluster, wanted)
     assert req.approvals_required == 2
     with pytest.raises(PermissionDenied):
@@ -92,7 +92,7 @@ def test_it_counts_the_policy_as_it_is_when_approving_a_request_submitted_before
 ):
     req = ask(personas, kafka_cluster, wanted)
     assert req.approvals_required == 1
-    gated(kafka_cluster, personas["admin"], kinds=["topic.create"], approvers=2)
+    hold(kafka_cluster, personas["admin"], ["topic.create"], approvers=2)
     req = requests.approve_request(actor=personas["operator"], request=req)
     assert req.state == RequestState.PENDING and req.approvals_required == 2 and _no_queue == []
 
@@ -100,7 +100,7 @@ def test_it_counts_the_policy_as_it_is_when_approving_a_request_submitted_before
 def test_it_keeps_one_approver_for_a_kind_the_policy_does_not_hold(
     personas, kafka_cluster, wanted, _no_queue
 ):
-    gated(kafka_cluster, personas["admin"], kinds=["acl"], approvers=2)
+    hold(kafka_cluster, personas["admin"], ["acl"], approvers=2)
     req = ask(personas, kafka_cluster, wanted)
     req = requests.approve_request(actor=personas["operator"], request=req)
     assert req.approvals_required == 1 and req.state == RequestState.APPROVED and req.operation_id
@@ -110,7 +110,7 @@ def test_it_never_auto_approves_a_request_the_policy_wants_two_approvers_for(
     personas, kafka_cluster, wanted, _no_queue
 ):
     AutoApproveRule.objects.create(cluster=kafka_cluster, enabled=True, kinds=["topic.create"])
-    gated(kafka_cluster, personas["admin"], kinds=["topic.create"], approvers=2)
+    hold(kafka_cluster, personas["admin"], ["topic.create"], approvers=2)
     req = ask(personas, kafka_cluster, wanted)
     assert req.state == RequestState.PENDING and not req.auto_approved and _no_queue == []
     assert not AuditEvent.objects.filter(action="request.auto_approve").exists()
@@ -119,7 +119,7 @@ def test_it_never_auto_approves_a_request_the_policy_wants_two_approvers_for(
 def test_the_request_page_counts_approvals_and_says_the_first_of_two_did_not_run(
     client, personas, kafka_cluster, wanted, operator2, _no_queue
 ):
-    gated(kafka_cluster, personas["admin"], kinds=["topic.create"], approvers=2)
+    hold(kafka_cluster, personas["admin"], ["topic.create"], approvers=2)
     req = ask(personas, kafka_cluster, wanted)
     client.force_login(personas["operator"])
     url = reverse("request_approve", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
@@ -145,7 +145,7 @@ def test_the_page_says_an_approval_that_drifted_back_did_not_run(
     topic,
     operator2,  # noqa: F811
 ):
-    gated(kafka_cluster, personas["admin"], roles=[Role.OPERATOR])
+    hold(kafka_cluster, personas["admin"], ["config"], roles=[Role.OPERATOR])
     req = held_config(personas, kafka_cluster, topic)
     configs.alter_configs(  # someone else changes the same config meanwhile
         actor=personas["admin"],
@@ -171,7 +171,7 @@ def test_the_page_says_a_held_change_approved_once_of_two_has_not_run(
     topic,
     operator2,  # noqa: F811
 ):
-    gated(kafka_cluster, personas["admin"], approvers=2)
+    hold(kafka_cluster, personas["admin"], ["config"], approvers=2)
     req = held_config(personas, kafka_cluster, topic)
     client.force_login(operator2)
     url = reverse("request_approve", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
@@ -192,7 +192,7 @@ def test_an_approver_whose_approval_expired_may_approve_again(
     settings,  # noqa: F811
 ):
     settings.APPROVAL_TTL_H = 1
-    gated(kafka_cluster, personas["admin"], approvers=2)
+    hold(kafka_cluster, personas["admin"], ["config"], approvers=2)
     req = held_config(personas, kafka_cluster, topic)
     change_actions.approve_change(actor=operator2, request=req)
     ChangeApproval.objects.filter(request=req).update(created_at=timezone.now() - timedelta(hours=2))

@@ -30,6 +30,7 @@ from console.models import AuditEvent, Cluster, IdempotencyRecord
 from console.models.changes import ChangeApproval
 from console.models.notify import NotificationChannel
 from console.models.requests import ChangeRequest, RequestState
+from tests.conftest import hold
 from tests.unit import test_changes as base
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +91,7 @@ def _webhook_by_api(client, personas) -> tuple[dict, Any]:
 
 
 def _held_secret_config(personas, cluster, secret: str) -> ChangeRequest:
-    base.gated(cluster, personas["admin"], kinds=["broker.config"], approvers=2)
+    hold(cluster, personas["admin"], ["broker.config"], approvers=2)
     prepared = configs_held.prepare_config(
         personas["operator"],
         cluster,

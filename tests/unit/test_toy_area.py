@@ -21,7 +21,6 @@ from django.core.management.base import CommandError
 from django.test import Client, override_settings
 
 from console import operations
-from console.changes import actions as changes
 from console.changes import gate
 from console.changes import kinds as held_kinds
 from console.management.commands import kafka as kafka_command
@@ -30,6 +29,7 @@ from console.models.requests import ChangeRequest, RequestState
 from console.requests import actions as requests
 from console.topics import actions as topics
 from console.topics.batch import TopicSpec
+from tests.conftest import hold
 from tests.toy_area import actions as toy_actions
 from tests.unit import test_layout
 
@@ -121,14 +121,7 @@ def test_it_changes_where_nothing_holds_it_with_the_audit_trail(toy, personas, k
 def test_its_held_kind_goes_through_change_control_on_every_door(toy, personas, kafka_cluster, topic):
     _, command = toy
     before = retention(kafka_cluster, topic)
-    changes.set_policy(
-        actor=personas["admin"],
-        cluster=kafka_cluster,
-        enabled=True,
-        kinds=["retention"],
-        roles=[],
-        approvers=1,
-    )
+    hold(kafka_cluster, personas["admin"], ["retention"])
     code, out = kafka(command, "retention", "set", topic, "--retention-ms", "7200000", "--as", "operator")
     assert code == 3, out  # held: refused without a choice
     answer = client_for(personas["operator"]).post(
