@@ -38,13 +38,15 @@ def retention(cluster, topic: str) -> str:
     return gateway_for(cluster).describe_configs([res])[res]["retention.ms"].value
 
 
-def held_config(personas, cluster, topic, value="7200000") -> ChangeRequest:
-    prepared = configs_held.prepare_config(
-        personas["operator"],
-        cluster,
-        configs.topic_resource(topic),
-        [ConfigChange("retention.ms", "SET", value)],
+def prepared_retention(actor, cluster, topic, value: str):
+    """``actor``'s held change setting the topic's retention.ms to ``value``, prepared (its dry run and review)."""
+    return configs_held.prepare_config(
+        actor, cluster, configs.topic_resource(topic), [ConfigChange("retention.ms", "SET", value)]
     )
+
+
+def held_config(personas, cluster, topic, value="7200000") -> ChangeRequest:
+    prepared = prepared_retention(personas["operator"], cluster, topic, value)
     return changes.submit_change(actor=personas["operator"], cluster=cluster, prepared=prepared)
 
 
@@ -241,12 +243,7 @@ def test_offset_reset_drift_when_the_committed_offsets_moved(personas, kafka_clu
 
 def test_break_glass_runs_at_once_flagged_and_tells_the_approvers(personas, kafka_cluster, topic, operator2):
     hold(kafka_cluster, personas["admin"], ["config"])
-    prepared = configs_held.prepare_config(
-        personas["admin"],
-        kafka_cluster,
-        configs.topic_resource(topic),
-        [ConfigChange("retention.ms", "SET", "9000")],
-    )
+    prepared = prepared_retention(personas["admin"], kafka_cluster, topic, "9000")
     with pytest.raises(ChangeInvalid, match="justification"):
         changes.break_glass(
             actor=personas["admin"], cluster=kafka_cluster, prepared=prepared, justification="no"
@@ -348,12 +345,7 @@ def test_the_reset_page_submits_a_held_reset_and_refuses_a_busy_group(
 
 def test_holding_an_action_needs_the_actions_own_permission(personas, kafka_cluster, topic):
     hold(kafka_cluster, personas["admin"], ["config"])
-    prepared = configs_held.prepare_config(
-        personas["operator"],
-        kafka_cluster,
-        configs.topic_resource(topic),
-        [ConfigChange("retention.ms", "SET", "5")],
-    )
+    prepared = prepared_retention(personas["operator"], kafka_cluster, topic, "5")
     with pytest.raises(PermissionDenied):
         changes.submit_change(actor=personas["viewer"], cluster=kafka_cluster, prepared=prepared)
     assert not ChangeRequest.objects.exists()
