@@ -54,6 +54,13 @@ def flashed(response) -> list[str]:
     return [str(m) for m in get_messages(response.wsgi_request)]
 
 
+def approve_on_page(client, approver, cluster, req: ChangeRequest, comment: str = ""):
+    """``approver`` presses Approve (with ``comment``) on the request's page: the answer."""
+    client.force_login(approver)
+    url = reverse("request_approve", kwargs={"name": cluster.name, "request_id": req.pk})
+    return client.post(url, {"comment": comment})
+
+
 # -- 9b: the policy's approver count ---------------------------------------------------------------
 
 
@@ -121,17 +128,14 @@ def test_the_request_page_counts_approvals_and_says_the_first_of_two_did_not_run
 ):
     hold(kafka_cluster, personas["admin"], ["topic.create"], approvers=2)
     req = ask(personas, kafka_cluster, wanted)
-    client.force_login(personas["operator"])
-    url = reverse("request_approve", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
-    done = client.post(url, {"comment": ""})
+    done = approve_on_page(client, personas["operator"], kafka_cluster, req)
     assert flashed(done) == [
         f"Request #{req.pk}: your approval is 1 of 2; it waits for another approver and has not run."
     ]
     page = client.get(reverse("request_detail", kwargs={"name": kafka_cluster.name, "request_id": req.pk}))
     text = page.content.decode()
     assert 'id="request-approvals"' in text and "1 of 2: operator" in text and 'id="approve"' not in text
-    client.force_login(operator2)
-    done = client.post(url, {"comment": ""})
+    done = approve_on_page(client, operator2, kafka_cluster, req)
     assert flashed(done)[-1] == f"Request #{req.pk} approved: it runs now."
 
 
@@ -153,9 +157,7 @@ def test_the_page_says_an_approval_that_drifted_back_did_not_run(
         resource=configs.topic_resource(topic),
         changes=[ConfigChange("retention.ms", "SET", "3000")],
     )
-    client.force_login(operator2)
-    url = reverse("request_approve", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
-    done = client.post(url, {"comment": "ok"})
+    done = approve_on_page(client, operator2, kafka_cluster, req, "ok")
     req.refresh_from_db()
     assert req.state == RequestState.PENDING and req.operation_id is None
     assert flashed(done) == [
@@ -173,14 +175,11 @@ def test_the_page_says_a_held_change_approved_once_of_two_has_not_run(
 ):
     hold(kafka_cluster, personas["admin"], ["config"], approvers=2)
     req = held_config(personas, kafka_cluster, topic)
-    client.force_login(operator2)
-    url = reverse("request_approve", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
-    done = client.post(url, {"comment": ""})
+    done = approve_on_page(client, operator2, kafka_cluster, req)
     assert flashed(done) == [
         f"Request #{req.pk}: your approval is 1 of 2; it waits for another approver and has not run."
     ]
-    client.force_login(personas["admin"])
-    done = client.post(url, {"comment": ""})
+    done = approve_on_page(client, personas["admin"], kafka_cluster, req)
     assert flashed(done)[-1] == f"Request #{req.pk} approved: it runs now."
 
 
