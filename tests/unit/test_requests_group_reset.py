@@ -57,6 +57,18 @@ def approve_and_run(personas, req, capture, approver: str = "operator"):
     return req
 
 
+def approved_shift_back(sandbox, personas, cluster, capture) -> tuple[str, str, ChangeRequest]:
+    """A group at offsets 40 and 60 of a new two-partition topic and its approved request (not run yet)
+    to shift them back by 20: (topic, group, request)."""
+    t = topic(sandbox)
+    gid = group(sandbox, {(t, 0): 40, (t, 1): 60})
+    req = submit(personas, cluster, gid, mode="shift-by", value=-20)
+    with capture(execute=True):
+        requests.approve_request(actor=personas["operator"], request=req)
+    req.refresh_from_db()
+    return t, gid, req
+
+
 def digest(pairs) -> str:
     return hashlib.sha256(json.dumps(sorted(pairs), separators=(",", ":")).encode()).hexdigest()
 
@@ -234,12 +246,7 @@ def test_the_auto_approve_rule_offers_the_kind(client, personas, kafka_cluster):
 def test_drift_between_review_and_run_fails_and_commits_nothing(
     sandbox, personas, kafka_cluster, django_capture_on_commit_callbacks, drift
 ):
-    t = topic(sandbox)
-    gid = group(sandbox, {(t, 0): 40, (t, 1): 60})
-    req = submit(personas, kafka_cluster, gid, mode="shift-by", value=-20)
-    with django_capture_on_commit_callbacks(execute=True):
-        requests.approve_request(actor=personas["operator"], request=req)
-    req.refresh_from_db()
+    t, gid, req = approved_shift_back(sandbox, personas, kafka_cluster, django_capture_on_commit_callbacks)
     if drift == "committed":
         commit(sandbox, gid, (t, 0), 55)  # the offsets moved after the review
         expected, message = (
@@ -262,12 +269,7 @@ def test_a_rerun_after_the_offsets_were_committed_converges(
 ):
     """A worker killed after Kafka took the offsets re-enters the step: the group now holds the
     reviewed offsets, which is success, not drift."""
-    t = topic(sandbox)
-    gid = group(sandbox, {(t, 0): 40, (t, 1): 60})
-    req = submit(personas, kafka_cluster, gid, mode="shift-by", value=-20)
-    with django_capture_on_commit_callbacks(execute=True):
-        requests.approve_request(actor=personas["operator"], request=req)
-    req.refresh_from_db()
+    t, gid, req = approved_shift_back(sandbox, personas, kafka_cluster, django_capture_on_commit_callbacks)
     ChangeRequest.objects.filter(pk=req.pk).update(state=RequestState.RUNNING)  # the earlier attempt
     commit(sandbox, gid, (t, 0), 20)
     commit(sandbox, gid, (t, 1), 40)
