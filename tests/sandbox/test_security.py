@@ -283,44 +283,42 @@ def _refused(
     return errors, error or ""
 
 
-def test_it_refuses_a_client_without_a_certificate(mtls_cluster, ca, tmp_path):
-    errors, error = _refused(mtls_cluster, ca, tmp_path, None, None)
-    # TLS 1.3: the server asks for a certificate after the client finished; it answers with an alert
-    # TLS 1.3: the client has finished its side; the refusal arrives as an alert on its first read
-    assert any(
-        "Receive failed: error:0A00045C:SSL routines::tlsv13 alert certificate required" in e for e in errors
-    ), errors
-    assert "KafkaTimeoutError: Unable to bootstrap" in error, error
-    assert (
-        "KafkaConnectionError: [SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED] tlsv13 alert certificate required"
-        in error
-    )
-
-
-def test_it_refuses_a_client_certificate_from_another_ca(mtls_cluster, ca, tmp_path):
-    cert, key = make_ca("Rogue CA").issue("console", client=True)
-    errors, error = _refused(mtls_cluster, ca, tmp_path, cert, key)
-    assert any("Receive failed: error:0A000418:SSL routines::tlsv1 alert unknown ca" in e for e in errors), (
-        errors
-    )
-    assert "KafkaTimeoutError: Unable to bootstrap" in error, error
-    assert "KafkaConnectionError: [SSL: TLSV1_ALERT_UNKNOWN_CA] tlsv1 alert unknown ca" in error
-
-
-def test_it_refuses_an_expired_client_certificate(mtls_cluster, ca, tmp_path):
+def _expired(ca: CA) -> tuple[str, str]:
     now = dt.datetime.now(dt.UTC)
-    cert, key = ca.issue(
+    return ca.issue(
         "console", client=True, not_before=now - dt.timedelta(days=10), not_after=now - dt.timedelta(days=1)
     )
-    errors, error = _refused(mtls_cluster, ca, tmp_path, cert, key)
-    assert any(
-        "Receive failed: error:0A000415:SSL routines::ssl/tls alert certificate expired" in e for e in errors
-    ), errors
+
+
+# What each client reports when the mTLS listener refuses it: (the client's pair, librdkafka's alert,
+# kafka-python's error). TLS 1.3: the server asks for a certificate after the client finished its side,
+# so the refusal arrives as an alert on the client's first read.
+REFUSED_CLIENTS = {
+    "without-a-certificate": (
+        lambda ca: (None, None),
+        "Receive failed: error:0A00045C:SSL routines::tlsv13 alert certificate required",
+        "KafkaConnectionError: [SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED] tlsv13 alert certificate required",
+    ),
+    "certificate-from-another-ca": (
+        lambda ca: make_ca("Rogue CA").issue("console", client=True),
+        "Receive failed: error:0A000418:SSL routines::tlsv1 alert unknown ca",
+        "KafkaConnectionError: [SSL: TLSV1_ALERT_UNKNOWN_CA] tlsv1 alert unknown ca",
+    ),
+    "expired-certificate": (
+        _expired,
+        "Receive failed: error:0A000415:SSL routines::ssl/tls alert certificate expired",
+        "KafkaConnectionError: [SSL: SSLV3_ALERT_CERTIFICATE_EXPIRED] sslv3 alert certificate expired",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED_CLIENTS)
+def test_it_refuses_a_client(mtls_cluster, ca, tmp_path, case):
+    pair, librdkafka_alert, python_error = REFUSED_CLIENTS[case]
+    errors, error = _refused(mtls_cluster, ca, tmp_path, *pair(ca))
+    assert any(librdkafka_alert in e for e in errors), errors
     assert "KafkaTimeoutError: Unable to bootstrap" in error, error
-    assert (
-        "KafkaConnectionError: [SSL: SSLV3_ALERT_CERTIFICATE_EXPIRED] sslv3 alert certificate expired"
-        in error
-    )
+    assert python_error in error, error
 
 
 def test_it_sends_the_refusal_alert_on_a_raw_handshake_without_a_certificate(mtls_cluster, ca):
