@@ -7,6 +7,7 @@ import pytest
 
 from console.models import AuditEvent
 from console.models.notify import NotificationChannel, NotificationDelivery
+from tests.unit.notify_world import webhook_post
 from tests.unit.test_api_endpoints import _caller
 
 pytestmark = pytest.mark.django_db
@@ -90,14 +91,12 @@ def test_a_webhook_secret_is_never_stored_in_clear_for_a_retry_and_a_retry_gets_
     from django.db import connection
     from django.urls import reverse
 
-    from console.identity import tokens
     from console.models import IdempotencyRecord
 
-    bearer = tokens.create_token(actor=personas["admin"], name="t", scope="write", days=1).secret
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {bearer}", "HTTP_IDEMPOTENCY_KEY": "create-hook-1"}
-    url = reverse("api:notifications", kwargs={"name": "sandbox"})
-    body = {"name": "idem-hook", "kind": "webhook", "url": "https://hooks.example.com/in", "events": []}
-    first = client.post(url, body, content_type="application/json", **headers)
+    post = webhook_post(
+        client, personas["admin"], "idem-hook", "https://hooks.example.com/in", "create-hook-1"
+    )
+    first = post.send()
     assert first.status_code == 201, first.content
     secret = first.json()["secret"]
     assert len(secret) >= 32
@@ -106,23 +105,20 @@ def test_a_webhook_secret_is_never_stored_in_clear_for_a_retry_and_a_retry_gets_
         rows = cursor.fetchall()
     assert len(rows) == 1 and secret not in repr(rows)
     events = AuditEvent.objects.count()
-    again = client.post(url, body, content_type="application/json", **headers)
+    again = post.send()
     assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
     assert again.json() == first.json()  # the same answer, the secret included, to the same caller
     assert NotificationChannel.objects.count() == 1 and AuditEvent.objects.count() == events
     channel_id = first.json()["id"]
     rotate = {"name": "idem-hook", "events": [], "enabled": True, "rotate_secret": True}
     rotate_url = reverse("api:notification", kwargs={"name": "sandbox", "channel_id": channel_id})
-    rotated = client.post(
-        rotate_url, rotate, content_type="application/json", **{**headers, "HTTP_IDEMPOTENCY_KEY": "rot-1"}
-    )
+    rotate_headers = {**post.headers, "HTTP_IDEMPOTENCY_KEY": "rot-1"}
+    rotated = client.post(rotate_url, rotate, content_type="application/json", **rotate_headers)
     assert rotated.status_code == 200 and rotated.json()["secret"] not in ("", secret)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT * FROM {IdempotencyRecord._meta.db_table}")
         assert rotated.json()["secret"] not in repr(cursor.fetchall())
     # An answer no configured key opens any more: the request happened, its answer is lost (never a 500).
     IdempotencyRecord.objects.filter(key="rot-1").update(response_encrypted="not-a-fernet-token")
-    lost = client.post(
-        rotate_url, rotate, content_type="application/json", **{**headers, "HTTP_IDEMPOTENCY_KEY": "rot-1"}
-    )
+    lost = client.post(rotate_url, rotate, content_type="application/json", **rotate_headers)
     assert lost.status_code == 409 and lost.json()["error"]["code"] == "idempotency_answer_unreadable"

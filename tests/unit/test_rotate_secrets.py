@@ -17,14 +17,12 @@ from django.apps import apps
 from django.core.management import CommandError, call_command
 from django.db import models
 from django.test.utils import isolate_apps
-from django.urls import reverse
 
 from console import crypto
 from console.changes import actions as changes
 from console.changes import approvals, gate
 from console.configs import actions as configs
 from console.configs import held as configs_held
-from console.identity import tokens
 from console.kafka import ConfigChange
 from console.models import AuditEvent, Cluster, IdempotencyRecord
 from console.models.changes import ChangeApproval
@@ -32,6 +30,7 @@ from console.models.notify import NotificationChannel
 from console.models.requests import ChangeRequest, RequestState
 from tests.conftest import hold
 from tests.unit import test_changes as base
+from tests.unit.notify_world import webhook_post
 
 pytestmark = pytest.mark.django_db
 
@@ -77,17 +76,12 @@ def _every_stored_token() -> list[tuple[str, str]]:
 
 
 def _webhook_by_api(client, personas) -> tuple[dict, Any]:
-    bearer = tokens.create_token(actor=personas["admin"], name="t", scope="write", days=1).secret
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {bearer}", "HTTP_IDEMPOTENCY_KEY": "rotate-hook-1"}
-    url = reverse("api:notifications", kwargs={"name": "sandbox"})
-    body = {"name": "rot-hook", "kind": "webhook", "url": "https://hooks.example.com/T0K3N/in", "events": []}
-    made = client.post(url, body, content_type="application/json", **headers)
+    post = webhook_post(
+        client, personas["admin"], "rot-hook", "https://hooks.example.com/T0K3N/in", "rotate-hook-1"
+    )
+    made = post.send()
     assert made.status_code == 201, made.content
-
-    def again():
-        return client.post(url, body, content_type="application/json", **headers)
-
-    return made.json(), again
+    return made.json(), post.send
 
 
 def _held_secret_config(personas, cluster, secret: str) -> ChangeRequest:
