@@ -9,8 +9,9 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from . import kp_admin
-from .clientconf import confluent_usable
-from .connection import ClusterConnection, probe_addresses
+from .clientconf import confluent_config, confluent_usable
+from .connection import ClusterConnection
+from .diagnose import probe_addresses
 from .errors import KafkaOperationError, timeout_error, translate
 from .kp import KpClient
 
@@ -60,7 +61,7 @@ class GatewayBase:
 
             token_source(self.conn.oauth, self.conn.ca_cert_pem).token(self.conn.request_timeout_s)
         try:
-            return AdminClient(self.conn.confluent_config())
+            return AdminClient(confluent_config(self.conn))
         except Exception as exc:  # noqa: BLE001 - every client error is translated
             raise translate(exc, self.conn.address_text) from None
 

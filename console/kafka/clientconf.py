@@ -18,10 +18,7 @@ GSSAPI                     not built into the PyPI wheel: never used   kerberos.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .connection import ClusterConnection
+from .connection import ClusterConnection
 
 __all__ = ["confluent_config", "kafka_python_config", "confluent_usable"]
 

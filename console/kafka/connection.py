@@ -1,14 +1,12 @@
-"""Cluster connection settings and the client configurations derived from them."""
+"""Cluster connection settings, checked when made (the two clients' configurations are built from
+them in ``clientconf.py``; reaching the addresses is ``diagnose.probe_addresses``)."""
 
 from __future__ import annotations
 
 import re
-import socket
-import time
 from dataclasses import dataclass, field
 
 from . import tls
-from .errors import KafkaOperationError, network_error
 from .sasl import KerberosSettings, OAuthSettings
 from .tls import TLS_VERSIONS
 
@@ -20,7 +18,6 @@ __all__ = [
     "SECURITY_PROTOCOLS",
     "TLS_VERSIONS",
     "parse_addresses",
-    "probe_addresses",
 ]
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -165,51 +162,3 @@ class ClusterConnection:
     @property
     def uses_ssl(self) -> bool:
         return self.security_protocol.endswith("SSL")
-
-    # -- client configurations (built in clientconf.py) ------------------------------------
-
-    def confluent_config(self) -> dict[str, object]:
-        """librdkafka configuration for an AdminClient (broker mode only; not for GSSAPI)."""
-        from .clientconf import confluent_config
-
-        return confluent_config(self)
-
-    def kafka_python_config(self) -> dict[str, object]:
-        """kafka-python KafkaConnectionManager / NetworkSelector configuration."""
-        from .clientconf import kafka_python_config
-
-        return kafka_python_config(self)
-
-
-def probe_addresses(conn: ClusterConnection) -> None:
-    """Open a TCP connection to each bootstrap address within the connect timeout.
-
-    Returns as soon as one address accepts; raises NETWORK_EXCEPTION naming every address
-    and why it failed when none does. This is how "unreachable" fails fast and precisely.
-    """
-    if conn.uses_ssl or conn.uses_sasl:
-        # a verified TLS handshake with the connection's own minimum version (librdkafka has no
-        # minimum-version setting: this is where a server offering less is refused, on both paths)
-        # and whether the listener enables the SASL mechanism (librdkafka only logs its answer)
-        from .diagnose import probe
-
-        probe(conn)
-        return
-    failures = []
-    deadline = time.monotonic() + conn.connect_timeout_s
-    for host, port in conn.addresses:
-        remaining = max(0.2, deadline - time.monotonic())
-        try:
-            with socket.create_connection((host, port), timeout=remaining):
-                return
-        except socket.gaierror as exc:
-            failures.append(f"{host}:{port} (cannot resolve host: {exc.strerror or exc})")
-        except TimeoutError:
-            failures.append(f"{host}:{port} (no answer within {conn.connect_timeout_s:g} s)")
-        except OSError as exc:
-            failures.append(f"{host}:{port} ({exc.strerror or exc})")
-    raise (
-        network_error(", ".join(failures))
-        if failures
-        else KafkaOperationError(13, "NETWORK_EXCEPTION", "no address to connect to", True)
-    )

@@ -6,7 +6,7 @@ which step failed and whose message says why (for a refused server certificate: 
 issuer and expiry, and OpenSSL's reason: unknown CA, hostname mismatch, expired; a refused client
 certificate: the alert; a SASL mechanism the listener does not enable: the ones it does).
 Authentication itself is then tried by kafka-python in ``test_connection``. ``probe`` is also what
-the gateway runs before its first use (``connection.probe_addresses``), so a server that negotiates
+the gateway runs before its first use (``probe_addresses``), so a server that negotiates
 less than the connection's minimum TLS version is refused on both client paths (librdkafka has no
 minimum-version property).
 """
@@ -19,17 +19,14 @@ import ssl
 import struct
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from cryptography import x509
 
+from .connection import ClusterConnection
 from .errors import KafkaOperationError, network_error
 from .tls import CertificateFacts, certificate_facts, client_certificate, ssl_context
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .connection import ClusterConnection
-
-__all__ = ["ConnectionCheck", "TlsPeer", "check", "probe", "server_certificate"]
+__all__ = ["ConnectionCheck", "TlsPeer", "check", "probe", "probe_addresses", "server_certificate"]
 
 SSL_AUTHENTICATION_FAILED = 57
 
@@ -268,3 +265,35 @@ def check(conn: ClusterConnection) -> TlsPeer | None:
 
         kerberos.login_for(conn.kerberos).credentials()
     return peer
+
+
+def probe_addresses(conn: ClusterConnection) -> None:
+    """Open a TCP connection to each bootstrap address within the connect timeout.
+
+    Returns as soon as one address accepts; raises NETWORK_EXCEPTION naming every address
+    and why it failed when none does. This is how "unreachable" fails fast and precisely.
+    """
+    if conn.uses_ssl or conn.uses_sasl:
+        # a verified TLS handshake with the connection's own minimum version (librdkafka has no
+        # minimum-version setting: this is where a server offering less is refused, on both paths)
+        # and whether the listener enables the SASL mechanism (librdkafka only logs its answer)
+        probe(conn)
+        return
+    failures = []
+    deadline = time.monotonic() + conn.connect_timeout_s
+    for host, port in conn.addresses:
+        remaining = max(0.2, deadline - time.monotonic())
+        try:
+            with socket.create_connection((host, port), timeout=remaining):
+                return
+        except socket.gaierror as exc:
+            failures.append(f"{host}:{port} (cannot resolve host: {exc.strerror or exc})")
+        except TimeoutError:
+            failures.append(f"{host}:{port} (no answer within {conn.connect_timeout_s:g} s)")
+        except OSError as exc:
+            failures.append(f"{host}:{port} ({exc.strerror or exc})")
+    raise (
+        network_error(", ".join(failures))
+        if failures
+        else KafkaOperationError(13, "NETWORK_EXCEPTION", "no address to connect to", True)
+    )

@@ -27,7 +27,9 @@ from kafka.protocol.admin import DescribeClusterRequest
 from kafka.protocol.metadata import MetadataResponse
 
 from . import errlog, kp_fixes
-from .connection import ClusterConnection, probe_addresses
+from .clientconf import kafka_python_config
+from .connection import ClusterConnection
+from .diagnose import probe_addresses
 from .errors import KafkaOperationError, from_code, translate
 from .kp_failover import ANY_BROKER_READS, CONNECTION_TROUBLE, FailoverMixin, done_future
 from .types import BrokerInfo, ClusterInfo
@@ -74,7 +76,7 @@ class KpClient(FailoverMixin):
     def __init__(self, conn: ClusterConnection) -> None:
         self.conn = conn
         self._lock = threading.Lock()
-        cfg = conn.kafka_python_config()
+        cfg = kafka_python_config(conn)
         self._net = NetworkSelector(**cfg)
         self._manager = KafkaConnectionManager(self._net, **cfg)
         self._net.start()

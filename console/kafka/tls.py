@@ -17,13 +17,10 @@ import ssl
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .connection import ClusterConnection
 
 __all__ = [
     "CertificateFacts",
@@ -34,9 +31,22 @@ __all__ = [
     "client_certificate",
     "private_dir",
     "ssl_context",
+    "TlsSettings",
 ]
 
 TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
+
+
+class TlsSettings(Protocol):
+    """The TLS fields of a connection (``ClusterConnection`` has them; this module sits below it)."""
+
+    ca_cert_pem: str | None
+    client_cert_pem: str | None
+    client_key_pem: str | None
+    tls_min_version: str
+    ssl_check_hostname: bool
+
+
 PY_TLS_VERSION = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 
 
@@ -124,7 +134,7 @@ def check_client_pair(cert_pem: str, key_pem: str) -> None:
         )
 
 
-def client_certificate(conn: ClusterConnection) -> CertificateFacts | None:
+def client_certificate(conn: TlsSettings) -> CertificateFacts | None:
     """The facts of the connection's client (mTLS) certificate, the first of its chain."""
     if not conn.client_cert_pem:
         return None
@@ -151,7 +161,7 @@ def write_private(directory: str, name: str, data: bytes) -> str:
     return path
 
 
-def ssl_context(conn: ClusterConnection, *, verify: bool = True) -> ssl.SSLContext:
+def ssl_context(conn: TlsSettings, *, verify: bool = True) -> ssl.SSLContext:
     """Python's client context for ``conn``: its CA bundle (else the system's), hostname check,
     minimum TLS version and client certificate. ``verify=False`` (diagnosis only) accepts any
     server certificate so that its facts can be read."""

@@ -22,6 +22,7 @@ from console.kafka import (
     KerberosSettings,
     OAuthSettings,
 )
+from console.kafka.clientconf import confluent_config, kafka_python_config
 
 
 def _name(cn: str) -> x509.Name:
@@ -247,7 +248,7 @@ class TestValidation:
 
 class TestConfluentConfig:
     def test_it_maps_mtls_to_librdkafkas_pem_properties(self):
-        cfg = mtls().confluent_config()
+        cfg = confluent_config(mtls())
         assert cfg["security.protocol"] == "SSL"
         assert cfg["ssl.ca.pem"] == CA_PEM
         assert cfg["ssl.certificate.pem"] == CLIENT_PEM
@@ -255,14 +256,19 @@ class TestConfluentConfig:
         assert cfg["ssl.endpoint.identification.algorithm"] == "https"
         assert not any(k.startswith("sasl") for k in cfg)
         assert (
-            mtls(ssl_check_hostname=False).confluent_config()["ssl.endpoint.identification.algorithm"]
+            confluent_config(mtls(ssl_check_hostname=False))["ssl.endpoint.identification.algorithm"]
             == "none"
         )
 
     def test_it_maps_scram_over_ssl(self):
-        cfg = conn(
-            security_protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-256", sasl_username="u", sasl_password="p"
-        ).confluent_config()
+        cfg = confluent_config(
+            conn(
+                security_protocol="SASL_SSL",
+                sasl_mechanism="SCRAM-SHA-256",
+                sasl_username="u",
+                sasl_password="p",
+            )
+        )
         assert {k: cfg[k] for k in cfg if k.startswith(("sasl", "ssl", "security"))} == {
             "security.protocol": "SASL_SSL",
             "sasl.mechanism": "SCRAM-SHA-256",
@@ -272,7 +278,7 @@ class TestConfluentConfig:
         }
 
     def test_it_gives_oauthbearer_the_consoles_token_callback_and_no_password(self):
-        cfg = conn(security_protocol="SASL_SSL", sasl_mechanism="OAUTHBEARER", oauth=OAUTH).confluent_config()
+        cfg = confluent_config(conn(security_protocol="SASL_SSL", sasl_mechanism="OAUTHBEARER", oauth=OAUTH))
         assert cfg["sasl.mechanism"] == "OAUTHBEARER"
         assert callable(cfg["oauth_cb"])
         assert "sasl.username" not in cfg and "sasl.password" not in cfg
@@ -300,18 +306,18 @@ class TestConfluentConfig:
                 sasl_password="p",
             ),
         ):
-            AdminClient(c.confluent_config())  # raises KafkaException on an unknown or bad property
+            AdminClient(confluent_config(c))  # raises KafkaException on an unknown or bad property
 
     def test_it_never_builds_a_librdkafka_config_for_gssapi(self):
         c = conn(security_protocol="SASL_PLAINTEXT", sasl_mechanism="GSSAPI", kerberos=KERBEROS)
         with pytest.raises(ValueError, match="no GSSAPI"):
-            c.confluent_config()
+            confluent_config(c)
 
 
 class TestKafkaPythonConfig:
     def test_it_builds_a_verifying_context_with_the_client_certificate_and_minimum_version(self):
         before = set(glob.glob(os.path.join(tempfile.gettempdir(), "console-tls-*")))
-        cfg = mtls(tls_min_version="TLSv1.3").kafka_python_config()
+        cfg = kafka_python_config(mtls(tls_min_version="TLSv1.3"))
         ctx = cfg["ssl_context"]
         assert isinstance(ctx, ssl.SSLContext)
         assert ctx.minimum_version == ssl.TLSVersion.TLSv1_3
@@ -322,14 +328,19 @@ class TestKafkaPythonConfig:
         assert set(glob.glob(os.path.join(tempfile.gettempdir(), "console-tls-*"))) == before
 
     def test_it_turns_hostname_checking_off_only_when_asked(self):
-        ctx = mtls(ssl_check_hostname=False).kafka_python_config()["ssl_context"]
+        ctx = kafka_python_config(mtls(ssl_check_hostname=False))["ssl_context"]
         assert ctx.check_hostname is False and ctx.verify_mode == ssl.CERT_REQUIRED
         assert ctx.minimum_version == ssl.TLSVersion.TLSv1_2
 
     def test_it_maps_plain_and_scram(self):
-        cfg = conn(
-            security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN", sasl_username="u", sasl_password="p"
-        ).kafka_python_config()
+        cfg = kafka_python_config(
+            conn(
+                security_protocol="SASL_PLAINTEXT",
+                sasl_mechanism="PLAIN",
+                sasl_username="u",
+                sasl_password="p",
+            )
+        )
         assert (cfg["sasl_mechanism"], cfg["sasl_plain_username"], cfg["sasl_plain_password"]) == (
             "PLAIN",
             "u",
@@ -340,9 +351,9 @@ class TestKafkaPythonConfig:
     def test_it_gives_oauthbearer_a_token_provider_over_the_shared_cache(self):
         from kafka.net.sasl.oauth import AbstractTokenProvider
 
-        cfg = conn(
-            security_protocol="SASL_SSL", sasl_mechanism="OAUTHBEARER", oauth=OAUTH
-        ).kafka_python_config()
+        cfg = kafka_python_config(
+            conn(security_protocol="SASL_SSL", sasl_mechanism="OAUTHBEARER", oauth=OAUTH)
+        )
         provider = cfg["sasl_oauth_token_provider"]
         assert isinstance(provider, AbstractTokenProvider)
         assert provider.extensions() == {"logicalCluster": "lkc-1"}
@@ -354,9 +365,9 @@ class TestKafkaPythonConfig:
 
         from console.kafka import kerberos
 
-        cfg = conn(
-            security_protocol="SASL_PLAINTEXT", sasl_mechanism="GSSAPI", kerberos=KERBEROS
-        ).kafka_python_config()
+        cfg = kafka_python_config(
+            conn(security_protocol="SASL_PLAINTEXT", sasl_mechanism="GSSAPI", kerberos=KERBEROS)
+        )
         assert cfg["sasl_mechanism"] == "GSSAPI" and cfg["sasl_kerberos_service_name"] == "kafka"
         assert isinstance(cfg["sasl_kerberos_name"], kerberos.KerberosLogin)
         assert get_sasl_mechanism("GSSAPI").__name__ == "ConsoleGSSAPI"
@@ -370,7 +381,7 @@ class TestKerberos:
         monkeypatch.setitem(sys.modules, "gssapi", None)  # import gssapi -> ImportError
         c = conn(security_protocol="SASL_PLAINTEXT", sasl_mechanism="GSSAPI", kerberos=KERBEROS)
         with pytest.raises(KafkaOperationError) as exc:
-            c.kafka_python_config()
+            kafka_python_config(c)
         assert exc.value.name == "KERBEROS_UNAVAILABLE"
         assert 'the "kerberos" extra (python gssapi), which is not installed' in exc.value.message
         assert kerberos.available() is False

@@ -19,6 +19,7 @@ from console.kafka import (
     parse_addresses,
 )
 from console.kafka.acls import validate_binding
+from console.kafka.clientconf import confluent_config, kafka_python_config
 from console.kafka.cluster import summarize
 from console.kafka.errors import from_code, from_confluent, from_kafka_python, translate
 
@@ -61,14 +62,14 @@ class TestClusterConnection:
             sasl_password="secret",
         )
         assert "secret" not in repr(conn)
-        conf = conn.confluent_config()
+        conf = confluent_config(conn)
         assert conf["sasl.username"] == "u" and conf["security.protocol"] == "SASL_SSL"
-        assert conn.kafka_python_config()["sasl_plain_password"] == "secret"
+        assert kafka_python_config(conn)["sasl_plain_password"] == "secret"
 
     def test_timeouts_in_client_configs(self):
         conn = ClusterConnection(bootstrap_servers="b:1", request_timeout_s=3, connect_timeout_s=2)
-        assert conn.confluent_config()["socket.connection.setup.timeout.ms"] == 2000
-        assert conn.kafka_python_config()["request_timeout_ms"] == 3000
+        assert confluent_config(conn)["socket.connection.setup.timeout.ms"] == 2000
+        assert kafka_python_config(conn)["request_timeout_ms"] == 3000
 
 
 class TestErrors:

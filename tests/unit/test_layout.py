@@ -58,15 +58,30 @@ MODULES = {
 }
 
 
+def _absolute(node: ast.ImportFrom, path: Path) -> str:
+    """The dotted module a ``from`` import names, a relative one (``from .x import y``) resolved
+    against the file's own package."""
+    if node.level == 0:
+        return node.module or ""
+    package = module_name(path, ROOT).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(path: Path) -> list[tuple[str, int]]:
-    """Every module name a file imports (module level and inside functions), with its line."""
+    """Every module name a file imports (module level, inside functions and under
+    ``if TYPE_CHECKING``; absolute and relative), with its line."""
     out = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             out += [(a.name, node.lineno) for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            out.append((node.module, node.lineno))
-            out += [(f"{node.module}.{a.name}", node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(node, path)
+            if module:
+                out.append((module, node.lineno))
+                out += [(f"{module}.{a.name}", node.lineno) for a in node.names]
     return out
 
 
