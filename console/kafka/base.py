@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
-import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from . import kp_admin
-from .clientconf import confluent_config, confluent_usable
+from console import collector
+
+from .clientconf import confluent_config
 from .connection import ClusterConnection
 from .diagnose import probe_addresses
 from .errors import KafkaOperationError, timeout_error, translate
 from .kp import KpClient
-
-#: Threads for hedged librdkafka reads (``_list_topics``); librdkafka releases the GIL while it waits.
-_HEDGES = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="kafka-hedge")
+from .metadata_read import WholeMetadata, read_metadata
 
 #: Errors that end a client's login for good (until the settings change).
 LOGIN_REFUSED = frozenset({"SASL_AUTHENTICATION_FAILED", "UNSUPPORTED_SASL_MECHANISM", "ILLEGAL_SASL_STATE"})
@@ -65,43 +63,13 @@ class GatewayBase:
         except Exception as exc:  # noqa: BLE001 - every client error is translated
             raise translate(exc, self.conn.address_text) from None
 
-    def _list_topics(self) -> Any:
-        """librdkafka's whole-cluster Metadata, hedged.
-
-        librdkafka sends it to a broker it holds a connection to, and a broker that stopped
-        answering (frozen; fenced but still connected) keeps it until ``socket.timeout.ms``, the
-        request timeout. When no answer came within the connect timeout, a fresh client asks as well
-        (it connects to every bootstrap address and asks one that completed its handshake); the
-        first answer wins, and a fresh client that won replaces the old one.
-        """
-        if not confluent_usable(self.conn):  # GSSAPI: the same Metadata through kafka-python
-            return kp_admin.whole_metadata(self._kp)
-        admin = self._admin
-        first = _HEDGES.submit(admin.list_topics, timeout=self._timeout)
-        try:
-            return first.result(timeout=self.conn.connect_timeout_s)
-        except concurrent.futures.TimeoutError:
-            pass
-        except Exception as exc:  # noqa: BLE001 - every client error is translated
-            raise translate(exc, "list topics") from None
-        fresh = self._new_admin()
-        second = _HEDGES.submit(fresh.list_topics, timeout=self._timeout)
-        pending, error = {first, second}, None
-        deadline = time.monotonic() + self._timeout + 1
-        while pending:
-            left = max(0.0, deadline - time.monotonic())
-            done, pending = concurrent.futures.wait(pending, left, concurrent.futures.FIRST_COMPLETED)
-            if not done:
-                break
-            for future in done:
-                if future.exception() is None:
-                    if future is second:
-                        self._admin_client = fresh
-                    return future.result()
-                error = future.exception()
-        if error is not None:
-            raise translate(error, "list topics") from None
-        raise timeout_error("list topics", self._timeout)
+    def _whole_metadata(self) -> WholeMetadata:
+        """Every topic's Metadata from any broker (``KpClient``'s failover: one that does not answer
+        within the connect timeout is passed over), decoded in one pass (``metadata_read.py``)."""
+        self._require_brokers("listing topics")
+        self._reachable()
+        with collector.paused():  # the decoder's tuples and bytes are not walked while they are made
+            return read_metadata(self._kp)
 
     @property
     def _kp(self) -> KpClient:

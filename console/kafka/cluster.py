@@ -8,14 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from console import collector
-
 from . import diagnose
 from .base import GatewayBase
 from .deferred import DeferredTopics
 from .diagnose import ConnectionCheck
 from .errors import KafkaOperationError, from_code, no_such_topic, topic_error
 from .kp import check
+from .metadata_read import WholeTopic
 from .tls import CertificateFacts, client_certificate
 from .types import (
     BrokerInfo,
@@ -29,10 +28,6 @@ from .types import (
     TopicMetadata,
     TopicSummary,
 )
-
-#: marshal's format for the packed partitions: version 2, without version 3's back-references
-#: (see ``_PackedPartitions``).
-MARSHAL_VERSION = 2
 
 #: Topics Kafka itself flags as internal (librdkafka's metadata does not carry the flag).
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
@@ -53,17 +48,16 @@ def summarize(topics: tuple[TopicMetadata, ...]) -> TopicSummary:
 
 
 class _PackedPartitions:
-    """A topic's partitions packed into one ``bytes`` (``marshal`` of ``(id, leader, replicas, isr)``
-    per partition), read back with one fetch's live brokers.
+    """Reads a topic of the whole-cluster answer (``metadata_read.WholeTopic``: its partitions packed into
+    one ``bytes``, ``marshal`` format 2 of ``(id, leader, replicas, isr)`` per partition, and its
+    counts) with one fetch's live brokers.
 
-    A whole-cluster snapshot lives for the cache's 30 s: kept as librdkafka's answer it was
+    A whole-cluster snapshot lives for the cache's 30 s: kept as a client's decoded answer it was
     ~340,000 tracked objects at 20,000 topics x 5 partitions, which the cyclic collector walked
-    once young and again at every full collection while the snapshot lived. A dict of names to
-    bytes is not tracked at all, and packing costs about what one of those walks did.
-
-    Packed in marshal's format version 2 (``MARSHAL_VERSION``): versions 3 and 4 look every object
-    up in a table of the ones already written (to write a shared one once), which was a third of
-    the packing's time; nothing here is shared, and ``marshal.loads`` reads every version.
+    once young and again at every full collection while the snapshot lived. The packed bytes
+    are not tracked at all, and the C decoder (``metadata_read.py``) writes them straight from Kafka's
+    answer. ``health`` answers from the counts the decoder made; only an unhealthy topic's ISR
+    sizes read its partitions back.
     """
 
     __slots__ = ("live",)
@@ -71,36 +65,25 @@ class _PackedPartitions:
     def __init__(self, live: frozenset[int]) -> None:
         self.live = live
 
-    @staticmethod
-    def pack(t: Any) -> bytes:
-        """confluent-kafka's TopicMetadata -> bytes."""
-        return marshal.dumps(
-            [(p.id, p.leader, p.replicas, p.isrs) for p in t.partitions.values()], MARSHAL_VERSION
-        )
-
-    def partitions(self, packed: bytes) -> tuple[PartitionMetadata, ...]:
+    def partitions(self, topic: WholeTopic) -> tuple[PartitionMetadata, ...]:
         live = self.live
         all_live = live.issuperset
         parts = []
-        for pid, leader, replicas, isr in sorted(marshal.loads(packed)):
+        for pid, leader, replicas, isr in sorted(marshal.loads(topic.packed)):
             replicas = tuple(replicas)
             offline = () if all_live(replicas) else tuple(r for r in replicas if r not in live)
             parts.append(PartitionMetadata(pid, leader, replicas, tuple(isr), offline))
         return tuple(parts)
 
-    def placement(self, packed: bytes, ids: set[int]) -> dict[int, tuple[int, tuple[int, ...]]]:
-        return {pid: (leader, tuple(reps)) for pid, leader, reps, _ in marshal.loads(packed) if pid in ids}
+    def placement(self, topic: WholeTopic, ids: set[int]) -> dict[int, tuple[int, tuple[int, ...]]]:
+        return {
+            pid: (leader, tuple(reps)) for pid, leader, reps, _ in marshal.loads(topic.packed) if pid in ids
+        }
 
-    def health(self, packed: bytes) -> TopicHealth:
-        parts = sorted(marshal.loads(packed))
-        under = offline = 0
-        for _, leader, replicas, isr in parts:
-            if leader < 0:
-                offline += 1
-            if len(isr) < len(replicas):
-                under += 1
-        isr_sizes = tuple(len(p[3]) for p in parts) if under or offline else ()
-        return TopicHealth(len(parts), len(parts[0][2]) if parts else 0, under, offline, isr_sizes)
+    def health(self, topic: WholeTopic) -> TopicHealth:
+        under, offline = topic.under_replicated, topic.offline
+        isr_sizes = tuple(len(p[3]) for p in sorted(marshal.loads(topic.packed))) if under or offline else ()
+        return TopicHealth(topic.partitions, topic.replication_factor, under, offline, isr_sizes)
 
 
 @dataclass(frozen=True)
@@ -170,33 +153,17 @@ class ClusterMixin(GatewayBase):
         read from its partitions packed into bytes (``_PackedPartitions``), building their
         ``PartitionMetadata`` when those are first read (``TopicMetadata.deferred``), so a caller
         that reads a few topics pays for those only. Offline replicas are the replicas whose broker
-        is not live; racks are not part of librdkafka's metadata (use :meth:`describe_cluster`).
-        ``on_names`` gets the sorted names as soon as they are known, before the packing (a caller
-        can start its next request meanwhile).
+        is not live; brokers come with their racks. ``on_names`` gets the sorted names as soon as
+        they are known (a caller can start its next request meanwhile).
         """
-        self._require_brokers("listing topics")
-        self._reachable()
-        # librdkafka's answer (~3 objects per partition, no cycles) lives only until it is packed:
-        # the cyclic collector is paused meanwhile, or the packing's allocations make it walk them.
-        with collector.paused():
-            md = self._list_topics()
-            live = md.brokers
-            brokers = tuple(
-                BrokerInfo(b.id, b.host, b.port, None) for b in sorted(live.values(), key=lambda b: b.id)
-            )
-            names = sorted(md.topics)
-            if on_names is not None:
-                on_names(names)
-            pack = _PackedPartitions.pack
-            packed = {name: pack(t) for name, t in md.topics.items()}
-            cluster_id, controller = md.cluster_id, (md.controller_id if md.controller_id >= 0 else None)
-            del md
-        topics = DeferredTopics(names, packed, _PackedPartitions(frozenset(live)), INTERNAL_TOPICS)
-        return ClusterMetadata(cluster_id, controller, brokers, topics)
-
-    def topic_summary(self) -> TopicSummary:
-        """Topic and partition counts, under-replicated and offline partitions (one fetch)."""
-        return summarize(self.list_topics_metadata().topics)
+        whole = self._whole_metadata()
+        names = sorted(whole.topics)
+        if on_names is not None:
+            on_names(names)
+        internal = frozenset(n for n, t in whole.topics.items() if t.internal)
+        live = frozenset(b.id for b in whole.brokers)
+        topics = DeferredTopics(names, whole.topics, _PackedPartitions(live), internal)
+        return ClusterMetadata(whole.cluster_id, whole.controller_id, whole.brokers, topics)
 
     def describe_topics(self, names: list[str]) -> dict[str, TopicMetadata | KafkaOperationError]:
         """Full metadata (incl. offline replicas, internal flag, topic id) of the named topics."""

@@ -7,13 +7,13 @@ count or copy them costs more time and memory than the fetch.
 
 from __future__ import annotations
 
+import marshal
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .base import GatewayBase
-from .cluster import INTERNAL_TOPICS
 from .errors import KafkaOperationError, from_code
 from .topics import list_offsets_request, offset_timestamp
 from .types import TopicMetadata, TopicSummary
@@ -75,9 +75,11 @@ class PartitionLayout:
         return out
 
     @classmethod
-    def build(cls, brokers: Iterable[int], topics: Iterable[tuple[str, Iterable[Any]]]) -> PartitionLayout:
-        """From ``(name, partitions)`` pairs; a partition has ``id``, ``leader``, ``replicas`` and
-        ``isr`` (or librdkafka's ``isrs``). Topics and partitions are sorted here."""
+    def build(
+        cls, brokers: Iterable[int], topics: Iterable[tuple[str, Iterable[tuple[int, int, Any, Any]]]]
+    ) -> PartitionLayout:
+        """From ``(name, partitions)`` pairs, a partition being ``(id, leader, replicas, isr)`` (as
+        the whole-cluster answer packs them). Topics and partitions are sorted here."""
         names: list[str] = []
         topic_rows: dict[str, tuple[int, int]] = {}
         topic_index, partition, leader = array("i"), array("i"), array("i")
@@ -85,15 +87,15 @@ class PartitionLayout:
         for name, parts in sorted(topics, key=lambda pair: pair[0]):
             i = len(names)
             names.append(name)
-            parts = sorted(parts, key=lambda p: p.id)
+            parts = sorted(parts)
             topic_rows[name] = (len(partition), len(parts))
-            for p in parts:
+            for pid, lead, reps, in_sync in parts:
                 topic_index.append(i)
-                partition.append(p.id)
-                leader.append(p.leader)
-                replicas.extend(p.replicas)
+                partition.append(pid)
+                leader.append(lead)
+                replicas.extend(reps)
                 replica_offsets.append(len(replicas))
-                isr.extend(p.isrs if hasattr(p, "isrs") else p.isr)
+                isr.extend(in_sync)
                 isr_offsets.append(len(isr))
         return cls(
             tuple(sorted(brokers)),
@@ -111,7 +113,9 @@ class PartitionLayout:
     @classmethod
     def from_metadata(cls, brokers: Iterable[int], topics: Iterable[TopicMetadata]) -> PartitionLayout:
         """From the console's ``TopicMetadata`` (the same layout as the gateway's walk)."""
-        return cls.build(brokers, ((t.name, t.partitions) for t in topics))
+        return cls.build(
+            brokers, ((t.name, [(p.id, p.leader, p.replicas, p.isr) for p in t.partitions]) for t in topics)
+        )
 
 
 @dataclass(frozen=True)
@@ -184,40 +188,33 @@ class BrokerLogDirs:
 class HealthMixin(GatewayBase):
     """Counts and layouts that need no per-partition objects."""
 
-    def _whole_metadata(self) -> Any:
-        self._require_brokers("listing topics")
-        self._reachable()
-        return self._list_topics()
-
     def topic_health(self) -> TopicSummary:
         """Topic and partition counts, under-replicated and offline partitions, internal topics.
 
         The same figures as ``summarize(list_topics_metadata().topics)`` (a partition is offline
         when it has no leader, under-replicated when its ISR is shorter than its replica list),
-        counted while walking librdkafka's answer: at 100,000 partitions building a
-        ``PartitionMetadata`` per partition only to count them costs more than the fetch.
+        counted by the decoder while it read Kafka's answer (``metadata_read.py``): no partition is read
+        back.
         """
-        md = self._whole_metadata()
+        whole = self._whole_metadata()
         partitions = under = offline = internal = 0
-        for name, t in md.topics.items():
-            if name in INTERNAL_TOPICS:
-                internal += 1
-            parts = t.partitions
-            partitions += len(parts)
-            for p in parts.values():
-                if p.leader < 0:
-                    offline += 1
-                if len(p.isrs) < len(p.replicas):
-                    under += 1
-        return TopicSummary(len(md.topics), partitions, under, offline, internal)
+        for t in whole.topics.values():
+            internal += t.internal
+            partitions += t.partitions
+            under += t.under_replicated
+            offline += t.offline
+        return TopicSummary(len(whole.topics), partitions, under, offline, internal)
+
+    topic_summary = topic_health
 
     def partition_layout(self) -> PartitionLayout:
         """Every partition's leader, replicas and ISR from one Metadata fetch, as flat columns
         (the telemetry snapshot's rows; the same partitions, order and values as
-        ``list_topics_metadata()``). librdkafka's answer is dropped when this returns."""
-        md = self._whole_metadata()
+        ``list_topics_metadata()``), read from the decoder's packed partitions."""
+        whole = self._whole_metadata()
         return PartitionLayout.build(
-            md.brokers, ((name, t.partitions.values()) for name, t in md.topics.items())
+            (b.id for b in whole.brokers),
+            ((name, marshal.loads(t.packed)) for name, t in whole.topics.items()),
         )
 
     def log_dir_sizes(self, broker_ids: Iterable[int]) -> dict[int, BrokerLogDirs | KafkaOperationError]:

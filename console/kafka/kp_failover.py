@@ -28,6 +28,7 @@ BROKER_ENDPOINT = 1
 ANY_BROKER_READS = frozenset(
     {
         "Metadata",
+        "MetadataBytes",  # metadata_read.py: Metadata whose answer is decoded in C
         "DescribeQuorum",
         "ApiVersions",
         "DescribeCluster",

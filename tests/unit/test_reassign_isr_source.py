@@ -1,7 +1,6 @@
-"""Where a poll's ISR comes from: a Metadata request of the moving topics (kafka-python), or the
-whole cluster's Metadata (librdkafka) read while the log dirs are read, when the moving topics
-hold most of the cluster's partitions. Both must give the same leaders and ISRs, the same errors
-and so the same replica states: "In sync" only while Kafka lists the replica in the ISR."""
+"""Where a poll's ISR comes from: a Metadata request of the moving topics, sent with the log dirs
+and decoded in C (``metadata_read.py``), never the whole cluster's. It must give Kafka's leaders,
+ISRs and errors, and so the replica states: "In sync" only while Kafka lists the replica in the ISR."""
 
 from __future__ import annotations
 
@@ -16,12 +15,10 @@ from console.kafka import (
     ConfigChange,
     ConfigResource,
     KafkaOperationError,
-    NewPartitions,
     TopicPartition,
 )
 from console.kafka import poll_reads as poll_reads_module
 from console.kafka import replicas as replicas_module
-from console.kafka.poll_reads import PollReadsMixin
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
 from console.reassignment import store
@@ -58,24 +55,24 @@ def _comparable(isr):
     return {t: v if isinstance(v, dict) else ("error", v.name) for t, v in isr.items()}
 
 
-def test_the_whole_cluster_read_answers_what_the_named_read_answers(kafka_cluster, frozen):
+def test_the_named_read_answers_the_leaders_and_isrs_kafka_lists(kafka_cluster, frozen):
     gw = gateway_for(kafka_cluster)
     a = _topic(frozen, [[1, 2], [2, 3], [3, 1]])
     b = _topic(frozen, [[2, 3, 1]])
     _set_isr(frozen, a, 1, [2])  # a follower out of the ISR
     _set_isr(frozen, b, 0, [2, 1])  # an ISR not in replica order
     names = sorted([a, b, "isr-source-no-such-topic"])
-    for only in (None, {a: {0, 1}, b: {0, 7}}, {a: set()}):
-        named = gw.partition_isr(names, only)
-        whole = gw._whole_cluster_isr(names, only)
-        assert _comparable(whole) == _comparable(named)
-    whole = gw._whole_cluster_isr(names, None)
-    assert whole[a] == {0: (1, (1, 2)), 1: (2, (2,)), 2: (3, (3, 1))}
-    assert whole[b] == {0: (2, (2, 1))}
-    assert whole["isr-source-no-such-topic"].name == "UNKNOWN_TOPIC_OR_PARTITION"
+    every = {a: {0: (1, (1, 2)), 1: (2, (2,)), 2: (3, (3, 1))}, b: {0: (2, (2, 1))}}
+    for only, want in (
+        (None, every),
+        ({a: {0, 1}, b: {0, 7}}, {a: {0: every[a][0], 1: every[a][1]}, b: every[b]}),
+        ({a: set()}, {a: {}, b: {}}),
+    ):
+        got = _comparable(gw.partition_isr(names, only))
+        assert got == {**want, "isr-source-no-such-topic": ("error", "UNKNOWN_TOPIC_OR_PARTITION")}
 
 
-def test_log_dirs_and_isr_give_the_same_answer_either_way(kafka_cluster, frozen, monkeypatch):
+def test_log_dirs_and_isr_answer_the_held_replicas_and_the_isr(kafka_cluster, frozen):
     gw = gateway_for(kafka_cluster)
     a = _topic(frozen, [[1, 2], [2, 3]])
     _set_isr(frozen, a, 0, [1])
@@ -86,14 +83,9 @@ def test_log_dirs_and_isr_give_the_same_answer_either_way(kafka_cluster, frozen,
         for b, v in flatten_logs(gw.describe_log_dirs(partitions=by_broker)).items()
     }
     assert general[1] and general[2]
-    answers = []
-    for whole in (True, False):
-        monkeypatch.setattr(PollReadsMixin, "_isr_from_whole_cluster", lambda self, names, w=whole: w)
-        held, isr = gw.log_dirs_and_isr(by_broker, [a], {a: {0, 1}})
-        answers.append((held, _comparable(isr)))
-    assert answers[0] == answers[1]
-    assert answers[0][0] == general
-    assert answers[0][1] == {a: {0: (1, (1,)), 1: (2, (2, 3))}}
+    held, isr = gw.log_dirs_and_isr(by_broker, [a], {a: {0, 1}})
+    assert held == general
+    assert _comparable(isr) == {a: {0: (1, (1,)), 1: (2, (2, 3))}}
 
 
 def _wire_dir(name: str, replicas: list[tuple[str, int, int, int, bool]]):
@@ -123,62 +115,33 @@ def test_the_held_replicas_merge_dirs_and_leave_future_replicas_out():
     assert {tuple(tp): (v[0], v[1]) for tp, v in flat.items()} == expected
 
 
-def test_the_choice_follows_the_share_of_the_clusters_partitions(kafka_cluster, frozen, monkeypatch):
+def test_a_poll_never_reads_the_whole_cluster(kafka_cluster, frozen, monkeypatch):
+    """However much of the cluster moves, the ISR comes from the moving topics' Metadata."""
     gw = gateway_for(kafka_cluster)
     big = _topic(frozen, [[1, 2]] * 6)
-    small = _topic(frozen, [[1, 2]])
-    _topic(frozen, [[2, 3]] * 20)  # the rest of the cluster: more than big and small together
-    used = []
-    real = PollReadsMixin._whole_cluster_isr
+    whole_reads = []
+    real = type(gw)._whole_metadata
 
-    def spy(self, *args):
-        used.append("whole")
-        return real(self, *args)
+    def spy(self):
+        whole_reads.append(1)
+        return real(self)
 
-    monkeypatch.setattr(PollReadsMixin, "_whole_cluster_isr", spy)
-
-    def read(topic: str) -> str:
-        used.clear()
-        gw.log_dirs_and_isr({1: [TopicPartition(topic, 0)]}, [topic])
-        return "whole" if used else "named"
-
-    monkeypatch.setattr(poll_reads_module, "WHOLE_PROBE_PARTITIONS", 6)
-    gw._partition_counts = None
-    assert read(big) == "named"  # nothing counted: the named read counts big's partitions
-    assert gw._partition_counts == ({big: 6}, None)
-    assert read(small) == "named"  # 1 partition: below the probe, the cluster is not counted
-    assert read(big) == "whole"  # 6 partitions known, the cluster's total not: counted once
-    per_topic, total = gw._partition_counts
-    assert per_topic[big] == 6 and per_topic[small] == 1 and total == sum(per_topic.values()) > 27
-    assert read(big) == "named"  # 6 of the cluster's partitions: far from half
-    # big's 6 partitions are the share, small's 1 is not (5.5: 6 / total * total may round above 6)
-    monkeypatch.setattr(poll_reads_module, "WHOLE_ISR_SHARE", 5.5 / total)
-    assert read(big) == "whole" and read(small) == "named"
-    # a named read keeps its topics' counts, and the total, current
-    assert gw.create_partitions([NewPartitions(small, 4)])[small].__class__.__name__ == "Ok"
-    frozen.advance(1)
-    assert read(small) == "named"
-    assert gw._partition_counts[0][small] == 4 and gw._partition_counts[1] == total + 3
+    monkeypatch.setattr(type(gw), "_whole_metadata", spy)
+    by_broker = {1: [TopicPartition(big, p) for p in range(6)]}
+    for _ in range(3):
+        held, isr = gw.log_dirs_and_isr(by_broker, [big])
+        assert set(isr[big]) == set(range(6)) and len(held[1]) == 6
+    assert whole_reads == []
 
 
-@pytest.mark.parametrize("whole", [True, False], ids=["whole-cluster", "named-topics"])
-def test_in_sync_only_while_the_isr_lists_the_replica_on_either_path(
-    personas, kafka_cluster, frozen, monkeypatch, whole
-):
-    read = {"whole": 0, "named": 0}
-    real_whole = PollReadsMixin._whole_cluster_isr
+def test_in_sync_only_while_the_isr_lists_the_replica(personas, kafka_cluster, frozen, monkeypatch):
+    read = {"named": 0}
     real_named = poll_reads_module._isr_answer
-
-    def spy_whole(self, *args):
-        read["whole"] += 1
-        return real_whole(self, *args)
 
     def spy_named(*args):
         read["named"] += 1
         return real_named(*args)
 
-    monkeypatch.setattr(PollReadsMixin, "_isr_from_whole_cluster", lambda self, names: whole)
-    monkeypatch.setattr(PollReadsMixin, "_whole_cluster_isr", spy_whole)
     monkeypatch.setattr(poll_reads_module, "_isr_answer", spy_named)
     topic = _topic(frozen, [[1, 2]])
     op = reassignment.start_reassignment(
@@ -204,7 +167,7 @@ def test_in_sync_only_while_the_isr_lists_the_replica_on_either_path(
     _set_isr(frozen, topic, 0, [1, 2])
     second = states()
     assert second[1] == IN_SYNC and second[2] == IN_SYNC and second[3] != IN_SYNC
-    assert read["whole" if whole else "named"] >= 2 and read["named" if whole else "whole"] == 0
+    assert read["named"] >= 2
     # the move finishes and its throttles are taken back (later tests start without any)
     for _ in range(10):
         frozen.advance(10)
@@ -216,8 +179,7 @@ def test_in_sync_only_while_the_isr_lists_the_replica_on_either_path(
     assert op.state == "succeeded", (op.state, op.error)
 
 
-@pytest.mark.parametrize("whole", [True, False], ids=["whole-cluster", "named-topics"])
-def test_poll_reads_list_the_reassignments_in_the_same_flight(kafka_cluster, frozen, monkeypatch, whole):
+def test_poll_reads_list_the_reassignments_in_the_same_flight(kafka_cluster, frozen):
     """``poll_reads`` = ``reassigning`` + ``log_dirs_and_isr``, in one flight."""
     gw = gateway_for(kafka_cluster)
     topic = _topic(frozen, [[1], [2]])
@@ -234,7 +196,6 @@ def test_poll_reads_list_the_reassignments_in_the_same_flight(kafka_cluster, fro
     )
     try:
         frozen.advance(1)
-        monkeypatch.setattr(PollReadsMixin, "_isr_from_whole_cluster", lambda self, names: whole)
         by_broker = {1: [moving], 2: [still], 3: [moving]}
         listed, held, isr = gw.poll_reads([moving, still], by_broker, [topic], {topic: {0, 1}})
         assert listed == {(topic, 0)} == set(gw.list_partition_reassignments([moving, still]))

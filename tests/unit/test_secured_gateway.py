@@ -464,22 +464,27 @@ def test_it_logs_no_secret_or_token_of_a_whole_good_and_bad_run(oauth_cluster, s
         assert secret not in text
 
 
-# ---- the GSSAPI path's substitutes for librdkafka -------------------------------------------------
-def test_the_kafka_python_metadata_and_delete_answer_like_librdkafka(sandbox):
+# ---- the GSSAPI path's substitute for librdkafka, and the one whole-cluster read -------------------
+def test_the_whole_metadata_read_and_kafka_python_delete_answer_like_librdkafka(sandbox):
+    """The whole-cluster read (kafka-python's bytes, decoded in C: metadata_read.py) gives librdkafka's
+    answer on every topic and partition; DeleteTopics over kafka-python (GSSAPI) answers like it."""
+    from confluent_kafka.admin import AdminClient
+
     from console.kafka import kp_admin
 
     gw = get_gateway(ClusterConnection(bootstrap_servers=sandbox.bootstrap_servers))
     name = f"kp-admin-{uuid.uuid4().hex[:8]}"
     assert gw.create_topics([NewTopic(name, 3, 2)]) == {name: OK}
-    ours, theirs = kp_admin.whole_metadata(gw._kp), gw._list_topics()
+    ours = gw.list_topics_metadata()
+    theirs = AdminClient({"bootstrap.servers": sandbox.bootstrap_servers}).list_topics(timeout=10)
     assert (ours.cluster_id, ours.controller_id) == (theirs.cluster_id, theirs.controller_id)
-    assert {b: (m.host, m.port) for b, m in ours.brokers.items()} == {
+    assert {b.id: (b.host, b.port) for b in ours.brokers} == {
         b: (m.host, m.port) for b, m in theirs.brokers.items()
     }
-    assert set(ours.topics) == set(theirs.topics)
-    for topic, t in theirs.topics.items():
-        assert {p: (q.leader, list(q.replicas), list(q.isrs)) for p, q in t.partitions.items()} == {
-            p: (q.leader, q.replicas, q.isrs) for p, q in ours.topics[topic].partitions.items()
+    assert [t.name for t in ours.topics] == sorted(theirs.topics)
+    for t in ours.topics:
+        assert {p.id: (p.leader, list(p.replicas), list(p.isr)) for p in t.partitions} == {
+            p: (q.leader, q.replicas, q.isrs) for p, q in theirs.topics[t.name].partitions.items()
         }
     ours = kp_admin.delete_topics(gw._kp, [name, "no-such-topic-x"], 5.0)
     theirs = gw.delete_topics(["no-such-topic-x"])["no-such-topic-x"]

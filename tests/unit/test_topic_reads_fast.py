@@ -10,16 +10,18 @@
 from __future__ import annotations
 
 import pickle
+import uuid
 from dataclasses import FrozenInstanceError
 from types import SimpleNamespace
 
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
+from kafka.protocol.metadata import MetadataResponse
 
 from console import patterns
 from console.audit import store as audit
-from console.kafka import BrokerInfo, ClusterMetadata, PartitionMetadata, TopicMetadata
+from console.kafka import BrokerInfo, ClusterMetadata, PartitionMetadata, TopicMetadata, metadata_read
 from console.kafka.cluster import _PackedPartitions
 from console.kafka.deferred import DeferredTopics, placement
 from console.models import Cluster
@@ -56,15 +58,31 @@ def test_substring_search_ignores_case_and_an_invalid_regex_is_refused():
 
 
 def _raw_topic(parts):
-    """A stand-in for confluent-kafka's TopicMetadata ({id: PartitionMetadata-like}), packed as the gateway packs it."""
-    return _PackedPartitions.pack(
-        SimpleNamespace(
-            partitions={
-                pid: SimpleNamespace(id=pid, leader=leader, replicas=list(replicas), isrs=list(isr))
-                for pid, leader, replicas, isr in parts
-            }
-        )
+    """A topic of the whole-cluster answer as the gateway keeps it (``metadata_read.WholeTopic``): a
+    Metadata answer carrying ``parts`` ((id, leader, replicas, isr), in that order), encoded by
+    kafka-python and read by the console's decoder."""
+    topic = MetadataResponse[12].MetadataResponseTopic(
+        error_code=0,
+        name="t",
+        topic_id=uuid.UUID(int=1),
+        is_internal=False,
+        partitions=[
+            MetadataResponse[12].MetadataResponseTopic.MetadataResponsePartition(
+                error_code=0,
+                partition_index=pid,
+                leader_id=leader,
+                leader_epoch=0,
+                replica_nodes=list(replicas),
+                isr_nodes=list(isr),
+                offline_replicas=[],
+            )
+            for pid, leader, replicas, isr in parts
+        ],
     )
+    answer = MetadataResponse[12](
+        throttle_time_ms=0, brokers=[], cluster_id="c", controller_id=1, topics=[topic]
+    ).encode()
+    return metadata_read.decode(12, answer).topics["t"]
 
 
 RAW = [(2, 3, (3, 1), (3,)), (0, 1, (1, 2), (1, 2)), (1, -1, (2, 9), ())]  # broker 9 is not live
@@ -117,7 +135,7 @@ def test_packed_partitions_read_back_every_value_and_count_each_health_figure():
     ]
     reader = _PackedPartitions(frozenset({1, 7}))  # broker ``big`` is not live
     packed = _raw_topic(raw)
-    assert isinstance(packed, bytes)
+    assert isinstance(packed.packed, bytes) and packed.partitions == 5
     parts = reader.partitions(packed)
     assert [(p.id, p.leader, p.replicas, p.isr) for p in parts] == sorted(
         (pid, leader, tuple(replicas), tuple(isr)) for pid, leader, replicas, isr in raw

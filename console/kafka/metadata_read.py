@@ -1,0 +1,154 @@
+"""Metadata reads decoded in one pass: the whole cluster's, and the named topics' of a poll.
+
+kafka-python sends the request (to any broker, with ``KpClient``'s failover) and hands its answer
+over undecoded (``MetadataBytesRequest``); ``_metadata.decode_metadata`` (C,
+``console/kafka/_metadata.c``, built by ``pip install``) reads those bytes once into what the
+console keeps of them: per topic its partitions packed into one ``bytes`` (marshal's format,
+read back by ``cluster.PackedPartitions``) and its counts - partitions, replication factor,
+under-replicated and offline partitions. At 1,000,000 partitions the answer is ~46 MB; decoding
+it into Python objects first (kafka-python ~5 s, confluent-kafka ~2.3 s) cost 10-20x its trip
+over the wire, and the console then packed those objects into bytes anyway. A poll's Metadata of
+the moving topics is read the same way (``read_metadata(kp, names)``), so its cost follows the
+bytes of those topics, not kafka-python's decoding of them.
+
+Versions 9 to 13 of Metadata are asked (the flexible ones; every broker that serves
+DescribeCluster, which the console needs anyway, serves them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from kafka.protocol.metadata import MetadataRequest
+
+from . import _metadata
+from .errors import KafkaOperationError, from_code
+from .types import BrokerInfo
+
+__all__ = ["MetadataBytesRequest", "WholeMetadata", "WholeTopic", "decode", "read_metadata"]
+
+MIN_VERSION, MAX_VERSION = 9, 13
+
+
+class WholeTopic(NamedTuple):
+    """One topic of the answer (a tuple the C decoder builds: no per-partition object)."""
+
+    name: str | None
+    error_code: int
+    internal: bool
+    packed: bytes  # marshal (version 2) of [(id, leader, [replicas], [isr]), ...] in Kafka's order
+    partitions: int
+    replication_factor: int  # the lowest partition id's replica count
+    under_replicated: int  # ISR shorter than the replicas
+    offline: int  # no leader
+
+
+@dataclass(frozen=True, slots=True)
+class WholeMetadata:
+    cluster_id: str | None
+    controller_id: int | None
+    brokers: tuple[BrokerInfo, ...]  # sorted by id, with their racks
+    topics: dict[str, WholeTopic]  # in Kafka's order (sort the names where order matters); a named
+    # read lists each asked topic, an unknown one with its error code
+
+
+class _Answer:
+    """A Metadata answer kafka-python did not decode: its version, and the frame's bytes with the
+    position after the response header (kafka-python's receive buffer: no copy)."""
+
+    __slots__ = ("version", "buffer", "start")
+
+    def __init__(self, version: int, buffer: Any, start: int) -> None:
+        self.version, self.buffer, self.start = version, buffer, start
+
+    def __repr__(self) -> str:
+        return f"<Metadata v{self.version} answer, {len(self.buffer) - self.start} bytes>"
+
+
+class _Undecoded:
+    """Stands in for the response class kafka-python's parser would decode with: the header is
+    parsed as kafka-python does (correlation id checked), the rest handed over as bytes."""
+
+    __slots__ = ("_cls", "_version")
+
+    def __init__(self, cls: Any, version: int) -> None:
+        self._cls, self._version = cls, version
+
+    def parse_header(self, buffer: Any) -> Any:
+        return self._cls.parse_header(buffer)
+
+    def decode(self, buffer: Any) -> _Answer:
+        return _Answer(self._version, buffer, buffer.tell())
+
+
+class _Header:
+    """kafka-python's request header, except that it names ``_Undecoded`` as the response class."""
+
+    __slots__ = ("_header",)
+
+    def __init__(self, header: Any) -> None:
+        self._header = header
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._header, name)
+
+    def get_response_class(self) -> _Undecoded:
+        header = self._header
+        return _Undecoded(header.get_response_class(), header.request_api_version)
+
+
+class MetadataBytesRequest(MetadataRequest, init=False):
+    """Metadata of every topic (``names`` None) or of the named ones, whose answer kafka-python
+    hands over as bytes."""
+
+    def __init__(self, names: list[str] | None = None) -> None:
+        topic = MetadataRequest.MetadataRequestTopic
+        super().__init__(
+            topics=None if names is None else [topic(name=n) for n in names],
+            allow_auto_topic_creation=False,
+            min_version=MIN_VERSION,
+            max_version=MAX_VERSION,
+        )
+
+    def with_header(self, correlation_id: int = 0, client_id: str = "kafka-python") -> None:
+        super().with_header(correlation_id=correlation_id, client_id=client_id)
+        self._header = _Header(self._header)
+
+
+def decode(version: int, data: Any) -> WholeMetadata:
+    """A Metadata answer's body (after the response header) -> ``WholeMetadata``; a malformed
+    answer is a KafkaOperationError (the decoder checks every length against the bytes)."""
+    try:
+        _, cluster_id, controller, brokers, topics, error_code = _metadata.decode_metadata(data, version)
+    except ValueError as exc:
+        raise KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", f"unreadable Metadata answer: {exc}") from None
+    if error_code:
+        err = from_code(error_code, None)
+        if err is not None:
+            raise err
+    by_name = {}
+    for t in topics:
+        if t[0] is not None:
+            by_name[t[0]] = WholeTopic._make(t)
+    return WholeMetadata(
+        cluster_id,
+        controller if controller >= 0 else None,
+        tuple(BrokerInfo(i, host, port, rack) for i, host, port, rack in sorted(brokers)),
+        by_name,
+    )
+
+
+def decode_answer(answer: _Answer) -> WholeMetadata:
+    """An answer ``MetadataBytesRequest`` brought -> ``WholeMetadata`` (its buffer released)."""
+    try:
+        with memoryview(answer.buffer) as view, view[answer.start :] as body:
+            return decode(answer.version, body)
+    finally:
+        answer.buffer = None
+
+
+def read_metadata(kp: Any, names: list[str] | None = None) -> WholeMetadata:
+    """Every topic's Metadata (``names`` None), or the named topics', from any broker (``kp``: a
+    ``KpClient``)."""
+    return decode_answer(kp.send(MetadataBytesRequest(names)))
