@@ -6,7 +6,7 @@ count), in a process of its own (``harness.RemoteSandbox``). Console side: the w
 (Django test client: middleware, auth, service, gateway, decoder, template) with the metadata cache
 emptied first, so it reads the whole cluster's metadata (and the first page's configs) from Kafka.
 Floor: the same Metadata request (v12, topics=null) written to a plain socket held open across
-runs, and its whole answer read off it (``recv_into`` a preallocated buffer) - the bytes the console
+runs, and its whole answer read off it into a buffer (``raw_clients.Wire``) - the bytes the console
 must receive, with no client and no decoding: what a faster console could approach but not beat.
 Shown, not gated: kafka-python's and confluent-kafka's full reads of the same answer, to show what a
 client costs. GC: setup frozen for both sides; the collector paused around the raw read as the
@@ -17,15 +17,13 @@ Prints ``RESULT topic_list_cold_1m ratio=<console/wire> goal<=3`` last; exit 1 a
 from __future__ import annotations
 
 import os
-import socket
-import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_topic_list import build_sandbox  # noqa: E402
 from bench.harness import compare, console_on, gate, gc_paused, get_ok  # noqa: E402
-from bench.raw_clients import KpRaw, confluent_admin  # noqa: E402
+from bench.raw_clients import KpRaw, Wire, confluent_admin  # noqa: E402
 
 BROKERS = 200
 TOPICS = int(os.environ.get("BENCH_1M_TOPICS", "20000"))
@@ -34,48 +32,18 @@ GOAL = 3.0
 RUNS = 5
 
 
-class WireRead:
-    """One full Metadata request on a plain socket and its answer read whole into a buffer."""
-
-    def __init__(self, bootstrap: str) -> None:
-        from kafka.protocol.metadata import MetadataRequest
-
-        host, port = bootstrap.split(",")[0].rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        request = MetadataRequest(topics=None, allow_auto_topic_creation=False)
-        request.with_header(correlation_id=1, client_id="bench-wire")
-        self.frame = request.encode(version=12, header=True, framed=True)
-        self.buffer = bytearray(4)
-
-    def __call__(self) -> int:
-        sock = self.sock
-        sock.sendall(self.frame)
-        head = memoryview(bytearray(4))
-        got = 0
-        while got < 4:
-            got += sock.recv_into(head[got:])
-        size = struct.unpack(">i", head)[0]
-        if len(self.buffer) < size:
-            self.buffer = bytearray(size)
-        view = memoryview(self.buffer)[:size]
-        got = 0
-        while got < size:
-            n = sock.recv_into(view[got:])
-            if not n:
-                raise EOFError("the sandbox closed the connection")
-            got += n
-        return size
-
-
 def main() -> None:
     with console_on(build_sandbox, TOPICS, PARTITIONS, BROKERS) as (sandbox, client, cluster):
         from kafka.protocol.metadata import MetadataRequest
 
         from console.topics import cache as metadata_cache
 
-        wire = WireRead(sandbox.bootstrap_servers)
-        size = wire()
+        wire = Wire(sandbox.bootstrap_servers)
+
+        def wire_read() -> None:
+            wire.exchange([(0, MetadataRequest(topics=None, allow_auto_topic_creation=False), 12)])
+
+        (size,) = wire.exchange([(0, MetadataRequest(topics=None, allow_auto_topic_creation=False), 12)])
         print(f"{TOPICS * PARTITIONS:,} partitions on {BROKERS} brokers: the answer is {size / 1e6:.1f} MB")
         admin = confluent_admin(sandbox.bootstrap_servers)
         admin.list_topics(timeout=120)  # connected and warm
@@ -88,7 +56,7 @@ def main() -> None:
 
         ratio = compare(
             {"console page (cold)": console_cold},
-            {"raw socket read of the Metadata answer": gc_paused(wire)},
+            {"raw socket read of the Metadata answer": gc_paused(wire_read)},
             shown={
                 "raw kafka-python Metadata (decoded in Python)": gc_paused(
                     lambda: kp.send(MetadataRequest(topics=None, allow_auto_topic_creation=False))

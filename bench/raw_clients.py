@@ -5,14 +5,21 @@
   for all) or ``start`` (in flight now, answers taken one by one as they arrive, more requests can
   be added meanwhile);
 * ``confluent_admin``: a warmed confluent-kafka ``AdminClient``;
-* ``raw_list_offsets``: the floors' own ListOffsets request (never the console's builder).
+* ``raw_list_offsets``: the floors' own ListOffsets request (never the console's builder);
+* ``Wire``: requests written to plain sockets and their answers read whole into buffers, nothing
+  decoded: the bytes a console must receive, the floor no client can go under (for reads whose
+  answers are large and which the console decodes in C, where the clients' own decoding would be a
+  floor the console beats).
 
-The floor of a Kafka bench is the faster of the two clients for the calls in question, measured in
-the same run (``harness.compare``).
+The floor of a Kafka bench is the fastest of these for the calls in question, measured in the same
+run (``harness.compare``).
 """
 
 from __future__ import annotations
 
+import select
+import socket
+import struct
 import threading
 
 
@@ -133,3 +140,74 @@ class _Into:
 
     def __call__(self, value) -> None:
         self.queue.put((self.index, value))
+
+
+class Wire:
+    """Plain sockets to a sandbox's brokers (``host:port`` list), kept open across runs.
+
+    ``exchange([(broker index, request, version)])`` encodes each request (kafka-python's protocol
+    classes, a header with its own correlation id), writes them all, then reads every answer whole
+    into a buffer kept per socket (``select`` over the sockets, so the brokers answer in parallel);
+    returns the answers' sizes. Nothing is decoded; requests to one broker go on separate sockets
+    (a broker answers one connection's requests in order)."""
+
+    def __init__(self, bootstrap: str, sockets_per_broker: int = 3) -> None:
+        self.addresses = [a.rsplit(":", 1) for a in bootstrap.split(",")]
+        self._pool: dict[tuple[int, int], socket.socket] = {}
+        self._buffers: dict[tuple[int, int], bytearray] = {}
+        self._per_broker = sockets_per_broker
+
+    def _socket(self, key: tuple[int, int]) -> socket.socket:
+        sock = self._pool.get(key)
+        if sock is None:
+            host, port = self.addresses[key[0] % len(self.addresses)]
+            sock = socket.create_connection((host, int(port)))
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._pool[key] = sock
+        return sock
+
+    def exchange(self, requests) -> list[int]:
+        used: dict[int, int] = {}
+        keys = []
+        for broker, request, version in requests:
+            key = (broker, used.get(broker, 0))
+            used[broker] = key[1] + 1
+            if key[1] >= self._per_broker:
+                raise ValueError("more requests to one broker than sockets_per_broker")
+            request.with_header(correlation_id=1, client_id="bench-wire")
+            self._socket(key).sendall(request.encode(version=version, header=True, framed=True))
+            keys.append(key)
+        state = {k: [bytearray(4), 0, None] for k in keys}  # head, received, size
+        waiting = {self._pool[k]: k for k in keys}
+        sizes = {}
+        while waiting:
+            ready, _, _ = select.select(list(waiting), [], [], 300)
+            if not ready:
+                raise TimeoutError("no answer within 300 s")
+            for sock in ready:
+                key = waiting[sock]
+                head, got, size = state[key]
+                if size is None:
+                    n = sock.recv_into(memoryview(head)[got:])
+                    if not n:
+                        raise EOFError("the broker closed the connection")
+                    got += n
+                    if got == 4:
+                        size = struct.unpack(">i", head)[0]
+                        if len(self._buffers.get(key, b"")) < size:
+                            self._buffers[key] = bytearray(size)
+                        got = 0
+                else:
+                    n = sock.recv_into(memoryview(self._buffers[key])[got:size])
+                    if not n:
+                        raise EOFError("the broker closed the connection")
+                    got += n
+                state[key] = [head, got, size]
+                if size is not None and got == size:
+                    sizes[key] = size
+                    del waiting[sock]
+        return [sizes[k] for k in keys]
+
+    def close(self) -> None:
+        for sock in self._pool.values():
+            sock.close()
