@@ -1,0 +1,515 @@
+/*
+ * console.kafka._metadata: a Metadata response (ApiKey 3, versions 9-13) decoded in one pass from
+ * its bytes straight into the console's packed form.
+ *
+ * decode_metadata(data, version) -> (throttle_ms, cluster_id, controller_id, brokers, topics, error_code)
+ *
+ *   data     the response body after the response header, any contiguous bytes-like object
+ *   brokers  [(node_id, host, port, rack or None)]
+ *   topics   [(name or None, error_code, is_internal, packed, partitions, replication_factor,
+ *              under_replicated, offline)] in the response's order, where packed is the bytes
+ *              marshal.dumps([(partition_id, leader_id, [replicas], [isr]), ...], 2) would give
+ *              (read back with marshal.loads), partitions their count, replication_factor the
+ *              replica count of the lowest partition id (0 without partitions), under_replicated
+ *              the partitions whose ISR is smaller than their replicas, offline those without a
+ *              leader (leader_id < 0)
+ *   error_code  the top-level error (version 13+; 0 before)
+ *
+ * Versions 9+ are Kafka's "flexible" versions: arrays and strings are prefixed with an unsigned
+ * varint N + 1 (0 meaning null) and every structure ends with a section of tagged fields, all of
+ * which are skipped by their sizes (Metadata defines none in these versions). Fields, per version
+ * (clients/src/main/resources/common/message/MetadataResponse.json):
+ *
+ *   throttle_time_ms int32
+ *   brokers [node_id int32, host string, port int32, rack nullable string, tags]
+ *   cluster_id nullable string
+ *   controller_id int32
+ *   topics [error_code int16, name string (nullable 12+), topic_id uuid (10+), is_internal bool,
+ *           partitions [error_code int16, partition_index int32, leader_id int32,
+ *                       leader_epoch int32, replica_nodes [int32], isr_nodes [int32],
+ *                       offline_replicas [int32], tags],
+ *           topic_authorized_operations int32, tags]
+ *   cluster_authorized_operations int32 (9-10 only)
+ *   error_code int16 (13+)
+ *   tags
+ *
+ * Every read is checked against the end of the buffer; a truncated or malformed answer (a null
+ * where the schema allows none, a length beyond the bytes left, a varint over 32 bits, invalid
+ * UTF-8, bytes left over after the last field) raises
+ * ValueError("malformed Metadata response: <what> at byte <offset of the field>").
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MIN_VERSION 9
+#define MAX_VERSION 13
+
+/* marshal's type codes (Python/marshal.c), format version 2: no reference flags */
+#define M_INT 'i'
+#define M_LIST '['
+#define M_TUPLE '('
+
+/* the fewest bytes one array element can take, to refuse a count the buffer cannot hold */
+#define MIN_BROKER 11   /* node_id, host "", port, rack null, tags */
+#define MIN_PARTITION 18 /* error, index, leader, epoch, three empty arrays, tags */
+#define MIN_TOPIC 10    /* error, name "", is_internal, partitions [], operations, tags (+16 uuid) */
+
+typedef struct {
+    const unsigned char *buf;
+    Py_ssize_t len;
+    Py_ssize_t pos;
+} Reader;
+
+/* One growable buffer, reused for every topic's packed partitions. */
+typedef struct {
+    unsigned char *data;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+} Packer;
+
+static int
+malformed(Py_ssize_t at, const char *what)
+{
+    PyErr_Format(PyExc_ValueError, "malformed Metadata response: %s at byte %zd", what, at);
+    return -1;
+}
+
+static inline int
+need(const Reader *r, Py_ssize_t n, const char *what)
+{
+    if (n < 0 || r->len - r->pos < n) {
+        return malformed(r->pos, what);
+    }
+    return 0;
+}
+
+static inline int32_t
+get_i32(const unsigned char *p)
+{
+    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
+}
+
+static inline int
+read_i32(Reader *r, int32_t *out, const char *what)
+{
+    if (r->len - r->pos < 4) {
+        return malformed(r->pos, what);
+    }
+    *out = get_i32(r->buf + r->pos);
+    r->pos += 4;
+    return 0;
+}
+
+static inline int
+read_i16(Reader *r, int *out, const char *what)
+{
+    if (r->len - r->pos < 2) {
+        return malformed(r->pos, what);
+    }
+    *out = (int16_t)(((unsigned)r->buf[r->pos] << 8) | r->buf[r->pos + 1]);
+    r->pos += 2;
+    return 0;
+}
+
+static inline int
+skip(Reader *r, Py_ssize_t n, const char *what)
+{
+    if (need(r, n, what) < 0) {
+        return -1;
+    }
+    r->pos += n;
+    return 0;
+}
+
+/* An unsigned varint of at most 32 bits (at most 5 bytes, the fifth holding 4 bits). */
+static inline int
+read_uvarint(Reader *r, uint32_t *out, const char *what)
+{
+    Py_ssize_t start = r->pos;
+    if (r->pos < r->len && r->buf[r->pos] < 0x80) { /* the common one-byte case */
+        *out = r->buf[r->pos++];
+        return 0;
+    }
+    uint32_t value = 0;
+    for (int shift = 0; shift <= 28; shift += 7) {
+        if (r->pos >= r->len) {
+            return malformed(start, what);
+        }
+        unsigned b = r->buf[r->pos++];
+        if (shift == 28 && b > 0x0f) {
+            r->pos = start;
+            return malformed(start, "varint over 32 bits");
+        }
+        value |= (uint32_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = value;
+            return 0;
+        }
+    }
+    return malformed(start, "varint over 32 bits"); /* not reached: shift 28 stops above */
+}
+
+/* A compact array's length: N + 1, where 0 (null) is refused as no array here is nullable, and
+ * a count that could not fit in the bytes left at min_size bytes per element is refused too. */
+static int
+read_count(Reader *r, Py_ssize_t min_size, Py_ssize_t *count, const char *null_what, const char *long_what)
+{
+    Py_ssize_t start = r->pos;
+    uint32_t n;
+    if (read_uvarint(r, &n, null_what) < 0) {
+        return -1;
+    }
+    if (n == 0) {
+        return malformed(start, null_what);
+    }
+    if ((uint64_t)(n - 1) > (uint64_t)((r->len - r->pos) / min_size)) {
+        return malformed(start, long_what);
+    }
+    *count = (Py_ssize_t)(n - 1);
+    return 0;
+}
+
+/* A compact string as a new reference: str, or None when nullable and null. */
+static PyObject *
+read_string(Reader *r, int nullable, const char *what, const char *null_what)
+{
+    Py_ssize_t start = r->pos;
+    uint32_t n;
+    if (read_uvarint(r, &n, what) < 0) {
+        return NULL;
+    }
+    if (n == 0) {
+        if (nullable) {
+            Py_RETURN_NONE;
+        }
+        malformed(start, null_what);
+        return NULL;
+    }
+    if ((uint64_t)(n - 1) > (uint64_t)(r->len - r->pos)) {
+        malformed(start, what);
+        return NULL;
+    }
+    Py_ssize_t size = (Py_ssize_t)(n - 1);
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)r->buf + r->pos, size, "strict");
+    if (s == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+            return NULL; /* out of memory */
+        }
+        PyErr_Clear();
+        malformed(start, "invalid UTF-8 in a string");
+        return NULL;
+    }
+    r->pos += size;
+    return s;
+}
+
+/* A section of tagged fields, each skipped by its size. */
+static int
+skip_tags(Reader *r)
+{
+    uint32_t n, tag, size;
+    if (read_uvarint(r, &n, "truncated tagged fields") < 0) {
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (read_uvarint(r, &tag, "truncated tagged field") < 0 ||
+            read_uvarint(r, &size, "truncated tagged field") < 0) {
+            return -1;
+        }
+        if ((uint64_t)size > (uint64_t)(r->len - r->pos)) {
+            return malformed(r->pos, "tagged field longer than the bytes left");
+        }
+        r->pos += size;
+    }
+    return 0;
+}
+
+static int
+reserve(Packer *pk, Py_ssize_t more)
+{
+    if (pk->cap - pk->len >= more) {
+        return 0;
+    }
+    Py_ssize_t cap = pk->cap ? pk->cap : 4096;
+    while (cap - pk->len < more) {
+        if (cap > PY_SSIZE_T_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cap *= 2;
+    }
+    unsigned char *data = PyMem_Realloc(pk->data, (size_t)cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    pk->data = data;
+    pk->cap = cap;
+    return 0;
+}
+
+static inline void
+put_i32le(unsigned char *p, int32_t v)
+{
+    uint32_t u = (uint32_t)v;
+    p[0] = (unsigned char)u;
+    p[1] = (unsigned char)(u >> 8);
+    p[2] = (unsigned char)(u >> 16);
+    p[3] = (unsigned char)(u >> 24);
+}
+
+/* An array of int32 (node ids) copied into the packer as marshal's list of ints; the count out. */
+static int
+pack_ids(Reader *r, Packer *pk, Py_ssize_t *count, const char *null_what, const char *long_what)
+{
+    Py_ssize_t n;
+    if (read_count(r, 4, &n, null_what, long_what) < 0 || reserve(pk, 5 + 5 * n) < 0) {
+        return -1;
+    }
+    unsigned char *out = pk->data + pk->len;
+    const unsigned char *in = r->buf + r->pos;
+    *out++ = M_LIST;
+    put_i32le(out, (int32_t)n);
+    out += 4;
+    for (Py_ssize_t i = 0; i < n; i++, in += 4, out += 5) {
+        out[0] = M_INT;
+        put_i32le(out + 1, get_i32(in));
+    }
+    pk->len = out - pk->data;
+    r->pos += 4 * n;
+    *count = n;
+    return 0;
+}
+
+static PyObject *
+read_brokers(Reader *r)
+{
+    Py_ssize_t n;
+    if (read_count(r, MIN_BROKER, &n, "null or truncated broker array", "broker count beyond the bytes left") < 0) {
+        return NULL;
+    }
+    PyObject *brokers = PyList_New(n);
+    if (brokers == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t node, port;
+        PyObject *host = NULL, *rack = NULL, *b;
+        if (read_i32(r, &node, "truncated broker") < 0 ||
+            (host = read_string(r, 0, "truncated broker host", "null broker host")) == NULL) {
+            goto fail;
+        }
+        if (read_i32(r, &port, "truncated broker") < 0 ||
+            (rack = read_string(r, 1, "truncated broker rack", "")) == NULL || skip_tags(r) < 0) {
+            Py_DECREF(host);
+            Py_XDECREF(rack);
+            goto fail;
+        }
+        b = Py_BuildValue("(iNiN)", node, host, port, rack); /* N: the tuple takes both */
+        if (b == NULL) {
+            goto fail;
+        }
+        PyList_SET_ITEM(brokers, i, b);
+    }
+    return brokers;
+fail:
+    Py_DECREF(brokers);
+    return NULL;
+}
+
+/* One topic's tuple; the packer is reused (emptied here). */
+static PyObject *
+read_topic(Reader *r, int version, Packer *pk)
+{
+    int error, partition_error;
+    PyObject *name, *packed, *t;
+    if (read_i16(r, &error, "truncated topic") < 0 ||
+        (name = read_string(r, version >= 12, "truncated topic name", "null topic name before version 12")) == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n, replicas, isr, offline_replicas;
+    unsigned char internal = 0;
+    if ((version >= 10 && skip(r, 16, "truncated topic id") < 0) || need(r, 1, "truncated topic") < 0) {
+        goto fail;
+    }
+    internal = r->buf[r->pos++];
+    if (read_count(r, MIN_PARTITION, &n, "null or truncated partition array", "partition count beyond the bytes left") <
+        0) {
+        goto fail;
+    }
+    pk->len = 0;
+    if (reserve(pk, 5) < 0) {
+        goto fail;
+    }
+    pk->data[0] = M_LIST;
+    put_i32le(pk->data + 1, (int32_t)n);
+    pk->len = 5;
+
+    long rf = 0, under = 0, offline = 0;
+    int32_t lowest = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t index, leader, epoch;
+        if (read_i16(r, &partition_error, "truncated partition") < 0 || read_i32(r, &index, "truncated partition") < 0 ||
+            read_i32(r, &leader, "truncated partition") < 0 || read_i32(r, &epoch, "truncated partition") < 0 ||
+            reserve(pk, 15) < 0) {
+            goto fail;
+        }
+        unsigned char *out = pk->data + pk->len;
+        out[0] = M_TUPLE;
+        put_i32le(out + 1, 4);
+        out[5] = M_INT;
+        put_i32le(out + 6, index);
+        out[10] = M_INT;
+        put_i32le(out + 11, leader);
+        pk->len += 15;
+        if (pack_ids(r, pk, &replicas, "null or truncated replica array", "replica count beyond the bytes left") < 0 ||
+            pack_ids(r, pk, &isr, "null or truncated ISR array", "ISR count beyond the bytes left") < 0 ||
+            read_count(r, 4, &offline_replicas, "null or truncated offline replica array",
+                       "offline replica count beyond the bytes left") < 0) {
+            goto fail;
+        }
+        r->pos += 4 * offline_replicas;
+        if (skip_tags(r) < 0) {
+            goto fail;
+        }
+        if (i == 0 || index < lowest) {
+            lowest = index;
+            rf = (long)replicas;
+        }
+        under += isr < replicas;
+        offline += leader < 0;
+    }
+    if (skip(r, 4, "truncated topic") < 0 || skip_tags(r) < 0) { /* topic_authorized_operations */
+        goto fail;
+    }
+    packed = PyBytes_FromStringAndSize((const char *)pk->data, pk->len);
+    if (packed == NULL) {
+        goto fail;
+    }
+    /* N: the tuple takes name and packed (and releases them if it cannot be built) */
+    t = Py_BuildValue("(NiONnlll)", name, error, internal ? Py_True : Py_False, packed, n, rf, under, offline);
+    return t;
+fail:
+    Py_DECREF(name);
+    return NULL;
+}
+
+static PyObject *
+read_topics(Reader *r, int version, Packer *pk)
+{
+    Py_ssize_t n;
+    if (read_count(r, version >= 10 ? MIN_TOPIC + 16 : MIN_TOPIC, &n, "null or truncated topic array",
+                   "topic count beyond the bytes left") < 0) {
+        return NULL;
+    }
+    PyObject *topics = PyList_New(n);
+    if (topics == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = read_topic(r, version, pk);
+        if (t == NULL) {
+            Py_DECREF(topics);
+            return NULL;
+        }
+        PyList_SET_ITEM(topics, i, t);
+    }
+    return topics;
+}
+
+static PyObject *
+decode(Reader *r, int version)
+{
+    int32_t throttle, controller;
+    int error = 0;
+    PyObject *brokers = NULL, *cluster_id = NULL, *topics = NULL;
+    Packer pk = {NULL, 0, 0};
+
+    if (read_i32(r, &throttle, "truncated throttle time") < 0 || (brokers = read_brokers(r)) == NULL ||
+        (cluster_id = read_string(r, 1, "truncated cluster id", "")) == NULL ||
+        read_i32(r, &controller, "truncated controller id") < 0 || (topics = read_topics(r, version, &pk)) == NULL) {
+        goto fail;
+    }
+    if ((version <= 10 && skip(r, 4, "truncated cluster authorized operations") < 0) ||
+        (version >= 13 && read_i16(r, &error, "truncated error code") < 0) || skip_tags(r) < 0) {
+        goto fail;
+    }
+    if (r->pos != r->len) {
+        malformed(r->pos, "bytes after the last field");
+        goto fail;
+    }
+    PyMem_Free(pk.data);
+    return Py_BuildValue("(iNiNNi)", throttle, cluster_id, controller, brokers, topics, error);
+fail:
+    PyMem_Free(pk.data);
+    Py_XDECREF(brokers);
+    Py_XDECREF(cluster_id);
+    Py_XDECREF(topics);
+    return NULL;
+}
+
+PyDoc_STRVAR(decode_metadata_doc,
+             "decode_metadata($module, data, version, /)\n--\n\n"
+             "A Metadata response body (after the response header, versions 9-13) decoded into\n"
+             "(throttle_ms, cluster_id, controller_id, brokers, topics, error_code).\n\n"
+             "brokers: [(node_id, host, port, rack or None)];\n"
+             "topics: [(name or None, error_code, is_internal, packed, partitions, replication_factor,\n"
+             "under_replicated, offline)], packed being marshal.dumps([(partition_id, leader_id,\n"
+             "[replicas], [isr]), ...], 2) in the response's order. Raises ValueError on a version\n"
+             "outside 9-13 or a truncated or malformed answer.");
+
+static PyObject *
+decode_metadata(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "decode_metadata() takes 2 positional arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (!PyLong_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "decode_metadata(): version must be an int");
+        return NULL;
+    }
+    int overflow;
+    long version = PyLong_AsLongAndOverflow(args[1], &overflow);
+    if (version == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (overflow || version < MIN_VERSION || version > MAX_VERSION) {
+        PyErr_Format(PyExc_ValueError, "Metadata response version %S is not one of 9-13", args[1]);
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    Reader r = {(const unsigned char *)view.buf, view.len, 0};
+    PyObject *result = decode(&r, (int)version);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"decode_metadata", (PyCFunction)(void (*)(void))decode_metadata, METH_FASTCALL, decode_metadata_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyModuleDef_Slot slots[] = {
+    {0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "console.kafka._metadata",
+    .m_doc = "Kafka Metadata responses decoded straight into the console's packed form.",
+    .m_size = 0,
+    .m_methods = methods,
+    .m_slots = slots,
+};
+
+PyMODINIT_FUNC
+PyInit__metadata(void)
+{
+    return PyModuleDef_Init(&module);
+}
