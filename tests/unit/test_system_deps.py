@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -77,3 +78,28 @@ def test_as_a_user_it_names_the_missing_packages_and_the_command_and_fails(fake_
         "(or run make test as root on Debian, which installs them)",
     ]
     assert not calls.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="installing is what root does")
+def test_it_installs_the_compiler_and_python_headers_for_make_run_too(fake_apt, tmp_path):
+    """`make run`'s pip install builds the console's C extension (console/kafka/_metadata.c): a machine
+    with no gcc and a Python without its headers gets both, not only under `make test`."""
+    env, calls = fake_apt
+    bin_dir = Path(env["PATH"].split(":")[0])
+    for tool in ("bash", "id", "java"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    python = bin_dir / "python3.11"  # a Python whose headers are not installed
+    python.write_text(
+        f'#!/bin/sh\ncase "$2" in *Python.h*) exit 1;; esac\nexec {os.path.realpath(sys.executable)} "$@"\n'
+    )
+    python.chmod(0o755)
+    env.update(PATH=str(bin_dir), PY="python3.11")
+
+    done = _run("run", env)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:1] == ["make run: installing gcc python3.11-dev"]
+    assert calls.read_text().splitlines() == [
+        "update -q",
+        "install -y -q --no-install-recommends gcc python3.11-dev",
+    ]
