@@ -19,7 +19,7 @@ from kafka.protocol.metadata import (
 )
 
 from sandbox.apis import Encoded, RequestContext, api, served
-from sandbox.handlers.metacache import cache_of, splice, splice_works, topic_entry
+from sandbox.handlers.metacache import cache_of, encode_topic, splice, splice_works, topic_entry
 from sandbox.state import ClusterState
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -116,8 +116,11 @@ def metadata(ctx: RequestContext, req: Any) -> Any:
     gc_was = gc.isenabled()
     gc.disable()  # building ~100k small objects would otherwise trigger full collections
     try:
-        if full and not ops and splice_works(v):
-            body = splice(_metadata(ctx, req, ops, False, no_topics=True), v, cache.entries(st, v))
+        if not ops and splice_works(v):
+            entries = cache.entries(st, v) if full else _requested_topics(ctx, req, ops, encoded=True)
+            body = splice(_metadata(ctx, req, ops, False, no_topics=True), v, entries)
+            if body is not None and not full:
+                return Encoded(body, MetadataResponse.flexible_version_q(v))
             if body is not None:
                 enc = Encoded(body, MetadataResponse.flexible_version_q(v))
                 cache.encoded = {k: e for k, e in cache.encoded.items() if k[1] == st.generation}
@@ -136,8 +139,9 @@ def metadata(ctx: RequestContext, req: Any) -> Any:
     return enc
 
 
-def _requested_topics(ctx: RequestContext, req: Any, ops: bool) -> list[Any]:
-    """Named topics; as Kafka, when any topic id is given the ids decide (unknown ones first)."""
+def _requested_topics(ctx: RequestContext, req: Any, ops: bool, encoded: bool = False) -> list[Any]:
+    """Named topics; as Kafka, when any topic id is given the ids decide (unknown ones first).
+    ``encoded``: each entry encoded for the request's version (cached topics' from the cache)."""
     st, v = ctx.state, ctx.version
     ids = [rt.topic_id for rt in req.topics if v >= 10 and rt.topic_id not in (None, ZERO_UUID)]
     if ids:
@@ -148,7 +152,9 @@ def _requested_topics(ctx: RequestContext, req: Any, ops: bool) -> list[Any]:
     topics = unknown
     for name in names:
         t = st.topics.get(name)
-        if t is not None:
+        if t is not None and encoded:
+            topics.append(cache_of(st).entry(st, t, v))
+        elif t is not None:
             topics.append(topic_entry(t, st, True) if ops else cache_of(st).get(st, t))
         elif not name or len(name) > 249 or not LEGAL_TOPIC.match(name) or name in (".", ".."):
             topics.append(_error_topic(name, 17))
@@ -156,6 +162,8 @@ def _requested_topics(ctx: RequestContext, req: Any, ops: bool) -> list[Any]:
             topics.append(_error_topic(name, 5, st.topics[name].topic_id))
         else:
             topics.append(_error_topic(name, 3))
+    if encoded:
+        return [e if isinstance(e, bytes) else encode_topic(e, v) for e in topics]
     return topics
 
 

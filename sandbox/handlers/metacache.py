@@ -108,6 +108,19 @@ class _TopicCache:
         self.refresh(st)
         return list(self.objs.values())
 
+    def entry(self, st: ClusterState, t: Topic, version: int) -> bytes:
+        """One topic's encoded entry for ``version``, from the cache when it is current (a named
+        Metadata joins these as a full one does: Kafka's cost is the partitions it writes, not
+        the request's form)."""
+        obj = self.get(st, t)
+        cached = self.blobs.setdefault(version, {})
+        blob = cached.get(t.name)
+        if blob is None or self.objs.get(t.name) is not obj:
+            blob = _encode_topic(obj, version)
+            if self.objs.get(t.name) is obj:
+                cached[t.name] = blob
+        return blob
+
     def entries(self, st: ClusterState, version: int) -> list[bytes]:
         """Encoded topic entries for ``version``, in the order of ``topics``."""
         self.refresh(st)
@@ -180,6 +193,11 @@ def splice_works(version: int) -> bool:
         )
         _splice_ok[version] = spliced == bytes(full)
     return _splice_ok[version]
+
+
+def encode_topic(obj: Any, version: int) -> bytes:
+    """A topic entry that is not cached (an error entry) encoded for ``version``."""
+    return _encode_topic(obj, version)
 
 
 def cache_of(st: ClusterState) -> _TopicCache:
