@@ -28,6 +28,11 @@ ENV PATH=/opt/venv/bin:$PATH
 COPY pyproject.toml /src/pyproject.toml
 RUN pip install "/src${EXTRAS:+[$EXTRAS]}" \
     && pip uninstall -y kafka-operator-console
+# The console's own C extension (the Metadata decoder) is built here, where the compiler is, and copied
+# next to its source in /app below.
+COPY setup.py /src/setup.py
+COPY console/kafka/_metadata.c /src/console/kafka/_metadata.c
+RUN cd /src && python setup.py build_ext --inplace
 
 # -- the image: Java and the runtime libraries, the virtualenv, the code, a user that is not root ----
 FROM python:3.11-slim-bookworm
@@ -60,9 +65,10 @@ RUN groupadd --system --gid 10001 console \
 
 WORKDIR /app
 COPY . /app
+COPY --from=builder /src/console/kafka/_metadata.*.so /app/console/kafka/
 # Fail the build, not the first login, when a native library is missing (the extras' too).
 ARG EXTRAS
-RUN python -c "import confluent_kafka, psycopg, pyspark, re2" \
+RUN python -c "import confluent_kafka, psycopg, pyspark, re2, console.kafka._metadata" \
     && case ",$EXTRAS," in *,ldap,*) python -c "import django_auth_ldap, ldap" ;; esac \
     && case ",$EXTRAS," in *,kerberos,*) python -c "import gssapi" ;; esac
 

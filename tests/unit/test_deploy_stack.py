@@ -280,6 +280,27 @@ def test_it_installs_every_extra_with_its_build_packages_left_in_the_builder_sta
     assert any("import gssapi" in " ".join(argv) for argv in run_commands(final))
 
 
+def test_it_builds_the_consoles_c_extensions_in_the_builder_and_ships_them_beside_their_package():
+    """Each Extension in setup.py (the Metadata decoder): compiled in the builder stage (the image has no
+    compiler), copied over the code in /app, and imported at build time."""
+    calls = [n for n in ast.walk(ast.parse((ROOT / "setup.py").read_text())) if isinstance(n, ast.Call)]
+    extensions = [
+        (ast.literal_eval(c.args[0]), ast.literal_eval(c.args[1]))
+        for c in calls
+        if isinstance(c.func, ast.Name) and c.func.id == "Extension"
+    ]
+    assert extensions == [("console.kafka._metadata", ["console/kafka/_metadata.c"])]
+    builder, final = stages()[0], final_stage()
+    assert ["python", "setup.py", "build_ext", "--inplace"] in run_commands(builder)
+    for module, sources in extensions:
+        assert all(("COPY", f"{src} /src/{src}") in builder for src in sources)
+        package, _, name = module.rpartition(".")
+        folder = package.replace(".", "/")
+        shipped = ("COPY", f"--from=builder /src/{folder}/{name}.*.so /app/{folder}/")
+        assert final.index(shipped) > final.index(("COPY", ". /app"))
+        assert any(module in argv[-1] for argv in run_commands(final) if argv[:2] == ["python", "-c"])
+
+
 def test_it_installs_the_debian_packages_python_ldap_links_against_in_the_final_stage():
     ldap_module = next(Path(sys.prefix).glob("lib/python3.*/site-packages/_ldap*.so"), None)
     if ldap_module is None or shutil.which("dpkg") is None or shutil.which("ldd") is None:
