@@ -16,7 +16,11 @@ tests/contract/test_progress.py), and here every partition keeps two in-sync rep
 cycle needs the ISR of all 100 topics (100,000 partitions: 1.1-1.7 s of Metadata on this
 machine, more than the rest of the floor). A second floor gets that Metadata from confluent-kafka
 (a whole-cluster ``list_topics``, here the same 100 topics) in a thread while kafka-python reads
-the listing and the log dirs; the faster floor is used.
+the listing and the log dirs. A third reads the listing and the log dirs through kafka-python (the
+console decodes those the same way) while the same Metadata request's answer is read off a plain
+socket, nothing decoded (``raw_clients.Wire``: the console decodes its Metadata in C, faster than
+either client, so a client's decoding is no floor for it); its ListOffsets use leaders read once,
+untimed. The fastest floor is used.
 
 The leaders' offsets (the "~N messages" estimates) are read every ``OFFSETS_EVERY_S`` (10 s) at a
 cycle a second: a cycle without them and a cycle with them are timed apart (the console with
@@ -42,7 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_reassign_submit import console_submit, plan_for, setup  # noqa: E402
 from bench.harness import alternate, freeze, gate, gc_paused, teardown  # noqa: E402
-from bench.raw_clients import KpRaw, confluent_admin, raw_list_offsets  # noqa: E402
+from bench.raw_clients import KpRaw, Wire, confluent_admin, raw_list_offsets  # noqa: E402
 
 RUNS = 9
 OFFSET_RUNS = 5
@@ -51,6 +55,7 @@ ABSOLUTE_S = 1.0
 CONSOLE = "console poll_once"
 KP = "floor: LPR + DescribeLogDirs + Metadata in flight (kafka-python)"
 CK = "floor: LPR + DescribeLogDirs (kafka-python) || list_topics (confluent)"
+WI = "floor: LPR + DescribeLogDirs (kafka-python) || Metadata bytes (wire)"
 
 
 def main() -> None:
@@ -111,6 +116,24 @@ def main() -> None:
             if with_offsets:
                 offsets({(t.name, p.partition_index): p.leader_id for t in md.topics for p in t.partitions})
 
+        wire = Wire(sandbox.bootstrap_servers)
+        known_leaders = {}  # the wire floor decodes nothing: its ListOffsets use leaders read once here
+
+        @gc_paused
+        def floor_wire(with_offsets: bool) -> None:
+            by_topic, sent = requests()
+            answers = kp.start(sent)
+            wire.exchange([(0, MetadataRequest(topics=[MT(name=t) for t in by_topic]), 12)])
+            got = dict(answers)
+            listed_all(got[0])
+            if with_offsets:
+                if not known_leaders:
+                    md = kp.send(MetadataRequest(topics=[MT(name=t) for t in by_topic]))
+                    known_leaders.update(
+                        {(t.name, p.partition_index): p.leader_id for t in md.topics for p in t.partitions}
+                    )
+                offsets(known_leaders)
+
         @gc_paused
         def floor_ck(with_offsets: bool) -> None:
             by_topic, sent = requests()
@@ -133,11 +156,22 @@ def main() -> None:
 
         freeze()
         m = alternate(
-            {CONSOLE: console(float("inf")), KP: lambda: floor_kp(False), CK: lambda: floor_ck(False)},
+            {
+                CONSOLE: console(float("inf")),
+                KP: lambda: floor_kp(False),
+                CK: lambda: floor_ck(False),
+                WI: lambda: floor_wire(False),
+            },
             runs=RUNS,
         )
         m2 = alternate(
-            {CONSOLE: console(0.0), KP: lambda: floor_kp(True), CK: lambda: floor_ck(True)}, runs=OFFSET_RUNS
+            {
+                CONSOLE: console(0.0),
+                KP: lambda: floor_kp(True),
+                CK: lambda: floor_ck(True),
+                WI: lambda: floor_wire(True),
+            },
+            runs=OFFSET_RUNS,
         )
         reassign_poll.OFFSETS_EVERY_S = 10.0
         r.refresh_from_db()
@@ -151,7 +185,7 @@ def main() -> None:
         print("cycles with the offsets read (ListOffsets earliest + latest per leader):")
         m2.report()
         share = reassign_poll.POLL_INTERVAL_S / 10.0
-        floor = m.fastest([KP, CK])
+        floor = m.fastest([KP, CK, WI])
         print(f"floor: {floor}")
         print(m.ratios(CONSOLE, floor))
 
