@@ -247,6 +247,9 @@ LOGGING = {
 
 # Limits and tunables of each area (one place; every one can be overridden from the environment).
 TOPIC_METADATA_CACHE_S = _env_num("TOPIC_METADATA_CACHE_S", 30.0)
+# At most this many clusters' snapshots kept per process (the least recently used one goes first);
+# an expired snapshot is dropped at the next read of any (console/topics/cache.py).
+TOPIC_METADATA_CACHE_CLUSTERS = int(_env_num("TOPIC_METADATA_CACHE_CLUSTERS", 8))
 TOPIC_CONFIG_CACHE_S = _env_num("TOPIC_CONFIG_CACHE_S", 60.0)
 # Kafka answers a config change once its controller has committed it; brokers apply it from the metadata
 # log a little later. A change re-reads (every INTERVAL) until every broker shows it, for at most TIMEOUT;

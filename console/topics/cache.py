@@ -9,6 +9,8 @@ Kafka again. Each web/worker process keeps its own copy for ``TOPIC_METADATA_CAC
 * Services that change topics call ``invalidate(cluster)`` after the change, so the next page
   view in this process re-reads Kafka. Other processes see the change within the TTL.
 * One fetch at a time per cluster (single flight): concurrent page views wait for the same fetch.
+* Memory is given back: an expired snapshot is dropped at the next read of any cluster's, and at
+  most ``TOPIC_METADATA_CACHE_CLUSTERS`` snapshots are kept (the least recently read goes first).
 
 Only the gateway talks to Kafka; this module asks it for one ``list_topics_metadata()`` per fill.
 """
@@ -28,6 +30,7 @@ from console.kafka import ClusterMetadata, TopicMetadata
 from console.kafka.deferred import DeferredTopics
 
 TTL_S = float(settings.TOPIC_METADATA_CACHE_S)
+MAX_CLUSTERS = max(1, int(settings.TOPIC_METADATA_CACHE_CLUSTERS))
 CONFIG_TTL_S = float(settings.TOPIC_CONFIG_CACHE_S)
 
 
@@ -144,9 +147,28 @@ class Snapshot:
         return self._search
 
 
-_cache: dict[object, Snapshot] = {}
+_cache: dict[object, Snapshot] = {}  # in order of last read (the least recently read first)
 _locks: dict[object, threading.Lock] = {}
 _guard = threading.Lock()
+
+
+def _fresh(key: object) -> Snapshot | None:
+    """The key's snapshot if fresh (marked as the most recently read); expired ones are dropped."""
+    with _guard:
+        for k in [k for k, s in _cache.items() if s.age_s >= TTL_S]:
+            del _cache[k]
+        snap = _cache.pop(key, None)
+        if snap is not None:
+            _cache[key] = snap
+        return snap
+
+
+def _keep(key: object, snap: Snapshot) -> None:
+    with _guard:
+        _cache.pop(key, None)
+        _cache[key] = snap
+        while len(_cache) > MAX_CLUSTERS:
+            del _cache[next(iter(_cache))]
 
 
 def _key(cluster) -> object:
@@ -189,13 +211,13 @@ def get_snapshot(cluster, *, refresh: bool = False, on_names=None) -> Snapshot:
     be read.
     """
     key = _key(cluster)
-    snap = _cache.get(key)
-    if snap is not None and not refresh and snap.age_s < TTL_S:
+    snap = _fresh(key)
+    if snap is not None and not refresh:
         return snap
     with _lock_for(key):
-        snap = _cache.get(key)
+        snap = _fresh(key)
         # Someone else filled it while we waited: use theirs (unless it predates our refresh request).
-        if snap is not None and snap.age_s < TTL_S and not refresh:
+        if snap is not None and not refresh:
             return snap
         started = time.monotonic()
         # ~100k acyclic objects while the answer is read and packed; see console.collector
@@ -205,25 +227,26 @@ def get_snapshot(cluster, *, refresh: bool = False, on_names=None) -> Snapshot:
             fresh = build_snapshot(metadata)
         if snap is not None and refresh and snap.fetched_mono >= started:
             return snap
-        _cache[key] = fresh
+        _keep(key, fresh)
         return fresh
 
 
 def peek(cluster) -> Snapshot | None:
     """The cached snapshot if it is still fresh, without ever fetching."""
-    snap = _cache.get(_key(cluster))
-    return snap if snap is not None and snap.age_s < TTL_S else None
+    return _fresh(_key(cluster))
 
 
 def invalidate(cluster) -> None:
     """Forget the cluster's snapshot in this process (after a change made through the console)."""
     key = _key(cluster)
-    _cache.pop(key, None)
+    with _guard:
+        _cache.pop(key, None)
 
 
 def clear() -> None:
     """Forget everything (tests)."""
-    _cache.clear()
+    with _guard:
+        _cache.clear()
 
 
 def cached_configs(snap: Snapshot, names: list[str]) -> tuple[dict[str, dict[str, str | None]], list[str]]:

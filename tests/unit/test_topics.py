@@ -386,3 +386,30 @@ def test_an_unreachable_cluster_is_a_clear_error_not_a_crash(personas, offline_c
     with pytest.raises(KafkaOperationError) as info:
         topic_reads.list_topics(actor=personas["admin"], cluster=offline_cluster)
     assert info.value.name == "NETWORK_EXCEPTION"
+
+
+def test_expired_snapshots_are_dropped_and_at_most_the_limit_kept(personas, kafka_cluster, monkeypatch):
+    """Memory is given back: an expired snapshot goes at the next read of any cluster's, and past
+    the limit the least recently read one goes first."""
+    from console.models import Cluster
+
+    others = [
+        Cluster.objects.create(name=uniq("c"), bootstrap_servers=kafka_cluster.bootstrap_servers)
+        for _ in range(2)
+    ]
+    a, b, c = kafka_cluster, *others
+    metadata_cache.clear()
+    monkeypatch.setattr(metadata_cache, "MAX_CLUSTERS", 2)
+    keys = {metadata_cache._key(x): x.name for x in (a, b, c)}
+
+    def kept() -> list[str]:
+        return [keys[k] for k in metadata_cache._cache]
+
+    first_a = metadata_cache.get_snapshot(a)
+    metadata_cache.get_snapshot(b)
+    assert metadata_cache.get_snapshot(a) is first_a  # read again: now the most recent
+    metadata_cache.get_snapshot(c)
+    assert kept() == [a.name, c.name]  # b, the least recently read, went
+    monkeypatch.setattr(metadata_cache, "TTL_S", 0.0)  # every snapshot has expired
+    assert metadata_cache.peek(b) is None and kept() == []
+    metadata_cache.clear()
