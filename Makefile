@@ -9,7 +9,7 @@ export PY
 .PHONY: run test test-kafka bench lint venv clean
 
 # System packages first (scripts/system-deps: apt as root, else one message saying what to install).
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py console/kafka/_metadata.c
 	@scripts/system-deps run
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
