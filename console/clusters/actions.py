@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import ProtectedError
@@ -30,7 +32,7 @@ from console.clusters.secrets import (
     connection_for,
     secrets_for,
 )
-from console.kafka import KafkaOperationError, get_gateway, kerberos_available
+from console.kafka import KafkaOperationError, close_idle, get_gateway, kerberos_available
 from console.models import Cluster, Operation, OperationState
 from console.models.clusters import canonical_endpoints
 from console.models.reassignment import OWED_STATES, ThrottleEntry
@@ -61,8 +63,17 @@ EDITABLE_FIELDS = (
 )
 
 
+_idle_swept = [0.0]  # when this process last closed idle gateways' clients (monotonic)
+
+
 def gateway_for(cluster: Cluster):
-    """The one way to reach a registered cluster: its gateway (one per connection per process)."""
+    """The one way to reach a registered cluster: its gateway (one per connection per process).
+    At most once a minute, the clients of gateways no call used for ``KAFKA_CLIENT_IDLE_S`` are
+    closed (a cluster nobody looks at costs no threads or buffers; the next call reopens them)."""
+    now = time.monotonic()
+    if now - _idle_swept[0] >= 60.0:
+        _idle_swept[0] = now
+        close_idle(float(settings.KAFKA_CLIENT_IDLE_S))
     return get_gateway(connection_for(cluster))
 
 

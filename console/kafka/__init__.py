@@ -20,7 +20,7 @@ from .connection import (
 )
 from .diagnose import ConnectionCheck
 from .errors import OPERATOR_TEXT, KafkaOperationError
-from .gateway import CALL_OBSERVERS, KafkaGateway, close_all, get_gateway
+from .gateway import CALL_OBSERVERS, KafkaGateway, close_all, close_idle, get_gateway
 from .groups import ConsumerGroupListing
 from .kerberos import available as kerberos_available
 from .tls import CertificateFacts
@@ -94,6 +94,7 @@ __all__ = [
     "TopicPartition",
     "TopicSummary",
     "close_all",
+    "close_idle",
     "get_gateway",
     "kerberos_available",
     "parse_addresses",

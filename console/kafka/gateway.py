@@ -21,7 +21,7 @@ from .poll_reads import PollReadsMixin
 from .replicas import ReplicasMixin
 from .topics import TopicsMixin
 
-__all__ = ["CALL_OBSERVERS", "KafkaGateway", "get_gateway", "close_all"]
+__all__ = ["CALL_OBSERVERS", "KafkaGateway", "get_gateway", "close_all", "close_idle"]
 
 
 class KafkaGateway(
@@ -41,9 +41,26 @@ class KafkaGateway(
     :class:`~console.kafka.errors.KafkaOperationError` (never a client exception).
     """
 
+    def __init__(self, conn: ClusterConnection) -> None:
+        super().__init__(conn)
+        self._use = threading.Lock()
+        self._calls = 0  # public calls in progress (the outermost of each thread)
+        self._last_call = time.monotonic()
+
     def __repr__(self) -> str:
         mode = "controllers" if self.conn.controller_mode else "brokers"
         return f"<KafkaGateway {mode}={self.conn.address_text}>"
+
+    def _close_if_idle(self, idle_s: float) -> bool:
+        """Close the clients when no call is in progress and none came for ``idle_s`` seconds (the
+        next call opens them again); whether they were closed."""
+        with self._use:
+            if self._calls or time.monotonic() - self._last_call < idle_s:
+                return False
+            if self._kp_client is None and self._admin_client is None:
+                return False
+            self.close()  # under the lock: no call starts while the clients close
+            return True
 
 
 # Told of every call to a gateway method (console/health counts them for /metrics): the connection, the
@@ -56,8 +73,10 @@ _calling = threading.local()
 def _observed(name: str, method: Callable) -> Callable:
     @functools.wraps(method)
     def call(self: KafkaGateway, *args, **kwargs):
-        if not CALL_OBSERVERS or getattr(_calling, "busy", False):
+        if getattr(_calling, "busy", False):
             return method(self, *args, **kwargs)
+        with self._use:
+            self._calls += 1
         _calling.busy, error, start = True, "", time.monotonic()
         try:
             return method(self, *args, **kwargs)
@@ -66,6 +85,9 @@ def _observed(name: str, method: Callable) -> Callable:
             raise
         finally:
             _calling.busy = False
+            with self._use:
+                self._calls -= 1
+                self._last_call = time.monotonic()
             for observe in CALL_OBSERVERS:
                 with contextlib.suppress(Exception):  # counting never breaks a call
                     observe(self.conn, name, time.monotonic() - start, error)
@@ -93,6 +115,14 @@ def get_gateway(conn: ClusterConnection) -> KafkaGateway:
                 gw = KafkaGateway(conn)
                 _registry[conn] = gw
     return gw
+
+
+def close_idle(idle_s: float) -> int:
+    """Close the clients of every gateway no call used for ``idle_s`` seconds (each costs a network
+    thread, librdkafka's threads and their buffers; the next call opens them again). How many."""
+    with _registry_lock:
+        gateways = list(_registry.values())
+    return sum(gw._close_if_idle(idle_s) for gw in gateways)
 
 
 def close_all() -> None:
