@@ -17,7 +17,7 @@ from console import access, patterns
 from console.clusters.actions import gateway_for
 from console.groups.core import lag
 from console.groups.offsets import log_offsets
-from console.kafka import GroupDescription, KafkaOperationError, TopicPartition
+from console.kafka import GroupDescription, KafkaOperationError, TopicMetadata, TopicPartition
 from console.topics import cache as metadata_cache
 
 SORT_KEYS = ("group", "state", "type", "members", "partitions", "lag")
@@ -30,9 +30,11 @@ def target(group_id: str) -> str:
     return f"group:{group_id}"
 
 
-def _ends_or_error(cluster, tps) -> tuple[dict[TopicPartition, int | None], KafkaOperationError | None]:
+def _ends_or_error(
+    cluster, tps, topics: dict[str, TopicMetadata] | None = None
+) -> tuple[dict[TopicPartition, int | None], KafkaOperationError | None]:
     try:
-        return log_offsets(cluster, tps, "latest"), None
+        return log_offsets(cluster, tps, "latest", topics), None
     except KafkaOperationError as exc:
         return {}, exc
 
@@ -330,26 +332,65 @@ class TopicConsumer:
 
 
 def topic_consumers(*, actor, cluster, topic: str) -> list[TopicConsumer]:
-    """The groups with committed offsets on the topic, with their lag on it: one ListGroups per
-    broker, one OffsetFetch per coordinator asking about this topic's partitions only, and one
-    ListOffsets per leader. Raises KafkaOperationError when the groups cannot be listed."""
+    """The groups with committed offsets on the topic, with their lag on it.
+
+    The topic's partitions and leaders from the cached snapshot when there is one, else from a
+    Metadata request for this topic alone; one ListGroups per broker; one OffsetFetch per
+    coordinator for all its groups (``_offsets_asked``: the topic's partitions, or what each group
+    committed when that answer would be smaller); ListOffsets (latest) per leader of the committed
+    partitions only. Raises KafkaOperationError when the groups cannot be listed.
+    """
     access.require(actor, cluster, access.VIEW)
-    snap = metadata_cache.get_snapshot(cluster)
-    meta = snap.by_name.get(topic)
+    gw = gateway_for(cluster)
+    meta = _topic_metadata(gw, cluster, topic)
     if meta is None:
         return []
-    gw = gateway_for(cluster)
     listings = gw.list_consumer_groups()
     if not listings:
         return []
+    ids = {p.id for p in meta.partitions}
     offsets = gw.list_consumer_group_offsets(
-        None, listings=listings, topics={topic: [p.id for p in meta.partitions]}
+        None, listings=listings, topics=_offsets_asked(topic, sorted(ids), len(listings))
     )
+    consuming = {}
+    for group_id, got in offsets.items():
+        if isinstance(got, dict):
+            mine = {tp: o for tp, o in got.items() if tp.topic == topic and tp.partition in ids}
+            if mine:
+                consuming[group_id] = mine
+    ends, _ = _ends_or_error(cluster, {tp for o in consuming.values() for tp in o}, {topic: meta})
     states = {g.group_id: g.state or "" for g in listings}
-    consuming = {g: o for g, o in offsets.items() if isinstance(o, dict) and o}
-    ends, _ = _ends_or_error(cluster, {tp for o in consuming.values() for tp in o})
     out = []
     for group_id, got in sorted(consuming.items()):
         total, complete = _lag_of(got, ends)
         out.append(TopicConsumer(group_id, states.get(group_id, ""), len(got), total, complete))
     return out
+
+
+# Kafka answers an OffsetFetch naming partitions with an entry per group and partition named,
+# committed or not (groups x partitions: 10,000 groups x 1,000 partitions is 10M entries, a minute
+# of encoding and decoding), and one naming no topics with what each group committed. The first
+# while it stays this small, the second beyond.
+EXPLICIT_BUDGET = 20_000
+
+# A topic the console may not see reads as one it does not know, as in the cluster's topic list.
+_NO_TOPIC = frozenset({"UNKNOWN_TOPIC_OR_PARTITION", "TOPIC_AUTHORIZATION_FAILED"})
+
+
+def _offsets_asked(topic: str, partitions: list[int], groups: int) -> dict[str, list[int]] | None:
+    """What to ask each group's OffsetFetch about: the topic's partitions, or everything (None)."""
+    return {topic: partitions} if groups * len(partitions) <= EXPLICIT_BUDGET else None
+
+
+def _topic_metadata(gw, cluster, topic: str) -> TopicMetadata | None:
+    """The topic's metadata from the cached snapshot, else from a Metadata request naming only the
+    topic (never a whole-cluster read for one topic); None when there is no such topic."""
+    snap = metadata_cache.peek(cluster)
+    if snap is not None:
+        return snap.by_name.get(topic)
+    meta = gw.describe_topics([topic])[topic]
+    if isinstance(meta, KafkaOperationError):
+        if meta.name in _NO_TOPIC:
+            return None
+        raise meta
+    return meta
