@@ -336,9 +336,10 @@ def topic_consumers(*, actor, cluster, topic: str) -> list[TopicConsumer]:
 
     The topic's partitions and leaders from the cached snapshot when there is one, else from a
     Metadata request for this topic alone; one ListGroups per broker; one OffsetFetch per
-    coordinator for all its groups (``_offsets_asked``: the topic's partitions, or what each group
-    committed when that answer would be smaller); ListOffsets (latest) per leader of the committed
-    partitions only. Raises KafkaOperationError when the groups cannot be listed.
+    coordinator for all its groups (the gateway's ``topic_committed_offsets``: the topic's
+    partitions, or what each group committed when that answer is smaller); ListOffsets (latest)
+    per leader of the committed partitions only. Raises KafkaOperationError when the groups cannot
+    be listed.
     """
     access.require(actor, cluster, access.VIEW)
     gw = gateway_for(cluster)
@@ -348,16 +349,12 @@ def topic_consumers(*, actor, cluster, topic: str) -> list[TopicConsumer]:
     listings = gw.list_consumer_groups()
     if not listings:
         return []
-    ids = {p.id for p in meta.partitions}
-    offsets = gw.list_consumer_group_offsets(
-        None, listings=listings, topics=_offsets_asked(topic, sorted(ids), len(listings))
-    )
-    consuming = {}
-    for group_id, got in offsets.items():
-        if isinstance(got, dict):
-            mine = {tp: o for tp, o in got.items() if tp.topic == topic and tp.partition in ids}
-            if mine:
-                consuming[group_id] = mine
+    offsets = gw.topic_committed_offsets(topic, [p.id for p in meta.partitions], listings)
+    consuming = {
+        group_id: {TopicPartition(topic, p): o for p, o in got.items()}
+        for group_id, got in offsets.items()
+        if isinstance(got, dict) and got
+    }
     ends, _ = _ends_or_error(cluster, {tp for o in consuming.values() for tp in o}, {topic: meta})
     states = {g.group_id: g.state or "" for g in listings}
     out = []
@@ -367,19 +364,8 @@ def topic_consumers(*, actor, cluster, topic: str) -> list[TopicConsumer]:
     return out
 
 
-# Kafka answers an OffsetFetch naming partitions with an entry per group and partition named,
-# committed or not (groups x partitions: 10,000 groups x 1,000 partitions is 10M entries, a minute
-# of encoding and decoding), and one naming no topics with what each group committed. The first
-# while it stays this small, the second beyond.
-EXPLICIT_BUDGET = 20_000
-
 # A topic the console may not see reads as one it does not know, as in the cluster's topic list.
 _NO_TOPIC = frozenset({"UNKNOWN_TOPIC_OR_PARTITION", "TOPIC_AUTHORIZATION_FAILED"})
-
-
-def _offsets_asked(topic: str, partitions: list[int], groups: int) -> dict[str, list[int]] | None:
-    """What to ask each group's OffsetFetch about: the topic's partitions, or everything (None)."""
-    return {topic: partitions} if groups * len(partitions) <= EXPLICIT_BUDGET else None
 
 
 def _topic_metadata(gw, cluster, topic: str) -> TopicMetadata | None:

@@ -15,6 +15,7 @@ import pytest
 
 from console.groups import reads
 from console.kafka import KafkaGateway
+from console.kafka.groups import TOPIC_OFFSETS_BUDGET
 from console.kafka.kp import KpClient
 from console.topics import cache as metadata_cache
 from tests.unit.group_world import log_topic, uniq
@@ -152,7 +153,7 @@ def test_a_big_topic_costs_what_the_groups_committed_not_groups_times_partitions
 
     assert rows(got) == [(g, "Empty", 2, lag, True) for g, lag in sorted(on_t.items())]
     listed = [g for gs in listed_coordinators(wire).values() for g in gs]
-    assert len(listed) * partitions > reads.EXPLICIT_BUDGET
+    assert len(listed) * partitions > TOPIC_OFFSETS_BUDGET
     # every group is asked for what it committed (no topic list), and the answers hold just that
     assert all(topics is None for gs in asked_groups(wire).values() for _, topics in gs)
     answered = sum(
