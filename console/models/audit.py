@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
+from django.db.models import Q
 
 
 def canonical(payload: Any) -> bytes:
@@ -103,7 +104,17 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["-id"]
-        indexes = [models.Index(fields=["cluster_name", "-id"]), models.Index(fields=["action", "-id"])]
+        indexes = [
+            models.Index(fields=["cluster_name", "-id"]),
+            models.Index(fields=["action", "-id"]),
+            # A cluster and an action together, newest first, also when nothing matches both.
+            models.Index(fields=["cluster_name", "action", "-id"], name="audit_cluster_action"),
+            # The actor filter's "on behalf of" branch (audit/review.py: page_query); partial, as
+            # most events act for nobody else (and a full index would tell the planner so).
+            models.Index(
+                fields=["on_behalf_of"], name="audit_on_behalf_of", condition=Q(on_behalf_of__gt="")
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.action} by {self.actor_name}"
