@@ -286,14 +286,21 @@ def alternate(sides: dict, runs: int = RUNS, into: Runs | None = None, warmup: b
 
 
 def compare(
-    ours: dict, floors: dict, *, runs: int = RUNS, shown: dict | None = None, note: str = ""
+    ours: dict,
+    floors: dict,
+    *,
+    runs: int = RUNS,
+    shown: dict | None = None,
+    note: str = "",
+    into: Runs | None = None,
 ) -> float:
     """The console's sides (``ours``) against the raw ``floors``, setup frozen for both, in one
     alternating loop (``shown``: sides timed with them, not gated); prints every side, the floor
     (the raw side with the lowest median in this run, ``note`` beside it) and the per-run ratios of the
-    gated console side (the slowest of ``ours``). Returns median(that side) / median(floor)."""
+    gated console side (the slowest of ``ours``). Returns median(that side) / median(floor); every
+    side's times are in ``into`` when given."""
     freeze()
-    m = alternate({**ours, **(shown or {}), **floors}, runs=runs)
+    m = alternate({**ours, **(shown or {}), **floors}, runs=runs, into=into)
     m.report()
     floor = m.fastest(floors)
     side = max(ours, key=m.median)
