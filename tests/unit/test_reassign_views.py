@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 
@@ -65,6 +66,30 @@ def test_the_dry_run_shows_the_table_and_diff_without_changing_anything(
     body = response.content.decode()
     assert 'id="diff"' in body and "1,2 → 1,3" in body and "4.0 MB" in body
     assert not Reassignment.objects.exists()
+
+
+def test_a_big_dry_run_shows_the_largest_moves_and_says_how_many_more(
+    client, personas, kafka_cluster, frozen, monkeypatch
+):
+    """A 10,000-partition plan was ~10 MB of HTML: the table shows PREVIEW_ROWS rows, the largest
+    moves first, and says how many partitions the plan has; the plan JSON keeps every one."""
+    from console.views import reassignment as views
+
+    monkeypatch.setattr(views, "PREVIEW_ROWS", 2)
+    topic = make_topic(frozen, [[1, 2], [1, 2], [1, 2]])
+    with frozen.state.lock:  # partition 1 holds the most data, then 2, then 0
+        for p, mb in ((0, 1), (1, 9), (2, 5)):
+            part = frozen.state.topics[topic].partitions[p]
+            part.sizes = dict.fromkeys(part.replicas, float(mb * 1024 * 1024))
+    plan = {"intent": "json", "throttle_mb": "1", "action": "preview"}
+    plan["plan_json"] = json.dumps(kafka_plan({(topic, p): [1, 3] for p in range(3)}))
+    client.force_login(personas["operator"])
+    body = client.post(url("reassign_new", kafka_cluster), plan).content.decode()
+    table = body[body.index('id="diff"') : body.index("</table>", body.index('id="diff"'))]
+    assert [f"{topic}-{p}" in table for p in (1, 2, 0)] == [True, True, False]
+    assert table.index(f"{topic}-1") < table.index(f"{topic}-2")
+    assert "The 2 largest moves of 3 partitions" in body
+    assert all(f'"partition": {p}' in html.unescape(body) for p in range(3))  # the plan JSON: every one
 
 
 def test_a_plan_with_problems_shows_them_per_partition(client, personas, kafka_cluster, frozen):
