@@ -170,25 +170,26 @@ def body(version: int, topics: list[bytes], brokers=BROKERS, extra=False, cluste
     return b"".join([*out, tagged(extra)])
 
 
+def encoded_topics(version: int, topics, extra: bool) -> list[bytes]:
+    """``(name, error, internal, partitions)`` specs as hand-encoded topic entries."""
+    return [
+        topic(
+            version,
+            i,
+            name,
+            e,
+            internal,
+            b"".join(partition(version, *p, extra) for p in parts),
+            len(parts),
+            extra,
+        )
+        for i, (name, e, internal, parts) in enumerate(topics)
+    ]
+
+
 def hand_encoded(version: int, extra: bool) -> bytes:
     topics = [t for t in TOPICS if version >= 12 or t[0] is not None]
-    return body(
-        version,
-        [
-            topic(
-                version,
-                i,
-                name,
-                e,
-                internal,
-                b"".join(partition(version, *p, extra) for p in parts),
-                len(parts),
-                extra,
-            )
-            for i, (name, e, internal, parts) in enumerate(topics)
-        ],
-        extra=extra,
-    )
+    return body(version, encoded_topics(version, topics, extra), extra=extra)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -303,20 +304,7 @@ answer_st = st.tuples(
 def random_answer(spec) -> tuple[int, bytes]:
     version, brokers, topics, extra = spec
     topics = [t if t[0] is not None or version >= 12 else ("x", *t[1:]) for t in topics]
-    encoded = [
-        topic(
-            version,
-            i,
-            name,
-            e,
-            internal,
-            b"".join(partition(version, *p, extra) for p in parts),
-            len(parts),
-            extra,
-        )
-        for i, (name, e, internal, parts) in enumerate(topics)
-    ]
-    return version, body(version, encoded, brokers=brokers, extra=extra)
+    return version, body(version, encoded_topics(version, topics, extra), brokers=brokers, extra=extra)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
