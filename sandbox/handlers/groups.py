@@ -44,6 +44,7 @@ from sandbox.handlers.coordinator import (
     coordinator,
     expire_group,
 )
+from sandbox.handlers.offset_answers import Topics, groups_answer
 from sandbox.state import ClusterState, Group
 
 UNKNOWN_TOPIC_OR_PARTITION, UNSUPPORTED_VERSION = 3, 35
@@ -210,8 +211,8 @@ def _offsets(
 
 
 def _fetched(topic: Any, partition: Any, res: list[tuple[str, list[tuple[int, int]]]]) -> list[Any]:
-    """``_offsets``'s answer as OffsetFetch topics (one group per request before v8, many from v8:
-    the same fields under other class names)."""
+    """``_offsets``'s answer as OffsetFetch topics of one group (before v8; from v8, many groups per
+    request, ``offset_answers`` writes the answer's bytes)."""
     return [
         topic(
             name=t,
@@ -259,25 +260,20 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
             error_code=0,
             topics=_fetched(ot, ot.OffsetFetchResponsePartition, res),
         )
-    groups = []
-    og = of.OffsetFetchResponseGroup
+    groups: list[tuple[str, int, Topics]] = []
     for rg in req.groups:
         if coordinator(st, rg.group_id) != ctx.node.node_id:
-            groups.append(og(group_id=rg.group_id, topics=[], error_code=NOT_COORDINATOR))
+            groups.append((rg.group_id, NOT_COORDINATOR, []))
             continue
         g = st.groups.get(rg.group_id)
         member_id = rg.member_id if v >= 9 else None
         code = _fetch_check(st, g, member_id, rg.member_epoch if v >= 9 else -1, ctx.node.node_id)
         if code:
-            groups.append(og(group_id=rg.group_id, topics=[], error_code=code))
+            groups.append((rg.group_id, code, []))
             continue
         topics = None if rg.topics is None else [(t.name, list(t.partition_indexes)) for t in rg.topics]
-        res = _offsets(st, g, topics)
-        ot = og.OffsetFetchResponseTopics
-        groups.append(
-            og(group_id=rg.group_id, error_code=0, topics=_fetched(ot, ot.OffsetFetchResponsePartitions, res))
-        )
-    return of(version=v, throttle_time_ms=0, groups=groups)
+        groups.append((rg.group_id, 0, _offsets(st, g, topics)))
+    return groups_answer(groups)
 
 
 def _commit_check(ctx: RequestContext, req: Any) -> tuple[int, Group | None]:
