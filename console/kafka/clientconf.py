@@ -24,6 +24,10 @@ __all__ = ["confluent_config", "kafka_python_config", "confluent_usable"]
 
 CLIENT_ID = "kafka-operator-console"
 
+#: The largest answer either client accepts: a whole-cluster Metadata is ~43 bytes a partition, so
+#: 512 MiB is ~12M partitions (librdkafka's default, 100 MB, broke at ~2.1M with _BAD_MSG).
+RECEIVE_MAX_BYTES = 512 * 1024 * 1024
+
 
 class _SilentLogger:
     """librdkafka log sink: errors surface through results, not stderr noise."""
@@ -58,6 +62,7 @@ def confluent_config(conn: ClusterConnection) -> dict[str, object]:
         "reconnect.backoff.ms": 100,
         "reconnect.backoff.max.ms": 2000,
         "topic.metadata.refresh.interval.ms": -1,
+        "receive.message.max.bytes": RECEIVE_MAX_BYTES,
         "log_level": 0,
         "logger": _SilentLogger(),
         "client.id": CLIENT_ID,
@@ -93,7 +98,7 @@ def kafka_python_config(conn: ClusterConnection) -> dict[str, object]:
         "socket_connection_setup_timeout_max_ms": int(conn.connect_timeout_s * 1000),
         "reconnect_backoff_ms": 50,
         "reconnect_backoff_max_ms": 1000,
-        "receive_message_max_bytes": 512 * 1024 * 1024,
+        "receive_message_max_bytes": RECEIVE_MAX_BYTES,
         "metadata_max_age_ms": 24 * 3600 * 1000,
     }
     if conn.uses_sasl:
