@@ -1,26 +1,33 @@
-"""The API's topic list vs the HTML topic list page's own service call, at 20,000 topics.
+"""The API's topic list at 20,000 topics: cold against the wire, warm against the HTML page.
 
 Estate: ``bench_topic_list.build_sandbox`` (20,000 topics x 5 partitions x RF 3 on 30 brokers), in
 a process of its own (as a real cluster runs outside the console; ``harness.RemoteSandbox``).
 
-API side: ``GET /api/v1/clusters/<c>/topics/`` through Django's test client with a read-only API
+API call: ``GET /api/v1/clusters/<c>/topics/`` through Django's test client with a read-only API
 token: middleware, token authentication (a row lookup and a SHA-256), DRF's request/response
-cycle, the query's validation, ``topics.reads.list_topics``, the JSON of the page. Service side:
-``topics.reads.list_topics`` called as the topic list page calls it (same actor, default query:
-first page of 50 by name).
+cycle, the query's validation, ``topics.reads.list_topics``, the JSON of the first page.
 
-The gated RESULT is a page load at 20,000 topics: each call (both sides) starts with the metadata
-cache empty (``topics.cache.clear()``, as after TOPIC_METADATA_CACHE_S), so it reads the 20,000
-topics' metadata and the page's configs from Kafka - the work ``bench_topic_list`` measures for
-the page. The warm case (snapshot and configs cached, the service call is then ~1 ms of filtering
-20,000 rows) is printed too, not gated: there the ratio is the API's fixed per-request cost
-(Django, DRF, the token lookup, the JSON; ~2-3 ms) over a millisecond, and the absolute figure
-is the one to read (the HTML page around the same call is printed for scale).
+Gated RESULT, cold: the API call with the metadata cache emptied first (``topics.cache.clear()``,
+as after TOPIC_METADATA_CACHE_S), so it reads the 20,000 topics' metadata and the page's configs
+from Kafka, against the raw Metadata floor (``bench_topic_list.wire_floor``): the same full
+Metadata answer read whole off a plain socket, nothing decoded - the bytes the API must receive
+(a client's decoded read is slower than the console's own C decoding, so no floor). Shown, not
+gated: the page's service call cold (``topics.reads.list_topics`` as the HTML page calls it) and
+confluent-kafka's / kafka-python's decoded reads. Goal <= 1.5.
+
+Second goal, warm (snapshot and configs cached): the API call against the HTML topic list page
+for the same first page (``GET /c/<c>/topics/``, the browser's door to the same service call),
+each timed over REPEAT calls per run; goal <= 1.2 (the API costs no more than the page). Printed as
+a goal line before RESULT; exit 1 if missed.
 
 GC: setup (Django, the console's state) frozen with ``gc.freeze()`` before the runs; both sides in
-this process. RUNS alternating runs (which side goes first alternates as well: the second read of
-the same metadata is served warmer by the cluster); min / median / max and the per-run ratios
-printed; RESULT is median(API) / median(service), printed last; exit 1 above 1.2.
+this process, the collector paused around the raw read as the console pauses it around its own.
+7 alternating runs for each comparison (which side goes first alternates); min / median / max and
+the per-run ratios printed. Prints ``RESULT api_topic_list ratio=<cold API/wire> goal<=1.5`` last.
+
+At 100,000 partitions the answer crosses loopback in ~6 ms while a cached page costs ~12 ms and the
+cold page ~0.1 s (the snapshot of 20,000 topics built from the decoded answer), so the cold goal is
+dominated by the console's per-topic work, not by the wire.
 """
 
 from __future__ import annotations
@@ -33,21 +40,20 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.group_setup import profile_top  # noqa: E402
-from bench.harness import RemoteSandbox, Runs, freeze, gate, setup_console, teardown  # noqa: E402
+from bench.harness import RemoteSandbox, Runs, alternate, compare, gate, setup_console, teardown  # noqa: E402
 
 RUNS = 7
 REPEAT = 20  # warm calls per run: one is a few milliseconds
-GOAL = 1.2
+GOAL = 1.5
+WARM_GOAL = 1.2
 
 
 def main() -> None:
-    from bench.bench_topic_list import PARTITIONS, TOPICS
+    from bench.bench_topic_list import PARTITIONS, TOPICS, build_sandbox, client_reads, wire_floor
 
-    os.environ["TOPIC_METADATA_CACHE_S"] = "86400"  # the snapshot stays warm on both sides
+    os.environ["TOPIC_METADATA_CACHE_S"] = "86400"  # the snapshot stays warm unless a side empties it
     os.environ["TOPIC_CONFIG_CACHE_S"] = "86400"
     started = time.perf_counter()
-    from bench.bench_topic_list import build_sandbox
-
     sandbox = RemoteSandbox(build_sandbox)
     try:
         browser, cluster = setup_console(sandbox.bootstrap_servers)
@@ -56,12 +62,14 @@ def main() -> None:
         from django.test import Client
 
         from console.api import tokens
+        from console.topics import cache as metadata_cache
         from console.topics import reads
 
         actor = get_user_model().objects.get(username="bench")
         secret = tokens.create_token(actor=actor, name="bench", scope="read", days=1).secret
         api = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
         url = f"/api/v1/clusters/{cluster.name}/topics/"
+        page_url = f"/c/{cluster.name}/topics/"
         print(
             f"sandbox (own process, {TOPICS:,} topics x {PARTITIONS}) + console in {time.perf_counter() - started:.1f}s"
         )
@@ -72,7 +80,7 @@ def main() -> None:
                 raise SystemExit(f"{url} answered {response.status_code}: {response.content[:300]!r}")
 
         def html_page() -> None:
-            if browser.get(f"/c/{cluster.name}/topics/").status_code != 200:
+            if browser.get(page_url).status_code != 200:
                 raise SystemExit("the topic list page did not answer 200")
 
         def service_call() -> None:
@@ -86,9 +94,6 @@ def main() -> None:
             body["count"],
         )
         assert [t["name"] for t in body["results"]] == [i.row.name for i in page.items]
-        service_call()
-
-        from console.topics import cache as metadata_cache
 
         def cold(fn):
             def call() -> None:
@@ -97,39 +102,40 @@ def main() -> None:
 
             return call
 
-        freeze()  # setup out of the collector, for both sides
-        m = Runs()
-        for run in range(RUNS):
-            sides = [("api", cold(api_call)), ("service", cold(service_call))]
-            for name, fn in sides if run % 2 == 0 else sides[::-1]:  # who goes first alternates too
-                t = time.perf_counter()
-                fn()
-                m.add(name, time.perf_counter() - t)
-            for name, fn in (
-                ("api warm", api_call),
-                ("service warm", service_call),
-                ("page warm", html_page),
-            ):
-                t = time.perf_counter()
+        def repeated(fn):
+            def call() -> None:
                 for _ in range(REPEAT):
                     fn()
-                m.add(name, (time.perf_counter() - t) / REPEAT)
+
+            return call
+
+        print(f"cold (metadata cache empty, {TOPICS:,} topics read from Kafka; gated against the wire):")
+        ratio = compare(
+            {"API call (cold)": cold(api_call)},
+            wire_floor(sandbox.bootstrap_servers),
+            shown={
+                "service call (cold, the page's)": cold(service_call),
+                **client_reads(sandbox.bootstrap_servers),
+            },
+            note="the wire: the answer's bytes received, nothing decoded",
+        )
+        print(f"\nwarm (snapshot and configs cached; {REPEAT} calls per run; gated against the page):")
+        warm_sides = {
+            f"API call (warm) x{REPEAT}": repeated(api_call),
+            f"HTML page (warm) x{REPEAT}": repeated(html_page),
+        }
+        m: Runs = alternate(
+            {**warm_sides, f"service call (warm) x{REPEAT}": repeated(service_call)}, runs=RUNS
+        )
+        m.report()
+        api_warm, page_warm = warm_sides
+        print(m.ratios(api_warm, page_warm))
+        warm_ratio = m.median(api_warm) / m.median(page_warm)
         print("\nprofile of one warm API call (console code, by cumulative time):")
         print(profile_top(api_call, 15, "console/"))
-        print("warm (snapshot and configs cached; not gated):")
-        print(m.line("api warm", f"  GET {url}"))
-        print(m.line("service warm", "  topics.reads.list_topics (the page's call)"))
-        print(m.line("page warm", f"  GET /c/{cluster.name}/topics/ (the HTML page itself, for scale)"))
-        extra = (m.median("api warm") - m.median("service warm")) * 1000
-        print(f"  the API adds {extra:.2f} ms per call; {m.ratios('api warm', 'service warm')}")
-        print(f"page load (metadata cache empty, {TOPICS:,} topics read from Kafka; gated):")
-        print(m.line("api", f"  GET {url}"))
-        print(m.line("service", "  topics.reads.list_topics (the page's call)"))
-        print("  " + m.ratios("api", "service"))
-        ratio = m.median("api") / m.median("service")
     finally:
         teardown(sandbox)
-    gate("api_topic_list", ratio, GOAL)
+    gate("api_topic_list", ratio, GOAL, [("warm API / warm HTML page (median)", warm_ratio, WARM_GOAL)])
 
 
 if __name__ == "__main__":
