@@ -21,9 +21,10 @@ NOT_COORDINATOR, ILLEGAL_GENERATION, INVALID_GROUP_ID, UNKNOWN_MEMBER_ID = 16, 2
 REBALANCE_IN_PROGRESS, GROUP_ID_NOT_FOUND = 27, 69
 
 
-def coordinator(st: ClusterState, group_id: str) -> int:
-    """The broker coordinating a group (same hash as FindCoordinator)."""
-    live = st.live_brokers()
+def coordinator(st: ClusterState, group_id: str, live: list[int] | None = None) -> int:
+    """The broker coordinating a group (same hash as FindCoordinator); ``live`` (the live brokers)
+    when the caller asks about many groups at once."""
+    live = st.live_brokers() if live is None else live
     return live[zlib.crc32(group_id.encode()) % len(live)] if live else -1
 
 

@@ -94,8 +94,9 @@ def list_groups(ctx: RequestContext, req: Any) -> Any:
     states = {s.lower().strip() for s in (req.states_filter or [])} if v >= 4 else set()
     types = {t.lower() for t in (req.types_filter or [])} if v >= 5 else set()
     out = []
+    live = st.live_brokers()
     for g in st.groups.values():
-        if coordinator(st, g.group_id) != ctx.node.node_id:
+        if coordinator(st, g.group_id, live) != ctx.node.node_id:
             continue
         expire_group(st, g, ctx.node.node_id)
         if states and g.state.lower() not in states or types and g.type not in types:
@@ -261,8 +262,9 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
             topics=_fetched(ot, ot.OffsetFetchResponsePartition, res),
         )
     groups: list[tuple[str, int, Topics]] = []
+    live = st.live_brokers()
     for rg in req.groups:
-        if coordinator(st, rg.group_id) != ctx.node.node_id:
+        if coordinator(st, rg.group_id, live) != ctx.node.node_id:
             groups.append((rg.group_id, NOT_COORDINATOR, []))
             continue
         g = st.groups.get(rg.group_id)
