@@ -211,9 +211,10 @@ def _offsets(
     return [(t, [(p, g.offsets.get((t, p), -1)) for p in ps]) for t, ps in topics]
 
 
-def _fetched(topic: Any, partition: Any, res: list[tuple[str, list[tuple[int, int]]]]) -> list[Any]:
-    """``_offsets``'s answer as OffsetFetch topics of one group (before v8; from v8, many groups per
-    request, ``offset_answers`` writes the answer's bytes)."""
+def fetched_topics(topic: Any, partition: Any, res: Topics) -> list[Any]:
+    """``_offsets``'s answer as OffsetFetch topics (kafka-python's objects of the version's classes):
+    one group's before v8; from v8 (many groups per request) ``offset_answers`` writes the bytes,
+    which its test compares with these objects encoded by kafka-python."""
     return [
         topic(
             name=t,
@@ -259,7 +260,7 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
             version=v,
             throttle_time_ms=0,
             error_code=0,
-            topics=_fetched(ot, ot.OffsetFetchResponsePartition, res),
+            topics=fetched_topics(ot, ot.OffsetFetchResponsePartition, res),
         )
     groups: list[tuple[str, int, Topics]] = []
     live = st.live_brokers()

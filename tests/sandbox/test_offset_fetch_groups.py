@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from kafka.protocol.consumer.group import OffsetFetchResponse
 
+from sandbox.handlers.groups import fetched_topics
 from sandbox.handlers.offset_answers import groups_answer
 
 GROUP = OffsetFetchResponse.OffsetFetchResponseGroup
@@ -26,30 +27,12 @@ ANSWERS = {
 
 
 def _kafka_python(groups, version: int) -> bytes:
+    """The same answer as kafka-python's objects (as the handler built them), encoded by kafka-python."""
     return OffsetFetchResponse(
         version=version,
         throttle_time_ms=0,
         groups=[
-            GROUP(
-                group_id=gid,
-                error_code=code,
-                topics=[
-                    TOPIC(
-                        name=name,
-                        partitions=[
-                            PARTITION(
-                                partition_index=p,
-                                committed_offset=o,
-                                committed_leader_epoch=-1,
-                                metadata="",
-                                error_code=0,
-                            )
-                            for p, o in parts
-                        ],
-                    )
-                    for name, parts in topics
-                ],
-            )
+            GROUP(group_id=gid, error_code=code, topics=fetched_topics(TOPIC, PARTITION, topics))
             for gid, code, topics in groups
         ],
     ).encode(version=version)
