@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from console import access
-from console.brokers.figures import Counts, LogDir, count_by_broker, log_dir, per_snapshot
+from console.brokers.figures import Counts, LogDir, count_by_broker, log_dir, partition_count, per_snapshot
 from console.brokers.query import PartitionQuery, parse_broker_id
 from console.brokers.throttling import BrokerThrottles, ThrottleState, throttle_state
 from console.clusters.actions import gateway_for
@@ -121,32 +121,35 @@ def _row(info, broker: int, counts, dirs_answer, dirs_error, throttles: Throttle
     )
 
 
-def _cluster_view(cluster, refresh: bool):
-    """(snapshot, {id: BrokerInfo} of live brokers, counts per broker)."""
+def _counts(snap) -> tuple[dict[int, Counts], int]:
+    """Counts per broker and the partitions in the cluster, once per snapshot."""
+    topics = snap.metadata.topics
+    return per_snapshot(snap, "counts", lambda: (count_by_broker(topics), partition_count(topics)))
+
+
+def _cluster_view(cluster, refresh: bool, pool: ThreadPoolExecutor):
+    """(snapshot, {id: BrokerInfo} of live brokers): DescribeCluster asked while the snapshot is read."""
+    described = pool.submit(gateway_for(cluster).describe_cluster)
     snap = metadata_cache.get_snapshot(cluster, refresh=refresh)
-    info = {b.id: b for b in gateway_for(cluster).describe_cluster().brokers}
-    counts = per_snapshot(snap, "counts", lambda: count_by_broker(snap.metadata.topics))
-    return snap, info, counts
+    return snap, {b.id: b for b in described.result().brokers}
 
 
 def list_brokers(*, actor, cluster, refresh: bool = False) -> BrokerList:
-    """Every broker (live ones, and any a partition still names as a replica) with its figures."""
+    """Every broker (live ones, and any a partition still names as a replica) with its figures.
+
+    The reads overlap: DescribeCluster with the metadata snapshot, then the log dirs and the
+    throttles while the counts are made, so the page costs its slowest read plus the counts."""
     access.require(actor, cluster, access.VIEW)
-    snap, info, counts = _cluster_view(cluster, refresh)
-    ids = sorted(set(info) | set(counts))
-    # the two reads at once: a broker that does not answer costs the connect timeout once, not twice
-    with ThreadPoolExecutor(1) as pool:
+    with ThreadPoolExecutor(2) as pool:
+        snap, info = _cluster_view(cluster, refresh, pool)
         dirs_read = pool.submit(_log_dirs_of, gateway_for(cluster), sorted(info), full=False)
-        throttles = throttle_state(cluster, snap, sorted(info))
+        throttles_read = pool.submit(throttle_state, cluster, snap, sorted(info))
+        counts, partitions = _counts(snap)
+        throttles = throttles_read.result()
         dirs, dirs_error = dirs_read.result()
+    ids = sorted(set(info) | set(counts))
     rows = [_row(info.get(b), b, counts, dirs, dirs_error, throttles, full=False) for b in ids]
-    return BrokerList(
-        rows,
-        snap.fetched_at,
-        snap.age_s,
-        sum(len(t.partitions) for t in snap.metadata.topics),
-        throttles.error,
-    )
+    return BrokerList(rows, snap.fetched_at, snap.age_s, partitions, throttles.error)
 
 
 # -- one broker ------------------------------------------------------------------------------------
@@ -231,7 +234,9 @@ def describe_broker(
     bid = parse_broker_id(str(broker))
     if bid is None:
         raise UnknownBroker(str(broker))
-    snap, info, counts = _cluster_view(cluster, refresh)
+    with ThreadPoolExecutor(1) as pool:
+        snap, info = _cluster_view(cluster, refresh, pool)
+    counts, _ = _counts(snap)
     if bid not in info and bid not in counts:
         raise UnknownBroker(str(broker))
     throttles = throttle_state(cluster, snap, sorted(info))
