@@ -61,7 +61,7 @@ def main() -> None:
         from django.contrib.auth import get_user_model
         from django.test import Client
 
-        from console.api import tokens
+        from console.identity import tokens
         from console.topics import cache as metadata_cache
         from console.topics import reads
 

@@ -173,19 +173,7 @@ def floor_queries(page: int) -> dict[str, list[tuple[str, list]]]:
         ],
         # The actor filter also finds the user's API-token events ("user123 [token ...") and events
         # done on their behalf: the floor must answer the same question.
-        "actor": [
-            (
-                f"SELECT {COLUMNS} FROM {EVENTS_T} WHERE actor_name = ? OR (actor_name >= ? AND actor_name < ?) "
-                f"OR on_behalf_of = ? {tail}",
-                ["user123", "user123 [token ", "user123 [token " + TOP, "user123"],
-            ),
-            (
-                f"SELECT {COLUMNS} FROM {EVENTS_T} WHERE id IN (SELECT id FROM {EVENTS_T} WHERE actor_name = ? "
-                f"UNION SELECT id FROM {EVENTS_T} WHERE actor_name >= ? AND actor_name < ? "
-                f"UNION SELECT id FROM {EVENTS_T} WHERE on_behalf_of = ?) {tail}",
-                ["user123", "user123 [token ", "user123 [token " + TOP, "user123"],
-            ),
-        ],
+        "actor": actor_floors("user123", tail),
         "outcome": [(f"SELECT {COLUMNS} FROM {EVENTS_T} WHERE outcome = ? {tail}", ["failure"])],
         "time range": [
             (
@@ -218,10 +206,24 @@ def floor_queries(page: int) -> dict[str, list[tuple[str, list]]]:
 
 
 def actor_floors(actor: str, tail: str, extra: tuple[str, str] | None = None) -> list[tuple[str, list]]:
-    """An actor's page written by hand: one OR, or the union of the three conditions' ids."""
+    """An actor's page written by hand: one OR, the union of the three conditions' ids, or the union
+    of each condition's own newest page (the token range sorted by id, not walked by it)."""
     cond, more = (f" AND {extra[0]}", [extra[1]]) if extra else ("", [])
     token = [actor + " [token ", actor + " [token " + TOP]
+    limit = tail.rsplit(" ", 1)[1]
+    pages = " UNION ".join(
+        f"SELECT id FROM (SELECT id FROM {EVENTS_T} WHERE {where}{cond} ORDER BY {order} DESC LIMIT {limit})"
+        for where, order in (
+            ("actor_name = ?", "id"),
+            ("actor_name >= ? AND actor_name < ?", "id + 0"),
+            ("on_behalf_of = ? AND on_behalf_of > ''", "id"),
+        )
+    )
     return [
+        (
+            f"SELECT {COLUMNS} FROM {EVENTS_T} WHERE id IN ({pages}) {tail}",
+            [actor, *more, *token, *more, actor, *more],
+        ),
         (
             f"SELECT {COLUMNS} FROM {EVENTS_T} WHERE (actor_name = ? OR (actor_name >= ? AND actor_name < ?) "
             f"OR on_behalf_of = ?){cond} {tail}",
