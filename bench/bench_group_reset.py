@@ -19,7 +19,8 @@ the OffsetCommit. Through the faster (this run's medians) of kafka-python's own 
 (``raw_clients.KpRaw``) and blocking sockets with kafka-python's codecs. Shown, not gated: the
 console's execute alone against the raw --execute alone, and the bare OffsetCommit of the 10,000
 offsets (kafka-python, sockets, confluent-kafka) - the issue's old floor, which no console can
-meet: the reads any reset needs are ~6x it.
+meet: the reads any reset needs are ~4-6x it - and the same two steps reading both log bounds (the
+console's preview shows lag before and after, which needs the log end in --to-earliest too).
 
 7 alternating runs; setup frozen with ``gc.freeze()``, one process and one collector setting for
 both sides; min / median / max and per-run ratios printed, then where the console's time goes
@@ -59,6 +60,7 @@ FULL = (
     "raw dry run + execute, sockets",
 )
 EXECUTE = "raw --execute alone (reads, one bound + OffsetCommit), kafka-python"
+BOTH_BOUNDS = "raw dry run + execute reading both log bounds, sockets"
 TIMESTAMP = {"to-earliest": -2, "to-latest": -1}  # ListOffsets: the one log bound each mode needs
 
 
@@ -109,7 +111,7 @@ def check_commit(response) -> int:
     return sum(len(t.partitions) for t in response.topics)
 
 
-def _reads(coordinator: int, by_leader: dict[int, dict[str, list[int]]], target: str):
+def _reads(coordinator: int, by_leader: dict[int, dict[str, list[int]]], target: str, both: bool = False):
     """The reads of one reset step: DescribeGroups + OffsetFetch to the coordinator, ListOffsets of
     the one log bound ``target`` needs to every leader, all in flight together (none depends on
     another)."""
@@ -130,15 +132,20 @@ def _reads(coordinator: int, by_leader: dict[int, dict[str, list[int]]], target:
             coordinator,
         ),
     ]
-    asks += [(raw_list_offsets(bt, TIMESTAMP[target]), b) for b, bt in by_leader.items()]
+    for ts in (-2, -1) if both else (TIMESTAMP[target],):  # both: earliest, then latest
+        asks += [(raw_list_offsets(bt, ts), b) for b, bt in by_leader.items()]
     return asks
 
 
-def raw_reset_step(send_many, coordinator, by_leader, target: str, commit: bool) -> int:
+def raw_reset_step(send_many, coordinator, by_leader, target: str, commit: bool, both: bool = False) -> int:
     """One step of kafka-consumer-groups --reset-offsets done with raw calls: the reads, the new
-    offsets (log start or end), and with ``commit`` the OffsetCommit."""
-    answers = send_many(_reads(coordinator, by_leader, target))
+    offsets (log start or end), and with ``commit`` the OffsetCommit. ``both``: both log bounds
+    read, as a preview showing lag before and after needs."""
+    answers = send_many(_reads(coordinator, by_leader, target, both))
     described, fetched, bounds = answers[0], answers[1], answers[2:]
+    if both:
+        half = len(bounds) // 2
+        bounds = bounds[:half] if target == "to-earliest" else bounds[half:]
     assert not described.groups[0].members
     current = {
         (t.name, p.partition_index): p.committed_offset
@@ -228,10 +235,10 @@ def main() -> None:
             assert preview.plan.changed == len(mid) and result.all_ok and result.ok_count == len(mid)
             return t1 - t0, t2 - t1
 
-        def both_steps(send_many):
+        def both_steps(send_many, both: bool = False):
             def run(target: str) -> None:
-                raw_reset_step(send_many, coordinator, by_leader, target, False)  # --dry-run
-                raw_reset_step(send_many, coordinator, by_leader, target, True)  # --execute
+                raw_reset_step(send_many, coordinator, by_leader, target, False, both)  # --dry-run
+                raw_reset_step(send_many, coordinator, by_leader, target, True, both)  # --execute
 
             return run
 
@@ -249,6 +256,7 @@ def main() -> None:
             EXECUTE: lambda target: raw_reset_step(kp.send_many, coordinator, by_leader, target, True),
             FULL[0]: both_steps(kp.send_many),
             FULL[1]: both_steps(sock.send_many),
+            BOTH_BOUNDS: both_steps(sock.send_many, both=True),
         }
         for fn in floors.values():  # warm-up
             restore()
@@ -318,6 +326,10 @@ def main() -> None:
         print(m.ratios("console execute (reset_offsets)", EXECUTE) + " (shown, not gated)")
         print(m.ratios("console dry run + execute", bare) + " (shown: the issue's old floor, not gated)")
         c = m.median("console dry run + execute")
+        print(
+            m.ratios("console dry run + execute", BOTH_BOUNDS)
+            + " (shown: both bounds, as the console's lag column needs)"
+        )
         print(f"that floor is {m.median(full) / m.median(bare):.1f}x the bare OffsetCommit")
         ratio = c / m.median(full)
     finally:
