@@ -26,10 +26,11 @@ Two more goals (<= 1.5 each, printed before RESULT; exit 1 if missed), each in i
 loop: the start POST alone (the redirect; no worker step) against its raw calls (DescribeCluster,
 the Metadata, ListPartitionReassignments of the plan's partitions, the INSERT of the plan rows),
 and the preview POST (``action=preview``: the checks and the diff page with sizes) against its
-raw calls (DescribeCluster, the Metadata, ListPartitionReassignments of the plan's partitions,
-DescribeLogDirs of each broker's own replicas of the plan, all in flight).
+raw calls (DescribeCluster, ListPartitionReassignments of the plan's partitions, DescribeLogDirs of
+each broker's own replicas of the plan, all in flight; no Metadata: the console's preview reads its
+cached snapshot, the start re-reads Kafka).
 
-The Metadata in every floor (the plan names every topic of the cluster: the whole-cluster answer,
+The Metadata in the submit and start floors (the plan names every topic: the whole-cluster answer,
 ~3 MB) is read off a plain socket and not decoded (``raw_clients.Wire``): the console decodes it in
 C, faster than confluent-kafka's ``list_topics`` (shown, not gated, for scale; the floor before
 this change) or kafka-python, so a client's decoded read is no floor. The current replicas a floor
@@ -319,8 +320,10 @@ class ToolFloor:
 
     def preview(self, plan: dict) -> dict:
         """The preview's raw calls: DescribeCluster, ListPartitionReassignments of the plan's
-        partitions and DescribeLogDirs of each broker's own replicas of the plan, all in flight
-        while the Metadata is read off the wire; the largest replica size per partition."""
+        partitions and DescribeLogDirs of each broker's own replicas of the plan, all in flight;
+        the largest replica size per partition. No Metadata read: the console's preview takes the
+        current replicas from its cached snapshot (the start re-reads them), so the floor takes
+        them from what it knows as well."""
         from kafka.protocol.admin import DescribeClusterRequest, DescribeLogDirsRequest
 
         T = DescribeLogDirsRequest.DescribableLogDirTopic
@@ -336,7 +339,6 @@ class ToolFloor:
             for b, tps in per_broker.items()
         ]
         answers = self.kp.start(asks)
-        self.metadata(plan)
         sizes: dict = {}
         for i, answer in answers:
             if i < 2:
