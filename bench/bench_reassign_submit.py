@@ -168,19 +168,29 @@ def console_submit(cluster_row, actor, plan, throttle: int | None = THROTTLE):
 # -- the console's path ----------------------------------------------------------------------------
 
 
-def form_path(client, cluster_row):
-    """POST start -> operation -> the worker's throttle and submit steps -> every partition moving."""
-    from console.models.reassignment import Reassignment
-    from console.operations.runner import Context, claim
-    from console.reassignment import worker as reassign_run
-
+def start_post(client, cluster_row):
+    """The start POST alone: the redirect to the new reassignment (no worker step)."""
     url = f"/c/{cluster_row.name}/reassignments/new/"
 
     def run(form: dict) -> int:
         response = client.post(url, {**form, "action": "start"})
         if response.status_code != 302:
             raise SystemExit(f"start answered {response.status_code}: {response.content[:800]!r}")
-        rid = int(response["Location"].rstrip("/").rsplit("/", 1)[1])
+        return int(response["Location"].rstrip("/").rsplit("/", 1)[1])
+
+    return run
+
+
+def form_path(client, cluster_row):
+    """POST start -> operation -> the worker's throttle and submit steps -> every partition moving."""
+    from console.models.reassignment import Reassignment
+    from console.operations.runner import Context, claim
+    from console.reassignment import worker as reassign_run
+
+    start = start_post(client, cluster_row)
+
+    def run(form: dict) -> int:
+        rid = start(form)
         r = Reassignment.objects.select_related("cluster", "operation").get(pk=rid)
         op = claim(r.operation_id, "bench")  # what the worker does first
         ctx = Context(op, "bench")
@@ -559,19 +569,6 @@ def main_real(bootstrap: str) -> None:
         gw.delete_topics([name])
         teardown(_NoSandbox())
     gate("reassign_submit", ratio, GOAL)
-
-
-def start_post(client, cluster_row):
-    """The start POST alone: the redirect to the new reassignment (no worker step)."""
-    url = f"/c/{cluster_row.name}/reassignments/new/"
-
-    def run(form: dict) -> int:
-        response = client.post(url, {**form, "action": "start"})
-        if response.status_code != 302:
-            raise SystemExit(f"start answered {response.status_code}: {response.content[:800]!r}")
-        return int(response["Location"].rstrip("/").rsplit("/", 1)[1])
-
-    return run
 
 
 def start_cleanup(form: dict, rid: int) -> None:
