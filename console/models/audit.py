@@ -109,6 +109,8 @@ class AuditEvent(models.Model):
             models.Index(fields=["action", "-id"]),
             # A cluster and an action together, newest first, also when nothing matches both.
             models.Index(fields=["cluster_name", "action", "-id"], name="audit_cluster_action"),
+            # An actor in one cluster, likewise (the name alone walks the actor's other clusters).
+            models.Index(fields=["actor_name", "cluster_name", "-id"], name="audit_actor_cluster"),
             # The actor filter's "on behalf of" branch (audit/review.py: page_query); partial, as
             # most events act for nobody else (and a full index would tell the planner so).
             models.Index(

@@ -311,6 +311,26 @@ def test_it_answers_an_actor_search_from_indexes_even_when_the_actor_has_no_even
             assert len(searches) == 2 and any("on_behalf_of" in step for step in plan), "\n".join(plan)
 
 
+def test_it_answers_an_actor_search_in_one_cluster_by_seeking_both(people, offline_cluster):
+    """An actor's events in a cluster where they have none: through the name index alone the page
+    walked every event of the actor in the other clusters (2,000 at a million events: 9 ms, where
+    a bare query through the cluster index answers in 0.03 ms). The name and cluster are sought
+    together."""
+    _event(cluster=offline_cluster, actor=people["operator"])
+    if connection.vendor != "sqlite":
+        pytest.skip("the plan check reads SQLite's EXPLAIN QUERY PLAN")
+    for cursor in ({}, {"before": 10**9}, {"after": 0}):
+        sql, params = audit_review.page_query(
+            actor=people["admin"], audit_filter=AuditFilter(actor="operator", cluster="nope"), **cursor
+        )
+        with connection.cursor() as cur:
+            cur.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+            plan = [row[-1] for row in cur.fetchall()]
+        assert any("audit_actor_cluster (actor_name=? AND cluster_name=?" in step for step in plan), (
+            "\n".join(plan)
+        )
+
+
 def test_audit_record_writes_one_index_row_per_distinct_target(people, offline_cluster):
     event = _event(cluster=offline_cluster, targets=["topic:a", "topic:a", "request:7", "bare", "x" * 400])
     rows = AuditTarget.objects.filter(event=event).order_by("id")
