@@ -93,7 +93,12 @@ def listed_coordinators(wire: Wire) -> dict[int, list[str]]:
     """Per broker, the consumer groups its ListGroups answer named (what it coordinates)."""
     out: dict[int, list[str]] = defaultdict(list)
     for _, node, answer in wire.of("ListGroups"):
-        out[node].extend(g.group_id for g in answer.groups if (g.protocol_type or "") in ("", "consumer"))
+        out[node].extend(
+            g.group_id
+            for g in answer.groups
+            if (g.protocol_type or "") in ("", "consumer")
+            and (g.group_type or "").lower() in ("", "classic", "consumer")
+        )
     return dict(out)
 
 
