@@ -128,21 +128,23 @@ def _counts(snap) -> tuple[dict[int, Counts], int]:
 
 
 def _cluster_view(cluster, refresh: bool, pool: ThreadPoolExecutor):
-    """(snapshot, {id: BrokerInfo} of live brokers): DescribeCluster asked while the snapshot is read."""
-    described = pool.submit(gateway_for(cluster).describe_cluster)
-    snap = metadata_cache.get_snapshot(cluster, refresh=refresh)
-    return snap, {b.id: b for b in described.result().brokers}
+    """(the metadata snapshot being read, {id: BrokerInfo} of live brokers): DescribeCluster is
+    answered while the snapshot is read."""
+    reading = pool.submit(metadata_cache.get_snapshot, cluster, refresh=refresh)
+    return reading, {b.id: b for b in gateway_for(cluster).describe_cluster().brokers}
 
 
 def list_brokers(*, actor, cluster, refresh: bool = False) -> BrokerList:
     """Every broker (live ones, and any a partition still names as a replica) with its figures.
 
-    The reads overlap: DescribeCluster with the metadata snapshot, then the log dirs and the
-    throttles while the counts are made, so the page costs its slowest read plus the counts."""
+    The reads overlap: the log dirs are asked as soon as DescribeCluster names the brokers, while
+    the snapshot is read; the throttles once it is read, while the counts are made. The page costs
+    its slowest chain of reads plus the counts."""
     access.require(actor, cluster, access.VIEW)
-    with ThreadPoolExecutor(2) as pool:
-        snap, info = _cluster_view(cluster, refresh, pool)
+    with ThreadPoolExecutor(3) as pool:
+        reading, info = _cluster_view(cluster, refresh, pool)
         dirs_read = pool.submit(_log_dirs_of, gateway_for(cluster), sorted(info), full=False)
+        snap = reading.result()
         throttles_read = pool.submit(throttle_state, cluster, snap, sorted(info))
         counts, partitions = _counts(snap)
         throttles = throttles_read.result()
@@ -235,7 +237,8 @@ def describe_broker(
     if bid is None:
         raise UnknownBroker(str(broker))
     with ThreadPoolExecutor(1) as pool:
-        snap, info = _cluster_view(cluster, refresh, pool)
+        reading, info = _cluster_view(cluster, refresh, pool)
+        snap = reading.result()
     counts, _ = _counts(snap)
     if bid not in info and bid not in counts:
         raise UnknownBroker(str(broker))
