@@ -354,17 +354,17 @@ def test_registered(*, actor, cluster: Cluster, source_ip: str | None = None) ->
 
 
 def overview(*, actor, cluster: Cluster) -> Overview:
-    """Brokers and their states, the active controller, topic health: read at once, so a broker that
-    stopped answering costs the page the connect timeout once, not once per read."""
+    """Brokers and their states, the active controller and the brokers' certificate: read at once, so
+    a broker that stopped answering costs the connect timeout once, not once per read. The page's
+    topic counts come from the topic area's metadata snapshot (``brokers.overview``); the API and
+    the CLI show none."""
     access.require(actor, cluster, access.VIEW)
     gateway = gateway_for(cluster)
-    with ThreadPoolExecutor(3) as pool:
+    with ThreadPoolExecutor(2) as pool:
         status = pool.submit(gateway.broker_status)
-        health = None if cluster.controller_mode else pool.submit(gateway.topic_health)
         server = pool.submit(server_certificate_of, cluster)  # TLS only: the brokers' certificate
         try:
             info = gateway.describe_cluster()
-            summary = None if health is None else health.result()
         except KafkaOperationError as exc:
             return Overview(cluster=cluster, error=exc, security=security(cluster, server.result()))
         leader, unknown = active_controller(gateway, info)
@@ -375,7 +375,6 @@ def overview(*, actor, cluster: Cluster) -> Overview:
     return Overview(
         cluster=cluster,
         info=info,
-        summary=summary,
         active_controller=leader,
         controller_unknown=unknown,
         brokers=nodes,

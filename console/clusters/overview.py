@@ -15,11 +15,15 @@ __all__ = ["Overview", "Security", "security"]
 
 @dataclass(frozen=True)
 class Overview:
-    """The cluster overview page's data; error is set when Kafka could not be reached."""
+    """The cluster overview's data; error is set when Kafka could not be reached. ``summary`` (the
+    topic counts) and the ages are the page's (``brokers.overview``), from the metadata snapshot."""
 
     cluster: Cluster
     info: Any = None
     summary: Any = None
+    counts_age_s: float | None = None  # how old the metadata snapshot the counts come from is
+    states_age_s: float | None = None  # how long ago the brokers' states were read
+    states_read_at: float | None = None  # when (epoch seconds): the kept states' identity
     error: KafkaOperationError | None = None
     active_controller: int | None = None  # the KRaft quorum leader; None when it could not be read
     controller_unknown: str = ""  # why it is unknown

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console import access, refusals
+from console.brokers import overview as overview_page
 from console.clusters import actions as clusters
 from console.clusters import capabilities, confirm
 from console.forms.clusters import ClusterForm
@@ -119,7 +121,9 @@ def cluster_test(request, name: str):
 @require_GET
 def cluster_overview(request, name: str):
     cluster = get_cluster_for_user(request, name)
-    data = clusters.overview(actor=request.user, cluster=cluster)
+    data = overview_page.cluster_overview(
+        actor=request.user, cluster=cluster, refresh=bool(request.GET.get("refresh"))
+    )
     brokers = sorted(data.info.brokers, key=lambda b: b.id) if data.info else []
     rows = data.brokers or tuple(BrokerStatus(b, "up") for b in brokers)
     return render(
@@ -135,5 +139,7 @@ def cluster_overview(request, name: str):
             "can_run": access.can(request.user, cluster, access.RUN_OPERATIONS),
             "topics_unavailable": capabilities.unavailable_reason(cluster, "topics"),
             "security": data.security,
+            # the brokers' table is rendered once per kept states (200 rows cost more than the rest)
+            "states_cache_s": settings.TOPIC_METADATA_CACHE_S,
         },
     )

@@ -13,7 +13,8 @@ from console.clusters.actions import gateway_for
 from console.kafka.cluster import summarize
 from tests.unit.matrix_world import kafka_restored
 
-pytestmark = pytest.mark.django_db
+# the page keeps its figures with the metadata snapshot: another test's snapshot must not answer here
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
 
 @pytest.fixture
