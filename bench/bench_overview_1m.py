@@ -31,12 +31,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_topic_list import build_sandbox  # noqa: E402
+from bench.bench_topic_list_cold_1m import BROKERS, PARTITIONS, TOPICS  # noqa: E402 - the 1M estate
 from bench.harness import alternate, console_on, freeze, gate, gc_paused, get_ok  # noqa: E402
 from bench.raw_clients import Wire  # noqa: E402
 
-BROKERS = 200
-TOPICS = int(os.environ.get("BENCH_1M_TOPICS", "20000"))
-PARTITIONS = 50
 GOAL = 1.5
 WARM_GOAL = 0.05
 RUNS = 5
