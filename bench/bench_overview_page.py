@@ -5,14 +5,19 @@ process of its own; the console's database holds ``BENCH_AUDIT_EVENTS`` (default
 hash-chained audit events (``bench_audit_search.fill``), as a long-lived console's would.
 
 Console side: ``GET /c/<cluster>/`` through Django's test client (middleware, auth, the view,
-``clusters.overview``: DescribeCluster, the full metadata for the topic and partition counts and
-health, DescribeQuorum for the active controller; the template). Nothing is cached between views.
+``brokers.overview.cluster_overview``: DescribeCluster, the full metadata for the topic and partition
+counts and health, DescribeQuorum for the active controller, an ApiVersions to every broker; the
+template), cold: the page keeps its figures with the metadata snapshot, which is emptied before each
+console run (``overview_1m`` times the warm view too).
 Raw floors, on warmed clients, the same three reads:
 
 * kafka-python's own client: ``DescribeClusterRequest``, full ``MetadataRequest``,
   ``DescribeQuorumRequest``;
-* confluent-kafka ``describe_cluster()`` + ``list_topics()`` (the client the console uses for
-  these two) + kafka-python's ``DescribeQuorumRequest`` (confluent-kafka has none).
+* confluent-kafka ``describe_cluster()`` + ``list_topics()`` + kafka-python's
+  ``DescribeQuorumRequest`` (confluent-kafka has none);
+* the wire (``raw_clients.Wire``, as ``overview_1m``): the same reads and an ApiVersions to each
+  broker written to plain sockets at once, every answer read whole, nothing decoded - the console
+  decodes its Metadata in C, faster than either client, so a client's decoding is no floor for it.
 
 Both floors count partitions, under-replicated and offline partitions from the answer, as the page
 counts them (offline: no leader; under-replicated: ISR shorter than the replicas; until 2026-11 the
@@ -31,8 +36,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import compare, console_on, gate, get_ok  # noqa: E402
-from bench.raw_clients import KpRaw, confluent_admin  # noqa: E402
+from bench.harness import compare, console_on, gate, gc_paused, get_ok  # noqa: E402
+from bench.raw_clients import KpRaw, Wire, confluent_admin  # noqa: E402
 
 EVENTS = int(os.environ.get("BENCH_AUDIT_EVENTS", "1000000"))
 GOAL = 1.5
@@ -77,6 +82,14 @@ def floors(bootstrap: str):
     return {"raw kafka-python": kafka_python, "raw confluent + kafka-python DescribeQuorum": confluent}
 
 
+def wire_floor(bootstrap: str, brokers: int):
+    """The page's reads over plain sockets, nothing decoded (``overview_1m``'s floor)."""
+    from bench.bench_overview_1m import raw_requests
+
+    wire = Wire(bootstrap)
+    return gc_paused(lambda: wire.exchange(raw_requests(brokers)))
+
+
 def main() -> None:
     from bench.bench_topic_list import PARTITIONS, TOPICS, build_sandbox
 
@@ -109,9 +122,16 @@ def main() -> None:
         }
         assert {k: shown.get(k) for k in expected} == {k: str(v) for k, v in expected.items()}, shown
         assert shown.get("Active controller") == str(leader), shown
+        from bench.bench_topic_list import BROKERS
+        from console.topics import cache as metadata_cache
+
+        def console_cold() -> None:
+            metadata_cache.clear()
+            get_ok(client, url)
+
         ratio = compare(
-            {"console overview page": lambda: get_ok(client, url)},
-            raw,
+            {"console overview page (cold)": console_cold},
+            {**raw, "raw socket reads (in parallel)": wire_floor(sandbox.bootstrap_servers, BROKERS)},
             note=f"set up in {time.perf_counter() - started:.0f}s",
         )
     gate("overview_page", ratio, GOAL)
