@@ -31,7 +31,7 @@ from .clientconf import kafka_python_config
 from .connection import ClusterConnection
 from .diagnose import probe_addresses
 from .errors import KafkaOperationError, from_code, translate
-from .kp_failover import ANY_BROKER_READS, CONNECTION_TROUBLE, FailoverMixin, done_future
+from .kp_failover import ANY_BROKER_READS, CONNECTION_TROUBLE, FailoverMixin, done_future, request_name
 from .types import BrokerInfo, ClusterInfo
 
 # kafka-python is imported here, once, when console.kafka is imported, not lazily inside the
@@ -144,7 +144,7 @@ class KpClient(FailoverMixin):
         return self._send(request, node_id)
 
     def _send(self, request: Any, node_id: Any, timeout_ms: int | None = None) -> Any:
-        what = type(request).__name__.removesuffix("Request")
+        what = request_name(request)
         if node_id is None and not self.conn.controller_mode and what in ANY_BROKER_READS:
             return self._send_any(request)
         # a connection being (re)established answers NodeNotReady: retry, within the connect timeout
@@ -210,7 +210,7 @@ class KpClient(FailoverMixin):
         all_done.wait(self.conn.request_timeout_s + self.conn.connect_timeout_s + 1)
         out: list[Any] = []
         for (request, node), future in zip(requests, futures, strict=True):
-            what = type(request).__name__.removesuffix("Request")
+            what = request_name(request)
             if not future.is_done:
                 out.append(self._error(KafkaTimeoutError(f"no answer from node {node}"), what))
             elif future.exception is None:

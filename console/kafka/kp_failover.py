@@ -28,7 +28,6 @@ BROKER_ENDPOINT = 1
 ANY_BROKER_READS = frozenset(
     {
         "Metadata",
-        "MetadataBytes",  # metadata_read.py: Metadata whose answer is decoded in C
         "DescribeQuorum",
         "ApiVersions",
         "DescribeCluster",
@@ -41,6 +40,12 @@ ANY_BROKER_READS = frozenset(
 #: How long a broker that failed a request is tried last for "any broker" requests (seconds).
 SUSPECT_S = 30.0
 CONNECTION_TROUBLE = ("NETWORK_EXCEPTION", "REQUEST_TIMED_OUT")
+
+
+def request_name(request: Any) -> str:
+    """What a request is called in errors and in ``ANY_BROKER_READS``: its API's name
+    ("DescribeCluster"), also for a console subclass that says which API it is (``API_NAME``)."""
+    return getattr(request, "API_NAME", None) or type(request).__name__.removesuffix("Request")
 
 
 def done_future() -> Future:
@@ -112,7 +117,7 @@ class FailoverMixin:
         order they answered, waiting no longer than it takes the first to answer (or all to fail;
         a node that has not answered by then is left out). A node that accepts connections but never
         answers costs nothing here, as long as another one answers."""
-        what = type(request).__name__.removesuffix("Request")
+        what = request_name(request)
         done: list[tuple[Any, Any]] = []
         lock = threading.Lock()
         answered = threading.Event()

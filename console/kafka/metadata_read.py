@@ -102,6 +102,8 @@ class MetadataBytesRequest(MetadataRequest, init=False):
     """Metadata of every topic (``names`` None) or of the named ones, whose answer kafka-python
     hands over as bytes."""
 
+    API_NAME = "Metadata"  # in errors and failover, the API it is (kp_failover.request_name)
+
     def __init__(self, names: list[str] | None = None) -> None:
         topic = MetadataRequest.MetadataRequestTopic
         super().__init__(

@@ -1,4 +1,5 @@
-"""A cluster nobody uses gives its Kafka clients back (issue 35: idle Kafka clients closed)."""
+"""The gateway over time: a cluster nobody uses gives its Kafka clients back (issue 35: idle Kafka
+clients closed), and the requests it sends are named for the operator as Kafka names them."""
 
 from __future__ import annotations
 
@@ -44,3 +45,13 @@ def test_it_never_closes_a_gateway_while_a_call_is_in_progress(sandbox, monkeypa
         caller.join(10)
     assert got and got[0].cluster_id
     assert gw._close_if_idle(0.0) is True
+
+
+def test_a_whole_metadata_read_is_named_metadata_in_its_errors():
+    """The request the console decodes in C is Kafka's Metadata to failover and to the operator (an
+    error says "Metadata", not a class name of the console's)."""
+    from console.kafka.kp_failover import ANY_BROKER_READS, request_name
+    from console.kafka.metadata_read import MetadataBytesRequest
+
+    assert request_name(MetadataBytesRequest()) == "Metadata" == request_name(MetadataBytesRequest(["t"]))
+    assert "Metadata" in ANY_BROKER_READS
