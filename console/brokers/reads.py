@@ -26,6 +26,7 @@ from console.brokers.query import PartitionQuery, parse_broker_id
 from console.brokers.throttling import BrokerThrottles, ThrottleState, throttle_state
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError
+from console.kafka.deferred import hosted_by
 from console.topics import cache as metadata_cache
 
 
@@ -245,7 +246,7 @@ def describe_broker(
     throttles = throttle_state(cluster, snap, sorted(info))
     dirs, dirs_error = _log_dirs_of(gateway_for(cluster), [bid], full=True)
     row = _row(info.get(bid), bid, counts, dirs, dirs_error, throttles, full=True)
-    hosted = [(t.name, p) for t in snap.metadata.topics for p in t.partitions if bid in p.replicas]
+    hosted = [(t.name, p) for t in snap.metadata.topics for p in hosted_by(t, bid)]
     sizes = _sizes(dirs.get(bid))
     mine = row.throttles
     throttled = {t.topic: t for t in mine.topics}

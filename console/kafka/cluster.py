@@ -75,6 +75,17 @@ class _PackedPartitions:
             parts.append(PartitionMetadata(pid, leader, replicas, tuple(isr), offline))
         return tuple(parts)
 
+    def hosted(self, topic: WholeTopic, broker: int) -> tuple[PartitionMetadata, ...]:
+        live = self.live
+        parts = []
+        for pid, leader, replicas, isr in marshal.loads(topic.packed):
+            if broker in replicas:
+                replicas = tuple(replicas)
+                offline = () if live.issuperset(replicas) else tuple(r for r in replicas if r not in live)
+                parts.append(PartitionMetadata(pid, leader, replicas, tuple(isr), offline))
+        parts.sort(key=lambda p: p.id)
+        return tuple(parts)
+
     def placement(self, topic: WholeTopic, ids: set[int]) -> dict[int, tuple[int, tuple[int, ...]]]:
         return {
             pid: (leader, tuple(reps)) for pid, leader, reps, _ in marshal.loads(topic.packed) if pid in ids

@@ -22,6 +22,8 @@ class PartitionReader(Protocol):
 
     def placement(self, source: Any, ids: set[int]) -> dict[int, tuple[int, tuple[int, ...]]]: ...
 
+    def hosted(self, source: Any, broker: int) -> tuple[PartitionMetadata, ...]: ...
+
 
 def placement(topic: TopicMetadata, ids: Iterable[int]) -> dict[int, tuple[int, tuple[int, ...]]]:
     """``{partition id: (leader, replicas)}`` of the asked partitions the topic has.
@@ -34,6 +36,15 @@ def placement(topic: TopicMetadata, ids: Iterable[int]) -> dict[int, tuple[int, 
     if source is not None and reader is not None:
         return reader.placement(source, want)
     return {p.id: (p.leader, p.replicas) for p in topic.partitions if p.id in want}
+
+
+def hosted_by(topic: TopicMetadata, broker: int) -> tuple[PartitionMetadata, ...]:
+    """The topic's partitions with a replica on ``broker``, by id. A deferred topic's are picked out
+    of the client's answer first: a broker page at 1M partitions builds only its own partitions."""
+    source, reader = topic._source, topic._reader
+    if source is not None and reader is not None:
+        return reader.hosted(source, broker)
+    return tuple(p for p in topic.partitions if broker in p.replicas)
 
 
 class DeferredTopics(Sequence):

@@ -23,7 +23,7 @@ from console import patterns
 from console.audit import store as audit
 from console.kafka import BrokerInfo, ClusterMetadata, PartitionMetadata, TopicMetadata, metadata_read
 from console.kafka.cluster import _PackedPartitions
-from console.kafka.deferred import DeferredTopics, placement
+from console.kafka.deferred import DeferredTopics, hosted_by, placement
 from console.models import Cluster
 from console.topics import cache as metadata_cache
 from console.topics import reads as topic_reads
@@ -117,6 +117,17 @@ def test_placement_reads_the_asked_partitions_without_building_the_others():
     assert lazy._partitions is None  # nothing built
     assert placement(lazy, []) == {} and placement(lazy, [1]) == {1: (-1, (2, 9))}
     assert all(isinstance(replicas, tuple) for _, replicas in placement(lazy, [0, 1, 2]).values())
+
+
+def test_the_partitions_a_broker_hosts_are_read_without_building_the_others():
+    reader = _PackedPartitions(frozenset({1, 2, 3}))
+    lazy = TopicMetadata.deferred("t", _raw_topic(RAW), reader)
+    eager = TopicMetadata("t", EAGER_PARTS)
+    for broker in (1, 2, 3, 9, 4):
+        assert hosted_by(lazy, broker) == hosted_by(eager, broker)
+        assert hosted_by(eager, broker) == tuple(p for p in EAGER_PARTS if broker in p.replicas)
+    assert [p.id for p in hosted_by(lazy, 1)] == [0, 2] and hosted_by(lazy, 4) == ()
+    assert lazy._partitions is None  # nothing built
 
 
 def test_packed_partitions_read_back_every_value_and_count_each_health_figure():
