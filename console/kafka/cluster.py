@@ -29,7 +29,9 @@ from .types import (
     TopicSummary,
 )
 
-#: Topics Kafka itself flags as internal (librdkafka's metadata does not carry the flag).
+#: Kafka's own internal topics by name. The whole-cluster read takes the flag from Kafka's answer
+#: (``metadata_read``); this list is only for a caller that has the names before the answer is
+#: decoded (the topic list's config prefetch sizes its first page with it).
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 
