@@ -320,18 +320,22 @@ def collect_snapshot(
     )
 
 
+def collect_for(cluster: Cluster, *, now: datetime | None = None) -> SnapshotResult | str:
+    """One cluster's scheduled snapshot: its result, or the operator text of why Kafka (or the
+    cluster's stored secret) could not be read. A run of failures is logged once (errlog), with a count."""
+    key = f"telemetry snapshot of {cluster.name}"
+    try:
+        result = collect_snapshot(cluster=cluster, now=now)
+    except KafkaOperationError as exc:
+        errlog.RUNS.failed(key, f"failed: {exc.operator_text}", logger=log)
+        return exc.operator_text
+    except SecretUnreadable as exc:  # this cluster's password needs the old key; the others go on
+        log.warning("telemetry snapshot of %s skipped: %s", cluster.name, exc)
+        return str(exc)
+    errlog.RUNS.recovered(key)
+    return result
+
+
 def collect_all_snapshots(*, now: datetime | None = None) -> dict[str, SnapshotResult | str]:
-    """Beat's job: a snapshot of every registered cluster; one cluster failing does not stop the rest."""
-    out: dict[str, SnapshotResult | str] = {}
-    for cluster in Cluster.objects.all():
-        key = f"telemetry snapshot of {cluster.name}"
-        try:
-            out[cluster.name] = collect_snapshot(cluster=cluster, now=now)
-            errlog.RUNS.recovered(key)
-        except KafkaOperationError as exc:  # logged once per run of failures (errlog), with a count
-            errlog.RUNS.failed(key, f"failed: {exc.operator_text}", logger=log)
-            out[cluster.name] = exc.operator_text
-        except SecretUnreadable as exc:  # this cluster's password needs the old key; the others go on
-            log.warning("telemetry snapshot of %s skipped: %s", cluster.name, exc)
-            out[cluster.name] = str(exc)
-    return out
+    """A snapshot of every registered cluster, one after another; one cluster failing does not stop the rest."""
+    return {cluster.name: collect_for(cluster, now=now) for cluster in Cluster.objects.all()}
