@@ -295,6 +295,12 @@ REASSIGN_JANITOR_GRACE_S = _env_num("REASSIGN_JANITOR_GRACE_S", 30)
 REASSIGN_SUBMIT_BATCH = _env_num("REASSIGN_SUBMIT_BATCH", 1000)
 # The progress page's copy rate is averaged over this many seconds (at least 30)
 REASSIGN_RATE_WINDOW_S = _env_num("REASSIGN_RATE_WINDOW_S", 30)
+# Cross-cluster search (console/fleet/search.py): at most CAP names shown per cluster and kind (the rest
+# counted), clusters past BUDGET_S seconds of one search are listed as not searched; the names of at most
+# CACHED_FILES (cluster, dataset) snapshot files are kept per process (console/telemetry/names.py).
+FLEET_SEARCH_CAP = int(_env_num("FLEET_SEARCH_CAP", 20))
+FLEET_SEARCH_BUDGET_S = _env_num("FLEET_SEARCH_BUDGET_S", 3.0)
+FLEET_SEARCH_CACHED_FILES = int(_env_num("FLEET_SEARCH_CACHED_FILES", 200))
 
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
