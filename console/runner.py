@@ -40,6 +40,7 @@ from console.processes import (
     Supervisor,
     busy_ports,
 )
+from console.settings_celery import BATCH_SLOTS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 WEB_HOST, WEB_PORT = "127.0.0.1", 8000
@@ -140,9 +141,9 @@ def redis_ping(port: int, host: str = "127.0.0.1") -> bool:
 
 # One worker per queue (console/settings_celery.py, docs/scaling.md): a Spark run on "batch" or a
 # slow Kafka call on "admin" never holds up the 1 s progress tick on "poll". Sized for 2 cores: the
-# poller and the batch worker take one task at a time (Spark spreads over the cores itself), the
-# admin worker two, as its tasks mostly wait on Kafka.
-WORKER_CONCURRENCY = {"poll": 1, "admin": 2, "batch": 1}
+# poller takes one tick at a time (its due polls run on POLL_THREADS threads), the admin worker two
+# tasks, as they mostly wait on Kafka, the batch worker BATCH_SLOTS (one cluster's snapshot each).
+WORKER_CONCURRENCY = {"poll": 1, "admin": 2, "batch": BATCH_SLOTS}
 
 
 def worker_commands(celery: list[str]) -> list[tuple[str, list[str]]]:

@@ -3,6 +3,7 @@
 python -m sandbox --brokers 3 --controllers 3 --port 19092 --speed 10 --demo [--state FILE]
 python -m sandbox --tls-dir DIR [--mtls] [--sasl-users admin:admin-secret] [--oauth-jwks-url URL ...]
 python -m sandbox ctl [--control 127.0.0.1:19292] stop-broker 2
+python -m sandbox --clusters 50 --brokers 3 --controllers 1 --topics 40 --partitions 500 [--ready-file F]
 """
 
 from __future__ import annotations
@@ -44,8 +45,13 @@ def _run(argv: list[str]) -> int:
         help="control socket port (default port+200, ephemeral when --port 0)",
     )
     ap.add_argument("--log-level", default="WARNING")
+    _fleet_args(ap)
     _security_args(ap)
     a = ap.parse_args(argv)
+    if a.clusters is not None:
+        if a.tls_dir or a.sasl_users or a.oauth_jwks_url or a.state:
+            ap.error("--clusters serves plaintext listeners and keeps no state file")
+        return _run_fleet(a)
     try:
         security, files = _security(a)
     except ValueError as exc:
@@ -90,13 +96,81 @@ def _run(argv: list[str]) -> int:
             if name in files and (key == "SSL_CA" or security.client_ca_pem):
                 print(f"{key}_LOCATION={files[name]}")
         sys.stdout.flush()
+    _wait_for_signal()
+    control.stop()
+    cluster.shutdown()
+    print("sandbox stopped", flush=True)
+    return 0
+
+
+def _wait_for_signal() -> None:
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
     done.wait()
-    control.stop()
-    cluster.shutdown()
-    print("sandbox stopped", flush=True)
+
+
+def _fleet_args(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("many clusters in one process (one event loop; ephemeral ports)")
+    g.add_argument(
+        "--clusters",
+        type=int,
+        default=None,
+        help="serve N independent clusters (fleet-01..), each with --brokers/--controllers; prints a JSON "
+        "map name -> cluster_id, bootstrap_servers, bootstrap_controllers, control, topics, partitions",
+    )
+    g.add_argument("--topics", type=int, default=0, help="with --clusters: topics per cluster")
+    g.add_argument("--partitions", type=int, default=1, help="with --clusters: partitions per topic")
+    g.add_argument(
+        "--rf", type=int, default=3, help="with --clusters: replication factor (at most --brokers)"
+    )
+    g.add_argument(
+        "--ready-file", default=None, help="with --clusters: write the JSON map there once serving"
+    )
+
+
+def _run_fleet(a: argparse.Namespace) -> int:
+    """``--clusters N``: a SandboxFleet, a control socket per cluster, the map printed (one line)."""
+    import logging
+
+    from sandbox.control import ControlServer
+    from sandbox.fleet import SandboxFleet
+
+    logging.basicConfig(level=a.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    fleet = SandboxFleet(
+        a.clusters,
+        brokers=a.brokers,
+        controllers=a.controllers,
+        topics=a.topics,
+        partitions=a.partitions,
+        replication_factor=a.rf,
+        speed=a.speed,
+        racks=[r for r in a.racks.split(",") if r] or None,
+        seed=a.seed,
+    ).start()
+    if a.demo:
+        from sandbox.demo import load_demo
+
+        for cluster in fleet.clusters.values():
+            load_demo(cluster)
+    controls = {name: ControlServer(c, 0).start() for name, c in fleet.clusters.items()}
+    described = fleet.describe()
+    for name, entry in described.items():
+        entry["control"] = controls[name].address
+    text = json.dumps(described, sort_keys=True)
+    if a.ready_file:  # whole or absent: written aside, then renamed
+        with open(a.ready_file + ".tmp", "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(a.ready_file + ".tmp", a.ready_file)
+    print(text, flush=True)
+    _wait_for_signal()
+    stopping = [threading.Thread(target=c.stop) for c in controls.values()]  # each waits up to 0.5 s
+    for t in stopping:
+        t.start()
+    for t in stopping:
+        t.join()
+    fleet.shutdown()
+    print("sandbox fleet stopped", flush=True)
     return 0
 
 

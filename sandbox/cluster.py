@@ -49,6 +49,8 @@ class SandboxCluster:
     shutdown. ``broker_properties`` are server.properties lines every broker starts with (static
     configs, e.g. ``group.consumer.heartbeat.interval.ms``), reported as STATIC_BROKER_CONFIG.
     ``security`` secures every node's listener (brokers and controllers): TLS, mTLS, SASL.
+    ``loop``: an event loop already running in another thread, shared with other clusters
+    (``sandbox.fleet``); by default the cluster runs its own loop in a thread of its own.
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class SandboxCluster:
         create_topic_policy: CreateTopicPolicy | None = None,
         broker_properties: dict[str, str] | None = None,
         security: SandboxSecurity | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self.seed = seed
         self.security = security
@@ -99,6 +102,7 @@ class SandboxCluster:
                 log_dir=f"/var/lib/kafka/controller-{cid}/metadata",
             )
         self.state.active_controller = min(self.state.controllers, default=-1)
+        self._shared_loop = loop
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._servers: dict[int, NodeServer] = {}
@@ -112,10 +116,13 @@ class SandboxCluster:
             from sandbox.persist import load_state
 
             load_state(self, self.state_file)
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run_loop, name="sandbox-loop", daemon=True)
-        self._thread.start()
-        self._started.wait()
+        if self._shared_loop is not None:
+            self._loop = self._shared_loop
+        else:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._run_loop, name="sandbox-loop", daemon=True)
+            self._thread.start()
+            self._started.wait()
         try:
             self._call(self._start_all())
         except BaseException:  # e.g. a port in use: release what was started, then report
@@ -178,7 +185,10 @@ class SandboxCluster:
                 self._ticker.cancel()
             for srv in self._servers.values():
                 await srv.stop()
-            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            if self._shared_loop is None:
+                others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            else:  # the loop serves other clusters too: only this cluster's connections
+                others = [t for srv in self._servers.values() for t in srv.tasks]
             for t in others:  # connection handlers still waiting on their sockets
                 t.cancel()
             await asyncio.gather(*others, return_exceptions=True)
@@ -186,10 +196,11 @@ class SandboxCluster:
         try:
             self._call(_stop())
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            if self._thread:
-                self._thread.join(10)
-            self._loop.close()
+            if self._shared_loop is None:  # a shared loop is stopped by its owner
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                if self._thread:
+                    self._thread.join(10)
+                self._loop.close()
             self._loop = None
 
     def __enter__(self) -> SandboxCluster:

@@ -58,6 +58,7 @@ class NodeServer:
         self.node = node
         self.server: asyncio.base_events.Server | None = None
         self.writers: set[asyncio.StreamWriter] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()  # its connections' handlers (cancelled at shutdown)
         self.apis = served(node.is_controller)
         self.thawed = asyncio.Event()  # cleared while frozen: connections are accepted, nothing is answered
         self.thawed.set()
@@ -81,6 +82,9 @@ class NodeServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.writers.add(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self.tasks.add(task)
         peer = writer.get_extra_info("peername") or ("127.0.0.1", 0)
         stream: Any = writer
         try:
@@ -126,6 +130,7 @@ class NodeServer:
             log.exception("node %s: closing connection after error", self.node.node_id)
         finally:
             self.writers.discard(writer)
+            self.tasks.discard(task)  # type: ignore[arg-type]
             writer.close()
 
     async def _tls_handshake(

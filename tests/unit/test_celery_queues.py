@@ -157,6 +157,7 @@ def test_every_task_has_a_queue_and_operations_go_by_kind(offline_cluster):
         "tasks.audit.reconcile_outcomes": "admin",
         "tasks.audit.write_anchor": "admin",
         "tasks.telemetry.collect_snapshots": "batch",
+        "tasks.telemetry.collect_cluster_snapshot": "batch",
         "tasks.telemetry.schedule_pipeline_runs": "batch",
     }
     by_kind = {}

@@ -139,10 +139,3 @@ def test_it_records_consumer_lag_from_the_sandbox(kafka_cluster, sandbox, busy_t
     result = telemetry.collect_snapshot(cluster=kafka_cluster, now=NOW)
     rows = [g for g in _rows(result.paths["groups"]) if g["group"] == f"g-{busy_topic}"]
     assert len(rows) == 1 and rows[0]["lag"] == rows[0]["log_end_offset"] - 1 > 0
-
-
-def test_the_beat_task_snapshots_every_cluster_once_per_interval(kafka_cluster, busy_topic, lake_dir):
-    from tasks import telemetry as telemetry_tasks
-
-    assert telemetry_tasks.collect_snapshots.run() == {"sandbox": "ok"}
-    assert telemetry_tasks.collect_snapshots.run() == {"sandbox": "skipped"}
