@@ -133,8 +133,9 @@ def fill_log_sizes(cluster, seed: int) -> None:
                 part.end_offset = int(size // 1024)
 
 
-def setup_console(bootstrap: str, timeout_s: int = 60):
-    """A throwaway console (SQLite in a temp dir) with the sandbox registered; returns (client, cluster)."""
+def setup_console(bootstrap: str, timeout_s: int = 60, name: str = "bench"):
+    """A throwaway console (SQLite in a temp dir) with the sandbox registered as ``name``; returns
+    (client, cluster)."""
     os.environ["CONSOLE_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-console-")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
     os.environ["ALLOWED_HOSTS"] = "testserver,127.0.0.1,localhost"
@@ -155,7 +156,7 @@ def setup_console(bootstrap: str, timeout_s: int = 60):
 
     call_command("migrate", verbosity=0)
     user = get_user_model().objects.create_superuser("bench", password="bench")
-    cluster = Cluster.objects.create(name="bench", bootstrap_servers=bootstrap, request_timeout_s=timeout_s)
+    cluster = Cluster.objects.create(name=name, bootstrap_servers=bootstrap, request_timeout_s=timeout_s)
     client = Client()
     client.force_login(user)
     return client, cluster
