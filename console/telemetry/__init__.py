@@ -1,8 +1,9 @@
 """Cluster snapshots into the Parquet lake, and the Spark capacity pipeline as an Operation.
 
-``snapshots`` (the collector), ``sizes`` (topic sizes from the latest snapshot, for the topic
+``snapshots`` (the collector), ``summary`` (each cluster's summary row for the fleet home, written
+with its snapshot), ``sizes`` (topic sizes from the latest snapshot, for the topic
 pages), ``capacity`` (start a pipeline run, read its reports for the pages), ``worker`` (the
 ``pipeline.run`` kind).
 """
 
-__all__ = ["capacity", "sizes", "snapshots", "worker"]
+__all__ = ["capacity", "sizes", "snapshots", "summary", "worker"]

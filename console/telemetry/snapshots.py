@@ -26,6 +26,7 @@ from console.crypto import SecretUnreadable
 from console.kafka import ConfigResource, KafkaOperationError, errlog
 from console.kafka.health import BrokerLogDirs, PartitionLayout
 from console.models import Cluster
+from console.telemetry import summary
 from pipeline import config as pipeline_config
 from pipeline import lake
 
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 
 #: The topic configs a snapshot records (DescribeConfigs asks for these keys only).
 RETENTION_KEYS = ("retention.ms", "retention.bytes")
+#: ... and the one the cluster's summary counts partitions under min ISR with (not in the lake).
+CONFIG_KEYS = (*RETENTION_KEYS, summary.MIN_ISR)
 
 
 @dataclass
@@ -58,6 +61,7 @@ class RawSnapshot:
     group_offsets: dict
     errors: list[str] = field(default_factory=list)
     rpc_seconds: float = 0.0
+    groups_listed: bool = True  # False when the consumer groups could not be listed
 
     def __post_init__(self) -> None:
         self.latest = _row_offsets(self.layout, self.latest)
@@ -120,11 +124,11 @@ def fetch_snapshot(gw) -> RawSnapshot:
             configs = gw.describe_configs(
                 [ConfigResource("TOPIC", name) for name in layout.topics],
                 include_documentation=False,
-                keys=list(RETENTION_KEYS),
+                keys=list(CONFIG_KEYS),
             )
         except KafkaOperationError as exc:
             errors.append(f"retention configs: {exc.operator_text}")
-        group_offsets: dict = {}
+        group_offsets: dict | None = None
         try:
             group_offsets = gw.list_consumer_group_offsets()
         except KafkaOperationError as exc:
@@ -136,7 +140,15 @@ def fetch_snapshot(gw) -> RawSnapshot:
         latest, earliest = gw.offsets_by_row(layout, ("latest", "earliest"))
         log_dirs, configs, group_offsets = rest.result()
     return RawSnapshot(
-        layout, latest, earliest, log_dirs, configs, group_offsets, errors, time.perf_counter() - started
+        layout,
+        latest,
+        earliest,
+        log_dirs,
+        configs,
+        group_offsets or {},
+        errors,
+        time.perf_counter() - started,
+        groups_listed=group_offsets is not None,
     )
 
 
@@ -295,6 +307,7 @@ def collect_snapshot(
     root = Path(lake_dir or cfg.lake_dir)
     ts = lake.utc(now or timezone.now()).replace(microsecond=0)
     if cluster.controller_mode:
+        _summarize_controllers(cluster, ts)
         return SnapshotResult(
             cluster.name,
             ts,
@@ -304,7 +317,7 @@ def collect_snapshot(
     if not force and lake.snapshot_exists(root, cluster.name, ts, cfg.snapshot_interval_s):
         return SnapshotResult(cluster.name, ts, skipped=True)
     started = time.perf_counter()
-    raw = fetch_snapshot(gateway_for(cluster))
+    raw = _fetch_and_summarize(cluster, ts)
     tables = build_tables(raw, ts)
     paths = lake.write_snapshot(root, cluster.name, ts, tables, cfg.snapshot_interval_s)
     return SnapshotResult(
@@ -318,6 +331,44 @@ def collect_snapshot(
         rpc_seconds=raw.rpc_seconds,
         total_seconds=time.perf_counter() - started,
     )
+
+
+def _fetch_and_summarize(cluster: Cluster, ts: datetime) -> RawSnapshot:
+    """The snapshot's requests, and beside them the cluster's facts for its summary row, written from
+    both (counts from the snapshot's own layout and configs). A failure to reach Kafka is written to
+    the summary too, then raised."""
+    actor = access.system_actor()  # resolved here: the facts' thread needs no database
+    try:
+        gw = gateway_for(cluster)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary") as pool:
+            reading = pool.submit(summary.read_facts, cluster, gw, actor)
+            raw = fetch_snapshot(gw)
+            facts = reading.result()
+    except KafkaOperationError as exc:
+        summary.unreachable(cluster, exc.operator_text)
+        raise
+    except SecretUnreadable as exc:
+        summary.unreachable(cluster, str(exc))
+        raise
+    summary.write_snapshot(
+        cluster,
+        facts,
+        taken_at=ts,
+        layout=raw.layout,
+        configs=raw.configs,
+        consumer_groups=len(raw.group_offsets) if raw.groups_listed else None,
+    )
+    return raw
+
+
+def _summarize_controllers(cluster: Cluster, ts: datetime) -> None:
+    """A controller-mode connection's summary: what the controllers answer (no partitions)."""
+    try:
+        facts = summary.read_facts(cluster, gateway_for(cluster))
+    except SecretUnreadable as exc:
+        summary.unreachable(cluster, str(exc))
+        raise
+    summary.write(cluster, facts, taken_at=ts)
 
 
 def collect_for(cluster: Cluster, *, now: datetime | None = None) -> SnapshotResult | str:
