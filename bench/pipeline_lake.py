@@ -16,7 +16,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from pipeline import generate, jobs, lake
+from pipeline import generate, lake, rollups
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 CLUSTER = "bench"
@@ -167,7 +167,7 @@ def decode_all(
     from pyspark.sql import functions as F
 
     # the pipeline's own columns, ts apart (it is the range filter and, ungrouped, its max)
-    cols = {ds: [c for c in jobs.RAW_COLUMNS[ds] if c != "ts"] for ds in lake.DATASETS}
+    cols = {ds: [c for c in rollups.RAW_COLUMNS[ds] if c != "ts"] for ds in lake.DATASETS}
 
     def one(ds: str) -> int:
         df = spark.read.parquet(*paths_by_dataset[ds]).where(

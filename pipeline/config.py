@@ -42,6 +42,8 @@ class PipelineConfig:
     spark_master: str = "local[*]"
     spark_shuffle_partitions: int = 8
     spark_conf: dict[str, str] = field(default_factory=dict, hash=False)
+    # raw rows (every dataset) a run must reduce from which it rolls up with Spark, not pyarrow
+    spark_min_rows: int = 5_000_000
 
 
 def load() -> PipelineConfig:
@@ -59,4 +61,5 @@ def load() -> PipelineConfig:
         spark_master=os.environ.get("SPARK_MASTER", "local[*]"),
         spark_shuffle_partitions=_int("SPARK_SHUFFLE_PARTITIONS", 8),
         spark_conf=_spark_conf(os.environ.get("SPARK_CONF", "")),
+        spark_min_rows=_int("PIPELINE_SPARK_MIN_ROWS", 5_000_000),
     )

@@ -1,173 +1,53 @@
 """The pipeline run: snapshot lake window → report tables (same figures as :mod:`pipeline.reference`).
 
 A run is incremental (:mod:`pipeline.rollups`): every closed hour of the window whose raw files
-changed since it was last rolled up (or never was) is reduced in one Spark pass to its rollups,
-one row per (snapshot, topic), (snapshot, broker) and (group, topic, snapshot), and, derived from
-those on the driver, the hour's report states (:mod:`pipeline.hours`: one row per (topic, hour),
-(group, topic, hour) and snapshot), written next to the lake. The reports are then merged on the
-driver (:mod:`pipeline.windows`) from the window's hour states plus the still-open hour's raw
-rows, reduced the same way in Spark and kept in memory: an hourly run reads one hour of raw rows
-and a few rows per topic and hour of the window. ``rebuild=True`` drops the window's rollups and
-recomputes them all. The driver publishes the reports (:mod:`pipeline.reports`).
+changed since it was last rolled up (or never was) is reduced in one pass to its rollups, one row
+per (snapshot, topic), (snapshot, broker) and (group, topic, snapshot), and, derived from those on
+the driver, the hour's report states (:mod:`pipeline.hours`: one row per (topic, hour), (group,
+topic, hour) and snapshot), written next to the lake. The pass is sized to the work: pyarrow in
+the worker (:mod:`pipeline.arrow_engine`) for an hourly run, Spark (:mod:`pipeline.spark`, local or
+any master) for a rebuild or ``PIPELINE_SPARK_MIN_ROWS`` raw rows or more; both give the same
+rollups. The reports are then merged on the driver (:mod:`pipeline.windows`) from the window's hour
+states plus the still-open hour's raw rows, reduced the same way and kept in memory: an hourly run
+reads one hour of raw rows and a few rows per topic and hour of the window. ``rebuild=True`` drops
+the window's rollups and recomputes them all. The driver publishes the reports
+(:mod:`pipeline.reports`).
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
-from pipeline import hours, lake, rollups, windows
+from pipeline import arrow_engine, config, hours, lake, rollups, windows
+from pipeline import spark as spark_engine
 from pipeline.reference import DAY_MS, HOUR_MS, JobParams, enough_history
 
 Progress = Callable[[float, str], None]
+ARROW, SPARK = "pyarrow", "spark"
+ENGINES = (ARROW, SPARK)
 
 
-# Leader counts ride along in the (snapshot, topic) aggregate as one conditional count per broker
-# up to this many brokers; past it the partition rows are aggregated per (snapshot, topic, leader).
-MAX_PIVOT_BROKERS = 64
-# Spans of raw rows up to this long are aggregated per leader with no pivot (see aggregate_raw).
-PIVOT_AFTER_MS = 2 * HOUR_MS
-# Past this many raw files Spark is given their date directories (with a ts filter) rather than
-# the files: a longer list makes Spark list the paths with a job of its own.
-MAX_LISTED_FILES = 32
-# The raw columns each dataset's rollup reads.
-RAW_COLUMNS = {
-    "partitions": [
-        "ts",
-        "topic",
-        "leader",
-        "size_bytes",
-        "log_start_offset",
-        "log_end_offset",
-        "retention_ms",
-        "retention_bytes",
-    ],
-    "brokers": ["ts", "broker", "size_bytes", "total_bytes", "usable_bytes"],
-    "groups": ["ts", "group", "topic", "lag", "committed_offset"],
-}
+def choose_engine(rows: int, rebuild: bool, min_rows: int) -> str:
+    """Spark for a rebuild and for ``min_rows`` raw rows or more to reduce (a backfill, a first run on
+    an existing lake, a large cluster's hour); pyarrow in the worker otherwise (``min_rows`` 0: Spark
+    always)."""
+    return SPARK if rebuild or rows >= min_rows else ARROW
 
 
-def _read_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, hi_ms: int, columns: list[str]):
-    """The raw rows of ``files`` (one dataset) with ts in [lo_ms, hi_ms), ts as epoch ms."""
-    from pyspark.sql import functions as F
-
-    if not files:
-        return None
-    paths = sorted({rollups.raw_path(lake_dir, cluster, f) for f in files})
-    if len(paths) > MAX_LISTED_FILES:
-        paths = sorted({str(Path(p).parent) for p in paths})
-    df = spark.read.parquet(*paths)
-    lo, hi = (datetime.fromtimestamp(x / 1000, UTC) for x in (lo_ms, hi_ms))
-    df = df.where((F.col("ts") >= F.lit(lo)) & (F.col("ts") < F.lit(hi)))
-    return df.select(*columns).withColumn("ts", F.unix_millis("ts"))
-
-
-def _collect(df) -> list[dict]:
-    """A small result to the driver as Arrow (one batch transfer, no per-row pickling)."""
-    return df.toArrow().to_pylist()
-
-
-def aggregate_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, hi_ms: int) -> dict:
-    """The rollups of the raw rows in [lo_ms, hi_ms) of ``files``: one Spark pass per dataset.
-
-    One pass over the partition rows gives both the topic sums and the leader counts (see
-    below; :func:`pipeline.rollups.finish` completes them on the driver, in Arrow); the
-    aggregations are submitted from driver threads and come back as Arrow.
-    """
-    from pyspark.sql import functions as F
-
-    by_ds = {ds: [f for f in files if f.dataset == ds] for ds in lake.DATASETS}
-    pos = lambda c: F.greatest(F.col(c), F.lit(0))  # noqa: E731 - -1 means unknown
-    frames = {}
-
-    def read(dataset: str):
-        return _read_raw(spark, lake_dir, cluster, by_ds[dataset], lo_ms, hi_ms, RAW_COLUMNS[dataset])
-
-    parts = read("partitions")
-    topic_sums = [
-        F.sum(pos("size_bytes")).alias("size"),
-        F.max(pos("size_bytes")).alias("max_part"),
-        F.sum(pos("log_end_offset")).alias("end"),
-        F.sum(pos("log_start_offset")).alias("start"),
-        F.count(F.lit(1)).alias("partitions"),
-        F.max("retention_ms").alias("retention_ms"),
-        F.max("retention_bytes").alias("retention_bytes"),
-    ]
-    brokers = read("brokers")
-    if brokers is not None:
-        frames["disk"] = brokers.groupBy("ts", "broker").agg(
-            F.sum(F.greatest(F.coalesce("size_bytes", F.lit(0)), F.lit(0))).alias("size_bytes"),
-            F.sum("total_bytes").alias("total_bytes"),
-            F.sum("usable_bytes").alias("usable_bytes"),
-        )
-    groups = read("groups")
-    if groups is not None:
-        frames["groups"] = groups.groupBy("group", "topic", "ts").agg(
-            F.sum("lag").alias("sum"), F.max("lag").alias("max"), F.sum("committed_offset").alias("committed")
-        )
-    # Up to PIVOT_AFTER_MS of rows (an hourly run: one hour just closed, the open hour) the
-    # partition rows are aggregated per (snapshot, topic, leader) and summed per (snapshot, topic)
-    # on the driver. Over a longer span (a rebuild's chunks) the topic pass counts each broker's
-    # leaders as one conditional count per broker id, so its rows come back one per (snapshot,
-    # topic): the ids are every id in the range the broker files' footers give (a count for an id
-    # that is no broker is dropped when the counts are joined to the broker rows); past
-    # MAX_PIVOT_BROKERS ids, or without footer statistics, it waits for the broker pass's ids, and
-    # past MAX_PIVOT_BROKERS brokers it aggregates per leader as well. The passes run at once.
-    pivot = hi_ms - lo_ms > PIVOT_AFTER_MS
-    ids = _broker_id_range(lake_dir, cluster, by_ds["brokers"]) if pivot else None
-    if parts is not None and not pivot:
-        frames["topics"] = parts.groupBy("ts", "topic", "leader").agg(*topic_sums)
-    elif parts is not None and ids is not None:
-        frames["topics"] = _pivoted(parts, topic_sums, ids)
-    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="pipeline-rollup") as pool:
-        futures = {name: pool.submit(lambda df=df: df.toArrow()) for name, df in frames.items()}
-        got = {name: f.result() for name, f in futures.items() if name == "disk"}
-        if parts is not None and "topics" not in frames:
-            ids = sorted(set(got["disk"]["broker"].to_pylist())) if "disk" in got else []
-            if len(ids) <= MAX_PIVOT_BROKERS:
-                topic_df = _pivoted(parts, topic_sums, ids)
-            else:
-                topic_df = parts.groupBy("ts", "topic", "leader").agg(*topic_sums)
-            got["topics"] = topic_df.toArrow()
-        got.update({name: f.result() for name, f in futures.items() if name != "disk"})
-    out = rollups.finish(got.get("topics"), got.get("disk"), got.get("groups"))
-    return {**out, **hours.derive(out)}
-
-
-def _pivoted(parts, topic_sums: list, ids: list[int]):
-    """The partition rows per (snapshot, topic), with one leader count per broker id."""
-    from pyspark.sql import functions as F
-
-    counts = [F.count(F.when(F.col("leader") == F.lit(b), 1)).alias(f"leaders_{b}") for b in ids]
-    return parts.groupBy("ts", "topic").agg(*topic_sums, *counts)
-
-
-def _broker_id_range(lake_dir: Path, cluster: str, files: list) -> list[int] | None:
-    """Every id from the smallest to the largest broker id in the broker files' footer statistics;
-    None without statistics or past MAX_PIVOT_BROKERS ids."""
-    lo = hi = None
-    for f in files:
-        try:
-            meta = pq.read_metadata(rollups.raw_path(lake_dir, cluster, f))
-            col = meta.schema.names.index("broker")
-        except (OSError, ValueError):
-            return None
-        for i in range(meta.num_row_groups):
-            st = meta.row_group(i).column(col).statistics
-            if st is None or not st.has_min_max:
-                return None
-            lo, hi = (st.min, st.max) if lo is None else (min(lo, st.min), max(hi, st.max))
-    if lo is None or hi - lo + 1 > MAX_PIVOT_BROKERS:
-        return None
-    return list(range(lo, hi + 1))
+def session_of(spark):
+    """The Spark session: ``spark`` itself, or built by it when it is a function (so an hourly run in
+    pyarrow starts no JVM), or from the settings when it is None."""
+    if spark is None:
+        return spark_engine.build_session()
+    return spark() if callable(spark) else spark
 
 
 def roll_up(
@@ -179,14 +59,18 @@ def roll_up(
     now: datetime | None = None,
     rebuild: bool = False,
     progress: Progress | None = None,
+    engine: str | None = None,
 ) -> dict:
     """Bring the rollups of the window's closed hours up to date; return what the reports read.
 
     Closed hours are those ending by ``min(until, now)``. An hour is rolled up when it has raw files
     and no manifest naming exactly those files (never rolled, a late snapshot, a rewritten file);
-    ``rebuild`` drops the window's rollups first and rolls up every closed hour. Returns
+    ``rebuild`` drops the window's rollups first and rolls up every closed hour. The raw rows to
+    reduce (those hours' and the open hour's, counted from the files' footers) choose the engine
+    (:func:`choose_engine`, ``PIPELINE_SPARK_MIN_ROWS``) unless ``engine`` names one; ``spark`` (a
+    session, a function building one, or None) is used only when Spark runs. Returns
     ``closed_end`` (ms; the rollups cover the window before it), ``open`` (the rollups of the raw
-    rows from there to ``until``, in memory) and counts for the run's record.
+    rows from there to ``until``, in memory) and counts and the engine for the run's record.
     """
     step = progress or (lambda _f, _t: None)
     since, until = lake.utc(since), lake.utc(until)
@@ -198,25 +82,35 @@ def roll_up(
         by_hour = rollups.list_raw(lake_dir, cluster, first_ms, list_end)
         closed = {h: fs for h, fs in by_hour.items() if h < closed_end}
         if rebuild:
-            rollups.drop(lake_dir, cluster, first_ms, closed_end)
             stale = closed
         else:
             stale = {h: fs for h, fs in closed.items() if not rollups.is_current(lake_dir, cluster, h, fs)}
+        open_files = list({f.key: f for h, fs in by_hour.items() if h >= closed_end for f in fs}.values())
+        todo = {f.key: f for fs in stale.values() for f in fs} | {f.key: f for f in open_files}
+        rows = rollups.row_count(lake_dir, cluster, list(todo.values()))
+        engine = engine or choose_engine(rows, rebuild, config.load().spark_min_rows)
+        if engine == SPARK:
+            aggregate = functools.partial(spark_engine.aggregate_raw, session_of(spark))
+        else:
+            aggregate = arrow_engine.aggregate_raw
+        if rebuild:
+            rollups.drop(lake_dir, cluster, first_ms, closed_end)
         groups = rollups.chunks(stale)
         for i, hours in enumerate(groups):
-            step(0.4 * i / max(1, len(groups)), f"rolling up {len(hours)} closed hour(s)")
+            step(0.4 * i / max(1, len(groups)), f"rolling up {len(hours)} closed hour(s) with {engine}")
             files = list({f.key: f for h in hours for f in stale[h]}.values())
-            out = aggregate_raw(spark, lake_dir, cluster, files, hours[0], hours[-1] + HOUR_MS)
+            out = aggregate(lake_dir, cluster, files, hours[0], hours[-1] + HOUR_MS)
             rollups.write_hours(lake_dir, cluster, out, {h: stale[h] for h in hours})
-    open_files = list({f.key: f for h, fs in by_hour.items() if h >= closed_end for f in fs}.values())
     lo = max(since_ms, closed_end)
-    opened = aggregate_raw(spark, lake_dir, cluster, open_files, lo, until_ms) if open_files else None
+    opened = aggregate(lake_dir, cluster, open_files, lo, until_ms) if open_files else None
     return {
         "closed_end": closed_end,
         "open": opened,
         "rolled_hours": len(stale),
         "closed_hours": len(closed),
         "open_files": len(open_files),
+        "engine": engine,
+        "raw_rows": rows,
     }
 
 
@@ -311,6 +205,7 @@ def run_jobs(
     rebuild: bool = False,
     now: datetime | None = None,
     stats: dict | None = None,
+    engine: str | None = None,
 ) -> dict[str, list[dict] | pa.Table]:
     """Every report for one cluster and window [since, until). Re-running a window gives the same rows.
 
@@ -319,12 +214,16 @@ def run_jobs(
 
     First :func:`roll_up` (the closed hours not rolled up yet, or all of them with ``rebuild``),
     then the reports merged on the driver from the window's hour states and the open hour's rows.
-    ``stats`` (a dict) receives what the roll-up did and its seconds.
+    ``spark``: a session, a function building one, or None (built from the settings), used only
+    when the roll-up runs in Spark; ``engine`` ("pyarrow" or "spark") overrides the choice by rows.
+    ``stats`` (a dict) receives what the roll-up did, the engine and its seconds.
     """
     params = params or JobParams()
     step = progress or (lambda _f, _t: None)
     started = time.perf_counter()
-    state = roll_up(spark, lake_dir, cluster, since, until, now=now, rebuild=rebuild, progress=step)
+    state = roll_up(
+        spark, lake_dir, cluster, since, until, now=now, rebuild=rebuild, progress=step, engine=engine
+    )
     if stats is not None:
         stats.update({k: v for k, v in state.items() if k != "open"}, rollup_s=time.perf_counter() - started)
     with rollups.locked(lake_dir, cluster, shared=True):  # no roll-up rewrites a day file under us

@@ -86,6 +86,14 @@ SCHEMAS: dict[str, pa.Schema] = {
     **HOUR_SCHEMAS,
 }
 
+# The raw columns each dataset's rollup reads (both engines).
+RAW_COLUMNS = {
+    "partitions": ["ts", "topic", "leader", "size_bytes", "log_start_offset", "log_end_offset"]
+    + ["retention_ms", "retention_bytes"],
+    "brokers": ["ts", "broker", "size_bytes", "total_bytes", "usable_bytes"],
+    "groups": ["ts", "group", "topic", "lag", "committed_offset"],
+}
+
 # A rebuild rolls up this many bytes of raw Parquet per Spark pass (the pass's rollup rows come back
 # to the driver as Arrow before they are split per hour and written).
 CHUNK_BYTES = int(os.environ.get("PIPELINE_ROLLUP_CHUNK_BYTES", 256 << 20))
@@ -166,6 +174,7 @@ class RawFile:
     size: int
     mtime_ns: int
     hours: list[int] = field(default_factory=list)  # hour starts (epoch ms) the file's rows fall in
+    rows: int | None = None  # from the footer when it was read (not part of the manifest)
 
     @property
     def key(self) -> tuple:
@@ -175,8 +184,9 @@ class RawFile:
         return [self.dataset, self.rel, self.size, self.mtime_ns, self.hours]
 
 
-def _file_hours(path: Path) -> list[int]:
-    """The hours a raw file's rows fall in, from its footer's ``ts`` statistics (else the column)."""
+def _file_hours(path: Path) -> tuple[list[int], int]:
+    """The hours a raw file's rows fall in, from its footer's ``ts`` statistics (else the column), and
+    its row count."""
     meta = pq.read_metadata(path)
     col = meta.schema.names.index("ts")
     lo = hi = None
@@ -190,11 +200,11 @@ def _file_hours(path: Path) -> list[int]:
     if lo is None:
         ts = pq.read_table(path, columns=["ts"]).column("ts")
         if len(ts) == 0 or ts.null_count == len(ts):
-            return []
+            return [], meta.num_rows
         mm = pc.min_max(ts)
         lo, hi = _ms(mm["min"].as_py()), _ms(mm["max"].as_py())
     first = lo // HOUR_MS * HOUR_MS
-    return list(range(first, hi // HOUR_MS * HOUR_MS + 1, HOUR_MS))
+    return list(range(first, hi // HOUR_MS * HOUR_MS + 1, HOUR_MS)), meta.num_rows
 
 
 def list_raw(lake_dir: Path, cluster: str, first_hour_ms: int, end_ms: int) -> dict[int, list[RawFile]]:
@@ -222,7 +232,9 @@ def list_raw(lake_dir: Path, cluster: str, first_hour_ms: int, end_ms: int) -> d
                     continue
                 st = e.stat()
                 f = RawFile(dataset, f"{d.name}/{e.name}", st.st_size, st.st_mtime_ns)
-                f.hours = known.get(f.key) or _file_hours(Path(e.path))
+                f.hours = known.get(f.key)
+                if not f.hours:
+                    f.hours, f.rows = _file_hours(Path(e.path))
                 for h in f.hours:
                     if first_hour_ms <= h < end_ms:
                         by_hour.setdefault(h, []).append(f)
@@ -240,6 +252,14 @@ def is_current(lake_dir: Path, cluster: str, hour_ms: int, files: list[RawFile])
 
 def raw_path(lake_dir: Path, cluster: str, f: RawFile) -> str:
     return str(Path(lake_dir) / f.dataset / f"cluster={cluster}" / f.rel)
+
+
+def row_count(lake_dir: Path, cluster: str, files: list[RawFile]) -> int:
+    """The raw rows of ``files`` (every dataset), from their footers (already read for new files)."""
+    return sum(
+        f.rows if f.rows is not None else pq.read_metadata(raw_path(lake_dir, cluster, f)).num_rows
+        for f in files
+    )
 
 
 # -- the Arrow half: per-(snapshot, topic, leader) rows → the three rollups ----------------------

@@ -1,7 +1,8 @@
-"""Capacity and usage: run the Spark pipeline as an Operation, and read its report tables for the pages.
+"""Capacity and usage: run the pipeline as an Operation, and read its report tables for the pages.
 
 Reports are small Parquet files published per cluster by ``pipeline.reports`` (no database
-tables): the pipeline can run anywhere Spark runs and the console only reads the current run.
+tables): an hourly run rolls up in pyarrow inside the worker, a rebuild or a large backfill in
+Spark (anywhere Spark runs), and the console only reads the current run.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pipeline import config as pipeline_config
 from pipeline import lake, reports
 
 KIND = "pipeline.run"
-STEPS = ("spark jobs", "publish reports")
+STEPS = ("roll-up and reports", "publish reports")
 TOP = 10
 
 

@@ -89,12 +89,12 @@ class SnapshotSizes:
         }
 
 
-def latest_file(lake_dir: Path, cluster: str) -> Path | None:
-    """The newest snapshot file of a cluster's partitions dataset (by date directory, then name).
+def latest_file(lake_dir: Path, cluster: str, dataset: str = "partitions") -> Path | None:
+    """The newest snapshot file of one of a cluster's datasets (by date directory, then name).
 
     The layout is :mod:`pipeline.lake`'s; names starting with "." or "_" are files being written.
     """
-    root = Path(lake_dir) / "partitions" / f"cluster={cluster}"
+    root = Path(lake_dir) / dataset / f"cluster={cluster}"
     try:
         days = sorted((d for d in root.iterdir() if d.name.startswith("date=")), reverse=True)
     except OSError:  # no snapshot of this cluster yet (or no lake at all)

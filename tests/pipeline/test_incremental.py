@@ -3,7 +3,8 @@
 A small generated lake of 15-minute snapshots over about seven hours (a topic created after the
 fourth snapshot, so growth from nothing crosses rollups too); the window starts mid-hour and
 ``now`` falls inside the last hour, so the window is rollups of closed hours plus one open hour
-read raw. One local Spark session is shared by the module.
+read raw. Runs choose their engine by rows (pyarrow on this small lake) and rebuilds run in Spark
+(one local session shared by the run); ``test_engines`` compares the two engines' published files.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import generate, jobs, lake, reference, reports, rollups
+from pipeline import spark as spark_engine
 from pipeline.reference import HOUR_MS, JobParams
 
 START = datetime(2026, 3, 1, 21, 0, tzinfo=UTC)  # crosses a day boundary
@@ -127,7 +129,7 @@ def test_incremental_runs_equal_the_rebuild_and_the_reference(spark, lake_dir):
     assert not _diffs(again, want)
 
     rebuilt, stats = _run(spark, lake_dir, rebuild=True)
-    assert stats["rolled_hours"] == 6
+    assert (stats["rolled_hours"], stats["engine"]) == (6, "spark")
     assert not _diffs(rebuilt, want)
     assert not _diffs(rebuilt, first)
 
@@ -252,13 +254,22 @@ def test_the_command_runs_incrementally_and_rebuilds_on_request(spark, lake_dir,
     # the window is in the past: all seven hours are closed; the second run has nothing to roll up
     assert [op.result["rolled_hours"] for op in ops] == [7, 0, 7]
     assert [bool(op.params.get("rebuild")) for op in ops] == [False, False, True]
+    # which engine rolled up, in the result and the step's message: pyarrow by rows, Spark to rebuild
+    assert [op.result["engine"] for op in ops] == ["pyarrow", "pyarrow", "spark"]
+    assert [op.result.get("spark_master") for op in ops] == [None, None, "local[*]"]
+    messages = [op.items.get(resource=capacity.STEPS[0]).message for op in ops]
+    assert [m.split(" with ")[1].split(" (")[0] for m in messages] == [
+        "pyarrow",
+        "pyarrow",
+        "Spark on local[*]",
+    ]
     published = {name: reports.read_report(lake_dir, CLUSTER, name) for name in reports.SCHEMAS}
     assert len(published["cluster_size"]) == 26
 
 
 def test_past_the_pivot_limit_the_leaders_come_from_a_per_leader_aggregate(spark, lake_dir, monkeypatch):
-    monkeypatch.setattr(jobs, "MAX_PIVOT_BROKERS", 2)  # the lake has 3 brokers
-    got, stats = _run(spark, lake_dir)
-    assert stats["rolled_hours"] == 6
+    monkeypatch.setattr(spark_engine, "MAX_PIVOT_BROKERS", 2)  # the lake has 3 brokers
+    got, stats = _run(spark, lake_dir, engine="spark")
+    assert (stats["rolled_hours"], stats["engine"]) == (6, "spark")
     assert not _diffs(got, _reference(lake_dir)), _diffs(got, _reference(lake_dir))
     assert {r["leaders"] for r in reports.as_rows(got["broker_disk"])} != {0}

@@ -174,7 +174,8 @@ def test_a_failing_job_fails_the_operation_with_the_reason(personas, kafka_clust
         raise RuntimeError("Java gateway process exited before sending its port number")
 
     monkeypatch.setattr("pipeline.spark.build_session", broken)
-    op = capacity.start_pipeline_run(actor=personas["admin"], cluster=kafka_cluster)
+    # a rebuild rolls up with Spark (an hourly run in pyarrow would not start the JVM)
+    op = capacity.start_pipeline_run(actor=personas["admin"], cluster=kafka_cluster, rebuild=True)
     operations.run(op.pk, worker="test")
     op.refresh_from_db()
     assert op.state == "failed" and "Java gateway process exited" in op.error

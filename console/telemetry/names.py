@@ -1,0 +1,109 @@
+"""The names in a cluster's latest telemetry snapshot: its topics and its consumer groups.
+
+The cross-cluster search reads them here, never from Kafka: only the name column (and ``ts``) of
+the newest ``partitions`` or ``groups`` file (``pipeline/lake.py``), the names of the file's newest
+snapshot made distinct and sorted into one Arrow array. That array is kept until a newer file
+replaces it (keyed by the file's name, mtime and size, as ``sizes``), for at most
+``FLEET_SEARCH_CACHED_FILES`` (cluster, dataset) pairs, the least recently searched dropped first.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from django.conf import settings
+
+from console.telemetry.sizes import latest_file
+from pipeline import config as pipeline_config
+
+log = logging.getLogger(__name__)
+
+# dataset -> its name column
+NAME_COLUMNS = {"partitions": "topic", "groups": "group"}
+
+
+def _no_names() -> pa.Array:
+    return pa.array([], pa.string())
+
+
+@dataclass(frozen=True)
+class SnapshotNames:
+    """The distinct names (sorted) of one dataset in a cluster's latest snapshot.
+
+    ``path`` empty: no snapshot yet. ``ts`` is the snapshot's time (an empty file's: when it was written)."""
+
+    path: str = ""
+    ts: datetime | None = None
+    names: pa.Array = field(default_factory=_no_names, repr=False)
+    error: str = ""  # the latest file could not be read
+
+    @property
+    def has_snapshot(self) -> bool:
+        return bool(self.path) and not self.error
+
+
+def read_names(path: Path, column: str) -> SnapshotNames:
+    """The distinct values of ``column`` in the newest snapshot one file holds, sorted."""
+    table = pq.read_table(path, columns=["ts", column])
+    if table.num_rows == 0:  # a snapshot that found nothing (no group had committed offsets)
+        written = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+        return SnapshotNames(path=str(path), ts=written)
+    ts = pc.max(table.column("ts"))
+    newest = table.filter(pc.equal(table.column("ts"), ts)).column(column)
+    names = pc.unique(newest.drop_null())
+    names = names.take(pc.sort_indices(names))
+    return SnapshotNames(path=str(path), ts=ts.as_py(), names=names)
+
+
+_cache: OrderedDict[tuple[str, str, str], tuple[tuple, SnapshotNames]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def latest_names(cluster_name: str, dataset: str, lake_dir: Path | None = None) -> SnapshotNames:
+    """The names of ``dataset`` ("partitions": topics, "groups": groups) in the cluster's latest
+    snapshot, read again only when a newer file appears."""
+    column = NAME_COLUMNS[dataset]
+    root = Path(lake_dir or pipeline_config.load().lake_dir)
+    path = latest_file(root, cluster_name, dataset)
+    if path is None:
+        return SnapshotNames()
+    try:
+        stat = path.stat()
+    except FileNotFoundError:  # replaced between the listing and now: the next search reads the new one
+        return SnapshotNames()
+    key, version = (str(root), dataset, cluster_name), (str(path), stat.st_mtime_ns, stat.st_size)
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == version:
+            _cache.move_to_end(key)
+            return hit[1]
+    try:
+        found = read_names(path, column)
+    except (OSError, pa.ArrowException) as exc:
+        log.warning("telemetry snapshot %s unreadable: %s", path, exc)
+        return SnapshotNames(path=str(path), error=f"the latest snapshot ({path.name}) could not be read")
+    with _lock:
+        _cache[key] = (version, found)
+        _cache.move_to_end(key)
+        while len(_cache) > max(1, int(settings.FLEET_SEARCH_CACHED_FILES)):
+            _cache.popitem(last=False)
+    return found
+
+
+def cached_count() -> int:
+    """How many (cluster, dataset) name sets this process keeps (tests, the bound)."""
+    with _lock:
+        return len(_cache)
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()
