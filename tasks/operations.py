@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import socket
+from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
+from django.db import connection
 
 from tasks.celery import app
 
@@ -34,8 +36,9 @@ BATCH_HANDOFF_EXPIRES_S = 30.0
 @app.task(name="tasks.operations.tick")
 def tick() -> list[int]:
     """Beat, every second, on the poll queue: run due operations (reassignment polls, retries after
-    backoff, recovery). A due operation of a batch kind (a pipeline run whose worker died) is handed
-    to its queue instead, so a Spark run never runs on - and stalls - the poller."""
+    backoff, recovery) at once on ``POLL_THREADS`` threads, as they mostly wait on Kafka. A due
+    operation of a batch kind (a pipeline run whose worker died) is handed to its queue instead, so a
+    Spark run never runs on - and stalls - the poller. Returns the ids run, in due order."""
     from console import health, operations
     from console.models import Operation
     from tasks.routing import queue_for_kind
@@ -43,14 +46,30 @@ def tick() -> list[int]:
     health.record_tick()  # /readyz: beat is ticking (a key in Redis, never raises)
     ids = operations.due_ids()
     kinds = dict(Operation.objects.filter(pk__in=ids).values_list("pk", "kind"))
-    ran = []
+    here = []
     for op_id in ids:
         queue = queue_for_kind(kinds.get(op_id))
         if queue == settings.QUEUE_BATCH:
             run_operation.apply_async((op_id,), queue=queue, expires=BATCH_HANDOFF_EXPIRES_S)
-        elif operations.run(op_id, worker=worker_name()) is not None:
-            ran.append(op_id)
-    return ran
+        else:
+            here.append(op_id)
+    worker = worker_name()
+    if len(here) <= 1:  # nothing to overlap: no thread, no second connection
+        return [op_id for op_id in here if operations.run(op_id, worker=worker) is not None]
+    with ThreadPoolExecutor(min(settings.POLL_THREADS, len(here)), thread_name_prefix="poll") as pool:
+        ran = list(pool.map(lambda op_id: _run_in_thread(op_id, worker), here))
+    return [op_id for op_id, done in zip(here, ran, strict=True) if done]
+
+
+def _run_in_thread(op_id: int, worker: str) -> bool:
+    """One due operation on a pool thread; the thread's own database connection is closed after it
+    (Django opens one per thread, and a pool thread outlives the tick only until the pool shuts)."""
+    from console import operations
+
+    try:
+        return operations.run(op_id, worker=worker) is not None
+    finally:
+        connection.close()
 
 
 @app.task(name="tasks.operations.requeue_pending")
