@@ -5,7 +5,19 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from console.views import api_tokens, bindings, clusters, health, home, notify, operations, requests, sso
+from console.views import (
+    api_tokens,
+    bindings,
+    clusters,
+    fleet,
+    health,
+    home,
+    notify,
+    operations,
+    requests,
+    search,
+    sso,
+)
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -18,6 +30,8 @@ urlpatterns = [
     path("sso/oidc/login/", sso.oidc_login, name="sso_oidc_login"),
     path("sso/oidc/callback/", sso.oidc_callback, name="sso_oidc_callback"),
     path("clusters/", clusters.cluster_list, name="cluster_list"),
+    path("fleet/", fleet.fleet_home, name="fleet_home"),  # every visible cluster's summary (console/fleet)
+    path("search/", search.search_page, name="search"),  # across every visible cluster (console/fleet)
     path("requests/", requests.review_queue, name="review_queue"),
     path("clusters/new/", clusters.cluster_new, name="cluster_new"),
     path("c/<slug:name>/", clusters.cluster_overview, name="cluster_overview"),

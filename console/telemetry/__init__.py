@@ -2,8 +2,9 @@
 
 ``snapshots`` (the collector), ``summary`` (each cluster's summary row for the fleet home, written
 with its snapshot), ``sizes`` (topic sizes from the latest snapshot, for the topic
-pages), ``capacity`` (start a pipeline run, read its reports for the pages), ``worker`` (the
-``pipeline.run`` kind).
+pages), ``names`` (the topic and group names of the latest snapshot, for the cross-cluster search),
+``capacity`` (start a pipeline run, read its reports for the pages), ``worker`` (the ``pipeline.run``
+kind).
 """
 
-__all__ = ["capacity", "sizes", "snapshots", "summary", "worker"]
+__all__ = ["capacity", "names", "sizes", "snapshots", "summary", "worker"]

@@ -16,6 +16,7 @@ READ_ONLY = frozenset(
     {
         "home",
         "cluster_list",
+        "search",  # the cross-cluster search (console/views/search.py)
         "cluster_overview",
         "topic_list",
         "topic_detail",
