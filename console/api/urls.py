@@ -27,6 +27,7 @@ from console.api import (
     quorum,
     reassignment,
     requests,
+    search,
     topics,
 )
 
@@ -117,4 +118,5 @@ urlpatterns = [
     path("v1/audit/export/", audit.AuditExport.as_view(), name="audit-export"),
     path("v1/audit/chain/", audit.AuditChain.as_view(), name="audit-chain"),
     path("v1/operations/<int:op_id>/", operations.OperationDetail.as_view(), name="operation"),
+    path("v1/search/", search.Search.as_view(), name="search"),  # across every visible cluster
 ]

@@ -336,6 +336,8 @@ ROWS: tuple[ApiRow, ...] = (
     ApiRow("audit-chain", "get", AUDITORS, 200, cluster_less=True),
     ApiRow("audit-chain", "post", AUDITORS, 202, cluster_less=True),
     ApiRow("operation", "get", VIEWERS, 200, _operation, cluster_less=True, special=(("outsider", 404),)),
+    # search across clusters: everyone signed in (an outsider's answer names no cluster)
+    ApiRow("search", "get", EVERYONE, 200, lambda w: ({}, {"q": "topic"}), cluster_less=True),
 )
 
 
