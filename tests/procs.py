@@ -79,18 +79,22 @@ class RedisServer:
 
 
 def celery_env(broker: str, **extra: str) -> dict[str, str]:
-    """The environment of a console process a test starts (a Celery worker, beat): the test's SQLite
-    database file (a file, so that the processes share it), ``broker`` (db 0 for tasks, db 1 for
-    results), then ``extra``."""
+    """The environment of a console process a test starts (a Celery worker, beat): the test's
+    database (the SQLite file, so that the processes share it, or the PostgreSQL pass's test database),
+    ``broker`` (db 0 for tasks, db 1 for results), then ``extra``."""
     from django.conf import settings
 
     db = settings.DATABASES["default"]
-    assert db["ENGINE"] == "django.db.backends.sqlite3", "the processes share the test database file"
+    if db["ENGINE"] == "django.db.backends.postgresql":  # CONSOLE_TEST_DB=postgres (tests/pg.py)
+        url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    else:
+        assert db["ENGINE"] == "django.db.backends.sqlite3", "the processes share the test database"
+        url = f"sqlite:///{db['NAME']}"
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "console.settings",
         "PYTHONUNBUFFERED": "1",
-        "DATABASE_URL": f"sqlite:///{db['NAME']}",
+        "DATABASE_URL": url,
         "REDIS_URL": f"{broker}/0",
         "CELERY_RESULT_BACKEND": f"{broker}/1",
         **extra,
