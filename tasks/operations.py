@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
@@ -53,20 +54,21 @@ def tick() -> list[int]:
             run_operation.apply_async((op_id,), queue=queue, expires=BATCH_HANDOFF_EXPIRES_S)
         else:
             here.append(op_id)
-    worker = worker_name()
     if len(here) <= 1:  # nothing to overlap: no thread, no second connection
-        return [op_id for op_id in here if operations.run(op_id, worker=worker) is not None]
+        return [op_id for op_id in here if operations.run(op_id, worker=worker_name()) is not None]
     with ThreadPoolExecutor(min(settings.POLL_THREADS, len(here)), thread_name_prefix="poll") as pool:
-        ran = list(pool.map(lambda op_id: _run_in_thread(op_id, worker), here))
+        ran = list(pool.map(_run_in_thread, here))
     return [op_id for op_id, done in zip(here, ran, strict=True) if done]
 
 
-def _run_in_thread(op_id: int, worker: str) -> bool:
-    """One due operation on a pool thread; the thread's own database connection is closed after it
-    (Django opens one per thread, and a pool thread outlives the tick only until the pool shuts)."""
+def _run_in_thread(op_id: int) -> bool:
+    """One due operation on a pool thread, claimed in the thread's own name: a thread that took over
+    the operation of a quiet one of the same process must not share its claim. The thread's database
+    connection is closed after it (Django opens one per thread; the pool ends with the tick)."""
     from console import operations
 
     try:
+        worker = f"{worker_name()}:{threading.current_thread().name}"
         return operations.run(op_id, worker=worker) is not None
     finally:
         connection.close()
