@@ -1,4 +1,4 @@
-"""The landing page: straight to the only cluster, or the list."""
+"""The landing page: straight to the only cluster, the fleet home when there are more, else the list."""
 
 from __future__ import annotations
 
@@ -15,4 +15,4 @@ def home(request):
     visible = list(access.visible_clusters(request.user)[:2])
     if len(visible) == 1:
         return redirect("cluster_overview", name=visible[0].name)
-    return redirect("cluster_list")
+    return redirect("fleet_home" if visible else "cluster_list")

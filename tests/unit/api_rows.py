@@ -145,6 +145,7 @@ REQUEST_READERS = (VIEWERS - {"viewer"}) | frozenset()
 ROWS: tuple[ApiRow, ...] = (
     # clusters
     ApiRow("clusters", "get", EVERYONE, 200, cluster_less=True),
+    ApiRow("fleet", "get", EVERYONE, 200, cluster_less=True),
     ApiRow(
         "clusters",
         "post",

@@ -16,6 +16,7 @@ READ_ONLY = frozenset(
     {
         "home",
         "cluster_list",
+        "fleet_home",  # every visible cluster's summary (console/views/fleet.py)
         "search",  # the cross-cluster search (console/views/search.py)
         "cluster_overview",
         "topic_list",

@@ -16,6 +16,7 @@ LOGIN = "login"
 MATRIX = [
     ("home", "get", None, (LOGIN, 302, 302, 302, 302, 302, 302)),
     ("cluster_list", "get", None, (LOGIN, 200, 200, 200, 200, 200, 200)),
+    ("fleet_home", "get", None, (LOGIN, 200, 200, 200, 200, 200, 200)),
     ("review_queue", "get", None, (LOGIN, 200, 200, 200, 200, 200, 200)),
     ("cluster_new", "get", None, (LOGIN, 200, 403, 403, 403, 403, 403)),
     ("cluster_overview", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),

@@ -42,6 +42,7 @@ READS = frozenset(
         ("groups", "list"),
         ("groups", "describe"),
         ("acls", "list"),
+        ("fleet", "show"),
     }
 )
 

@@ -1,4 +1,4 @@
-"""``manage.py kafka topics|cluster|configs|groups|acls|reassign|elections|requests|audit …``.
+"""``manage.py kafka topics|cluster|configs|groups|acls|reassign|elections|requests|audit|fleet …``.
 
 Kafka's own tools (kafka-topics, kafka-configs, kafka-consumer-groups, kafka-acls,
 kafka-reassign-partitions, kafka-leader-election) over the console's area actions: the same
@@ -53,6 +53,7 @@ CLI_MODULES = (
     "console.management.cli.elections",
     "console.management.cli.requests",
     "console.management.cli.audit",
+    "console.management.cli.fleet",
 )
 
 
