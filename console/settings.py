@@ -253,6 +253,9 @@ TOPIC_METADATA_CACHE_CLUSTERS = int(_env_num("TOPIC_METADATA_CACHE_CLUSTERS", 8)
 # A cluster's Kafka clients (a network thread, librdkafka's threads, their buffers) are closed in a
 # process once no call used them for this long; the next call opens them again.
 KAFKA_CLIENT_IDLE_S = _env_num("KAFKA_CLIENT_IDLE_S", 600.0)
+# At most this many clusters' Kafka clients open per process: opening one more closes the least
+# recently used idle one's (never one with a call in progress), so threads stay bounded.
+KAFKA_CLIENTS_MAX = int(_env_num("KAFKA_CLIENTS_MAX", 8))
 TOPIC_CONFIG_CACHE_S = _env_num("TOPIC_CONFIG_CACHE_S", 60.0)
 # Kafka answers a config change once its controller has committed it; brokers apply it from the metadata
 # log a little later. A change re-reads (every INTERVAL) until every broker shows it, for at most TIMEOUT;
