@@ -69,12 +69,14 @@ _idle_swept = [0.0]  # when this process last closed idle gateways' clients (mon
 def gateway_for(cluster: Cluster):
     """The one way to reach a registered cluster: its gateway (one per connection per process).
     At most once a minute, the clients of gateways no call used for ``KAFKA_CLIENT_IDLE_S`` are
-    closed (a cluster nobody looks at costs no threads or buffers; the next call reopens them)."""
+    closed (a cluster nobody looks at costs no threads or buffers; the next call reopens them), and
+    at most ``KAFKA_CLIENTS_MAX`` gateways keep clients open (opening one more closes the least
+    recently used idle one's)."""
     now = time.monotonic()
     if now - _idle_swept[0] >= 60.0:
         _idle_swept[0] = now
         close_idle(float(settings.KAFKA_CLIENT_IDLE_S))
-    return get_gateway(connection_for(cluster))
+    return get_gateway(connection_for(cluster), max_open=settings.KAFKA_CLIENTS_MAX)
 
 
 def _snapshot(cluster: Cluster) -> dict[str, Any]:

@@ -20,7 +20,15 @@ from .connection import (
 )
 from .diagnose import ConnectionCheck
 from .errors import OPERATOR_TEXT, KafkaOperationError
-from .gateway import CALL_OBSERVERS, KafkaGateway, close_all, close_idle, get_gateway
+from .gateway import (
+    CALL_OBSERVERS,
+    KafkaGateway,
+    close_all,
+    close_idle,
+    get_gateway,
+    open_count,
+    set_max_open,
+)
 from .groups import ConsumerGroupListing
 from .kerberos import available as kerberos_available
 from .tls import CertificateFacts
@@ -96,6 +104,8 @@ __all__ = [
     "close_all",
     "close_idle",
     "get_gateway",
+    "open_count",
+    "set_max_open",
     "kerberos_available",
     "parse_addresses",
 ]

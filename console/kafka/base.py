@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -41,7 +42,7 @@ class GatewayBase:
         """The confluent-kafka AdminClient (broker mode only)."""
         self._require_brokers("this operation")
         if self._admin_client is None:
-            with self._lock:
+            with self._opening(), self._lock:
                 if self._admin_client is None:
                     self._admin_client = self._new_admin()
         if self.conn.sasl_mechanism == "OAUTHBEARER":
@@ -75,13 +76,23 @@ class GatewayBase:
     def _kp(self) -> KpClient:
         """The kafka-python request client (both modes)."""
         if self._kp_client is None:
-            with self._lock:
+            with self._opening(), self._lock:
                 if self._kp_client is None:
                     try:
                         self._kp_client = KpClient(self.conn)
                     except Exception as exc:  # noqa: BLE001
                         raise translate(exc, self.conn.address_text) from None
         return self._kp_client
+
+    def _opening(self) -> contextlib.AbstractContextManager[None]:
+        """Held while a client is created (before ``_lock``): the process's cap on open clients
+        (``gateway.py``) makes room here; nothing to do for a gateway of its own."""
+        return contextlib.nullcontext()
+
+    @property
+    def is_open(self) -> bool:
+        """Whether a client of this gateway is open (each costs a network thread and buffers)."""
+        return self._kp_client is not None or self._admin_client is not None
 
     def close(self) -> None:
         """Release both clients (the gateway can be used again afterwards)."""

@@ -7,7 +7,7 @@ import functools
 import inspect
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from . import errlog
 from .acls import AclsMixin
@@ -21,7 +21,15 @@ from .poll_reads import PollReadsMixin
 from .replicas import ReplicasMixin
 from .topics import TopicsMixin
 
-__all__ = ["CALL_OBSERVERS", "KafkaGateway", "get_gateway", "close_all", "close_idle"]
+__all__ = [
+    "CALL_OBSERVERS",
+    "KafkaGateway",
+    "close_all",
+    "close_idle",
+    "get_gateway",
+    "open_count",
+    "set_max_open",
+]
 
 
 class KafkaGateway(
@@ -51,16 +59,29 @@ class KafkaGateway(
         mode = "controllers" if self.conn.controller_mode else "brokers"
         return f"<KafkaGateway {mode}={self.conn.address_text}>"
 
-    def _close_if_idle(self, idle_s: float) -> bool:
+    def _close_if_idle(self, idle_s: float, wait: bool = True) -> bool:
         """Close the clients when no call is in progress and none came for ``idle_s`` seconds (the
-        next call opens them again); whether they were closed."""
-        with self._use:
-            if self._calls or time.monotonic() - self._last_call < idle_s:
-                return False
-            if self._kp_client is None and self._admin_client is None:
+        next call opens them again); whether they were closed. ``wait=False``: give up at once
+        when another thread holds the gateway's lock (a call starting or ending)."""
+        if not self._use.acquire(blocking=wait):
+            return False
+        try:
+            if self._calls or time.monotonic() - self._last_call < idle_s or not self.is_open:
                 return False
             self.close()  # under the lock: no call starts while the clients close
             return True
+        finally:
+            self._use.release()
+
+    @contextlib.contextmanager
+    def _opening(self) -> Iterator[None]:
+        """While a client of this gateway is created: counted as open, after room was made."""
+        _make_room(self)
+        try:
+            yield
+        finally:
+            with _registry_lock:
+                _reserved.discard(self)
 
 
 # Told of every call to a gateway method (console/health counts them for /metrics): the connection, the
@@ -103,10 +124,20 @@ for _name in dir(KafkaGateway):
 
 _registry: dict[ClusterConnection, KafkaGateway] = {}
 _registry_lock = threading.Lock()
+_reserved: set[KafkaGateway] = set()  # gateways creating a client now (counted as open)
+_max_open: list[int | None] = [None]  # at most this many gateways with clients open (None: no cap)
 
 
-def get_gateway(conn: ClusterConnection) -> KafkaGateway:
-    """The process-wide gateway for ``conn`` (created on first use, then reused)."""
+def set_max_open(limit: int | None) -> None:
+    """The process's cap on gateways with open clients (None: none; at least 1)."""
+    _max_open[0] = None if limit is None else max(1, int(limit))
+
+
+def get_gateway(conn: ClusterConnection, *, max_open: int | None = None) -> KafkaGateway:
+    """The process-wide gateway for ``conn`` (created on first use, then reused). ``max_open``, when
+    given, sets the process's cap on gateways with open clients (``set_max_open``)."""
+    if max_open is not None and max_open != _max_open[0]:
+        set_max_open(max_open)
     gw = _registry.get(conn)
     if gw is None:
         with _registry_lock:
@@ -115,6 +146,38 @@ def get_gateway(conn: ClusterConnection) -> KafkaGateway:
                 gw = KafkaGateway(conn)
                 _registry[conn] = gw
     return gw
+
+
+def open_count() -> int:
+    """How many gateways of this process have a client open (or are opening one)."""
+    with _registry_lock:
+        return sum(1 for gw in _registry.values() if gw.is_open or gw in _reserved)
+
+
+def _make_room(opening: KafkaGateway) -> None:
+    """Before ``opening`` creates a client, under the cap: close the clients of the least recently
+    used idle gateways until fewer than the cap are open besides it. A gateway with a call in flight
+    is never closed (the cap is exceeded until it ends; the next opening closes it then). Each
+    open gateway costs a network thread (kafka-python's I/O thread), librdkafka's threads when its
+    AdminClient was used (one per broker plus its own) and their buffers."""
+    limit = _max_open[0]
+    with _room_lock:  # one opening at a time decides: two cannot both take the last place
+        with _registry_lock:
+            others = [
+                gw for gw in _registry.values() if gw is not opening and (gw.is_open or gw in _reserved)
+            ]
+            _reserved.add(opening)
+        if limit is None:
+            return
+        excess = len(others) - (limit - 1)
+        for gw in sorted(others, key=lambda g: g._last_call):
+            if excess <= 0:
+                break
+            if gw not in _reserved and gw._close_if_idle(0.0, wait=False):
+                excess -= 1
+
+
+_room_lock = threading.Lock()
 
 
 def close_idle(idle_s: float) -> int:
@@ -130,5 +193,6 @@ def close_all() -> None:
     with _registry_lock:
         gateways = list(_registry.values())
         _registry.clear()
+        _reserved.clear()
     for gw in gateways:
         gw.close()

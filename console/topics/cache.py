@@ -152,11 +152,19 @@ _locks: dict[object, threading.Lock] = {}
 _guard = threading.Lock()
 
 
+def _drop(key: object) -> None:
+    """Forget a key's snapshot and, unless a fetch holds it, its lock (under ``_guard``)."""
+    _cache.pop(key, None)
+    lock = _locks.get(key)
+    if lock is not None and not lock.locked():
+        del _locks[key]
+
+
 def _fresh(key: object) -> Snapshot | None:
     """The key's snapshot if fresh (marked as the most recently read); expired ones are dropped."""
     with _guard:
         for k in [k for k, s in _cache.items() if s.age_s >= TTL_S]:
-            del _cache[k]
+            _drop(k)
         snap = _cache.pop(key, None)
         if snap is not None:
             _cache[key] = snap
@@ -168,7 +176,7 @@ def _keep(key: object, snap: Snapshot) -> None:
         _cache.pop(key, None)
         _cache[key] = snap
         while len(_cache) > MAX_CLUSTERS:
-            del _cache[next(iter(_cache))]
+            _drop(next(iter(_cache)))
 
 
 def _key(cluster) -> object:
@@ -240,13 +248,20 @@ def invalidate(cluster) -> None:
     """Forget the cluster's snapshot in this process (after a change made through the console)."""
     key = _key(cluster)
     with _guard:
-        _cache.pop(key, None)
+        _drop(key)
 
 
 def clear() -> None:
     """Forget everything (tests)."""
     with _guard:
-        _cache.clear()
+        for key in list(_cache):
+            _drop(key)
+
+
+def kept_count() -> tuple[int, int]:
+    """How many snapshots and single-flight locks this process keeps (both bounded)."""
+    with _guard:
+        return len(_cache), len(_locks)
 
 
 def cached_configs(snap: Snapshot, names: list[str]) -> tuple[dict[str, dict[str, str | None]], list[str]]:
