@@ -106,5 +106,10 @@ def test_it_is_a_context_manager_and_a_plain_object() -> None:
     fleet.start()
     try:
         assert list(fleet.bootstrap_servers) == ["fleet-01"]
+        fleet.call_on("fleet-01", "create_topic", "by-name", 4, 1)
+        before = fleet.clusters["fleet-01"].state.now_ms
+        fleet.advance(5.0)
+        assert fleet.describe()["fleet-01"]["partitions"] == 4
+        assert fleet.clusters["fleet-01"].state.now_ms == before + 5000.0
     finally:
         fleet.shutdown()
