@@ -1,18 +1,19 @@
-"""The fleet home's rows: every cluster the actor may see, from its summary row (``summary``) and the
-console's own tables, never a read of Kafka. Three queries whatever the number of clusters: the
-clusters with their summaries, the running operations per cluster, the changes waiting for approval
-per cluster (and one for the actor's roles, to scope the last as the review queue does).
+"""The fleet home's rows: every cluster the actor may see, from its summary row (written by
+``telemetry.summary``) and the console's own tables, never a read of Kafka. Two queries whatever the
+number of clusters: the actor's bindings (to scope the changes waiting for approval as the review
+queue does), then the clusters with their summaries joined and, as subqueries, their running
+operations and changes waiting for approval.
 
 Open alerts are not a column yet (they come with the alerting issue).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from console import access
@@ -84,12 +85,11 @@ COLUMNS = (
 SORTS = {key: sort for key, _, sort in COLUMNS}
 
 
-def _state(summary) -> str:
-    if summary is None:
-        return NEVER
-    if not summary.reachable:
+def _state(summary: dict) -> str:
+    """A summary's state (its fields as the clusters' query reads them)."""
+    if not summary["reachable"]:
         return UNREACHABLE
-    if summary.under_replicated or summary.offline or summary.under_min_isr:
+    if summary["under_replicated"] or summary["offline"] or summary["under_min_isr"]:
         return UNHEALTHY
     return HEALTHY
 
@@ -99,59 +99,56 @@ def _clusters(actor):
     return Cluster.objects.all() if access.is_system(actor) else access.visible_clusters(actor)
 
 
-def _sees_every_request(actor, ids: Iterable[int]) -> set[int]:
+def _sees_every_request(actor) -> set[int] | None:
     """The clusters where the actor sees everyone's requests (approvers and auditors, as the review
-    queue scopes them): one query over the actor's bindings."""
+    queue scopes them), from one query over the actor's bindings; None: every cluster."""
     if access.is_system(actor) or (actor.is_superuser and actor.is_active):
-        return set(ids)
+        return None
     wide = {
         role
         for role, perms in access.ROLE_PERMISSIONS.items()
         if access.APPROVE in perms or access.VIEW_AUDIT in perms
     }
     bindings = RoleBinding.objects.filter(Q(user=actor) | Q(group__in=actor.groups.all()), role__in=wide)
-    return set(bindings.filter(cluster_id__in=ids).values_list("cluster_id", flat=True))
+    return set(bindings.values_list("cluster_id", flat=True))
 
 
-def _per_cluster(queryset) -> dict[int, int]:
-    """How many rows of ``queryset`` each cluster has (one GROUP BY)."""
-    return dict(
-        queryset.order_by().values("cluster_id").annotate(n=Count("id")).values_list("cluster_id", "n")
-    )
+def _count(queryset) -> Coalesce:
+    """How many rows of ``queryset`` (filtered on ``cluster_id=OuterRef("pk")``) the cluster has, as
+    a subquery of the clusters' query."""
+    counted = queryset.order_by().values("cluster_id").annotate(n=Count("id")).values("n")
+    return Coalesce(Subquery(counted[:1]), 0)
 
 
 _COUNTS = ("topics", "partitions", "under_replicated", "offline", "under_min_isr", "consumer_groups")
+_SUMMARY = ("taken_at", "reachable", "error", "kafka_version", "metadata_version", "controller_id")
+_SUMMARY += ("brokers_up", "brokers_total", *_COUNTS)
+_SUMMARY_KEYS = tuple(f"summary__{f}" for f in _SUMMARY)  # as the clusters' query names them
+_HIDDEN = dict.fromkeys(("brokers_up", "brokers_total", *_COUNTS))  # a cluster never reached
 
 
-def _row(cluster: Cluster, summary, running: int, held: int) -> FleetRow:
-    """A cluster's row. The figures are shown once a look at Kafka found some (a cluster never
-    reached has none, not zeros); a controller-mode connection has no partition figures."""
-    base = {
-        "name": cluster.name,
-        "description": cluster.description,
-        "controller_mode": cluster.controller_mode,
-        "state": _state(summary),
-        "running_operations": running,
-        "held_changes": held,
-    }
-    if summary is None:
-        empty = dict.fromkeys(("taken_at", "reachable", "controller_id", "brokers_up", "brokers_total"))
-        return FleetRow(
-            **base, **empty, **dict.fromkeys(_COUNTS), error="", kafka_version="", metadata_version=""
-        )
-    figures = summary.reachable or summary.brokers_total > 0
-    partitions = figures and not cluster.controller_mode
+def _row(values: dict) -> FleetRow:
+    """A cluster's row from the clusters' query. The figures are shown once a look at Kafka found some
+    (a cluster never reached has none, not zeros); a controller-mode connection has none of partitions."""
+    got = dict(zip(_SUMMARY, map(values.__getitem__, _SUMMARY_KEYS), strict=True))
+    controller_mode = bool(values["bootstrap_controllers"])
+    if got["taken_at"] is None:  # no summary row
+        state = NEVER
+        got |= {"error": "", "kafka_version": "", "metadata_version": ""}
+    else:
+        state = _state(got)
+        if not (got["reachable"] or got["brokers_total"] > 0):
+            got |= _HIDDEN
+        elif controller_mode:
+            got |= dict.fromkeys(_COUNTS)
     return FleetRow(
-        **base,
-        taken_at=summary.taken_at,
-        reachable=summary.reachable,
-        error=summary.error,
-        kafka_version=summary.kafka_version,
-        metadata_version=summary.metadata_version,
-        controller_id=summary.controller_id,
-        brokers_up=summary.brokers_up if figures else None,
-        brokers_total=summary.brokers_total if figures else None,
-        **{c: getattr(summary, c) if partitions else None for c in _COUNTS},
+        name=values["name"],
+        description=values["description"],
+        controller_mode=controller_mode,
+        state=state,
+        running_operations=values["running"],
+        held_changes=values["held"],
+        **got,
     )
 
 
@@ -160,19 +157,22 @@ def fleet(
 ) -> list[FleetRow]:
     """Every cluster the actor may see, as the fleet home lists them: ``text`` found in the name or
     the description (any case), ``state`` one of ``STATES``, sorted by ``sort`` (a key of ``SORTS``;
-    clusters without the figure last either way, then by name)."""
-    clusters = _clusters(actor).select_related("summary")
+    clusters without the figure last either way, then by name). One query for the rows (summaries
+    joined, the counts as subqueries), one for the actor's bindings."""
+    clusters = _clusters(actor)
     if text:
         clusters = clusters.filter(Q(name__icontains=text) | Q(description__icontains=text))
-    clusters = list(clusters)
-    ids = [c.pk for c in clusters]
-    running = _per_cluster(Operation.objects.filter(cluster_id__in=ids).exclude(state__in=FINISHED_STATES))
-    wide = _sees_every_request(actor, ids)
-    waiting = ChangeRequest.objects.filter(cluster_id__in=ids, state=RequestState.PENDING).filter(
-        Q(cluster_id__in=wide) | Q(requested_by=actor)
+    here = OuterRef("pk")
+    waiting = ChangeRequest.objects.filter(cluster_id=here, state=RequestState.PENDING)
+    wide = _sees_every_request(actor)
+    if wide is not None:
+        waiting = waiting.filter(Q(cluster_id__in=wide) | Q(requested_by=actor))
+    clusters = clusters.annotate(
+        running=_count(Operation.objects.filter(cluster_id=here).exclude(state__in=FINISHED_STATES)),
+        held=_count(waiting),
     )
-    held = _per_cluster(waiting)
-    rows = [_row(c, getattr(c, "summary", None), running.get(c.pk, 0), held.get(c.pk, 0)) for c in clusters]
+    fields = ("name", "description", "bootstrap_controllers", "running", "held")
+    rows = [_row(v) for v in clusters.values(*fields, *_SUMMARY_KEYS)]
     if state:
         rows = [r for r in rows if r.state == state]
     key = SORTS.get(sort, SORTS["name"])

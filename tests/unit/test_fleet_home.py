@@ -166,21 +166,18 @@ def test_the_page_shows_each_row_with_its_age_and_a_link_to_the_overview(client,
     response = client.get(reverse("fleet_home"), {"sort": "state"})
     body = response.content.decode()
     assert response.status_code == 200
-    assert [r["row"].name for r in response.context["rows"]] == ["lab", "west", "new", "east"]
+    assert [r.name for r in response.context["fleet"]] == ["lab", "west", "new", "east"]
     assert 'href="/c/east/"' in body and 'href="/c/lab/"' in body
     assert body.count("as of 3m 0") == 3 and "never snapshotted</td>" in body
     headers = {h["key"]: h["href"] for h in response.context["headers"]}
     assert headers["state"] == "?sort=state&desc=1" and headers["partitions"] == "?sort=partitions"
     filtered = client.get(reverse("fleet_home"), {"q": "region", "state": "unhealthy"})
-    assert [r["row"].name for r in filtered.context["rows"]] == ["west"]
+    assert [r.name for r in filtered.context["fleet"]] == ["west"]
 
 
 def _page_rows(client, **params) -> list[dict]:
-    rows = client.get(reverse("fleet_home"), params).context["rows"]
-    return [
-        {**vars_of(r["row"]), "taken_at": r["row"].taken_at.isoformat() if r["row"].taken_at else None}
-        for r in rows
-    ]
+    rows = client.get(reverse("fleet_home"), params).context["fleet"]
+    return [{**vars_of(r), "taken_at": r.taken_at.isoformat() if r.taken_at else None} for r in rows]
 
 
 def vars_of(row) -> dict:
