@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pipeline_lake as bl  # noqa: E402
 
-from pipeline import jobs, reports, rollups  # noqa: E402
+from pipeline import jobs, lake, reports, rollups  # noqa: E402
 from pipeline.reference import JobParams  # noqa: E402
 
 DAYS = int(os.environ.get("BENCH_LAKE_DAYS", 30))
@@ -48,7 +48,7 @@ def main() -> None:
     print(f"lake {root}: {DAYS} days; first run rolled up {stats['rolled_hours']} hour(s)", flush=True)
     new = rollups.list_raw(root, bl.CLUSTER, h_ms, end_ms)[h_ms]
     paths = {
-        ds: [rollups.raw_path(root, bl.CLUSTER, f) for f in new if f.dataset == ds]
+        ds: [lake.raw_path(root, bl.CLUSTER, f) for f in new if f.dataset == ds]
         for ds in ("partitions", "brokers", "groups")
     }
     print(f"new raw files of the hour just closed: {len(new)} ({sum(f.size for f in new)} bytes)")

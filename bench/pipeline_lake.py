@@ -1,11 +1,13 @@
 """The pipeline benches' lake and Spark session (not a bench itself).
 
-Shape: 50 topics x 20 partitions (1,000 partitions, RF 3, 6 brokers, one consumer group per
-topic partition) snapshotted every 5 minutes, ``days`` days long (30 by default: 8,640 snapshots =
-8.64M partition rows + 8.64M group rows + 52k broker rows). All hours but the last are written one
+Shape: ``partitions`` // 20 topics x 20 partitions (1,000 by default: 50 topics; RF 3, 6 brokers,
+one consumer group per topic partition) snapshotted every 5 minutes, ``days`` days long (30 by
+default: 8,640 snapshots = 8.64M partition rows + 8.64M group rows + 52k broker rows; a fraction
+of a day for the larger shapes, e.g. 0.25 = 6 hours). All hours but the last are written one
 file per hour and dataset (``gen-<ts>.parquet``, 12 snapshots each); the last hour is written as
 the collector writes it, one file per snapshot and dataset (``snap-<slot>.parquet``). Generated
-once per shape under ``var/bench-lake-<days>d`` (gitignored) and reused (a marker file names the
+once per shape under ``var/bench-lake-<days>d`` (``var/bench-lake-<partitions>p-<hours>h`` for
+other shapes; gitignored) and reused (a marker file names the
 shape), rollups included once a bench has run there.
 """
 
@@ -24,31 +26,35 @@ INTERVAL_S = 300
 PER_HOUR = 3600 // INTERVAL_S
 
 
-def shape(days: int) -> generate.Shape:
+PARTITIONS = 1000
+
+
+def shape(days: float, partitions: int = PARTITIONS) -> generate.Shape:
     return generate.Shape(
-        topics=50,
+        topics=partitions // 20,
         partitions=20,
         brokers=6,
         replication=3,
-        snapshots=days * 86400 // INTERVAL_S,
+        snapshots=int(days * 86400) // INTERVAL_S,
         interval_s=INTERVAL_S,
         seed=11,
     )
 
 
-def lake_root(days: int) -> Path:
-    default = Path(__file__).resolve().parent.parent / "var" / f"bench-lake-{days}d"
+def lake_root(days: float, partitions: int = PARTITIONS) -> Path:
+    name = f"bench-lake-{days:g}d" if partitions == PARTITIONS else f"bench-lake-{partitions}p-{days * 24:g}h"
+    default = Path(__file__).resolve().parent.parent / "var" / name
     return Path(os.environ.get("BENCH_LAKE_DIR", default))
 
 
-def until(days: int) -> datetime:
+def until(days: float) -> datetime:
     return START + timedelta(days=days)
 
 
-def ensure(days: int) -> Path:
-    """The lake of ``days`` days, generated when its marker is missing."""
-    s = shape(days)
-    root = lake_root(days)
+def ensure(days: float, partitions: int = PARTITIONS) -> Path:
+    """The lake of ``days`` days and ``partitions`` partitions, generated when its marker is missing."""
+    s = shape(days, partitions)
+    root = lake_root(days, partitions)
     marker = root / f".complete-{s.topics}x{s.partitions}x{s.snapshots}-{s.interval_s}-{s.seed}"
     if marker.exists():
         return root
@@ -77,7 +83,9 @@ def ensure(days: int) -> Path:
         flush()
     marker.write_text(str(rows))
     print(
-        f"generated {rows} partition rows ({days} days) in {time.perf_counter() - started:.0f} s", flush=True
+        f"generated {rows} partition rows ({days:g} days, {partitions} partitions) "
+        f"in {time.perf_counter() - started:.0f} s",
+        flush=True,
     )
     return root
 

@@ -33,7 +33,7 @@ def read_raw(
 
     Read through the lake's schema, so a file written before a nullable column existed gives nulls.
     """
-    paths = sorted({rollups.raw_path(lake_dir, cluster, f) for f in files if f.dataset == dataset})
+    paths = sorted({lake.raw_path(lake_dir, cluster, f) for f in files if f.dataset == dataset})
     if not paths:
         return None
     lo, hi = (

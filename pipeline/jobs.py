@@ -79,15 +79,16 @@ def roll_up(
     until_ms, since_ms = int(until.timestamp() * 1000), int(since.timestamp() * 1000)
     list_end = -(-until_ms // HOUR_MS) * HOUR_MS
     with rollups.locked(lake_dir, cluster):
-        by_hour = rollups.list_raw(lake_dir, cluster, first_ms, list_end)
+        manifests = rollups.read_manifests(lake_dir, cluster, first_ms, list_end)
+        by_hour = rollups.list_raw(lake_dir, cluster, first_ms, list_end, manifests)
         closed = {h: fs for h, fs in by_hour.items() if h < closed_end}
         if rebuild:
             stale = closed
         else:
-            stale = {h: fs for h, fs in closed.items() if not rollups.is_current(lake_dir, cluster, h, fs)}
+            stale = {h: fs for h, fs in closed.items() if not rollups.is_current(manifests.get(h), fs)}
         open_files = list({f.key: f for h, fs in by_hour.items() if h >= closed_end for f in fs}.values())
         todo = {f.key: f for fs in stale.values() for f in fs} | {f.key: f for f in open_files}
-        rows = rollups.row_count(lake_dir, cluster, list(todo.values()))
+        rows = lake.row_count(lake_dir, cluster, list(todo.values()))
         engine = engine or choose_engine(rows, rebuild, config.load().spark_min_rows)
         if engine == SPARK:
             aggregate = functools.partial(spark_engine.aggregate_raw, session_of(spark))

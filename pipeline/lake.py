@@ -16,11 +16,15 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from pipeline.reference import HOUR_MS
 
 SCHEMA_VERSION = 1
 DATASETS = ("partitions", "brokers", "groups")
@@ -156,8 +160,6 @@ def read_window(
     ts = table.column("ts")
     lo = pa.scalar(utc(since), type=_TS)
     hi = pa.scalar(utc(until), type=_TS)
-    import pyarrow.compute as pc
-
     return table.filter(pc.and_(pc.greater_equal(ts, lo), pc.less(ts, hi)))
 
 
@@ -170,3 +172,65 @@ def lake_size(lake: Path, cluster: str | None = None) -> dict[str, int]:
             root = root / f"cluster={cluster}"
         out[dataset] = sum(f.stat().st_size for f in root.rglob("*.parquet")) if root.exists() else 0
     return out
+
+
+# -- raw files: which hours and how many rows each holds (the rollups' manifests name them) ------
+
+
+def _epoch_ms(ts: datetime) -> int:
+    return int(utc(ts).timestamp() * 1000)
+
+
+@dataclass
+class RawFile:
+    """A raw snapshot file of the lake as listed (the manifests name it by ``entry()``)."""
+
+    dataset: str
+    rel: str  # date=<d>/<name>, under <lake>/<dataset>/cluster=<name>/
+    size: int
+    mtime_ns: int
+    hours: list[int] = field(default_factory=list)  # hour starts (epoch ms) the file's rows fall in
+    rows: int | None = None  # from the footer when it was read (not part of the manifest)
+
+    @property
+    def key(self) -> tuple:
+        return (self.dataset, self.rel, self.size, self.mtime_ns)
+
+    def entry(self) -> list:
+        return [self.dataset, self.rel, self.size, self.mtime_ns, self.hours]
+
+
+def file_hours(path: Path) -> tuple[list[int], int]:
+    """The hours a raw file's rows fall in, from its footer's ``ts`` statistics (else the column), and
+    its row count."""
+    meta = pq.read_metadata(path)
+    col = meta.schema.names.index("ts")
+    lo = hi = None
+    for i in range(meta.num_row_groups):
+        st = meta.row_group(i).column(col).statistics
+        if st is None or not st.has_min_max:
+            lo = hi = None
+            break
+        a, b = _epoch_ms(st.min), _epoch_ms(st.max)
+        lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+    if lo is None:
+        ts = pq.read_table(path, columns=["ts"]).column("ts")
+        if len(ts) == 0 or ts.null_count == len(ts):
+            return [], meta.num_rows
+        mm = pc.min_max(ts)
+        lo, hi = _epoch_ms(mm["min"].as_py()), _epoch_ms(mm["max"].as_py())
+    first = lo // HOUR_MS * HOUR_MS
+    return list(range(first, hi // HOUR_MS * HOUR_MS + 1, HOUR_MS)), meta.num_rows
+
+
+def raw_path(lake_dir: Path, cluster: str, f: RawFile) -> str:
+    """The file's path."""
+    return str(Path(lake_dir) / f.dataset / f"cluster={cluster}" / f.rel)
+
+
+def row_count(lake_dir: Path, cluster: str, files: list[RawFile]) -> int:
+    """The raw rows of ``files`` (every dataset), from their footers (already read for new files)."""
+    return sum(
+        f.rows if f.rows is not None else pq.read_metadata(raw_path(lake_dir, cluster, f)).num_rows
+        for f in files
+    )

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -153,8 +154,12 @@ def publish(lake_dir: Path, cluster: str, reports: dict[str, list[dict]], meta: 
     run = f"run-{uuid.uuid4().hex[:12]}"
     staging = root / f".{run}"
     staging.mkdir(parents=True)
-    for name in SCHEMAS:
+
+    def write(name: str) -> None:
         pq.write_table(as_table(name, reports.get(name, [])), staging / f"{name}.parquet")
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="publish") as pool:
+        list(pool.map(write, SCHEMAS))  # pyarrow encodes without the GIL
     (staging / "meta.json").write_text(json.dumps(meta, default=str, sort_keys=True))
     os.replace(staging, root / run)
     previous = current_run(lake_dir, cluster)

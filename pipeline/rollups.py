@@ -1,16 +1,19 @@
 """Hourly rollups of the snapshot lake: each closed hour's raw snapshots reduced once, kept next to them.
 
-Layout (one file per kind and day holding that day's rolled-up hours, one manifest per hour;
-written like the snapshots: dot-name, then rename)::
+Layout (one file per kind and day holding that day's rolled-up hours, but one per hour for the two
+large per-snapshot kinds; one manifest per hour; written like the snapshots: dot-name, then rename)::
 
-    <lake>/rollups/topics/cluster=<name>/date=<YYYY-MM-DD>/rollup.parquet    one row per (snapshot, topic)
+    <lake>/rollups/topics/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.parquet  one row per (snapshot, topic)
     <lake>/rollups/brokers/cluster=<name>/date=<YYYY-MM-DD>/rollup.parquet   one row per (snapshot, broker)
-    <lake>/rollups/groups/cluster=<name>/date=<YYYY-MM-DD>/rollup.parquet    one row per (group, topic, snapshot)
+    <lake>/rollups/groups/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.parquet  one row per (group, topic, snapshot)
     <lake>/rollups/manifests/cluster=<name>/date=<YYYY-MM-DD>/hour-<HH>.json  the raw files that went in
 
 Rolling up an hour rewrites its day's file (that day's other hours are read back and kept), so a
-run costs at most a day of rollups to write whatever the window, and a 30-day window is read from
-30 files per kind (one small file per hour made Spark spend most of a run opening files). Runs
+run costs at most a day of rollups to write whatever the window, and a 30-day window's reports are
+read from 30 files per kind. The per-snapshot topic and group rows (a row per topic or group and
+snapshot: at 10,000 partitions a day file of 144,000 rows, most of an hourly run's writing) are
+only read to derive an hour again (a window's first hour cut at its start), so they are kept one
+file per hour (``HOURLY``): an hourly run writes its hour's file and rewrites no other. Runs
 for one cluster roll up one at a time and not while another run reads the rollups (``flock`` on
 ``rollups/.lock-<cluster>``: exclusive to roll up, shared to read).
 
@@ -21,8 +24,9 @@ every raw file (dataset, date directory, name, size, mtime) whose rows fall in t
 hours each file covers; an hour is rolled up again only when that list changes (a late snapshot),
 so a re-run with nothing new rewrites nothing.
 
-This module is the lake side (listing, manifests, the Arrow half of the rollup, writing); the Spark
-half is in :mod:`pipeline.jobs`.
+This module is the rollups' side (which raw files each hour holds, manifests, the rollups from the
+engines' aggregates, writing); the aggregations are :mod:`pipeline.arrow_engine`'s and
+:mod:`pipeline.spark`'s, the raw files' own facts (hours, rows) :mod:`pipeline.lake`'s.
 """
 
 from __future__ import annotations
@@ -33,7 +37,6 @@ import json
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -49,7 +52,10 @@ from pipeline.reference import HOUR_MS
 KINDS = ("topics", "brokers", "groups", "cluster", "topic_hours", "group_hours")
 TIME = {k: "hour" if k.endswith("_hours") else "ts" for k in KINDS}
 # Bumped when what a rolled-up hour holds changes: an hour rolled up by an older version is rolled again.
-VERSION = 2
+# 3: topics and groups in hour files (version 2's day files are still read for hours not rolled again).
+VERSION = 3
+HOURLY = ("topics", "groups")
+DAY_FILE = "rollup.parquet"
 I64, S = pa.int64(), pa.string()
 
 SCHEMAS: dict[str, pa.Schema] = {
@@ -122,9 +128,9 @@ def kind_root(lake_dir: Path, kind: str, cluster: str) -> Path:
 
 
 def rollup_path(lake_dir: Path, kind: str, cluster: str, hour_ms: int) -> Path:
-    """The file holding the rollups of ``hour_ms``'s day."""
-    day, _ = _hour_rel(hour_ms)
-    return kind_root(lake_dir, kind, cluster) / day / "rollup.parquet"
+    """The file holding the rollups of ``hour_ms``: its own for the ``HOURLY`` kinds, its day's otherwise."""
+    day, name = _hour_rel(hour_ms)
+    return kind_root(lake_dir, kind, cluster) / day / (f"{name}.parquet" if kind in HOURLY else DAY_FILE)
 
 
 @contextlib.contextmanager
@@ -167,58 +173,46 @@ def _write_text_atomic(text: str, path: Path) -> None:
 # -- which raw files hold which hours ----------------------------------------------------------
 
 
-@dataclass
-class RawFile:
-    dataset: str
-    rel: str  # date=<d>/<name>, under <lake>/<dataset>/cluster=<name>/
-    size: int
-    mtime_ns: int
-    hours: list[int] = field(default_factory=list)  # hour starts (epoch ms) the file's rows fall in
-    rows: int | None = None  # from the footer when it was read (not part of the manifest)
-
-    @property
-    def key(self) -> tuple:
-        return (self.dataset, self.rel, self.size, self.mtime_ns)
-
-    def entry(self) -> list:
-        return [self.dataset, self.rel, self.size, self.mtime_ns, self.hours]
-
-
-def _file_hours(path: Path) -> tuple[list[int], int]:
-    """The hours a raw file's rows fall in, from its footer's ``ts`` statistics (else the column), and
-    its row count."""
-    meta = pq.read_metadata(path)
-    col = meta.schema.names.index("ts")
-    lo = hi = None
-    for i in range(meta.num_row_groups):
-        st = meta.row_group(i).column(col).statistics
-        if st is None or not st.has_min_max:
-            lo = hi = None
-            break
-        a, b = _ms(st.min), _ms(st.max)
-        lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
-    if lo is None:
-        ts = pq.read_table(path, columns=["ts"]).column("ts")
-        if len(ts) == 0 or ts.null_count == len(ts):
-            return [], meta.num_rows
-        mm = pc.min_max(ts)
-        lo, hi = _ms(mm["min"].as_py()), _ms(mm["max"].as_py())
-    first = lo // HOUR_MS * HOUR_MS
-    return list(range(first, hi // HOUR_MS * HOUR_MS + 1, HOUR_MS)), meta.num_rows
+def read_manifests(lake_dir: Path, cluster: str, first_hour_ms: int, end_ms: int) -> dict[int, dict]:
+    """The manifests of the hours [first_hour_ms, end_ms) that exist, per hour (one directory listing
+    per day: a 30-day window on a younger lake costs no lookup per missing hour)."""
+    out: dict[int, dict] = {}
+    root = kind_root(lake_dir, "manifests", cluster)
+    for day in lake.days(_hour(first_hour_ms), _hour(end_ms)):
+        try:
+            entries = list(os.scandir(root / f"date={day.isoformat()}"))
+        except OSError:
+            continue
+        midnight = _ms(datetime(day.year, day.month, day.day, tzinfo=UTC))
+        for e in entries:
+            if not (e.name.startswith("hour-") and e.name.endswith(".json")):
+                continue
+            h = midnight + int(e.name[5:7]) * HOUR_MS
+            if first_hour_ms <= h < end_ms:
+                try:
+                    with open(e.path) as fh:
+                        out[h] = json.load(fh)
+                except (OSError, ValueError):
+                    continue
+    return out
 
 
-def list_raw(lake_dir: Path, cluster: str, first_hour_ms: int, end_ms: int) -> dict[int, list[RawFile]]:
+def list_raw(
+    lake_dir: Path, cluster: str, first_hour_ms: int, end_ms: int, manifests: dict[int, dict] | None = None
+) -> dict[int, list[lake.RawFile]]:
     """Every raw file with rows in the hours [first_hour_ms, end_ms), per hour.
 
     The date directories are listed (names and stat only); a file already named in a manifest of
-    those hours takes its hours from there, a new one from its Parquet footer.
+    those hours (``manifests``, read here when not given) takes its hours from there, a new one
+    from its Parquet footer.
     """
+    if manifests is None:
+        manifests = read_manifests(lake_dir, cluster, first_hour_ms, end_ms)
     known: dict[tuple, list[int]] = {}
-    for h in range(first_hour_ms, end_ms, HOUR_MS):
-        m = read_manifest(lake_dir, cluster, h)
-        for ds, rel, size, mtime, hours in (m or {}).get("inputs", []):
+    for m in manifests.values():
+        for ds, rel, size, mtime, hours in m.get("inputs", []):
             known[(ds, rel, size, mtime)] = hours
-    by_hour: dict[int, list[RawFile]] = {}
+    by_hour: dict[int, list[lake.RawFile]] = {}
     for dataset in lake.DATASETS:
         base = Path(lake_dir) / dataset / f"cluster={cluster}"
         for day in lake.days(_hour(first_hour_ms), _hour(end_ms)):
@@ -231,35 +225,23 @@ def list_raw(lake_dir: Path, cluster: str, first_hour_ms: int, end_ms: int) -> d
                 if not e.name.endswith(".parquet") or e.name[0] in "._" or not e.is_file():
                     continue
                 st = e.stat()
-                f = RawFile(dataset, f"{d.name}/{e.name}", st.st_size, st.st_mtime_ns)
+                f = lake.RawFile(dataset, f"{d.name}/{e.name}", st.st_size, st.st_mtime_ns)
                 f.hours = known.get(f.key)
                 if not f.hours:
-                    f.hours, f.rows = _file_hours(Path(e.path))
+                    f.hours, f.rows = lake.file_hours(Path(e.path))
                 for h in f.hours:
                     if first_hour_ms <= h < end_ms:
                         by_hour.setdefault(h, []).append(f)
     return by_hour
 
 
-def inputs_of(files: list[RawFile]) -> list[list]:
+def inputs_of(files: list[lake.RawFile]) -> list[list]:
     return sorted(f.entry() for f in files)
 
 
-def is_current(lake_dir: Path, cluster: str, hour_ms: int, files: list[RawFile]) -> bool:
-    m = read_manifest(lake_dir, cluster, hour_ms)
+def is_current(m: dict | None, files: list[lake.RawFile]) -> bool:
+    """Whether an hour's manifest ``m`` names exactly ``files``, rolled up by this version."""
     return m is not None and m.get("version") == VERSION and m.get("inputs") == inputs_of(files)
-
-
-def raw_path(lake_dir: Path, cluster: str, f: RawFile) -> str:
-    return str(Path(lake_dir) / f.dataset / f"cluster={cluster}" / f.rel)
-
-
-def row_count(lake_dir: Path, cluster: str, files: list[RawFile]) -> int:
-    """The raw rows of ``files`` (every dataset), from their footers (already read for new files)."""
-    return sum(
-        f.rows if f.rows is not None else pq.read_metadata(raw_path(lake_dir, cluster, f)).num_rows
-        for f in files
-    )
 
 
 # -- the Arrow half: per-(snapshot, topic, leader) rows → the three rollups ----------------------
@@ -355,6 +337,33 @@ def _replace_hours(path: Path, kind: str, hours: list[int], new: pa.Table | None
         path.unlink()
 
 
+def _in(table: pa.Table, kind: str, lo: int, hi: int) -> pa.Table | None:
+    """The rows with their time in [lo, hi)."""
+    if not table.num_rows:
+        return None
+    t = table[TIME[kind]]
+    return table.filter(pc.and_(pc.greater_equal(t, lo), pc.less(t, hi)))
+
+
+def _put(lake_dir: Path, cluster: str, kind: str, day_hours: list[int], rows: pa.Table | None) -> None:
+    """A kind's rows of ``day_hours`` (one day; None: none) in place of what its files held for them."""
+    if kind not in HOURLY:
+        _replace_hours(rollup_path(lake_dir, kind, cluster, day_hours[0]), kind, day_hours, rows)
+        return
+    for h in day_hours:
+        path, mine = (
+            rollup_path(lake_dir, kind, cluster, h),
+            None if rows is None else _in(rows, kind, h, h + HOUR_MS),
+        )
+        if mine is not None and mine.num_rows:
+            lake.write_atomic(_cast(mine, kind).sort_by([(TIME[kind], "ascending")]), path)
+        else:
+            path.unlink(missing_ok=True)
+    legacy = path.parent / DAY_FILE  # version 2 kept these hours in the day file
+    if legacy.exists():
+        _replace_hours(legacy, kind, day_hours, None)
+
+
 def _by_day(hours) -> dict[int, list[int]]:
     days: dict[int, list[int]] = {}
     for h in sorted(hours):
@@ -366,23 +375,30 @@ def write_hours(
     lake_dir: Path,
     cluster: str,
     rollups: dict[str, pa.Table],
-    hours: dict[int, list[RawFile]],
+    hours: dict[int, list[lake.RawFile]],
 ) -> int:
-    """Put the hours' rollups into their day files, then write their manifests (last: a crash re-rolls)."""
+    """Put the hours' rollups into their files, then write their manifests (last: a crash re-rolls).
 
-    def one(day_hours: list[int]) -> None:
-        lo, hi = day_hours[0], day_hours[-1] + HOUR_MS
-        for kind in KINDS:
-            t = rollups[kind]
-            ts = t[TIME[kind]]
-            rows = t.filter(pc.and_(pc.greater_equal(ts, lo), pc.less(ts, hi))) if t.num_rows else None
-            _replace_hours(rollup_path(lake_dir, kind, cluster, lo), kind, day_hours, rows)
-        for h in day_hours:
-            manifest = {"hour": _hour(h).isoformat(), "version": VERSION, "inputs": inputs_of(hours[h])}
-            _write_text_atomic(json.dumps(manifest), manifest_path(lake_dir, cluster, h))
+    Every (day, kind) is written at once on two threads (pyarrow encodes without the GIL)."""
 
+    def one(job: tuple[list[int], str]) -> None:
+        day_hours, kind = job
+        _put(
+            lake_dir,
+            cluster,
+            kind,
+            day_hours,
+            _in(rollups[kind], kind, day_hours[0], day_hours[-1] + HOUR_MS),
+        )
+
+    days = list(_by_day(hours).values())
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="rollup-write") as pool:
-        list(pool.map(one, _by_day(hours).values()))
+        list(
+            pool.map(one, [(d, kind) for d in days for kind in sorted(KINDS, key=lambda k: k not in HOURLY)])
+        )
+    for h in sorted(hours):
+        manifest = {"hour": _hour(h).isoformat(), "version": VERSION, "inputs": inputs_of(hours[h])}
+        _write_text_atomic(json.dumps(manifest), manifest_path(lake_dir, cluster, h))
     return len(hours)
 
 
@@ -393,20 +409,24 @@ def drop(lake_dir: Path, cluster: str, first_hour_ms: int, end_ms: int) -> None:
             manifest_path(lake_dir, cluster, h).unlink(missing_ok=True)
         for kind in KINDS:
             path = rollup_path(lake_dir, kind, cluster, day_hours[0])
-            if len(day_hours) == 24:
+            if len(day_hours) == 24 and kind not in HOURLY:
                 path.unlink(missing_ok=True)
             else:
-                _replace_hours(path, kind, day_hours, None)
+                _put(lake_dir, cluster, kind, day_hours, None)
 
 
 def rollup_files(lake_dir: Path, kind: str, cluster: str, since: datetime, until: datetime) -> list[str]:
-    """The day files of a kind's rollups in [since, until) that exist."""
+    """The files of a kind's rollups in [since, until) that exist (for the ``HOURLY`` kinds, the hours'
+    files and any day file version 2 left)."""
     root = kind_root(lake_dir, kind, cluster)
-    files = (root / f"date={day.isoformat()}" / "rollup.parquet" for day in lake.days(since, until))
+    files = [root / f"date={day.isoformat()}" / DAY_FILE for day in lake.days(since, until)]
+    if kind in HOURLY:
+        first, end = _ms(hour_floor(since)), _ms(until)
+        files += [rollup_path(lake_dir, kind, cluster, h) for h in range(first, end, HOUR_MS)]
     return [str(f) for f in files if f.exists()]
 
 
-def chunks(hours: dict[int, list[RawFile]], limit: int = CHUNK_BYTES) -> list[list[int]]:
+def chunks(hours: dict[int, list[lake.RawFile]], limit: int = CHUNK_BYTES) -> list[list[int]]:
     """Consecutive hours grouped so each group's raw input is at most ``limit`` bytes (at least one hour)."""
     out: list[list[int]] = []
     size = 0

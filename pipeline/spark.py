@@ -79,7 +79,7 @@ def _read_raw(spark, lake_dir: Path, cluster: str, files: list, lo_ms: int, hi_m
 
     if not files:
         return None
-    paths = sorted({rollups.raw_path(lake_dir, cluster, f) for f in files})
+    paths = sorted({lake.raw_path(lake_dir, cluster, f) for f in files})
     if len(paths) > MAX_LISTED_FILES:
         paths = sorted({str(Path(p).parent) for p in paths})
     df = spark.read.parquet(*paths)
@@ -169,7 +169,7 @@ def _broker_id_range(lake_dir: Path, cluster: str, files: list) -> list[int] | N
     lo = hi = None
     for f in files:
         try:
-            meta = pq.read_metadata(rollups.raw_path(lake_dir, cluster, f))
+            meta = pq.read_metadata(lake.raw_path(lake_dir, cluster, f))
             col = meta.schema.names.index("broker")
         except (OSError, ValueError):
             return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import shutil
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -61,7 +62,7 @@ def _published(root) -> dict[str, pa.Table]:
 
 
 def _hour_states(root, kind: str) -> pa.Table:
-    files = sorted((root / "rollups" / kind).rglob("rollup.parquet"))
+    files = sorted((root / "rollups" / kind).rglob("*.parquet"))  # day files, or hour files
     t = pa.concat_tables(pq.read_table(f) for f in files)
     return t.sort_by([(c, "ascending") for c in t.column_names])
 
@@ -145,3 +146,36 @@ def test_it_rolls_up_a_backfill_over_the_row_threshold_with_spark_then_the_next_
     in_hour = [p for p in tmp_path.rglob("snap-*.parquet") if int(p.stem.split("-")[1]) in hour]
     assert len(in_hour) == 4 * 3  # the hour just closed: four snapshots of three datasets
     assert second["raw_rows"] == sum(pq.read_metadata(p).num_rows for p in in_hour)
+
+
+def test_hours_rolled_up_by_version_2_keep_their_day_files_until_rolled_again(tmp_path):
+    """Version 2 kept the per-snapshot topic and group rows in day files: an hour whose raw files are
+    gone (lake retention) is not rolled again and its rows are still read from there (to cut the
+    window's first hour); an hour rolled again moves out of the day file (no row twice)."""
+    _write(tmp_path)
+    since = START + timedelta(minutes=40)  # the first hour (21:00) is cut: derived from its snapshot rows
+    want = jobs.run_jobs(_no_spark, tmp_path, CLUSTER, since, UNTIL, PARAMS, now=NOW)
+    day = tmp_path / "rollups" / "{kind}" / f"cluster={CLUSTER}" / "date=2026-03-01"
+    for kind in rollups.HOURLY:  # back to version 2's layout for 2026-03-01 (21:00-23:00)
+        hour_files = sorted(Path(str(day).format(kind=kind)).glob("hour-*.parquet"))
+        lake.write_atomic(
+            pa.concat_tables(pq.read_table(f) for f in hour_files), hour_files[0].parent / "rollup.parquet"
+        )
+        for f in hour_files:
+            f.unlink()
+    for path in (tmp_path / "rollups" / "manifests").rglob("hour-*.json"):
+        path.write_text(path.read_text().replace('"version": 3', '"version": 2'))
+    for path in tmp_path.rglob("snap-*.parquet"):  # retention: the raw files of 21:00 are gone
+        if int(path.stem.split("-")[1]) < int((START + timedelta(hours=1)).timestamp()):
+            path.unlink()
+
+    stats: dict = {}
+    got = jobs.run_jobs(_no_spark, tmp_path, CLUSTER, since, UNTIL, PARAMS, now=NOW, stats=stats)
+    assert stats["rolled_hours"] == 5  # 22:00 to 02:00 again; 21:00 has no raw files left
+    for kind in rollups.HOURLY:
+        legacy = pq.read_table(Path(str(day).format(kind=kind)) / "rollup.parquet")
+        assert {t // 3_600_000 for t in legacy[rollups.TIME[kind]].to_pylist()} == {
+            int(START.timestamp()) // 3600
+        }, kind  # only 21:00's rows are left in the day file
+    for name in reports.SCHEMAS:
+        assert reports.sort_rows(name, got.get(name, [])) == reports.sort_rows(name, want.get(name, [])), name

@@ -111,11 +111,17 @@ def test_incremental_runs_equal_the_rebuild_and_the_reference(spark, lake_dir):
     assert stats["closed_end"] == _hour(6)
     for kind in rollups.KINDS:
         rolled = set()
-        for day in (0, 3):  # 2026-03-01 (21:00-23:00) and 2026-03-02 (00:00-02:00)
-            path = rollups.rollup_path(lake_dir, kind, CLUSTER, _hour(day))
-            ts = pq.read_table(path)[rollups.TIME[kind]].to_pylist()
-            rolled |= {t // HOUR_MS * HOUR_MS for t in ts}
+        for path in (lake_dir / "rollups" / kind).rglob("*.parquet"):  # day files, or hour files
+            rolled |= {t // HOUR_MS * HOUR_MS for t in pq.read_table(path)[rollups.TIME[kind]].to_pylist()}
         assert rolled == {_hour(h) for h in range(6)}, kind  # not the open hour
+    days = {p.parent.name for p in (lake_dir / "rollups" / "topic_hours").rglob("*.parquet")}
+    assert days == {"date=2026-03-01", "date=2026-03-02"}  # one file per day for the hour states
+    hourly = sorted(p.name for p in (lake_dir / "rollups" / "topics").rglob("*.parquet"))
+    assert hourly == ["hour-00.parquet", "hour-01.parquet", "hour-02.parquet"] + [
+        "hour-21.parquet",
+        "hour-22.parquet",
+        "hour-23.parquet",
+    ]  # one per hour for the per-snapshot topic rows
     assert [rollups.read_manifest(lake_dir, CLUSTER, _hour(h)) is not None for h in range(7)] == [
         True
     ] * 6 + [False]
@@ -164,8 +170,8 @@ def _plant_open_hour(root, kind: str) -> None:
     t = t.set_column(t.schema.get_field_index(column), column, pc.add(t[column], HOUR_MS))
     size = "log_bytes" if kind == "cluster" else "size"
     t = t.set_column(t.schema.get_field_index(size), size, pc.multiply(t[size], 7))
-    day2 = rollups.rollup_path(root, kind, CLUSTER, _hour(6))
-    lake.write_atomic(pa.concat_tables([pq.read_table(day2), t]), day2)
+    day2 = rollups.rollup_path(root, kind, CLUSTER, _hour(6))  # the topics' hour-03 file: none yet
+    lake.write_atomic(pa.concat_tables([*([pq.read_table(day2)] if day2.exists() else []), t]), day2)
 
 
 def test_the_reports_read_the_rollups_of_closed_hours_and_the_open_hour_raw(spark, lake_dir):
@@ -223,8 +229,13 @@ def test_a_late_snapshot_in_a_closed_hour_re_rolls_that_hour(spark, lake_dir):
     assert stats["rolled_hours"] == 1
     after = _rollup_files(lake_dir)
     changed = {name for name in after if after[name] != before.get(name)}
-    assert changed == {
-        *(f"{kind}/cluster={CLUSTER}/date=2026-03-01/rollup.parquet" for kind in rollups.KINDS),
+    assert changed == {  # its day's files, its own hour's file for the per-snapshot topic and group rows
+        *(
+            f"{kind}/cluster={CLUSTER}/date=2026-03-01/rollup.parquet"
+            for kind in rollups.KINDS
+            if kind not in rollups.HOURLY
+        ),
+        *(f"{kind}/cluster={CLUSTER}/date=2026-03-01/hour-23.parquet" for kind in rollups.HOURLY),
         f"manifests/cluster={CLUSTER}/date=2026-03-01/hour-23.json",
     }
     assert len(_rows_of_hour(lake_dir, "topics", 2)) == 5 * (SHAPE.topics + 1)
