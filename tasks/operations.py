@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
-from django.db import connection
 
 from tasks.celery import app
 
@@ -36,42 +33,28 @@ BATCH_HANDOFF_EXPIRES_S = 30.0
 
 @app.task(name="tasks.operations.tick")
 def tick() -> list[int]:
-    """Beat, every second, on the poll queue: run due operations (reassignment polls, retries after
-    backoff, recovery) at once on ``POLL_THREADS`` threads, as they mostly wait on Kafka. A due
-    operation of a batch kind (a pipeline run whose worker died) is handed to its queue instead, so a
-    Spark run never runs on - and stalls - the poller. Returns the ids run, in due order."""
+    """Beat, every second, on the poll queue: hand the due operations (reassignment polls, retries
+    after backoff, recovery) to this worker's pool (``tasks/poller.py``: POLL_THREADS threads, an
+    operation's next poll run when due) and return at once. A due operation of a batch kind (a
+    pipeline run whose worker died) is handed to its queue instead, so a Spark run never runs on -
+    and stalls - the poller. Returns the ids the pool took (not those it holds already)."""
     from console import health, operations
     from console.models import Operation
+    from tasks.poller import poller
     from tasks.routing import queue_for_kind
 
     health.record_tick()  # /readyz: beat is ticking (a key in Redis, never raises)
     ids = operations.due_ids()
     kinds = dict(Operation.objects.filter(pk__in=ids).values_list("pk", "kind"))
-    here = []
+    pool = poller(settings.POLL_THREADS, worker_name())
+    taken = []
     for op_id in ids:
         queue = queue_for_kind(kinds.get(op_id))
         if queue == settings.QUEUE_BATCH:
             run_operation.apply_async((op_id,), queue=queue, expires=BATCH_HANDOFF_EXPIRES_S)
-        else:
-            here.append(op_id)
-    if len(here) <= 1:  # nothing to overlap: no thread, no second connection
-        return [op_id for op_id in here if operations.run(op_id, worker=worker_name()) is not None]
-    with ThreadPoolExecutor(min(settings.POLL_THREADS, len(here)), thread_name_prefix="poll") as pool:
-        ran = list(pool.map(_run_in_thread, here))
-    return [op_id for op_id, done in zip(here, ran, strict=True) if done]
-
-
-def _run_in_thread(op_id: int) -> bool:
-    """One due operation on a pool thread, claimed in the thread's own name: a thread that took over
-    the operation of a quiet one of the same process must not share its claim. The thread's database
-    connection is closed after it (Django opens one per thread; the pool ends with the tick)."""
-    from console import operations
-
-    try:
-        worker = f"{worker_name()}:{threading.current_thread().name}"
-        return operations.run(op_id, worker=worker) is not None
-    finally:
-        connection.close()
+        elif pool.submit(op_id):
+            taken.append(op_id)
+    return taken
 
 
 @app.task(name="tasks.operations.requeue_pending")
