@@ -5,6 +5,7 @@ line answer the page's rows. (The summary rows themselves: test_fleet_summary.)"
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from io import StringIO
 
@@ -147,7 +148,7 @@ def test_it_reads_the_fleet_in_a_fixed_number_of_queries(people, django_assert_m
         cluster = _cluster(f"c{i:02d}", topics=i, partitions=i)
         Operation.objects.create(kind="topic.create", cluster=cluster, state="running")
         RoleBinding.objects.create(cluster=cluster, user=people["eve"], role=Role.OPERATOR)
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(2):
         rows = home.fleet(people["eve"], sort="partitions")
     assert len(rows) == 42 and {r.running_operations for r in rows[:40]} == {1}
 
@@ -168,7 +169,8 @@ def test_the_page_shows_each_row_with_its_age_and_a_link_to_the_overview(client,
     assert response.status_code == 200
     assert [r.name for r in response.context["fleet"]] == ["lab", "west", "new", "east"]
     assert 'href="/c/east/"' in body and 'href="/c/lab/"' in body
-    assert body.count("as of 3m 0") == 3 and "never snapshotted</td>" in body
+    assert len(re.findall(r'<td class="as-of">as of \d+m \d\ds ago</td>', body)) == 3  # 3 min old, or more
+    assert '<td class="as-of">never snapshotted</td>' in body
     headers = {h["key"]: h["href"] for h in response.context["headers"]}
     assert headers["state"] == "?sort=state&desc=1" and headers["partitions"] == "?sort=partitions"
     filtered = client.get(reverse("fleet_home"), {"q": "region", "state": "unhealthy"})
