@@ -16,10 +16,13 @@ shows at most ``FLEET_SEARCH_CAP`` names and counts the rest; clusters left once
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -30,10 +33,11 @@ from console.crypto import SecretUnreadable
 from console.models import Cluster, ClusterSummary
 from console.telemetry import names as snapshot_names
 from console.topics import cache as metadata_cache
+from pipeline import config as pipeline_config
 
 TOPIC, GROUP, PRINCIPAL = "topic", "group", "principal"
 KINDS = (TOPIC, GROUP, PRINCIPAL)
-_DATASETS = {TOPIC: "partitions", GROUP: "groups"}
+_DATASETS = {TOPIC: "partitions", GROUP: "groups"}  # the lake dataset holding each kind's names
 NO_SNAPSHOT = "no snapshot yet"
 
 
@@ -103,24 +107,40 @@ def _matcher(query: str, regex: bool):
     if regex:
         patterns.compile_pattern(query)  # the console's rules and message for a user's pattern
 
-        def match(names: pa.Array) -> pa.Array:
+        def match(names: pa.Array, folded: pa.Array) -> pa.Array:
             try:
                 return pc.match_substring_regex(names, pattern=query)
             except pa.ArrowInvalid as exc:  # Arrow's RE2 refused what the binding accepted
                 raise patterns.PatternError(str(exc)) from None
 
         return match
-    return lambda names: pc.match_substring(names, pattern=query, ignore_case=True)
+    needle = query.lower()  # as the names were folded (telemetry.names.fold)
+    return lambda names, folded: pc.match_substring(folded, pattern=needle)
 
 
-def _capped(kind: str, matched: list[Hit], total: int, cap: int, **facts) -> Found:
-    return Found(kind, tuple(matched[:cap]), max(0, total - min(cap, len(matched))), **facts)
+@dataclass(frozen=True)
+class _Scope:
+    """One search's fixed inputs: the mask function, the cap, the lake."""
+
+    match: Callable[[pa.Array, pa.Array], pa.Array]  # (names, their folded twin) -> mask
+    cap: int
+    lake: Path
 
 
-def _names_found(kind: str, names: pa.Array, match, cap: int, **facts) -> Found:
-    hits = names.filter(match(names)) if len(names) else names
-    shown = [Hit(n) for n in hits.slice(0, cap).to_pylist()]
-    return _capped(kind, shown, len(hits), cap, **facts)
+def _found(
+    kind: str, names: pa.Array, folded: pa.Array, scope: _Scope, counts: list[int] | None = None, **facts
+) -> Found:
+    """The first ``cap`` names the mask keeps (with their ACL counts), and how many more."""
+    if not len(names):
+        return Found(kind, **facts)
+    kept = pc.indices_nonzero(scope.match(names, folded))
+    first = kept.slice(0, scope.cap)
+    shown = names.take(first).to_pylist()
+    first = first.to_pylist()
+    hits = tuple(
+        Hit(n, counts[i]) if counts is not None else Hit(n) for n, i in zip(shown, first, strict=True)
+    )
+    return Found(kind, hits, len(kept) - len(hits), **facts)
 
 
 def _live_topics(cluster: Cluster, newer_than: datetime | None):
@@ -135,48 +155,71 @@ def _live_topics(cluster: Cluster, newer_than: datetime | None):
     return snap
 
 
-def _topics(cluster: Cluster, match, cap: int) -> Found:
-    lake = snapshot_names.latest_names(cluster.name, _DATASETS[TOPIC])
-    live = _live_topics(cluster, lake.ts)
-    if live is not None:
+def _from_lake(kind: str, cluster: Cluster, scope: _Scope) -> Found:
+    lake = snapshot_names.latest_names(cluster.name, _DATASETS[kind], scope.lake)
+    if kind == TOPIC and (live := _live_topics(cluster, lake.ts)) is not None:
         as_of = datetime.fromtimestamp(live.fetched_at, UTC)
         names = pa.array(live.names, pa.string())
-        return _names_found(TOPIC, names, match, cap, as_of=as_of, source="metadata")
-    return _from_lake(TOPIC, lake, match, cap)
-
-
-def _from_lake(kind: str, lake, match, cap: int) -> Found:
+        return _found(kind, names, snapshot_names.fold(names), scope, as_of=as_of, source="metadata")
     if lake.error:
         return Found(kind, missing=lake.error)
     if not lake.has_snapshot:
         return Found(kind, missing=NO_SNAPSHOT)
-    return _names_found(kind, lake.names, match, cap, as_of=lake.ts, source="snapshot")
+    return _found(kind, lake.names, lake.folded, scope, as_of=lake.ts, source="snapshot")
 
 
-def _groups(cluster: Cluster, match, cap: int) -> Found:
-    return _from_lake(GROUP, snapshot_names.latest_names(cluster.name, _DATASETS[GROUP]), match, cap)
+@dataclass(frozen=True)
+class _Principals:
+    """A summary's principals, sorted, as Arrow arrays, with their ACL counts."""
+
+    taken_at: datetime
+    names: pa.Array
+    folded: pa.Array
+    counts: list[int]
 
 
-def _principals(summary: ClusterSummary | None, match, cap: int) -> Found:
-    if summary is None:
+_principal_cache: OrderedDict[int, _Principals] = OrderedDict()  # by cluster id
+_principal_lock = threading.Lock()
+
+
+def _principal_lists(clusters: list[Cluster]) -> dict[int, _Principals]:
+    """Each cluster's summary principals, decoded again only when its summary was taken anew."""
+    taken = dict(ClusterSummary.objects.filter(cluster__in=clusters).values_list("cluster_id", "taken_at"))
+    with _principal_lock:
+        known = {c: v for c, v in _principal_cache.items() if c in taken and v.taken_at == taken[c]}
+    stale = [c for c in taken if c not in known]
+    rows = ClusterSummary.objects.filter(cluster_id__in=stale).values_list(
+        "cluster_id", "taken_at", "principals"
+    )
+    for cluster_id, taken_at, principals in rows:
+        pairs = sorted((str(p), int(n)) for p, n in principals or [])
+        names = pa.array([p for p, _ in pairs], pa.string())
+        known[cluster_id] = _Principals(taken_at, names, snapshot_names.fold(names), [n for _, n in pairs])
+    with _principal_lock:
+        for cluster_id in stale:
+            if cluster_id in known:
+                _principal_cache[cluster_id] = known[cluster_id]
+                _principal_cache.move_to_end(cluster_id)
+        while len(_principal_cache) > max(1, int(settings.FLEET_SEARCH_CACHED_FILES)):
+            _principal_cache.popitem(last=False)
+    return known
+
+
+def _principals(entry: _Principals | None, scope: _Scope) -> Found:
+    if entry is None:
         return Found(PRINCIPAL, missing=NO_SNAPSHOT)
-    rows = [(str(p), int(n)) for p, n in summary.principals or []]
-    names = pa.array([p for p, _ in rows], pa.string())
-    mask = match(names).to_pylist() if rows else []
-    hits = [Hit(p, n) for (p, n), keep in zip(rows, mask, strict=True) if keep]
-    hits.sort(key=lambda h: h.name)
-    return _capped(PRINCIPAL, hits, len(hits), cap, as_of=summary.taken_at, source="summary")
+    return _found(
+        PRINCIPAL, entry.names, entry.folded, scope, entry.counts, as_of=entry.taken_at, source="summary"
+    )
 
 
-def _one_cluster(actor, cluster: Cluster, kinds, summaries: dict, match, cap: int) -> ClusterFound:
+def _one_cluster(actor, cluster: Cluster, kinds, principals: dict, scope: _Scope) -> ClusterFound:
     found = []
     for kind in kinds:
-        if kind == TOPIC:
-            found.append(_topics(cluster, match, cap))
-        elif kind == GROUP:
-            found.append(_groups(cluster, match, cap))
+        if kind != PRINCIPAL:
+            found.append(_from_lake(kind, cluster, scope))
         elif access.can(actor, cluster, access.MANAGE_ACLS):  # who may open the ACL page
-            found.append(_principals(summaries.get(cluster.pk), match, cap))
+            found.append(_principals(principals.get(cluster.pk), scope))
     return ClusterFound(cluster.name, tuple(found))
 
 
@@ -189,20 +232,24 @@ def search(actor, query: str, *, regex: bool = False, kinds: Iterable[str] = KIN
     match = _matcher(query, regex)
     if not query or not wanted:
         return SearchResult(query, regex, wanted, (), 0)
-    cap = max(1, int(settings.FLEET_SEARCH_CAP))
+    scope = _Scope(match, max(1, int(settings.FLEET_SEARCH_CAP)), Path(pipeline_config.load().lake_dir))
     deadline = started + float(settings.FLEET_SEARCH_BUDGET_S)
     clusters = list(access.visible_clusters(actor).order_by("name"))
-    summaries = {}
-    if PRINCIPAL in wanted:
-        summaries = {s.cluster_id: s for s in ClusterSummary.objects.filter(cluster__in=clusters)}
+    principals = _principal_lists(clusters) if PRINCIPAL in wanted else {}
     shown, searched, left = [], 0, []
     for cluster in clusters:
         if searched and time.monotonic() > deadline:  # the first is always searched
             left.append(cluster.name)
             continue
-        result = _one_cluster(actor, cluster, wanted, summaries, match, cap)
+        result = _one_cluster(actor, cluster, wanted, principals, scope)
         searched += 1
         if result.shown:
             shown.append(result)
     elapsed = time.monotonic() - started
     return SearchResult(query, regex, wanted, tuple(shown), searched, tuple(left), elapsed)
+
+
+def clear_cache() -> None:
+    """Forget the decoded principals (tests; the names' cache is ``telemetry.names``)."""
+    with _principal_lock:
+        _principal_cache.clear()

@@ -106,12 +106,20 @@ def latest_file(lake_dir: Path, cluster: str, dataset: str = "partitions") -> Pa
             continue
         if files:
             # snap-<epoch slot>: the number orders them by time; the mtime breaks ties of other names
-            return max(files, key=lambda f: (_slot(f.name), _mtime(f)))
+            # (only the tied are stat'ed: a day holds hundreds of snapshots)
+            slots = [(_slot(f.name), f) for f in files]
+            newest = max(slot for slot, _ in slots)
+            tied = [f for slot, f in slots if slot == newest]
+            return tied[0] if len(tied) == 1 else max(tied, key=_mtime)
     return None
 
 
 def _slot(name: str) -> int:
-    digits = "".join(c for c in name.rsplit(".", 1)[0] if c.isdigit())
+    stem = name.rsplit(".", 1)[0]
+    head, _, tail = stem.rpartition("-")
+    if tail.isascii() and tail.isdigit() and not any(c.isdigit() for c in head):  # snap-<slot>: quick
+        return int(tail)
+    digits = "".join(c for c in stem if c.isdigit())
     return int(digits) if digits else -1
 
 

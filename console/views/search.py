@@ -2,25 +2,49 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from collections.abc import Callable
+from urllib.parse import quote, urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.http import RFC3986_SUBDELIMS
 from django.views.decorators.http import require_GET
 
 from console import patterns
 from console.fleet import search as fleet_search
 from console.forms.search import KIND_LABELS, SearchForm, pattern_message
 
+_ROUTES = {fleet_search.TOPIC: ("topic_detail", "topic"), fleet_search.GROUP: ("group_detail", "group")}
+_MARK = "SEARCH-NAME"
+_PATH_SAFE = RFC3986_SUBDELIMS + "/~:@"  # what django.urls.reverse leaves unquoted in a path
 
-def _link(cluster: str, kind: str, name: str) -> str:
-    """The page of one name found: the topic's, the group's, or the ACL list filtered by principal."""
-    if kind == fleet_search.TOPIC:
-        return reverse("topic_detail", kwargs={"name": cluster, "topic": name})
-    if kind == fleet_search.GROUP:
-        return reverse("group_detail", kwargs={"name": cluster, "group": name})
-    return reverse("acl_list", kwargs={"name": cluster}) + "?" + urlencode({"principal": name})
+
+def linker(cluster: str, kind: str) -> Callable[[str], str | None]:
+    """The page of each name found in one cluster: the topic's, the group's, or the ACL list filtered by
+    principal - ``reverse``'s URL, built from one ``reverse`` per cluster and kind (a result may list
+    thousands). None for a name no route takes (an empty group id; a "/" in a topic's)."""
+    if kind == fleet_search.PRINCIPAL:
+        acls = reverse("acl_list", kwargs={"name": cluster}) + "?"
+        return lambda name: acls + urlencode({"principal": name})
+    route, arg = _ROUTES[kind]
+    head, _, tail = reverse(route, kwargs={"name": cluster, arg: _MARK}).partition(_MARK)
+    slash_ok = kind == fleet_search.GROUP  # <path:group>; <str:topic> takes no "/"
+    return lambda name: (
+        head + quote(name, safe=_PATH_SAFE) + tail if name and (slash_ok or "/" not in name) else None
+    )
+
+
+def _kind_row(cluster: str, found: fleet_search.Found) -> dict:
+    link = linker(cluster, found.kind)
+    return {
+        "label": KIND_LABELS[found.kind],
+        "hits": [{"name": h.name, "acls": h.acls, "url": link(h.name)} for h in found.hits],
+        "more": found.more,
+        "as_of": found.as_of,
+        "live": found.source == "metadata",
+        "missing": found.missing,
+    }
 
 
 def _rows(result: fleet_search.SearchResult) -> list[dict]:
@@ -29,20 +53,7 @@ def _rows(result: fleet_search.SearchResult) -> list[dict]:
         {
             "name": c.cluster,
             "overview": reverse("cluster_overview", kwargs={"name": c.cluster}),
-            "kinds": [
-                {
-                    "label": KIND_LABELS[f.kind],
-                    "hits": [
-                        {"name": h.name, "acls": h.acls, "url": _link(c.cluster, f.kind, h.name)}
-                        for h in f.hits
-                    ],
-                    "more": f.more,
-                    "as_of": f.as_of,
-                    "live": f.source == "metadata",
-                    "missing": f.missing,
-                }
-                for f in c.kinds
-            ],
+            "kinds": [_kind_row(c.cluster, f) for f in c.kinds],
         }
         for c in result.clusters
     ]

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from console.clusters.actions import gateway_for
+from console.fleet import search as fleet_search
 from console.models import Cluster, ClusterSummary
 from console.telemetry import names as snapshot_names
 from console.telemetry import snapshots as telemetry
@@ -59,6 +60,7 @@ def make_world(kafka_cluster, sandbox, other_sandbox, tmp_path, monkeypatch):
     monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(lake))
     monkeypatch.setenv("TELEMETRY_INTERVAL_S", str(INTERVAL_S))
     snapshot_names.clear_cache()
+    fleet_search.clear_cache()
     metadata_cache.clear()
     b = Cluster.objects.create(name=B, bootstrap_servers=other_sandbox.bootstrap_servers, request_timeout_s=5)
     w = SearchWorld(uuid.uuid4().hex[:8], lake, kafka_cluster, b, sandbox, other_sandbox)
@@ -76,4 +78,5 @@ def make_world(kafka_cluster, sandbox, other_sandbox, tmp_path, monkeypatch):
         )
     yield w
     snapshot_names.clear_cache()
+    fleet_search.clear_cache()
     metadata_cache.clear()

@@ -15,6 +15,7 @@ from console.fleet import search as fleet_search
 from console.models import Cluster, ClusterSummary, Role, RoleBinding
 from console.telemetry import names as snapshot_names
 from console.topics import cache as metadata_cache
+from console.views.search import linker
 from tests.unit.fleet_search_world import INTERVAL_S, NOW, B, make_world, second_sandbox
 
 pytestmark = pytest.mark.django_db
@@ -240,3 +241,69 @@ def test_a_file_holding_several_snapshots_gives_the_newest_ones_names(tmp_path):
     pq.write_table(pa.table(rows, schema=schema), path)
     got = snapshot_names.read_names(path, "topic")
     assert (got.names.to_pylist(), got.ts) == (["a", "b"], NOW + timedelta(seconds=1))
+
+
+def test_a_newer_summary_replaces_the_cached_principals(world, personas):
+    m = world.marker
+    assert found(fleet_search.search(personas["admin"], f"{m}-dave", kinds=["principal"])) == {}
+    ClusterSummary.objects.filter(cluster=world.b).update(
+        taken_at=NOW + timedelta(seconds=INTERVAL_S), principals=[[f"User:{m}-dave", 2]]
+    )
+    result = fleet_search.search(personas["admin"], f"{m}-dave", kinds=["principal"])
+    assert found(result) == {B: {"principal": ([f"User:{m}-dave=2"], 0)}}
+    assert result.clusters[0].kinds[0].as_of == NOW + timedelta(seconds=INTERVAL_S)
+
+
+def test_the_lake_is_listed_again_only_when_a_directory_changed(world, personas, monkeypatch):
+    monkeypatch.setattr(snapshot_names, "RACY_NS", 0)  # trust any mtime (the test writes within seconds)
+    listed = []
+    real = snapshot_names.latest_file
+    monkeypatch.setattr(snapshot_names, "latest_file", lambda *a: listed.append(a[1:]) or real(*a))
+    query = f"{world.marker}-later"
+    assert found(fleet_search.search(personas["admin"], query, kinds=["topic"])) == {}
+    assert sorted(listed) == [(B, "partitions"), ("sandbox", "partitions")]
+    listed.clear()
+    assert found(fleet_search.search(personas["admin"], query, kinds=["topic"])) == {}
+    assert listed == []  # nothing changed: no listing
+    world.sandbox_a.create_topic(world.name("later"))
+    world.snapshot(world.a, NOW + timedelta(seconds=INTERVAL_S))
+    assert found(fleet_search.search(personas["admin"], query, kinds=["topic"])) == {
+        "sandbox": {"topic": ([query], 0)}
+    }
+    assert listed == [("sandbox", "partitions")]
+
+
+def test_a_substring_ignores_case_on_both_sides(world, personas):
+    m = world.marker
+    world.sandbox_b.create_topic(f"{m}-Mixed-CASE")
+    world.snapshot(world.b, NOW + timedelta(seconds=INTERVAL_S))
+    for query in (f"{m}-mixed-case", f"{m.upper()}-MIXED-case"):
+        assert found(fleet_search.search(personas["admin"], query, kinds=["topic"])) == {
+            B: {"topic": ([f"{m}-Mixed-CASE"], 0)}
+        }
+    exact = fleet_search.search(personas["admin"], f"{m}-Mixed-CASE$", regex=True, kinds=["topic"])
+    assert found(exact) == {B: {"topic": ([f"{m}-Mixed-CASE"], 0)}}
+    assert found(fleet_search.search(personas["admin"], f"{m}-mixed", regex=True, kinds=["topic"])) == {}
+
+
+def test_each_link_is_the_url_reverse_gives():
+    names = ["orders", "a b", "x%y", "ü-topic", "a?b#c", "semi;colon,=&+$!*'()", "~:@", "-"]
+    topic, group, principal = (linker("sandbox", k) for k in ("topic", "group", "principal"))
+    for name in names:
+        assert topic(name) == reverse("topic_detail", kwargs={"name": "sandbox", "topic": name})
+    for name in [*names, "g/h/i", "/lead"]:
+        assert group(name) == reverse("group_detail", kwargs={"name": "sandbox", "group": name})
+    assert (topic("a/b"), topic(""), group("")) == (None, None, None)  # no route takes these
+    acls = reverse("acl_list", kwargs={"name": "sandbox"})
+    assert principal("User:a b&c") == f"{acls}?principal=User%3Aa+b%26c"
+
+
+def test_a_name_no_page_takes_is_shown_without_a_link(client, world, personas):
+    world.sandbox_b.add_group("", offsets={(world.name("audit"), 0): 0})
+    world.snapshot(world.b, NOW + timedelta(seconds=INTERVAL_S))
+    client.force_login(personas["admin"])
+    response = client.get(reverse("search"), {"q": "^$", "regex": "on", "kind": "group"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    section = html[html.index(f'id="cluster-{B}"') :]
+    assert '<li><span class="mono"></span></li>' in section[: section.index("</section>")]
