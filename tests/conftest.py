@@ -113,6 +113,22 @@ def fresh_metadata_cache():
     metadata_cache.clear()
 
 
+@pytest.fixture(scope="module")
+def search_other_sandbox():
+    """Cluster B's own sandbox for the cross-cluster search tests (unit, API, browser)."""
+    from tests.unit.fleet_search_world import second_sandbox
+
+    yield from second_sandbox()
+
+
+@pytest.fixture
+def search_world(kafka_cluster, personas, sandbox, search_other_sandbox, tmp_path, monkeypatch):
+    """Two clusters snapshotted into a tmp lake, with summaries (tests/unit/fleet_search_world.py)."""
+    from tests.unit.fleet_search_world import make_world
+
+    yield from make_world(kafka_cluster, sandbox, search_other_sandbox, tmp_path, monkeypatch)
+
+
 @pytest.fixture
 def offline_cluster(db):
     """A registered cluster nobody listens on (port 1 on loopback refuses at once)."""

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from django.conf import settings
 
-from console.telemetry.sizes import latest_file
+from console.telemetry.sizes import file_version, latest_file
 from pipeline import config as pipeline_config
 
 log = logging.getLogger(__name__)
@@ -113,13 +113,10 @@ def latest_names(cluster_name: str, dataset: str, lake_dir: Path | None = None) 
     column = NAME_COLUMNS[dataset]
     root = Path(lake_dir or pipeline_config.load().lake_dir)
     path = newest_file(root, cluster_name, dataset)
-    if path is None:
+    version = file_version(path) if path is not None else None
+    if version is None:
         return SnapshotNames()
-    try:
-        stat = path.stat()
-    except FileNotFoundError:  # replaced between the listing and now: the next search reads the new one
-        return SnapshotNames()
-    key, version = (str(root), dataset, cluster_name), (str(path), stat.st_mtime_ns, stat.st_size)
+    key = (str(root), dataset, cluster_name)
     with _lock:
         hit = _cache.get(key)
         if hit is not None and hit[0] == version:

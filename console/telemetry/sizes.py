@@ -158,6 +158,16 @@ def read_sizes(path: Path) -> SnapshotSizes:
     return SnapshotSizes(ts=ts.as_py(), path=str(path), topics=topics, table=table)
 
 
+def file_version(path: Path) -> tuple[str, int, int] | None:
+    """What the caches compare to know a file unchanged (name, mtime, size); None when it is gone
+    (replaced between the listing and now: the next view reads the new one)."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return (str(path), stat.st_mtime_ns, stat.st_size)
+
+
 _cache: dict[tuple[str, str], tuple[tuple, SnapshotSizes]] = {}
 _lock = threading.Lock()
 
@@ -166,13 +176,10 @@ def latest_sizes(cluster_name: str, lake_dir: Path | None = None) -> SnapshotSiz
     """Topic sizes from the cluster's latest snapshot, read again only when a newer file appears."""
     root = Path(lake_dir or pipeline_config.load().lake_dir)
     path = latest_file(root, cluster_name)
-    if path is None:
+    version = file_version(path) if path is not None else None
+    if version is None:
         return SnapshotSizes()
-    try:
-        stat = path.stat()
-    except FileNotFoundError:  # replaced between the listing and now: the next view reads the new one
-        return SnapshotSizes()
-    key, version = (str(root), cluster_name), (str(path), stat.st_mtime_ns, stat.st_size)
+    key = (str(root), cluster_name)
     with _lock:
         hit = _cache.get(key)
         if hit is not None and hit[0] == version:

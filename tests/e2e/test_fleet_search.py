@@ -7,23 +7,13 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import login
-from tests.unit.fleet_search_world import B, make_world, second_sandbox
+from tests.unit.fleet_search_world import B
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture(scope="module")
-def other_sandbox():
-    yield from second_sandbox()
-
-
-@pytest.fixture
-def world(kafka_cluster, personas, sandbox, other_sandbox, tmp_path, monkeypatch):
-    yield from make_world(kafka_cluster, sandbox, other_sandbox, tmp_path, monkeypatch)
-
-
-def test_the_header_box_finds_names_and_links_their_pages(page, live_server, world):
-    m = world.marker
+def test_the_header_box_finds_names_and_links_their_pages(page, live_server, search_world):
+    m = search_world.marker
     login(page, live_server, "operator", "pw-operator")
     page.fill(".topbar-search input[name=q]", m)
     page.press(".topbar-search input[name=q]", "Enter")

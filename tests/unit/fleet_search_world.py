@@ -40,7 +40,7 @@ class SearchWorld:
 
 
 def second_sandbox():
-    """Cluster B's own sandbox (a module's fixture: ``yield from second_sandbox()``)."""
+    """Cluster B's own sandbox (the module-scoped ``search_other_sandbox`` fixture)."""
     with running_sandbox(brokers=1, controllers=1, speed=0, seed="fleet-search-b") as sb:
         yield sb
         gateway_for(Cluster(name=B, bootstrap_servers=sb.bootstrap_servers, request_timeout_s=5)).close()
@@ -53,9 +53,9 @@ def _estate(sandbox, world: SearchWorld, topics: list[str], group: str) -> None:
 
 
 def make_world(kafka_cluster, sandbox, other_sandbox, tmp_path, monkeypatch):
-    """A test's fixture (``yield from make_world(...)``): both clusters snapshotted at NOW. Sandbox: topics orders, payments (groups billing); B:
-    orders-eu, audit (group billing-eu). Summaries: sandbox User:<m>-alice (3 ACLs), User:bob;
-    B: User:<m>-carol (1 ACL)."""
+    """The ``search_world`` fixture (tests/conftest.py): both clusters snapshotted at NOW. Sandbox:
+    topics orders, payments (group billing); B: orders-eu, audit (group billing-eu). Summaries:
+    sandbox User:<m>-alice (3 ACLs), User:bob; B: User:<m>-carol (1 ACL)."""
     lake = tmp_path / "lake"
     monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(lake))
     monkeypatch.setenv("TELEMETRY_INTERVAL_S", str(INTERVAL_S))

@@ -6,19 +6,9 @@ import pytest
 from django.urls import reverse
 
 from console.identity import tokens
-from tests.unit.fleet_search_world import NOW, B, make_world, second_sandbox
+from tests.unit.fleet_search_world import NOW, B
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def other_sandbox():
-    yield from second_sandbox()
-
-
-@pytest.fixture
-def world(kafka_cluster, personas, sandbox, other_sandbox, tmp_path, monkeypatch):
-    yield from make_world(kafka_cluster, sandbox, other_sandbox, tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -30,8 +20,8 @@ def api(client, personas):
     return get
 
 
-def test_it_answers_the_names_found_by_cluster(api, world):
-    m = world.marker
+def test_it_answers_the_names_found_by_cluster(api, search_world):
+    m = search_world.marker
     response = api("admin", {"q": f"^{m}-orders", "regex": "true", "kind": ["topic", "group"]})
     assert response.status_code == 200
     as_of = NOW.isoformat()
@@ -56,8 +46,8 @@ def test_it_answers_the_names_found_by_cluster(api, world):
     }
 
 
-def test_a_caller_bound_to_one_cluster_gets_only_its_names(api, world):
-    body = api("viewer", {"q": world.marker}).json()
+def test_a_caller_bound_to_one_cluster_gets_only_its_names(api, search_world):
+    body = api("viewer", {"q": search_world.marker}).json()
     assert [c["cluster"] for c in body["clusters"]] == ["sandbox"]
     assert (
         B not in str(body)
@@ -67,7 +57,7 @@ def test_a_caller_bound_to_one_cluster_gets_only_its_names(api, world):
     assert [k["kind"] for k in body["clusters"][0]["kinds"]] == ["topic", "group"]  # no acl.manage
 
 
-def test_a_bad_regex_or_no_query_is_a_400(api, world):
+def test_a_bad_regex_or_no_query_is_a_400(api, search_world):
     bad = api("viewer", {"q": "orders(", "regex": "1"})
     assert bad.status_code == 400
     assert bad.json()["error"]["errors"] == ["q: Not a regular expression RE2 accepts: missing ): orders("]
