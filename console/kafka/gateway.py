@@ -109,6 +109,9 @@ def _observed(name: str, method: Callable) -> Callable:
             with self._use:
                 self._calls -= 1
                 self._last_call = time.monotonic()
+            limit = _max_open[0]
+            if limit is not None and len(_registry) > limit and open_count() > limit:
+                _make_room(None)  # a burst of calls exceeded the cap: back under it as they end
             for observe in CALL_OBSERVERS:
                 with contextlib.suppress(Exception):  # counting never breaks a call
                     observe(self.conn, name, time.monotonic() - start, error)
@@ -154,10 +157,11 @@ def open_count() -> int:
         return sum(1 for gw in _registry.values() if gw.is_open or gw in _reserved)
 
 
-def _make_room(opening: KafkaGateway) -> None:
+def _make_room(opening: KafkaGateway | None) -> None:
     """Before ``opening`` creates a client, under the cap: close the clients of the least recently
-    used idle gateways until fewer than the cap are open besides it. A gateway with a call in flight
-    is never closed (the cap is exceeded until it ends; the next opening closes it then). Each
+    used idle gateways until fewer than the cap are open besides it (with None, after a call: until
+    no more than the cap are open). A gateway with a call in flight is never closed: a burst of
+    concurrent calls exceeds the cap until its calls end, each end closing what is then idle. Each
     open gateway costs a network thread (kafka-python's I/O thread), librdkafka's threads when its
     AdminClient was used (one per broker plus its own) and their buffers."""
     limit = _max_open[0]
@@ -166,15 +170,17 @@ def _make_room(opening: KafkaGateway) -> None:
             others = [
                 gw for gw in _registry.values() if gw is not opening and (gw.is_open or gw in _reserved)
             ]
-            _reserved.add(opening)
+            if opening is not None:
+                _reserved.add(opening)
         if limit is None:
             return
-        excess = len(others) - (limit - 1)
+        excess = len(others) - (limit if opening is None else limit - 1)
         for gw in sorted(others, key=lambda g: g._last_call):
             if excess <= 0:
                 break
-            if gw not in _reserved and gw._close_if_idle(0.0, wait=False):
-                excess -= 1
+            with contextlib.suppress(Exception):  # another cluster's client failing to close fails no call
+                if gw not in _reserved and gw._close_if_idle(0.0, wait=False):
+                    excess -= 1
 
 
 _room_lock = threading.Lock()
