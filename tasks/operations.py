@@ -46,15 +46,17 @@ def tick() -> list[int]:
     health.record_tick()  # /readyz: beat is ticking (a key in Redis, never raises)
     ids = operations.due_ids()
     kinds = dict(Operation.objects.filter(pk__in=ids).values_list("pk", "kind"))
-    pool = poller(settings.POLL_THREADS, worker_name())
-    taken = []
+    here = []
     for op_id in ids:
         queue = queue_for_kind(kinds.get(op_id))
         if queue == settings.QUEUE_BATCH:
             run_operation.apply_async((op_id,), queue=queue, expires=BATCH_HANDOFF_EXPIRES_S)
-        elif pool.submit(op_id):
-            taken.append(op_id)
-    return taken
+        else:
+            here.append(op_id)
+    if not here:  # an idle console starts no threads
+        return []
+    pool = poller(settings.POLL_THREADS, worker_name())
+    return [op_id for op_id in here if pool.submit(op_id)]
 
 
 @app.task(name="tasks.operations.requeue_pending")
