@@ -1,10 +1,11 @@
 """The console's hourly pipeline run (pyarrow in the worker) vs a pyarrow decode + group-by of the same hour.
 
-Lake: ``bench/pipeline_lake.py`` at ``BENCH_PARTITIONS`` partitions (10,000 by default: 500 topics x
-20, RF 3, 6 brokers, one consumer group per topic partition), 5-minute snapshots, ``BENCH_LAKE_DAYS``
-days (2 by default), every closed hour already rolled up (steady state) except the hour that just
-closed, whose 12 snapshots (120,000 partition rows, 120,000 group rows, 72 broker rows at 10,000
-partitions) are written one file per snapshot and dataset, as the collector writes them.
+Lake: ``bench/pipeline_lake.py`` at ``BENCH_PARTITIONS`` partitions (100,000 by default: 5,000
+topics x 20, RF 3, 6 brokers, one consumer group per topic partition), 5-minute snapshots,
+``BENCH_LAKE_DAYS`` days (1 by default; generated once, ~2 min, 550 MB), every closed hour already
+rolled up (steady state) except the hour that just closed, whose 12 snapshots (1.2M partition rows,
+1.2M group rows, 72 broker rows at 100,000 partitions) are written one file per snapshot and
+dataset, as the collector writes them.
 
 * hourly run: what the worker's ``pipeline.run`` does each hour: ``pipeline.jobs.run_jobs`` over the
   default 30-day window with ``now`` at the end of that hour (list the window's raw files and
@@ -39,8 +40,8 @@ import pyarrow.dataset as ds  # noqa: E402
 from pipeline import jobs, lake, reports, rollups  # noqa: E402
 from pipeline.reference import JobParams  # noqa: E402
 
-DAYS = float(os.environ.get("BENCH_LAKE_DAYS", 2))
-PARTITIONS = int(os.environ.get("BENCH_PARTITIONS", 10_000))
+DAYS = float(os.environ.get("BENCH_LAKE_DAYS", 1))
+PARTITIONS = int(os.environ.get("BENCH_PARTITIONS", 100_000))
 WINDOW_DAYS = 30
 KEYS = {**bl.KEYS, "partitions": ["ts", "topic", "leader"]}
 

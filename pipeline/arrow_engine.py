@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from pipeline import hours, lake, rollups
+from pipeline.reference import HOUR_MS
 
 I64 = pa.int64()
 
@@ -33,7 +34,8 @@ def read_raw(
 
     Read through the lake's schema, so a file written before a nullable column existed gives nulls.
     """
-    paths = sorted({lake.raw_path(lake_dir, cluster, f) for f in files if f.dataset == dataset})
+    mine = [f for f in files if f.dataset == dataset]
+    paths = sorted({lake.raw_path(lake_dir, cluster, f) for f in mine})
     if not paths:
         return None
     lo, hi = (
@@ -41,9 +43,10 @@ def read_raw(
         for x in (lo_ms, hi_ms)
     )
     data = ds.dataset(paths, schema=lake.SCHEMAS[dataset], format="parquet")
-    table = data.to_table(
-        columns=rollups.RAW_COLUMNS[dataset], filter=(ds.field("ts") >= lo) & (ds.field("ts") < hi)
-    )
+    # a closed hour's files (their hours from the footers' ts range) need no row filter
+    inside = all(f.hours and lo_ms <= f.hours[0] and f.hours[-1] + HOUR_MS <= hi_ms for f in mine)
+    where = None if inside else (ds.field("ts") >= lo) & (ds.field("ts") < hi)
+    table = data.to_table(columns=rollups.RAW_COLUMNS[dataset], filter=where)
     return table.set_column(0, "ts", table["ts"].cast(I64))  # timestamp[ms] → epoch ms
 
 

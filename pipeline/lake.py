@@ -86,12 +86,12 @@ def slot_name(ts: datetime, interval_s: int) -> str:
     return f"snap-{slot}.parquet"
 
 
-def write_atomic(table: pa.Table, path: Path) -> Path:
+def write_atomic(table: pa.Table, path: Path, compression: str = "zstd") -> Path:
     """Write a Parquet file to a temporary dot-name next to ``path`` and rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
     try:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, compression=compression)
         os.replace(tmp, path)
     finally:
         if tmp.exists():

@@ -56,6 +56,9 @@ TIME = {k: "hour" if k.endswith("_hours") else "ts" for k in KINDS}
 VERSION = 3
 HOURLY = ("topics", "groups")
 DAY_FILE = "rollup.parquet"
+# Rollup files are rewritten every hour and are a fraction of the raw lake: lz4 encodes them ~40%
+# faster than zstd for ~30% more bytes.
+CODEC = "lz4"
 I64, S = pa.int64(), pa.string()
 
 SCHEMAS: dict[str, pa.Schema] = {
@@ -332,7 +335,7 @@ def _replace_hours(path: Path, kind: str, hours: list[int], new: pa.Table | None
         parts.append(new)
     table = pa.concat_tables(parts) if parts else SCHEMAS[kind].empty_table()
     if table.num_rows:
-        lake.write_atomic(_cast(table, kind).sort_by([(TIME[kind], "ascending")]), path)
+        lake.write_atomic(_cast(table, kind).sort_by([(TIME[kind], "ascending")]), path, CODEC)
     elif path.exists():
         path.unlink()
 
@@ -356,7 +359,7 @@ def _put(lake_dir: Path, cluster: str, kind: str, day_hours: list[int], rows: pa
             None if rows is None else _in(rows, kind, h, h + HOUR_MS),
         )
         if mine is not None and mine.num_rows:
-            lake.write_atomic(_cast(mine, kind).sort_by([(TIME[kind], "ascending")]), path)
+            lake.write_atomic(_cast(mine, kind).sort_by([(TIME[kind], "ascending")]), path, CODEC)
         else:
             path.unlink(missing_ok=True)
     legacy = path.parent / DAY_FILE  # version 2 kept these hours in the day file
