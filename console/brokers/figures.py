@@ -32,7 +32,15 @@ def per_snapshot(snap, what: str, compute: Callable[[], object]):
         for stale in [k for k, (ref, _) in _derived.items() if ref() is None]:
             _derived.pop(stale, None)
         _derived[key] = (weakref.ref(snap), value)
+    weakref.finalize(snap, _drop, key)  # gone with its snapshot, not at the next call for any cluster
     return value
+
+
+def _drop(key: tuple[int, str]) -> None:
+    with _derived_lock:
+        hit = _derived.get(key)
+        if hit is not None and hit[0]() is None:
+            del _derived[key]
 
 
 def forget(snap, what: str) -> None:

@@ -23,7 +23,9 @@ from pipeline import lake
 log = logging.getLogger(__name__)
 TREND_HOURS = 24
 
-# path -> ((mtime_ns, size), {group: [(ts, lag)]})
+# path -> ((mtime_ns, size), {group: [(ts, lag)]}), oldest read first; at most MAX_FILES whatever the
+# number of clusters viewed (a cluster's own files leaving its window are dropped when it is viewed).
+MAX_FILES = 600  # about two 24-hour windows of 5-minute snapshots
 _files: dict[str, tuple[tuple[int, int], dict[str, list[tuple[datetime, int]]]]] = {}
 _lock = threading.Lock()
 
@@ -94,6 +96,8 @@ def lag_trend(
     with _lock:  # files that left the window (or the lake) are forgotten
         keep, mine = {str(p) for p in files}, str(root / "groups" / f"cluster={cluster_name}")
         for name in [n for n in _files if n.startswith(mine) and n not in keep]:
+            del _files[name]
+        for name in list(_files)[: max(0, len(_files) - MAX_FILES)]:
             del _files[name]
     error = f"{len(errors)} snapshot file(s) could not be read" if errors else ""
     return LagTrend(sorted(points), hours, len(files), error)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from django.conf import settings
 
 from pipeline import config as pipeline_config
 
@@ -168,7 +170,10 @@ def file_version(path: Path) -> tuple[str, int, int] | None:
     return (str(path), stat.st_mtime_ns, stat.st_size)
 
 
-_cache: dict[tuple[str, str], tuple[tuple, SnapshotSizes]] = {}
+# One cluster's sizes per (lake, cluster), least recently read first; at most as many clusters as the
+# topic metadata snapshots keep (TOPIC_METADATA_CACHE_CLUSTERS): a process that has shown 50 clusters'
+# topic lists keeps the last few, not 50 tables.
+_cache: OrderedDict[tuple[str, str], tuple[tuple, SnapshotSizes]] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -183,6 +188,7 @@ def latest_sizes(cluster_name: str, lake_dir: Path | None = None) -> SnapshotSiz
     with _lock:
         hit = _cache.get(key)
         if hit is not None and hit[0] == version:
+            _cache.move_to_end(key)
             return hit[1]
         try:
             sizes = read_sizes(path)
@@ -190,6 +196,9 @@ def latest_sizes(cluster_name: str, lake_dir: Path | None = None) -> SnapshotSiz
             log.warning("telemetry snapshot %s unreadable: %s", path, exc)
             return SnapshotSizes(error=f"the latest snapshot ({path.name}) could not be read: {exc}")
         _cache[key] = (version, sizes)
+        _cache.move_to_end(key)
+        while len(_cache) > max(1, int(settings.TOPIC_METADATA_CACHE_CLUSTERS)):
+            _cache.popitem(last=False)
         return sizes
 
 
