@@ -39,6 +39,7 @@ FROM python:3.11-slim-bookworm
 
 ENV PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
+    MALLOC_ARENA_MAX=2 \
     PATH=/opt/venv/bin:$PATH \
     CONSOLE_VAR_DIR=/app/var \
     CONSOLE_AUDIT_ANCHOR_DIR=/var/lib/console/audit-anchors
