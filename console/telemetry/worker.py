@@ -75,6 +75,7 @@ def _run(ctx) -> Done:
             "operation": op.pk,
             "schema_version": lake.SCHEMA_VERSION,
             "params": params.__dict__,
+            "engine": rolled.get("engine"),  # what rolled up this run's new hours: pyarrow or spark
         }
         run_dir = reports.publish(cfg.lake_dir, name, out, meta)
         ctx.set_item(STEPS[1], state=OperationState.SUCCEEDED, progress=1.0, message=run_dir.name)

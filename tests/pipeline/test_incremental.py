@@ -276,6 +276,7 @@ def test_the_command_runs_incrementally_and_rebuilds_on_request(spark, lake_dir,
     ]
     published = {name: reports.read_report(lake_dir, CLUSTER, name) for name in reports.SCHEMAS}
     assert len(published["cluster_size"]) == 26
+    assert reports.read_meta(lake_dir, CLUSTER)["engine"] == "spark"  # the published run: the rebuild
 
 
 def test_past_the_pivot_limit_the_leaders_come_from_a_per_leader_aggregate(spark, lake_dir, monkeypatch):
