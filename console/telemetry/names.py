@@ -55,7 +55,8 @@ class SnapshotNames:
 
 def read_names(path: Path, column: str) -> SnapshotNames:
     """The distinct values of ``column`` in the newest snapshot one file holds, sorted."""
-    table = pq.read_table(path, columns=["ts", column])
+    with pq.ParquetFile(path) as f:  # one known file: no dataset discovery (read_table's), ~2x faster
+        table = f.read(columns=["ts", column])
     if table.num_rows == 0:  # a snapshot that found nothing (no group had committed offsets)
         written = datetime.fromtimestamp(path.stat().st_mtime, UTC)
         return SnapshotNames(path=str(path), ts=written)
