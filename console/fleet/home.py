@@ -22,13 +22,14 @@ from console.models.operations import FINISHED_STATES
 from console.models.requests import RequestState
 from console.telemetry import summary
 
-# States a row can be filtered by (and sorted on, worst first).
+# States a row can be filtered by (and sorted on, worst first). Unhealthy: under-replicated, offline
+# or under-min-ISR partitions; unreachable: Kafka did not answer the last look.
 UNREACHABLE, UNHEALTHY, NEVER, HEALTHY = "unreachable", "unhealthy", "never", "healthy"
 STATES = {
-    UNREACHABLE: "Unreachable at the last look",
-    UNHEALTHY: "Under-replicated, offline or under min ISR partitions",
-    NEVER: "Never snapshotted",
-    HEALTHY: "Healthy",
+    UNREACHABLE: "unreachable",
+    UNHEALTHY: "unhealthy",
+    NEVER: "never snapshotted",
+    HEALTHY: "healthy",
 }
 _STATE_ORDER = {UNREACHABLE: 0, UNHEALTHY: 1, NEVER: 2, HEALTHY: 3}
 

@@ -76,6 +76,7 @@ def rows_html(rows: list[home.FleetRow], now) -> SafeString:
             else "0"
         )
         age = f"as of {human_duration(home.as_of(r, now))} ago" if r.taken_at else "never snapshotted"
+        age = age.replace(" ", "&nbsp;")  # one line: the column stays narrow
         out.append(
             f'<tr data-cluster="{name}" data-state="{r.state}">'
             f'<td><a href="{overview}/{name}/">{name}</a>{described}</td>'
