@@ -1,4 +1,4 @@
-"""Cluster snapshots into the Parquet lake, and the Spark capacity pipeline as an Operation.
+"""Cluster snapshots into the Parquet lake, and the capacity pipeline (pyarrow or Spark) as an Operation.
 
 ``snapshots`` (the collector), ``summary`` (each cluster's summary row for the fleet home, written
 with its snapshot), ``sizes`` (topic sizes from the latest snapshot, for the topic

@@ -29,7 +29,10 @@ def parse_when(text: str, now: datetime) -> datetime:
 
 
 class Command(BaseCommand):
-    help = "Turn a cluster's telemetry snapshots into capacity reports with Spark (an audited Operation)."
+    help = (
+        "Turn a cluster's telemetry snapshots into capacity reports (an audited Operation): closed hours "
+        "rolled up with pyarrow, a rebuild or a backfill of PIPELINE_SPARK_MIN_ROWS raw rows or more with Spark."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--cluster", required=True, help="registered cluster name")
@@ -65,4 +68,7 @@ class Command(BaseCommand):
         if done.state != OperationState.SUCCEEDED:
             raise CommandError(f"pipeline failed: {done.error}")
         rows = ", ".join(f"{k} {v}" for k, v in sorted(done.result["rows"].items()))
-        self.stdout.write(self.style.SUCCESS(f"reports published ({done.result['seconds']} s): {rows}"))
+        engine = done.result.get("engine", "")
+        self.stdout.write(
+            self.style.SUCCESS(f"reports published ({done.result['seconds']} s, {engine}): {rows}")
+        )
