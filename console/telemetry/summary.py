@@ -99,7 +99,7 @@ class PartitionCounts:
     partitions: int
     under_replicated: int  # ISR shorter than the replica list
     offline: int  # no leader
-    under_min_isr: int  # no leader, or ISR shorter than the topic's min.insync.replicas
+    under_min_isr: int  # ISR shorter than the topic's min.insync.replicas
 
 
 def partition_counts(layout, min_isr: Mapping[str, int]) -> PartitionCounts:
@@ -107,9 +107,10 @@ def partition_counts(layout, min_isr: Mapping[str, int]) -> PartitionCounts:
     topic's effective ``min.insync.replicas`` (its own, else the brokers' default, as DescribeConfigs
     of the topic answers it); a topic without an answer counts with Kafka's default of 1.
 
-    Under min ISR is counted as ``kafka-topics --describe --under-min-isr-partitions`` does: a
-    partition without a leader, or whose ISR is shorter than its topic's minimum. The arrays are read
-    through numpy (no int object per partition: a million rows in milliseconds)."""
+    Under min ISR is counted as the topic list counts it (``topics.reads``): a partition whose ISR is
+    shorter than its topic's minimum (a partition without a leader is counted as offline; under KRaft
+    its ISR keeps its last member, so under a minimum of 2 or more it is counted here too). The
+    arrays are read through numpy (no int object per partition: a million rows in milliseconds)."""
     rows = len(layout)
     if rows == 0:
         return PartitionCounts(len(layout.topics), 0, 0, 0, 0)
@@ -127,7 +128,7 @@ def partition_counts(layout, min_isr: Mapping[str, int]) -> PartitionCounts:
         partitions=rows,
         under_replicated=int(np.count_nonzero(isr < replicas)),
         offline=int(np.count_nonzero(leaderless)),
-        under_min_isr=int(np.count_nonzero(leaderless | (isr < wanted))),
+        under_min_isr=int(np.count_nonzero(isr < wanted)),
     )
 
 

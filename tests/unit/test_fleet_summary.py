@@ -26,7 +26,7 @@ def own():
     """A sandbox of this module's own (3 brokers, 1 controller, clock stopped): its counts are exact.
     Topics (after broker 3 stops, with the cluster's default min.insync.replicas at 2):
       fa.one   [1,2,3] [2,3,1] [3,1,2], min ISR 3: 3 under-replicated, 3 under min ISR
-      fa.two   [3] [1]: p0 offline (under min ISR too), p1's ISR of 1 under the default 2
+      fa.two   [3] [1]: p0 offline (its ISR keeps broker 3: 1, under the default 2), p1's ISR of 1 too
       fa.three [1,3] [2,3]: 2 under-replicated, 2 under the default min ISR of 2
     """
     with running_sandbox(brokers=3, controllers=1, speed=0) as c:
@@ -69,16 +69,16 @@ def _fields(row: ClusterSummary) -> dict:
     }
 
 
-def test_it_counts_partitions_under_min_isr_as_kafka_topics_does():
+def test_it_counts_partitions_under_min_isr_as_the_topic_list_does():
     layout = PartitionLayout.build(
         [1, 2],
         [
             ("a", [(0, 1, [1, 2], [1, 2]), (1, -1, [2], [2]), (2, 2, [2, 1], [2])]),
-            ("b", [(0, 1, [1, 2], [1])]),
+            ("b", [(0, 1, [1, 2], [1]), (1, -1, [1], [1])]),  # b-1: offline, its ISR (1) at the default
         ],
     )
     assert summary.partition_counts(layout, {"a": 2}) == summary.PartitionCounts(
-        topics=2, partitions=4, under_replicated=2, offline=1, under_min_isr=2
+        topics=2, partitions=5, under_replicated=2, offline=2, under_min_isr=2
     )
     assert summary.metadata_version_name(27) == "4.1-IV1" and summary.kafka_release(27) == "4.1"
     assert summary.metadata_version_name(None) == "" and summary.kafka_release(99) == "newer than 4.2"
