@@ -44,7 +44,14 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.bench_reassign_submit import console_submit, plan_for, setup  # noqa: E402
+from bench.bench_reassign_submit import (  # noqa: E402
+    PARTITIONS_PER_TOPIC,
+    SCALE_1M,
+    TOPICS,
+    console_submit,
+    plan_for,
+    setup,
+)
 from bench.harness import alternate, freeze, gate, gc_paused, teardown  # noqa: E402
 from bench.raw_clients import KpRaw, Wire, confluent_admin, raw_list_offsets  # noqa: E402
 
@@ -58,7 +65,7 @@ CK = "floor: LPR + DescribeLogDirs (kafka-python) || list_topics (confluent)"
 WI = "floor: LPR + DescribeLogDirs (kafka-python) || Metadata bytes (wire)"
 
 
-def main() -> None:
+def main(name: str = "progress_poll", absolute_s: float | None = ABSOLUTE_S) -> None:
     from kafka.protocol.admin import DescribeLogDirsRequest, ListPartitionReassignmentsRequest
     from kafka.protocol.metadata import MetadataRequest
 
@@ -67,7 +74,9 @@ def main() -> None:
         from console.reassignment import poll as reassign_poll
 
         _, r = console_submit(cluster_row, actor, plan_for(0))
-        sandbox.advance(1)  # every new replica has copied a little, none is done
+        # every new replica has copied a little, none is done (at 1M each broker's throttle is shared by
+        # fewer moving partitions: a second would finish the smallest)
+        sandbox.advance(0.1 if SCALE_1M else 1)
         rows = list(r.partitions.all())
         brokers = sorted({b for x in rows for b in (*x.original, *x.target)})
         kp = KpRaw(sandbox.bootstrap_servers)
@@ -94,7 +103,8 @@ def main() -> None:
             return by_topic, [(listing, None), *dirs]
 
         def listed_all(listed) -> None:
-            assert sum(len(t.partitions) for t in listed.topics) == len(rows)
+            listed_n = sum(len(t.partitions) for t in listed.topics)
+            assert listed_n == len(rows), (listed_n, len(rows), getattr(listed, "error_code", None))
 
         def offsets(leaders: dict) -> None:
             """ListOffsets earliest and latest per leader of the moving partitions, in flight together."""
@@ -180,7 +190,9 @@ def main() -> None:
         )
         assert 0 < r.bytes_done < r.bytes_total
         assert r.offsets and len(r.offsets) > len(rows) // 2, "the offsets estimates were not read"
-        print(f"{len(rows)} moving partitions over {len(brokers)} brokers; cycles without the offsets read:")
+        print(
+            f"{len(rows)} moving partitions over {len(brokers)} brokers ({TOPICS * PARTITIONS_PER_TOPIC:,} partitions in the cluster); cycles without the offsets read:"
+        )
         m.report()
         print("cycles with the offsets read (ListOffsets earliest + latest per leader):")
         m2.report()
@@ -197,7 +209,12 @@ def main() -> None:
         ratio = c / f
     finally:
         teardown(sandbox)
-    gate("progress_poll", ratio, GOAL, [("console steady-state poll cycle seconds (< 1 s)", c, ABSOLUTE_S)])
+    if absolute_s is None:
+        print(
+            f"console steady-state cycle {c:.3f}s (not gated at this size: the floor's own cycle is {f:.3f}s)"
+        )
+    absolute = [] if absolute_s is None else [("console steady-state poll cycle seconds", c, absolute_s)]
+    gate(name, ratio, GOAL, absolute)
 
 
 if __name__ == "__main__":

@@ -78,8 +78,11 @@ from bench.harness import (  # noqa: E402
 )
 from bench.raw_clients import KpRaw, Wire, confluent_admin  # noqa: E402
 
-BROKERS = 30
-TOPICS = 100
+# The estate: 30 brokers / 100,000 partitions, or with BENCH_REASSIGN_SCALE=1m (read here, so the
+# sandbox's spawned process builds the same) 200 brokers / 1,000,000 partitions (bench_progress_poll_1m).
+SCALE_1M = os.environ.get("BENCH_REASSIGN_SCALE") == "1m"
+BROKERS = 200 if SCALE_1M else 30
+TOPICS = 1000 if SCALE_1M else 100
 PARTITIONS_PER_TOPIC = 1000
 MOVE = 10_000
 CHUNKS = TOPICS * PARTITIONS_PER_TOPIC // MOVE
@@ -116,6 +119,23 @@ def build_sandbox(seed: str = "bench-reassign"):
     return cluster
 
 
+def third_replica(first: int) -> int:
+    """The moving replica's new broker index: three along from the original third (``first + 20``)
+    on the rack neither other replica uses (racks are ``index % 3``). With 30 brokers that is
+    ``first + 23`` round the ring; with 200 (not a multiple of 3) the ring's wrap changes racks, so
+    the next index on the missing rack is taken."""
+    if BROKERS % 3 == 0:
+        return (first + 23) % BROKERS
+    others = {first, (first + 10) % BROKERS}
+    rack = ({0, 1, 2} - {i % 3 for i in others}).pop() if len({i % 3 for i in others}) == 2 else 0
+    step = 3
+    while True:
+        index = (first + 20 + step) % BROKERS
+        if index % 3 == rack and index not in others:
+            return index
+        step += 1
+
+
 def plan_for(chunk: int, total: int = MOVE) -> dict[tuple[str, int], tuple[int, ...]]:
     """``total`` partitions (spread over every topic), each moving its last replica to a new broker
     on the same rack (rack spread kept)."""
@@ -125,7 +145,7 @@ def plan_for(chunk: int, total: int = MOVE) -> dict[tuple[str, int], tuple[int, 
         for i in range(per_topic):
             p = chunk * per_topic + i
             first = (t * 7 + p) % BROKERS
-            reps = [first + 1, (first + 10) % BROKERS + 1, (first + 23) % BROKERS + 1]
+            reps = [first + 1, (first + 10) % BROKERS + 1, third_replica(first) + 1]
             plan[(f"bench-{t:03d}", p)] = tuple(reps)
     return plan
 
