@@ -117,8 +117,13 @@ def app_services() -> dict[str, dict]:
 
 
 def interpolated(value: str) -> str:
-    """Compose's ${NAME}, ${NAME:-default}, ${NAME:?error} with a stand-in value per name; $$ is a $."""
-    text = re.sub(r"\$\{(\w+)(?::?[-?+][^}]*)?\}", lambda m: f"value-of-{m[1].lower()}", value)
+    """Compose's ${NAME}, ${NAME:?error} with a stand-in value per name, ${NAME:-default} with its
+    default (what compose uses when .env leaves it unset); $$ is a $."""
+
+    def one(m: re.Match) -> str:
+        return m[3] if m[2] in (":-", "-") else f"value-of-{m[1].lower()}"
+
+    text = re.sub(r"\$\{(\w+)(?:(:?[-?+])([^}]*))?\}", one, value)
     return text.replace("$$", "$")
 
 
@@ -545,6 +550,7 @@ def test_it_gives_the_console_only_variables_it_reads():
         | {
             "PYTHONUNBUFFERED",
             "PYTHONDONTWRITEBYTECODE",
+            "MALLOC_ARENA_MAX",  # read by glibc's allocator, as console/runner.py sets it for make run
         }
     )
 
