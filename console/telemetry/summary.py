@@ -6,7 +6,10 @@ the console reads Kafka anyway, so the fleet home reads only this table.
   it listed, and the cluster's facts (``read_facts``: the overview's brokers, their states and the
   active controller; ApiVersions' features; one DescribeAcls) read beside the snapshot's requests.
   A controller-mode connection has no snapshot: its summary holds what the controllers answer.
-- The cluster overview page, when it reads fresh figures (``note_overview``).
+
+Only a whole look writes the row, so every figure in it is of one time (``taken_at``): the overview
+page's fresher counts are not written in, as the row's under-min-ISR, versions and principals would
+then be older than the time it shows.
 
 When Kafka cannot be reached the row says so (``reachable`` false, the operator's text of the error)
 and keeps the last good figures with the time they were taken. The fleet home (``console/fleet``)
@@ -288,22 +291,3 @@ def unreachable(cluster: Cluster, error: str, *, at: datetime | None = None) -> 
         ClusterSummary.objects.filter(pk=row.pk).update(reachable=False, error=error)
         row.reachable, row.error = False, error
     return row
-
-
-def note_overview(overview) -> None:
-    """The overview page read fresh figures (its brokers' states, controller and the metadata
-    snapshot's topic counts): the summary takes them. Under-min-ISR, versions, groups and principals
-    stay as the last telemetry snapshot found them."""
-    facts = _from_overview(overview)
-    summary = overview.summary
-    counts = None
-    if summary is not None and not facts.error:
-        row = ClusterSummary.objects.filter(cluster=overview.cluster).only("under_min_isr").first()
-        counts = PartitionCounts(
-            summary.topic_count,
-            summary.partition_count,
-            summary.under_replicated,
-            summary.offline,
-            row.under_min_isr if row else 0,
-        )
-    write(overview.cluster, facts, counts=counts)

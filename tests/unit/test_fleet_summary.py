@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from console import access
 from console.clusters.actions import gateway_for
 from console.kafka import AclBinding, close_all
 from console.kafka.health import PartitionLayout
@@ -173,26 +172,3 @@ def test_it_counts_no_principals_on_a_cluster_without_an_authorizer(own, cluster
     finally:
         own.clear_faults()
     assert facts.principals == [] and facts.brokers_total == 3 and not facts.error
-
-
-def test_the_overview_s_fresh_figures_update_the_summary(own, cluster_a, lake_dir, fresh_metadata_cache):
-    from console.brokers import overview as overview_page
-
-    snapshots.collect_for(cluster_a, now=NOW)
-    before = _fields(ClusterSummary.objects.get(cluster=cluster_a))
-    own.create_topic("fa.four", assignment=[[1], [2]])
-    try:
-        fresh = overview_page.cluster_overview(actor=access.system_actor(), cluster=cluster_a, refresh=True)
-        summary.note_overview(fresh)
-    finally:
-        gateway_for(cluster_a).delete_topics(["fa.four"])
-    after = _fields(ClusterSummary.objects.get(cluster=cluster_a))
-    assert after == {**before, "taken_at": after["taken_at"], "topics": 4, "partitions": 9}
-    assert after["taken_at"] > before["taken_at"]
-
-    Cluster.objects.filter(pk=cluster_a.pk).update(bootstrap_servers="127.0.0.1:1", request_timeout_s=2)
-    cluster_a.refresh_from_db()
-    failed = overview_page.cluster_overview(actor=access.system_actor(), cluster=cluster_a, refresh=True)
-    summary.note_overview(failed)
-    row = _fields(ClusterSummary.objects.get(cluster=cluster_a))
-    assert row == {**after, "reachable": False, "error": failed.error.operator_text}
