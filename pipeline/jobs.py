@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from pipeline import arrow_engine, config, hours, lake, rollups, windows
+from pipeline import arrow_engine, config, hours, lake, rollups, window_state, windows
 from pipeline import spark as spark_engine
 from pipeline.reference import DAY_MS, HOUR_MS, JobParams, enough_history
 
@@ -70,7 +70,9 @@ def roll_up(
     (:func:`choose_engine`, ``PIPELINE_SPARK_MIN_ROWS``) unless ``engine`` names one; ``spark`` (a
     session, a function building one, or None) is used only when Spark runs. Returns
     ``closed_end`` (ms; the rollups cover the window before it), ``open`` (the rollups of the raw
-    rows from there to ``until``, in memory) and counts and the engine for the run's record.
+    rows from there to ``until``, in memory), ``tokens`` (per rolled-up closed hour, what its
+    manifest names: :func:`pipeline.window_state.token`) and counts and the engine for the run's
+    record.
     """
     step = progress or (lambda _f, _t: None)
     since, until = lake.utc(since), lake.utc(until)
@@ -102,6 +104,8 @@ def roll_up(
             files = list({f.key: f for h in hours for f in stale[h]}.values())
             out = aggregate(lake_dir, cluster, files, hours[0], hours[-1] + HOUR_MS)
             rollups.write_hours(lake_dir, cluster, out, {h: stale[h] for h in hours})
+    kept = {} if rebuild else {h: m for h, m in manifests.items() if h < closed_end}
+    rolled = {h: {"version": rollups.VERSION, "inputs": rollups.inputs_of(fs)} for h, fs in stale.items()}
     lo = max(since_ms, closed_end)
     opened = aggregate(lake_dir, cluster, open_files, lo, until_ms) if open_files else None
     return {
@@ -112,6 +116,8 @@ def roll_up(
         "open_files": len(open_files),
         "engine": engine,
         "raw_rows": rows,
+        "tokens": {h: window_state.token(m) for h, m in (kept | rolled).items()},
+        "rebuild": rebuild,
     }
 
 
@@ -132,7 +138,9 @@ def _read_kind(lake_dir: Path, cluster: str, kind: str, lo_ms: int, hi_ms: int) 
 def _window_tables(lake_dir: Path, cluster: str, since: datetime, state: dict) -> dict[str, pa.Table]:
     """Per kind, the window's rows the reports merge: hour states, cluster and broker rows per snapshot.
 
-    Closed hours wholly in the window are read from their hour states; the window's first hour
+    Closed hours wholly in the window are read from their hour states, kept between runs in the
+    window state (:mod:`pipeline.window_state`: only new or re-rolled hours are read from the day
+    files); the window's first hour
     when the window starts inside it is derived again from its per-snapshot rollups cut at
     ``since``; the open part comes from ``state["open"]`` (the raw rows reduced in memory).
     """
@@ -140,10 +148,20 @@ def _window_tables(lake_dir: Path, cluster: str, since: datetime, state: dict) -
     closed_end = state["closed_end"]
     full = -(-since_ms // HOUR_MS) * HOUR_MS  # the first hour wholly in the window
     parts: dict[str, list[pa.Table]] = {k: [] for k in ("cluster", "brokers", "topic_hours", "group_hours")}
-    for kind in ("cluster", "brokers"):
-        parts[kind].append(_read_kind(lake_dir, cluster, kind, since_ms, closed_end))
-    for kind in ("topic_hours", "group_hours"):
-        parts[kind].append(_read_kind(lake_dir, cluster, kind, full, closed_end))
+    for kind in ("cluster", "brokers"):  # the snapshots before the first whole hour
+        parts[kind].append(_read_kind(lake_dir, cluster, kind, since_ms, min(full, closed_end)))
+    for kind in parts:  # the whole closed hours: the window state, brought up to date
+        rows = window_state.window_rows(
+            lake_dir,
+            cluster,
+            kind,
+            full,
+            closed_end,
+            state.get("tokens", {}),
+            functools.partial(_read_kind, lake_dir, cluster),
+            fresh=state.get("rebuild", False),
+        )
+        parts[kind].append(rows)
     if since_ms < full and since_ms < closed_end:  # the window's first hour, cut at since
         cut = {
             k: _read_kind(lake_dir, cluster, k, since_ms, min(full, closed_end)) for k in ("topics", "groups")
@@ -226,7 +244,10 @@ def run_jobs(
         spark, lake_dir, cluster, since, until, now=now, rebuild=rebuild, progress=step, engine=engine
     )
     if stats is not None:
-        stats.update({k: v for k, v in state.items() if k != "open"}, rollup_s=time.perf_counter() - started)
+        skip = ("open", "tokens")
+        stats.update(
+            {k: v for k, v in state.items() if k not in skip}, rollup_s=time.perf_counter() - started
+        )
     with rollups.locked(lake_dir, cluster, shared=True):  # no roll-up rewrites a day file under us
         return _reports(lake_dir, cluster, since, params, step, state)
 
