@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -135,7 +136,9 @@ def _read_kind(lake_dir: Path, cluster: str, kind: str, lo_ms: int, hi_ms: int) 
     return data.to_table(filter=(col >= lo_ms) & (col < hi_ms))
 
 
-def _window_tables(lake_dir: Path, cluster: str, since: datetime, state: dict) -> dict[str, pa.Table]:
+def _window_tables(
+    lake_dir: Path, cluster: str, since: datetime, state: dict, pool: Executor | None = None
+) -> dict[str, pa.Table]:
     """Per kind, the window's rows the reports merge: hour states, cluster and broker rows per snapshot.
 
     Closed hours wholly in the window are read from their hour states, kept between runs in the
@@ -160,6 +163,7 @@ def _window_tables(lake_dir: Path, cluster: str, since: datetime, state: dict) -
             state.get("tokens", {}),
             functools.partial(_read_kind, lake_dir, cluster),
             fresh=state.get("rebuild", False),
+            pool=pool,
         )
         parts[kind].append(rows)
     if since_ms < full and since_ms < closed_end:  # the window's first hour, cut at since
@@ -255,7 +259,12 @@ def run_jobs(
 def _reports(lake_dir: Path, cluster: str, since, params: JobParams, step, state: dict) -> dict:
     """Every report, merged on the driver from the window's hour states (:mod:`pipeline.windows`)."""
     step(0.45, "reading the window's rollups")
-    t = _window_tables(lake_dir, cluster, since, state)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="window-state") as pool:
+        # the window state is written while the hours are merged (and before the lock is let go)
+        return _merged(_window_tables(lake_dir, cluster, since, state, pool), params, step)
+
+
+def _merged(t: dict[str, pa.Table], params: JobParams, step) -> dict:
     step(0.6, "merging the hours")
     stamps = np.unique(t["cluster"]["ts"].to_numpy())
     out: dict[str, list[dict] | pa.Table] = {}

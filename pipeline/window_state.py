@@ -12,7 +12,7 @@ whose metadata names, per hour it holds, the token of the manifest that hour was
 (:func:`token`: the rollup version and the raw files that went in). A run keeps the rows of the
 hours still in the window whose token is unchanged, drops the hours that left the window, reads
 from the day files only the hours that are new or were rolled up again (a late snapshot, a
-rebuild, another run's roll-up), and writes the file back when its hours changed. The rows are the
+rebuild, another run's roll-up), and writes the file back when it is ``LAG_HOURS`` behind. The rows are the
 same rows the day files hold, so the reports merged from them are the same, exactly: the merge
 sorts its inputs by their keys (topic or group and hour; broker and snapshot) before it sums.
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 
 import pyarrow as pa
@@ -40,14 +41,19 @@ from pipeline.reference import HOUR_MS
 STATE_VERSION = 1
 KINDS = ("cluster", "brokers", "topic_hours", "group_hours")
 META_KEY = b"window_state"
+# The file is written back once it is more than this many hours behind (hours the run read from
+# the day files, plus hours it holds that left the window or were rolled up again): the hourly
+# run reads its newest hours from one or two day files per kind, and the window-sized write
+# (as costly as reading the window from the day files) happens once a day, not every hour.
+LAG_HOURS = 24
 
 Reader = Callable[[str, int, int], pa.Table]
 
 
 def token(manifest: dict) -> str:
     """What identifies an hour's rollups: the version that rolled it up and its raw files."""
-    text = json.dumps([manifest.get("version"), manifest.get("inputs")], sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
+    text = repr((manifest.get("version"), manifest.get("inputs")))  # lists of str and int: stable
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
 def path_of(lake_dir: Path, cluster: str, kind: str) -> Path:
@@ -97,10 +103,12 @@ def window_rows(
     tokens: dict[int, str],
     read: Reader,
     fresh: bool = False,
+    pool: Executor | None = None,
 ) -> pa.Table:
     """The kind's rows of the whole closed hours [lo, hi), sorted by time, the window state brought
     up to date. ``tokens``: the current token of every rolled-up hour; ``read(kind, lo, hi)`` reads
-    a range from the day files; ``fresh`` ignores the file (a rebuild) and writes a new one."""
+    a range from the day files; ``fresh`` ignores the file (a rebuild) and writes a new one;
+    ``pool``: the file is written there (while the caller merges), else before returning."""
     old, held = (None, {}) if fresh else load(lake_dir, cluster, kind)
     keep = sorted(h for h, t in held.items() if lo <= h < hi and tokens.get(h) == t)
     kept = set(keep)
@@ -112,6 +120,11 @@ def window_rows(
     table = pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
     table = table.sort_by([(rollups.TIME[kind], "ascending")])
     now = {h: t for h, t in tokens.items() if lo <= h < hi}
-    if now != held and hi > lo:
-        _save(lake_dir, cluster, kind, table, {str(h): t for h, t in sorted(now.items())})
+    behind = sum(1 for h in now if h not in kept) + sum(1 for h in held if h not in kept)
+    if (fresh or behind > LAG_HOURS) and hi > lo:
+        args = (lake_dir, cluster, kind, table, {str(h): t for h, t in sorted(now.items())})
+        if pool is None:
+            _save(*args)
+        else:
+            pool.submit(_save, *args)
     return table

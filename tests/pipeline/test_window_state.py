@@ -100,7 +100,10 @@ def _ms(t: datetime) -> int:
     return int(t.timestamp() * 1000)
 
 
-def test_it_publishes_after_each_hourly_run_exactly_what_a_rebuild_publishes(lakes):
+@pytest.mark.parametrize("lag", [0, 2, window_state.LAG_HOURS])
+def test_it_publishes_after_each_hourly_run_exactly_what_a_rebuild_publishes(lakes, lag, monkeypatch):
+    """``lag``: the state is written back when more hours behind than that (0: every run)."""
+    monkeypatch.setattr(window_state, "LAG_HOURS", lag)
     inc, full = lakes
     moments = [(START + timedelta(hours=h), None) for h in range(2, 11)]
     moments.append((START + timedelta(hours=10), START + timedelta(hours=9, minutes=35)))  # open hour
@@ -116,7 +119,12 @@ def test_it_publishes_after_each_hourly_run_exactly_what_a_rebuild_publishes(lak
             assert GONE not in topics
         closed = _ms(min(until, now or until)) // HOUR_MS * HOUR_MS
         first = max(_ms(until - WINDOW), _ms(START))
-        assert _held(inc, "topic_hours") == list(range(first, closed, HOUR_MS)), until
+        window = list(range(first, closed, HOUR_MS))
+        if lag == 0:
+            assert _held(inc, "topic_hours") == window, until
+        else:  # written when it fell more than `lag` hours behind: the window's hours it misses
+            behind = set(window) ^ set(_held(inc, "topic_hours"))
+            assert len(behind) <= lag, until
     # after the first, each hourly run rolled up the hour just closed; the last one none (its
     # open hour, 4 snapshots x 3 datasets, read raw)
     assert rolled == [2] + [1] * 8 + [0] and stats["open_files"] == 4 * 3
@@ -126,7 +134,8 @@ def _state_rows(root, kind: str) -> pa.Table:
     return pq.read_table(window_state.path_of(root, CLUSTER, kind))
 
 
-def test_it_uses_the_state_for_unchanged_hours_and_rereads_hours_rolled_up_again(lakes):
+def test_it_uses_the_state_for_unchanged_hours_and_rereads_hours_rolled_up_again(lakes, monkeypatch):
+    monkeypatch.setattr(window_state, "LAG_HOURS", 0)  # written back by every run
     inc, full = lakes
     until = START + timedelta(hours=8)
     _run(inc, until - timedelta(hours=1))
@@ -154,7 +163,8 @@ def test_it_uses_the_state_for_unchanged_hours_and_rereads_hours_rolled_up_again
 
 
 @pytest.mark.parametrize("damage", ["garbage", "other_cluster", "old_version", "missing"])
-def test_it_recomputes_from_the_hour_states_when_the_state_is_corrupt_or_foreign(lakes, damage):
+def test_it_recomputes_from_the_hour_states_when_the_state_is_corrupt_or_foreign(lakes, damage, monkeypatch):
+    monkeypatch.setattr(window_state, "LAG_HOURS", 0)  # written back by every run
     inc, full = lakes
     until = START + timedelta(hours=9)
     _run(inc, until - timedelta(hours=1))
