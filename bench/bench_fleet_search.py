@@ -107,7 +107,7 @@ def register(first) -> list:
 def older_snapshots(lake) -> None:
     """OLDER earlier snapshots beside each newest file (hard links to it), as a day of 5-minute
     snapshots leaves them: a search must not list and stat them all on every query."""
-    from console.telemetry.sizes import latest_file
+    from console.telemetry.lakefiles import latest_file
 
     for c in range(CLUSTERS):
         for dataset in ("partitions", "groups"):
@@ -119,7 +119,7 @@ def older_snapshots(lake) -> None:
 
 def floors(lake, cap: int) -> dict:
     """The least work for the same answers with the names in memory: (substring floor, regex floor)."""
-    from console.telemetry.sizes import latest_file
+    from console.telemetry.lakefiles import latest_file
 
     files = [
         (latest_file(lake, f"fleet-{c:02d}", ds), col)

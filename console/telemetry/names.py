@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from django.conf import settings
 
-from console.telemetry.sizes import file_version, latest_file
+from console.telemetry.lakefiles import NewestFileCache, file_version, latest_file
 from pipeline import config as pipeline_config
 
 log = logging.getLogger(__name__)
@@ -75,7 +74,7 @@ def fold(names: pa.Array) -> pa.Array:
     return names if pc.all(pc.equal(lowered, names)).as_py() in (True, None) else lowered
 
 
-_cache: OrderedDict[tuple[str, str, str], tuple[tuple, SnapshotNames]] = OrderedDict()
+_cache = NewestFileCache(lambda: settings.FLEET_SEARCH_CACHED_FILES)  # (root, dataset, cluster) -> names
 _lock = threading.Lock()
 # (root, dataset, cluster) -> (the cluster directory's mtime, the newest day directory, its mtime, the
 # newest file): a search asks every cluster's two datasets, and a day directory holds hundreds of
@@ -117,32 +116,19 @@ def latest_names(cluster_name: str, dataset: str, lake_dir: Path | None = None) 
     version = file_version(path) if path is not None else None
     if version is None:
         return SnapshotNames()
-    key = (str(root), dataset, cluster_name)
-    with _lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] == version:
-            _cache.move_to_end(key)
-            return hit[1]
     try:
-        found = read_names(path, column)
+        return _cache.get((str(root), dataset, cluster_name), version, lambda: read_names(path, column))
     except (OSError, pa.ArrowException) as exc:
         log.warning("telemetry snapshot %s unreadable: %s", path, exc)
         return SnapshotNames(path=str(path), error=f"the latest snapshot ({path.name}) could not be read")
-    with _lock:
-        _cache[key] = (version, found)
-        _cache.move_to_end(key)
-        while len(_cache) > max(1, int(settings.FLEET_SEARCH_CACHED_FILES)):
-            _cache.popitem(last=False)
-    return found
 
 
 def cached_count() -> int:
     """How many (cluster, dataset) name sets this process keeps (tests, the bound)."""
-    with _lock:
-        return len(_cache)
+    return len(_cache)
 
 
 def clear_cache() -> None:
+    _cache.clear()
     with _lock:
-        _cache.clear()
         _newest.clear()

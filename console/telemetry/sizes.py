@@ -12,8 +12,6 @@ DescribeLogDirs reports for the leader); "on disk" adds every replica.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from django.conf import settings
 
+from console.telemetry.lakefiles import NewestFileCache, file_version, latest_file
 from pipeline import config as pipeline_config
 
 log = logging.getLogger(__name__)
@@ -91,47 +90,6 @@ class SnapshotSizes:
         }
 
 
-def latest_file(lake_dir: Path, cluster: str, dataset: str = "partitions") -> Path | None:
-    """The newest snapshot file of one of a cluster's datasets (by date directory, then name).
-
-    The layout is :mod:`pipeline.lake`'s; names starting with "." or "_" are files being written.
-    """
-    root = Path(lake_dir) / dataset / f"cluster={cluster}"
-    try:
-        days = sorted((d for d in root.iterdir() if d.name.startswith("date=")), reverse=True)
-    except OSError:  # no snapshot of this cluster yet (or no lake at all)
-        return None
-    for day in days:
-        try:
-            files = [f for f in day.iterdir() if f.suffix == ".parquet" and f.name[0] not in "._"]
-        except OSError:
-            continue
-        if files:
-            # snap-<epoch slot>: the number orders them by time; the mtime breaks ties of other names
-            # (only the tied are stat'ed: a day holds hundreds of snapshots)
-            slots = [(_slot(f.name), f) for f in files]
-            newest = max(slot for slot, _ in slots)
-            tied = [f for slot, f in slots if slot == newest]
-            return tied[0] if len(tied) == 1 else max(tied, key=_mtime)
-    return None
-
-
-def _slot(name: str) -> int:
-    stem = name.rsplit(".", 1)[0]
-    head, _, tail = stem.rpartition("-")
-    if tail.isascii() and tail.isdigit() and not any(c.isdigit() for c in head):  # snap-<slot>: quick
-        return int(tail)
-    digits = "".join(c for c in stem if c.isdigit())
-    return int(digits) if digits else -1
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return -1
-
-
 def read_sizes(path: Path) -> SnapshotSizes:
     """The sizes of the last snapshot in one file (a file may hold several; the newest ``ts`` wins)."""
     table = pq.read_table(path, columns=COLUMNS)
@@ -160,21 +118,10 @@ def read_sizes(path: Path) -> SnapshotSizes:
     return SnapshotSizes(ts=ts.as_py(), path=str(path), topics=topics, table=table)
 
 
-def file_version(path: Path) -> tuple[str, int, int] | None:
-    """What the caches compare to know a file unchanged (name, mtime, size); None when it is gone
-    (replaced between the listing and now: the next view reads the new one)."""
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return None
-    return (str(path), stat.st_mtime_ns, stat.st_size)
-
-
 # One cluster's sizes per (lake, cluster), least recently read first; at most as many clusters as the
 # topic metadata snapshots keep (TOPIC_METADATA_CACHE_CLUSTERS): a process that has shown 50 clusters'
 # topic lists keeps the last few, not 50 tables.
-_cache: OrderedDict[tuple[str, str], tuple[tuple, SnapshotSizes]] = OrderedDict()
-_lock = threading.Lock()
+_cache = NewestFileCache(lambda: settings.TOPIC_METADATA_CACHE_CLUSTERS)
 
 
 def latest_sizes(cluster_name: str, lake_dir: Path | None = None) -> SnapshotSizes:
@@ -184,24 +131,12 @@ def latest_sizes(cluster_name: str, lake_dir: Path | None = None) -> SnapshotSiz
     version = file_version(path) if path is not None else None
     if version is None:
         return SnapshotSizes()
-    key = (str(root), cluster_name)
-    with _lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] == version:
-            _cache.move_to_end(key)
-            return hit[1]
-        try:
-            sizes = read_sizes(path)
-        except (OSError, pa.ArrowException) as exc:
-            log.warning("telemetry snapshot %s unreadable: %s", path, exc)
-            return SnapshotSizes(error=f"the latest snapshot ({path.name}) could not be read: {exc}")
-        _cache[key] = (version, sizes)
-        _cache.move_to_end(key)
-        while len(_cache) > max(1, int(settings.TOPIC_METADATA_CACHE_CLUSTERS)):
-            _cache.popitem(last=False)
-        return sizes
+    try:
+        return _cache.get((str(root), cluster_name), version, lambda: read_sizes(path))
+    except (OSError, pa.ArrowException) as exc:
+        log.warning("telemetry snapshot %s unreadable: %s", path, exc)
+        return SnapshotSizes(error=f"the latest snapshot ({path.name}) could not be read: {exc}")
 
 
 def clear_cache() -> None:
-    with _lock:
-        _cache.clear()
+    _cache.clear()
