@@ -161,53 +161,63 @@ def _measure(
 ) -> tuple[int, int, list[list], bool, bool]:
     """(bytes to copy, bytes copied, replica rows, some broker hosts it, some replica is level
     with the leader: "Caught up, joining ISR" until the ISR is read)."""
-    # Once per moving partition in every poll cycle: no per-replica temporaries.
+    # Once per moving partition in every poll cycle (10,000s): no per-replica temporaries, each
+    # broker's log looked up once, no helper call for a replica level with the leader.
     # The leader's size: the largest log among the replicas. While moving that is an original
     # replica; once Kafka has finished (seen late, e.g. after the console was down) the original
     # replicas may be gone and the new ones hold the whole log.
+    get = logs.get
     leader_size = 0
     known = False
-    for b in (*original, *target):
-        broker_logs = logs.get(b)
+    for b in original:
+        broker_logs = get(b)
+        if broker_logs:
+            found = broker_logs.get(tp)
+            if found is not None:
+                known = True
+                size = int(found[0])
+                if size > leader_size:
+                    leader_size = size
+    held = []  # (broker, its logs, the replica found) of each target replica, in order
+    adding = 0
+    for b in target:
+        broker_logs = get(b)
         found = broker_logs.get(tp) if broker_logs else None
         if found is not None:
             known = True
             size = int(found[0])
             if size > leader_size:
                 leader_size = size
-    adding = [b for b in target if b not in original]
-    total = leader_size * len(adding)
+        if b not in original:
+            adding += 1
+        held.append((b, broker_logs, found))
+    total = leader_size * adding
     done = 0
     level = False
     rows = []
-    for b in target:
-        new = b in adding
-        broker_logs = logs.get(b, None)
+    for b, broker_logs, found in held:
+        new = b not in original
         if broker_logs is None:
             rows.append([b, UNKNOWN_BROKER, 0, new])
-            continue
-        found = broker_logs.get(tp)
-        if found is None:
+        elif found is None:
             status = (NOT_STARTED if new else NOT_HOSTED) if known or new else UNKNOWN_PARTITION
             rows.append([b, status, 0, new])
-            continue
-        known = True
-        size, lag = int(found[0]), int(found[1])
-        if new:
-            done += min(size, leader_size) if leader_size else size
-        behind = leader_size - size
-        if behind <= 0:
-            status = CAUGHT_UP
-            level = True
         else:
-            estimate = messages_behind(behind, leader_size, offsets.get(tp) if offsets else None)
-            status = behind_text(behind, lag, estimate)
-        rows.append([b, status, size, new])
+            size = int(found[0])
+            if new:
+                done += size if not leader_size or size < leader_size else leader_size
+            behind = leader_size - size
+            if behind <= 0:
+                level = True
+                rows.append([b, CAUGHT_UP, size, new])
+            else:
+                estimate = messages_behind(behind, leader_size, offsets.get(tp) if offsets else None)
+                rows.append([b, behind_text(behind, int(found[1]), estimate), size, new])
     if not known:
         for r in rows:
             if r[1] in (NOT_HOSTED, NOT_STARTED):
                 r[1] = UNKNOWN_PARTITION
-    return total, min(done, total) if total else done, rows, known, level
+    return total, (done if done < total else total) if total else done, rows, known, level
 
 
 def hosts(moves: Iterable[tuple[K, Sequence[int], Sequence[int]]]) -> dict[int, list[K]]:
