@@ -113,6 +113,27 @@ def fresh_metadata_cache():
     metadata_cache.clear()
 
 
+@pytest.fixture
+def telemetry_lake(tmp_path, monkeypatch):
+    """A Parquet lake of the test's own (TELEMETRY_LAKE_DIR, a 300 s snapshot interval), with the
+    process's caches of what was read from snapshot files (topic sizes, search names, lag trends) and
+    of topic metadata empty at the start and the end."""
+    from console.groups import trend
+    from console.telemetry import names, sizes
+    from console.topics import cache as metadata_cache
+
+    def clear() -> None:
+        metadata_cache.clear()
+        for cache in (sizes, names, trend):
+            cache.clear_cache()
+
+    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
+    monkeypatch.setenv("TELEMETRY_INTERVAL_S", "300")
+    clear()
+    yield tmp_path / "lake"
+    clear()
+
+
 @pytest.fixture(scope="module")
 def search_other_sandbox():
     """Cluster B's own sandbox for the cross-cluster search tests (unit, API, browser)."""

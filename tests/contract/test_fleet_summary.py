@@ -18,13 +18,7 @@ from .conftest import eventually, unique
 pytestmark = [pytest.mark.contract, pytest.mark.django_db]
 
 
-@pytest.fixture
-def lake(tmp_path, monkeypatch):
-    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
-    return tmp_path / "lake"
-
-
-def test_the_summary_agrees_with_kafka(gw, endpoints, topics, lake, broker_ids):
+def test_the_summary_agrees_with_kafka(gw, endpoints, topics, telemetry_lake, broker_ids):
     rf = min(3, len(broker_ids))
     name = topics.create(partitions=3, replication_factor=rf, configs={"min.insync.replicas": str(rf + 1)})
     principal = f"User:{unique('fleet')}"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 from datetime import timedelta
 
-import pytest
 from django.utils import timezone
 
 from console.brokers import figures
@@ -16,22 +15,12 @@ from console.telemetry import sizes
 from pipeline import generate
 
 
-@pytest.fixture
-def lake_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
-    sizes.clear_cache()
-    trend.clear_cache()
-    yield tmp_path / "lake"
-    sizes.clear_cache()
-    trend.clear_cache()
-
-
-def test_it_keeps_the_sizes_of_at_most_the_metadata_cap_of_clusters(lake_dir, settings, monkeypatch):
+def test_it_keeps_the_sizes_of_at_most_the_metadata_cap_of_clusters(telemetry_lake, settings, monkeypatch):
     settings.TOPIC_METADATA_CACHE_CLUSTERS = 2
     start = timezone.now() - timedelta(hours=2)
     shape = generate.Shape(topics=2, partitions=1, snapshots=1)
     for name in ("c1", "c2", "c3"):
-        generate.write_lake(lake_dir, name, shape, start)
+        generate.write_lake(telemetry_lake, name, shape, start)
     read = []
     real = sizes.read_sizes
     monkeypatch.setattr(sizes, "read_sizes", lambda path: read.append(path.parts[-3]) or real(path))
@@ -42,12 +31,12 @@ def test_it_keeps_the_sizes_of_at_most_the_metadata_cap_of_clusters(lake_dir, se
     assert read == ["cluster=c1", "cluster=c2", "cluster=c3", "cluster=c2"]
 
 
-def test_it_keeps_at_most_max_files_of_lag_trend_whatever_the_clusters(lake_dir, monkeypatch):
+def test_it_keeps_at_most_max_files_of_lag_trend_whatever_the_clusters(telemetry_lake, monkeypatch):
     monkeypatch.setattr(trend, "MAX_FILES", 3)
     start = timezone.now() - timedelta(hours=6)
     shape = generate.Shape(topics=1, partitions=1, snapshots=2, interval_s=3600)
     for name in ("t1", "t2"):
-        generate.write_lake(lake_dir, name, shape, start)
+        generate.write_lake(telemetry_lake, name, shape, start)
     read = []
     real = trend._per_group
     monkeypatch.setattr(trend, "_per_group", lambda path: read.append(path) or real(path))

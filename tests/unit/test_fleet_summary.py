@@ -42,13 +42,6 @@ def own():
 
 
 @pytest.fixture
-def lake_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
-    monkeypatch.setenv("TELEMETRY_INTERVAL_S", "300")
-    return tmp_path / "lake"
-
-
-@pytest.fixture
 def cluster_a(db, own):
     cluster = Cluster.objects.create(
         name="fleet-a", bootstrap_servers=own.bootstrap_servers, request_timeout_s=5
@@ -83,7 +76,7 @@ def test_it_counts_partitions_under_min_isr_as_the_topic_list_does():
     assert summary.metadata_version_name(None) == "" and summary.kafka_release(99) == "newer than 4.2"
 
 
-def test_it_writes_the_summary_of_a_snapshot_with_exact_counts(own, cluster_a, lake_dir):
+def test_it_writes_the_summary_of_a_snapshot_with_exact_counts(own, cluster_a, telemetry_lake):
     healthy = snapshots.collect_for(cluster_a, now=NOW)
     first = _fields(ClusterSummary.objects.get(cluster=cluster_a))
     own.stop_broker(3)
@@ -121,7 +114,7 @@ def test_it_writes_the_summary_of_a_snapshot_with_exact_counts(own, cluster_a, l
     }
 
 
-def test_it_keeps_the_last_figures_of_an_unreachable_cluster_with_the_error(own, cluster_a, lake_dir):
+def test_it_keeps_the_last_figures_of_an_unreachable_cluster_with_the_error(own, cluster_a, telemetry_lake):
     snapshots.collect_for(cluster_a, now=NOW)
     before = _fields(ClusterSummary.objects.get(cluster=cluster_a))
     Cluster.objects.filter(pk=cluster_a.pk).update(bootstrap_servers="127.0.0.1:1", request_timeout_s=2)
@@ -135,7 +128,7 @@ def test_it_keeps_the_last_figures_of_an_unreachable_cluster_with_the_error(own,
     assert before["reachable"] and before["partitions"] == 7 and before["taken_at"] == NOW
 
 
-def test_it_writes_a_row_without_figures_for_a_cluster_never_reached(db, lake_dir):
+def test_it_writes_a_row_without_figures_for_a_cluster_never_reached(db, telemetry_lake):
     cluster = Cluster.objects.create(name="nowhere", bootstrap_servers="127.0.0.1:1", request_timeout_s=2)
     error = snapshots.collect_for(cluster, now=NOW)
     row = ClusterSummary.objects.get(cluster=cluster)
@@ -143,7 +136,7 @@ def test_it_writes_a_row_without_figures_for_a_cluster_never_reached(db, lake_di
     assert (row.reachable, row.error, row.brokers_total, row.partitions) == (False, error, 0, 0)
 
 
-def test_it_summarizes_a_controller_mode_connection_from_what_the_controllers_answer(own, db, lake_dir):
+def test_it_summarizes_a_controller_mode_connection_from_what_the_controllers_answer(own, db, telemetry_lake):
     cluster = Cluster.objects.create(
         name="fleet-ctl", bootstrap_controllers=own.bootstrap_controllers, request_timeout_s=5
     )

@@ -18,13 +18,6 @@ NOW = datetime(2026, 5, 4, 12, 7, 30, tzinfo=UTC)
 
 
 @pytest.fixture
-def lake_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
-    monkeypatch.setenv("TELEMETRY_INTERVAL_S", "300")
-    return tmp_path / "lake"
-
-
-@pytest.fixture
 def busy_topic(sandbox):
     name = f"telemetry-{uuid.uuid4().hex[:8]}"
     sandbox.create_topic(name, partitions=3, replication_factor=2)
@@ -39,11 +32,13 @@ def _rows(path: str, topic: str | None = None) -> list[dict]:
     return [r for r in rows if topic is None or r["topic"] == topic]
 
 
-def test_it_writes_a_snapshot_with_sizes_and_offsets(kafka_cluster, busy_topic, lake_dir):
+def test_it_writes_a_snapshot_with_sizes_and_offsets(kafka_cluster, busy_topic, telemetry_lake):
     result = telemetry.collect_snapshot(cluster=kafka_cluster, now=NOW)
 
     assert not result.skipped and result.errors == ()
-    part_file = lake_dir / "partitions" / "cluster=sandbox" / "date=2026-05-04" / "snap-1777896300.parquet"
+    part_file = (
+        telemetry_lake / "partitions" / "cluster=sandbox" / "date=2026-05-04" / "snap-1777896300.parquet"
+    )
     assert result.paths["partitions"] == str(part_file)
     rows = _rows(str(part_file), busy_topic)
     assert [r["partition"] for r in rows] == [0, 1, 2]
@@ -57,18 +52,18 @@ def test_it_writes_a_snapshot_with_sizes_and_offsets(kafka_cluster, busy_topic, 
     brokers = _rows(result.paths["brokers"])
     assert sorted({b["broker"] for b in brokers}) == [1, 2, 3]
     assert sum(b["size_bytes"] for b in brokers) >= 2 * sum(r["size_bytes"] for r in rows)
-    assert not [p for p in lake_dir.rglob("*") if p.name.startswith(".")]
+    assert not [p for p in telemetry_lake.rglob("*") if p.name.startswith(".")]
 
 
-def test_it_takes_one_snapshot_per_cluster_per_interval(kafka_cluster, busy_topic, lake_dir):
+def test_it_takes_one_snapshot_per_cluster_per_interval(kafka_cluster, busy_topic, telemetry_lake):
     first = telemetry.collect_snapshot(cluster=kafka_cluster, now=NOW)
     again = telemetry.collect_snapshot(cluster=kafka_cluster, now=NOW.replace(minute=9))
     later = telemetry.collect_snapshot(cluster=kafka_cluster, now=NOW.replace(minute=12))
     assert (first.skipped, again.skipped, later.skipped) == (False, True, False)
-    assert len(list((lake_dir / "partitions").rglob("*.parquet"))) == 2
+    assert len(list((telemetry_lake / "partitions").rglob("*.parquet"))) == 2
 
 
-def test_a_failed_write_leaves_no_file_behind(kafka_cluster, busy_topic, lake_dir, monkeypatch):
+def test_a_failed_write_leaves_no_file_behind(kafka_cluster, busy_topic, telemetry_lake, monkeypatch):
     def broken(table, where, **kwargs):
         with open(where, "wb") as f:
             f.write(b"PAR1 half a file")
@@ -77,23 +72,23 @@ def test_a_failed_write_leaves_no_file_behind(kafka_cluster, busy_topic, lake_di
     monkeypatch.setattr(lake.pq, "write_table", broken)
     with pytest.raises(OSError):
         telemetry.collect_snapshot(cluster=kafka_cluster, now=NOW)
-    assert [p for p in lake_dir.rglob("*") if p.is_file()] == []
+    assert [p for p in telemetry_lake.rglob("*") if p.is_file()] == []
     assert (
         lake.read_window(
-            lake_dir, "partitions", "sandbox", NOW.replace(hour=0), NOW.replace(hour=23)
+            telemetry_lake, "partitions", "sandbox", NOW.replace(hour=0), NOW.replace(hour=23)
         ).num_rows
         == 0
     )
 
 
-def test_it_skips_a_cluster_registered_through_its_controllers(db, sandbox, lake_dir):
+def test_it_skips_a_cluster_registered_through_its_controllers(db, sandbox, telemetry_lake):
     cluster = Cluster.objects.create(name="ctrl", bootstrap_controllers=sandbox.bootstrap_controllers)
     result = telemetry.collect_snapshot(cluster=cluster, now=NOW)
     assert result.skipped and "controller mode" in result.errors[0]
 
 
 def test_an_unreachable_cluster_does_not_stop_the_others(
-    kafka_cluster, offline_cluster, busy_topic, lake_dir
+    kafka_cluster, offline_cluster, busy_topic, telemetry_lake
 ):
     results = telemetry.collect_all_snapshots(now=NOW)
     assert isinstance(results["offline"], str) and "127.0.0.1:1" in results["offline"]
@@ -131,7 +126,7 @@ def test_it_computes_lag_from_committed_offsets():
     ]
 
 
-def test_it_records_consumer_lag_from_the_sandbox(kafka_cluster, sandbox, busy_topic, lake_dir):
+def test_it_records_consumer_lag_from_the_sandbox(kafka_cluster, sandbox, busy_topic, telemetry_lake):
     from sandbox.state import Group
 
     with sandbox.state.lock:

@@ -27,16 +27,6 @@ from pipeline import generate, lake, reports
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def lake_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
-    metadata_cache.clear()
-    sizes.clear_cache()
-    yield tmp_path / "lake"
-    metadata_cache.clear()
-    sizes.clear_cache()
-
-
 def _topic(sandbox, partitions=3, rate=300_000):
     name = f"sized-{uuid.uuid4().hex[:8]}"
     sandbox.create_topic(name, partitions=partitions, replication_factor=2)
@@ -60,7 +50,7 @@ def _as_of(ts: datetime) -> str:
     return date_filter(timezone.localtime(ts), "Y-m-d H:i T")
 
 
-def test_before_any_snapshot_the_pages_say_so(client, personas, kafka_cluster, sandbox, lake_dir):
+def test_before_any_snapshot_the_pages_say_so(client, personas, kafka_cluster, sandbox, telemetry_lake):
     name = _topic(sandbox, partitions=1)
     client.force_login(personas["viewer"])
     html = client.get(reverse("topic_list", kwargs={"name": "sandbox"}), {"q": name}).content.decode()
@@ -75,13 +65,13 @@ def test_before_any_snapshot_the_pages_say_so(client, personas, kafka_cluster, s
 
 
 def test_sizes_and_as_of_come_from_the_latest_snapshot_before_any_pipeline_run(
-    client, personas, kafka_cluster, sandbox, lake_dir
+    client, personas, kafka_cluster, sandbox, telemetry_lake
 ):
     name = _topic(sandbox)
     first = telemetry.collect_snapshot(cluster=kafka_cluster)
     rows = _snapshot_rows(first, name)
     total = sum(r["size_bytes"] for r in rows)
-    assert total > 0 and reports.current_run(lake_dir, "sandbox") is None  # no pipeline run at all
+    assert total > 0 and reports.current_run(telemetry_lake, "sandbox") is None  # no pipeline run at all
     client.force_login(personas["viewer"])
 
     html = client.get(reverse("topic_list", kwargs={"name": "sandbox"}), {"q": name}).content.decode()
@@ -113,7 +103,9 @@ def test_sizes_and_as_of_come_from_the_latest_snapshot_before_any_pipeline_run(
     assert "not in snapshot" in _row(html, newcomer)
 
 
-def test_the_list_keeps_the_snapshot_until_a_newer_file_and_reads_only_its_columns(lake_dir, monkeypatch):
+def test_the_list_keeps_the_snapshot_until_a_newer_file_and_reads_only_its_columns(
+    telemetry_lake, monkeypatch
+):
     """100,000 partitions: one read of four columns per snapshot file, then dictionary lookups."""
     ts = datetime(2026, 5, 4, 12, 5, tzinfo=UTC)
     n_topics, per_topic = 20_000, 5
@@ -135,7 +127,7 @@ def test_the_list_keeps_the_snapshot_until_a_newer_file_and_reads_only_its_colum
         "retention_bytes": [None] * n,
     }
     table = pa.table(cols).cast(lake.PARTITIONS)
-    lake.write_snapshot(lake_dir, "big", ts, {"partitions": table}, 300)
+    lake.write_snapshot(telemetry_lake, "big", ts, {"partitions": table}, 300)
     reads = []
     real = pq.read_table
 
@@ -156,14 +148,14 @@ def test_the_list_keeps_the_snapshot_until_a_newer_file_and_reads_only_its_colum
     assert reads == [sizes.COLUMNS] and "log_end_offset" not in sizes.COLUMNS
     later = ts + timedelta(minutes=5)
     newer = table.slice(0, 10).set_column(1, "ts", pa.array([later] * 10, lake.PARTITIONS.field("ts").type))
-    lake.write_snapshot(lake_dir, "big", later, {"partitions": newer}, 300)
+    lake.write_snapshot(telemetry_lake, "big", later, {"partitions": newer}, 300)
     assert sizes.latest_sizes("big").ts == later and len(reads) == 2
 
 
-def test_the_newest_snapshot_of_a_file_wins_and_unknown_sizes_are_not_zero(lake_dir):
+def test_the_newest_snapshot_of_a_file_wins_and_unknown_sizes_are_not_zero(telemetry_lake):
     start = datetime(2026, 4, 1, tzinfo=UTC)
     shape = generate.Shape(topics=3, partitions=2, snapshots=5, interval_s=3600)
-    generate.write_lake(lake_dir, "gen", shape, start, per_file=5)  # five snapshots in one file
+    generate.write_lake(telemetry_lake, "gen", shape, start, per_file=5)  # five snapshots in one file
     last_ts, last = list(generate.snapshots(shape, start))[-1]
     got = sizes.latest_sizes("gen")
     assert got.ts == last_ts
@@ -179,7 +171,7 @@ def test_the_newest_snapshot_of_a_file_wins_and_unknown_sizes_are_not_zero(lake_
     for r in rows:
         r["ts"] = ts
     lake.write_snapshot(
-        lake_dir, "gen", ts, {"partitions": pa.Table.from_pylist(rows, lake.PARTITIONS)}, 3600
+        telemetry_lake, "gen", ts, {"partitions": pa.Table.from_pylist(rows, lake.PARTITIONS)}, 3600
     )
     got = sizes.latest_sizes("gen")
     assert got.topic("topic-000") == sizes.TopicSize(0, 2, 2) and not got.topic("topic-000").known
@@ -190,11 +182,12 @@ def test_the_newest_snapshot_of_a_file_wins_and_unknown_sizes_are_not_zero(lake_
 
 
 def test_an_unreadable_snapshot_is_said_on_the_page_not_a_500(
-    client, personas, kafka_cluster, sandbox, lake_dir
+    client, personas, kafka_cluster, sandbox, telemetry_lake
 ):
     name = _topic(sandbox, partitions=1)
     broken = (
-        lake.partition_dir(lake_dir, "partitions", "sandbox", datetime.now(UTC).date()) / "snap-1.parquet"
+        lake.partition_dir(telemetry_lake, "partitions", "sandbox", datetime.now(UTC).date())
+        / "snap-1.parquet"
     )
     broken.parent.mkdir(parents=True)
     broken.write_bytes(b"PAR1 not really")
@@ -207,7 +200,7 @@ def test_an_unreadable_snapshot_is_said_on_the_page_not_a_500(
     assert page.status_code == 200 and b"could not be read" in page.content
 
 
-def test_list_items_carry_the_size_for_other_callers(personas, kafka_cluster, sandbox, lake_dir):
+def test_list_items_carry_the_size_for_other_callers(personas, kafka_cluster, sandbox, telemetry_lake):
     name = _topic(sandbox, partitions=2)
     telemetry.collect_snapshot(cluster=kafka_cluster)
     page = topic_reads.list_topics(actor=personas["viewer"], cluster=kafka_cluster, query=name)
