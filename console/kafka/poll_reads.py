@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import KafkaOperationError, no_such_topic, topic_error
 from .kp import check
+from .log_dirs_read import HeldReplicas, LogDirsBytesRequest, read_held
 from .metadata_read import MetadataBytesRequest, decode_answer
 from .replicas import ReplicasMixin
 from .types import TopicPartition
@@ -66,7 +67,7 @@ class PollReadsMixin(ReplicasMixin):
         flight (a reassignment poll's reads; none waits for another). ``moving`` None: no
         ListPartitionReassignments (an empty set). Its failure is raised, as ``reassigning``
         raises it, once the other answers are in."""
-        ids, out, asked = self._log_dir_requests(None, partitions)
+        ids, out, asked = self._log_dir_requests(None, partitions, LogDirsBytesRequest)
         listing = None if moving is None else self._list_reassignments_request(list(moving))
         first = [] if listing is None else [(listing, None)]
         names = sorted(set(topics))
@@ -81,7 +82,9 @@ class PollReadsMixin(ReplicasMixin):
         if listing is not None:
             listed = _reassigning(answers[0])
             answers = answers[1:]
-        return listed, self._log_dir_answers(ids, out, asked, answers, _held), isr
+        for (_, broker), answer in zip(asked, answers, strict=True):
+            out[broker] = answer if isinstance(answer, KafkaOperationError) else _held(answer)
+        return listed, {b: out[b] for b in ids}, isr
 
     def partition_isr(
         self, topics: Iterable[str], only: Mapping[str, Container[int]] | None = None
@@ -141,18 +144,10 @@ def _reassigning(response: Any) -> set[tuple[str, int]]:
     return {(t.name, p.partition_index) for t in response.topics for p in t.partitions}
 
 
-# {(topic, partition): (size, offset lag)}: the replicas one broker holds (``log_dirs_and_isr``)
-HeldReplicas = dict[tuple[str, int], tuple[int, int]]
-
-
-def _held(results: Any) -> HeldReplicas:
-    """One broker's DescribeLogDirs results -> its replicas over every log dir, future replicas
-    left out (a hot path: 10,000s of replicas per poll)."""
-    found: HeldReplicas = {}
-    for d in results:
-        for t in d.topics:
-            name = t.name
-            for p in t.partitions:
-                if not p.is_future_key:
-                    found[(name, p.partition_index)] = (p.partition_size, p.offset_lag)
-    return found
+def _held(answer: Any) -> HeldReplicas | KafkaOperationError:
+    """One broker's DescribeLogDirs answer (``LogDirsBytesRequest``) -> its replicas over every log
+    dir, future replicas left out, or the error it holds (a hot path: 10,000s of replicas per poll)."""
+    try:
+        return read_held(answer)
+    except KafkaOperationError as err:
+        return err

@@ -131,9 +131,14 @@ class ReplicasMixin(GatewayBase):
         self,
         broker_ids: list[int] | None,
         partitions: list[TopicPartition] | Mapping[int, Iterable[TopicPartition]] | None,
+        request: Any = None,
     ) -> tuple[list[int], dict[int, Any], list[tuple[Any, int]]]:
+        """(the brokers asked, the errors of those not live, ``[(request, broker)]``): each a
+        ``request`` (a class; kafka-python's DescribeLogDirsRequest when None)."""
         self._require_brokers("describing log dirs")
         from kafka.protocol.admin import DescribeLogDirsRequest
+
+        request = request or DescribeLogDirsRequest
 
         per_broker = isinstance(partitions, Mapping)
         if broker_ids is None and per_broker:
@@ -156,7 +161,7 @@ class ReplicasMixin(GatewayBase):
                 out[broker] = KafkaOperationError(8, "BROKER_NOT_AVAILABLE", f"broker {broker} is not live")
             else:
                 topics = filter_for(partitions.get(broker, ())) if per_broker else shared
-                asked.append((DescribeLogDirsRequest(topics=topics), broker))
+                asked.append((request(topics=topics), broker))
         return ids, out, asked
 
     @staticmethod
@@ -165,9 +170,8 @@ class ReplicasMixin(GatewayBase):
         out: dict[int, Any],
         asked: list[tuple[Any, int]],
         answers: list[Any],
-        reduce: Any = None,
     ) -> dict[int, Any]:
-        """Each broker's answer as a tuple of ``LogDirInfo`` (or ``reduce(results)``), or its error."""
+        """Each broker's answer as a tuple of ``LogDirInfo``, or its error."""
         # one request per broker, in flight together (kafka-python's I/O thread multiplexes them)
         for (_, broker), response in zip(asked, answers, strict=True):
             if isinstance(response, KafkaOperationError):
@@ -176,8 +180,6 @@ class ReplicasMixin(GatewayBase):
             err = from_code(getattr(response, "error_code", 0), getattr(response, "error_message", None))
             if err is not None:
                 out[broker] = err
-            elif reduce is not None:
-                out[broker] = reduce(response.results)
             else:
                 out[broker] = tuple(_log_dir(d) for d in response.results)
         return {b: out[b] for b in ids}
