@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from pathlib import Path
 
 import pyarrow as pa
@@ -48,6 +49,7 @@ META_KEY = b"window_state"
 LAG_HOURS = 24
 
 Reader = Callable[[str, int, int], pa.Table]
+log = logging.getLogger(__name__)
 
 
 def token(manifest: dict) -> str:
@@ -81,6 +83,12 @@ def _save(lake_dir: Path, cluster: str, kind: str, table: pa.Table, tokens: dict
     meta = {"version": STATE_VERSION, "cluster": cluster, "kind": kind, "tokens": tokens}
     table = table.replace_schema_metadata({META_KEY: json.dumps(meta).encode()})
     lake.write_atomic(table, path_of(lake_dir, cluster, kind), rollups.CODEC)
+
+
+def _log_failure(done: Future) -> None:
+    """A state not written is only a slower next run (it reads the hours the old file lacks)."""
+    if done.exception() is not None:
+        log.warning("window state not written: %s", done.exception())
 
 
 def _runs(hours: list[int]) -> list[tuple[int, int]]:
@@ -126,5 +134,5 @@ def window_rows(
         if pool is None:
             _save(*args)
         else:
-            pool.submit(_save, *args)
+            pool.submit(_save, *args).add_done_callback(_log_failure)
     return table
