@@ -134,15 +134,17 @@ def _read(body: memoryview, version: int) -> tuple[int, HeldReplicas]:
 def _partitions(r: _Reader, name: str, n: int, held: HeldReplicas) -> None:
     """A topic's ``n`` partition records into ``held`` (future replicas left out)."""
     record = _PART_FLEX if r.flexible else _PART
-    at = r.pos
-    if at + n * record.size <= len(r.data):
-        rows = list(record.iter_unpack(r.data[at : at + n * record.size]))
-        if not r.flexible or not any(row[4] for row in rows):
-            r.take(n * record.size)
-            for row in rows:
-                if not row[3]:
-                    held[(name, row[0])] = (row[1], row[2])
-            return
+    at, end = r.pos, r.pos + n * record.size
+    # the fast path: every record of its fixed size (in the flexible versions each record's last
+    # byte, its tagged fields' count, is 0)
+    if end <= len(r.data) and (
+        not r.flexible or r.data[at + _PART.size : end : record.size].tobytes() == bytes(n)
+    ):
+        r.take(end - at)
+        for row in record.iter_unpack(r.data[at:end]):
+            if not row[3]:  # not a future replica
+                held[(name, row[0])] = row[1:3]
+        return
     for _ in range(n):  # tagged fields (or too few bytes: the reads say where)
         pid, size, lag, future = _PART.unpack_from(r.data, r.take(_PART.size))
         r.skip_tags()
