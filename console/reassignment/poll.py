@@ -46,7 +46,7 @@ from console.reassignment.progress import (
     shown_entry,
     smoothed_rate,
 )
-from console.reassignment.store import partition_rows, write_live
+from console.reassignment.store import Row, known_rows, write_live
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def _poll(r: Reassignment) -> Wait | None:
     # read back whole: only its timestamp is needed for the rate.
     r.refresh_from_db(fields=[f.attname for f in Reassignment._meta.concrete_fields if f.name not in _KEEP])
     started = time.monotonic()
-    rows = partition_rows(r, [PartitionState.MOVING])
+    rows = known_rows(r, [PartitionState.MOVING], _ROWS.setdefault((r.pk, r.operation.created_at), {}))
     gw = gateway_for(r.cluster)
     tps = [(x.topic, x.partition) for x in rows]
     listed, logs, isr = set(), {}, {}
@@ -127,6 +127,7 @@ def _poll(r: Reassignment) -> Wait | None:
     _SHOWN.pop((r.pk, r.operation.created_at), None)
     _OFFSETS.pop(r.pk, None)
     _WAITING.pop(r.pk, None)
+    _ROWS.pop((r.pk, r.operation.created_at), None)
     return None
 
 
@@ -283,6 +284,9 @@ _OFFSETS: dict[int, tuple[float, dict]] = {}  # reassignment id -> (read at, off
 _WAITING: dict[
     int, set[str]
 ] = {}  # reassignment id -> topics with a replica level with its leader last cycle
+# (reassignment id, its operation's creation time) -> {row id: row} of the partition rows read so
+# far (never rewritten), this process
+_ROWS: dict[tuple[int, object], dict[int, Row]] = {}
 # (reassignment id, its operation's creation time) -> partition bars shown, this process
 _SHOWN: dict[tuple[int, object], dict[tuple[str, int], int]] = {}
 

@@ -37,11 +37,33 @@ class Row(NamedTuple):
 
 def partition_rows(r: Reassignment, states: Iterable[str], *, original: bool = True) -> list[Row]:
     """The reassignment's rows in ``states``; the replica lists of all rows are parsed in one go."""
+    return _rows(r.partitions.filter(state__in=list(states)), original)
+
+
+def known_rows(r: Reassignment, states: Iterable[str], known: dict[int, Row]) -> list[Row]:
+    """``partition_rows(r, states)`` for a caller that keeps the rows it read (``known``: {id: Row},
+    filled here). A row's topic, partition, original and target are never rewritten, so only the
+    ids of the rows in ``states`` are read, and the rows not read before (a poll cycle's rows are
+    the last cycle's but those that settled)."""
+    ids = list(r.partitions.filter(state__in=list(states)).values_list("id", flat=True))
+    missing = [i for i in ids if i not in known]
+    if len(missing) > len(ids) // 2:
+        known.update((x.id, x) for x in _rows(r.partitions.filter(state__in=list(states)), True))
+    else:
+        for i in range(0, len(missing), STATE_UPDATE_CHUNK):
+            known.update(
+                (x.id, x)
+                for x in _rows(r.partitions.filter(pk__in=missing[i : i + STATE_UPDATE_CHUNK]), True)
+            )
+    return [known[i] for i in ids if i in known]
+
+
+def _rows(rows: QuerySet, original: bool) -> list[Row]:
     fields = ("original", "target") if original else ("target",)
     raw = list(
-        r.partitions.filter(state__in=list(states))
-        .annotate(**{f"{f}_text": Cast(f, TextField()) for f in fields})
-        .values_list("id", "topic", "partition", *(f"{f}_text" for f in fields))
+        rows.annotate(**{f"{f}_text": Cast(f, TextField()) for f in fields}).values_list(
+            "id", "topic", "partition", *(f"{f}_text" for f in fields)
+        )
     )
     if not raw:
         return []
