@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 
-from console.models import Operation, OperationState
+from console.models import Operation
 from console.models.reassignment import Reassignment, ReassignmentPartition
 from console.reassignment import store
 from tests.conftest import make_personas
@@ -20,13 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def reassignment(offline_cluster):
     people = make_personas(offline_cluster)
-    op = Operation.objects.create(
-        kind="reassignment",
-        cluster=offline_cluster,
-        state=OperationState.RUNNING,
-        created_by=people["operator"],
-        heartbeat_at=timezone.now(),
-    )
+    op = Operation.objects.create(kind="reassignment", cluster=offline_cluster, created_by=people["operator"])
     r = Reassignment.objects.create(
         operation=op, cluster=offline_cluster, stage="moving", partitions_total=3000
     )
