@@ -15,6 +15,7 @@ When the worker process ends, the pool finishes what it runs (``worker_process_s
 from __future__ import annotations
 
 import heapq
+import logging
 import os
 import threading
 import time
@@ -23,6 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from celery.signals import worker_process_shutdown
 from django.db import connection
 from django.utils import timezone
+
+log = logging.getLogger(__name__)
 
 # An operation due again within this long is kept and run by the pool when due (a poll's wait);
 # a longer wait (a backoff, lost contact) goes back to the database for a later tick.
@@ -77,6 +80,8 @@ class Poller:
                 delay = (op.next_run_at - timezone.now()).total_seconds()
                 if delay <= RERUN_WITHIN_S:
                     again = max(0.0, delay)
+        except Exception:  # the pool's future is never read: say it here; the next tick runs it again
+            log.exception("operation %s: the poll thread's run failed", op_id)
         finally:
             connection.close()  # this thread's own connection (Django opens one per thread)
             with self._lock:
