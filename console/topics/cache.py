@@ -177,6 +177,14 @@ def _keep(key: object, snap: Snapshot) -> None:
         _cache[key] = snap
         while len(_cache) > MAX_CLUSTERS:
             _drop(next(iter(_cache)))
+        _sweep_locks()
+
+
+def _sweep_locks() -> None:
+    """Drop the locks of keys without a snapshot that no fetch holds (a fetch that failed, or whose
+    snapshot was dropped while it ran), so the locks stay as bounded as the snapshots (under ``_guard``)."""
+    for key in [k for k, lock in _locks.items() if k not in _cache and not lock.locked()]:
+        del _locks[key]
 
 
 def _key(cluster) -> object:
@@ -256,6 +264,7 @@ def clear() -> None:
     with _guard:
         for key in list(_cache):
             _drop(key)
+        _sweep_locks()
 
 
 def kept_count() -> tuple[int, int]:

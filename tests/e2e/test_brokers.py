@@ -27,7 +27,7 @@ def test_brokers_page_broker_partitions_and_its_configs(page, live_server, sandb
 
         page.click('#brokers tr[data-broker="2"] td >> nth=0 >> a')
         page.wait_for_url(f"{live_server.url}/c/{kafka_cluster.name}/brokers/2/")
-        page.fill("input[name=q]", topic)
+        page.fill("#partition-search input[name=q]", topic)
         page.select_option("select[name=only]", "leader")
         page.click("#partition-search button")
         page.wait_for_load_state()

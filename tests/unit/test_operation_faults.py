@@ -108,7 +108,9 @@ class Fault:
         self.hits = 0
         real = cluster_actions.get_gateway
         monkeypatch.setattr(
-            cluster_actions, "get_gateway", lambda conn: _Outage(self) if self.outage else real(conn)
+            cluster_actions,
+            "get_gateway",
+            lambda conn, **kw: _Outage(self) if self.outage else real(conn, **kw),
         )
 
     def wrap(self, fn):
