@@ -17,6 +17,7 @@ MANAGE_CONFIGS = "config.manage"
 MANAGE_ACLS = "acl.manage"
 MANAGE_REASSIGNMENTS = "reassignment.manage"
 MANAGE_GROUPS = "group.manage"  # reset a consumer group's offsets, delete a group or its offsets
+MANAGE_ALERTS = "alert.manage"  # acknowledge alerts, set and end silences
 APPROVE = "request.approve"
 ADMINISTER = "cluster.admin"
 VIEW_AUDIT = "audit.view"
@@ -29,6 +30,7 @@ _OPERATOR = {
     MANAGE_ACLS,
     MANAGE_REASSIGNMENTS,
     MANAGE_GROUPS,
+    MANAGE_ALERTS,
     APPROVE,
     RUN_OPERATIONS,
 }

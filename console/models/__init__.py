@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from console.models.access import Role, RoleBinding
+from console.models.alerts import Alert as Alert
+from console.models.alerts import AlertRuleSetting as AlertRuleSetting
+from console.models.alerts import AlertSilence as AlertSilence
 from console.models.api import ApiToken as ApiToken
 from console.models.api import IdempotencyRecord as IdempotencyRecord
 from console.models.audit import AuditChainHead, AuditEvent, AuditImmutableError
