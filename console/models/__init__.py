@@ -13,6 +13,7 @@ from console.models.audit import AuditTarget as AuditTarget
 from console.models.changes import ChangeApproval as ChangeApproval
 from console.models.changes import ChangePolicy as ChangePolicy
 from console.models.clusters import Cluster, SecurityProtocol
+from console.models.drift import DriftBaseline as DriftBaseline
 from console.models.fleet import ClusterSummary as ClusterSummary
 from console.models.identity import IdentityLink as IdentityLink
 from console.models.identity import SystemActor as SystemActor
