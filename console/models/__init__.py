@@ -24,6 +24,7 @@ from console.models.outcomes import OwedOutcome as OwedOutcome
 from console.models.reassignment import Reassignment as Reassignment
 from console.models.requests import ChangeRequest as ChangeRequest
 from console.models.topics import TopicPolicy as TopicPolicy
+from console.models.windows import ChangeWindow as ChangeWindow
 
 __all__ = [
     "AuditChainHead",
