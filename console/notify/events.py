@@ -13,6 +13,7 @@ OPERATION_ERRORED = "operation.errored"
 AUDIT_CHAIN_BROKEN = "audit.chain_broken"
 CHANGE_HELD = "change.held"
 BREAK_GLASS = "change.break_glass"
+DRIFT_EXTERNAL_CHANGE = "drift.external_change"  # a look found changes made outside the console
 # Not subscribable: the "Send test" button's event, sent to the one channel tested.
 TEST = "notify.test"
 
@@ -28,6 +29,7 @@ LABELS: dict[str, str] = {
     AUDIT_CHAIN_BROKEN: "Audit chain broken",
     CHANGE_HELD: "Change held for approval",
     BREAK_GLASS: "Break glass used",
+    DRIFT_EXTERNAL_CHANGE: "Changes made outside the console",
 }
 SUBSCRIBABLE = tuple(LABELS)
 
