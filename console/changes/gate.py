@@ -25,6 +25,8 @@ from console.models.changes import ChangePolicy
 # loads those modules in every process.
 KINDS: dict[str, str] = {}
 PERMISSIONS: dict[str, str] = {}
+# Kinds held for approval by someone other than the author whatever the policy says (``always_held``).
+ALWAYS_HELD: set[str] = set()
 MAX_APPROVERS = 2
 
 _passed: ContextVar[frozenset[str]] = ContextVar("change_gate_passed", default=frozenset())
@@ -34,10 +36,13 @@ class ApprovalRequired(PermissionDenied):
     """The cluster's change-control policy holds this action for approval."""
 
 
-def declare(kind: str, label: str, permission: str) -> str:
-    """An area declares a policy kind (at import of its held.py); declaring it again replaces it."""
+def declare(kind: str, label: str, permission: str, *, always_held: bool = False) -> str:
+    """An area declares a policy kind (at import of its held.py); declaring it again replaces it.
+    ``always_held``: four eyes on every cluster, with or without a policy (the estate's plans)."""
     KINDS[kind] = label
     PERMISSIONS[kind] = permission
+    if always_held:
+        ALWAYS_HELD.add(kind)
     return kind
 
 
@@ -54,6 +59,8 @@ def required(actor, cluster: Cluster, kind: str) -> ChangePolicy | None:
     if kind not in KINDS or access.is_system(actor):
         return None
     policy = policy_of(cluster)
+    if kind in ALWAYS_HELD:
+        return ChangePolicy(cluster=cluster, approvers=policy.approvers if policy is not None else 1)
     if policy is None or kind not in policy.kinds:
         return None
     if policy.roles and not (access.roles(actor, cluster) & set(policy.roles)):

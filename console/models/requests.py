@@ -30,6 +30,7 @@ class RequestKind(models.TextChoices):
         "change.group.offsets.delete",
         "Committed offsets deletion (held for approval)",
     )
+    ESTATE_APPLY = "estate.apply", "Estate plan (always held for approval)"
 
 
 class RequestState(models.TextChoices):
