@@ -13,6 +13,11 @@ OPERATION_ERRORED = "operation.errored"
 AUDIT_CHAIN_BROKEN = "audit.chain_broken"
 CHANGE_HELD = "change.held"
 BREAK_GLASS = "change.break_glass"
+# Health alerts (console/alerts/lifecycle.py). Their details: alert (id), rule, rule_title, subject,
+# severity, state, value, threshold, unit, fired_at, and resolved_at / escalated_at when so.
+ALERT_FIRING = "alert.firing"
+ALERT_RESOLVED = "alert.resolved"
+ALERT_ESCALATED = "alert.escalated"
 DRIFT_EXTERNAL_CHANGE = "drift.external_change"  # a look found changes made outside the console
 # Not subscribable: the "Send test" button's event, sent to the one channel tested.
 TEST = "notify.test"
