@@ -34,6 +34,9 @@ LABELS: dict[str, str] = {
     AUDIT_CHAIN_BROKEN: "Audit chain broken",
     CHANGE_HELD: "Change held for approval",
     BREAK_GLASS: "Break glass used",
+    ALERT_FIRING: "Alert firing",
+    ALERT_RESOLVED: "Alert resolved",
+    ALERT_ESCALATED: "Alert escalated (unacknowledged)",
     DRIFT_EXTERNAL_CHANGE: "Changes made outside the console",
 }
 SUBSCRIBABLE = tuple(LABELS)
