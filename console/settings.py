@@ -288,6 +288,10 @@ if not CONSOLE_AUDIT_ANCHOR_EVERY_S >= 60:  # beat would anchor (and walk the wh
 REQUESTS_EMAIL_FROM = os.environ.get("REQUESTS_EMAIL_FROM", "")  # empty: no e-mail notifications
 # Change control: an approval of a held operator action counts for this long (console/changes).
 APPROVAL_TTL_H = float(os.environ.get("APPROVAL_TTL_H", "24"))
+# Change windows (console/windows, console/changes/schedule.py): beat's tick that starts scheduled changes
+# (a change runs at its time, at most this late), and how far ahead one may be scheduled or wait.
+WINDOWS_TICK_S = _env_num("WINDOWS_TICK_S", 30.0)
+SCHEDULE_HORIZON_DAYS = _env_num("SCHEDULE_HORIZON_DAYS", 90)
 QUORUM_LAG_WARN_RECORDS = _env_num("QUORUM_LAG_WARN_RECORDS", 100)
 QUORUM_CAUGHT_UP_WARN_MS = _env_num("QUORUM_CAUGHT_UP_WARN_MS", 5000)
 QUORUM_REFRESH_S = _env_num("QUORUM_REFRESH_S", 3)
