@@ -292,6 +292,14 @@ APPROVAL_TTL_H = float(os.environ.get("APPROVAL_TTL_H", "24"))
 # (a change runs at its time, at most this late), and how far ahead one may be scheduled or wait.
 WINDOWS_TICK_S = _env_num("WINDOWS_TICK_S", 30.0)
 SCHEDULE_HORIZON_DAYS = _env_num("SCHEDULE_HORIZON_DAYS", 90)
+# Health alerts (console/alerts): beat's evaluation round; each cluster's evaluation is bounded (then
+# the cluster is "unreachable"), ALERTS_THREADS clusters at once on the poll worker beside its tick;
+# topic configs (min ISR, throttles) and the capacity forecast are read again after ..._MAX_AGE_S.
+ALERTS_EVAL_INTERVAL_S = _env_num("ALERTS_EVAL_INTERVAL_S", 60.0)
+ALERTS_CLUSTER_TIMEOUT_S = _env_num("ALERTS_CLUSTER_TIMEOUT_S", 20.0)
+ALERTS_THREADS = max(1, int(_env_num("ALERTS_THREADS", 4)))
+ALERTS_CONFIGS_MAX_AGE_S = _env_num("ALERTS_CONFIGS_MAX_AGE_S", 600.0)
+ALERTS_CONTROLLER_WINDOW_S = _env_num("ALERTS_CONTROLLER_WINDOW_S", 600.0)  # controller changes counted over
 QUORUM_LAG_WARN_RECORDS = _env_num("QUORUM_LAG_WARN_RECORDS", 100)
 QUORUM_CAUGHT_UP_WARN_MS = _env_num("QUORUM_CAUGHT_UP_WARN_MS", 5000)
 QUORUM_REFRESH_S = _env_num("QUORUM_REFRESH_S", 3)
