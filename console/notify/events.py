@@ -13,6 +13,7 @@ OPERATION_ERRORED = "operation.errored"
 AUDIT_CHAIN_BROKEN = "audit.chain_broken"
 CHANGE_HELD = "change.held"
 BREAK_GLASS = "change.break_glass"
+CHANGE_NOT_RUN = "change.not_run"  # a scheduled change refused at its time (a freeze began meanwhile)
 # Health alerts (console/alerts/lifecycle.py). Their details: alert (id), rule, rule_title, subject,
 # severity, state, value, threshold, unit, fired_at, and resolved_at / escalated_at when so.
 ALERT_FIRING = "alert.firing"
@@ -34,6 +35,7 @@ LABELS: dict[str, str] = {
     AUDIT_CHAIN_BROKEN: "Audit chain broken",
     CHANGE_HELD: "Change held for approval",
     BREAK_GLASS: "Break glass used",
+    CHANGE_NOT_RUN: "Scheduled change not run (change window)",
     ALERT_FIRING: "Alert firing",
     ALERT_RESOLVED: "Alert resolved",
     ALERT_ESCALATED: "Alert escalated (unacknowledged)",
