@@ -23,6 +23,7 @@ from django.utils import timezone
 from console import access
 from console.clusters.actions import gateway_for
 from console.crypto import SecretUnreadable
+from console.drift import observe as drift
 from console.kafka import ConfigResource, KafkaOperationError, errlog
 from console.kafka.health import BrokerLogDirs, PartitionLayout
 from console.models import Cluster
@@ -338,6 +339,7 @@ def _fetch_and_summarize(cluster: Cluster, ts: datetime) -> RawSnapshot:
     both (counts from the snapshot's own layout and configs). A failure to reach Kafka is written to
     the summary too, then raised."""
     actor = access.system_actor()  # resolved here: the facts' thread needs no database
+    mark = drift.audit_mark()  # before the first request: the console's changes from here on are its own
     try:
         gw = gateway_for(cluster)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary") as pool:
@@ -358,6 +360,7 @@ def _fetch_and_summarize(cluster: Cluster, ts: datetime) -> RawSnapshot:
         configs=raw.configs,
         consumer_groups=len(raw.group_offsets) if raw.groups_listed else None,
     )
+    drift.after_snapshot(cluster, gw, raw.layout, mark=mark, now=ts)
     return raw
 
 

@@ -1,0 +1,124 @@
+"""Drift detection's pure part: a cluster's state as plain data, and the differences between two looks
+that the console's own changes do not explain. No Django, no I/O.
+
+A state is ``{"topics": {name: [partitions, replication_factor, {config: value}]}, "acls": {label:
+binding}}``: each topic's partition count, replication factor (None while a reassignment moves one of
+its partitions: Kafka lists the adding replicas then) and overridden configs, and every ACL binding
+by its audit label. ``acls`` is None when they could not be read (the previous look's are carried).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+TOPIC = "topic"
+TOPIC_CONFIG = "topic_config"
+ACL = "acl"
+CREATED, DELETED, ALTERED = "created", "deleted", "altered"
+NOTE = "not made through the console"
+
+# What a console change may have changed of a resource (matched against the aspect that differs).
+EXISTS, PARTITIONS, RF, CONFIGS = "exists", "partitions", "rf", "configs"
+ALL_ASPECTS = frozenset({EXISTS, PARTITIONS, RF, CONFIGS})
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference the console did not make."""
+
+    resource_type: str
+    resource: str
+    change: str
+    before: Any
+    after: Any
+
+    @property
+    def target(self) -> str:
+        """The resource as the console's own audit events name it (``topic:x``, ``acl:<label>``)."""
+        return f"{ACL if self.resource_type == ACL else TOPIC}:{self.resource}"
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "resource_type": self.resource_type,
+            "resource": self.resource,
+            "change": self.change,
+            "before": self.before,
+            "after": self.after,
+            "note": NOTE,
+        }
+
+
+def topic_entry(partitions: int, rf: int | None, configs: Mapping[str, Any]) -> list:
+    return [partitions, rf, dict(sorted(configs.items()))]
+
+
+def carry_unknown(prev: Mapping[str, Any], cur: dict[str, Any]) -> dict[str, Any]:
+    """``cur`` with what this look could not read taken from ``prev``: a moving topic's replication
+    factor, a topic's configs that could not be described (None), the ACLs when unreadable."""
+    prev_topics = prev.get("topics") or {}
+    for name, entry in cur["topics"].items():
+        old = prev_topics.get(name)
+        if old is None:
+            continue
+        if entry[1] is None:
+            entry[1] = old[1]
+        if entry[2] is None:
+            entry[2] = old[2]
+    if cur.get("acls") is None:
+        cur["acls"] = prev.get("acls")
+    return cur
+
+
+def _topic_shape(entry: list) -> dict[str, Any]:
+    return {"partitions": entry[0], "replication_factor": entry[1]}
+
+
+def _topic_whole(entry: list) -> dict[str, Any]:
+    return {**_topic_shape(entry), "configs": entry[2] or {}}
+
+
+def diff(
+    prev: Mapping[str, Any], cur: Mapping[str, Any], touched: Mapping[str, frozenset[str]]
+) -> list[Change]:
+    """The changes from ``prev`` to ``cur`` that no console change explains. ``touched`` maps a target
+    (``topic:x``, ``acl:<label>``) to the aspects the console's own changes touched since ``prev``."""
+    out: list[Change] = []
+    before_t, after_t = prev.get("topics") or {}, cur.get("topics") or {}
+    for name in sorted(before_t.keys() | after_t.keys()):
+        aspects = touched.get(f"{TOPIC}:{name}", frozenset())
+        old, new = before_t.get(name), after_t.get(name)
+        if old is None or new is None:
+            if EXISTS not in aspects:
+                change = CREATED if old is None else DELETED
+                out.append(Change(TOPIC, name, change, old and _topic_whole(old), new and _topic_whole(new)))
+            continue
+        moved = {PARTITIONS} if old[0] != new[0] else set()
+        if old[1] is not None and new[1] is not None and old[1] != new[1]:
+            moved.add(RF)
+        if moved - aspects:
+            out.append(Change(TOPIC, name, ALTERED, _topic_shape(old), _topic_shape(new)))
+        if (old[2] or {}) != (new[2] or {}) and CONFIGS not in aspects:
+            out.append(Change(TOPIC_CONFIG, name, ALTERED, old[2] or {}, new[2] or {}))
+    before_a, after_a = prev.get("acls"), cur.get("acls")
+    if before_a is not None and after_a is not None:
+        for label in sorted(before_a.keys() ^ after_a.keys()):
+            if touched.get(f"{ACL}:{label}"):
+                continue
+            old, new = before_a.get(label), after_a.get(label)
+            out.append(Change(ACL, label, CREATED if old is None else DELETED, old, new))
+    return out
+
+
+def touched_by(events: Iterable[tuple[str, Iterable[str]]], aspects_of: Mapping[str, frozenset[str]]) -> dict:
+    """``{target: aspects}`` from the console's own events, as ``(action, targets)`` pairs;
+    ``aspects_of`` says what each action may change (an action it does not name changes nothing here)."""
+    out: dict[str, frozenset[str]] = {}
+    for action, targets in events:
+        aspects = aspects_of.get(action)
+        if not aspects:
+            continue
+        for target in targets:
+            out[target] = out.get(target, frozenset()) | aspects
+    return out
