@@ -41,6 +41,8 @@ from console.reassignment.throttles import ThrottleError
 from console.topics.batch import BatchParseError
 from console.topics.delete import ConfirmationError as TopicConfirmationError
 from console.topics.policy import PolicyViolation
+from console.windows.actions import WindowInvalid
+from console.windows.guard import ChangeWindowClosed
 
 # manage.py kafka's exit codes (docs/cli.md); the CLI's base command re-exports them.
 OK, FAILED, USAGE, DENIED, REFUSED, KAFKA, NOT_FOUND = 0, 1, 2, 3, 4, 5, 6
@@ -151,6 +153,9 @@ TABLE: dict[type[BaseException], Row] = {
     LogLevelPlanError: _RULE,
     ChangeInvalid: _RULE,
     ChannelInvalid: _RULE,
+    WindowInvalid: _RULE,
+    # A change window forbids it (a freeze in force, or outside the maintenance windows): named, with its end.
+    ChangeWindowClosed: Row(409, "change_window", REFUSED),
     # Input that is not valid (a model's or the area's validation).
     ValidationError: Row(400, "invalid", REFUSED, reasons=_messages),
     ControllerModeRequired: Row(400, "invalid", REFUSED),

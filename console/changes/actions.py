@@ -18,7 +18,7 @@ from django.utils import timezone
 from console import access
 from console.audit import recorded
 from console.audit.refusals import refused_as
-from console.changes import approvals, gate
+from console.changes import approvals, gate, schedule
 from console.changes import audit_names as names
 from console.changes import kinds as held_kinds
 from console.changes.kinds import ChangeInvalid, Prepared
@@ -113,6 +113,7 @@ def submit_change(
     access.require(actor, cluster, gate.PERMISSIONS[prepared.gate])
     policy = gate.required(actor, cluster, prepared.gate)
     if policy is None:
+        gate.check(actor, cluster, prepared.gate)  # a freeze refuses it (nothing would approve it)
         raise ChangeInvalid(["this action does not need approval on this cluster: run it directly"])
     if len(reason) > COMMENT_MAX:
         raise ChangeInvalid([f"the reason is longer than {COMMENT_MAX} characters"])
@@ -229,11 +230,17 @@ def approve_change(
         return req
     if _drifted(req, req.requested_by, "the cluster changed since the review; the new diff is shown"):
         return req
+    when = schedule.after_approval(req)
     with transaction.atomic():
         claim_decision(req, RequestState.APPROVED, actor, comment)
-        queue_run(req, actor=req.requested_by, source_ip=source_ip)
-        notify_requester(req, f"Your change #{req.pk} was approved by {actor.get_username()} and runs now.")
-        announce(req, notify_events.REQUEST_APPROVED, f"Approved by {actor.get_username()}; it runs now.")
+        if when is not None:
+            schedule.wait_for(req, when, actor)
+        else:
+            queue_run(req, actor=req.requested_by, source_ip=source_ip)
+            notify_requester(
+                req, f"Your change #{req.pk} was approved by {actor.get_username()} and runs now."
+            )
+            announce(req, notify_events.REQUEST_APPROVED, f"Approved by {actor.get_username()}; it runs now.")
     req.refresh_from_db()
     return req
 
@@ -252,7 +259,9 @@ def execute(req: ChangeRequest, *, retry: bool = False) -> tuple[bool, str]:
         return False, "the author's account no longer exists"
     if approvals.payload_digest(req.payload) != req.payload_sha256:
         return False, "the payload no longer matches the reviewed digest; nothing ran"
-    if not retry and len(approvals.fresh_approvals(req)) < req.approvals_required:
+    # a scheduled change's approvals are judged at its approval: its run waited for the time they chose
+    approved_at = req.decided_at if schedule.was_scheduled(req) else None
+    if not retry and len(approvals.fresh_approvals(req, at=approved_at)) < req.approvals_required:
         _back_to_review(
             req,
             req.review,

@@ -16,6 +16,7 @@ from console.changes import gate
 from console.changes import kinds as held_kinds
 from console.models.changes import ChangeApproval
 from console.models.requests import ChangeRequest, RequestState
+from console.models.windows import ScheduledChange, ScheduleState
 
 
 def payload_digest(payload) -> str:
@@ -27,9 +28,10 @@ def approval_ttl() -> timedelta:
     return timedelta(hours=float(getattr(settings, "APPROVAL_TTL_H", 24)))
 
 
-def fresh_approvals(req: ChangeRequest) -> list[ChangeApproval]:
-    """Approvals of this exact payload, by someone other than the author, younger than the TTL."""
-    since = timezone.now() - approval_ttl()
+def fresh_approvals(req: ChangeRequest, *, at=None) -> list[ChangeApproval]:
+    """Approvals of this exact payload, by someone other than the author, younger than the TTL
+    (at ``at``; default now)."""
+    since = (at or timezone.now()) - approval_ttl()
     return list(
         req.approvals.filter(payload_sha256=req.payload_sha256, created_at__gte=since)
         .exclude(user_id=req.requested_by_id)
@@ -67,6 +69,9 @@ def approval_outcome(req: ChangeRequest) -> str:
     - never just "approved" when nothing runs."""
     req.refresh_from_db()
     if req.state != RequestState.PENDING:
+        waits = ScheduledChange.objects.filter(request=req, state=ScheduleState.WAITING).first()
+        if req.state == RequestState.APPROVED and waits is not None:
+            return f"Request #{req.pk} approved: it runs at {waits.run_at:%Y-%m-%d %H:%M} UTC, not before."
         return f"Request #{req.pk} approved: it runs now."
     last = req.events.order_by("-id").first()
     if last is not None and last.step == "drifted":

@@ -7,3 +7,5 @@ SUBMIT = "change.submit"
 APPROVE = "change.approve"
 DRIFT = "change.drift"  # sent back for a fresh review (the cluster drifted or the approvals expired)
 BREAK_GLASS = "change.break_glass"
+SCHEDULE = "change.schedule"  # the time a held change runs, set or moved
+SCHEDULE_REFUSED = "change.schedule.refused"  # refused at its time (a change window forbade it)

@@ -9,6 +9,11 @@ the outcome: the action's own result, or the held change with its id, review and
 - ``HOLD``: run it where nothing holds it, else submit it for approval (``text`` is the reason).
 - ``BREAK_GLASS``: run it where nothing holds it, else an admin runs it now (``text`` is the
   written justification; audited, flagged and announced).
+
+While a freeze window is in force (console/windows) every governed action counts as held: ``RUN``
+is refused by the gate (``ChangeWindowClosed``, naming the window and its end), ``HOLD`` submits it
+where the policy holds it (approving during a freeze is allowed: the run waits for the freeze's end,
+``changes.schedule``) and is refused otherwise, and ``BREAK_GLASS`` is the way through.
 """
 
 from __future__ import annotations
@@ -37,8 +42,9 @@ class Outcome:
 
 
 def is_held(actor, cluster: Cluster, kind: str) -> bool:
-    """Whether the cluster's change-control policy holds ``kind`` for this actor."""
-    return gate.required(actor, cluster, kind) is not None
+    """Whether the cluster's change-control policy holds ``kind`` for this actor, or a freeze window
+    holds every governed action."""
+    return gate.required(actor, cluster, kind) is not None or gate.frozen(cluster, kind)
 
 
 def hold(

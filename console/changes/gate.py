@@ -4,7 +4,8 @@ change request, or an admin's audited break glass.
 The areas' mutations call ``check`` (topics, configs, acls, groups, reassignment, throttles,
 elections):
 a gated action called directly (a page, the API, the CLI) is refused with ApprovalRequired, so no
-path skips the review. The change runner and break glass set a context for the kind they run.
+path skips the review; while a freeze window is in force (console/windows) every such action is
+refused with ``ChangeWindowClosed``, held or not. The change runner and break glass set a context for the kind they run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.core.exceptions import PermissionDenied
 from console import access
 from console.models import Cluster
 from console.models.changes import ChangePolicy
+from console.windows import guard
 
 # The action kinds a policy can gate (the value stored in ChangePolicy.kinds), how pages name them,
 # and the permission each kind's own action needs (holding one for review needs it too). Each area
@@ -75,10 +77,20 @@ def approvals_for(cluster: Cluster, kind: str) -> int:
     return policy.approvers if policy is not None and kind in policy.kinds else 1
 
 
+def frozen(cluster: Cluster, kind: str) -> bool:
+    """Whether a freeze window is in force on the cluster for an action of ``kind`` (every kind a
+    policy can hold: the areas' governed mutations)."""
+    return kind in KINDS and guard.refusal(cluster, rule=False) is not None
+
+
 def check(actor, cluster: Cluster, kind: str) -> None:
-    """In an area's mutation, after its permission check: refuse a held action run directly."""
+    """In an area's mutation, after its permission check: refuse a governed action while a freeze
+    window is in force (``guard.ChangeWindowClosed``, naming the window and its end), and a held
+    action run directly. Break glass and an approved change's run pass (``passed``)."""
     if kind in _passed.get():
         return
+    if kind in KINDS:
+        guard.check_frozen(cluster)
     if required(actor, cluster, kind) is not None:
         raise ApprovalRequired(
             f"On cluster '{cluster.name}' {KINDS[kind].lower()} need approval: submit it for review "

@@ -97,7 +97,7 @@ class Migration(migrations.Migration):
                     ),
                 ),
                 ("scheduled_by_name", models.CharField(max_length=150)),
-                ("claimed_by", models.CharField(blank=True, max_length=128)),
+                ("taken_by", models.CharField(blank=True, max_length=128)),
                 ("note", models.TextField(blank=True)),
                 ("updated_at", models.DateTimeField(auto_now=True)),
                 (

@@ -51,10 +51,15 @@ class WindowSettings(models.Model):
     """A cluster's window rule: with ``maintenance_only`` a change may be scheduled (or run from
     an approval) only inside a maintenance window."""
 
-    cluster = models.OneToOneField("console.Cluster", on_delete=models.CASCADE, related_name="window_settings")
+    cluster = models.OneToOneField(
+        "console.Cluster", on_delete=models.CASCADE, related_name="window_settings"
+    )
     maintenance_only = models.BooleanField(default=False)
     updated_by_name = models.CharField(max_length=150, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"windows of cluster {self.cluster_id}: maintenance only={self.maintenance_only}"
 
 
 class ScheduleState(models.TextChoices):
@@ -73,7 +78,7 @@ class ScheduledChange(models.Model):
     run_at = models.DateTimeField(db_index=True)
     state = models.CharField(max_length=16, choices=ScheduleState.choices, default=ScheduleState.WAITING)
     scheduled_by_name = models.CharField(max_length=150)
-    claimed_by = models.CharField(max_length=128, blank=True)
+    taken_by = models.CharField(max_length=128, blank=True)
     note = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from console import access, operations
 from console.changes import actions as changes
-from console.changes import gate
+from console.changes import gate, schedule
 from console.changes import kinds as held_kinds
 from console.changes.notify import notify_requester
 from console.changes.queue import EXECUTE_KIND, record_step
@@ -58,6 +58,8 @@ def _run(ctx) -> Done:
     try:
         if actor is None:
             raise PermissionDenied("the approver's account no longer exists")
+        if not retry:  # a freeze that began after the approval (or the schedule's tick) refuses the run
+            schedule.check_frozen(req)
         ok, message = _execute(req, actor, retry=retry)
     except changes.Drifted as exc:  # sent back for a fresh review; nothing ran
         ctx.set_item(req.resource, state=OperationState.FAILED, progress=1.0, message=str(exc))
