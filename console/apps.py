@@ -25,6 +25,7 @@ HELD_MODULES = (
     "console.acls.held",
     "console.reassignment.held",
     "console.groups.held",
+    "console.estate.held",
 )
 
 # The modules that tell the audit reconciler how to re-read Kafka for a change whose outcome is owed.

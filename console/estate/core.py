@@ -1,0 +1,314 @@
+"""The estate as code, pure: the YAML document (write and read it, with every problem named by its
+line), which ACL bindings belong to a namespace, and the plan (the per-resource diff of a file
+against the live state). No Django, no I/O: reads.py brings the live state, apply.py runs a plan.
+
+The document (``kind: KafkaEstate``, ``version: 1``)::
+
+    kind: KafkaEstate
+    version: 1
+    cluster: prod
+    namespace: team-a.        # a topic-name prefix; "" = the whole cluster
+    topics:
+    - name: team-a.orders
+      partitions: 6
+      replication_factor: 3
+      configs:                # the topic's overrides only (Kafka's DYNAMIC_TOPIC_CONFIG source)
+        retention.ms: '86400000'
+    acls:
+    - {resource_type: TOPIC, resource_name: team-a., pattern_type: PREFIXED, principal: User:app,
+       host: '*', operation: READ, permission: ALLOW}
+
+A namespace's ACLs are the bindings on a TOPIC or GROUP resource whose LITERAL name starts with the
+namespace, or whose PREFIXED pattern starts with it (a pattern inside the namespace); a wildcard
+``*`` or a shorter prefix that also covers other teams' names is not the namespace's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from console.acls import core as acl_core
+from console.kafka import AclBinding
+
+KIND, VERSION = "KafkaEstate", 1
+TOP_KEYS = ("kind", "version", "cluster", "namespace", "topics", "acls")
+TOPIC_KEYS = ("name", "partitions", "replication_factor", "configs")
+ACL_KEYS = ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")
+NAMESPACED_TYPES = ("TOPIC", "GROUP")
+MAX_ERRORS = 50
+_DUMPER = getattr(
+    yaml, "CSafeDumper", yaml.SafeDumper
+)  # libyaml's emitter when installed  # a badly broken file lists its first problems, not thousands
+
+
+class EstateParseError(ValueError):
+    """The file is not a valid estate document; ``errors`` says where and why (line numbers)."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("; ".join(errors))
+        self.errors = errors[:MAX_ERRORS]
+
+
+@dataclass(frozen=True)
+class TopicState:
+    """A topic as the estate describes it: counts and its overridden configs only."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    configs: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "partitions": self.partitions,
+            "replication_factor": self.replication_factor,
+        }
+        if self.configs:
+            out["configs"] = dict(sorted(self.configs.items()))
+        return out
+
+
+@dataclass(frozen=True)
+class Estate:
+    """A cluster's or a namespace's desired (or live) state."""
+
+    cluster: str
+    namespace: str
+    topics: tuple[TopicState, ...]
+    acls: tuple[AclBinding, ...]
+
+
+# -- scope ------------------------------------------------------------------------------------------
+
+
+def is_internal(name: str) -> bool:
+    """Kafka's own topics are never part of an estate."""
+    return name.startswith("__")
+
+
+def topic_in_scope(name: str, namespace: str) -> bool:
+    return name.startswith(namespace) and not is_internal(name)
+
+
+def acl_in_scope(b: AclBinding, namespace: str) -> bool:
+    """Whether a binding is the namespace's own (see the module's docstring); all are, for the cluster."""
+    if not namespace:
+        return True
+    return b.resource_type in NAMESPACED_TYPES and b.resource_name.startswith(namespace)
+
+
+def acl_key(b: AclBinding) -> tuple[str, ...]:
+    return (b.resource_type, b.pattern_type, b.resource_name, b.principal, b.host, b.operation, b.permission)
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+def dump(estate: Estate) -> str:
+    """The document: stable order (topics by name, configs by key, ACLs by resource then principal),
+    block style for topics and one line per ACL binding, so a Git diff shows one line per change."""
+    head = yaml.dump(
+        {"kind": KIND, "version": VERSION, "cluster": estate.cluster, "namespace": estate.namespace},
+        Dumper=_DUMPER,
+        sort_keys=False,
+        allow_unicode=True,
+    )
+    topics = [t.as_dict() for t in sorted(estate.topics, key=lambda t: t.name)]
+    body = yaml.dump(
+        {"topics": topics}, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True
+    )
+    acls = [acl_core.to_dict(b) for b in sorted(estate.acls, key=acl_key)]
+    lines = [
+        "- " + yaml.dump(a, Dumper=_DUMPER, sort_keys=False, default_flow_style=True, width=10_000).strip()
+        for a in acls
+    ]
+    tail = "acls:\n" + "".join(line + "\n" for line in lines) if lines else "acls: []\n"
+    return head + (body if topics else "topics: []\n") + tail
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+class _Mapping(dict):
+    """A YAML mapping that remembers the line of each of its keys."""
+
+    line = 0
+    key_lines: dict[Any, int]
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml's parser when installed
+    """PyYAML's safe loader (no tags beyond plain data) whose mappings keep their keys' lines and
+    refuse a key given twice."""
+
+
+def _mapping(loader: _Loader, node: yaml.MappingNode) -> _Mapping:
+    loader.flatten_mapping(node)
+    out = _Mapping()
+    out.line, out.key_lines = node.start_mark.line + 1, {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if not isinstance(key, (str, int, float, bool)) or key is None:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a key must be a plain name", key_node.start_mark
+            )
+        if key in out:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"'{str(key)[:80]}' is given twice (first on line {out.key_lines[key]})",
+                key_node.start_mark,
+            )  # fmt: skip
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.key_lines[key] = line
+    return out
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _mapping)
+
+
+def _load(text: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "the file"
+        raise EstateParseError([f"{where}: not valid YAML: {exc.problem or exc.context}"]) from None
+    except yaml.YAMLError as exc:
+        raise EstateParseError([f"not valid YAML: {str(exc)[:200]}"]) from None
+
+
+def _at(m: _Mapping, key: Any = None) -> str:
+    return f"line {m.key_lines.get(key, m.line) if key is not None else m.line}"
+
+
+def _unknown(m: _Mapping, allowed: Iterable[str], what: str, errors: list[str]) -> None:
+    for key in m:
+        if key not in allowed:
+            errors.append(
+                f"{_at(m, key)}: unknown key '{str(key)[:80]}' in {what} (allowed: {', '.join(allowed)})"
+            )
+
+
+def _whole(m: _Mapping, key: str, what: str, errors: list[str]) -> int:
+    value = m.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        errors.append(f"{_at(m, key)}: {what} {key} must be a whole number of at least 1, not {value!r:.80}")
+        return 0
+    return value
+
+
+def _scalar(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return None
+
+
+def _topic(m: Any, index: int, namespace: str, errors: list[str]) -> TopicState | None:
+    if not isinstance(m, _Mapping):
+        errors.append(
+            f"topics[{index}]: each topic must be a mapping with name, partitions, replication_factor"
+        )
+        return None
+    _unknown(m, TOPIC_KEYS, "a topic", errors)
+    name = m.get("name")
+    if not isinstance(name, str) or not name.strip():
+        errors.append(f"{_at(m)}: topics[{index}] needs a name")
+        return None
+    what = f"topic '{name[:120]}'"
+    if is_internal(name):
+        errors.append(
+            f"{_at(m, 'name')}: {what} is one of Kafka's internal topics; an estate never holds them"
+        )
+    elif not name.startswith(namespace):
+        errors.append(f"{_at(m, 'name')}: {what} is outside the namespace '{namespace}'")
+    partitions = _whole(m, "partitions", what, errors)
+    rf = _whole(m, "replication_factor", what, errors)
+    raw = m.get("configs") or {}
+    configs: dict[str, str] = {}
+    if not isinstance(raw, Mapping):
+        errors.append(f"{_at(m, 'configs')}: {what} configs must be a mapping of names to values")
+    else:
+        for key, value in raw.items():
+            text = _scalar(value)
+            if not isinstance(key, str) or text is None:
+                errors.append(f"{_at(raw, key)}: {what} config '{str(key)[:80]}' needs a plain value")
+            else:
+                configs[key] = text
+    return TopicState(name, partitions, rf, configs)
+
+
+def _acl(m: Any, index: int, namespace: str, errors: list[str]) -> AclBinding | None:
+    if not isinstance(m, _Mapping):
+        errors.append(f"acls[{index}]: each ACL binding must be a mapping of {', '.join(ACL_KEYS)}")
+        return None
+    _unknown(m, ACL_KEYS, "an ACL binding", errors)
+    missing = [k for k in ("resource_type", "resource_name", "principal", "operation") if k not in m]
+    if missing:
+        errors.append(f"{_at(m)}: acls[{index}] needs {', '.join(missing)}")
+        return None
+    binding, problems = acl_core.validate_binding({k: v for k, v in m.items() if k in ACL_KEYS})
+    errors += [f"{_at(m)}: acls[{index}]: {p}" for p in problems]
+    if binding is not None and not acl_in_scope(binding, namespace):
+        errors.append(
+            f"{_at(m)}: acls[{index}] ({acl_core.label(binding)}) is outside the namespace '{namespace}': a "
+            "namespace holds TOPIC and GROUP bindings whose literal name or prefix starts with it"
+        )
+    return binding
+
+
+def _items(doc: _Mapping, key: str, errors: list[str]) -> list:
+    value = doc.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        errors.append(f"{_at(doc, key)}: {key} must be a list")
+        return []
+    return value
+
+
+def parse(text: str) -> Estate:
+    """The document as an Estate; EstateParseError names every problem found, with its line."""
+    doc = _load(text)
+    if not isinstance(doc, _Mapping):
+        raise EstateParseError(
+            [f"the file must be a mapping starting with kind: {KIND} and version: {VERSION}"]
+        )
+    errors: list[str] = []
+    _unknown(doc, TOP_KEYS, "the document", errors)
+    if doc.get("kind") != KIND:
+        errors.append(f"{_at(doc, 'kind')}: kind must be {KIND}")
+    if doc.get("version") != VERSION:
+        errors.append(
+            f"{_at(doc, 'version')}: version must be {VERSION} (the only version this console reads)"
+        )
+    namespace = doc.get("namespace") or ""
+    if not isinstance(namespace, str):
+        errors.append(f"{_at(doc, 'namespace')}: namespace must be a topic-name prefix (or empty)")
+        namespace = ""
+    cluster = doc.get("cluster") or ""
+    if not isinstance(cluster, str):
+        errors.append(f"{_at(doc, 'cluster')}: cluster must be a name")
+        cluster = ""
+    topics: dict[str, TopicState] = {}
+    for i, item in enumerate(_items(doc, "topics", errors)):
+        t = _topic(item, i, namespace, errors)
+        if t is not None and t.name in topics:
+            errors.append(f"{_at(item, 'name')}: topic '{t.name[:120]}' is listed twice")
+        elif t is not None:
+            topics[t.name] = t
+    acls: dict[AclBinding, None] = {}
+    for i, item in enumerate(_items(doc, "acls", errors)):
+        b = _acl(item, i, namespace, errors)
+        if b is not None and b in acls:
+            errors.append(f"{_at(item)}: acls[{i}] ({acl_core.label(b)}) is listed twice")
+        elif b is not None:
+            acls[b] = None
+    if errors:
+        raise EstateParseError(errors)
+    return Estate(cluster, namespace, tuple(topics.values()), tuple(acls))
