@@ -65,6 +65,8 @@ urlpatterns = [
     path("c/<slug:name>/reassignments/", include("console.urls_reassignments")),
     path("c/<slug:name>/capacity/", include("console.urls_capacity")),
     path("c/<slug:name>/quorum/", include("console.urls_quorum")),
+    path("c/<slug:name>/drift/", include("console.urls_drift")),
+    path("c/<slug:name>/alerts/", include("console.urls_alerts")),
     path("audit/", include("console.urls_audit")),
     path("operations/<int:op_id>/", operations.operation_detail, name="operation_detail"),
     path("api/", include("console.api.urls")),  # the REST API, namespace "api" (docs/api.md)

@@ -49,6 +49,8 @@ READ_ONLY = frozenset(
         "group_detail",
         "group_topic_consumers",  # the topic page's section, loaded by htmx
         "notify_deliveries",
+        "alert_list",
+        "alert_glance",  # the overview's box of open alerts, loaded by htmx
         # The deployment's probes (console/views/health.py): no login; /readyz and /metrics need the metrics
         # token or an allowed network (tests/unit/test_health.py)
         "healthz",
@@ -392,6 +394,27 @@ MUTATING_ROWS += (
     Row("notify_channel", ADMINS, 302, _channel_row({"name": "renamed", "events": ["audit.chain_broken"]})),
     Row("notify_channel_delete", ADMINS, 302, _channel_row()),
     Row("notify_channel_test", ADMINS, 302, _channel_row()),
+)
+
+
+def _alert(w: World) -> tuple:
+    from tests.unit.alert_world import make_alert
+
+    return w.cluster, {"alert_id": make_alert(w.cluster, "group_lag", uniq("group")).pk}, {"note": "matrix"}
+
+
+def _silence(w: World) -> tuple:
+    from console.alerts import actions as alerts
+
+    made = alerts.create_silence(actor=w.people["admin"], cluster=w.cluster, duration="1h", reason="matrix")
+    return w.cluster, {"silence_id": made.pk}, {}
+
+
+MUTATING_ROWS += (
+    Row("alert_acknowledge", OPERATORS, 302, _alert),
+    Row("alert_silence_create", OPERATORS, 302, _a({"duration": "1h", "reason": "matrix"})),
+    Row("alert_silence_end", OPERATORS, 302, _silence),
+    Row("alert_rule_set", ADMINS, 302, _a({"enabled": "on", "threshold": "500"}, rule="group_lag")),
 )
 
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)
