@@ -12,6 +12,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 app = Celery("console", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.imports = (
+    "tasks.alerts",
     "tasks.audit",
     "tasks.notify",
     "tasks.operations",
@@ -47,6 +48,10 @@ def _beat_schedule() -> dict:
             "schedule": float(settings.CONSOLE_AUDIT_ANCHOR_EVERY_S),
         },
         "notify tick": {"task": "tasks.notify.tick", "schedule": 5.0},  # retries and lost dispatches
+        "alert evaluation": {
+            "task": "tasks.alerts.evaluate",
+            "schedule": float(settings.ALERTS_EVAL_INTERVAL_S),
+        },
     }
 
 

@@ -157,9 +157,8 @@ _RULES = (
         "days",
         14,
         WARNING,
-        "Days until the certificate a broker presents on its TLS listener expires.",
+        "Days until the certificate the brokers present on their TLS listener expires.",
         below=True,
-        per_subject=True,
     ),
     Rule(
         "throttles_left",

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 
 from . import errlog
 from .acls import AclsMixin
+from .alert_reads import AlertReadsMixin
 from .cluster import ClusterMixin
 from .configs import ConfigsMixin
 from .connection import ClusterConnection
@@ -41,6 +42,7 @@ class KafkaGateway(
     ReplicasMixin,
     GroupsMixin,
     HealthMixin,
+    AlertReadsMixin,
 ):
     """Everything the console does to one Kafka cluster.
 

@@ -1,0 +1,141 @@
+"""One evaluation round: every cluster's rules measured, compared with their thresholds, and the
+alerts brought in line (``evaluate_cluster``; ``start_round`` for beat).
+
+Beat's ``tasks.alerts.evaluate`` runs on the poll worker, whose one slot also takes the 1 s operation
+tick: it only hands each cluster to this process's ``Evaluator`` (``ALERTS_THREADS`` threads, apart
+from the operations' pool) and returns at once. A cluster still being evaluated from an earlier round
+is not handed again, and each cluster's reads are bounded by ``ALERTS_CLUSTER_TIMEOUT_S``: a cluster
+that does not answer in time is alerted as unreachable (rule ``cluster_unreachable``) and never
+delays the others. Its reads that need no Kafka (the client certificate, the capacity forecast, the
+audit chain) are still measured; its Kafka rules keep their open alerts until Kafka answers again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+
+from django.conf import settings
+from django.db import connection
+
+from console import access
+from console.alerts import core, lifecycle, measure, rules
+from console.alerts.core import Measure
+from console.clusters import actions as clusters
+from console.crypto import SecretUnreadable
+from console.models import Cluster
+
+log = logging.getLogger(__name__)
+
+
+def evaluate_cluster(
+    cluster: Cluster, *, timeout_s: float | None = None, now: datetime | None = None
+) -> lifecycle.Changes:
+    """Measure every rule on ``cluster`` (Kafka's within ``timeout_s``, ALERTS_CLUSTER_TIMEOUT_S)
+    and apply what was found to its alerts."""
+    effective = rules.settings_for(cluster)
+    actor = access.system_actor()
+    measures = _bounded(cluster, actor, settings.ALERTS_CLUSTER_TIMEOUT_S if timeout_s is None else timeout_s)
+    measures |= measure.without_kafka(cluster, time.time())
+    evaluated, found = core.findings(measures, effective)
+    return lifecycle.apply(cluster, evaluated=evaluated, found=found, settings=effective, now=now)
+
+
+def _bounded(cluster: Cluster, actor, timeout_s: float) -> dict:
+    """The Kafka rules' measures, read on a thread of their own (it asks Kafka only), or the
+    cluster's unreachable measure when Kafka did not answer within ``timeout_s``."""
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["measures"] = _measure(cluster, actor)
+        except Exception as exc:  # noqa: BLE001 - a bug in one rule's read never stops the round
+            log.exception("alerts: evaluating %s failed", cluster.name)
+            box["error"] = f"the evaluation failed: {type(exc).__name__}"
+
+    reader = threading.Thread(target=run, name=f"alerts-{cluster.pk}", daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    if "measures" in box:
+        return box["measures"]
+    return unreachable(cluster, box.get("error") or f"no answer within {timeout_s:g} s")
+
+
+def _measure(cluster: Cluster, actor) -> dict:
+    try:
+        found = measure.measure(cluster, clusters.gateway_for(cluster), actor)
+    except (measure.Unreachable, SecretUnreadable) as exc:
+        return unreachable(cluster, str(exc))
+    found["cluster_unreachable"] = core.one(Measure(0.0, "the cluster answers"))
+    return found
+
+
+def unreachable(cluster: Cluster, why: str) -> dict:
+    """An unreachable cluster's measure (its other Kafka rules go unmeasured: their alerts stay)."""
+    return {"cluster_unreachable": core.one(Measure(1.0, f"{cluster.name} cannot be reached: {why}"))}
+
+
+class Evaluator:
+    """This process's evaluation threads (one per process, made on first use)."""
+
+    def __init__(self, threads: int) -> None:
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="alerts-round")
+        self._lock = threading.Lock()
+        self._held: set[int] = set()
+
+    def submit(self, cluster_id: int) -> bool:
+        """Evaluate the cluster on the pool; False while an earlier round still holds it."""
+        with self._lock:
+            if cluster_id in self._held:
+                return False
+            self._held.add(cluster_id)
+        self._pool.submit(self._run, cluster_id)
+        return True
+
+    def idle(self, timeout_s: float) -> bool:
+        """Wait until no cluster is held (True) or ``timeout_s`` passed (False)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not self._held:
+                    return True
+            time.sleep(0.05)
+        return False
+
+    def _run(self, cluster_id: int) -> None:
+        try:
+            cluster = Cluster.objects.filter(pk=cluster_id).first()
+            if cluster is not None:
+                evaluate_cluster(cluster)
+        except Exception:  # noqa: BLE001 - the pool's future is never read: say it here
+            log.exception("alerts: the round of cluster %s failed", cluster_id)
+        finally:
+            connection.close()
+            with self._lock:
+                self._held.discard(cluster_id)
+
+
+_EVALUATOR: Evaluator | None = None
+_CREATE = threading.Lock()
+
+
+def evaluator() -> Evaluator:
+    global _EVALUATOR
+    with _CREATE:
+        if _EVALUATOR is None:
+            _EVALUATOR = Evaluator(settings.ALERTS_THREADS)
+        return _EVALUATOR
+
+
+def start_round() -> list[int]:
+    """Beat's round: hand every cluster to the evaluator; the ids handed (not those still held)."""
+    pool = evaluator()
+    return [pk for pk in Cluster.objects.order_by("pk").values_list("pk", flat=True) if pool.submit(pk)]
+
+
+def reset_memory() -> None:
+    """Forget what this process kept between rounds (tests; a cluster's settings changed)."""
+    measure.MEMORY.clear()

@@ -1,0 +1,306 @@
+"""What each rule measures on one cluster (the imperative shell): its reads, turned into measures.
+
+Every read is one the console already makes, taken as cheaply as it is correct:
+- partitions: one Metadata (``partition_layout``, the snapshot's flat read) counted with the
+  snapshot's own ``summary.partition_counts``; each topic's ``min.insync.replicas`` (and its
+  replica throttles) are read with one DescribeConfigs of the topics at most every
+  ``ALERTS_CONFIGS_MAX_AGE_S`` (a topic new since then is asked at once), kept in this process:
+  describing every topic each minute would cost more than the rest of the round together;
+- brokers, the active controller and the certificates: ``clusters.actions.overview`` (the overview
+  page's read: DescribeCluster, each broker pinged, DescribeQuorum, the TLS probe);
+- the quorum voters' lag: DescribeQuorum;
+- consumer groups: every group's committed offsets (one OffsetFetch per coordinator), the log ends of
+  the partitions they consume (ListOffsets per leader), and for the lagging ones the record at the
+  committed offset (``record_times``: one bounded Fetch per leader, at most ``TIME_LAG_READS`` a
+  group, the most behind first);
+- disk: the capacity forecast the pipeline publishes (``telemetry.capacity``), re-read at most every
+  ``ALERTS_CONFIGS_MAX_AGE_S``;
+- throttles: the brokers' rate overrides (one DescribeConfigs of the brokers) and the topics' replica
+  throttles (with the min ISR above) where nothing is being reassigned (ListPartitionReassignments);
+- the audit chain: the latest full verification and the anchor check (database and a file).
+
+A read that fails leaves its rules unmeasured (None): their open alerts stay as they are. When the
+cluster's Metadata cannot be read at all, the cluster is unreachable (``Unreachable``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+from django.conf import settings
+
+from console.alerts import core
+from console.alerts.core import Measure
+from console.audit import anchor
+from console.clusters import actions as clusters
+from console.clusters.credentials import certificate_facts
+from console.integrity import chain
+from console.kafka import ConfigResource, KafkaOperationError, TopicPartition
+from console.models import Cluster, OperationState
+from console.reassignment.throttles import RATE_CONFIGS, REPLICA_CONFIGS, current_values
+from console.telemetry import capacity, summary
+
+log = logging.getLogger(__name__)
+
+TIME_LAG_READS = 32  # a group's lagging partitions whose position record is read, the most behind first
+TOPIC_KEYS = (summary.MIN_ISR, *REPLICA_CONFIGS)
+TOPIC_OWN = ("DYNAMIC_TOPIC_CONFIG",)
+
+
+class Unreachable(Exception):
+    """The cluster's metadata could not be read: the round measures the cluster as unreachable."""
+
+
+class _Memory:
+    """What this process keeps between rounds, per cluster: topic configs and the forecast (with
+    when they were read), and the quorum's leader epochs seen (controller changes)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.configs: dict[int, tuple[float, dict[str, dict[str, str]]]] = {}
+        self.forecast: dict[int, tuple[float, list]] = {}
+        self.epochs: dict[int, tuple[int, deque]] = {}
+
+    def clear(self) -> None:
+        with self.lock:
+            self.configs.clear()
+            self.forecast.clear()
+            self.epochs.clear()
+
+
+MEMORY = _Memory()
+
+
+def measure(cluster: Cluster, gw, actor, *, now: float | None = None) -> dict[str, dict[str, Measure] | None]:
+    """The measures of the rules that ask Kafka (``core.Measures``); raises ``Unreachable``. Only
+    Kafka is asked (``actor``, the system actor, is resolved by the caller), so this may run on a
+    thread of its own: ``without_kafka`` measures the rest on the caller's."""
+    now = time.time() if now is None else now
+    try:
+        layout = gw.partition_layout()
+    except KafkaOperationError as exc:
+        raise Unreachable(exc.operator_text) from exc
+    out: dict[str, dict[str, Measure] | None] = {}
+    with ThreadPoolExecutor(4, thread_name_prefix="alerts") as pool:
+        configs = pool.submit(_topic_configs, cluster, gw, layout, now)
+        quorum = pool.submit(_quiet, gw.describe_quorum)
+        groups = pool.submit(_quiet, _groups, gw, layout, now)
+        throttles = pool.submit(_quiet, _broker_rates, gw, layout)
+        out |= _from_overview(clusters.overview(actor=actor, cluster=cluster), now)
+        configs = configs.result()
+        out |= _partitions(layout, configs)
+        out |= _quorum(cluster, quorum.result(), now)
+        found = groups.result()
+        out["group_lag"], out["group_time_lag"] = found if found is not None else (None, None)
+        out["throttles_left"] = _throttles(configs, throttles.result())
+    return out
+
+
+def without_kafka(cluster: Cluster, now: float) -> dict[str, dict[str, Measure] | None]:
+    """The rules measured without asking Kafka: the stored client certificate, the capacity
+    forecast and the audit chain (measured for an unreachable cluster too)."""
+    out: dict[str, dict[str, Measure] | None] = {"client_cert_expiry": {}}
+    if cluster.security_protocol.endswith("SSL"):
+        client = certificate_facts(cluster.client_certificate)
+        if client:
+            days = core.days_left(client[0].not_after.timestamp(), now)
+            out["client_cert_expiry"] = core.certificate_measure("client", client[0].subject, days)
+    out["disk_days_to_full"] = _disk(cluster, now)
+    out["audit_chain_broken"] = audit_chain()
+    return out
+
+
+def _quiet(read, *args):
+    """A read's answer, or None when Kafka refused it (its rules go unmeasured this round)."""
+    try:
+        return read(*args)
+    except KafkaOperationError as exc:
+        log.info("alert read %s failed: %s", getattr(read, "__name__", read), exc.operator_text)
+        return None
+
+
+def _topic_configs(cluster: Cluster, gw, layout, now: float) -> dict[str, dict[str, str]] | None:
+    """Each topic's min ISR and replica throttles ({topic: {config: value}}, throttles only when the
+    topic's own): kept, asked again after ALERTS_CONFIGS_MAX_AGE_S, new topics asked at once."""
+    with MEMORY.lock:
+        read_at, known = MEMORY.configs.get(cluster.pk, (0.0, {}))
+    fresh = now - read_at < settings.ALERTS_CONFIGS_MAX_AGE_S
+    names = set(layout.topics)
+    wanted = sorted(names - set(known)) if fresh else sorted(names)
+    if wanted:
+        try:
+            answers = gw.describe_configs(
+                [ConfigResource("TOPIC", t) for t in wanted],
+                include_documentation=False,
+                keys=list(TOPIC_KEYS),
+            )
+        except KafkaOperationError as exc:
+            log.info("alerts: topic configs of %s not read: %s", cluster.name, exc.operator_text)
+            return None
+        got = {}
+        for res, entries in answers.items():
+            if isinstance(entries, KafkaOperationError):
+                continue
+            row = {}
+            for key in TOPIC_KEYS:
+                entry = entries.get(key)
+                if entry is None or entry.value in (None, ""):
+                    continue
+                if key == summary.MIN_ISR or entry.source in TOPIC_OWN:
+                    row[key] = entry.value
+            got[res.name] = row
+        known = ({k: v for k, v in known.items() if k in names} if fresh else {}) | got
+        with MEMORY.lock:
+            MEMORY.configs[cluster.pk] = (now if not fresh else read_at, known)
+    return known
+
+
+def _partitions(layout, configs) -> dict[str, dict[str, Measure] | None]:
+    min_isr: dict[str, int] = {}
+    for topic, row in (configs or {}).items():
+        value = row.get(summary.MIN_ISR, "")
+        if str(value).isdigit():
+            min_isr[topic] = int(value)
+    counts = summary.partition_counts(layout, min_isr)
+    found = core.partition_measures(counts.under_replicated, counts.offline, counts.under_min_isr)
+    if configs is None:  # under min ISR needs the topics' minimums
+        found["under_min_isr"] = None
+    return found
+
+
+def _from_overview(overview, now: float) -> dict[str, dict[str, Measure] | None]:
+    out: dict[str, dict[str, Measure] | None] = {"broker_down": None, "server_cert_expiry": None}
+    if overview.error is None and overview.brokers:
+        out["broker_down"] = core.broker_measures((s.broker.id, s.state, s.detail) for s in overview.brokers)
+    security = overview.security
+    if security is not None:
+        if security.server is not None:
+            days = core.days_left(security.server.facts.not_after.timestamp(), now)
+            out["server_cert_expiry"] = core.certificate_measure(
+                "brokers'", security.server.facts.subject, days
+            )
+        elif not security.tls:
+            out["server_cert_expiry"] = {}
+    return out
+
+
+def _quorum(cluster: Cluster, quorum, now: float) -> dict[str, dict[str, Measure] | None]:
+    if quorum is None:
+        return {"quorum_lag": None, "controller_change": None}
+    window = settings.ALERTS_CONTROLLER_WINDOW_S
+    with MEMORY.lock:
+        last, changes = MEMORY.epochs.get(cluster.pk, (quorum.leader_epoch, deque()))
+        if quorum.leader_epoch > last:
+            changes.append(now)
+        while changes and changes[0] < now - window:
+            changes.popleft()
+        MEMORY.epochs[cluster.pk] = (max(last, quorum.leader_epoch), changes)
+        count = len(changes)
+    return {
+        "quorum_lag": core.quorum_measures((v.id, v.lag) for v in quorum.voters),
+        "controller_change": core.controller_measure(count, quorum.leader_id, window),
+    }
+
+
+def _groups(gw, layout, now: float) -> tuple[dict[str, Measure], dict[str, Measure]]:
+    """(lag in messages, lag in time) of every consumer group."""
+    committed = {
+        group: {(tp.topic, tp.partition): o for tp, o in offsets.items()}
+        for group, offsets in gw.list_consumer_group_offsets().items()
+        if not isinstance(offsets, KafkaOperationError)
+    }
+    leaders = {}
+    for offsets in committed.values():
+        for topic, partition in offsets:
+            row = layout.row_of(topic, partition)
+            if row >= 0:
+                leaders[TopicPartition(topic, partition)] = layout.leader[row]
+    ends = {}
+    if leaders:
+        for tp, answer in gw.list_offsets(list(leaders), "latest", leaders=leaders).items():
+            if not isinstance(answer, KafkaOperationError):
+                ends[(tp.topic, tp.partition)] = answer.offset
+    lags = core.group_lags(committed, ends)
+    times = _position_times(gw, committed, lags, leaders)
+    return core.group_measures(lags), core.time_lag_measures(lags, times, committed, int(now * 1000))
+
+
+def _position_times(gw, committed, lags, leaders) -> dict[tuple[str, str, int], int | None]:
+    """The timestamp of the record at each lagging group's committed offset, by (group, topic,
+    partition); groups at the same position share one read."""
+    wanted: dict[tuple[str, int, int], list[str]] = {}
+    for group, per in lags.items():
+        behind = sorted((tp for tp, lag in per.items() if lag > 0), key=lambda tp: -per[tp])
+        for tp in behind[:TIME_LAG_READS]:
+            wanted.setdefault((*tp, committed[group][tp]), []).append(group)
+    out: dict[tuple[str, str, int], int | None] = {}
+    pending = sorted(wanted)
+    while pending:  # one offset per partition a Fetch: partitions read at two positions take two
+        this, later, taken = [], [], set()
+        for key in pending:
+            (later if key[:2] in taken else this).append(key)
+            taken.add(key[:2])
+        positions = {TopicPartition(t, p): o for t, p, o in this}
+        answers = gw.record_times(positions, leaders)
+        for t, p, o in this:
+            stamp = answers.get(TopicPartition(t, p))
+            for group in wanted[(t, p, o)]:
+                out[(group, t, p)] = stamp if isinstance(stamp, int) else None
+        pending = later
+    return out
+
+
+def _broker_rates(gw, layout) -> tuple[int, set[str]]:
+    """(rate overrides on the brokers or the cluster default, the topics being reassigned)."""
+    moving = {tp.topic for tp in gw.list_partition_reassignments()}
+    resources = [ConfigResource("BROKER", str(b)) for b in layout.brokers] + [ConfigResource("BROKER", "")]
+    rates = sum(1 for value in current_values(gw, resources, RATE_CONFIGS, strict=False).values() if value)
+    return rates, moving
+
+
+def _throttles(configs, rates) -> dict[str, Measure] | None:
+    """Throttles left behind: replica throttles on topics not being reassigned, and rate overrides
+    while nothing is (a rate is harmless while a move uses it)."""
+    if configs is None or rates is None:
+        return None
+    rate_count, moving = rates
+    topics = sorted(
+        t for t, row in configs.items() if t not in moving and any(k in row for k in REPLICA_CONFIGS)
+    )
+    left = len(topics) + (0 if moving else rate_count)
+    text = f"{left} throttle setting(s) with no reassignment running"
+    if topics:
+        text += f" (topics {', '.join(topics[:5])}{', ...' if len(topics) > 5 else ''})"
+    return core.one(Measure(left, text, {"topics": topics[:50], "broker_rates": 0 if moving else rate_count}))
+
+
+def _disk(cluster: Cluster, now: float) -> dict[str, Measure] | None:
+    with MEMORY.lock:
+        read_at, brokers = MEMORY.forecast.get(cluster.pk, (0.0, None))
+    if brokers is None or now - read_at >= settings.ALERTS_CONFIGS_MAX_AGE_S:
+        try:
+            report = capacity.capacity_report(cluster)
+        except (OSError, ValueError) as exc:
+            log.info("alerts: capacity forecast of %s not read: %s", cluster.name, exc)
+            return None
+        brokers = [(b["broker"], b.get("days_to_full")) for b in report.brokers] if report.has_data else []
+        with MEMORY.lock:
+            MEMORY.forecast[cluster.pk] = (now, brokers)
+    return core.disk_measures(brokers)
+
+
+def audit_chain() -> dict[str, Measure]:
+    """Broken (1) when the latest full verification failed or the anchor file contradicts the chain."""
+    problems = []
+    latest = chain.latest_verify()
+    if latest is not None and latest.state == OperationState.FAILED:
+        problems.append(f"the full verification #{latest.pk} failed: {latest.error}"[:200])
+    check = anchor.check_latest()
+    if check.level == "failure":
+        problems.append(check.message[:200])
+    text = "; ".join(problems) or "the audit chain is intact"
+    return core.one(Measure(1.0 if problems else 0.0, text))

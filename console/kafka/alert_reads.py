@@ -1,0 +1,130 @@
+"""The alert evaluator's own live read: the timestamp of the record at a position (``record_times``).
+
+A consumer group's lag by time is how old its position is: now minus the timestamp of the record at
+the committed offset (the oldest record the group has not consumed yet). Kafka has no request that
+answers it, so the record is read: one bounded Fetch per leader carrying every lagging partition of
+that leader, ``PARTITION_BYTES`` a partition, as a consumer would (replica -1, read committed not
+required). A partition whose first batch is larger than its share comes back empty (Kafka returns
+an oversized batch only for the first partition of a request, KIP-74): it is asked again alone, once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .errors import KafkaOperationError, from_code
+from .types import TopicPartition
+
+PARTITION_BYTES = 64 * 1024  # a partition's share of a Fetch: its first batch, usually
+TOTAL_BYTES = 8 * 1024 * 1024  # the whole answer's bound (Kafka's fetch.max.bytes is 50 MB)
+
+
+def fetch_request(positions: Mapping[str, Iterable[tuple[int, int]]], max_bytes: int) -> Any:
+    """A consumer's Fetch (v4-12, topics by name) of ``{topic: [(partition, offset)]}`` answering at
+    once (no wait), ``max_bytes`` a partition."""
+    from kafka.protocol.consumer import FetchRequest
+
+    topic_cls = FetchRequest.FetchTopic
+    part_cls = topic_cls.FetchPartition
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=0,
+        min_bytes=0,
+        max_bytes=TOTAL_BYTES,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            topic_cls(
+                topic=name,
+                partitions=[
+                    part_cls(
+                        partition=p, fetch_offset=offset, log_start_offset=-1, partition_max_bytes=max_bytes
+                    )
+                    for p, offset in parts
+                ],
+            )
+            for name, parts in positions.items()
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
+        min_version=4,
+        max_version=12,  # v13 names topics by id
+    )
+
+
+def first_timestamp(records: bytes | None, offset: int) -> int | None:
+    """The timestamp (ms) of the first record at or after ``offset`` in a Fetch answer's bytes; None
+    when they hold no whole record there."""
+    if not records:
+        return None
+    from kafka.record.memory_records import MemoryRecords
+
+    batches = MemoryRecords(bytes(records))
+    while True:
+        try:
+            batch = batches.next_batch()
+        except Exception:  # noqa: BLE001 - a truncated last batch: what came before is all there is
+            return None
+        if batch is None:
+            return None
+        for record in batch:
+            if record.offset >= offset and record.timestamp is not None and record.timestamp >= 0:
+                return int(record.timestamp)
+
+
+class AlertReadsMixin:
+    """The gateway's reads for the alert evaluator (see the module docstring)."""
+
+    def record_times(
+        self, positions: Mapping[TopicPartition, int], leaders: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | KafkaOperationError | None]:
+        """For each partition, the timestamp (ms) of the record at its position (or the first one
+        after it: compacted away, or deleted by retention); None when there is no record there yet
+        (the position is the log end); a partition without a known leader, or whose leader failed,
+        gets its error. One Fetch per leader, in flight together."""
+        self._require_brokers("reading records")
+        out: dict[TopicPartition, int | KafkaOperationError | None] = {}
+        by_leader: dict[int, dict[str, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
+        for tp, offset in positions.items():
+            leader = leaders.get(tp, -1)
+            if leader is None or leader < 0:
+                out[tp] = KafkaOperationError(
+                    5, "LEADER_NOT_AVAILABLE", f"{tp.topic}-{tp.partition} has no leader"
+                )
+                continue
+            by_leader[leader][tp.topic].append((tp.partition, offset))
+        empty = self._fetch_each(list(by_leader.items()), positions, out, PARTITION_BYTES)
+        if empty:  # a first batch larger than its share: alone, Kafka returns it whole
+            alone = [(leader, {tp.topic: [(tp.partition, positions[tp])]}) for leader, tp in empty]
+            self._fetch_each(alone, positions, out)
+        return out
+
+    def _fetch_each(
+        self, asks: list[tuple[int, Mapping]], positions, out, max_bytes: int = TOTAL_BYTES
+    ) -> list[tuple[int, TopicPartition]]:
+        if not asks:
+            return []
+        self._kp.broker_ids(expect=sorted({leader for leader, _ in asks}))
+        answers = self._kp.send_many([(fetch_request(parts, max_bytes), leader) for leader, parts in asks])
+        retry = []
+        for (leader, parts), answer in zip(asks, answers, strict=True):
+            if isinstance(answer, KafkaOperationError):
+                out.update((TopicPartition(t, p), answer) for t, ps in parts.items() for p, _ in ps)
+                continue
+            for topic in answer.responses:
+                for p in topic.partitions:
+                    tp = TopicPartition(topic.topic, p.partition_index)
+                    if tp not in positions:
+                        continue
+                    err = from_code(p.error_code)
+                    if err is not None:
+                        out[tp] = err
+                        continue
+                    found = first_timestamp(p.records, positions[tp])
+                    out[tp] = found
+                    if found is None and positions[tp] < p.high_watermark and max_bytes < TOTAL_BYTES:
+                        retry.append((leader, tp))
+        return retry

@@ -1,0 +1,204 @@
+"""The alert evaluator on a sandbox of its own (3 brokers, 1 controller, clock stopped): a stopped
+broker fires broker-down and under-replicated alerts that reach a real webhook receiver and resolve
+after the restart; an unreachable cluster is an alert, not an exception; a group left behind fires
+the lag alerts by offsets and by time; throttles left behind; the per-cluster bound."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from confluent_kafka import Producer
+
+from console.alerts import evaluate, measure
+from console.kafka import TopicPartition, close_all
+from console.models import AuditEvent, Cluster
+from console.models.alerts import Alert, AlertState
+from console.notify import actions as notify_actions
+from console.notify import events, worker
+from sandbox.testing import running_sandbox
+from tests.conftest import make_personas
+from tests.unit.test_notify import Receiver
+
+MINUTE_MS = 60_000
+ALERT_EVENTS = [events.ALERT_FIRING, events.ALERT_RESOLVED, events.ALERT_ESCALATED]
+
+
+@pytest.fixture(scope="module")
+def own():
+    """Topics: al.rep [1,2,3] x2 (RF 3), al.solo [3] (only on broker 3), al.lag [1] (for groups)."""
+    with running_sandbox(brokers=3, controllers=1, speed=0) as c:
+        c.create_topic("al.rep", assignment=[[1, 2, 3], [2, 3, 1]])
+        c.create_topic("al.solo", assignment=[[3]])
+        c.create_topic("al.lag", assignment=[[1], [2]])
+        yield c
+    close_all()
+
+
+@pytest.fixture
+def cluster(db, own, settings):
+    settings.NOTIFY_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    settings.NOTIFY_TIMEOUT_S = 5
+    measure.MEMORY.clear()
+    yield Cluster.objects.create(
+        name="alerting", bootstrap_servers=own.bootstrap_servers, request_timeout_s=5
+    )
+    measure.MEMORY.clear()
+
+
+def _open(cluster) -> dict[tuple[str, str], Alert]:
+    return {
+        (a.rule, a.subject): a
+        for a in Alert.objects.filter(cluster=cluster, state__in=["firing", "acknowledged"])
+    }
+
+
+def _bodies(rx) -> list[tuple[str, str]]:
+    return [
+        (b["event"], b["details"]["rule"] + "|" + b["details"]["subject"]) for b in map(_json, rx.received)
+    ]
+
+
+def _json(got) -> dict:
+    return json.loads(got["body"])
+
+
+def test_it_fires_broker_down_and_under_replicated_on_a_webhook_and_resolves_them_after_the_restart(
+    own, cluster, django_capture_on_commit_callbacks
+):
+    people = make_personas(cluster)
+    with Receiver() as rx:
+        notify_actions.create_channel(
+            actor=people["admin"],
+            cluster=cluster,
+            name="pager",
+            kind="webhook",
+            events=ALERT_EVENTS,
+            url=rx.url,
+        )
+        healthy = evaluate.evaluate_cluster(cluster)
+        assert (healthy.fired, healthy.resolved) == ([], [])
+
+        own.stop_broker(3)
+        try:
+            with django_capture_on_commit_callbacks(execute=True):
+                down = evaluate.evaluate_cluster(cluster)
+            alerts = _open(cluster)
+            assert set(alerts) == {
+                ("broker_down", "broker 3"),
+                ("under_replicated", ""),
+                ("offline_partitions", ""),
+            }
+            assert sorted(down.fired) == sorted(a.pk for a in alerts.values())
+            under = alerts[("under_replicated", "")]
+            assert (under.state, under.value, under.threshold, under.severity) == (
+                "firing",
+                2.0,
+                0.0,
+                "warning",
+            )
+            assert under.summary == "2 partition(s) under-replicated"
+            broker = alerts[("broker_down", "broker 3")]
+            assert (broker.value, broker.severity, broker.details["broker"]) == (1.0, "critical", 3)
+            assert broker.details["state"] in ("fenced", "unreachable", "missing")
+            assert alerts[("offline_partitions", "")].value == 1.0
+
+            again = evaluate.evaluate_cluster(cluster)  # seen again: updated, not fired twice
+            assert again.fired == [] and sorted(again.updated) == sorted(down.fired)
+            assert worker.deliver_due(worker="test")
+        finally:
+            own.start_broker(3)
+            own.advance(5)  # its replicas catch up and rejoin the ISR
+
+        with django_capture_on_commit_callbacks(execute=True):
+            up = evaluate.evaluate_cluster(cluster)
+        assert _open(cluster) == {} and sorted(up.resolved) == sorted(down.fired)
+        for alert in Alert.objects.filter(pk__in=down.fired):
+            assert alert.state == AlertState.RESOLVED and alert.resolved_at is not None
+        worker.deliver_due(worker="test")
+
+    assert sorted(_bodies(rx)) == sorted(
+        [
+            (events.ALERT_FIRING, k)
+            for k in ("broker_down|broker 3", "under_replicated|", "offline_partitions|")
+        ]
+        + [
+            (events.ALERT_RESOLVED, k)
+            for k in ("broker_down|broker 3", "under_replicated|", "offline_partitions|")
+        ]
+    )
+    fired = next(
+        _json(b)
+        for b in rx.received
+        if _json(b)["event"] == events.ALERT_FIRING and "broker 3" in _json(b)["title"]
+    )
+    assert fired["cluster"] == "alerting" and fired["details"]["severity"] == "critical"
+    assert fired["title"] == "[critical] Broker down or fenced (broker 3) firing on alerting"
+    audited = AuditEvent.objects.filter(action__startswith="alert.").order_by("pk")
+    assert [(e.action, e.actor_name, e.outcome) for e in audited] == [
+        ("alert.fire", "console-system", "success")
+    ] * 3 + [("alert.resolve", "console-system", "success")] * 3
+
+
+def test_it_alerts_an_unreachable_cluster_instead_of_raising(db, settings):
+    cluster = Cluster.objects.create(name="nowhere", bootstrap_servers="127.0.0.1:1", request_timeout_s=2)
+    changes = evaluate.evaluate_cluster(cluster, timeout_s=15)
+    (alert,) = Alert.objects.filter(cluster=cluster)
+    assert changes.fired == [alert.pk]
+    assert (alert.rule, alert.subject, alert.state, alert.severity) == (
+        "cluster_unreachable",
+        "",
+        "firing",
+        "critical",
+    )
+    assert alert.summary.startswith("nowhere cannot be reached: ")
+
+
+def test_it_bounds_a_cluster_that_does_not_answer_in_time(own, cluster):
+    own.inject_fault("Metadata", delay_s=3.0)
+    try:
+        started = time.monotonic()
+        evaluate.evaluate_cluster(cluster, timeout_s=0.5)
+        took = time.monotonic() - started
+    finally:
+        own.clear_faults()
+    (alert,) = _open(cluster).values()
+    assert alert.rule == "cluster_unreachable" and "no answer within 0.5 s" in alert.summary
+    assert took < 2.0
+
+
+def _produce(own, topic: str, partition: int, stamps_ms: list[int]) -> None:
+    producer = Producer({"bootstrap.servers": own.bootstrap_servers})
+    for i, stamp in enumerate(stamps_ms):
+        producer.produce(topic, f"r{i}".encode(), partition=partition, timestamp=stamp)
+    assert producer.flush(10) == 0
+
+
+def test_it_fires_the_lag_alerts_of_a_group_ten_minutes_behind_by_offsets_and_by_time(own, cluster):
+    now_ms = int(time.time() * 1000)
+    _produce(own, "al.lag", 0, [now_ms - 11 * MINUTE_MS, now_ms - 10 * MINUTE_MS, now_ms - MINUTE_MS])
+    _produce(own, "al.lag", 1, [now_ms - 2 * MINUTE_MS])
+    own.add_group("al.behind", offsets={("al.lag", 0): 1, ("al.lag", 1): 0})  # 10 min and 2 min old
+    own.add_group("al.current", offsets={("al.lag", 0): 3, ("al.lag", 1): 1})
+    gw_times = evaluate.clusters.gateway_for(cluster).record_times(
+        {TopicPartition("al.lag", 0): 1}, {TopicPartition("al.lag", 0): 1}
+    )
+    assert gw_times == {TopicPartition("al.lag", 0): now_ms - 10 * MINUTE_MS}
+    from console.models.alerts import AlertRuleSetting
+
+    AlertRuleSetting.objects.create(cluster=cluster, rule="group_lag", threshold=2)
+    evaluate.evaluate_cluster(cluster)
+    alerts = _open(cluster)
+    time_lag = alerts[("group_time_lag", "group al.behind")]
+    assert 600 <= time_lag.value < 660 and time_lag.threshold == 300.0
+    assert time_lag.details == {
+        "group": "al.behind", "topic": "al.lag", "partition": 0, "seconds": time_lag.value, "offset": 1,
+    }  # fmt: skip
+    assert time_lag.summary.startswith("group al.behind's position is 10 min old (at al.lag-0)")
+    lag = alerts[("group_lag", "group al.behind")]
+    assert (lag.value, lag.threshold) == (3.0, 2.0)
+    assert ("group_time_lag", "group al.current") not in alerts and (
+        "group_lag",
+        "group al.current",
+    ) not in alerts
