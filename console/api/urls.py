@@ -30,6 +30,7 @@ from console.api import (
     requests,
     search,
     topics,
+    windows,
 )
 
 app_name = "api"
@@ -110,6 +111,13 @@ urlpatterns = [
     path(C + "requests/<int:request_id>/approve/", requests.RequestApprove.as_view(), name="request-approve"),
     path(C + "requests/<int:request_id>/reject/", requests.RequestReject.as_view(), name="request-reject"),
     path(C + "requests/<int:request_id>/cancel/", requests.RequestCancel.as_view(), name="request-cancel"),
+    path(
+        C + "requests/<int:request_id>/schedule/", windows.RequestSchedule.as_view(), name="request-schedule"
+    ),
+    path(C + "windows/", windows.Windows.as_view(), name="windows"),
+    path(C + "windows/calendar/", windows.Calendar.as_view(), name="windows-calendar"),
+    path(C + "windows/settings/", windows.WindowSettings.as_view(), name="windows-settings"),
+    path(C + "windows/<int:window_id>/end/", windows.WindowEnd.as_view(), name="window-end"),
     path(C + "capacity/", capacity.Capacity.as_view(), name="capacity"),
     path(C + "capacity/run/", capacity.CapacityRun.as_view(), name="capacity-run"),
     path(C + "capacity/snapshot/", capacity.CapacitySnapshot.as_view(), name="capacity-snapshot"),

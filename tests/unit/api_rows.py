@@ -431,7 +431,61 @@ ADMIN_ROWS: tuple[ApiRow, ...] = (
         _controller({"levels": {"org.apache.kafka.controller": "DEBUG"}, "dry_run": False}),
     ),
 )
-ROWS = ROWS + ADMIN_ROWS
+
+
+def _window(w: World) -> tuple[dict, dict]:
+    from django.utils import timezone
+
+    from console.models.windows import ChangeWindow
+
+    now = timezone.now()
+    row = ChangeWindow.objects.create(
+        cluster=w.cluster, kind="maintenance", reason="matrix", starts_at=now, ends_at=now + timezone.timedelta(hours=1),
+        created_by_name="admin",
+    )  # fmt: skip
+    return {"window_id": row.pk}, {}
+
+
+def _held_change(w: World) -> tuple[dict, dict]:
+    from django.utils import timezone
+
+    from console.changes import approvals
+    from console.models.requests import ChangeRequest
+
+    payload = {"resource": {"type": "TOPIC", "name": "matrix"}, "changes": []}
+    req = ChangeRequest.objects.create(
+        cluster=w.cluster, kind="change.config", resource="topic:matrix", payload=payload,
+        requested_by=w.people["admin"], requested_by_name="admin", gated=True,
+        payload_sha256=approvals.payload_digest(payload),
+    )  # fmt: skip
+    return {"request_id": req.pk}, {"run_at": (timezone.now() + timezone.timedelta(hours=2)).isoformat()}
+
+
+WINDOW_ROWS: tuple[ApiRow, ...] = (
+    ApiRow("windows", "get", VIEWERS, 200),
+    ApiRow(
+        "windows",
+        "post",
+        ADMINS,
+        201,
+        lambda w: (
+            {},
+            {
+                "kind": "maintenance",
+                "reason": "matrix",
+                "weekday": 1,
+                "start_time": "02:00",
+                "duration_min": 60,
+            },
+        ),
+    ),
+    ApiRow("windows-calendar", "get", VIEWERS, 200),
+    ApiRow("windows-settings", "post", ADMINS, 200, lambda w: ({}, {"maintenance_only": True})),
+    ApiRow("window-end", "post", ADMINS, 200, _window),
+    ApiRow("request-schedule", "post", OPERATORS, 200, _held_change),
+)
+
+ROWS = ROWS + ADMIN_ROWS + WINDOW_ROWS
 
 NOT_ROUTES = {"schema", "docs"}  # the OpenAPI document and its page: any signed-in caller (tested apart)
 
