@@ -28,6 +28,7 @@ from console.changes.queue import RequestInvalid
 from console.clusters.actions import ClusterInUse, HostnameCheckRequired, PasswordRequired
 from console.configs.plan import ConfigPlanError
 from console.crypto import SecretUnreadable
+from console.estate.core import EstateParseError
 from console.groups.actions import ConfirmationError as GroupConfirmationError
 from console.groups.actions import GroupNotEmpty, NoOffsets
 from console.groups.core import ResetPlanError
@@ -158,6 +159,7 @@ TABLE: dict[type[BaseException], Row] = {
     ChangeWindowClosed: Row(409, "change_window", REFUSED),
     # Input that is not valid (a model's or the area's validation).
     ValidationError: Row(400, "invalid", REFUSED, reasons=_messages),
+    EstateParseError: Row(400, "invalid", REFUSED),  # an estate file, each problem with its line
     ControllerModeRequired: Row(400, "invalid", REFUSED),
     # Who may act.
     ApprovalRequired: Row(403, "approval_required", DENIED, shown=False),
