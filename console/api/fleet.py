@@ -22,7 +22,8 @@ class Fleet(ApiView):
     @reads("fleet_list", parameters=FLEET_PARAMS)
     def get(self, request):
         """One row per visible cluster: reachability, versions, controller, brokers, partition counts,
-        running operations and held changes, and when the figures were taken (``taken_at``)."""
+        running operations, held changes, open alerts (``open_alerts``, the highest severity among them
+        ``alert_severity``), and when the figures were taken (``taken_at``)."""
         form = FleetFilterForm(request.query_params or None)
         if form.is_bound:
             form_data(form)  # 400 with the form's messages

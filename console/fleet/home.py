@@ -2,9 +2,7 @@
 ``telemetry.summary``) and the console's own tables, never a read of Kafka. Two queries whatever the
 number of clusters: the actor's bindings (to scope the changes waiting for approval as the review
 queue does), then the clusters with their summaries joined and, as subqueries, their running
-operations and changes waiting for approval.
-
-Open alerts are not a column yet (they come with the alerting issue).
+operations, changes waiting for approval and open alerts (``alerts.reads.open_count_columns``).
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from console import access
+from console.alerts import reads as alert_reads
 from console.models import ChangeRequest, Cluster, Operation, RoleBinding
 from console.models.operations import FINISHED_STATES
 from console.models.requests import RequestState
@@ -58,6 +57,8 @@ class FleetRow:
     consumer_groups: int | None
     running_operations: int
     held_changes: int
+    open_alerts: int
+    alert_severity: str  # the highest severity of the open alerts ("" when none)
 
 
 def _figure(field: str):
@@ -81,6 +82,7 @@ COLUMNS = (
     ("consumer_groups", "Groups", _figure("consumer_groups")),
     ("running_operations", "Running ops", _figure("running_operations")),
     ("held_changes", "Held changes", _figure("held_changes")),
+    ("open_alerts", "Open alerts", lambda r: (r.alert_severity == "critical", r.open_alerts)),
     ("taken_at", "As of", _figure("taken_at")),
 )
 SORTS = {key: sort for key, _, sort in COLUMNS}
@@ -149,6 +151,8 @@ def _row(values: dict) -> FleetRow:
         state=state,
         running_operations=values["running"],
         held_changes=values["held"],
+        open_alerts=values["open_alerts"],
+        alert_severity=alert_reads.OpenCount(values["open_alerts"], values["open_critical"]).worst,
         **got,
     )
 
@@ -171,8 +175,17 @@ def fleet(
     clusters = clusters.annotate(
         running=_count(Operation.objects.filter(cluster_id=here).exclude(state__in=FINISHED_STATES)),
         held=_count(waiting),
+        **alert_reads.open_count_columns(here),
     )
-    fields = ("name", "description", "bootstrap_controllers", "running", "held")
+    fields = (
+        "name",
+        "description",
+        "bootstrap_controllers",
+        "running",
+        "held",
+        "open_alerts",
+        "open_critical",
+    )
     rows = [_row(v) for v in clusters.values(*fields, *_SUMMARY_KEYS)]
     if state:
         rows = [r for r in rows if r.state == state]

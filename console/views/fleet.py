@@ -75,6 +75,12 @@ def rows_html(rows: list[home.FleetRow], now) -> SafeString:
             if r.held_changes
             else "0"
         )
+        alerts = (
+            f'<a class="{"error" if r.alert_severity == "critical" else "warn"}" href="{overview}/{name}/alerts/">'
+            f"{r.open_alerts}</a>"
+            if r.open_alerts
+            else "0"
+        )
         age = f"as of {human_duration(home.as_of(r, now))} ago" if r.taken_at else "never snapshotted"
         age = age.replace(" ", "&nbsp;")  # one line: the column stays narrow
         out.append(
@@ -86,6 +92,7 @@ def rows_html(rows: list[home.FleetRow], now) -> SafeString:
             f"{_figure(r.controller_id)}{brokers}{_figure(r.topics)}{_figure(r.partitions)}"
             f"{_figure(r.under_replicated, True)}{_figure(r.offline, True)}{_figure(r.under_min_isr, True)}"
             f"{_figure(r.consumer_groups)}<td>{r.running_operations}</td><td>{held}</td>"
+            f'<td class="open-alerts">{alerts}</td>'
             f'<td class="as-of">{age}</td></tr>\n'
         )
     return mark_safe("".join(out))  # noqa: S308 - every value above is escaped or a number

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from console.fleet import home
 from console.models import ChangeRequest, Cluster, ClusterSummary, Operation, Role, RoleBinding
+from tests.unit.alert_world import make_alert
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +83,8 @@ def test_it_lists_every_cluster_with_its_summary_and_state(estate, people):
         name="east", description="payments, region east", controller_mode=False, state="healthy",
         taken_at=TAKEN, reachable=True, error="", kafka_version="4.1", metadata_version="4.1-IV1",
         controller_id=101, brokers_up=3, brokers_total=3, topics=10, partitions=120, under_replicated=0,
-        offline=0, under_min_isr=0, consumer_groups=4, running_operations=0, held_changes=0,
+        offline=0, under_min_isr=0, consumer_groups=4, running_operations=0, held_changes=0, open_alerts=0,
+        alert_severity="",
     )  # fmt: skip
     assert (rows["west"].state, rows["west"].brokers_up, rows["west"].under_min_isr) == ("unhealthy", 2, 8)
     assert (rows["lab"].state, rows["lab"].error, rows["lab"].partitions) == (
@@ -94,7 +96,8 @@ def test_it_lists_every_cluster_with_its_summary_and_state(estate, people):
         name="new", description="just registered", controller_mode=False, state="never", taken_at=None,
         reachable=None, error="", kafka_version="", metadata_version="", controller_id=None, brokers_up=None,
         brokers_total=None, topics=None, partitions=None, under_replicated=None, offline=None,
-        under_min_isr=None, consumer_groups=None, running_operations=0, held_changes=0,
+        under_min_isr=None, consumer_groups=None, running_operations=0, held_changes=0, open_alerts=0,
+        alert_severity="",
     )  # fmt: skip
 
 
@@ -148,9 +151,53 @@ def test_it_reads_the_fleet_in_a_fixed_number_of_queries(people, django_assert_m
         cluster = _cluster(f"c{i:02d}", topics=i, partitions=i)
         Operation.objects.create(kind="topic.create", cluster=cluster, state="running")
         RoleBinding.objects.create(cluster=cluster, user=people["eve"], role=Role.OPERATOR)
+        make_alert(cluster, "group_lag", "g", severity="critical" if i % 2 else "warning")
     with django_assert_max_num_queries(2):
         rows = home.fleet(people["eve"], sort="partitions")
     assert len(rows) == 42 and {r.running_operations for r in rows[:40]} == {1}
+    assert [(r.open_alerts, r.alert_severity) for r in rows[:3]] == [
+        (1, "warning"),
+        (1, "critical"),
+        (1, "warning"),
+    ]
+
+
+def test_it_counts_open_alerts_with_their_worst_severity_and_sorts_by_them(estate, people):
+    make_alert(estate["west"], "group_lag", "g1")
+    make_alert(estate["west"], "group_lag", "g2", state="acknowledged")
+    make_alert(estate["west"], "under_replicated", state="resolved")
+    make_alert(estate["lab"], "cluster_unreachable", severity="critical")
+    make_alert(estate["new"], "broker_down", "broker 1", state="resolved")
+    rows = {r.name: (r.open_alerts, r.alert_severity) for r in home.fleet(people["root"])}
+    assert rows == {"east": (0, ""), "lab": (1, "critical"), "new": (0, ""), "west": (2, "warning")}
+    assert _names(home.fleet(people["root"], sort="open_alerts", descending=True)) == [
+        "lab",
+        "west",
+        "east",
+        "new",
+    ]
+    assert _names(home.fleet(people["root"], sort="open_alerts")) == ["east", "new", "west", "lab"]
+    assert {r.name: r.open_alerts for r in home.fleet(people["eve"])} == {"east": 0, "west": 2}
+
+
+def test_the_page_links_a_clusters_open_alerts_to_its_alerts_page(client, estate, people):
+    make_alert(estate["lab"], "cluster_unreachable", severity="critical")
+    make_alert(estate["west"], "group_lag", "g1")
+    client.force_login(people["root"])
+    body = client.get(reverse("fleet_home"), {"sort": "open_alerts", "desc": "1"}).content.decode()
+    cells = re.findall(r'<td class="open-alerts">(.*?)</td>', body)
+    assert cells == [
+        '<a class="error" href="/c/lab/alerts/">1</a>',
+        '<a class="warn" href="/c/west/alerts/">1</a>',
+        "0",
+        "0",
+    ]
+    out = StringIO()
+    call_command("kafka", "fleet", "--sort", "open_alerts", "--desc", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert "OPEN_ALERTS" in lines[0]
+    assert [line.split()[0] for line in lines[1:]] == ["lab", "west", "east", "new"]
+    assert re.search(r"\s1 critical\s", lines[1]) and re.search(r"\s1 warning\s", lines[2])
 
 
 def test_the_landing_page_chooses_the_overview_the_fleet_or_the_list(client, estate, people):

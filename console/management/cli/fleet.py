@@ -47,6 +47,7 @@ class Commands:
                 "-" if row["brokers_total"] is None else f"{row['brokers_up']}/{row['brokers_total']}"
             )
             shown["taken_at"] = row["taken_at"] or "never"
+            shown["open_alerts"] = f"{row['open_alerts']} {row['alert_severity']}".strip()
             table.append(shown)
         self._emit(table, COLUMNS)
         return OK
