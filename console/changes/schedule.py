@@ -16,7 +16,7 @@ freeze window.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -87,6 +87,7 @@ def schedule_change(
         )
     if timezone.is_naive(run_at):
         raise ChangeInvalid(["the time must carry its time zone"])
+    run_at = run_at.astimezone(UTC)
     now = timezone.now()
     if run_at <= now:
         raise ChangeInvalid(["the time is in the past: approve it to run it now"])

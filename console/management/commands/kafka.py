@@ -54,6 +54,8 @@ CLI_MODULES = (
     "console.management.cli.requests",
     "console.management.cli.audit",
     "console.management.cli.fleet",
+    "console.management.cli.windows",
+    "console.management.cli.estate",
 )
 
 
