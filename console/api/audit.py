@@ -19,7 +19,7 @@ from console.integrity import chain as chain_reads
 AUDIT_PARAMS = [
     OpenApiParameter(p, str, required=False)
     for p in ("actor", "action", "cluster", "resource", "outcome", "since", "until", "before", "after")
-]
+] + [OpenApiParameter("external", bool, required=False, description="only changes made outside the console")]
 
 
 def _int_param(request, name: str) -> int | None:

@@ -122,3 +122,21 @@ def touched_by(events: Iterable[tuple[str, Iterable[str]]], aspects_of: Mapping[
         for target in targets:
             out[target] = out.get(target, frozenset()) | aspects
     return out
+
+
+def _shape_text(value: Mapping[str, Any]) -> str:
+    return f"{value.get('partitions')} partitions, RF {value.get('replication_factor')}"
+
+
+def summary(details: Mapping[str, Any]) -> str:
+    """One line for a page: what changed, from an external-change event's details."""
+    kind, change = details.get("resource_type"), details.get("change")
+    before, after = details.get("before") or {}, details.get("after") or {}
+    if kind == TOPIC_CONFIG:
+        keys = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        return "; ".join(f"{k}: {before.get(k, '(default)')} → {after.get(k, '(default)')}" for k in keys)
+    if kind == TOPIC and change == ALTERED:
+        return f"{_shape_text(before)} → {_shape_text(after)}"
+    if kind == TOPIC:
+        return f"{change} ({_shape_text(after if change == CREATED else before)})"
+    return str(change)

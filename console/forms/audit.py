@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from console.audit.review import OUTCOMES, AuditFilter
+from console.drift import audit_names as drift_names
 
 
 class AuditFilterForm(forms.Form):
@@ -25,6 +26,11 @@ class AuditFilterForm(forms.Form):
         ),
     )
     outcome = forms.ChoiceField(required=False, choices=[("", "any")] + [(o, o) for o in OUTCOMES])
+    external = forms.BooleanField(
+        required=False,
+        label="External changes only",
+        help_text="Changes made outside the console (kafka-configs.sh, Terraform, ...), found by the snapshots.",
+    )
     since = forms.DateTimeField(
         required=False, label="From (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
@@ -38,6 +44,9 @@ class AuditFilterForm(forms.Form):
         resource = (data.get("resource") or "").strip()
         if resource and not resource.rstrip("*"):
             self.add_error("resource", "Give the start of the name before the *, e.g. topic:orders*.")
+        action = (data.get("action") or "").strip()
+        if data.get("external") and action not in ("", "drift", drift_names.EXTERNAL_CHANGE):
+            self.add_error("external", "External changes have their own action; leave the action empty.")
         if since and until and since >= until:
             self.add_error("until", "'Until' must be after 'From'.")
         return data
@@ -47,7 +56,9 @@ class AuditFilterForm(forms.Form):
         data = self.cleaned_data if self.is_valid() else {}
         return AuditFilter(
             actor=(data.get("actor") or "").strip(),
-            action=(data.get("action") or "").strip(),
+            action=drift_names.EXTERNAL_CHANGE
+            if data.get("external")
+            else (data.get("action") or "").strip(),
             cluster=(data.get("cluster") or "").strip(),
             resource=(data.get("resource") or "").strip(),
             outcome=data.get("outcome") or "",

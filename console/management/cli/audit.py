@@ -23,7 +23,7 @@ from console.management.cli.base import FAILED, OK, USAGE, common
 COLUMNS = ["id", "created_at", "actor", "on_behalf_of", "cluster", "action", "outcome", "targets"]
 # the form's fields and their options' dests (--actor and --action would clash with --as and the
 # sub-command's own dests)
-FILTERS = {f: f for f in ("cluster", "resource", "outcome", "since", "until")}
+FILTERS = {f: f for f in ("cluster", "resource", "outcome", "since", "until", "external")}
 FILTERS |= {"actor": "event_actor", "action": "event_action"}
 
 
@@ -46,6 +46,7 @@ def add_parsers(area) -> None:
         p.add_argument("--cluster", default="", help="cluster name")
         p.add_argument("--resource", default="", help="topic:orders, orders, or topic:orders*")
         p.add_argument("--outcome", default="")
+        p.add_argument("--external", action="store_true", help="only changes made outside the console")
         p.add_argument("--since", default="", help="UTC, e.g. 2026-05-01T12:00")
         p.add_argument("--until", default="", help="UTC, exclusive")
         if name == "search":
