@@ -51,6 +51,7 @@ READ_ONLY = frozenset(
         "notify_deliveries",
         "alert_list",
         "alert_glance",  # the overview's box of open alerts, loaded by htmx
+        "drift_recent",  # the overview's and topic page's changes outside the console, loaded by htmx
         # The deployment's probes (console/views/health.py): no login; /readyz and /metrics need the metrics
         # token or an allowed network (tests/unit/test_health.py)
         "healthz",
