@@ -45,6 +45,7 @@ CELERY_TASK_ROUTES = (
         "tasks.operations.tick": {"queue": QUEUE_POLL},
         "tasks.operations.requeue_pending": {"queue": QUEUE_POLL},
         "tasks.reassignment.sweep_throttles": {"queue": QUEUE_POLL},
+        "tasks.windows.tick": {"queue": QUEUE_POLL},  # starts the scheduled changes that are due
         "tasks.alerts.evaluate": {"queue": QUEUE_POLL},  # hands clusters to its own threads at once
         "tasks.operations.run_operation": {"queue": QUEUE_ADMIN},
         "tasks.notify.deliver": {"queue": QUEUE_ADMIN},

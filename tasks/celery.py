@@ -18,6 +18,7 @@ app.conf.imports = (
     "tasks.operations",
     "tasks.reassignment",
     "tasks.telemetry",
+    "tasks.windows",
 )
 
 
@@ -48,6 +49,7 @@ def _beat_schedule() -> dict:
             "schedule": float(settings.CONSOLE_AUDIT_ANCHOR_EVERY_S),
         },
         "notify tick": {"task": "tasks.notify.tick", "schedule": 5.0},  # retries and lost dispatches
+        "scheduled changes": {"task": "tasks.windows.tick", "schedule": float(settings.WINDOWS_TICK_S)},
         "alert evaluation": {
             "task": "tasks.alerts.evaluate",
             "schedule": float(settings.ALERTS_EVAL_INTERVAL_S),

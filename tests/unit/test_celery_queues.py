@@ -154,6 +154,7 @@ def test_every_task_has_a_queue_and_operations_go_by_kind(offline_cluster):
         "tasks.operations.requeue_pending": "poll",
         "tasks.reassignment.sweep_throttles": "poll",
         "tasks.alerts.evaluate": "poll",
+        "tasks.windows.tick": "poll",
         "tasks.notify.deliver": "admin",
         "tasks.notify.tick": "admin",
         "tasks.audit.reconcile_outcomes": "admin",
