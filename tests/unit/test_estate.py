@@ -5,8 +5,6 @@ approval; a run that fails part-way says what was and was not applied."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 import yaml
 from django.core.exceptions import PermissionDenied
@@ -18,11 +16,12 @@ from console.changes.kinds import ChangeInvalid
 from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.estate import core, held, reads
-from console.kafka import AclBinding, ConfigChange, ConfigResource
+from console.kafka import ConfigChange, ConfigResource
 from console.models import AuditEvent
 from console.models.requests import ChangeRequest, RequestState
 from console.topics import actions as topics
 from console.topics.batch import TopicSpec
+from tests.unit.estate_world import make_namespace
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
@@ -32,21 +31,6 @@ def run_queued(req: ChangeRequest) -> ChangeRequest:
     operations.run(req.operation_id, worker="test")
     req.refresh_from_db()
     return req
-
-
-def make_namespace(personas, cluster, count: int) -> str:
-    """``count`` one-partition topics in a new namespace (one batched call), every tenth with a
-    retention override, and one PREFIXED read ACL on the namespace."""
-    ns = f"e{uuid.uuid4().hex[:8]}."
-    specs = [
-        TopicSpec(f"{ns}t{i:03d}", 1, 1, configs={"retention.ms": "86400000"} if i % 10 == 0 else {})
-        for i in range(count)
-    ]
-    done = topics.create_topics(actor=personas["operator"], cluster=cluster, specs=specs)
-    assert all(o.ok for o in done.outcomes)
-    gw = gateway_for(cluster)
-    gw.create_acls([AclBinding("TOPIC", ns, "PREFIXED", "User:app", "*", "READ", "ALLOW")])
-    return ns
 
 
 def overrides(cluster, name: str) -> dict[str, str]:

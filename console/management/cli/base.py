@@ -10,6 +10,7 @@ Exit codes (stable, for scripts):
   6  not found: cluster, user, topic, group, request or reassignment
   7  the console's database refused the "requested" audit event: nothing was sent to Kafka
   8  still running (``reassign --verify`` of a reassignment that has not finished yet)
+  9  drift: ``estate plan`` found the cluster different from the file
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ READS = frozenset(
         ("groups", "describe"),
         ("acls", "list"),
         ("fleet", "show"),
+        ("estate", "export"),
+        ("estate", "plan"),
     }
 )
 
