@@ -11,8 +11,9 @@ import time
 import pytest
 from confluent_kafka import Producer
 
+from console import access
 from console.alerts import evaluate, measure
-from console.kafka import TopicPartition, close_all
+from console.kafka import ConfigChange, ConfigResource, TopicPartition, close_all
 from console.models import AuditEvent, Cluster
 from console.models.alerts import Alert, AlertState
 from console.notify import actions as notify_actions
@@ -22,14 +23,17 @@ from tests.conftest import make_personas
 from tests.unit.test_notify import Receiver
 
 MINUTE_MS = 60_000
+KEYS = ("broker_down|broker 3", "under_replicated|", "offline_partitions|", "under_min_isr|")
 ALERT_EVENTS = [events.ALERT_FIRING, events.ALERT_RESOLVED, events.ALERT_ESCALATED]
 
 
 @pytest.fixture(scope="module")
 def own():
-    """Topics: al.rep [1,2,3] x2 (RF 3), al.solo [3] (only on broker 3), al.lag [1] (for groups)."""
-    with running_sandbox(brokers=3, controllers=1, speed=0) as c:
+    """Topics: al.rep [1,2,3] x2 (RF 3), al.strict [1,2,3] (min ISR 3), al.solo [3] (only on broker
+    3), al.lag [1] [2] (for groups). Three controllers (the quorum's leader can move)."""
+    with running_sandbox(brokers=3, controllers=3, speed=0) as c:
         c.create_topic("al.rep", assignment=[[1, 2, 3], [2, 3, 1]])
+        c.create_topic("al.strict", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "3"})
         c.create_topic("al.solo", assignment=[[3]])
         c.create_topic("al.lag", assignment=[[1], [2]])
         yield c
@@ -89,16 +93,19 @@ def test_it_fires_broker_down_and_under_replicated_on_a_webhook_and_resolves_the
                 ("broker_down", "broker 3"),
                 ("under_replicated", ""),
                 ("offline_partitions", ""),
+                ("under_min_isr", ""),
             }
             assert sorted(down.fired) == sorted(a.pk for a in alerts.values())
             under = alerts[("under_replicated", "")]
             assert (under.state, under.value, under.threshold, under.severity) == (
                 "firing",
-                2.0,
+                3.0,
                 0.0,
                 "warning",
             )
-            assert under.summary == "2 partition(s) under-replicated"
+            assert under.summary == "3 partition(s) under-replicated"
+            strict = alerts[("under_min_isr", "")]
+            assert (strict.value, strict.severity) == (1.0, "critical")
             broker = alerts[("broker_down", "broker 3")]
             assert (broker.value, broker.severity, broker.details["broker"]) == (1.0, "critical", 3)
             assert broker.details["state"] in ("fenced", "unreachable", "missing")
@@ -119,14 +126,7 @@ def test_it_fires_broker_down_and_under_replicated_on_a_webhook_and_resolves_the
         worker.deliver_due(worker="test")
 
     assert sorted(_bodies(rx)) == sorted(
-        [
-            (events.ALERT_FIRING, k)
-            for k in ("broker_down|broker 3", "under_replicated|", "offline_partitions|")
-        ]
-        + [
-            (events.ALERT_RESOLVED, k)
-            for k in ("broker_down|broker 3", "under_replicated|", "offline_partitions|")
-        ]
+        [(events.ALERT_FIRING, k) for k in KEYS] + [(events.ALERT_RESOLVED, k) for k in KEYS]
     )
     fired = next(
         _json(b)
@@ -138,7 +138,7 @@ def test_it_fires_broker_down_and_under_replicated_on_a_webhook_and_resolves_the
     audited = AuditEvent.objects.filter(action__startswith="alert.").order_by("pk")
     assert [(e.action, e.actor_name, e.outcome) for e in audited] == [
         ("alert.fire", "console-system", "success")
-    ] * 3 + [("alert.resolve", "console-system", "success")] * 3
+    ] * 4 + [("alert.resolve", "console-system", "success")] * 4
 
 
 def test_it_alerts_an_unreachable_cluster_instead_of_raising(db, settings):
@@ -202,3 +202,45 @@ def test_it_fires_the_lag_alerts_of_a_group_ten_minutes_behind_by_offsets_and_by
         "group_lag",
         "group al.current",
     ) not in alerts
+
+
+def test_it_fires_for_throttles_left_with_no_reassignment_running(own, cluster, settings):
+    settings.ALERTS_CONFIGS_MAX_AGE_S = 0  # the topics' configs are read again every round
+    gw = evaluate.clusters.gateway_for(cluster)
+    topic = ConfigResource("TOPIC", "al.rep")
+    broker = ConfigResource("BROKER", "1")
+    gw.incremental_alter_configs(
+        {
+            topic: [ConfigChange("leader.replication.throttled.replicas", "SET", "0:1")],
+            broker: [ConfigChange("leader.replication.throttled.rate", "SET", "1048576")],
+        }
+    )
+    try:
+        evaluate.evaluate_cluster(cluster)
+        left = _open(cluster)[("throttles_left", "")]
+        assert (left.value, left.details) == (2.0, {"topics": ["al.rep"], "broker_rates": 1})
+        assert left.summary == "2 throttle setting(s) with no reassignment running (topics al.rep)"
+    finally:
+        gw.incremental_alter_configs(
+            {
+                topic: [ConfigChange("leader.replication.throttled.replicas", "DELETE")],
+                broker: [ConfigChange("leader.replication.throttled.rate", "DELETE")],
+            }
+        )
+    evaluate.evaluate_cluster(cluster)
+    assert Alert.objects.get(cluster=cluster, rule="throttles_left").state == "resolved"
+
+
+def test_it_fires_when_the_active_controller_changes_and_measures_the_voters_lag(own, cluster):
+    evaluate.evaluate_cluster(cluster)  # the quorum's epoch as it is now
+    active = own.state.active_controller
+    own.stop_controller(active)
+    try:
+        evaluate.evaluate_cluster(cluster)
+    finally:
+        own.start_controller(active)
+    change = _open(cluster)[("controller_change", "")]
+    assert change.value == 1.0 and change.details["leader"] not in (active, None)
+    assert change.summary.startswith("the active controller changed 1 time(s) in the last 10 min")
+    measured = measure.measure(cluster, evaluate.clusters.gateway_for(cluster), access.system_actor())
+    assert set(measured["quorum_lag"]) == {f"voter {c}" for c in own.state.controllers}

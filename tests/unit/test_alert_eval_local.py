@@ -1,0 +1,97 @@
+"""The rules measured without Kafka, on a cluster nobody listens on (it is also alerted as
+unreachable): the stored client certificate expiring, the capacity forecast's days to full, the
+audit chain's latest verification failing - each fires, and resolves once the cause is gone."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from console.alerts import evaluate, measure
+from console.integrity.chain import VERIFY_KIND
+from console.models import Cluster, Operation, OperationState
+from console.models.alerts import Alert
+from pipeline import reports
+from sandbox.pki import make_ca
+
+NOW = dt.datetime.now(dt.UTC)
+
+
+@pytest.fixture
+def offline(db):
+    measure.MEMORY.clear()
+    yield Cluster.objects.create(name="far", bootstrap_servers="127.0.0.1:1", request_timeout_s=2)
+    measure.MEMORY.clear()
+
+
+def _open(cluster) -> dict[str, Alert]:
+    return {a.rule: a for a in Alert.objects.filter(cluster=cluster, state__in=["firing", "acknowledged"])}
+
+
+def test_it_fires_when_the_client_certificate_expires_within_its_days(offline):
+    ca = make_ca("Alert Test CA")
+    cert, key = ca.issue("console", client=True, not_after=NOW + dt.timedelta(days=3, hours=1))
+    Cluster.objects.filter(pk=offline.pk).update(
+        security_protocol="SSL", client_certificate=cert + ca.cert_pem, ca_certificate=ca.cert_pem
+    )
+    offline.refresh_from_db()
+    evaluate.evaluate_cluster(offline, timeout_s=10)
+    alerts = _open(offline)
+    assert set(alerts) == {"cluster_unreachable", "client_cert_expiry"}
+    cert_alert = alerts["client_cert_expiry"]
+    assert (cert_alert.value, cert_alert.threshold, cert_alert.severity) == (3.0, 14.0, "warning")
+    assert cert_alert.summary == "the client certificate (CN=console) expires in 3 day(s)"
+
+    fresh, _ = ca.issue("console", client=True, not_after=NOW + dt.timedelta(days=90))
+    Cluster.objects.filter(pk=offline.pk).update(client_certificate=fresh + ca.cert_pem)
+    offline.refresh_from_db()
+    evaluate.evaluate_cluster(offline, timeout_s=10)
+    assert set(_open(offline)) == {"cluster_unreachable"}
+
+
+def _forecast(lake_dir, cluster: str, days: dict[int, float | None]) -> None:
+    first, last = NOW - dt.timedelta(hours=30), NOW
+    size = [
+        {"ts": ts, "log_bytes": 1, "disk_bytes": 1, "messages": 1, "partitions": 1, "topics": 1}
+        for ts in (first, last)
+    ]
+    disk = [{"ts": last, "broker": b, "size_bytes": 10, "total_bytes": 100, "leaders": 1} for b in days]
+    forecast = [
+        {"broker": b, "last_ts": last, "size_bytes": 10, "capacity_bytes": 100, "used_ratio": 0.1,
+         "slope_bytes_per_day": 1.0, "days_to_full": d, "free_bytes": 90}
+        for b, d in days.items()
+    ]  # fmt: skip
+    meta = {"params": {"min_history_h": 24}, "generated_at": last.isoformat()}
+    reports.publish(
+        lake_dir, cluster, {"cluster_size": size, "broker_disk": disk, "broker_forecast": forecast}, meta
+    )
+
+
+def test_it_fires_for_a_broker_whose_disk_is_full_within_its_days(offline, telemetry_lake, settings):
+    settings.ALERTS_CONFIGS_MAX_AGE_S = 0  # the forecast is read again every round
+    _forecast(telemetry_lake, "far", {1: 2.5, 2: 30.0, 3: None})
+    evaluate.evaluate_cluster(offline, timeout_s=10)
+    (disk,) = Alert.objects.filter(cluster=offline, rule="disk_days_to_full")
+    assert (disk.subject, disk.value, disk.threshold) == ("broker 1", 2.5, 7.0)
+    assert disk.summary == "broker 1's disk is full in 2.5 day(s)"
+
+    _forecast(telemetry_lake, "far", {1: 20.0, 2: 30.0, 3: None})
+    evaluate.evaluate_cluster(offline, timeout_s=10)
+    disk.refresh_from_db()
+    assert disk.state == "resolved"
+
+
+def test_it_fires_when_the_latest_full_verification_of_the_audit_chain_failed(offline):
+    failed = Operation.objects.create(
+        kind=VERIFY_KIND, state=OperationState.FAILED, error="broken at event 12: hash mismatch"
+    )
+    evaluate.evaluate_cluster(offline, timeout_s=10)
+    chain = _open(offline)["audit_chain_broken"]
+    assert (chain.value, chain.severity) == (1.0, "critical")
+    assert chain.summary == f"the full verification #{failed.pk} failed: broken at event 12: hash mismatch"
+
+    Operation.objects.create(kind=VERIFY_KIND, state=OperationState.SUCCEEDED, finished_at=timezone.now())
+    evaluate.evaluate_cluster(offline, timeout_s=10)
+    assert "audit_chain_broken" not in _open(offline)
