@@ -4,6 +4,7 @@ changes in between, also one in flight while the snapshot reads Kafka, do not.""
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
@@ -24,6 +25,7 @@ from console.kafka import (
     KafkaOperationError,
     NewPartitions,
     NewTopic,
+    TopicPartition,
 )
 from console.models import AuditEvent, DriftBaseline, NotificationChannel, NotificationDelivery
 from console.notify import events as notify_events
@@ -294,3 +296,31 @@ def test_the_console_change_names_are_the_areas_own():
         move_names.REASSIGNMENT_CANCEL,
         move_names.EXTERNAL_CANCEL,
     }
+
+
+def _settled(world, name: str) -> None:
+    """Wait until Kafka lists no reassignment of the topic (an empty topic's moves end at once)."""
+    deadline = time.monotonic() + 10
+    while any(tp.topic == name for tp in world.gw.list_partition_reassignments()):
+        assert time.monotonic() < deadline, "the move did not finish"
+        time.sleep(0.05)
+
+
+def test_a_replica_move_is_not_drift_but_a_replication_factor_change_is(world):
+    name = world.topic(partitions=1)
+    world.look()
+    current = world.gw.describe_topics([name])[name].partitions[0].replicas
+    spare = next(b for b in (1, 2, 3) if b not in current)
+    world.gw.alter_partition_reassignments({TopicPartition(name, 0): (spare, current[0])})  # same RF 2
+    _settled(world, name)
+    assert world.look() == []
+    world.gw.alter_partition_reassignments({TopicPartition(name, 0): (1, 2, 3)})  # RF 3
+    _settled(world, name)
+    (event,) = world.look()
+    assert event.params == details(
+        "topic",
+        name,
+        "altered",
+        {"partitions": 1, "replication_factor": 2},
+        {"partitions": 1, "replication_factor": 3},
+    )
