@@ -13,6 +13,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from console.api import (
     acls,
+    alerts,
     audit,
     bindings,
     brokers,
@@ -21,6 +22,7 @@ from console.api import (
     clusters,
     configs,
     elections,
+    estate,
     fleet,
     groups,
     notify,
@@ -118,10 +120,21 @@ urlpatterns = [
     path(C + "windows/calendar/", windows.Calendar.as_view(), name="windows-calendar"),
     path(C + "windows/settings/", windows.WindowSettings.as_view(), name="windows-settings"),
     path(C + "windows/<int:window_id>/end/", windows.WindowEnd.as_view(), name="window-end"),
+    path(C + "estate/", estate.EstateExport.as_view(), name="estate"),
+    path(C + "estate/plan/", estate.EstatePlan.as_view(), name="estate-plan"),
+    path(C + "estate/apply/", estate.EstateApply.as_view(), name="estate-apply"),
     path(C + "capacity/", capacity.Capacity.as_view(), name="capacity"),
     path(C + "capacity/run/", capacity.CapacityRun.as_view(), name="capacity-run"),
     path(C + "capacity/snapshot/", capacity.CapacitySnapshot.as_view(), name="capacity-snapshot"),
     path(C + "quorum/", quorum.Quorum.as_view(), name="quorum"),
+    path(C + "alerts/", alerts.Alerts.as_view(), name="alerts"),
+    path(
+        C + "alerts/<int:alert_id>/acknowledge/", alerts.AlertAcknowledge.as_view(), name="alert-acknowledge"
+    ),
+    path(C + "alert-silences/", alerts.Silences.as_view(), name="alert-silences"),
+    path(C + "alert-silences/<int:silence_id>/", alerts.Silence.as_view(), name="alert-silence"),
+    path(C + "alert-rules/", alerts.Rules.as_view(), name="alert-rules"),
+    path(C + "alert-rules/<slug:rule>/", alerts.Rule.as_view(), name="alert-rule"),
     path(C + "quorum/controllers/<int:node_id>/", quorum.Controller.as_view(), name="controller"),
     path("v1/audit/events/", audit.AuditEvents.as_view(), name="audit-events"),
     path("v1/audit/events/<int:event_id>/", audit.AuditEvent.as_view(), name="audit-event"),

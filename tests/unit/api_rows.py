@@ -485,7 +485,58 @@ WINDOW_ROWS: tuple[ApiRow, ...] = (
     ApiRow("request-schedule", "post", OPERATORS, 200, _held_change),
 )
 
-ROWS = ROWS + ADMIN_ROWS + WINDOW_ROWS
+
+def _alert(w: World) -> tuple[dict, dict]:
+    from tests.unit.alert_world import make_alert
+
+    return {"alert_id": make_alert(w.cluster, "group_lag", uniq("group")).pk}, {"note": "matrix"}
+
+
+def _alert_silence(w: World) -> tuple[dict, dict]:
+    from console.alerts import actions as alerts
+
+    made = alerts.create_silence(actor=w.people["admin"], cluster=w.cluster, duration="1h", reason="matrix")
+    return {"silence_id": made.pk}, {}
+
+
+ALERT_ROWS: tuple[ApiRow, ...] = (
+    ApiRow("alerts", "get", VIEWERS, 200, lambda w: ({}, {"state": "all"})),
+    ApiRow("alert-acknowledge", "post", OPERATORS, 200, _alert),
+    ApiRow("alert-silences", "get", VIEWERS, 200),
+    ApiRow(
+        "alert-silences",
+        "post",
+        OPERATORS,
+        201,
+        lambda w: ({}, {"rule": "group_lag", "subject": "group g", "duration": "1h", "reason": "matrix"}),
+    ),
+    ApiRow("alert-silence", "delete", OPERATORS, 200, _alert_silence),
+    ApiRow("alert-rules", "get", VIEWERS, 200),
+    ApiRow("alert-rule", "get", VIEWERS, 200, lambda w: ({"rule": "group_lag"}, {})),
+    ApiRow(
+        "alert-rule",
+        "put",
+        ADMINS,
+        200,
+        lambda w: ({"rule": "group_lag"}, {"enabled": True, "threshold": 500, "escalate_after_min": 30}),
+    ),
+)
+
+
+def _estate(w: World) -> tuple[dict, dict]:
+    """An estate file growing a new topic (1 partition, RF 2) to 2 partitions; its own name is the namespace."""
+    t = w.topic()
+    text = f"kind: KafkaEstate\nversion: 1\nnamespace: {t}\ntopics:\n- {{name: {t}, partitions: 2, replication_factor: 2}}\n"
+    return {}, {"text": text, "reason": "matrix"}
+
+
+ESTATE_ROWS: tuple[ApiRow, ...] = (
+    ApiRow("estate", "get", VIEWERS, 200),
+    ApiRow("estate-plan", "post", VIEWERS, 200, _estate, changes=False),
+    ApiRow("estate-apply", "post", OPERATORS, 202, _estate),
+)
+
+ROWS = ROWS + ADMIN_ROWS + WINDOW_ROWS + ALERT_ROWS + ESTATE_ROWS
 
 NOT_ROUTES = {"schema", "docs"}  # the OpenAPI document and its page: any signed-in caller (tested apart)
 

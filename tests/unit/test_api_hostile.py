@@ -138,7 +138,12 @@ def _hammer(world: World, route: BodyRoute, row: ApiRow, build, cases_of) -> lis
         url = _url(row, world, kwargs)
         before = kafka_state(world.sandbox)
         response = client.generic(
-            "POST", url, case.make(body), content_type=case.content_type, **auth, **dict(case.headers)
+            route.method.upper(),
+            url,
+            case.make(body),
+            content_type=case.content_type,
+            **auth,
+            **dict(case.headers),
         )
         found = problem(response)
         if found:
