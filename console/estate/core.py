@@ -109,26 +109,31 @@ def acl_key(b: AclBinding) -> tuple[str, ...]:
 # -- writing ----------------------------------------------------------------------------------------
 
 
+def document(estate: Estate) -> dict[str, Any]:
+    """The document as plain data, in its stable order (topics by name, configs by key, ACLs by
+    resource then principal): the JSON export, and what ``dump`` writes."""
+    return {
+        "kind": KIND,
+        "version": VERSION,
+        "cluster": estate.cluster,
+        "namespace": estate.namespace,
+        "topics": [t.as_dict() for t in sorted(estate.topics, key=lambda t: t.name)],
+        "acls": [acl_core.to_dict(b) for b in sorted(estate.acls, key=acl_key)],
+    }
+
+
+def _yaml(data: Any, **style: Any) -> str:
+    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, **style)
+
+
 def dump(estate: Estate) -> str:
-    """The document: stable order (topics by name, configs by key, ACLs by resource then principal),
-    block style for topics and one line per ACL binding, so a Git diff shows one line per change."""
-    head = yaml.dump(
-        {"kind": KIND, "version": VERSION, "cluster": estate.cluster, "namespace": estate.namespace},
-        Dumper=_DUMPER,
-        sort_keys=False,
-        allow_unicode=True,
-    )
-    topics = [t.as_dict() for t in sorted(estate.topics, key=lambda t: t.name)]
-    body = yaml.dump(
-        {"topics": topics}, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True
-    )
-    acls = [acl_core.to_dict(b) for b in sorted(estate.acls, key=acl_key)]
-    lines = [
-        "- " + yaml.dump(a, Dumper=_DUMPER, sort_keys=False, default_flow_style=True, width=10_000).strip()
-        for a in acls
-    ]
-    tail = "acls:\n" + "".join(line + "\n" for line in lines) if lines else "acls: []\n"
-    return head + (body if topics else "topics: []\n") + tail
+    """The YAML document: block style for topics and one line per ACL binding, so a Git diff shows
+    one line per change."""
+    doc = document(estate)
+    head = _yaml({k: doc[k] for k in ("kind", "version", "cluster", "namespace")})
+    body = _yaml({"topics": doc["topics"]}, default_flow_style=False) if doc["topics"] else "topics: []\n"
+    lines = ["- " + _yaml(a, default_flow_style=True, width=10_000).strip() + "\n" for a in doc["acls"]]
+    return head + body + ("acls:\n" + "".join(lines) if lines else "acls: []\n")
 
 
 # -- reading ----------------------------------------------------------------------------------------

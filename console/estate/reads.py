@@ -68,6 +68,12 @@ def export_estate(*, actor, cluster, namespace: str = "") -> str:
     return core.dump(live_state(cluster, namespace))
 
 
+def export_document(*, actor, cluster, namespace: str = "") -> dict:
+    """The same document as plain data (the API's JSON export)."""
+    access.require(actor, cluster, access.VIEW)
+    return core.document(live_state(cluster, namespace))
+
+
 def validate(cluster, plan: Plan) -> dict[str, str]:
     """Kafka's validate-only answer for every topic change of the plan: {resource: refusal}."""
     gw = gateway_for(cluster)
