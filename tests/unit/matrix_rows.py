@@ -418,4 +418,34 @@ MUTATING_ROWS += (
     Row("alert_rule_set", ADMINS, 302, _a({"enabled": "on", "threshold": "500"}, rule="group_lag")),
 )
 
+
+def _window_row(w: World) -> tuple:
+    from tests.unit.api_rows import _window
+
+    return w.cluster, _window(w)[0], {}
+
+
+def _schedule_row(w: World) -> tuple:
+    from tests.unit.api_rows import _held_change
+
+    kwargs, body = _held_change(w)
+    return w.cluster, kwargs, {"run_at": body["run_at"][:16], "time_zone": "UTC"}
+
+
+def _new_window(w: World) -> tuple:
+    from django.utils import timezone
+
+    start = timezone.now() + timezone.timedelta(days=1)
+    end = start + timezone.timedelta(hours=1)
+    data = {"kind": "maintenance", "reason": "matrix", "time_zone": "UTC"}
+    return w.cluster, {}, {**data, "starts_at": f"{start:%Y-%m-%dT%H:%M}", "ends_at": f"{end:%Y-%m-%dT%H:%M}"}
+
+
+MUTATING_ROWS += (
+    Row("windows_page", ADMINS, 302, _new_window),
+    Row("window_end", ADMINS, 302, _window_row),
+    Row("window_settings", ADMINS, 302, _a({"maintenance_only": "on"})),
+    Row("change_schedule", OPERATORS, 302, _schedule_row, special=(("viewer", 404), ("requester", 404))),
+)
+
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)
