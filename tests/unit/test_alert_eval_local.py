@@ -5,6 +5,8 @@ audit chain's latest verification failing - each fires, and resolves once the ca
 from __future__ import annotations
 
 import datetime as dt
+import socket
+import time
 
 import pytest
 from django.utils import timezone
@@ -95,3 +97,20 @@ def test_it_fires_when_the_latest_full_verification_of_the_audit_chain_failed(of
     Operation.objects.create(kind=VERIFY_KIND, state=OperationState.SUCCEEDED, finished_at=timezone.now())
     evaluate.evaluate_cluster(offline, timeout_s=10)
     assert "audit_chain_broken" not in _open(offline)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_beats_round_hands_clusters_to_the_evaluators_threads_and_returns_at_once(settings):
+    from tasks.alerts import evaluate as beat_task
+
+    settings.ALERTS_CLUSTER_TIMEOUT_S = 1.0
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts connections, never answers
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        slow = Cluster.objects.create(name="slow", bootstrap_servers=address, request_timeout_s=5)
+        started = time.monotonic()
+        handed = beat_task()
+        assert time.monotonic() - started < 0.5 and handed == [slow.pk]
+        assert beat_task() == []  # still held by the first round: not handed twice
+        assert evaluate.evaluator().idle(15)
+    (alert,) = Alert.objects.filter(cluster=slow)
+    assert alert.rule == "cluster_unreachable" and "no answer within 1 s" in alert.summary
