@@ -93,6 +93,15 @@ def rule_rows(cluster: Cluster) -> list[RuleRow]:
     return out
 
 
+def stored_setting(cluster: Cluster, name: str) -> dict:
+    """The cluster's own setting of a rule as ``actions.set_rule`` takes it (the defaults without a
+    row): what a change of one field keeps of the others."""
+    row = AlertRuleSetting.objects.filter(cluster=cluster, rule=name).first()
+    if row is None:
+        return {"enabled": True, "threshold": None, "severity": "", "escalate_after_min": None}
+    return {f: getattr(row, f) for f in ("enabled", "threshold", "severity", "escalate_after_min")}
+
+
 def rule_row(cluster: Cluster, name: str) -> RuleRow | None:
     return next((r for r in rule_rows(cluster) if r.name == name), None)
 

@@ -56,6 +56,7 @@ CLI_MODULES = (
     "console.management.cli.fleet",
     "console.management.cli.windows",
     "console.management.cli.estate",
+    "console.management.cli.alerts",
 )
 
 
