@@ -58,7 +58,7 @@ def test_it_manages_windows_and_schedules_a_change(client, personas, kafka_clust
     ok = api("operator2", "post", "request-schedule", {"run_at": (now + timedelta(hours=5)).isoformat()},
              name="sandbox", request_id=req.pk)  # fmt: skip
     assert ok.status_code == 200 and ok.json()["state"] == "waiting"
-    assert ScheduledChange.objects.get(request=req).scheduled_by_name == "operator2"
+    assert ScheduledChange.objects.get(request=req).scheduled_by_name.startswith("operator2 [token ")
     days = api("viewer", "get", "windows-calendar", {"days": 3}, name="sandbox").json()["days"]
     assert [c["request"] for d in days for c in d["changes"]] == [req.pk]
     ended = api("admin", "post", "window-end", name="sandbox", window_id=body["id"])
