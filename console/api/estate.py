@@ -1,4 +1,4 @@
-"""API: the estate as code - export (YAML or JSON), plan (the diff, ``drift: true|false``) and apply
+"""API: the estate as code - export (JSON, or the YAML file with ``?output=yaml``), plan (the diff, ``drift: true|false``) and apply
 (the plan submitted as one change held for approval: 202 with the held change)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ YAML_TYPE = "application/yaml; charset=utf-8"
 
 class ExportQuery(serializers.Serializer):
     namespace = serializers.CharField(required=False, default="", allow_blank=True, max_length=249)
-    output = serializers.ChoiceField(choices=("yaml", "json"), default="yaml")
+    output = serializers.ChoiceField(choices=("json", "yaml"), default="json")
 
 
 class PlanIn(serializers.Serializer):
@@ -39,11 +39,12 @@ class ApplyIn(PlanIn):
 class EstateExport(ApiView):
     @reads(
         "estate_export",
+        {(200, "application/json"): OpenApiTypes.OBJECT, (200, "application/yaml"): OpenApiTypes.STR},
         parameters=[
             OpenApiParameter(
                 "namespace", OpenApiTypes.STR, description="a topic-name prefix (default: the cluster)"
             ),
-            OpenApiParameter("output", OpenApiTypes.STR, enum=["yaml", "json"], description="default yaml"),
+            OpenApiParameter("output", OpenApiTypes.STR, enum=["json", "yaml"], description="default json"),
         ],
     )
     def get(self, request, name: str):

@@ -23,10 +23,10 @@ def api(client, personas, operator2):
 
 def test_it_exports_plans_and_applies_through_the_api(api, personas, kafka_cluster, operator2):
     ns = make_namespace(personas, kafka_cluster, 2)
-    got = api("viewer", "get", "estate", {"namespace": ns}, name="sandbox")
+    got = api("viewer", "get", "estate", {"namespace": ns, "output": "yaml"}, name="sandbox")
     assert got.status_code == 200 and got["Content-Type"] == "application/yaml; charset=utf-8"
     text = got.content.decode()
-    doc = api("viewer", "get", "estate", {"namespace": ns, "output": "json"}, name="sandbox").json()
+    doc = api("viewer", "get", "estate", {"namespace": ns}, name="sandbox").json()
     assert doc == yaml.safe_load(text)
     assert doc["topics"] == [
         {

@@ -27,6 +27,7 @@ from console.changes.kinds import ChangeInvalid
 from console.clusters.actions import ClusterInUse, HostnameCheckRequired, PasswordRequired
 from console.configs.plan import ConfigPlanError
 from console.crypto import SecretUnreadable
+from console.estate.core import EstateParseError
 from console.groups.actions import ConfirmationError as GroupConfirmationError
 from console.groups.actions import GroupNotEmpty, NoOffsets
 from console.groups.core import ResetPlanError
@@ -70,6 +71,7 @@ SAMPLES = {
     ChangeInvalid: lambda: ChangeInvalid(["nothing to change", "stale snapshot"]),
     ChannelInvalid: lambda: ChannelInvalid(["the URL is private"]),
     ValidationError: lambda: ValidationError(["Pick a role.", "Pick a user."]),
+    EstateParseError: lambda: EstateParseError(["line 3: unknown key 'x' in the document"]),
     ControllerModeRequired: lambda: ControllerModeRequired("The cluster is registered with brokers."),
     ApprovalRequired: lambda: ApprovalRequired("Change control holds this action for approval."),
     HostnameCheckRequired: lambda: HostnameCheckRequired("Only an admin may turn the hostname check off."),
@@ -217,6 +219,7 @@ def test_it_gives_each_kind_of_refusal_its_documented_answer():
             )
         },
         "ValidationError": (400, "invalid", 4),
+        "EstateParseError": (400, "invalid", 4),
         "ControllerModeRequired": (400, "invalid", 4),
         "ApprovalRequired": (403, "approval_required", 3),
         "HostnameCheckRequired": (403, "permission_denied", 3),
