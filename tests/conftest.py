@@ -189,6 +189,12 @@ def personas(kafka_cluster):
     return make_personas(kafka_cluster)
 
 
+@pytest.fixture
+def offline_personas(offline_cluster):
+    """The personas bound on the offline cluster (for areas that never speak to Kafka: alerts)."""
+    return make_personas(offline_cluster)
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -13,26 +13,15 @@ from console.alerts import actions
 from console.alerts.actions import AlertInvalid, AlertNotFound
 from console.models import AuditEvent, Cluster
 from console.models.alerts import Alert, AlertRuleSetting, AlertSilence
-from tests.conftest import make_personas
 from tests.unit.alert_world import alert_events, make_alert
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def cluster(offline_cluster):
-    return offline_cluster
-
-
-@pytest.fixture
-def people(cluster):
-    return make_personas(cluster)
-
-
-def test_it_acknowledges_a_firing_alert_with_a_note(cluster, people):
-    alert = make_alert(cluster, "broker_down", "broker 2", severity="critical")
+def test_it_acknowledges_a_firing_alert_with_a_note(offline_cluster, offline_personas):
+    alert = make_alert(offline_cluster, "broker_down", "broker 2", severity="critical")
     done = actions.acknowledge_alert(
-        actor=people["operator"], cluster=cluster, alert_id=alert.pk, note="  disk replaced, restarting  ",
+        actor=offline_personas["operator"], cluster=offline_cluster, alert_id=alert.pk, note="  disk replaced, restarting  ",
         source_ip="10.0.0.1",
     )  # fmt: skip
     alert.refresh_from_db()
@@ -47,7 +36,7 @@ def test_it_acknowledges_a_firing_alert_with_a_note(cluster, people):
     assert (event.outcome, event.actor_name, event.cluster_name, event.targets, event.source_ip) == (
         "success",
         "operator",
-        cluster.name,
+        offline_cluster.name,
         [f"alert:{alert.pk}"],
         "10.0.0.1",
     )
@@ -60,18 +49,30 @@ def test_it_acknowledges_a_firing_alert_with_a_note(cluster, people):
     }
 
 
-def test_it_refuses_to_acknowledge_without_the_permission_or_a_note_and_audits_each_refusal(cluster, people):
-    alert = make_alert(cluster)
+def test_it_refuses_to_acknowledge_without_the_permission_or_a_note_and_audits_each_refusal(
+    offline_cluster, offline_personas
+):
+    alert = make_alert(offline_cluster)
     with pytest.raises(PermissionDenied):
-        actions.acknowledge_alert(actor=people["viewer"], cluster=cluster, alert_id=alert.pk, note="mine")
+        actions.acknowledge_alert(
+            actor=offline_personas["viewer"], cluster=offline_cluster, alert_id=alert.pk, note="mine"
+        )
     with pytest.raises(AlertInvalid) as blank:
-        actions.acknowledge_alert(actor=people["operator"], cluster=cluster, alert_id=alert.pk, note="  ")
+        actions.acknowledge_alert(
+            actor=offline_personas["operator"], cluster=offline_cluster, alert_id=alert.pk, note="  "
+        )
     assert "note" in blank.value.messages[0]
     with pytest.raises(AlertNotFound):
-        actions.acknowledge_alert(actor=people["operator"], cluster=cluster, alert_id=alert.pk + 99, note="x")
-    actions.acknowledge_alert(actor=people["operator"], cluster=cluster, alert_id=alert.pk, note="on it")
+        actions.acknowledge_alert(
+            actor=offline_personas["operator"], cluster=offline_cluster, alert_id=alert.pk + 99, note="x"
+        )
+    actions.acknowledge_alert(
+        actor=offline_personas["operator"], cluster=offline_cluster, alert_id=alert.pk, note="on it"
+    )
     with pytest.raises(AlertInvalid) as twice:
-        actions.acknowledge_alert(actor=people["admin"], cluster=cluster, alert_id=alert.pk, note="me too")
+        actions.acknowledge_alert(
+            actor=offline_personas["admin"], cluster=offline_cluster, alert_id=alert.pk, note="me too"
+        )
     assert twice.value.messages == [f"Alert #{alert.pk} is already acknowledged by operator."]
     target = [f"alert:{alert.pk}"]
     assert alert_events() == [
@@ -85,29 +86,33 @@ def test_it_refuses_to_acknowledge_without_the_permission_or_a_note_and_audits_e
     assert (alert.state, alert.ack_note) == ("acknowledged", "on it")
 
 
-def test_it_refuses_to_acknowledge_a_resolved_alert(cluster, people):
+def test_it_refuses_to_acknowledge_a_resolved_alert(offline_cluster, offline_personas):
     resolved_at = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
-    alert = make_alert(cluster, state="resolved", resolved_at=resolved_at)
+    alert = make_alert(offline_cluster, state="resolved", resolved_at=resolved_at)
     with pytest.raises(AlertInvalid) as refused:
-        actions.acknowledge_alert(actor=people["operator"], cluster=cluster, alert_id=alert.pk, note="late")
+        actions.acknowledge_alert(
+            actor=offline_personas["operator"], cluster=offline_cluster, alert_id=alert.pk, note="late"
+        )
     assert refused.value.messages == [f"Alert #{alert.pk} was resolved at 2026-01-02 03:04 UTC."]
     alert.refresh_from_db()
     assert (alert.state, alert.acknowledged_at, alert.ack_note) == ("resolved", None, "")
     assert alert_events() == [("alert.acknowledge", "refused", "operator", [f"alert:{alert.pk}"])]
 
 
-def test_it_does_not_acknowledge_another_clusters_alert(cluster, people):
+def test_it_does_not_acknowledge_another_clusters_alert(offline_cluster, offline_personas):
     other = Cluster.objects.create(name="other", bootstrap_servers="127.0.0.1:1")
     alert = make_alert(other)
     with pytest.raises(AlertNotFound):
-        actions.acknowledge_alert(actor=people["admin"], cluster=cluster, alert_id=alert.pk, note="x")
+        actions.acknowledge_alert(
+            actor=offline_personas["admin"], cluster=offline_cluster, alert_id=alert.pk, note="x"
+        )
     assert Alert.objects.get(pk=alert.pk).state == "firing"
 
 
-def test_it_silences_a_rule_on_a_subject_for_a_duration(cluster, people):
+def test_it_silences_a_rule_on_a_subject_for_a_duration(offline_cluster, offline_personas):
     before = timezone.now()
     silence = actions.create_silence(
-        actor=people["operator"], cluster=cluster, rule="group_lag", subject="group billing",
+        actor=offline_personas["operator"], cluster=offline_cluster, rule="group_lag", subject="group billing",
         duration="2h", reason="batch backfill tonight",
     )  # fmt: skip
     row = AlertSilence.objects.get()
@@ -129,10 +134,13 @@ def test_it_silences_a_rule_on_a_subject_for_a_duration(cluster, people):
     )
 
 
-def test_it_silences_every_rule_until_a_time(cluster, people):
+def test_it_silences_every_rule_until_a_time(offline_cluster, offline_personas):
     until = (timezone.now() + timedelta(days=3)).replace(microsecond=0)
     silence = actions.create_silence(
-        actor=people["admin"], cluster=cluster, until=until.replace(tzinfo=None), reason="upgrade week"
+        actor=offline_personas["admin"],
+        cluster=offline_cluster,
+        until=until.replace(tzinfo=None),
+        reason="upgrade week",
     )
     assert (silence.rule, silence.subject, silence.expires_at) == ("", "", until)
 
@@ -149,32 +157,42 @@ def test_it_silences_every_rule_until_a_time(cluster, people):
         ({"until": datetime(2020, 1, 1, tzinfo=UTC), "reason": "r"}, "A silence ends in the future"),
     ],
 )  # fmt: skip
-def test_it_refuses_a_silence_with_bad_input(cluster, people, kwargs, message):
+def test_it_refuses_a_silence_with_bad_input(offline_cluster, offline_personas, kwargs, message):
     with pytest.raises(AlertInvalid) as refused:
-        actions.create_silence(actor=people["operator"], cluster=cluster, **kwargs)
+        actions.create_silence(actor=offline_personas["operator"], cluster=offline_cluster, **kwargs)
     assert refused.value.messages[0].startswith(message)
     assert AlertSilence.objects.count() == 0
     assert [e[:2] for e in alert_events()] == [("alert.silence.create", "refused")]
 
 
-def test_it_refuses_a_silence_to_a_viewer(cluster, people):
+def test_it_refuses_a_silence_to_a_viewer(offline_cluster, offline_personas):
     with pytest.raises(PermissionDenied):
-        actions.create_silence(actor=people["viewer"], cluster=cluster, duration="1h", reason="quiet")
+        actions.create_silence(
+            actor=offline_personas["viewer"], cluster=offline_cluster, duration="1h", reason="quiet"
+        )
     assert AlertSilence.objects.count() == 0
     assert alert_events() == [("alert.silence.create", "refused", "viewer", ["alert-rule:*"])]
 
 
-def test_it_ends_a_silence_early_once(cluster, people):
-    silence = actions.create_silence(actor=people["operator"], cluster=cluster, duration="1d", reason="r")
+def test_it_ends_a_silence_early_once(offline_cluster, offline_personas):
+    silence = actions.create_silence(
+        actor=offline_personas["operator"], cluster=offline_cluster, duration="1d", reason="r"
+    )
     with pytest.raises(PermissionDenied):
-        actions.end_silence(actor=people["viewer"], cluster=cluster, silence_id=silence.pk)
-    ended = actions.end_silence(actor=people["operator"], cluster=cluster, silence_id=silence.pk)
+        actions.end_silence(actor=offline_personas["viewer"], cluster=offline_cluster, silence_id=silence.pk)
+    ended = actions.end_silence(
+        actor=offline_personas["operator"], cluster=offline_cluster, silence_id=silence.pk
+    )
     assert ended.ended_at is not None and AlertSilence.objects.get().ended_at == ended.ended_at
     with pytest.raises(AlertInvalid) as again:
-        actions.end_silence(actor=people["operator"], cluster=cluster, silence_id=silence.pk)
+        actions.end_silence(
+            actor=offline_personas["operator"], cluster=offline_cluster, silence_id=silence.pk
+        )
     assert again.value.messages == [f"Silence #{silence.pk} is already over."]
     with pytest.raises(AlertNotFound):
-        actions.end_silence(actor=people["operator"], cluster=cluster, silence_id=silence.pk + 1)
+        actions.end_silence(
+            actor=offline_personas["operator"], cluster=offline_cluster, silence_id=silence.pk + 1
+        )
     target = [f"alert-silence:{silence.pk}"]
     assert alert_events() == [
         ("alert.silence.create", "success", "operator", target),
@@ -187,11 +205,13 @@ def test_it_ends_a_silence_early_once(cluster, people):
     assert (event.before["ended_at"], event.after["ended_at"] is not None) == (None, True)
 
 
-def test_it_sets_a_rules_setting_for_admins_only(cluster, people):
+def test_it_sets_a_rules_setting_for_admins_only(offline_cluster, offline_personas):
     with pytest.raises(PermissionDenied):
-        actions.set_rule(actor=people["operator"], cluster=cluster, rule="group_lag", threshold=5000)
+        actions.set_rule(
+            actor=offline_personas["operator"], cluster=offline_cluster, rule="group_lag", threshold=5000
+        )
     row = actions.set_rule(
-        actor=people["admin"], cluster=cluster, rule="group_lag", enabled=True, threshold=5000,
+        actor=offline_personas["admin"], cluster=offline_cluster, rule="group_lag", enabled=True, threshold=5000,
         severity="critical", escalate_after_min=15,
     )  # fmt: skip
     assert AlertRuleSetting.objects.get() == row
@@ -210,7 +230,9 @@ def test_it_sets_a_rules_setting_for_admins_only(cluster, people):
         15,
         "admin",
     )
-    again = actions.set_rule(actor=people["admin"], cluster=cluster, rule="group_lag", enabled=False)
+    again = actions.set_rule(
+        actor=offline_personas["admin"], cluster=offline_cluster, rule="group_lag", enabled=False
+    )
     assert (again.pk, again.enabled, again.threshold, again.severity, again.escalate_after_min) == (
         row.pk,
         False,
@@ -245,17 +267,21 @@ def test_it_sets_a_rules_setting_for_admins_only(cluster, people):
         ("group_lag", {"escalate_after_min": 0}, "Escalate after 1 to 10080 minutes unacknowledged, or never."),
     ],
 )  # fmt: skip
-def test_it_refuses_a_threshold_of_the_wrong_sign_or_unit(cluster, people, rule, kwargs, message):
+def test_it_refuses_a_threshold_of_the_wrong_sign_or_unit(
+    offline_cluster, offline_personas, rule, kwargs, message
+):
     with pytest.raises(AlertInvalid) as refused:
-        actions.set_rule(actor=people["admin"], cluster=cluster, rule=rule, **kwargs)
+        actions.set_rule(actor=offline_personas["admin"], cluster=offline_cluster, rule=rule, **kwargs)
     assert refused.value.messages == [message]
     assert AlertRuleSetting.objects.count() == 0
     assert alert_events() == [("alert.rule.update", "refused", "admin", [f"alert-rule:{rule}"])]
 
 
-def test_it_refuses_an_unknown_rule_as_not_found(cluster, people):
+def test_it_refuses_an_unknown_rule_as_not_found(offline_cluster, offline_personas):
     with pytest.raises(AlertNotFound):
-        actions.set_rule(actor=people["admin"], cluster=cluster, rule="moon_phase", threshold=1)
+        actions.set_rule(
+            actor=offline_personas["admin"], cluster=offline_cluster, rule="moon_phase", threshold=1
+        )
     assert alert_events() == [("alert.rule.update", "refused", "admin", ["alert-rule:moon_phase"])]
 
 

@@ -11,20 +11,9 @@ from django.utils import timezone
 
 from console.identity import tokens
 from console.models.alerts import Alert, AlertRuleSetting, AlertSilence
-from tests.conftest import make_personas
 from tests.unit.alert_world import alert_events, make_alert
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cluster(offline_cluster):
-    return offline_cluster
-
-
-@pytest.fixture
-def people(cluster):
-    return make_personas(cluster)
 
 
 def _api(client, user, method: str, route: str, body=None, **kwargs):
@@ -37,10 +26,12 @@ def _api(client, user, method: str, route: str, body=None, **kwargs):
     return call(url, body or {}, content_type="application/json", **headers)
 
 
-def test_it_lists_alerts_by_state(client, cluster, people):
-    firing = make_alert(cluster, "broker_down", "broker 1", severity="critical", summary="broker 1 gone")
-    gone = make_alert(cluster, "group_lag", "g", state="resolved", resolved_at=timezone.now())
-    response = _api(client, people["viewer"], "get", "alerts")
+def test_it_lists_alerts_by_state(client, offline_cluster, offline_personas):
+    firing = make_alert(
+        offline_cluster, "broker_down", "broker 1", severity="critical", summary="broker 1 gone"
+    )
+    gone = make_alert(offline_cluster, "group_lag", "g", state="resolved", resolved_at=timezone.now())
+    response = _api(client, offline_personas["viewer"], "get", "alerts")
     assert response.status_code == 200
     body = response.json()
     assert (body["count"], [a["id"] for a in body["results"]]) == (1, [firing.pk])
@@ -50,32 +41,58 @@ def test_it_lists_alerts_by_state(client, cluster, people):
         "fired_at": firing.fired_at.isoformat(), "last_seen_at": firing.last_seen_at.isoformat(),
         "acknowledged_at": None, "acknowledged_by": "", "note": "", "escalated_at": None, "resolved_at": None,
     }  # fmt: skip
-    resolved = _api(client, people["viewer"], "get", "alerts", {"state": "resolved"}).json()["results"]
+    resolved = _api(client, offline_personas["viewer"], "get", "alerts", {"state": "resolved"}).json()[
+        "results"
+    ]
     assert [a["id"] for a in resolved] == [gone.pk]
-    assert len(_api(client, people["viewer"], "get", "alerts", {"state": "all"}).json()["results"]) == 2
-    bad = _api(client, people["viewer"], "get", "alerts", {"state": "sideways"})
+    assert (
+        len(_api(client, offline_personas["viewer"], "get", "alerts", {"state": "all"}).json()["results"])
+        == 2
+    )
+    bad = _api(client, offline_personas["viewer"], "get", "alerts", {"state": "sideways"})
     assert (bad.status_code, bad.json()["error"]["code"]) == (400, "invalid")
 
 
-def test_it_acknowledges_through_the_api_with_the_pages_refusals(client, cluster, people):
-    alert = make_alert(cluster)
-    denied = _api(client, people["viewer"], "post", "alert-acknowledge", {"note": "x"}, alert_id=alert.pk)
+def test_it_acknowledges_through_the_api_with_the_pages_refusals(client, offline_cluster, offline_personas):
+    alert = make_alert(offline_cluster)
+    denied = _api(
+        client, offline_personas["viewer"], "post", "alert-acknowledge", {"note": "x"}, alert_id=alert.pk
+    )
     assert denied.status_code == 403
-    blank = _api(client, people["operator"], "post", "alert-acknowledge", {"note": ""}, alert_id=alert.pk)
+    blank = _api(
+        client, offline_personas["operator"], "post", "alert-acknowledge", {"note": ""}, alert_id=alert.pk
+    )
     assert blank.status_code == 400
-    ok = _api(client, people["operator"], "post", "alert-acknowledge", {"note": "on it"}, alert_id=alert.pk)
+    ok = _api(
+        client,
+        offline_personas["operator"],
+        "post",
+        "alert-acknowledge",
+        {"note": "on it"},
+        alert_id=alert.pk,
+    )
     assert ok.status_code == 200
     assert (ok.json()["state"], ok.json()["note"]) == ("acknowledged", "on it")
     assert ok.json()["acknowledged_by"].startswith("operator [token ")  # who, through which token
     again = _api(
-        client, people["operator"], "post", "alert-acknowledge", {"note": "again"}, alert_id=alert.pk
+        client,
+        offline_personas["operator"],
+        "post",
+        "alert-acknowledge",
+        {"note": "again"},
+        alert_id=alert.pk,
     )
     assert (again.status_code, again.json()["error"]["code"]) == (400, "invalid")
     assert again.json()["error"]["message"].startswith(
         f"Alert #{alert.pk} is already acknowledged by operator"
     )
     missing = _api(
-        client, people["operator"], "post", "alert-acknowledge", {"note": "x"}, alert_id=alert.pk + 50
+        client,
+        offline_personas["operator"],
+        "post",
+        "alert-acknowledge",
+        {"note": "x"},
+        alert_id=alert.pk + 50,
     )
     assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found")
     assert [(action, outcome, actor.split()[0]) for action, outcome, actor, _ in alert_events()] == [
@@ -85,9 +102,9 @@ def test_it_acknowledges_through_the_api_with_the_pages_refusals(client, cluster
     ]
 
 
-def test_it_creates_lists_and_ends_silences(client, cluster, people):
+def test_it_creates_lists_and_ends_silences(client, offline_cluster, offline_personas):
     made = _api(
-        client, people["operator"], "post", "alert-silences",
+        client, offline_personas["operator"], "post", "alert-silences",
         {"rule": "group_lag", "subject": "group billing", "duration": "2h", "reason": "backfill"},
     )  # fmt: skip
     assert made.status_code == 201
@@ -95,62 +112,83 @@ def test_it_creates_lists_and_ends_silences(client, cluster, people):
     assert made.json()["id"] == silence.pk and made.json()["expires_at"] == silence.expires_at.isoformat()
     until = (timezone.now() + timedelta(days=2)).replace(microsecond=0)
     second = _api(
-        client, people["operator"], "post", "alert-silences", {"expires_at": until.isoformat(), "reason": "r"}
+        client,
+        offline_personas["operator"],
+        "post",
+        "alert-silences",
+        {"expires_at": until.isoformat(), "reason": "r"},
     )
     assert (second.status_code, second.json()["rule"], second.json()["expires_at"]) == (
         201,
         "",
         until.isoformat(),
     )
-    listed = _api(client, people["viewer"], "get", "alert-silences").json()["results"]
+    listed = _api(client, offline_personas["viewer"], "get", "alert-silences").json()["results"]
     assert [s["reason"] for s in listed] == ["backfill", "r"]
-    too_long = _api(client, people["operator"], "post", "alert-silences", {"duration": "45d", "reason": "r"})
+    too_long = _api(
+        client, offline_personas["operator"], "post", "alert-silences", {"duration": "45d", "reason": "r"}
+    )
     assert (too_long.status_code, too_long.json()["error"]["message"]) == (
         400,
         "A silence lasts at most 30 days.",
     )
-    no_reason = _api(client, people["operator"], "post", "alert-silences", {"duration": "1h"})
+    no_reason = _api(client, offline_personas["operator"], "post", "alert-silences", {"duration": "1h"})
     assert no_reason.status_code == 400
     assert (
         _api(
-            client, people["viewer"], "post", "alert-silences", {"duration": "1h", "reason": "r"}
+            client, offline_personas["viewer"], "post", "alert-silences", {"duration": "1h", "reason": "r"}
         ).status_code
         == 403
     )
-    ended = _api(client, people["operator"], "delete", "alert-silence", silence_id=silence.pk)
+    ended = _api(client, offline_personas["operator"], "delete", "alert-silence", silence_id=silence.pk)
     assert ended.status_code == 200 and ended.json()["ended_at"] is not None
     assert (
-        _api(client, people["operator"], "delete", "alert-silence", silence_id=silence.pk).status_code == 400
+        _api(
+            client, offline_personas["operator"], "delete", "alert-silence", silence_id=silence.pk
+        ).status_code
+        == 400
     )
-    assert _api(client, people["operator"], "delete", "alert-silence", silence_id=999).status_code == 404
+    assert (
+        _api(client, offline_personas["operator"], "delete", "alert-silence", silence_id=999).status_code
+        == 404
+    )
     assert [
-        s["reason"] for s in _api(client, people["viewer"], "get", "alert-silences").json()["results"]
+        s["reason"]
+        for s in _api(client, offline_personas["viewer"], "get", "alert-silences").json()["results"]
     ] == ["r"]
 
 
-def test_it_reads_and_sets_a_rule_for_admins(client, cluster, people):
-    rule = _api(client, people["viewer"], "get", "alert-rule", rule="group_time_lag")
+def test_it_reads_and_sets_a_rule_for_admins(client, offline_cluster, offline_personas):
+    rule = _api(client, offline_personas["viewer"], "get", "alert-rule", rule="group_time_lag")
     assert rule.status_code == 200
     assert (rule.json()["threshold"], rule.json()["unit"], rule.json()["customised"]) == (
         300.0,
         "seconds",
         False,
     )
-    assert len(_api(client, people["viewer"], "get", "alert-rules").json()["results"]) == 14
-    assert _api(client, people["viewer"], "get", "alert-rule", rule="moon").status_code == 404
+    assert len(_api(client, offline_personas["viewer"], "get", "alert-rules").json()["results"]) == 14
+    assert _api(client, offline_personas["viewer"], "get", "alert-rule", rule="moon").status_code == 404
     body = {"enabled": True, "threshold": 600, "severity": "critical", "escalate_after_min": 10}
     assert (
-        _api(client, people["operator"], "put", "alert-rule", body, rule="group_time_lag").status_code == 403
+        _api(
+            client, offline_personas["operator"], "put", "alert-rule", body, rule="group_time_lag"
+        ).status_code
+        == 403
     )
     wrong = _api(
-        client, people["admin"], "put", "alert-rule", {**body, "threshold": -600}, rule="group_time_lag"
+        client,
+        offline_personas["admin"],
+        "put",
+        "alert-rule",
+        {**body, "threshold": -600},
+        rule="group_time_lag",
     )
     assert (wrong.status_code, wrong.json()["error"]["message"]) == (
         400,
         "The threshold of 'group_time_lag' is a number of seconds, 0 or more.",
     )
-    assert _api(client, people["admin"], "put", "alert-rule", body, rule="moon").status_code == 404
-    ok = _api(client, people["admin"], "put", "alert-rule", body, rule="group_time_lag")
+    assert _api(client, offline_personas["admin"], "put", "alert-rule", body, rule="moon").status_code == 404
+    ok = _api(client, offline_personas["admin"], "put", "alert-rule", body, rule="group_time_lag")
     assert ok.status_code == 200
     assert (
         ok.json()["threshold"],
@@ -162,8 +200,8 @@ def test_it_reads_and_sets_a_rule_for_admins(client, cluster, people):
     assert Alert.objects.count() == 0
 
 
-def test_every_status_it_answers_is_in_the_schema(client, people):
-    client.force_login(people["admin"])
+def test_every_status_it_answers_is_in_the_schema(client, offline_personas):
+    client.force_login(offline_personas["admin"])
     paths = client.get(reverse("api:schema") + "?format=json").json()["paths"]
     base = "/api/v1/clusters/{name}/"
     expected = {

@@ -10,35 +10,28 @@ from django.urls import reverse
 from django.utils import timezone
 
 from console.models.alerts import Alert, AlertRuleSetting, AlertSilence
-from tests.conftest import make_personas
 from tests.unit.alert_world import alert_events, make_alert
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cluster(offline_cluster):
-    return offline_cluster
-
-
-@pytest.fixture
-def people(cluster):
-    return make_personas(cluster)
 
 
 def _url(cluster, route: str = "alert_list", **kwargs) -> str:
     return reverse(route, kwargs={"name": cluster.name, **kwargs})
 
 
-def test_it_shows_open_resolved_silences_and_rules_to_a_viewer_without_forms(client, cluster, people):
-    firing = make_alert(cluster, "broker_down", "broker 2", severity="critical", summary="broker 2 is gone")
-    acked = make_alert(cluster, "group_lag", "group billing", state="acknowledged", acknowledged_by_name="ann",
+def test_it_shows_open_resolved_silences_and_rules_to_a_viewer_without_forms(
+    client, offline_cluster, offline_personas
+):
+    firing = make_alert(
+        offline_cluster, "broker_down", "broker 2", severity="critical", summary="broker 2 is gone"
+    )
+    acked = make_alert(offline_cluster, "group_lag", "group billing", state="acknowledged", acknowledged_by_name="ann",
                        acknowledged_at=timezone.now(), ack_note="consumer restarted")  # fmt: skip
-    gone = make_alert(cluster, "under_replicated", state="resolved", resolved_at=timezone.now())
-    AlertSilence.objects.create(cluster=cluster, rule="group_lag", reason="backfill", created_by_name="ann",
+    gone = make_alert(offline_cluster, "under_replicated", state="resolved", resolved_at=timezone.now())
+    AlertSilence.objects.create(cluster=offline_cluster, rule="group_lag", reason="backfill", created_by_name="ann",
                                 expires_at=timezone.now() + timedelta(hours=1))  # fmt: skip
-    client.force_login(people["viewer"])
-    response = client.get(_url(cluster))
+    client.force_login(offline_personas["viewer"])
+    response = client.get(_url(offline_cluster))
     body = response.content.decode()
     assert response.status_code == 200
     assert [r["alert"]["id"] for r in response.context["open"]] == [firing.pk, acked.pk]
@@ -49,27 +42,27 @@ def test_it_shows_open_resolved_silences_and_rules_to_a_viewer_without_forms(cli
     assert 'class="inline ack-form"' not in body and 'id="alert-silence-form"' not in body
     assert 'class="inline rule-form"' not in body and "End now" not in body
     assert body.count('<tr data-rule="') == 14
-    assert f'href="{_url(cluster)}">Alerts</a>' in body  # the cluster's navigation
+    assert f'href="{_url(offline_cluster)}">Alerts</a>' in body  # the cluster's navigation
 
 
 def test_it_offers_an_operator_the_acknowledge_and_silence_forms_and_an_admin_the_rule_forms(
-    client, cluster, people
+    client, offline_cluster, offline_personas
 ):
-    make_alert(cluster)
-    client.force_login(people["operator"])
-    body = client.get(_url(cluster)).content.decode()
+    make_alert(offline_cluster)
+    client.force_login(offline_personas["operator"])
+    body = client.get(_url(offline_cluster)).content.decode()
     assert body.count('class="inline ack-form"') == 1 and 'id="alert-silence-form"' in body
     assert 'class="inline rule-form"' not in body
-    client.force_login(people["admin"])
-    body = client.get(_url(cluster)).content.decode()
+    client.force_login(offline_personas["admin"])
+    body = client.get(_url(offline_cluster)).content.decode()
     assert body.count('class="inline rule-form"') == 14
 
 
-def test_it_acknowledges_from_the_page(client, cluster, people):
-    alert = make_alert(cluster)
-    client.force_login(people["operator"])
-    response = client.post(_url(cluster, "alert_acknowledge", alert_id=alert.pk), {"note": "looking"})
-    assert (response.status_code, response.url) == (302, _url(cluster))
+def test_it_acknowledges_from_the_page(client, offline_cluster, offline_personas):
+    alert = make_alert(offline_cluster)
+    client.force_login(offline_personas["operator"])
+    response = client.post(_url(offline_cluster, "alert_acknowledge", alert_id=alert.pk), {"note": "looking"})
+    assert (response.status_code, response.url) == (302, _url(offline_cluster))
     alert.refresh_from_db()
     assert (alert.state, alert.ack_note, alert.acknowledged_by_name) == (
         "acknowledged",
@@ -77,33 +70,38 @@ def test_it_acknowledges_from_the_page(client, cluster, people):
         "operator",
     )
     assert alert_events() == [("alert.acknowledge", "success", "operator", [f"alert:{alert.pk}"])]
-    page = client.get(_url(cluster)).content.decode()
+    page = client.get(_url(offline_cluster)).content.decode()
     assert f"Alert #{alert.pk} acknowledged." in page and "acknowledged by operator" in page
 
 
-def test_it_shows_a_refused_acknowledgement_on_its_form(client, cluster, people):
-    alert = make_alert(cluster, state="resolved", resolved_at=timezone.now())
-    firing = make_alert(cluster, "group_lag", "g")
-    client.force_login(people["operator"])
-    blank = client.post(_url(cluster, "alert_acknowledge", alert_id=firing.pk), {"note": ""})
+def test_it_shows_a_refused_acknowledgement_on_its_form(client, offline_cluster, offline_personas):
+    alert = make_alert(offline_cluster, state="resolved", resolved_at=timezone.now())
+    firing = make_alert(offline_cluster, "group_lag", "g")
+    client.force_login(offline_personas["operator"])
+    blank = client.post(_url(offline_cluster, "alert_acknowledge", alert_id=firing.pk), {"note": ""})
     assert blank.status_code == 200
     assert blank.context["open"][0]["form"].errors == {"note": ["This field is required."]}
-    resolved = client.post(_url(cluster, "alert_acknowledge", alert_id=alert.pk), {"note": "late"})
+    resolved = client.post(_url(offline_cluster, "alert_acknowledge", alert_id=alert.pk), {"note": "late"})
     assert resolved.status_code == 200
     assert f"Alert #{alert.pk} was resolved at" in resolved.content.decode()
     assert Alert.objects.get(pk=alert.pk).state == "resolved"
-    assert client.post(_url(cluster, "alert_acknowledge", alert_id=9999), {"note": "x"}).status_code == 404
-    client.force_login(people["viewer"])
     assert (
-        client.post(_url(cluster, "alert_acknowledge", alert_id=firing.pk), {"note": "x"}).status_code == 403
+        client.post(_url(offline_cluster, "alert_acknowledge", alert_id=9999), {"note": "x"}).status_code
+        == 404
+    )
+    client.force_login(offline_personas["viewer"])
+    assert (
+        client.post(_url(offline_cluster, "alert_acknowledge", alert_id=firing.pk), {"note": "x"}).status_code
+        == 403
     )
     assert Alert.objects.get(pk=firing.pk).state == "firing"
 
 
-def test_it_adds_and_ends_a_silence_from_the_page(client, cluster, people):
-    client.force_login(people["operator"])
+def test_it_adds_and_ends_a_silence_from_the_page(client, offline_cluster, offline_personas):
+    client.force_login(offline_personas["operator"])
     bad = client.post(
-        _url(cluster, "alert_silence_create"), {"rule": "group_lag", "duration": "soon", "reason": "r"}
+        _url(offline_cluster, "alert_silence_create"),
+        {"rule": "group_lag", "duration": "soon", "reason": "r"},
     )
     assert bad.status_code == 200
     assert bad.context["silence_form"].non_field_errors() == [
@@ -111,7 +109,7 @@ def test_it_adds_and_ends_a_silence_from_the_page(client, cluster, people):
     ]
     assert AlertSilence.objects.count() == 0
     made = client.post(
-        _url(cluster, "alert_silence_create"),
+        _url(offline_cluster, "alert_silence_create"),
         {"rule": "group_lag", "subject": "group billing", "duration": "90m", "reason": "backfill"},
     )
     assert made.status_code == 302
@@ -122,9 +120,9 @@ def test_it_adds_and_ends_a_silence_from_the_page(client, cluster, people):
         "backfill",
         "operator",
     )
-    ended = client.post(_url(cluster, "alert_silence_end", silence_id=silence.pk))
+    ended = client.post(_url(offline_cluster, "alert_silence_end", silence_id=silence.pk))
     assert ended.status_code == 302 and AlertSilence.objects.get().ended_at is not None
-    again = client.post(_url(cluster, "alert_silence_end", silence_id=silence.pk), follow=True)
+    again = client.post(_url(offline_cluster, "alert_silence_end", silence_id=silence.pk), follow=True)
     assert f"Silence #{silence.pk} is already over." in again.content.decode()
     assert [e[:2] for e in alert_events()] == [
         ("alert.silence.create", "refused"),
@@ -134,11 +132,11 @@ def test_it_adds_and_ends_a_silence_from_the_page(client, cluster, people):
     ]
 
 
-def test_it_sets_a_rule_from_the_page_for_admins_only(client, cluster, people):
-    url = _url(cluster, "alert_rule_set", rule="group_lag")
-    client.force_login(people["operator"])
+def test_it_sets_a_rule_from_the_page_for_admins_only(client, offline_cluster, offline_personas):
+    url = _url(offline_cluster, "alert_rule_set", rule="group_lag")
+    client.force_login(offline_personas["operator"])
     assert client.post(url, {"enabled": "on", "threshold": "500"}).status_code == 403
-    client.force_login(people["admin"])
+    client.force_login(offline_personas["admin"])
     wrong = client.post(url, {"enabled": "on", "threshold": "-5"})
     assert wrong.status_code == 200
     row = next(r for r in wrong.context["rules"] if r["rule"].name == "group_lag")
@@ -157,19 +155,19 @@ def test_it_sets_a_rule_from_the_page_for_admins_only(client, cluster, people):
         "critical",
         30,
     )
-    page = client.get(_url(cluster))
+    page = client.get(_url(offline_cluster))
     shown = next(r for r in page.context["rules"] if r["rule"].name == "group_lag")
     assert (shown["fires_when"], shown["form"].initial["threshold"]) == ("> 500 messages", 500.0)
     client.post(url, {})  # unchecked: disabled, every field back to the default
     assert AlertRuleSetting.objects.values_list("enabled", "threshold", "severity").get() == (False, None, "")
 
 
-def test_the_overview_box_counts_open_alerts_and_shows_the_worst(client, cluster, people):
-    make_alert(cluster, "group_lag", "g1", summary="g1 behind")
-    make_alert(cluster, "broker_down", "broker 3", severity="critical", summary="broker 3 gone")
-    make_alert(cluster, "under_replicated", state="resolved", resolved_at=timezone.now())
-    client.force_login(people["viewer"])
-    response = client.get(_url(cluster, "alert_glance"))
+def test_the_overview_box_counts_open_alerts_and_shows_the_worst(client, offline_cluster, offline_personas):
+    make_alert(offline_cluster, "group_lag", "g1", summary="g1 behind")
+    make_alert(offline_cluster, "broker_down", "broker 3", severity="critical", summary="broker 3 gone")
+    make_alert(offline_cluster, "under_replicated", state="resolved", resolved_at=timezone.now())
+    client.force_login(offline_personas["viewer"])
+    response = client.get(_url(offline_cluster, "alert_glance"))
     body = response.content.decode()
     assert response.status_code == 200
     assert (response.context["count"].count, response.context["count"].worst) == (2, "critical")
@@ -178,5 +176,5 @@ def test_the_overview_box_counts_open_alerts_and_shows_the_worst(client, cluster
     Alert.objects.update(state="resolved", resolved_at=timezone.now())
     assert (
         '<span id="open-alerts-count">none open</span>'
-        in client.get(_url(cluster, "alert_glance")).content.decode()
+        in client.get(_url(offline_cluster, "alert_glance")).content.decode()
     )

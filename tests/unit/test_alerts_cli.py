@@ -13,20 +13,9 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from console.models.alerts import AlertRuleSetting, AlertSilence
-from tests.conftest import make_personas
 from tests.unit.alert_world import alert_events, make_alert
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cluster(offline_cluster):
-    return offline_cluster
-
-
-@pytest.fixture
-def people(cluster):
-    return make_personas(cluster)
 
 
 def _run(*args: str) -> str:
@@ -41,9 +30,11 @@ def _exit(*args: str) -> tuple[int, str]:
     return raised.value.returncode, str(raised.value)
 
 
-def test_it_lists_alerts_by_state(cluster, people):
-    firing = make_alert(cluster, "broker_down", "broker 2", severity="critical", summary="broker 2 gone")
-    gone = make_alert(cluster, "group_lag", "g", state="resolved", resolved_at=timezone.now())
+def test_it_lists_alerts_by_state(offline_cluster, offline_personas):
+    firing = make_alert(
+        offline_cluster, "broker_down", "broker 2", severity="critical", summary="broker 2 gone"
+    )
+    gone = make_alert(offline_cluster, "group_lag", "g", state="resolved", resolved_at=timezone.now())
     items = json.loads(_run("list", "--as", "viewer", "--output", "json"))["items"]
     assert [(i["id"], i["rule"], i["subject"], i["state"]) for i in items] == [
         (firing.pk, "broker_down", "broker 2", "firing")
@@ -52,11 +43,11 @@ def test_it_lists_alerts_by_state(cluster, people):
     table = _run("list", "--as", "viewer", "--state", "resolved").splitlines()
     assert table[0].split()[:5] == ["ID", "SEVERITY", "STATE", "RULE", "SUBJECT"]
     assert [line.split()[0] for line in table[1:]] == [str(gone.pk)]
-    assert _exit("list", "--as", "outsider")[0] == 3  # no role on the cluster
+    assert _exit("list", "--as", "outsider")[0] == 3  # no role on the offline_cluster
 
 
-def test_it_acknowledges_with_the_exit_codes_of_each_refusal(cluster, people):
-    alert = make_alert(cluster)
+def test_it_acknowledges_with_the_exit_codes_of_each_refusal(offline_cluster, offline_personas):
+    alert = make_alert(offline_cluster)
     assert _exit("ack", str(alert.pk), "--note", "x", "--as", "viewer")[0] == 3
     assert _exit("ack", str(alert.pk), "--note", " ", "--as", "operator")[0] == 4
     assert _exit("ack", str(alert.pk + 9), "--note", "x", "--as", "operator")[0] == 6
@@ -81,7 +72,7 @@ def test_it_acknowledges_with_the_exit_codes_of_each_refusal(cluster, people):
     ]
 
 
-def test_it_silences_lists_and_unsilences(cluster, people):
+def test_it_silences_lists_and_unsilences(offline_cluster, offline_personas):
     _run("silence", "--rule", "group_lag", "--subject", "group billing", "--for", "2h", "--reason", "backfill",
          "--as", "operator")  # fmt: skip
     silence = AlertSilence.objects.get()
@@ -108,7 +99,7 @@ def test_it_silences_lists_and_unsilences(cluster, people):
     assert _exit("unsilence", "999", "--as", "operator")[0] == 6
 
 
-def test_it_shows_rules_and_changes_one_field_keeping_the_others(cluster, people):
+def test_it_shows_rules_and_changes_one_field_keeping_the_others(offline_cluster, offline_personas):
     rows = json.loads(_run("rules", "--as", "viewer", "--output", "json"))["items"]
     assert len(rows) == 14 and rows[1]["name"] == "under_replicated"
     assert _exit("set-rule", "group_lag", "--threshold", "500", "--as", "operator")[0] == 3
