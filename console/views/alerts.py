@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -42,7 +43,7 @@ def _rule_rows(cluster, edited: tuple[str, RuleForm] | None) -> list[dict]:
     return out
 
 
-def _page(request, cluster, *, ack=None, silence_form=None, rule=None, status: int = 200):
+def _page(request, cluster, *, ack=None, silence_form=None, rule=None):
     """The alerts page; ``ack`` (alert id, form) and ``rule`` (name, form) are a refused form to show
     again in its row, ``silence_form`` the refused silence form."""
     can_manage = access.can(request.user, cluster, access.MANAGE_ALERTS)
@@ -62,10 +63,21 @@ def _page(request, cluster, *, ack=None, silence_form=None, rule=None, status: i
         "can_manage": can_manage,
         "can_administer": access.can(request.user, cluster, access.ADMINISTER),
     }
-    return render(request, "console/alerts.html", context, status=status)
+    return render(request, "console/alerts.html", context)
 
 
-def _done(request, cluster, text: str):
+def _posted(request, cluster, form, run) -> HttpResponse | None:
+    """Run the action on the valid form's data (``run(data, who)`` -> the message to show, ``who``
+    the actor, cluster and address keywords): the redirect back to the page when it ran, None when the
+    form is invalid or the action refused it (the refusal then on the form)."""
+    if not form.is_valid():
+        return None
+    who = {"actor": request.user, "cluster": cluster, "source_ip": client_ip(request)}
+    try:
+        text = run(form.cleaned_data, who)
+    except refusals.SHOWN as exc:
+        posting.refused(form, exc)
+        return None
     messages.success(request, text)
     return redirect("alert_list", name=cluster.name)
 
@@ -95,16 +107,12 @@ def alert_glance(request, name: str):
 def alert_acknowledge(request, name: str, alert_id: int):
     cluster = get_cluster_for_user(request, name, access.MANAGE_ALERTS)
     form = AcknowledgeForm(request.POST, auto_id=f"id_ack_{alert_id}_%s")
-    if form.is_valid():
-        try:
-            actions.acknowledge_alert(
-                actor=request.user, cluster=cluster, alert_id=alert_id, note=form.cleaned_data["note"],
-                source_ip=client_ip(request),
-            )  # fmt: skip
-            return _done(request, cluster, f"Alert #{alert_id} acknowledged.")
-        except refusals.SHOWN as exc:
-            posting.refused(form, exc)
-    return _page(request, cluster, ack=(alert_id, form))
+
+    def run(d, who) -> str:
+        actions.acknowledge_alert(alert_id=alert_id, note=d["note"], **who)
+        return f"Alert #{alert_id} acknowledged."
+
+    return _posted(request, cluster, form, run) or _page(request, cluster, ack=(alert_id, form))
 
 
 @login_required
@@ -112,19 +120,14 @@ def alert_acknowledge(request, name: str, alert_id: int):
 def alert_silence_create(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_ALERTS)
     form = SilenceForm(request.POST)
-    if form.is_valid():
-        d = form.cleaned_data
-        try:
-            silence = actions.create_silence(
-                actor=request.user, cluster=cluster, rule=d["rule"], subject=d["subject"],
-                duration=d["duration"], reason=d["reason"], source_ip=client_ip(request),
-            )  # fmt: skip
-            return _done(
-                request, cluster, f"Silence #{silence.pk} set until {silence.expires_at:%Y-%m-%d %H:%M} UTC."
-            )
-        except refusals.SHOWN as exc:
-            posting.refused(form, exc)
-    return _page(request, cluster, silence_form=form)
+
+    def run(d, who) -> str:
+        silence = actions.create_silence(
+            rule=d["rule"], subject=d["subject"], duration=d["duration"], reason=d["reason"], **who
+        )
+        return f"Silence #{silence.pk} set until {silence.expires_at:%Y-%m-%d %H:%M} UTC."
+
+    return _posted(request, cluster, form, run) or _page(request, cluster, silence_form=form)
 
 
 @login_required
@@ -135,10 +138,10 @@ def alert_silence_end(request, name: str, silence_id: int):
         actions.end_silence(
             actor=request.user, cluster=cluster, silence_id=silence_id, source_ip=client_ip(request)
         )
+        messages.success(request, f"Silence #{silence_id} ended.")
     except refusals.SHOWN as exc:
         messages.error(request, refusals.text(exc))
-        return redirect("alert_list", name=cluster.name)
-    return _done(request, cluster, f"Silence #{silence_id} ended.")
+    return redirect("alert_list", name=cluster.name)
 
 
 @login_required
@@ -146,14 +149,9 @@ def alert_silence_end(request, name: str, silence_id: int):
 def alert_rule_set(request, name: str, rule: str):
     cluster = get_cluster_for_user(request, name, access.ADMINISTER)
     form = RuleForm(request.POST, auto_id=f"id_rule_{rule}_%s")
-    if form.is_valid():
-        d = form.cleaned_data
-        try:
-            actions.set_rule(
-                actor=request.user, cluster=cluster, rule=rule, enabled=d["enabled"], threshold=d["threshold"],
-                severity=d["severity"], escalate_after_min=d["escalate_after_min"], source_ip=client_ip(request),
-            )  # fmt: skip
-            return _done(request, cluster, f"Rule '{rule}' saved.")
-        except refusals.SHOWN as exc:
-            posting.refused(form, exc)
-    return _page(request, cluster, rule=(rule, form))
+
+    def run(d, who) -> str:
+        actions.set_rule(rule=rule, **d, **who)
+        return f"Rule '{rule}' saved."
+
+    return _posted(request, cluster, form, run) or _page(request, cluster, rule=(rule, form))
