@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from console import access, refusals
 from console.alerts import actions, reads
 from console.forms.alerts import AcknowledgeForm, RuleForm, SilenceForm
-from console.views import posting
+from console.views import htmx, posting
 from console.views._helpers import client_ip, get_cluster_for_user
 
 
@@ -99,7 +99,7 @@ def alert_glance(request, name: str):
         "count": seen.count,
         "worst": [actions.describe_alert(a) for a in seen.worst],
     }
-    return render(request, "console/_alert_glance.html", context)
+    return htmx.fragment_or_page(request, "console/_alert_glance.html", None, context)  # the box either way
 
 
 @login_required

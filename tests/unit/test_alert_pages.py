@@ -173,6 +173,7 @@ def test_the_overview_box_counts_open_alerts_and_shows_the_worst(client, offline
     assert (response.context["count"].count, response.context["count"].worst) == (2, "critical")
     assert [a["summary"] for a in response.context["worst"]] == ["broker 3 gone", "g1 behind"]
     assert '<span class="error" id="open-alerts-count">2 open</span>' in body
+    assert response["Vary"].count("HX-Request") == 1
     Alert.objects.update(state="resolved", resolved_at=timezone.now())
     assert (
         '<span id="open-alerts-count">none open</span>'
