@@ -15,6 +15,7 @@ from django.utils import timezone
 from console.changes import actions as changes
 from console.changes import door
 from console.configs import actions as configs
+from console.configs import held as configs_held
 from console.kafka import ConfigChange
 from console.models import AuditEvent
 from console.models.requests import ChangeRequest, RequestState
@@ -49,16 +50,19 @@ def named(text: str, window) -> bool:
     return f"frozen by window #{window.pk} (black friday) until {window.ends_at:%Y-%m-%d %H:%M} UTC" in text
 
 
+def set_retention(actor, cluster, topic: str, value: str):
+    """The direct (not held) config change every door makes."""
+    return configs.alter_configs(
+        actor=actor, cluster=cluster, resource=configs.topic_resource(topic),
+        changes=[ConfigChange("retention.ms", "SET", value)],
+    )  # fmt: skip
+
+
 def test_it_refuses_a_direct_change_while_frozen_naming_the_window_and_audits_it(
     personas, kafka_cluster, topic, freeze
 ):
     with pytest.raises(ChangeWindowClosed) as refused:
-        configs.alter_configs(
-            actor=personas["operator"],
-            cluster=kafka_cluster,
-            resource=configs.topic_resource(topic),
-            changes=[ConfigChange("retention.ms", "SET", "5000")],
-        )
+        set_retention(personas["operator"], kafka_cluster, topic, "5000")
     assert named(str(refused.value), freeze) and refused.value.window_id == freeze.pk
     with pytest.raises(ChangeWindowClosed):
         topics.create_topics(
@@ -73,12 +77,7 @@ def test_it_refuses_a_direct_change_while_frozen_naming_the_window_and_audits_it
 
 def test_it_lets_changes_run_again_once_the_window_is_ended(personas, kafka_cluster, topic, freeze):
     windows.end_window(actor=personas["admin"], cluster=kafka_cluster, window_id=freeze.pk)
-    done = configs.alter_configs(
-        actor=personas["operator"],
-        cluster=kafka_cluster,
-        resource=configs.topic_resource(topic),
-        changes=[ConfigChange("retention.ms", "SET", "5000")],
-    )
+    done = set_retention(personas["operator"], kafka_cluster, topic, "5000")
     assert done.ok and retention(kafka_cluster, topic) == "5000"
     ended = AuditEvent.objects.get(action="window.end", outcome="success")
     assert ended.before["ended_at"] is None and ended.after["ended_at"] is not None
@@ -137,14 +136,17 @@ def test_break_glass_passes_a_freeze_on_the_api_and_the_command_line(
     glass = AuditEvent.objects.filter(action="change.break_glass", outcome="requested").order_by("id")
     assert [e.params["break_glass"] for e in glass] == [True, True]
     assert [r.state for r in ChangeRequest.objects.order_by("id")] == [RequestState.SUCCEEDED] * 2
-    with pytest.raises(ChangeWindowClosed):  # an operator cannot break glass
+    change = [ConfigChange("retention.ms", "SET", "1")]
+    with pytest.raises(PermissionDenied, match="cluster.admin"):  # an operator cannot break glass
         door.run_or_hold(
-            actor=personas["operator"], cluster=kafka_cluster, kind="config", prepare=lambda: None,
-            run=lambda: configs.alter_configs(
-                actor=personas["operator"], cluster=kafka_cluster, resource=configs.topic_resource(topic),
-                changes=[ConfigChange("retention.ms", "SET", "1")],
+            actor=personas["operator"], cluster=kafka_cluster, kind="config", mode=door.BREAK_GLASS,
+            text="I am in a hurry, really",
+            prepare=lambda: configs_held.prepare_config(
+                personas["operator"], kafka_cluster, configs.topic_resource(topic), change
             ),
+            run=lambda: set_retention(personas["operator"], kafka_cluster, topic, "1"),
         )  # fmt: skip
+    assert retention(kafka_cluster, topic) == "6000"
 
 
 def test_a_held_change_approved_during_a_freeze_waits_for_its_end(
