@@ -1,6 +1,7 @@
 """The estate as code, pure: the YAML document (write and read it, with every problem named by its
-line), which ACL bindings belong to a namespace, and the plan (the per-resource diff of a file
-against the live state). No Django, no I/O: reads.py brings the live state, apply.py runs a plan.
+line) and which topics and ACL bindings belong to a namespace. No I/O: plan.py diffs a file against
+the live state reads.py brings, apply.py runs a plan; the text is
+read by the console's one bounded YAML reader (console/uploads.py: size, depth, no anchors).
 
 The document (``kind: KafkaEstate``, ``version: 1``)::
 
@@ -30,7 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from yaml.constructor import SafeConstructor
 
+from console import uploads
 from console.acls import core as acl_core
 from console.kafka import AclBinding
 
@@ -140,50 +143,54 @@ def dump(estate: Estate) -> str:
 
 
 class _Mapping(dict):
-    """A YAML mapping that remembers the line of each of its keys."""
+    """A YAML mapping that remembers its line and the line of each of its keys."""
 
     line = 0
     key_lines: dict[Any, int]
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml's parser when installed
-    """PyYAML's safe loader (no tags beyond plain data) whose mappings keep their keys' lines and
-    refuse a key given twice."""
+class _Invalid(Exception):
+    """A value the document cannot hold, at a line (raised while the nodes are read)."""
+
+    def __init__(self, node: yaml.Node, text: str):
+        super().__init__(f"line {node.start_mark.line + 1}, column {node.start_mark.column + 1}: {text}")
 
 
-def _mapping(loader: _Loader, node: yaml.MappingNode) -> _Mapping:
-    loader.flatten_mapping(node)
-    out = _Mapping()
-    out.line, out.key_lines = node.start_mark.line + 1, {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        line = key_node.start_mark.line + 1
-        if not isinstance(key, (str, int, float, bool)) or key is None:
-            raise yaml.constructor.ConstructorError(
-                None, None, "a key must be a plain name", key_node.start_mark
-            )
-        if key in out:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"'{str(key)[:80]}' is given twice (first on line {out.key_lines[key]})",
-                key_node.start_mark,
-            )  # fmt: skip
-        out[key] = loader.construct_object(value_node, deep=True)
-        out.key_lines[key] = line
-    return out
-
-
-_Loader.add_constructor("tag:yaml.org,2002:map", _mapping)
+def _value(node: yaml.Node) -> Any:
+    """A node as plain data; a mapping remembers its keys' lines and refuses a key given twice."""
+    if isinstance(node, yaml.SequenceNode):
+        return [_value(n) for n in node.value]
+    if isinstance(node, yaml.MappingNode):
+        out = _Mapping()
+        out.line, out.key_lines = node.start_mark.line + 1, {}
+        for key_node, value_node in node.value:
+            key = _value(key_node)
+            if not isinstance(key, (str, int, float, bool)):
+                raise _Invalid(key_node, "a key must be a plain name")
+            if key in out:
+                raise _Invalid(
+                    key_node, f"'{str(key)[:80]}' is given twice (first on line {out.key_lines[key]})"
+                )
+            out[key], out.key_lines[key] = _value(value_node), key_node.start_mark.line + 1
+        return out
+    try:
+        return SafeConstructor().construct_object(node)
+    except (yaml.YAMLError, ValueError, OverflowError) as exc:
+        raise _Invalid(node, f"a value cannot be read: {str(exc)[:120]}") from None
 
 
 def _load(text: str) -> Any:
+    """The text through the console's bounded YAML reader (console/uploads.py: size, depth, no
+    anchors or aliases), then read node by node with each key's line."""
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "the file"
-        raise EstateParseError([f"{where}: not valid YAML: {exc.problem or exc.context}"]) from None
-    except yaml.YAMLError as exc:
-        raise EstateParseError([f"not valid YAML: {str(exc)[:200]}"]) from None
+        node = uploads.compose_yaml(text)
+        return None if node is None else _value(node)
+    except uploads.UploadError as exc:
+        raise EstateParseError(
+            [f"line {exc.line}, column {exc.column}: not valid YAML: {exc.message}"]
+        ) from None
+    except _Invalid as exc:
+        raise EstateParseError([f"{exc}"]) from None
 
 
 def _at(m: _Mapping, key: Any = None) -> str:

@@ -123,8 +123,21 @@ def test_it_refuses_topics_outside_the_namespace_internal_topics_and_names_given
 
 def test_it_refuses_a_key_given_twice():
     assert errors(HEAD + "topics:\n- name: team-a.x\n  partitions: 1\n  partitions: 2\n") == [
-        "line 8, column 3: not valid YAML: 'partitions' is given twice (first on line 7)"
+        "line 8, column 3: 'partitions' is given twice (first on line 7)"
     ]
+
+
+def test_it_reads_through_the_bounded_reader_refusing_anchors_and_deep_nesting():
+    assert errors(HEAD + "topics:\n- &t {name: team-a.x, partitions: 1, replication_factor: 1}\n- *t\n") == [
+        "line 6, column 3: not valid YAML: YAML anchors and aliases (&name, *name) are not allowed; quote a value "
+        'that starts with & or *, e.g. host: "*"'
+    ]
+    assert errors(HEAD + "topics: " + "[" * 30 + "]" * 30 + "\n")[0].startswith(
+        "line 5, column 28: not valid YAML: nested deeper than 20 levels"
+    )
+    assert errors(
+        HEAD + "topics:\n- {name: team-a.x, partitions: 1, replication_factor: 1, configs: {? [a]: 1}}\n"
+    ) == ["line 6, column 70: a key must be a plain name"]
 
 
 def test_it_takes_only_the_namespaces_own_acls():
