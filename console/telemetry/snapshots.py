@@ -339,7 +339,6 @@ def _fetch_and_summarize(cluster: Cluster, ts: datetime) -> RawSnapshot:
     both (counts from the snapshot's own layout and configs). A failure to reach Kafka is written to
     the summary too, then raised."""
     actor = access.system_actor()  # resolved here: the facts' thread needs no database
-    mark = drift.audit_mark()  # before the first request: the console's changes from here on are its own
     try:
         gw = gateway_for(cluster)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary") as pool:
@@ -360,7 +359,6 @@ def _fetch_and_summarize(cluster: Cluster, ts: datetime) -> RawSnapshot:
         configs=raw.configs,
         consumer_groups=len(raw.group_offsets) if raw.groups_listed else None,
     )
-    drift.after_snapshot(cluster, gw, raw.layout, mark=mark, now=ts)
     return raw
 
 
@@ -387,6 +385,8 @@ def collect_for(cluster: Cluster, *, now: datetime | None = None) -> SnapshotRes
         log.warning("telemetry snapshot of %s skipped: %s", cluster.name, exc)
         return str(exc)
     errlog.RUNS.recovered(key)
+    if not result.skipped:  # then compare with the previous look (console/drift; never fails the snapshot)
+        drift.after_snapshot(cluster, now=result.ts)
     return result
 
 

@@ -55,12 +55,10 @@ class World:
         self.seen = 0
 
     def look(self) -> list[AuditEvent]:
-        """One snapshot (as beat takes it); the external-change events it recorded."""
+        """One scheduled snapshot (as beat takes it); the external-change events it recorded."""
         self.looks += 1
-        result = snapshots.collect_snapshot(
-            cluster=self.cluster, now=NOW + timedelta(minutes=5 * self.looks), force=True
-        )
-        assert not result.skipped and result.errors == ()
+        result = snapshots.collect_for(self.cluster, now=NOW + timedelta(minutes=5 * self.looks))
+        assert not isinstance(result, str) and not result.skipped and result.errors == ()
         events = list(
             AuditEvent.objects.filter(action=audit_names.EXTERNAL_CHANGE, id__gt=self.seen).order_by("id")
         )
@@ -270,10 +268,10 @@ def test_a_look_that_cannot_read_kafka_keeps_the_baseline(world, monkeypatch):
         raise KafkaOperationError(7, "REQUEST_TIMED_OUT", "timed out")
 
     before = DriftBaseline.objects.get(cluster=world.cluster).taken_at
-    monkeypatch.setattr(type(world.gw), "list_partition_reassignments", broken)
-    assert world.look() == []  # the snapshot itself is taken
+    with monkeypatch.context() as patched:
+        patched.setattr(type(world.gw), "list_partition_reassignments", broken)
+        assert world.look() == []  # the snapshot itself is taken
     assert DriftBaseline.objects.get(cluster=world.cluster).taken_at == before
-    monkeypatch.undo()
     (event,) = world.look()
     assert event.targets == [f"topic:{name}"]
 

@@ -31,13 +31,13 @@ def drifted(kafka_cluster, personas, telemetry_lake):
     """Two topics made outside the console between two snapshots, one then given an override; and one
     event of the console's own on the trail. Returns the topics' names."""
     gw = gateway_for(kafka_cluster)
-    snapshots.collect_snapshot(cluster=kafka_cluster, now=NOW, force=True)
+    snapshots.collect_for(kafka_cluster, now=NOW)
     names = [f"drift-{uuid.uuid4().hex[:8]}" for _ in range(2)]
     gw.create_topics([NewTopic(n, 1, 1) for n in names])
-    snapshots.collect_snapshot(cluster=kafka_cluster, now=NOW + timedelta(minutes=5), force=True)
+    snapshots.collect_for(kafka_cluster, now=NOW + timedelta(minutes=5))
     res = ConfigResource("TOPIC", names[0])
     gw.incremental_alter_configs({res: [ConfigChange("retention.ms", "SET", "60000")]})
-    snapshots.collect_snapshot(cluster=kafka_cluster, now=NOW + timedelta(minutes=10), force=True)
+    snapshots.collect_for(kafka_cluster, now=NOW + timedelta(minutes=10))
     assert AuditEvent.objects.filter(action=audit_names.EXTERNAL_CHANGE).count() == 3
     return names
 
