@@ -29,7 +29,16 @@ class SilenceForm(forms.Form):
         help_text='e.g. "broker 2" or "group billing"; empty: every subject',
     )
     duration = forms.CharField(
-        max_length=20, label="For", initial="2h", help_text="30m, 2h, 1d12h, 1w (at most 30 days)"
+        required=False,
+        max_length=20,
+        label="For",
+        initial="2h",
+        help_text="30m, 2h, 1d12h, 1w (at most 30 days); or an end time instead",
+    )
+    until = forms.DateTimeField(
+        required=False,
+        label="Or until (UTC)",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
     )
     reason = forms.CharField(max_length=REASON_MAX, widget=forms.TextInput)
 

@@ -121,10 +121,11 @@ def alert_silence_create(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_ALERTS)
     form = SilenceForm(request.POST)
 
-    def run(d, who) -> str:
+    def run(d, who) -> str:  # an end time, when given, wins over the prefilled duration
         silence = actions.create_silence(
-            rule=d["rule"], subject=d["subject"], duration=d["duration"], reason=d["reason"], **who
-        )
+            rule=d["rule"], subject=d["subject"], duration=None if d["until"] else d["duration"] or None, until=d["until"],
+            reason=d["reason"], **who,
+        )  # fmt: skip
         return f"Silence #{silence.pk} set until {silence.expires_at:%Y-%m-%d %H:%M} UTC."
 
     return _posted(request, cluster, form, run) or _page(request, cluster, silence_form=form)

@@ -132,6 +132,21 @@ def test_it_adds_and_ends_a_silence_from_the_page(client, offline_cluster, offli
     ]
 
 
+def test_it_silences_until_a_time_from_the_page(client, offline_cluster, offline_personas):
+    client.force_login(offline_personas["operator"])
+    until = (timezone.now() + timedelta(days=2)).replace(second=0, microsecond=0)
+    url = _url(offline_cluster, "alert_silence_create")
+    made = client.post(
+        url, {"duration": "2h", "until": until.strftime("%Y-%m-%dT%H:%M"), "reason": "upgrade"}
+    )
+    assert made.status_code == 302
+    assert AlertSilence.objects.values_list("rule", "subject", "expires_at").get() == ("", "", until)
+    neither = client.post(url, {"duration": "", "until": "", "reason": "r"})
+    assert neither.context["silence_form"].non_field_errors() == [
+        "Give the silence either a duration (e.g. 2h) or an end time, not both."
+    ]
+
+
 def test_it_sets_a_rule_from_the_page_for_admins_only(client, offline_cluster, offline_personas):
     url = _url(offline_cluster, "alert_rule_set", rule="group_lag")
     client.force_login(offline_personas["operator"])
