@@ -195,6 +195,38 @@ def read_only(name: str, examples: int, payload, kwargs=cluster_kw) -> Route:
     return Route(name, examples, payload, kwargs, method="get", check=checks.unchanged)
 
 
+def window_form(env):
+    """The calendar page's "add a window" form (console/forms/windows.py)."""
+    moments = ["2030-01-01T02:00", "2020-01-01T00:00", "2030-13-45T99:99", "9999-12-31T23:59", "1-1-1"]
+    return form(
+        {
+            "kind": either("freeze", "maintenance", "other"),
+            "reason": either("release week", "x" * 501, ""),
+            "starts_at": either(*moments),
+            "ends_at": either(*moments),
+            "weekday": either("", "0", "6", "7", "-1"),
+            "start_time": either("02:00", "25:00", "xx"),
+            "duration_min": NUMBER,
+            "time_zone": either("UTC", "Europe/Paris", "Mars/Olympus", "../../etc/passwd", ""),
+        }
+    )
+
+
+def window_kw(env: Env) -> st.SearchStrategy:
+    """A window of the main cluster (made once), or any id."""
+    if "window" not in env.ids:
+        from django.utils import timezone
+
+        from console.windows import actions as windows
+
+        now = timezone.now()
+        env.ids["window"] = windows.add_window(
+            actor=env.admin, cluster=env.cluster, kind="maintenance", reason="hostile",
+            starts_at=now, ends_at=now + timezone.timedelta(days=1),
+        ).pk  # fmt: skip
+    return with_id("window", "window_id")(env)
+
+
 def _routes() -> list[Route]:
     rk = with_id("reassignment", "rid")
     rq = with_id("request", "request_id")
@@ -249,6 +281,27 @@ def _routes() -> list[Route]:
         Route("notify_channel", 250, notify_channel_form, ch, check=checks.db_only),
         Route("notify_channel_test", 100, nothing, ch, check=checks.db_only),
         Route("notify_channel_delete", 100, nothing, ch, check=checks.db_only),
+        Route("windows_page", 400, window_form, cluster_kw, check=checks.db_only),
+        Route("window_end", 100, nothing, window_kw, check=checks.db_only),
+        Route(
+            "window_settings",
+            100,
+            keys("maintenance_only", ["on", "off", ""]),
+            cluster_kw,
+            check=checks.db_only,
+        ),
+        Route(
+            "change_schedule",
+            300,
+            lambda env: form(
+                {
+                    "run_at": either("2030-01-01T02:00", "2020-01-01T00:00", "x"),
+                    "time_zone": either("UTC", "Nowhere/Land"),
+                }
+            ),
+            rq,
+            check=checks.db_only,
+        ),
         Route("reassign_new", 700, plan_form, cluster_kw, check=checks.db_only),
         Route(
             "reassign_external_cancel",

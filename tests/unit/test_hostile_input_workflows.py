@@ -50,6 +50,10 @@ HERE = (
     "notify_channel",
     "notify_channel_delete",
     "notify_channel_test",
+    "windows_page",
+    "window_end",
+    "window_settings",
+    "change_schedule",
     "review_queue",
 )
 
