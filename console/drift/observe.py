@@ -26,14 +26,12 @@ from console.acls import core as acl_core
 from console.audit import store as audit_store
 from console.clusters.actions import gateway_for
 from console.drift import audit_names, core, store
-from console.kafka import ConfigResource, KafkaOperationError
+from console.kafka import KafkaOperationError
 from console.kafka.health import PartitionLayout
 from console.models import AuditChainHead, AuditEvent, Cluster, DriftBaseline
 
 log = logging.getLogger(__name__)
 
-#: A topic config's source when it is set on the topic itself (Kafka's DescribeConfigs).
-OVERRIDE_SOURCE = "DYNAMIC_TOPIC_CONFIG"
 #: The console's own changes, by the action names its areas store them under (topics, configs, acls
 #: and reassignment's audit_names; stored names never change), and what each may change.
 CONSOLE_CHANGES: dict[str, frozenset[str]] = {
@@ -70,23 +68,15 @@ def read_state(gw, layout: PartitionLayout) -> dict[str, Any]:
     Kafka's internal topics (``__consumer_offsets``, ...) are left out: Kafka makes them itself."""
     names = [n for n in layout.topics if not n.startswith("__")]
     moving = {tp.topic for tp in gw.list_partition_reassignments()}
-    configs = gw.describe_configs([ConfigResource("TOPIC", n) for n in names], include_documentation=False)
+    overrides = gw.topic_overrides(names)
     offsets = layout.replica_offsets
     topics: dict[str, list] = {}
     for name in names:
         first, count = layout.topic_rows[name]
-        rf = (
-            None
-            if name in moving
-            else max((offsets[r + 1] - offsets[r] for r in range(first, first + count)), default=0)
-        )
-        entries = configs.get(ConfigResource("TOPIC", name))
-        overrides = (
-            None
-            if not isinstance(entries, dict)
-            else {k: e.value for k, e in entries.items() if e.source == OVERRIDE_SOURCE}
-        )
-        topics[name] = core.topic_entry(count, rf, overrides) if overrides is not None else [count, rf, None]
+        rows = range(first, first + count)
+        rf = None if name in moving else max((offsets[r + 1] - offsets[r] for r in rows), default=0)
+        found = overrides.get(name)
+        topics[name] = core.topic_entry(count, rf, found) if isinstance(found, dict) else [count, rf, None]
     try:
         acls: dict | None = {acl_core.label(b): asdict(b) for b in gw.describe_acls()}
     except KafkaOperationError as exc:  # no authorizer, or not allowed to describe: ACLs are not compared

@@ -15,6 +15,7 @@ from .alert_reads import AlertReadsMixin
 from .cluster import ClusterMixin
 from .configs import ConfigsMixin
 from .connection import ClusterConnection
+from .drift_reads import DriftReadsMixin
 from .errors import KafkaOperationError
 from .groups import GroupsMixin
 from .health import HealthMixin
@@ -43,6 +44,7 @@ class KafkaGateway(
     GroupsMixin,
     HealthMixin,
     AlertReadsMixin,
+    DriftReadsMixin,
 ):
     """Everything the console does to one Kafka cluster.
 

@@ -65,6 +65,7 @@ def test_a_config_and_an_acl_changed_outside_the_console_are_external_changes(gw
         )
         assert not isinstance(gw.create_acls([binding])[binding], KafkaOperationError)
         eventually(lambda: _override(gw, res), lambda v: v == "3600000")
+        assert gw.topic_overrides([name]) == {name: {"retention.ms": "3600000"}}  # drift's own read
         eventually(lambda: gw.describe_acls(AclBindingFilter(principal=binding.principal)))
         second = snapshots.collect_for(cluster, now=T0 + timedelta(minutes=5))
         assert not isinstance(second, str), second
