@@ -227,6 +227,59 @@ def window_kw(env: Env) -> st.SearchStrategy:
     return with_id("window", "window_id")(env)
 
 
+def _alert_ids(env: Env) -> None:
+    """A firing alert and an active silence on the main cluster (made once)."""
+    if "alert" not in env.ids:
+        from console.alerts import actions as alerts
+        from tests.unit.alert_world import make_alert
+
+        env.ids["alert"] = make_alert(env.cluster, "group_lag", "group hostile").pk
+        env.ids["silence"] = alerts.create_silence(
+            actor=env.admin, cluster=env.cluster, duration="1d", reason="hostile"
+        ).pk
+
+
+def alert_kw(key: str, field: str):
+    def kwargs(env: Env) -> st.SearchStrategy:
+        _alert_ids(env)
+        return with_id(key, field)(env)
+
+    return kwargs
+
+
+def alert_rule_kw(env: Env) -> st.SearchStrategy:
+    rules = st.one_of(st.sampled_from(["group_lag", "disk_days_to_full", "broker_down", "moon"]), PATH_JUNK)
+    return st.builds(lambda r: {"name": env.cluster.name, "rule": r}, rules)
+
+
+def alert_ack_form(env):
+    return form({"note": either("on it", "", "x" * 2100)})
+
+
+def alert_silence_form(env):
+    """The alerts page's silence form (console/forms/alerts.py)."""
+    return form(
+        {
+            "rule": either("", "group_lag", "moon"),
+            "subject": either("", "broker 2", "x" * 400),
+            "duration": either("2h", "0m", "45d", "1d12h", "soon", ""),
+            "until": either("", "2030-01-01T02:00", "2020-01-01T00:00", "2030-13-45T99:99"),
+            "reason": either("backfill", "", "x" * 1100),
+        }
+    )
+
+
+def alert_rule_form(env):
+    return form(
+        {
+            "enabled": either("on", ""),
+            "threshold": NUMBER,
+            "severity": either("", "warning", "critical", "doom"),
+            "escalate_after_min": NUMBER,
+        }
+    )
+
+
 def _routes() -> list[Route]:
     rk = with_id("reassignment", "rid")
     rq = with_id("request", "request_id")
@@ -283,6 +336,10 @@ def _routes() -> list[Route]:
         Route("notify_channel_delete", 100, nothing, ch, check=checks.db_only),
         Route("windows_page", 400, window_form, cluster_kw, check=checks.db_only),
         Route("window_end", 100, nothing, window_kw, check=checks.db_only),
+        Route("alert_acknowledge", 100, alert_ack_form, alert_kw("alert", "alert_id"), check=checks.db_only),
+        Route("alert_silence_create", 150, alert_silence_form, cluster_kw, check=checks.db_only),
+        Route("alert_silence_end", 50, nothing, alert_kw("silence", "silence_id"), check=checks.db_only),
+        Route("alert_rule_set", 150, alert_rule_form, alert_rule_kw, check=checks.db_only),
         Route(
             "window_settings",
             100,
