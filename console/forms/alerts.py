@@ -43,11 +43,14 @@ class SilenceForm(forms.Form):
     reason = forms.CharField(max_length=REASON_MAX, widget=forms.TextInput)
 
 
+_SMALL = forms.TextInput(attrs={"inputmode": "decimal", "size": "7"})  # one line per rule in the table
+
+
 class RuleForm(forms.Form):
     """A rule's setting on the cluster: an empty threshold or severity is the rule's default, an
     empty escalation never escalates."""
 
     enabled = forms.BooleanField(required=False)
-    threshold = forms.FloatField(required=False)
+    threshold = forms.FloatField(required=False, widget=_SMALL)
     severity = forms.ChoiceField(required=False, choices=[("", "default"), *AlertSeverity.choices])
-    escalate_after_min = forms.IntegerField(required=False, label="Escalate after (min)")
+    escalate_after_min = forms.IntegerField(required=False, label="Escalate after (min)", widget=_SMALL)
