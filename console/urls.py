@@ -68,6 +68,7 @@ urlpatterns = [
     path("c/<slug:name>/drift/", include("console.urls_drift")),
     path("c/<slug:name>/alerts/", include("console.urls_alerts")),
     path("c/<slug:name>/windows/", include("console.urls_windows")),
+    path("c/<slug:name>/estate/", include("console.urls_estate")),
     path("audit/", include("console.urls_audit")),
     path("operations/<int:op_id>/", operations.operation_detail, name="operation_detail"),
     path("api/", include("console.api.urls")),  # the REST API, namespace "api" (docs/api.md)

@@ -44,7 +44,7 @@ from tests.unit.hostile_forms import (
     topic_policy,
 )
 from tests.unit.hostile_harness import Env, Route
-from tests.unit.hostile_values import NUMBER, as_upload, either, form
+from tests.unit.hostile_values import NUMBER, as_upload, either, form, text_document
 from tests.unit.quorum_helpers import register_controllers
 
 
@@ -212,6 +212,26 @@ def window_form(env):
     )
 
 
+ESTATE_KEYS = ["kind", "version", "cluster", "namespace", "topics", "acls", "name", "partitions", "configs"]
+
+
+def estate_form(env):
+    """The estate page's plan and submit forms (console/forms/estate.py): a broken file, or junk topics
+    in a namespace of their own."""
+    doc = {"kind": "KafkaEstate", "version": 1, "namespace": "hostile-estate."}
+    text = text_document(
+        ESTATE_KEYS, wrap=lambda v: st.sampled_from([v, {**doc, "topics": [v]}, {**doc, "acls": [v]}])
+    )
+    return form(
+        {
+            "text": text,
+            "upload": as_upload(text),
+            "delete": either("on", ""),
+            "reason": either("r", "x" * 2001),
+        }
+    )
+
+
 def window_kw(env: Env) -> st.SearchStrategy:
     """A window of the main cluster (made once), or any id."""
     if "window" not in env.ids:
@@ -336,6 +356,8 @@ def _routes() -> list[Route]:
         Route("notify_channel_delete", 100, nothing, ch, check=checks.db_only),
         Route("windows_page", 400, window_form, cluster_kw, check=checks.db_only),
         Route("window_end", 100, nothing, window_kw, check=checks.db_only),
+        Route("estate_plan", 150, estate_form, cluster_kw, check=checks.unchanged),
+        Route("estate_submit", 150, estate_form, cluster_kw, check=checks.db_only),
         Route("alert_acknowledge", 100, alert_ack_form, alert_kw("alert", "alert_id"), check=checks.db_only),
         Route("alert_silence_create", 150, alert_silence_form, cluster_kw, check=checks.db_only),
         Route("alert_silence_end", 50, nothing, alert_kw("silence", "silence_id"), check=checks.db_only),

@@ -52,6 +52,8 @@ READ_ONLY = frozenset(
         "alert_list",
         "alert_glance",  # the overview's box of open alerts, loaded by htmx
         "drift_recent",  # the overview's and topic page's changes outside the console, loaded by htmx
+        "estate",  # the estate page (its forms post to estate_plan and estate_submit)
+        "estate_export",  # the estate YAML download
         # The deployment's probes (console/views/health.py): no login; /readyz and /metrics need the metrics
         # token or an allowed network (tests/unit/test_health.py)
         "healthz",
@@ -446,6 +448,18 @@ MUTATING_ROWS += (
     Row("window_end", ADMINS, 302, _window_row),
     Row("window_settings", ADMINS, 302, _a({"maintenance_only": "on"})),
     Row("change_schedule", OPERATORS, 302, _schedule_row, special=(("viewer", 404), ("requester", 404))),
+)
+
+
+def _estate_file(w: World) -> tuple:
+    from tests.unit.api_rows import _estate
+
+    return w.cluster, {}, _estate(w)[1]
+
+
+MUTATING_ROWS += (
+    Row("estate_plan", VIEWERS, 200, _estate_file, changes=False),  # a plan changes nothing
+    Row("estate_submit", OPERATORS, 302, _estate_file),
 )
 
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)

@@ -52,6 +52,8 @@ HERE = (
     "notify_channel_test",
     "windows_page",
     "window_end",
+    "estate_plan",
+    "estate_submit",
     "alert_acknowledge",
     "alert_silence_create",
     "alert_silence_end",
