@@ -58,6 +58,9 @@ def test_it_exports_plans_and_submits_from_the_page(client, personas, kafka_clus
         "grow t000",
         "operator",
     )
+    shown = client.get(held["Location"]).content.decode()
+    assert "Estate plan (always held for approval)" in shown
+    assert f"topic:{ns}t000" in shown and "2 partitions" in shown
 
 
 def test_it_shows_a_bad_file_on_the_form(client, personas, kafka_cluster):
