@@ -1,9 +1,10 @@
-"""Drift detection's shell: after each scheduled telemetry snapshot, read what Kafka holds now (one
-Metadata, every topic's overridden configs, the reassignments in progress, every ACL binding),
+"""Drift detection's shell: after each scheduled telemetry snapshot, read what Kafka holds now (the
+snapshot's own Metadata, every topic's overridden configs, the reassignments in progress, every ACL
+binding),
 compare it with the previous look, and record what the console did not change as audit events.
 
-Races with the console's own changes: ``audit_mark()`` is read before the look's first request and
-kept with the look; the next look counts as the console's every event of a change to the
+Races with the console's own changes: ``audit_mark()`` is read before the snapshot's first request
+and kept with the look; the next look counts as the console's every event of a change to the
 resource (requested, outcome, reconciled; not refused) written after that mark. A change the console
 was making while a look read Kafka has its "requested" event before Kafka acted and its outcome after,
 so whichever look first sees Kafka's new state also sees one of its events. Counting a change that
@@ -141,14 +142,13 @@ def _notify(cluster: Cluster, changes: tuple[core.Change, ...], mark: int) -> No
     )
 
 
-def after_snapshot(cluster: Cluster, *, now: datetime) -> Look | None:
-    """The scheduled snapshot's hook (``telemetry.snapshots.collect_for``): a look of its own (the mark,
-    then a Metadata and the three reads), or None when Kafka could not be read for it (logged; the
-    previous baseline stays, so the next look compares against it). Never fails the snapshot."""
+def after_snapshot(cluster: Cluster, layout: PartitionLayout, *, mark: int, now: datetime) -> Look | None:
+    """The scheduled snapshot's hook (``telemetry.snapshots.collect_for``, with the snapshot's Metadata
+    and the audit mark it read before the snapshot): a look, or None when Kafka could not be read for
+    it (logged; the previous baseline stays, so the next look compares against it). Never fails the
+    snapshot."""
     try:
-        mark = audit_mark()
-        gw = gateway_for(cluster)
-        return look(cluster, gw, gw.partition_layout(), mark=mark, now=now)
+        return look(cluster, gateway_for(cluster), layout, mark=mark, now=now)
     except KafkaOperationError as exc:
         log.warning("drift look at %s skipped: %s", cluster.name, exc.operator_text)
     except Exception:  # noqa: BLE001 - drift detection never breaks a snapshot

@@ -8,6 +8,7 @@ turned into three Parquet files: partitions, brokers, groups (see ``pipeline/lak
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from array import array
@@ -100,6 +101,8 @@ class SnapshotResult:
     errors: tuple[str, ...] = ()
     rpc_seconds: float = 0.0
     total_seconds: float = 0.0
+    # The snapshot's Metadata, handed to drift's look by collect_for (which drops it before returning).
+    layout: PartitionLayout | None = field(default=None, repr=False, compare=False)
 
 
 def fetch_snapshot(gw) -> RawSnapshot:
@@ -297,10 +300,12 @@ def collect_snapshot(
     now: datetime | None = None,
     force: bool = False,
     lake_dir: Path | None = None,
+    keep_layout: bool = False,
 ) -> SnapshotResult:
     """Take one snapshot of a cluster into the lake, unless this interval already has one.
 
     Beat calls it without an actor (the system); a person needs ``operation.run`` on the cluster.
+    ``keep_layout`` keeps the snapshot's Metadata on the result (for collect_for's drift look).
     """
     if actor is not None:
         access.require(actor, cluster, access.RUN_OPERATIONS)
@@ -331,6 +336,7 @@ def collect_snapshot(
         errors=tuple(raw.errors),
         rpc_seconds=raw.rpc_seconds,
         total_seconds=time.perf_counter() - started,
+        layout=raw.layout if keep_layout else None,
     )
 
 
@@ -376,8 +382,9 @@ def collect_for(cluster: Cluster, *, now: datetime | None = None) -> SnapshotRes
     """One cluster's scheduled snapshot: its result, or the operator text of why Kafka (or the
     cluster's stored secret) could not be read. A run of failures is logged once (errlog), with a count."""
     key = f"telemetry snapshot of {cluster.name}"
+    mark = drift.audit_mark()  # before the snapshot's reads: the console's changes from here on are its own
     try:
-        result = collect_snapshot(cluster=cluster, now=now)
+        result = collect_snapshot(cluster=cluster, now=now, keep_layout=True)
     except KafkaOperationError as exc:
         errlog.RUNS.failed(key, f"failed: {exc.operator_text}", logger=log)
         return exc.operator_text
@@ -385,8 +392,9 @@ def collect_for(cluster: Cluster, *, now: datetime | None = None) -> SnapshotRes
         log.warning("telemetry snapshot of %s skipped: %s", cluster.name, exc)
         return str(exc)
     errlog.RUNS.recovered(key)
-    if not result.skipped:  # then compare with the previous look (console/drift; never fails the snapshot)
-        drift.after_snapshot(cluster, now=result.ts)
+    if result.layout is not None:  # compare with the previous look (console/drift; never fails the snapshot)
+        drift.after_snapshot(cluster, result.layout, mark=mark, now=result.ts)
+        result = dataclasses.replace(result, layout=None)
     return result
 
 
