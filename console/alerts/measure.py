@@ -1,9 +1,9 @@
 """What each rule measures on one cluster (the imperative shell): its reads, turned into measures.
 
 Every read is one the console already makes, taken as cheaply as it is correct:
-- partitions: one Metadata (``partition_layout``, the snapshot's flat read) counted with the
-  snapshot's own ``summary.partition_counts``; each topic's ``min.insync.replicas`` (and its
-  replica throttles) are read with one DescribeConfigs of the topics at most every
+- partitions: one Metadata (``partition_health``: the C decoder's per-topic counts, a topic's
+  partitions unpacked only where its counts cannot answer); each topic's ``min.insync.replicas``
+  (and its replica throttles) are read with one DescribeConfigs of the topics at most every
   ``ALERTS_CONFIGS_MAX_AGE_S`` (a topic new since then is asked at once), kept in this process:
   describing every topic each minute would cost more than the rest of the round together;
 - brokers, the active controller and the certificates: ``clusters.actions.overview`` (the overview
@@ -81,18 +81,18 @@ def measure(cluster: Cluster, gw, actor, *, now: float | None = None) -> dict[st
     thread of its own: ``without_kafka`` measures the rest on the caller's."""
     now = time.time() if now is None else now
     try:
-        layout = gw.partition_layout()
+        health = gw.partition_health()
     except KafkaOperationError as exc:
         raise Unreachable(exc.operator_text) from exc
     out: dict[str, dict[str, Measure] | None] = {}
     with ThreadPoolExecutor(4, thread_name_prefix="alerts") as pool:
-        configs = pool.submit(_topic_configs, cluster, gw, layout, now)
+        configs = pool.submit(_topic_configs, cluster, gw, health.topics, now)
         quorum = pool.submit(_quiet, gw.describe_quorum)
-        groups = pool.submit(_quiet, _groups, gw, layout, now)
-        throttles = pool.submit(_quiet, _broker_rates, gw, layout)
+        groups = pool.submit(_quiet, _groups, gw, health, now)
+        throttles = pool.submit(_quiet, _broker_rates, gw, health.brokers)
         out |= _from_overview(clusters.overview(actor=actor, cluster=cluster), now)
         configs = configs.result()
-        out |= _partitions(layout, configs)
+        out |= _partitions(health, configs)
         out |= _quorum(cluster, quorum.result(), now)
         found = groups.result()
         out["group_lag"], out["group_time_lag"] = found if found is not None else (None, None)
@@ -123,13 +123,13 @@ def _quiet(read, *args):
         return None
 
 
-def _topic_configs(cluster: Cluster, gw, layout, now: float) -> dict[str, dict[str, str]] | None:
+def _topic_configs(cluster: Cluster, gw, topics, now: float) -> dict[str, dict[str, str]] | None:
     """Each topic's min ISR and replica throttles ({topic: {config: value}}, throttles only when the
     topic's own): kept, asked again after ALERTS_CONFIGS_MAX_AGE_S, new topics asked at once."""
     with MEMORY.lock:
         read_at, known = MEMORY.configs.get(cluster.pk, (0.0, {}))
     fresh = now - read_at < settings.ALERTS_CONFIGS_MAX_AGE_S
-    names = set(layout.topics)
+    names = set(topics)
     wanted = sorted(names - set(known)) if fresh else sorted(names)
     if wanted:
         try:
@@ -159,16 +159,20 @@ def _topic_configs(cluster: Cluster, gw, layout, now: float) -> dict[str, dict[s
     return known
 
 
-def _partitions(layout, configs) -> dict[str, dict[str, Measure] | None]:
-    min_isr: dict[str, int] = {}
-    for topic, row in (configs or {}).items():
-        value = row.get(summary.MIN_ISR, "")
-        if str(value).isdigit():
-            min_isr[topic] = int(value)
-    counts = summary.partition_counts(layout, min_isr)
-    found = core.partition_measures(counts.under_replicated, counts.offline, counts.under_min_isr)
-    if configs is None:  # under min ISR needs the topics' minimums
+def _partitions(health, configs) -> dict[str, dict[str, Measure] | None]:
+    """The partition counts; under min ISR with each topic's minimum (as the snapshot's summary
+    counts it), unmeasured while the minimums are unknown."""
+    found = core.partition_measures(health.under_replicated, health.offline, 0)
+    if configs is None:
         found["under_min_isr"] = None
+        return found
+    min_isr = {
+        t: int(row[summary.MIN_ISR])
+        for t, row in configs.items()
+        if str(row.get(summary.MIN_ISR, "")).isdigit()
+    }
+    under = health.under_min_isr(min_isr, summary.DEFAULT_MIN_ISR)
+    found["under_min_isr"] = core.partition_measures(0, 0, under)["under_min_isr"]
     return found
 
 
@@ -206,19 +210,14 @@ def _quorum(cluster: Cluster, quorum, now: float) -> dict[str, dict[str, Measure
     }
 
 
-def _groups(gw, layout, now: float) -> tuple[dict[str, Measure], dict[str, Measure]]:
+def _groups(gw, health, now: float) -> tuple[dict[str, Measure], dict[str, Measure]]:
     """(lag in messages, lag in time) of every consumer group."""
     committed = {
         group: {(tp.topic, tp.partition): o for tp, o in offsets.items()}
         for group, offsets in gw.list_consumer_group_offsets().items()
         if not isinstance(offsets, KafkaOperationError)
     }
-    leaders = {}
-    for offsets in committed.values():
-        for topic, partition in offsets:
-            row = layout.row_of(topic, partition)
-            if row >= 0:
-                leaders[TopicPartition(topic, partition)] = layout.leader[row]
+    leaders = health.leaders(tp for offsets in committed.values() for tp in offsets)
     ends = {}
     if leaders:
         for tp, answer in gw.list_offsets(list(leaders), "latest", leaders=leaders).items():
@@ -254,10 +253,10 @@ def _position_times(gw, committed, lags, leaders) -> dict[tuple[str, str, int], 
     return out
 
 
-def _broker_rates(gw, layout) -> tuple[int, set[str]]:
+def _broker_rates(gw, brokers) -> tuple[int, set[str]]:
     """(rate overrides on the brokers or the cluster default, the topics being reassigned)."""
     moving = {tp.topic for tp in gw.list_partition_reassignments()}
-    resources = [ConfigResource("BROKER", str(b)) for b in layout.brokers] + [ConfigResource("BROKER", "")]
+    resources = [ConfigResource("BROKER", str(b)) for b in brokers] + [ConfigResource("BROKER", "")]
     rates = sum(1 for value in current_values(gw, resources, RATE_CONFIGS, strict=False).values() if value)
     return rates, moving
 
