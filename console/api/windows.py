@@ -24,7 +24,9 @@ class WindowIn(serializers.Serializer):
         required=False, min_value=0, max_value=6, help_text="weekly: 0 = Monday"
     )
     start_time = serializers.TimeField(required=False, help_text="weekly: HH:MM in time_zone")
-    duration_min = serializers.IntegerField(required=False, min_value=1, help_text="weekly")
+    duration_min = serializers.IntegerField(
+        required=False, min_value=1, max_value=windows.MAX_DURATION_MIN, help_text="weekly"
+    )
     time_zone = serializers.CharField(required=False, default="UTC", max_length=64)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 
 from console.models.windows import WindowKind
+from console.windows import actions as windows
 from console.windows import core
 
 WEEKDAY_CHOICES = [("", "one-off (no weekday)")] + [(str(i), d) for i, d in enumerate(core.WEEKDAYS)]
@@ -46,7 +47,9 @@ class WindowForm(ZonedForm):
     start_time = forms.TimeField(
         required=False, widget=forms.TimeInput(attrs={"type": "time"}), label="Weekly at"
     )
-    duration_min = forms.IntegerField(required=False, min_value=1, label="Weekly: minutes")
+    duration_min = forms.IntegerField(
+        required=False, min_value=1, max_value=windows.MAX_DURATION_MIN, label="Weekly: minutes"
+    )
     field_order = [
         "kind",
         "reason",

@@ -40,6 +40,8 @@ def test_it_manages_windows_and_schedules_a_change(client, personas, kafka_clust
     assert api("admin", "post", "windows", weekly, name="sandbox").json()["when"] == (
         "every Wednesday 01:30 America/New_York for 90 min"
     )
+    huge = api("admin", "post", "windows", {**weekly, "duration_min": 10**30}, name="sandbox")
+    assert huge.status_code == 400 and "duration_min" in huge.json()["error"]["fields"]
     bad = api("admin", "post", "windows", {**weekly, "time_zone": "Moon/Base"}, name="sandbox")
     assert bad.status_code == 422 and "unknown time zone 'Moon/Base'" in bad.json()["error"]["message"]
     listed = api("viewer", "get", "windows", name="sandbox").json()

@@ -180,7 +180,11 @@ def test_only_admins_manage_windows_and_bad_ones_are_refused(personas, kafka_clu
         "unknown time zone 'Nowhere/Land' (use an IANA name such as Europe/Paris)",
         "the end must be after the start",
     ]
+    with pytest.raises(windows.WindowInvalid, match="a duration of 1 minute to 7 days"):
+        windows.add_window(actor=personas["admin"], cluster=kafka_cluster, kind="maintenance", reason="x",
+                           weekday=1, start_time=now.time(), duration_min=10**30)  # fmt: skip
     assert list(AuditEvent.objects.filter(action="window.create").values_list("outcome", flat=True)) == [
+        "refused",
         "refused",
         "refused",
     ]
