@@ -113,13 +113,17 @@ def diff(
 
 def touched_by(events: Iterable[tuple[str, Iterable[str]]], aspects_of: Mapping[str, frozenset[str]]) -> dict:
     """``{target: aspects}`` from the console's own events, as ``(action, targets)`` pairs;
-    ``aspects_of`` says what each action may change (an action it does not name changes nothing here)."""
+    ``aspects_of`` says what each action may change (an action it does not name changes nothing here).
+    A target naming one config of a topic (``topic:<name>/<config>``, a reassignment's throttles) is
+    the topic's: topic names never hold a ``/``."""
     out: dict[str, frozenset[str]] = {}
     for action, targets in events:
         aspects = aspects_of.get(action)
         if not aspects:
             continue
         for target in targets:
+            if target.startswith(f"{TOPIC}:"):
+                target = target.partition("/")[0]
             out[target] = out.get(target, frozenset()) | aspects
     return out
 

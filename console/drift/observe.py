@@ -46,6 +46,11 @@ CONSOLE_CHANGES: dict[str, frozenset[str]] = {
     "reassignment.start": frozenset({core.RF}),
     "reassignment.cancel": frozenset({core.RF}),
     "reassignment.external.cancel": frozenset({core.RF}),
+    # a reassignment's replica throttles on its topics, and the janitor's removal of leftovers
+    # (targets "topic:<name>/<config>")
+    "reassignment.throttle.set": frozenset({core.CONFIGS}),
+    "reassignment.throttle.remove": frozenset({core.CONFIGS}),
+    "throttle.cleanup": frozenset({core.CONFIGS}),
 }
 #: Outcomes of a change that never reached Kafka.
 NOT_SENT = ("refused", "rejected")

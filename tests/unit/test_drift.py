@@ -27,13 +27,21 @@ from console.kafka import (
     NewTopic,
     TopicPartition,
 )
-from console.models import AuditEvent, DriftBaseline, NotificationChannel, NotificationDelivery
+from console.models import (
+    AuditEvent,
+    DriftBaseline,
+    NotificationChannel,
+    NotificationDelivery,
+    OperationState,
+)
 from console.notify import events as notify_events
 from console.system_actor import SYSTEM_USERNAME
 from console.telemetry import snapshots
 from console.topics import actions as topics
 from console.topics import delete as topic_delete
 from console.topics.batch import TopicSpec
+from tests.conftest import run_now
+from tests.unit.reassign_world import clear_throttles, make_topic, start
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 5, 4, 12, 0, 0, tzinfo=UTC)
@@ -293,6 +301,9 @@ def test_the_console_change_names_are_the_areas_own():
         move_names.REASSIGNMENT_START,
         move_names.REASSIGNMENT_CANCEL,
         move_names.EXTERNAL_CANCEL,
+        move_names.THROTTLE_SET,
+        move_names.THROTTLE_REMOVE,
+        move_names.THROTTLE_CLEANUP,
     }
 
 
@@ -322,3 +333,22 @@ def test_a_replica_move_is_not_drift_but_a_replication_factor_change_is(world):
         {"partitions": 1, "replication_factor": 2},
         {"partitions": 1, "replication_factor": 3},
     )
+
+
+def test_a_console_reassignment_under_throttle_is_not_external(world, frozen):
+    """While it moves, Kafka lists the adding replica (RF looks 3) and the topic has the console's
+    throttle configs; after, the replicas moved and the throttles are gone: none of it is drift."""
+    topic = make_topic(frozen, [[1, 2]])
+    world.look()  # the topic made straight on the sandbox: its creation is external
+    op, moving = start(world.people, world.cluster, {(topic, 0): (1, 3)})
+    try:
+        run_now(op.pk)
+        assert topic in {tp.topic for tp in world.gw.list_partition_reassignments()}
+        assert world.look() == []
+        frozen.advance(30)
+        run_now(moving.operation_id)
+        op.refresh_from_db()
+        assert op.state == OperationState.SUCCEEDED, op.error
+        assert world.look() == []
+    finally:
+        clear_throttles(frozen)

@@ -61,3 +61,16 @@ def test_a_line_for_the_pages():
         "deleted (3 partitions, RF 2)"
     )
     assert core.summary({"resource_type": "acl", "change": "created"}) == "created"
+
+
+def test_a_reassignments_throttle_targets_are_their_topics():
+    touched = core.touched_by(
+        [("reassignment.throttle.set", ["topic:t/leader.replication.throttled.replicas", "broker:1/x"])],
+        {"reassignment.throttle.set": frozenset({core.CONFIGS})},
+    )
+    assert touched == {"topic:t": frozenset({core.CONFIGS}), "broker:1/x": frozenset({core.CONFIGS})}
+    prev, cur = (
+        state({"t": [1, 2, {}]}, {}),
+        state({"t": [1, 2, {"leader.replication.throttled.replicas": "0:1"}]}, {}),
+    )
+    assert core.diff(prev, cur, touched) == []
