@@ -27,7 +27,7 @@ from console.windows.guard import ChangeWindowClosed
 from tests.conftest import hold
 from tests.unit.kafka_cli import kafka
 from tests.unit.test_api_endpoints import _caller
-from tests.unit.test_changes import held_config, retention
+from tests.unit.test_changes import held_config, retention, run_queued
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 
@@ -188,3 +188,22 @@ def test_only_admins_manage_windows_and_bad_ones_are_refused(personas, kafka_clu
         "refused",
         "refused",
     ]
+
+
+def test_a_freeze_that_begins_between_approval_and_run_refuses_the_run(
+    personas, kafka_cluster, topic, operator2
+):
+    hold(kafka_cluster, personas["admin"], ["config"])
+    req = held_config(personas, kafka_cluster, topic)
+    changes.approve_change(actor=operator2, request=req)  # no freeze yet: queued to run now
+    req.refresh_from_db()
+    assert req.state == RequestState.APPROVED and req.operation_id is not None
+    now = timezone.now()
+    freeze = windows.add_window(
+        actor=personas["admin"], cluster=kafka_cluster, kind="freeze", reason="black friday",
+        starts_at=now - timedelta(seconds=1), ends_at=now + timedelta(hours=1),
+    )  # fmt: skip
+    req = run_queued(req)
+    assert req.state == RequestState.FAILED and named(req.result["message"], freeze)
+    assert retention(kafka_cluster, topic) == "1000"
+    assert req.events.order_by("-id").first().step == "failed"
