@@ -80,23 +80,29 @@ def measure(cluster: Cluster, gw, actor, *, now: float | None = None) -> dict[st
     Kafka is asked (``actor``, the system actor, is resolved by the caller), so this may run on a
     thread of its own: ``without_kafka`` measures the rest on the caller's."""
     now = time.time() if now is None else now
-    try:
-        health = gw.partition_health()
-    except KafkaOperationError as exc:
-        raise Unreachable(exc.operator_text) from exc
     out: dict[str, dict[str, Measure] | None] = {}
-    with ThreadPoolExecutor(4, thread_name_prefix="alerts") as pool:
-        configs = pool.submit(_topic_configs, cluster, gw, health.topics, now)
+    with ThreadPoolExecutor(6, thread_name_prefix="alerts") as pool:
+        # every read that needs no other's answer is in flight at once; the rest as soon as it can
+        reading = pool.submit(gw.partition_health)
+        overview = pool.submit(clusters.overview, actor=actor, cluster=cluster)
         quorum = pool.submit(_quiet, gw.describe_quorum)
-        groups = pool.submit(_quiet, _groups, gw, health, now)
-        throttles = pool.submit(_quiet, _broker_rates, gw, health.brokers)
-        out |= _from_overview(clusters.overview(actor=actor, cluster=cluster), now)
+        committed = pool.submit(_quiet, _committed, gw)
+        moving = pool.submit(_quiet, _moving, gw)
+        try:
+            health = reading.result()
+        except KafkaOperationError as exc:
+            raise Unreachable(exc.operator_text) from exc
+        configs = pool.submit(_topic_configs, cluster, gw, health.topics, now)
+        rates = pool.submit(_quiet, _broker_rates, gw, health.brokers)
+        found = (
+            _quiet(_groups, gw, health, committed.result(), now) if committed.result() is not None else None
+        )
+        out["group_lag"], out["group_time_lag"] = found if found is not None else (None, None)
+        out |= _from_overview(overview.result(), now)
+        out |= _quorum(cluster, quorum.result(), now)
         configs = configs.result()
         out |= _partitions(health, configs)
-        out |= _quorum(cluster, quorum.result(), now)
-        found = groups.result()
-        out["group_lag"], out["group_time_lag"] = found if found is not None else (None, None)
-        out["throttles_left"] = _throttles(configs, throttles.result())
+        out["throttles_left"] = _throttles(configs, moving.result(), rates.result())
     return out
 
 
@@ -210,13 +216,17 @@ def _quorum(cluster: Cluster, quorum, now: float) -> dict[str, dict[str, Measure
     }
 
 
-def _groups(gw, health, now: float) -> tuple[dict[str, Measure], dict[str, Measure]]:
-    """(lag in messages, lag in time) of every consumer group."""
-    committed = {
+def _committed(gw) -> dict[str, dict[tuple[str, int], int]]:
+    """Every consumer group's committed offsets."""
+    return {
         group: {(tp.topic, tp.partition): o for tp, o in offsets.items()}
         for group, offsets in gw.list_consumer_group_offsets().items()
         if not isinstance(offsets, KafkaOperationError)
     }
+
+
+def _groups(gw, health, committed, now: float) -> tuple[dict[str, Measure], dict[str, Measure]]:
+    """(lag in messages, lag in time) of every consumer group."""
     leaders = health.leaders(tp for offsets in committed.values() for tp in offsets)
     ends = {}
     if leaders:
@@ -253,20 +263,22 @@ def _position_times(gw, committed, lags, leaders) -> dict[tuple[str, str, int], 
     return out
 
 
-def _broker_rates(gw, brokers) -> tuple[int, set[str]]:
-    """(rate overrides on the brokers or the cluster default, the topics being reassigned)."""
-    moving = {tp.topic for tp in gw.list_partition_reassignments()}
+def _moving(gw) -> set[str]:
+    """The topics being reassigned."""
+    return {tp.topic for tp in gw.list_partition_reassignments()}
+
+
+def _broker_rates(gw, brokers) -> int:
+    """Rate overrides on the brokers or on the cluster default."""
     resources = [ConfigResource("BROKER", str(b)) for b in brokers] + [ConfigResource("BROKER", "")]
-    rates = sum(1 for value in current_values(gw, resources, RATE_CONFIGS, strict=False).values() if value)
-    return rates, moving
+    return sum(1 for value in current_values(gw, resources, RATE_CONFIGS, strict=False).values() if value)
 
 
-def _throttles(configs, rates) -> dict[str, Measure] | None:
+def _throttles(configs, moving, rate_count) -> dict[str, Measure] | None:
     """Throttles left behind: replica throttles on topics not being reassigned, and rate overrides
     while nothing is (a rate is harmless while a move uses it)."""
-    if configs is None or rates is None:
+    if configs is None or moving is None or rate_count is None:
         return None
-    rate_count, moving = rates
     topics = sorted(
         t for t, row in configs.items() if t not in moving and any(k in row for k in REPLICA_CONFIGS)
     )
