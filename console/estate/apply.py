@@ -22,8 +22,8 @@ from console.kafka import ConfigChange, KafkaOperationError
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
 from console.topics import delete as topic_delete
+from console.topics import policy as topic_policy
 from console.topics.batch import TopicSpec
-from console.topics.policy import PolicyViolation
 
 # The area kinds an approved plan runs (the estate's own review stands for theirs).
 AREA_KINDS = ("topic.create", "topic.partitions", "config", "acl", "topic.delete")
@@ -47,12 +47,20 @@ def _settle(outcomes, retry: bool, converged: str) -> Step:
 
 
 def _create(actor, cluster, payload, kw, retry) -> Step:
+    """In batches of the console policy's largest (the topics action refuses a larger one whole)."""
     specs = [
         TopicSpec(t["name"], t["partitions"], t["replication_factor"], None, dict(t.get("configs") or {}))
         for t in payload["create_topics"]
     ]
-    result = topics.create_topics(actor=actor, cluster=cluster, specs=specs, **kw)
-    return _settle(result.outcomes, retry, "already exists")
+    size = topic_policy.rules_for(cluster).max_batch_size or len(specs)
+    done, bad = [], []
+    for i in range(0, len(specs), size):
+        result = topics.create_topics(actor=actor, cluster=cluster, specs=specs[i : i + size], **kw)
+        step = _settle(result.outcomes, retry, "already exists")
+        done, bad = done + step[0], bad + step[1]
+        if bad:
+            break
+    return done, bad
 
 
 def _partitions(actor, cluster, payload, kw, retry) -> Step:
@@ -157,7 +165,7 @@ def run_plan(
                 continue
             try:
                 done, bad = step(actor, cluster, payload, kw, retry)
-            except (KafkaOperationError, PermissionDenied, PolicyViolation, ValueError) as exc:
+            except (KafkaOperationError, PermissionDenied, topic_policy.PolicyViolation, ValueError) as exc:
                 text = (
                     f"Kafka: {exc.name}: {exc.operator_text}"
                     if isinstance(exc, KafkaOperationError)

@@ -48,7 +48,7 @@ def _review(actor, cluster, payload: Mapping[str, Any]) -> dict[str, Any]:
     """The plan's rows again, Kafka's validate-only again, and the live state of what it changes."""
     live = reads.live_state(cluster, payload["namespace"], names=planned_topics(payload))
     plan = Plan(dict(payload), rows(payload))
-    plan.answers = reads.validate(cluster, plan)
+    plan.answers = {**reads.validate(cluster, plan), **reads.policy_refusals(cluster, plan)}
     return _review_of(plan, pin(payload, live))
 
 

@@ -15,6 +15,7 @@ from console.estate.core import Estate, TopicState
 from console.estate.plan import Plan, diff, pin, topic_target
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError, NewPartitions, NewTopic
 from console.topics import cache as metadata_cache
+from console.topics import policy as topic_policy
 
 OVERRIDE = "DYNAMIC_TOPIC_CONFIG"  # Kafka's source of a topic's own (dynamic) config
 
@@ -104,6 +105,37 @@ def validate(cluster, plan: Plan) -> dict[str, str]:
     return refusals
 
 
+def policy_refusals(cluster, plan: Plan) -> dict[str, str]:
+    """The console's topic policy on every topic change of the plan (what the topics and configs
+    actions would refuse at the run): {resource: refusal}. Protected topics are never deleted."""
+    rules = topic_policy.rules_for(cluster)
+    p = plan.payload
+    found: dict[str, list] = {}
+    for t in p["create_topics"]:
+        found[t["name"]] = topic_policy.check_create(
+            rules, name=t["name"], partitions=t["partitions"], replication_factor=t["replication_factor"],
+            configs=t.get("configs") or {},
+        )  # fmt: skip
+    for g in p["partitions"]:
+        if rules.max_partitions is not None and g["to"] > rules.max_partitions:
+            why = f"{g['to']} partitions exceed this cluster's limit of {rules.max_partitions}"
+            found.setdefault(g["topic"], []).append(topic_policy.Violation("max_partitions", why))
+    for c in p["configs"]:
+        changes = [("SET", k, v) for k, v in c["set"].items()] + [("DELETE", k, None) for k in c["delete"]]
+        found.setdefault(c["topic"], []).extend(
+            topic_policy.check_alter(rules, resource=c["topic"], changes=changes)
+        )
+    for d in p["delete_topics"]:
+        reason = topic_policy.protected_reason(rules, d["topic"], internal=False)
+        if reason:
+            found.setdefault(d["topic"], []).append(topic_policy.Violation("protected_topics", reason))
+    return {topic_target(n): "console policy: " + "; ".join(map(_rule, vs)) for n, vs in found.items() if vs}
+
+
+def _rule(v) -> str:
+    return v.message if "[policy rule:" in v.message else f"{v.message} [policy rule: {v.rule}]"
+
+
 def plan_estate(*, actor, cluster, text: str, delete: bool = False) -> Plan:
     """The plan of a file against the live cluster: parsed (EstateParseError names each problem and
     its line), diffed per resource, and every topic change checked by Kafka's validate-only."""
@@ -111,6 +143,6 @@ def plan_estate(*, actor, cluster, text: str, delete: bool = False) -> Plan:
     want = core.parse(text)
     live = live_state(cluster, want.namespace)
     plan = diff(want, live, cluster=cluster.name, delete=delete)
-    plan.answers = validate(cluster, plan)
+    plan.answers = {**validate(cluster, plan), **policy_refusals(cluster, plan)}
     plan.pinned = pin(plan.payload, live)
     return plan

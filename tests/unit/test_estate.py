@@ -20,6 +20,7 @@ from console.kafka import ConfigChange, ConfigResource
 from console.models import AuditEvent
 from console.models.requests import ChangeRequest, RequestState
 from console.topics import actions as topics
+from console.topics import policy as topic_policy
 from console.topics.batch import TopicSpec
 from tests.unit.estate_world import make_namespace
 
@@ -239,3 +240,49 @@ def test_it_refuses_what_kafka_cannot_do(personas, kafka_cluster):
         held.submit_plan(actor=personas["operator"], cluster=kafka_cluster, text=yaml.safe_dump(doc))
     assert any("INVALID_REPLICATION_FACTOR" in e for e in refused.value.errors)
     assert not ChangeRequest.objects.exists()
+
+
+def test_it_refuses_what_the_console_policy_would_refuse_at_the_run(personas, kafka_cluster):
+    ns = make_namespace(personas, kafka_cluster, 3)
+    topic_policy.update_topic_policy(
+        actor=personas["admin"], cluster=kafka_cluster,
+        values={"max_partitions": 4, "protected_topics": [f"{ns}t002"], "name_pattern": f"{ns}t*"},
+    )  # fmt: skip
+    doc = yaml.safe_load(reads.export_estate(actor=personas["viewer"], cluster=kafka_cluster, namespace=ns))
+    doc["topics"][0]["partitions"] = 5
+    doc["topics"] = doc["topics"][:2] + [{"name": f"{ns}other", "partitions": 1, "replication_factor": 1}]
+    plan = reads.plan_estate(
+        actor=personas["viewer"], cluster=kafka_cluster, text=yaml.safe_dump(doc), delete=True
+    )
+    assert plan.answers == {
+        f"topic:{ns}other": f"console policy: The name must match the pattern '{ns}t*'. [policy rule: name_pattern]",
+        f"topic:{ns}t000": "console policy: 5 partitions exceed this cluster's limit of 4 [policy rule: max_partitions]",
+        f"topic:{ns}t002": f"console policy: it is protected on this cluster (matches '{ns}t002') [policy rule: protected_topics]",
+    }
+    with pytest.raises(ChangeInvalid, match="max_partitions"):
+        held.submit_plan(
+            actor=personas["operator"], cluster=kafka_cluster, text=yaml.safe_dump(doc), delete=True
+        )
+
+
+def test_it_creates_topics_in_batches_the_policy_allows(personas, kafka_cluster, operator2):
+    ns = make_namespace(personas, kafka_cluster, 1)
+    topic_policy.update_topic_policy(
+        actor=personas["admin"], cluster=kafka_cluster, values={"max_batch_size": 2}
+    )
+    doc = yaml.safe_load(reads.export_estate(actor=personas["viewer"], cluster=kafka_cluster, namespace=ns))
+    doc["topics"] += [{"name": f"{ns}n{i}", "partitions": 1, "replication_factor": 1} for i in range(3)]
+    req = held.submit_plan(actor=personas["operator"], cluster=kafka_cluster, text=yaml.safe_dump(doc))
+    changes.approve_change(actor=operator2, request=req)
+    req = run_queued(req)
+    assert req.state == RequestState.SUCCEEDED, req.result
+    created = AuditEvent.objects.filter(
+        request_id=f"change-{req.pk}", action="topic.create", outcome="success"
+    )
+    assert sorted(len(e.targets) for e in created) == [1, 2]
+    assert {t.name for t in reads.live_state(kafka_cluster, ns).topics} == {
+        f"{ns}t000",
+        f"{ns}n0",
+        f"{ns}n1",
+        f"{ns}n2",
+    }
