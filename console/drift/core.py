@@ -4,7 +4,8 @@ that the console's own changes do not explain. No Django, no I/O.
 A state is ``{"topics": {name: [partitions, replication_factor, {config: value}]}, "acls": {label:
 binding}}``: each topic's partition count, replication factor (None while a reassignment moves one of
 its partitions: Kafka lists the adding replicas then) and overridden configs, and every ACL binding
-by its audit label. ``acls`` is None when they could not be read (the previous look's are carried).
+by its audit label, and every client quota by its entity (``user=alice``: ``{quota: value}``). ``acls``
+or ``quotas`` is None when they could not be read (the previous look's are carried).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 TOPIC = "topic"
 TOPIC_CONFIG = "topic_config"
 ACL = "acl"
+QUOTA = "quota"
 CREATED, DELETED, ALTERED = "created", "deleted", "altered"
 NOTE = "not made through the console"
 
@@ -37,7 +39,7 @@ class Change:
     @property
     def target(self) -> str:
         """The resource as the console's own audit events name it (``topic:x``, ``acl:<label>``)."""
-        return f"{ACL if self.resource_type == ACL else TOPIC}:{self.resource}"
+        return f"{TOPIC if self.resource_type == TOPIC_CONFIG else self.resource_type}:{self.resource}"
 
     def details(self) -> dict[str, Any]:
         return {
@@ -66,8 +68,9 @@ def carry_unknown(prev: Mapping[str, Any], cur: dict[str, Any]) -> dict[str, Any
             entry[1] = old[1]
         if entry[2] is None:
             entry[2] = old[2]
-    if cur.get("acls") is None:
-        cur["acls"] = prev.get("acls")
+    for kind in ("acls", "quotas"):
+        if cur.get(kind) is None:
+            cur[kind] = prev.get(kind)
     return cur
 
 
@@ -108,6 +111,13 @@ def diff(
                 continue
             old, new = before_a.get(label), after_a.get(label)
             out.append(Change(ACL, label, CREATED if old is None else DELETED, old, new))
+    before_q, after_q = prev.get("quotas"), cur.get("quotas")
+    if before_q is not None and after_q is not None:  # the console never changes quotas
+        for entity in sorted(before_q.keys() | after_q.keys()):
+            old, new = before_q.get(entity), after_q.get(entity)
+            if old != new:
+                change = CREATED if old is None else DELETED if new is None else ALTERED
+                out.append(Change(QUOTA, entity, change, old, new))
     return out
 
 
@@ -143,4 +153,7 @@ def summary(details: Mapping[str, Any]) -> str:
         return f"{_shape_text(before)} → {_shape_text(after)}"
     if kind == TOPIC:
         return f"{change} ({_shape_text(after if change == CREATED else before)})"
+    if kind == QUOTA:
+        keys = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        return "; ".join(f"{k}: {before.get(k, '(none)')} → {after.get(k, '(none)')}" for k in keys)
     return str(change)

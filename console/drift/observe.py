@@ -88,7 +88,12 @@ def read_state(gw, layout: PartitionLayout) -> dict[str, Any]:
     except KafkaOperationError as exc:  # no authorizer, or not allowed to describe: ACLs are not compared
         log.info("drift: ACLs of %s not read: %s", gw, exc.operator_text)
         acls = None
-    return {"topics": topics, "acls": acls}
+    try:
+        quotas: dict | None = gw.client_quotas()
+    except KafkaOperationError as exc:  # e.g. a cluster that does not answer DescribeClientQuotas
+        log.info("drift: client quotas of %s not read: %s", gw, exc.operator_text)
+        quotas = None
+    return {"topics": topics, "acls": acls, "quotas": quotas}
 
 
 def console_touched(cluster: Cluster, since: int) -> dict[str, frozenset[str]]:

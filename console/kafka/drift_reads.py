@@ -1,4 +1,5 @@
-"""Drift detection's own read: every topic's overridden configs (``topic_overrides``).
+"""Drift detection's own reads: every topic's overridden configs (``topic_overrides``) and every
+client quota (``client_quotas``).
 
 Kafka has no request for only the configs set on a topic: DescribeConfigs answers all of them (~35
 a topic) with their source, and ``kafka-configs.sh --describe`` keeps the overrides on the client
@@ -51,3 +52,21 @@ class DriftReadsMixin:
                 }
             )
         return {r.name: out[r] for r in resources}
+
+    def client_quotas(self) -> dict[str, dict[str, float]]:
+        """Every client quota (KIP-546 DescribeClientQuotas, no filter): ``{entity: {quota: value}}``,
+        the entity as ``type=name`` parts sorted by type (``user=alice,client-id=<default>``).
+        Raises KafkaOperationError, e.g. when the cluster does not answer the request."""
+        from kafka.protocol.admin import DescribeClientQuotasRequest
+
+        response = self._kp.send(DescribeClientQuotasRequest(components=[], strict=False))
+        err = from_code(response.error_code, response.error_message)
+        if err is not None:
+            raise err
+        out: dict[str, dict[str, float]] = {}
+        for entry in response.entries or ():
+            parts = sorted(
+                (e.entity_type, "<default>" if e.entity_name is None else e.entity_name) for e in entry.entity
+            )
+            out[",".join(f"{t}={n}" for t, n in parts)] = {v.key: v.value for v in entry.values}
+        return out

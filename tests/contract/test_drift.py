@@ -96,3 +96,51 @@ def test_a_config_and_an_acl_changed_outside_the_console_are_external_changes(gw
     finally:
         gw.delete_acls([AclBindingFilter(principal=binding.principal)])
         gw.delete_topics([name])
+
+
+def _set_quota(endpoints, user: str, value: float | None) -> None:
+    """A user's producer_byte_rate set (or removed: None) through the admin protocol, as
+    ``kafka-configs.sh --alter --entity-type users`` does (a raw client: the console has no quota change)."""
+    from kafka.protocol.admin import AlterClientQuotasRequest
+
+    from bench.raw_clients import KpRaw
+
+    R = AlterClientQuotasRequest
+    entry = R.EntryData(
+        entity=[R.EntryData.EntityData(entity_type="user", entity_name=user)],
+        ops=[R.EntryData.OpData(key="producer_byte_rate", value=value or 0.0, remove=value is None)],
+    )
+    raw = KpRaw(endpoints.bootstrap_servers)
+    try:
+        answer = raw.send(AlterClientQuotasRequest(entries=[entry], validate_only=False))
+        assert [e.error_code for e in answer.entries] == [0]
+    finally:
+        raw.close()
+
+
+def test_a_client_quota_changed_outside_the_console_is_an_external_change(gw, endpoints, telemetry_lake):
+    try:
+        gw.client_quotas()
+    except KafkaOperationError as exc:
+        pytest.skip(
+            f"this cluster does not answer DescribeClientQuotas ({exc.name}; the sandbox has no quotas)"
+        )
+    user = unique("drift.quota")
+    cluster = Cluster.objects.create(name="drift-quotas", bootstrap_servers=endpoints.bootstrap_servers)
+    try:
+        assert not isinstance(snapshots.collect_for(cluster, now=T0), str)
+        _set_quota(endpoints, user, 1048576.0)
+        eventually(gw.client_quotas, lambda q: f"user={user}" in q)
+        assert not isinstance(snapshots.collect_for(cluster, now=T0 + timedelta(minutes=5)), str)
+        (event,) = _events({f"quota:user={user}"})
+        assert (event.actor_name, event.targets) == (SYSTEM_USERNAME, [f"quota:user={user}"])
+        assert event.params == {
+            "resource_type": "quota",
+            "resource": f"user={user}",
+            "change": "created",
+            "before": None,
+            "after": {"producer_byte_rate": 1048576.0},
+            "note": "not made through the console",
+        }
+    finally:
+        _set_quota(endpoints, user, None)

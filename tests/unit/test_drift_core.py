@@ -5,8 +5,8 @@ from __future__ import annotations
 from console.drift import core
 
 
-def state(topics: dict, acls: dict | None = None) -> dict:
-    return {"topics": topics, "acls": acls}
+def state(topics: dict, acls: dict | None = None, quotas: dict | None = None) -> dict:
+    return {"topics": topics, "acls": acls, "quotas": quotas}
 
 
 def test_a_moving_topics_replication_factor_is_the_previous_looks():
@@ -74,3 +74,27 @@ def test_a_reassignments_throttle_targets_are_their_topics():
         state({"t": [1, 2, {"leader.replication.throttled.replicas": "0:1"}]}, {}),
     )
     assert core.diff(prev, cur, touched) == []
+
+
+def test_client_quotas_set_changed_and_removed_are_reported():
+    prev = {
+        "topics": {},
+        "acls": {},
+        "quotas": {"user=a": {"producer_byte_rate": 1.0}, "user=b": {"consumer_byte_rate": 2.0}},
+    }
+    cur = {
+        "topics": {},
+        "acls": {},
+        "quotas": {"user=a": {"producer_byte_rate": 3.0}, "client-id=c": {"request_percentage": 5.0}},
+    }
+    assert core.diff(prev, cur, {}) == [
+        core.Change("quota", "client-id=c", "created", None, {"request_percentage": 5.0}),
+        core.Change("quota", "user=a", "altered", {"producer_byte_rate": 1.0}, {"producer_byte_rate": 3.0}),
+        core.Change("quota", "user=b", "deleted", {"consumer_byte_rate": 2.0}, None),
+    ]
+    assert core.Change("quota", "user=a", "altered", None, None).target == "quota:user=a"
+    assert core.summary({"resource_type": "quota", "before": {"producer_byte_rate": 1.0}, "after": {}}) == (
+        "producer_byte_rate: 1.0 → (none)"
+    )
+    unread = core.carry_unknown(prev, {"topics": {}, "acls": {}, "quotas": None})
+    assert core.diff(prev, unread, {}) == []
