@@ -17,11 +17,12 @@ from console.clusters.actions import gateway_for
 from console.configs import actions as configs
 from console.estate import core, held, reads
 from console.kafka import ConfigChange, ConfigResource
-from console.models import AuditEvent
+from console.models import AuditEvent, Role
 from console.models.requests import ChangeRequest, RequestState
 from console.topics import actions as topics
 from console.topics import policy as topic_policy
 from console.topics.batch import TopicSpec
+from tests.conftest import hold
 from tests.unit.estate_world import make_namespace
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
@@ -286,3 +287,18 @@ def test_it_creates_topics_in_batches_the_policy_allows(personas, kafka_cluster,
         f"{ns}n1",
         f"{ns}n2",
     }
+
+
+def test_it_is_held_for_the_policys_approvers_even_when_the_policy_holds_nothing_of_it(
+    personas, kafka_cluster
+):
+    ns = make_namespace(personas, kafka_cluster, 1)
+    hold(kafka_cluster, personas["admin"], ["config"], roles=[Role.VIEWER], approvers=2)
+    assert (
+        gate.required(personas["operator"], kafka_cluster, "config") is None
+    )  # the policy holds not the operator
+    grown = reads.export_estate(actor=personas["viewer"], cluster=kafka_cluster, namespace=ns).replace(
+        "partitions: 1", "partitions: 2"
+    )
+    req = held.submit_plan(actor=personas["operator"], cluster=kafka_cluster, text=grown)
+    assert (req.state, req.approvals_required, req.gated) == (RequestState.PENDING, 2, True)
