@@ -12,4 +12,5 @@ urlpatterns = [
     path("<int:window_id>/end/", windows.window_end, name="window_end"),
     path("settings/", windows.window_settings, name="window_settings"),
     path("schedule/<int:request_id>/", windows.change_schedule, name="change_schedule"),
+    path("unschedule/<int:request_id>/", windows.change_unschedule, name="change_unschedule"),
 ]

@@ -116,6 +116,11 @@ urlpatterns = [
     path(
         C + "requests/<int:request_id>/schedule/", windows.RequestSchedule.as_view(), name="request-schedule"
     ),
+    path(
+        C + "requests/<int:request_id>/unschedule/",
+        windows.RequestUnschedule.as_view(),
+        name="request-unschedule",
+    ),
     path(C + "windows/", windows.Windows.as_view(), name="windows"),
     path(C + "windows/calendar/", windows.Calendar.as_view(), name="windows-calendar"),
     path(C + "windows/settings/", windows.WindowSettings.as_view(), name="windows-settings"),

@@ -112,3 +112,11 @@ class RequestSchedule(RequestView):
                 "scheduled_by": row.scheduled_by_name,
             }
         )
+
+
+class RequestUnschedule(RequestView):
+    @writes("requests_unschedule", request=None)
+    def post(self, request, name: str, request_id: int):
+        req = self.found(name, request_id, access.APPROVE)
+        req = schedule.cancel_schedule(actor=request.user, request=req, source_ip=self.ip)
+        return Response({"request": req.pk, "state": req.state})

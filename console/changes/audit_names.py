@@ -9,3 +9,4 @@ DRIFT = "change.drift"  # sent back for a fresh review (the cluster drifted or t
 BREAK_GLASS = "change.break_glass"
 SCHEDULE = "change.schedule"  # the time a held change runs, set or moved
 SCHEDULE_REFUSED = "change.schedule.refused"  # refused at its time (a change window forbade it)
+SCHEDULE_CANCEL = "change.schedule.cancel"  # taken off its schedule (an approved one is cancelled)

@@ -121,6 +121,39 @@ def schedule_change(
     return row
 
 
+@refused_as(names.SCHEDULE_CANCEL, ChangeInvalid, targets=lambda k: [f"request:{k['request'].pk}"])
+def cancel_schedule(*, actor, request: ChangeRequest, source_ip: str | None = None) -> ChangeRequest:
+    """Take a held change off its schedule: waiting for approval, it then runs when approved; approved
+    and waiting for its time, it is cancelled (it never runs). Its author or an approver; of this and
+    the tick, one conditional UPDATE wins."""
+    req = request
+    if req.requested_by_id == getattr(actor, "pk", None):
+        access.require(actor, req.cluster, gate.PERMISSIONS[held_kinds.get(req.kind).gate_of(req.payload)])
+    else:
+        access.require(actor, req.cluster, access.APPROVE)
+    with transaction.atomic():
+        taken = ScheduledChange.objects.filter(request=req, state=ScheduleState.WAITING).update(
+            state=ScheduleState.CANCELLED, note=f"cancelled by {actor.get_username()}"
+        )
+        if not taken:
+            raise ChangeInvalid([f"change #{req.pk} is not waiting for a scheduled time"])
+        cancelled = ChangeRequest.objects.filter(pk=req.pk, state=RequestState.APPROVED).update(
+            state=RequestState.CANCELLED, finished_at=timezone.now()
+        )
+        record_event(
+            req,
+            actor=actor,
+            action=names.SCHEDULE_CANCEL,
+            outcome="success",
+            params={"kind": req.kind, "cancelled": bool(cancelled)},
+            step="cancelled" if cancelled else "unscheduled",
+            text="the approved change will not run" if cancelled else "it runs when approved",
+            source_ip=source_ip,
+        )
+    req.refresh_from_db()
+    return req
+
+
 def after_approval(req: ChangeRequest) -> datetime | None:
     """Before the last approval is written: None when the change may run now; else when it will
     (its schedule, or the next moment the windows allow). ChangeInvalid when no moment within the

@@ -103,3 +103,21 @@ def change_schedule(request, name: str, request_id: int):
         except refusals.SHOWN as exc:
             messages.error(request, refusals.text(exc))
     return redirect(reverse("request_detail", kwargs={"name": cluster.name, "request_id": req.pk}))
+
+
+@login_required
+@require_POST
+def change_unschedule(request, name: str, request_id: int):
+    """Take a held change off its schedule from its page (an approved one is cancelled)."""
+    cluster = get_cluster_for_user(request, name)
+    req = requests.get_request(actor=request.user, cluster=cluster, request_id=request_id)
+    if req is None:
+        raise Http404("No such change.")
+    try:
+        req = schedule.cancel_schedule(actor=request.user, request=req, source_ip=client_ip(request))
+        messages.success(
+            request, f"Change #{req.pk} is off its schedule ({req.get_state_display().lower()})."
+        )
+    except refusals.SHOWN as exc:
+        messages.error(request, refusals.text(exc))
+    return redirect(reverse("request_detail", kwargs={"name": cluster.name, "request_id": req.pk}))

@@ -461,6 +461,16 @@ def _held_change(w: World) -> tuple[dict, dict]:
     return {"request_id": req.pk}, {"run_at": (timezone.now() + timezone.timedelta(hours=2)).isoformat()}
 
 
+def _scheduled_change(w: World) -> tuple[dict, dict]:
+    from console.models.windows import ScheduledChange
+
+    kwargs, body = _held_change(w)
+    ScheduledChange.objects.create(
+        request_id=kwargs["request_id"], run_at=body["run_at"], scheduled_by_name="admin"
+    )
+    return kwargs, {}
+
+
 WINDOW_ROWS: tuple[ApiRow, ...] = (
     ApiRow("windows", "get", VIEWERS, 200),
     ApiRow(
@@ -483,6 +493,7 @@ WINDOW_ROWS: tuple[ApiRow, ...] = (
     ApiRow("windows-settings", "post", ADMINS, 200, lambda w: ({}, {"maintenance_only": True})),
     ApiRow("window-end", "post", ADMINS, 200, _window),
     ApiRow("request-schedule", "post", OPERATORS, 200, _held_change),
+    ApiRow("request-unschedule", "post", OPERATORS, 200, _scheduled_change),
 )
 
 

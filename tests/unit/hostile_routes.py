@@ -356,6 +356,7 @@ def _routes() -> list[Route]:
         Route("notify_channel_delete", 100, nothing, ch, check=checks.db_only),
         Route("windows_page", 400, window_form, cluster_kw, check=checks.db_only),
         Route("window_end", 100, nothing, window_kw, check=checks.db_only),
+        Route("change_unschedule", 100, nothing, rq, check=checks.db_only),
         Route("estate_plan", 150, estate_form, cluster_kw, check=checks.unchanged),
         Route("estate_submit", 150, estate_form, cluster_kw, check=checks.db_only),
         Route("alert_acknowledge", 100, alert_ack_form, alert_kw("alert", "alert_id"), check=checks.db_only),

@@ -434,6 +434,12 @@ def _schedule_row(w: World) -> tuple:
     return w.cluster, kwargs, {"run_at": body["run_at"][:16], "time_zone": "UTC"}
 
 
+def _unschedule_row(w: World) -> tuple:
+    from tests.unit.api_rows import _scheduled_change
+
+    return w.cluster, _scheduled_change(w)[0], {}
+
+
 def _new_window(w: World) -> tuple:
     from django.utils import timezone
 
@@ -448,6 +454,7 @@ MUTATING_ROWS += (
     Row("window_end", ADMINS, 302, _window_row),
     Row("window_settings", ADMINS, 302, _a({"maintenance_only": "on"})),
     Row("change_schedule", OPERATORS, 302, _schedule_row, special=(("viewer", 404), ("requester", 404))),
+    Row("change_unschedule", OPERATORS, 302, _unschedule_row, special=(("viewer", 404), ("requester", 404))),
 )
 
 

@@ -60,6 +60,7 @@ HERE = (
     "alert_rule_set",
     "window_settings",
     "change_schedule",
+    "change_unschedule",
     "review_queue",
 )
 

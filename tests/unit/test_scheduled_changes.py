@@ -216,3 +216,35 @@ def test_it_refuses_a_past_time_an_unheld_request_and_a_stranger(personas, kafka
         schedule.schedule_change(
             actor=personas["viewer"], request=change, run_at=clock.at + timedelta(hours=1)
         )
+
+
+def test_an_approved_change_taken_off_its_schedule_is_cancelled_and_never_runs(
+    personas, kafka_cluster, topic, change, operator2, clock
+):
+    t = clock.at + timedelta(hours=1)
+    change = approved_at(change, operator2, t, personas["operator"])
+    with pytest.raises(PermissionDenied):
+        schedule.cancel_schedule(actor=personas["viewer"], request=change)
+    change = schedule.cancel_schedule(actor=personas["operator"], request=change)
+    assert change.state == RequestState.CANCELLED
+    assert ScheduledChange.objects.get(request=change).state == ScheduleState.CANCELLED
+    clock.move(hours=2)
+    assert schedule.run_due(worker="w1") == {}
+    assert (
+        retention(kafka_cluster, topic) == "1000"
+        and change.events.order_by("-id").first().step == "cancelled"
+    )
+    with pytest.raises(changes.ChangeInvalid, match="not waiting for a scheduled time"):
+        schedule.cancel_schedule(actor=operator2, request=change)
+    assert (
+        AuditEvent.objects.get(action="change.schedule.cancel", outcome="success").params["cancelled"] is True
+    )
+
+
+def test_a_change_queued_by_the_tick_can_no_longer_be_taken_off(personas, change, operator2, clock):
+    t = clock.at + timedelta(minutes=5)
+    change = approved_at(change, operator2, t, personas["operator"])
+    clock.move(minutes=5)
+    assert list(schedule.run_due(worker="w1").values()) == ["queued"]
+    with pytest.raises(changes.ChangeInvalid, match="not waiting"):
+        schedule.cancel_schedule(actor=operator2, request=change)

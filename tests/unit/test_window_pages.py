@@ -85,3 +85,13 @@ def test_a_held_change_is_scheduled_from_its_page_and_shown_in_the_queue_and_cal
     assert f"runs {stamp} UTC" in queue
     calendar = client.get(reverse("windows_page", kwargs={"name": kafka_cluster.name})).content.decode()
     assert f"request_id={req.pk}" not in calendar and f"/requests/{req.pk}/" in calendar
+    assert 'id="change-unschedule"' in client.get(detail).content.decode()
+    off = client.post(reverse("change_unschedule", kwargs={"name": kafka_cluster.name, "request_id": req.pk}))
+    assert off.status_code == 302
+    row.refresh_from_db()
+    req.refresh_from_db()
+    assert (row.state, req.state) == ("cancelled", "pending")  # not approved yet: it runs when approved
+    assert (
+        "runs "
+        not in client.get(reverse("request_list", kwargs={"name": kafka_cluster.name})).content.decode()
+    )

@@ -96,3 +96,7 @@ def test_it_schedules_a_held_change_and_refuses_a_time_in_a_freeze(personas, kaf
     assert abs((row.run_at - (now + timedelta(hours=3))).total_seconds()) < 60
     code, out = kafka("windows", "calendar", "--days", "2", "--as", "viewer")
     assert code == 0 and f"change #{req.pk}" in out and "freeze #" in out, out
+    code, out = kafka("windows", "unschedule", str(req.pk), "--as", "operator2")
+    assert code == 0 and f"Change #{req.pk} is off its schedule: waiting for approval." in out, out
+    code, out = kafka("windows", "unschedule", str(req.pk), "--as", "operator2")
+    assert code == 4 and "not waiting for a scheduled time" in out

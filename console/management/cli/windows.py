@@ -1,4 +1,4 @@
-"""``manage.py kafka windows list|calendar|add|end|settings|schedule``: a cluster's change windows and
+"""``manage.py kafka windows list|calendar|add|end|settings|schedule|unschedule``: a cluster's change windows and
 scheduling a held change, through the same actions as the calendar page and the API.
 
 ``add --kind freeze --reason "year end" --start 2026-12-20T00:00 --end 2027-01-04T08:00 --tz Europe/Paris``
@@ -15,7 +15,6 @@ from django.core.management.base import CommandError
 
 from console.changes import schedule
 from console.management.cli.base import NOT_FOUND, OK, USAGE, common
-from console.models.requests import ChangeRequest
 from console.models.windows import WindowKind
 from console.requests import actions as requests
 from console.windows import actions as windows
@@ -55,6 +54,11 @@ def add_parsers(area) -> None:
     p.add_argument("id", type=int)
     p.add_argument("--at", dest="run_at", required=True, help="ISO 8601; without an offset read in --tz")
     p.add_argument("--tz", default="UTC")
+    p = sub.add_parser(
+        "unschedule", help="take the held change ID off its schedule (an approved one is cancelled)"
+    )
+    common(p)
+    p.add_argument("id", type=int)
 
 
 def _moment(text: str | None, tz: str, option: str) -> datetime | None:
@@ -135,10 +139,18 @@ class Commands:
         self._status_line(cluster, actor)
         return OK
 
+    def _windows_unschedule(self, cluster, actor) -> int:
+        req = requests.get_request(actor=actor, cluster=cluster, request_id=self.opts["id"])
+        if req is None:
+            raise CommandError(f"No change #{self.opts['id']} that you may see.", returncode=NOT_FOUND)
+        req = schedule.cancel_schedule(actor=actor, request=req)
+        self._say(f"Change #{req.pk} is off its schedule: {req.get_state_display().lower()}.")
+        return OK
+
     def _windows_schedule(self, cluster, actor) -> int:
         o = self.opts
         req = requests.get_request(actor=actor, cluster=cluster, request_id=o["id"])
-        if req is None or not isinstance(req, ChangeRequest):
+        if req is None:
             raise CommandError(f"No change #{o['id']} that you may see.", returncode=NOT_FOUND)
         row = schedule.schedule_change(actor=actor, request=req, run_at=_moment(o["run_at"], o["tz"], "--at"))
         self._emit(
