@@ -207,3 +207,21 @@ def test_a_freeze_that_begins_between_approval_and_run_refuses_the_run(
     assert req.state == RequestState.FAILED and named(req.result["message"], freeze)
     assert retention(kafka_cluster, topic) == "1000"
     assert req.events.order_by("-id").first().step == "failed"
+
+
+def test_break_glass_passes_a_freeze_on_the_page(client, personas, kafka_cluster, topic, freeze):
+    client.force_login(personas["admin"])
+    page = reverse("topic_configs", kwargs={"name": kafka_cluster.name, "topic": topic})
+    form = {"op_0": "SET", "key_0": "retention.ms", "value_0": "5000"}
+    preview = client.post(page, {**form, "action": "preview"}).content.decode()
+    assert 'id="break-glass"' in preview  # the freeze holds every governed action: break glass is offered
+    response = client.post(
+        page, {**form, "action": "break_glass", "justification": "incident 12: disk fills"}
+    )
+    assert response.status_code == 302, response.content[:1500]
+    assert retention(kafka_cluster, topic) == "5000"
+    glass = ChangeRequest.objects.get()
+    assert (
+        glass.state == RequestState.SUCCEEDED
+        and glass.decision_comment == "BREAK GLASS: incident 12: disk fills"
+    )
