@@ -30,6 +30,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from django.conf import settings
 
@@ -61,7 +62,7 @@ class _Memory:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.configs: dict[int, tuple[float, dict[str, dict[str, str]]]] = {}
+        self.configs: dict[int, tuple[float, TopicConfigs | None, tuple[str, ...]]] = {}
         self.forecast: dict[int, tuple[float, list]] = {}
         self.epochs: dict[int, tuple[int, deque]] = {}
 
@@ -129,55 +130,68 @@ def _quiet(read, *args):
         return None
 
 
-def _topic_configs(cluster: Cluster, gw, topics, now: float) -> dict[str, dict[str, str]] | None:
-    """Each topic's min ISR and replica throttles ({topic: {config: value}}, throttles only when the
-    topic's own): kept, asked again after ALERTS_CONFIGS_MAX_AGE_S, new topics asked at once."""
+@dataclass(frozen=True)
+class TopicConfigs:
+    """What the rules need of the topics' configs: each one's min ISR, and those with replica
+    throttles of their own."""
+
+    min_isr: dict[str, int]
+    throttled: frozenset[str]
+
+    def without(self, gone: set[str]) -> TopicConfigs:
+        return TopicConfigs({t: v for t, v in self.min_isr.items() if t not in gone}, self.throttled - gone)
+
+
+def _topic_configs(cluster: Cluster, gw, topics, now: float) -> TopicConfigs | None:
+    """The topics' configs, kept in this process: asked again after ALERTS_CONFIGS_MAX_AGE_S, a topic
+    new since then asked at once, a deleted one dropped."""
     with MEMORY.lock:
-        read_at, known = MEMORY.configs.get(cluster.pk, (0.0, {}))
-    fresh = now - read_at < settings.ALERTS_CONFIGS_MAX_AGE_S
-    names = set(topics)
-    wanted = sorted(names - set(known)) if fresh else sorted(names)
-    if wanted:
-        try:
-            answers = gw.describe_configs(
-                [ConfigResource("TOPIC", t) for t in wanted],
-                include_documentation=False,
-                keys=list(TOPIC_KEYS),
-            )
-        except KafkaOperationError as exc:
-            log.info("alerts: topic configs of %s not read: %s", cluster.name, exc.operator_text)
-            return None
-        got = {}
+        read_at, known, names = MEMORY.configs.get(cluster.pk, (0.0, None, ()))
+    fresh = known is not None and now - read_at < settings.ALERTS_CONFIGS_MAX_AGE_S
+    if fresh and names == topics:  # the same topics as last round: nothing to ask
+        return known
+    wanted = sorted(set(topics) - set(names)) if fresh else list(topics)
+    try:
+        got = _read_topic_configs(gw, wanted)
+    except KafkaOperationError as exc:
+        log.info("alerts: topic configs of %s not read: %s", cluster.name, exc.operator_text)
+        return None
+    if fresh:
+        kept = known.without(set(names) - set(topics))
+        got = TopicConfigs(kept.min_isr | got.min_isr, kept.throttled | got.throttled)
+    with MEMORY.lock:
+        MEMORY.configs[cluster.pk] = (read_at if fresh else now, got, topics)
+    return got
+
+
+def _read_topic_configs(gw, topics: list[str]) -> TopicConfigs:
+    min_isr: dict[str, int] = {}
+    throttled = set()
+    if topics:
+        answers = gw.describe_configs(
+            [ConfigResource("TOPIC", t) for t in topics], include_documentation=False, keys=list(TOPIC_KEYS)
+        )
         for res, entries in answers.items():
             if isinstance(entries, KafkaOperationError):
                 continue
-            row = {}
-            for key in TOPIC_KEYS:
+            entry = entries.get(summary.MIN_ISR)
+            if entry is not None and str(entry.value or "").isdigit():
+                min_isr[res.name] = int(entry.value)
+            for key in REPLICA_CONFIGS:
                 entry = entries.get(key)
-                if entry is None or entry.value in (None, ""):
-                    continue
-                if key == summary.MIN_ISR or entry.source in TOPIC_OWN:
-                    row[key] = entry.value
-            got[res.name] = row
-        known = ({k: v for k, v in known.items() if k in names} if fresh else {}) | got
-        with MEMORY.lock:
-            MEMORY.configs[cluster.pk] = (now if not fresh else read_at, known)
-    return known
+                if entry is not None and entry.value and entry.source in TOPIC_OWN:
+                    throttled.add(res.name)
+    return TopicConfigs(min_isr, frozenset(throttled))
 
 
-def _partitions(health, configs) -> dict[str, dict[str, Measure] | None]:
+def _partitions(health, configs: TopicConfigs | None) -> dict[str, dict[str, Measure] | None]:
     """The partition counts; under min ISR with each topic's minimum (as the snapshot's summary
     counts it), unmeasured while the minimums are unknown."""
     found = core.partition_measures(health.under_replicated, health.offline, 0)
     if configs is None:
         found["under_min_isr"] = None
         return found
-    min_isr = {
-        t: int(row[summary.MIN_ISR])
-        for t, row in configs.items()
-        if str(row.get(summary.MIN_ISR, "")).isdigit()
-    }
-    under = health.under_min_isr(min_isr, summary.DEFAULT_MIN_ISR)
+    under = health.under_min_isr(configs.min_isr, summary.DEFAULT_MIN_ISR)
     found["under_min_isr"] = core.partition_measures(0, 0, under)["under_min_isr"]
     return found
 
@@ -279,9 +293,7 @@ def _throttles(configs, moving, rate_count) -> dict[str, Measure] | None:
     while nothing is (a rate is harmless while a move uses it)."""
     if configs is None or moving is None or rate_count is None:
         return None
-    topics = sorted(
-        t for t, row in configs.items() if t not in moving and any(k in row for k in REPLICA_CONFIGS)
-    )
+    topics = sorted(configs.throttled - moving)
     left = len(topics) + (0 if moving else rate_count)
     text = f"{left} throttle setting(s) with no reassignment running"
     if topics:
