@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from console import access
 from console.models import Cluster
+from console.models.requests import FINAL_STATES
 from console.models.windows import ChangeWindow, ScheduledChange, ScheduleState
 from console.windows import core
 from console.windows.guard import maintenance_only, spec
@@ -85,7 +86,8 @@ class Day:
 
 
 def scheduled(cluster: Cluster, since: datetime | None = None, before: datetime | None = None) -> list[dict]:
-    """The cluster's changes waiting to run (or refused at their time) in [since, before)."""
+    """The cluster's changes waiting to run (or queued, or refused at their time) in [since, before);
+    a schedule whose change was rejected before its time is not shown."""
     rows = ScheduledChange.objects.filter(request__cluster=cluster).select_related("request")
     if since is not None:
         rows = rows.filter(run_at__gte=since)
@@ -103,7 +105,9 @@ def scheduled(cluster: Cluster, since: datetime | None = None, before: datetime 
             "note": s.note,
             "scheduled_by": s.scheduled_by_name,
         }
-        for s in rows.exclude(state=ScheduleState.CANCELLED)
+        for s in rows.exclude(state=ScheduleState.CANCELLED).exclude(
+            state=ScheduleState.WAITING, request__state__in=FINAL_STATES
+        )
     ]
 
 

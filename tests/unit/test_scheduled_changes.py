@@ -248,3 +248,17 @@ def test_a_change_queued_by_the_tick_can_no_longer_be_taken_off(personas, change
     assert list(schedule.run_due(worker="w1").values()) == ["queued"]
     with pytest.raises(changes.ChangeInvalid, match="not waiting"):
         schedule.cancel_schedule(actor=operator2, request=change)
+
+
+def test_the_calendar_leaves_out_a_scheduled_change_rejected_before_its_time(
+    personas, kafka_cluster, change, operator2, clock
+):
+    from console.requests import actions as requests
+    from console.windows import reads as window_reads
+
+    schedule.schedule_change(actor=personas["operator"], request=change, run_at=clock.at + timedelta(hours=3))
+    listed = window_reads.calendar(actor=personas["viewer"], cluster=kafka_cluster, days=2)
+    assert [c["request"] for d in listed for c in d.changes] == [change.pk]
+    requests.decide(actor=operator2, request=change, approve=False, comment="not this week")
+    listed = window_reads.calendar(actor=personas["viewer"], cluster=kafka_cluster, days=2)
+    assert [c["request"] for d in listed for c in d.changes] == []
