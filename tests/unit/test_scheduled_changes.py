@@ -262,3 +262,32 @@ def test_the_calendar_leaves_out_a_scheduled_change_rejected_before_its_time(
     requests.decide(actor=operator2, request=change, approve=False, comment="not this week")
     listed = window_reads.calendar(actor=personas["viewer"], cluster=kafka_cluster, days=2)
     assert [c["request"] for d in listed for c in d.changes] == []
+
+
+def test_a_throttled_move_scheduled_for_two_in_the_morning_starts_then(
+    personas, kafka_cluster, frozen, operator2, clock
+):
+    from console.models.reassignment import Reassignment
+    from console.reassignment import actions as reassignment
+    from console.reassignment import held as reassignment_held
+    from tests.unit.matrix_world import kafka_restored
+    from tests.unit.reassign_world import MB, make_topic
+
+    with kafka_restored(frozen):  # the move's topic and throttles leave the shared sandbox
+        hold(kafka_cluster, personas["admin"], ["reassignment"])
+        topic = make_topic(frozen, [[1, 2]], mb_per_partition=1)
+        preview = reassignment.preview_plan(kafka_cluster, {(topic, 0): (1, 3)}, throttle=MB)
+        prepared = reassignment_held.prepare_reassignment(
+            personas["operator"], kafka_cluster, preview, throttle=MB, elect_preferred=False, rf_change=False
+        )
+        req = changes.submit_change(actor=personas["operator"], cluster=kafka_cluster, prepared=prepared)
+        two = (clock.at + timedelta(days=1)).replace(hour=2, minute=0, second=0)
+        req = approved_at(req, operator2, two, personas["operator"])
+        clock.at = two - timedelta(seconds=1)
+        assert schedule.run_due(worker="w1") == {} and not Reassignment.objects.exists()
+        clock.at = two
+        assert list(schedule.run_due(worker="w1").values()) == ["queued"]
+        assert run_its_operation(req).state == RequestState.SUCCEEDED, req.result
+        moved = Reassignment.objects.get(cluster=kafka_cluster)
+        assert moved.throttle_bytes_per_s == MB
+        assert list(moved.partitions.values_list("topic", "partition", "target")) == [(topic, 0, [1, 3])]
