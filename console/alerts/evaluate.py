@@ -41,7 +41,9 @@ def evaluate_cluster(
     measures = _bounded(cluster, actor, settings.ALERTS_CLUSTER_TIMEOUT_S if timeout_s is None else timeout_s)
     measures |= measure.without_kafka(cluster, time.time())
     evaluated, found = core.findings(measures, effective)
-    return lifecycle.apply(cluster, evaluated=evaluated, found=found, settings=effective, now=now)
+    return lifecycle.apply(
+        cluster, evaluated=evaluated, found=found, settings=effective, now=now, actor=actor
+    )
 
 
 def _bounded(cluster: Cluster, actor, timeout_s: float) -> dict:

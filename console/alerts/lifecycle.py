@@ -60,13 +60,15 @@ def apply(
     found: Iterable[Finding],
     settings: Mapping[str, Effective],
     now: datetime | None = None,
+    actor=None,
 ) -> Changes:
-    """Bring the cluster's alerts in line with one round's findings (see the module docstring)."""
+    """Bring the cluster's alerts in line with one round's findings (see the module docstring);
+    ``actor``: the system actor, when the caller has it."""
     now = now or timezone.now()
     changes = Changes()
     evaluated = set(evaluated)
     seen: set[tuple[str, str]] = set()
-    actor = access.system_actor()
+    actor = actor or access.system_actor()
     for finding in found:
         seen.add((finding.rule, finding.subject))
         alert_id, fired = _fire_or_update(cluster, finding, now, actor)

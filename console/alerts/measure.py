@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 TIME_LAG_READS = 32  # a group's lagging partitions whose position record is read, the most behind first
 TOPIC_KEYS = (summary.MIN_ISR, *REPLICA_CONFIGS)
 TOPIC_OWN = ("DYNAMIC_TOPIC_CONFIG",)
+CHAIN_CHECK_S = 30.0  # the audit chain's check is console-wide: one serves a round's clusters
 
 
 class Unreachable(Exception):
@@ -65,12 +66,14 @@ class _Memory:
         self.configs: dict[int, tuple[float, TopicConfigs | None, tuple[str, ...]]] = {}
         self.forecast: dict[int, tuple[float, list]] = {}
         self.epochs: dict[int, tuple[int, deque]] = {}
+        self.chain: tuple[float, dict[str, Measure]] | None = None
 
     def clear(self) -> None:
         with self.lock:
             self.configs.clear()
             self.forecast.clear()
             self.epochs.clear()
+            self.chain = None
 
 
 MEMORY = _Memory()
@@ -316,8 +319,14 @@ def _disk(cluster: Cluster, now: float) -> dict[str, Measure] | None:
     return core.disk_measures(brokers)
 
 
-def audit_chain() -> dict[str, Measure]:
-    """Broken (1) when the latest full verification failed or the anchor file contradicts the chain."""
+def audit_chain(max_age_s: float | None = None) -> dict[str, Measure]:
+    """Broken (1) when the latest full verification failed or the anchor file contradicts the
+    chain. Console-wide: one check serves every cluster of a round (kept ``max_age_s``)."""
+    now = time.monotonic()
+    max_age_s = CHAIN_CHECK_S if max_age_s is None else max_age_s
+    with MEMORY.lock:
+        if MEMORY.chain is not None and now - MEMORY.chain[0] < max_age_s:
+            return MEMORY.chain[1]
     problems = []
     latest = chain.latest_verify()
     if latest is not None and latest.state == OperationState.FAILED:
@@ -326,4 +335,7 @@ def audit_chain() -> dict[str, Measure]:
     if check.level == "failure":
         problems.append(check.message[:200])
     text = "; ".join(problems) or "the audit chain is intact"
-    return core.one(Measure(1.0 if problems else 0.0, text))
+    found = core.one(Measure(1.0 if problems else 0.0, text))
+    with MEMORY.lock:
+        MEMORY.chain = (now, found)
+    return found

@@ -85,7 +85,8 @@ def test_it_fires_for_a_broker_whose_disk_is_full_within_its_days(offline, telem
     assert disk.state == "resolved"
 
 
-def test_it_fires_when_the_latest_full_verification_of_the_audit_chain_failed(offline):
+def test_it_fires_when_the_latest_full_verification_of_the_audit_chain_failed(offline, monkeypatch):
+    monkeypatch.setattr(measure, "CHAIN_CHECK_S", 0.0)  # checked again every round (else kept 30 s)
     failed = Operation.objects.create(
         kind=VERIFY_KIND, state=OperationState.FAILED, error="broken at event 12: hash mismatch"
     )
