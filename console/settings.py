@@ -297,7 +297,7 @@ SCHEDULE_HORIZON_DAYS = _env_num("SCHEDULE_HORIZON_DAYS", 90)
 # topic configs (min ISR, throttles) and the capacity forecast are read again after ..._MAX_AGE_S.
 ALERTS_EVAL_INTERVAL_S = _env_num("ALERTS_EVAL_INTERVAL_S", 60.0)
 ALERTS_CLUSTER_TIMEOUT_S = _env_num("ALERTS_CLUSTER_TIMEOUT_S", 20.0)
-ALERTS_THREADS = max(1, int(_env_num("ALERTS_THREADS", 4)))
+ALERTS_THREADS = max(1, int(_env_num("ALERTS_THREADS", 8)))
 ALERTS_CONFIGS_MAX_AGE_S = _env_num("ALERTS_CONFIGS_MAX_AGE_S", 600.0)
 ALERTS_CONTROLLER_WINDOW_S = _env_num("ALERTS_CONTROLLER_WINDOW_S", 600.0)  # controller changes counted over
 QUORUM_LAG_WARN_RECORDS = _env_num("QUORUM_LAG_WARN_RECORDS", 100)
