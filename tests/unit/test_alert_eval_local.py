@@ -115,3 +115,35 @@ def test_beats_round_hands_clusters_to_the_evaluators_threads_and_returns_at_onc
         assert evaluate.evaluator().idle(15)
     (alert,) = Alert.objects.filter(cluster=slow)
     assert alert.rule == "cluster_unreachable" and "no answer within 1 s" in alert.summary
+
+
+def test_it_fires_when_the_brokers_certificate_expires_within_its_days(db):
+    from console.kafka import close_all
+    from sandbox.security import SandboxSecurity
+    from sandbox.testing import running_sandbox
+
+    ca = make_ca("Alert Test CA")
+    cert, key = ca.issue(
+        "localhost", sans=("localhost", "127.0.0.1"), not_after=NOW + dt.timedelta(days=5, hours=1)
+    )
+    security = SandboxSecurity(protocol="SSL", server_cert_pem=cert, server_key_pem=key)
+    measure.MEMORY.clear()
+    try:
+        with running_sandbox(brokers=1, controllers=1, speed=0, security=security) as c:
+            tls = Cluster.objects.create(
+                name="tls",
+                bootstrap_servers=c.bootstrap_servers,
+                security_protocol="SSL",
+                ca_certificate=ca.cert_pem,
+                request_timeout_s=5,
+            )
+            evaluate.evaluate_cluster(tls)
+    finally:
+        close_all()
+        measure.MEMORY.clear()
+    alerts = _open(tls)
+    assert set(alerts) == {"server_cert_expiry"}, {r: a.summary for r, a in alerts.items()}
+    assert (alerts["server_cert_expiry"].value, alerts["server_cert_expiry"].threshold) == (5.0, 14.0)
+    assert (
+        alerts["server_cert_expiry"].summary == "the brokers' certificate (CN=localhost) expires in 5 day(s)"
+    )
