@@ -112,16 +112,9 @@ def raw_requests(plan: dict, brokers: list[int]) -> list:
             (index[b], ApiVersionsRequest(client_software_name="bench", client_software_version="1"), 3)
         )
         out.append((index[b], ListGroupsRequest(states_filter=[]), 4))
-        configs = [
-            res(
-                resource_type=4,
-                resource_name=str(b),
-                configuration_keys=[
-                    "leader.replication.throttled.rate",
-                    "follower.replication.throttled.rate",
-                ],
-            )
-        ]
+        rates = ["leader.replication.throttled.rate", "follower.replication.throttled.rate"]
+        names = [str(b)] + ([""] if b == brokers[0] else [])  # and the cluster-wide default, once
+        configs = [res(resource_type=4, resource_name=n, configuration_keys=rates) for n in names]
         out.append(
             (
                 index[b],

@@ -17,7 +17,7 @@ run (``harness.compare``).
 
 from __future__ import annotations
 
-import select
+import selectors
 import socket
 import struct
 import threading
@@ -147,7 +147,7 @@ class Wire:
 
     ``exchange([(broker index, request, version)])`` encodes each request (kafka-python's protocol
     classes, a header with its own correlation id), writes them all, then reads every answer whole
-    into a buffer kept per socket (``select`` over the sockets, so the brokers answer in parallel);
+    into a buffer kept per socket (a selector over the sockets, so the brokers answer in parallel);
     returns the answers' sizes. Nothing is decoded; requests to one broker go on separate sockets
     (a broker answers one connection's requests in order)."""
 
@@ -180,8 +180,12 @@ class Wire:
         state = {k: [bytearray(4), 0, None] for k in keys}  # head, received, size
         waiting = {self._pool[k]: k for k in keys}
         sizes = {}
+        # a selector (epoll), not select(): a fleet's sockets pass select()'s 1024 descriptors
+        poller = selectors.DefaultSelector()
+        for sock in waiting:
+            poller.register(sock, selectors.EVENT_READ)
         while waiting:
-            ready, _, _ = select.select(list(waiting), [], [], 300)
+            ready = [key.fileobj for key, _ in poller.select(300)]
             if not ready:
                 raise TimeoutError("no answer within 300 s")
             for sock in ready:
@@ -206,6 +210,8 @@ class Wire:
                 if size is not None and got == size:
                     sizes[key] = size
                     del waiting[sock]
+                    poller.unregister(sock)
+        poller.close()
         return [sizes[k] for k in keys]
 
     def close(self) -> None:
