@@ -7,11 +7,11 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from console.drift import reads
+from console.views import htmx
 from console.views._helpers import get_cluster_for_user
 
 
@@ -31,4 +31,4 @@ def drift_recent(request, name: str):
         "changes": reads.recent(actor=request.user, cluster=cluster, topic=topic),
         "audit_url": reverse("audit_list") + "?" + urlencode(wanted),
     }
-    return render(request, "console/_drift_changes.html", context)
+    return htmx.fragment_or_page(request, "console/_drift_changes.html", None, context)  # the box either way
