@@ -44,6 +44,8 @@ from console.topics.batch import BatchParseError
 from console.topics.delete import ConfirmationError as TopicConfirmationError
 from console.topics.policy import PolicyViolation
 from console.views._helpers import not_found_is_404
+from console.windows.actions import WindowInvalid
+from console.windows.guard import ChangeWindowClosed
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = ROOT / "console"
@@ -72,6 +74,10 @@ SAMPLES = {
     ChannelInvalid: lambda: ChannelInvalid(["the URL is private"]),
     ValidationError: lambda: ValidationError(["Pick a role.", "Pick a user."]),
     EstateParseError: lambda: EstateParseError(["line 3: unknown key 'x' in the document"]),
+    WindowInvalid: lambda: WindowInvalid(["the end is before the start"]),
+    ChangeWindowClosed: lambda: ChangeWindowClosed(
+        "Frozen by window #4 (release) until 2026-12-01 06:00 UTC."
+    ),
     ControllerModeRequired: lambda: ControllerModeRequired("The cluster is registered with brokers."),
     ApprovalRequired: lambda: ApprovalRequired("Change control holds this action for approval."),
     HostnameCheckRequired: lambda: HostnameCheckRequired("Only an admin may turn the hostname check off."),
@@ -216,12 +222,14 @@ def test_it_gives_each_kind_of_refusal_its_documented_answer():
                 "LogLevelPlanError",
                 "ChangeInvalid",
                 "ChannelInvalid",
+                "WindowInvalid",
             )
         },
         "ValidationError": (400, "invalid", 4),
         "EstateParseError": (400, "invalid", 4),
         "ControllerModeRequired": (400, "invalid", 4),
         "ApprovalRequired": (403, "approval_required", 3),
+        "ChangeWindowClosed": (409, "change_window", 4),
         "HostnameCheckRequired": (403, "permission_denied", 3),
         "PermissionDenied": (403, "permission_denied", 3),
         "Http404": (404, "not_found", 6),
