@@ -120,6 +120,8 @@ NOT_REFUSALS = {
     "Indeterminate": "requests worker: a step's outcome",
     "LostClaim": "the operation runner: another worker owns the operation",
     "SecretsUnreadable": "key rotation's own command answers it",
+    "_Invalid": "estate's document reader: one node's problem, turned into EstateParseError with its line",
+    "Unreachable": "the alert evaluator: a cluster whose Metadata cannot be read is the cluster_unreachable alert",
     "HeldInstead": "the CLI's signal that the action was held (or broke glass): it shows the held change, exit 0",
 }
 
