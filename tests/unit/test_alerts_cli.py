@@ -137,4 +137,14 @@ def test_it_shows_rules_and_changes_one_field_keeping_the_others(offline_cluster
     )
     assert _exit("set-rule", "group_lag", "--threshold", "lots", "--as", "admin")[0] == 2
     assert _exit("set-rule", "moon", "--threshold", "1", "--as", "admin")[0] == 6
-    assert _exit("list")[0] == 2  # a person must be named
+    assert _exit("ack", "1", "--note", "n")[0] == 2  # a change names the person acting
+
+
+def test_it_reads_without_as_and_refuses_a_change_without_it(offline_cluster, offline_personas):
+    firing = make_alert(offline_cluster, "broker_down", "broker 3", severity="critical", summary="broker 3 gone")
+    items = json.loads(_run("list", "--output", "json"))["items"]
+    assert [(i["id"], i["state"]) for i in items] == [(firing.pk, "firing")]
+    assert "broker_down" in _run("rules")
+    assert json.loads(_run("silences", "--output", "json"))["items"] == []
+    code, text = _exit("ack", str(firing.pk), "--note", "looking")
+    assert code == 2 and "--as" in text

@@ -46,6 +46,11 @@ READS = frozenset(
         ("fleet", "show"),
         ("estate", "export"),
         ("estate", "plan"),
+        ("alerts", "list"),
+        ("alerts", "silences"),
+        ("alerts", "rules"),
+        ("windows", "list"),
+        ("windows", "calendar"),
     }
 )
 
