@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import KafkaOperationError, from_code
-from .metadata_read import WholeMetadata
+from .metadata_read import WholeMetadata, WholeTopic
 from .types import TopicPartition
 
 PARTITION_BYTES = 64 * 1024  # a partition's share of a Fetch: its first batch, usually
@@ -100,13 +100,14 @@ class PartitionHealth:
     def under_min_isr(self, min_isr: Mapping[str, int], default: int = 1) -> int:
         """Partitions whose ISR is shorter than their topic's ``min_isr`` (``default`` for a topic
         without one): a topic with every partition fully in sync and a replication factor at its
-        minimum has none (its replication factor is its lowest partition's); others are unpacked."""
+        minimum has none - when every partition has that many replicas (``_uniform``: the topic's
+        "replication factor" is only its lowest partition id's) -; others are unpacked."""
         count = 0
         for name, t in self.whole.topics.items():
             if name is None or t.error_code:
                 continue
             wanted = min_isr.get(name, default)
-            if not t.under_replicated and not t.offline and t.replication_factor >= wanted:
+            if not t.under_replicated and not t.offline and t.replication_factor >= wanted and _uniform(t):
                 continue
             count += sum(1 for _, _, _, isr in marshal.loads(t.packed) if len(isr) < wanted)
         return count
@@ -125,6 +126,26 @@ class PartitionHealth:
                 if pid in ids:
                     out[TopicPartition(topic, pid)] = leader
         return out
+
+
+def _uniform(t: WholeTopic) -> bool:
+    """True when every partition of ``t`` has exactly ``t.replication_factor`` replicas and as many
+    in its ISR, read off the packed bytes' list counts without unpacking them. The C decoder's
+    layout (marshal): 5 bytes of list header, then per partition a 4-tuple header (5), id and leader
+    (5 each), the replicas' list (5 + 5 a replica) and the ISR's (5 + 5 a member). If partition i
+    starts at ``5 + i * stride`` and both its counts are the factor, it is ``stride`` long and the
+    next starts at the next multiple: so checking every partition's two counts at those offsets
+    proves all of them (a topic that fails is unpacked and counted partition by partition)."""
+    rf, n, packed = t.replication_factor, t.partitions, t.packed
+    stride = 25 + 10 * rf
+    if not 0 <= rf < 1 << 31 or len(packed) != 5 + n * stride:
+        return False
+    count = rf.to_bytes(4, "little")
+    for first in (5 + 16, 5 + 21 + 5 * rf):  # the replicas' count, the ISR's count
+        for k in range(4):
+            if packed[first + k :: stride] != count[k : k + 1] * n:
+                return False
+    return True
 
 
 class AlertReadsMixin:
