@@ -156,12 +156,13 @@ def _drifted(req: ChangeRequest, actor, why: str) -> bool:
         now = handler.review(actor, req.cluster, req.payload)
     if now.get("pinned") == req.review.get("pinned") and now.get("ok", True):
         return False
-    _back_to_review(req, now, why)
+    back_to_review(req, now, why)
     return True
 
 
-def _back_to_review(req: ChangeRequest, new_review: dict, why: str) -> None:
-    """The cluster drifted (or the approvals expired): the new diff waits for fresh approvals."""
+def back_to_review(req: ChangeRequest, new_review: dict, why: str) -> None:
+    """The cluster drifted (or the approvals expired, or a waiting request's last check failed): the
+    new diff waits for fresh approvals."""
     with transaction.atomic():
         ChangeRequest.objects.filter(pk=req.pk).update(
             state=RequestState.PENDING,
@@ -262,7 +263,7 @@ def execute(req: ChangeRequest, *, retry: bool = False) -> tuple[bool, str]:
     # a scheduled change's approvals are judged at its approval: its run waited for the time they chose
     approved_at = req.decided_at if schedule.was_scheduled(req) else None
     if not retry and len(approvals.fresh_approvals(req, at=approved_at)) < req.approvals_required:
-        _back_to_review(
+        back_to_review(
             req,
             req.review,
             f"the approvals expired (APPROVAL_TTL_H={approvals.approval_ttl()}) before it ran",

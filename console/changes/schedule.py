@@ -74,10 +74,8 @@ def _may_schedule(actor, req: ChangeRequest) -> None:
 def schedule_change(
     *, actor, request: ChangeRequest, run_at: datetime, source_ip: str | None = None
 ) -> ScheduledChange:
-    """Set (or move) the time a held change runs: not before ``run_at``."""
+    """Set (or move) the time a held change (or a self-service request) runs: not before ``run_at``."""
     req = request
-    if not req.gated:
-        raise ChangeInvalid(["only a change held by change control can be scheduled"])
     _may_schedule(actor, req)
     if req.state not in (RequestState.PENDING, RequestState.APPROVED) or (
         req.state == RequestState.APPROVED and waiting(req) is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -18,8 +19,9 @@ from console import access, notify
 from console.audit import recorded
 from console.audit.refusals import refused_as
 from console.changes import actions as changes
-from console.changes import approvals
+from console.changes import approvals, schedule
 from console.changes import kinds as held_kinds
+from console.changes.kinds import ChangeInvalid
 from console.changes.notify import announce, notify_approvers, notify_requester
 from console.changes.queue import (
     COMMENT_MAX,
@@ -95,7 +97,9 @@ def submit_request(
             source_ip=source_ip,
         )
         announce(req, notify.events.REQUEST_SUBMITTED, f"{req.requested_by_name} asks: {checked.summary}")
-        if auto:
+        try:
+            if not auto:
+                raise RequestInvalid(["not auto-approved"])
             _approve(
                 req,
                 access.system_actor(),
@@ -103,7 +107,7 @@ def submit_request(
                 source_ip,
                 auto=True,
             )
-        else:
+        except RequestInvalid:  # not auto-approved, or the windows allow no run within the horizon
             notify_approvers(req)
     return req
 
@@ -162,9 +166,17 @@ def _approve(
     count: int = 1,
     needed: int = 1,
 ) -> None:
-    """Inside the caller's transaction: mark approved, audit, start the Operation (dispatched on commit)."""
+    """Inside the caller's transaction: mark approved, audit, start the Operation (dispatched on commit),
+    or, as a held change, wait for its scheduled time or for the end of a freeze (``changes.schedule``)."""
+    try:
+        when = schedule.after_approval(req)
+    except ChangeInvalid as exc:
+        raise RequestInvalid(exc.errors) from None
     claim_decision(req, RequestState.APPROVED, actor, comment)
     _record_approval(req, actor, comment, source_ip, count, needed, auto)
+    if when is not None:
+        schedule.wait_for(req, when, actor)
+        return
     queue_run(
         req,
         actor=req.requested_by if auto else actor,
@@ -250,10 +262,23 @@ def reject_request(
 
 
 def decide(
-    *, actor, request: ChangeRequest, approve: bool, comment: str = "", source_ip=None
+    *,
+    actor,
+    request: ChangeRequest,
+    approve: bool,
+    comment: str = "",
+    source_ip=None,
+    run_at: datetime | None = None,
 ) -> ChangeRequest:
     """One entry for the review queue's Approve/Reject (pages, API, CLI): a held operator action is
-    approved by change control (approvals, drift), anything else here."""
+    approved by change control (approvals, drift), anything else here. ``run_at``: approve and
+    schedule in one action - the time is set first (``changes.schedule``, with its refusals: a time
+    in a freeze approves nothing), then the approval, whose run waits for it."""
+    if run_at is not None:
+        if not approve:
+            raise RequestInvalid(["only an approval takes a time to run at"])
+        _require_decider(actor, request)
+        schedule.schedule_change(actor=actor, request=request, run_at=run_at, source_ip=source_ip)
     if approve and request.gated:
         return changes.approve_change(actor=actor, request=request, comment=comment, source_ip=source_ip)
     service = approve_request if approve else reject_request
@@ -297,7 +322,7 @@ def list_requests(
 ) -> list[ChangeRequest]:
     """Approvers and auditors see every request on the cluster; everyone else only their own."""
     access.require(actor, cluster, access.VIEW)
-    qs = ChangeRequest.objects.filter(cluster=cluster).select_related("requested_by")
+    qs = ChangeRequest.objects.filter(cluster=cluster).select_related("requested_by", "cluster", "schedule")
     if not may_see_all(actor, cluster):
         qs = qs.filter(requested_by=actor)
     if state:
@@ -320,7 +345,7 @@ def review_queue(*, actor, cluster_name: str = "", state: str = "", kind: str = 
             scope |= Q(cluster=cluster, requested_by=actor)
     if not scope:
         return []
-    qs = ChangeRequest.objects.filter(scope).select_related("cluster")
+    qs = ChangeRequest.objects.filter(scope).select_related("cluster", "schedule")
     if state:
         qs = qs.filter(state=state)
     if kind:
