@@ -15,8 +15,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -26,19 +28,26 @@ from console.alerts import core, lifecycle, measure, rules
 from console.alerts.core import Measure
 from console.clusters import actions as clusters
 from console.crypto import SecretUnreadable
+from console.kafka import KafkaGateway
 from console.models import Cluster
 
 log = logging.getLogger(__name__)
 
 
 def evaluate_cluster(
-    cluster: Cluster, *, timeout_s: float | None = None, now: datetime | None = None
+    cluster: Cluster,
+    *,
+    timeout_s: float | None = None,
+    now: datetime | None = None,
+    gateway_of: Callable[[Cluster], Any] | None = None,
 ) -> lifecycle.Changes:
-    """Measure every rule on ``cluster`` (Kafka's within ``timeout_s``, ALERTS_CLUSTER_TIMEOUT_S)
-    and apply what was found to its alerts."""
+    """Measure every rule on ``cluster`` (Kafka's within ``timeout_s``, ALERTS_CLUSTER_TIMEOUT_S;
+    through ``gateway_of(cluster)``: the registry's gateway, or the evaluator's own) and apply
+    what was found to its alerts."""
     effective = rules.settings_for(cluster)
     actor = access.system_actor()
-    measures = _bounded(cluster, actor, settings.ALERTS_CLUSTER_TIMEOUT_S if timeout_s is None else timeout_s)
+    bound = settings.ALERTS_CLUSTER_TIMEOUT_S if timeout_s is None else timeout_s
+    measures = _bounded(cluster, gateway_of or clusters.gateway_for, bound)
     measures |= measure.without_kafka(cluster, time.time())
     evaluated, found = core.findings(measures, effective)
     return lifecycle.apply(
@@ -46,14 +55,14 @@ def evaluate_cluster(
     )
 
 
-def _bounded(cluster: Cluster, actor, timeout_s: float) -> dict:
+def _bounded(cluster: Cluster, gateway_of, timeout_s: float) -> dict:
     """The Kafka rules' measures, read on a thread of their own (it asks Kafka only), or the
     cluster's unreachable measure when Kafka did not answer within ``timeout_s``."""
     box: dict = {}
 
     def run() -> None:
         try:
-            box["measures"] = _measure(cluster, actor)
+            box["measures"] = _measure(cluster, gateway_of)
         except Exception as exc:  # noqa: BLE001 - a bug in one rule's read never stops the round
             log.exception("alerts: evaluating %s failed", cluster.name)
             box["error"] = f"the evaluation failed: {type(exc).__name__}"
@@ -66,9 +75,9 @@ def _bounded(cluster: Cluster, actor, timeout_s: float) -> dict:
     return unreachable(cluster, box.get("error") or f"no answer within {timeout_s:g} s")
 
 
-def _measure(cluster: Cluster, actor) -> dict:
+def _measure(cluster: Cluster, gateway_of) -> dict:
     try:
-        found = measure.measure(cluster, clusters.gateway_for(cluster), actor)
+        found = measure.measure(cluster, gateway_of(cluster))
     except (measure.Unreachable, SecretUnreadable) as exc:
         return unreachable(cluster, str(exc))
     found["cluster_unreachable"] = core.one(Measure(0.0, "the cluster answers"))
@@ -81,12 +90,39 @@ def unreachable(cluster: Cluster, why: str) -> dict:
 
 
 class Evaluator:
-    """This process's evaluation threads (one per process, made on first use)."""
+    """This process's evaluation threads (one per process, made on first use) and its gateways.
+
+    It keeps one gateway per cluster it evaluates, open between rounds and apart from the registry's
+    ``KAFKA_CLIENTS_MAX`` least-recently-used cap: under that cap (8) a round over more clusters
+    closed and reopened every client each minute (connect, ApiVersions, SASL, Metadata again). They
+    are bounded by the registered clusters (a removed cluster's is closed at the next round, a changed
+    connection's when it is next evaluated); each costs its client's I/O thread and buffers (see
+    the bench's RSS line)."""
 
     def __init__(self, threads: int) -> None:
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="alerts-round")
         self._lock = threading.Lock()
         self._held: set[int] = set()
+        self._gateways: dict[int, KafkaGateway] = {}
+
+    def gateway(self, cluster: Cluster) -> KafkaGateway:
+        """The evaluator's gateway of ``cluster`` (a new one when its connection changed)."""
+        conn = clusters.connection_for(cluster)
+        with self._lock:
+            old = self._gateways.get(cluster.pk)
+            if old is not None and old.conn == conn:
+                return old
+            self._gateways[cluster.pk] = gw = KafkaGateway(conn)
+        if old is not None:
+            old.close()
+        return gw
+
+    def keep_only(self, cluster_ids: set[int]) -> None:
+        """Close the gateways of clusters no longer registered."""
+        with self._lock:
+            gone = [self._gateways.pop(pk) for pk in list(self._gateways) if pk not in cluster_ids]
+        for gw in gone:
+            gw.close()
 
     def submit(self, cluster_id: int) -> bool:
         """Evaluate the cluster on the pool; False while an earlier round still holds it."""
@@ -111,7 +147,7 @@ class Evaluator:
         try:
             cluster = Cluster.objects.filter(pk=cluster_id).first()
             if cluster is not None:
-                evaluate_cluster(cluster)
+                evaluate_cluster(cluster, gateway_of=self.gateway)
         except Exception:  # noqa: BLE001 - the pool's future is never read: say it here
             log.exception("alerts: the round of cluster %s failed", cluster_id)
         finally:
@@ -135,7 +171,9 @@ def evaluator() -> Evaluator:
 def start_round() -> list[int]:
     """Beat's round: hand every cluster to the evaluator; the ids handed (not those still held)."""
     pool = evaluator()
-    return [pk for pk in Cluster.objects.order_by("pk").values_list("pk", flat=True) if pool.submit(pk)]
+    ids = list(Cluster.objects.order_by("pk").values_list("pk", flat=True))
+    pool.keep_only(set(ids))
+    return [pk for pk in ids if pool.submit(pk)]
 
 
 def reset_memory() -> None:

@@ -6,9 +6,10 @@ Every read is one the console already makes, taken as cheaply as it is correct:
   (and its replica throttles) are read with one DescribeConfigs of the topics at most every
   ``ALERTS_CONFIGS_MAX_AGE_S`` (a topic new since then is asked at once), kept in this process:
   describing every topic each minute would cost more than the rest of the round together;
-- brokers, the active controller and the certificates: ``clusters.actions.overview`` (the overview
-  page's read: DescribeCluster, each broker pinged, DescribeQuorum, the TLS probe);
-- the quorum voters' lag: DescribeQuorum;
+- brokers: ``broker_status`` (one DescribeCluster, each broker pinged meanwhile) and the brokers'
+  certificate (the TLS probe, TLS only) - what the overview page reads, without its second
+  DescribeCluster and its DescribeQuorum (the round asks the quorum once, below);
+- the quorum voters' lag and the active controller's changes: DescribeQuorum;
 - consumer groups: every group's committed offsets (one OffsetFetch per coordinator), the log ends of
   the partitions they consume (ListOffsets per leader), and for the lagging ones the record at the
   committed offset (``record_times``: one bounded Fetch per leader, at most ``TIME_LAG_READS`` a
@@ -79,16 +80,17 @@ class _Memory:
 MEMORY = _Memory()
 
 
-def measure(cluster: Cluster, gw, actor, *, now: float | None = None) -> dict[str, dict[str, Measure] | None]:
+def measure(cluster: Cluster, gw, *, now: float | None = None) -> dict[str, dict[str, Measure] | None]:
     """The measures of the rules that ask Kafka (``core.Measures``); raises ``Unreachable``. Only
-    Kafka is asked (``actor``, the system actor, is resolved by the caller), so this may run on a
-    thread of its own: ``without_kafka`` measures the rest on the caller's."""
+    Kafka is asked, so this may run on a thread of its own: ``without_kafka`` measures the rest on
+    the caller's."""
     now = time.time() if now is None else now
     out: dict[str, dict[str, Measure] | None] = {}
     with ThreadPoolExecutor(6, thread_name_prefix="alerts") as pool:
         # every read that needs no other's answer is in flight at once; the rest as soon as it can
         reading = pool.submit(gw.partition_health)
-        overview = pool.submit(clusters.overview, actor=actor, cluster=cluster)
+        brokers = pool.submit(_quiet, gw.broker_status)
+        server = pool.submit(clusters.server_certificate_of, cluster)  # TLS only
         quorum = pool.submit(_quiet, gw.describe_quorum)
         committed = pool.submit(_quiet, _committed, gw)
         moving = pool.submit(_quiet, _moving, gw)
@@ -102,7 +104,8 @@ def measure(cluster: Cluster, gw, actor, *, now: float | None = None) -> dict[st
             _quiet(_groups, gw, health, committed.result(), now) if committed.result() is not None else None
         )
         out["group_lag"], out["group_time_lag"] = found if found is not None else (None, None)
-        out |= _from_overview(overview.result(), now)
+        out["broker_down"] = _brokers(brokers.result())
+        out["server_cert_expiry"] = _server_certificate(cluster, server.result(), now)
         out |= _quorum(cluster, quorum.result(), now)
         configs = configs.result()
         out |= _partitions(health, configs)
@@ -199,20 +202,22 @@ def _partitions(health, configs: TopicConfigs | None) -> dict[str, dict[str, Mea
     return found
 
 
-def _from_overview(overview, now: float) -> dict[str, dict[str, Measure] | None]:
-    out: dict[str, dict[str, Measure] | None] = {"broker_down": None, "server_cert_expiry": None}
-    if overview.error is None and overview.brokers:
-        out["broker_down"] = core.broker_measures((s.broker.id, s.state, s.detail) for s in overview.brokers)
-    security = overview.security
-    if security is not None:
-        if security.server is not None:
-            days = core.days_left(security.server.facts.not_after.timestamp(), now)
-            out["server_cert_expiry"] = core.certificate_measure(
-                "brokers'", security.server.facts.subject, days
-            )
-        elif not security.tls:
-            out["server_cert_expiry"] = {}
-    return out
+def _brokers(states) -> dict[str, Measure] | None:
+    """Each registered (or earlier seen) broker's state; unmeasured when none could be read."""
+    if not states:
+        return None
+    return core.broker_measures((s.broker.id, s.state, s.detail) for s in states)
+
+
+def _server_certificate(cluster: Cluster, server, now: float) -> dict[str, Measure] | None:
+    """The brokers' certificate's days left: none without TLS, unmeasured when the probe read none."""
+    if not cluster.security_protocol.endswith("SSL"):
+        return {}
+    if server is None:
+        return None
+    return core.certificate_measure(
+        "brokers'", server.subject, core.days_left(server.not_after.timestamp(), now)
+    )
 
 
 def _quorum(cluster: Cluster, quorum, now: float) -> dict[str, dict[str, Measure] | None]:

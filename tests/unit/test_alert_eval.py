@@ -11,7 +11,6 @@ import time
 import pytest
 from confluent_kafka import Producer
 
-from console import access
 from console.alerts import evaluate, measure
 from console.kafka import ConfigChange, ConfigResource, TopicPartition, close_all
 from console.models import AuditEvent, Cluster
@@ -242,5 +241,25 @@ def test_it_fires_when_the_active_controller_changes_and_measures_the_voters_lag
     change = _open(cluster)[("controller_change", "")]
     assert change.value == 1.0 and change.details["leader"] not in (active, None)
     assert change.summary.startswith("the active controller changed 1 time(s) in the last 10 min")
-    measured = measure.measure(cluster, evaluate.clusters.gateway_for(cluster), access.system_actor())
+    measured = measure.measure(cluster, evaluate.clusters.gateway_for(cluster))
     assert set(measured["quorum_lag"]) == {f"voter {c}" for c in own.state.controllers}
+
+
+def test_the_evaluator_keeps_its_gateway_open_across_rounds_and_closes_a_removed_clusters(own, cluster):
+    from console.kafka import KafkaGateway, get_gateway
+
+    pool = evaluate.Evaluator(2)
+    first = pool.gateway(cluster)
+    assert isinstance(first, KafkaGateway) and pool.gateway(cluster) is first
+    assert first is not get_gateway(first.conn)  # apart from the registry's capped LRU
+    evaluate.evaluate_cluster(cluster, gateway_of=pool.gateway)
+    assert first.is_open and pool.gateway(cluster) is first  # the next round reuses its clients
+    cluster.request_timeout_s = 6
+    cluster.save()
+    changed = pool.gateway(cluster)  # a changed connection: a new gateway, the old one closed
+    assert changed is not first and not first.is_open and changed.conn.request_timeout_s == 6
+    evaluate.evaluate_cluster(cluster, gateway_of=pool.gateway)
+    assert changed.is_open
+    pool.keep_only(set())  # the cluster was removed
+    assert not changed.is_open and pool.gateway(cluster) is not changed
+    pool.keep_only(set())
