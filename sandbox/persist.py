@@ -1,8 +1,8 @@
 """Save and restore a sandbox cluster's state as JSON (``--state FILE``).
 
 Kept: topics (ids, configs, placement, ISR, leaders, sizes, offsets, reassignments, synthetic
-rates), dynamic broker configs, logger levels, ACLs, groups (kind, epochs, synthetic members,
-offsets), features, racks and the virtual clock.
+rates), dynamic broker configs, logger levels, ACLs, client quotas, groups (kind, epochs, synthetic
+members, offsets), features, racks and the virtual clock.
 Not kept: record batches (offsets survive, the bytes do not; Fetch serves synthetic records), live
 group members (their groups come back Empty).
 """
@@ -91,6 +91,7 @@ def dump_state(cluster: SandboxCluster) -> dict[str, Any]:
                 }
                 for g in st.groups.values()
             ],
+            "client_quotas": [[list(map(list, e)), q] for e, q in st.client_quotas.items()],
             "features": st.features,
             "features_epoch": st.features_epoch,
             "racks": {str(b): n.rack for b, n in st.brokers.items()},
@@ -185,6 +186,7 @@ def load_state(cluster: SandboxCluster, path: str) -> bool:
                 grp = synthetic_consumer_group(st, grp.group_id, members, grp.offsets)
                 grp.consume_ratio = g.get("consume_ratio", 0.0)
             st.groups[grp.group_id] = grp
+        st.client_quotas = {tuple((t, n) for t, n in e): q for e, q in data.get("client_quotas", [])}
         st.features = data["features"]
         st.features_epoch = data["features_epoch"]
         for b, rack in data.get("racks", {}).items():

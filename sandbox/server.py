@@ -224,7 +224,7 @@ class NodeServer:
         return frame_body(correlation_id, resp.encode(version=version), flexible)
 
 
-CONTROLLER_WRITES = {30, 31, 33, 43, 44, 45, 57}  # Create/DeleteAcls, (Incremental)AlterConfigs, ...
+CONTROLLER_WRITES = {30, 31, 33, 43, 44, 45, 49, 57}  # Create/DeleteAcls, (Incremental)AlterConfigs, ...
 INCREMENTAL_ALTER_CONFIGS = 44
 BROKER_LOGGER = 8  # config resource type
 

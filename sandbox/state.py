@@ -250,6 +250,8 @@ class ClusterState:
         self._unapplied: list[tuple[float, float, str, dict[str, str]]] = []
         self.logger_levels: dict[int, dict[str, str]] = {}
         self.acls: list[AclBinding] = []
+        # client quotas (KIP-546): entity as sorted (type, name) pairs, name None = default -> {key: value}
+        self.client_quotas: dict[tuple[tuple[str, str | None], ...], dict[str, float]] = {}
         self.groups: dict[str, Group] = {}
         self.now_ms: float = time.time() * 1000.0  # virtual clock, epoch ms
         self.catching_up: set[tuple[str, int]] = set()  # partitions with lagging replicas

@@ -11,7 +11,7 @@ from tests.sandbox.conftest import addr, call, recv_exact
 
 pytestmark = []
 
-CONTROLLER_KEYS = {18, 17, 36, 60, 32, 44, 33, 29, 30, 31, 43, 45, 46, 55, 57}  # 17, 36: SASL
+CONTROLLER_KEYS = {18, 17, 36, 60, 32, 44, 33, 29, 30, 31, 43, 45, 46, 49, 55, 57}  # 17, 36: SASL
 
 
 def test_it_advertises_the_controller_subset_on_controllers(cluster):
@@ -34,6 +34,7 @@ def test_it_advertises_data_and_admin_apis_on_brokers(cluster):
     keys = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     assert keys[3] == (0, 13) and keys[0] == (3, 13) and keys[19] == (2, 7)
     assert 55 in keys and 60 in keys and 45 in keys
+    assert (keys[48], keys[49]) == ((0, 1), (0, 1))  # Describe/AlterClientQuotas, as Kafka 4.1
 
 
 def test_it_answers_an_unknown_api_versions_version_with_v0_unsupported_version(cluster):
