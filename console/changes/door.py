@@ -27,6 +27,7 @@ from console.changes import gate
 from console.changes.kinds import Prepared
 from console.models import Cluster
 from console.models.requests import ChangeRequest
+from console.windows import reads as window_reads
 
 RUN, HOLD, BREAK_GLASS = "run", "hold", "break_glass"
 MODES = (RUN, HOLD, BREAK_GLASS)
@@ -45,6 +46,21 @@ def is_held(actor, cluster: Cluster, kind: str) -> bool:
     """Whether the cluster's change-control policy holds ``kind`` for this actor, or a freeze window
     holds every governed action."""
     return gate.required(actor, cluster, kind) is not None or gate.frozen(cluster, kind)
+
+
+def page_controls(actor, cluster: Cluster, kind: str) -> dict:
+    """What a page's change-control box shows for ``kind``: ``gated`` (the action is held), ``freeze``
+    (the freeze in force: id, reason, until; None) and ``no_submit`` (frozen where no policy holds the
+    action: submitting for approval would be refused, only an admin's break glass runs it now)."""
+    held = gate.required(actor, cluster, kind) is not None
+    freeze = (
+        window_reads.status(actor=actor, cluster=cluster)["freeze"] if gate.frozen(cluster, kind) else None
+    )
+    return {
+        "gated": held or freeze is not None,
+        "freeze": freeze,
+        "no_submit": freeze is not None and not held,
+    }
 
 
 def hold(

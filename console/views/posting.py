@@ -78,7 +78,7 @@ def run_or_hold(
 def gated_context(request, cluster, kind: str) -> dict:
     """What a page needs to offer "Submit for approval" (and break glass) for a held ``kind``."""
     return {
-        "gated": door.is_held(request.user, cluster, kind),
+        **door.page_controls(request.user, cluster, kind),
         "gate_label": gate.KINDS[kind],
         "can_break_glass": access.can(request.user, cluster, access.ADMINISTER),
     }

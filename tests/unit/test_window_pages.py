@@ -95,3 +95,62 @@ def test_a_held_change_is_scheduled_from_its_page_and_shown_in_the_queue_and_cal
         "runs "
         not in client.get(reverse("request_list", kwargs={"name": kafka_cluster.name})).content.decode()
     )
+
+
+def _open_held_changes(cluster, author, count: int) -> None:
+    """``count`` held changes waiting for approval, each scheduled, as rows (the queue only reads them)."""
+    from console.models.requests import ChangeRequest
+
+    when = timezone.now() + timedelta(days=1)
+    for i in range(count):
+        req = ChangeRequest.objects.create(
+            cluster=cluster, kind="change.config", resource=f"orders-{i}", requested_by=author,
+            requested_by_name=author.get_username(), gated=True, payload={}, review={},
+        )  # fmt: skip
+        ScheduledChange.objects.create(request=req, run_at=when, scheduled_by_name="operator")
+
+
+@pytest.mark.parametrize("page", ["review_queue", "request_list"])
+def test_the_queue_reads_the_scheduled_times_in_a_constant_number_of_queries(
+    client, personas, kafka_cluster, page
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(personas["admin"])
+    url = reverse(page) if page == "review_queue" else reverse(page, kwargs={"name": kafka_cluster.name})
+
+    def queries() -> tuple[int, str]:
+        with CaptureQueriesContext(connection) as done:
+            shown = client.get(url).content.decode()
+        return len(done), shown
+
+    queries()  # the session's first page reads what later pages do not (its login, caches)
+    _open_held_changes(kafka_cluster, personas["operator"], 1)
+    one, shown = queries()
+    assert shown.count("runs ") == 1
+    _open_held_changes(kafka_cluster, personas["operator"], 19)
+    twenty, shown = queries()
+    assert shown.count('class="badge scheduled"') == 20
+    assert twenty == one
+
+
+def test_a_frozen_cluster_without_a_policy_says_so_and_offers_only_break_glass(
+    client, personas, kafka_cluster, topic
+):
+    from console.windows import actions as windows
+
+    now = timezone.now()
+    freeze = windows.add_window(
+        actor=personas["admin"], cluster=kafka_cluster, kind="freeze", reason="black friday",
+        starts_at=now - timedelta(minutes=5), ends_at=now + timedelta(hours=1),
+    )  # fmt: skip
+    page = reverse("topic_add_partitions", kwargs={"name": kafka_cluster.name, "topic": topic})
+    for role, glass in (("operator", False), ("admin", True)):
+        client.force_login(personas[role])
+        shown = client.get(page).content.decode()
+        note = f"{kafka_cluster.name} is frozen by window #{freeze.pk} (black friday) until {freeze.ends_at:%Y-%m-%d %H:%M} UTC"
+        assert note in shown, shown[:3000]
+        assert "only break glass (admins) runs a change now" in shown
+        assert "need approval" not in shown and 'id="submit-for-review"' not in shown
+        assert ('id="break-glass"' in shown) is glass
