@@ -8,7 +8,7 @@ from django import forms
 
 from console import patterns
 from console.forms.configs import KNOWN_TOPIC_CONFIGS, parse_key_values
-from console.topics import policy
+from console.topics import assignment, policy
 from console.topics.batch import BatchParseError, TopicSpec, parse_batch
 from console.topics.reads import DEFAULT_PER_PAGE, SORT_KEYS
 from console.uploads import UploadError, load_json
@@ -44,17 +44,12 @@ class TopicListForm(forms.Form):
 
 
 def parse_assignment(text: str) -> list[list[int]]:
-    """One partition per line (or ';'-separated): broker ids separated by commas, preferred leader first."""
-    parts = [p.strip() for line in text.splitlines() for p in line.split(";") if p.strip()]
-    out = []
-    for number, part in enumerate(parts):
-        try:
-            out.append([int(b) for b in part.split(",") if b.strip()])
-        except ValueError:
-            raise forms.ValidationError(
-                f"Partition {number}: broker ids must be numbers separated by commas, not '{part}'."
-            ) from None
-    return out
+    """The assignment field: kafka-topics' ``1:2,2:3`` or one partition per line, broker ids separated by
+    commas (console/topics/assignment.py)."""
+    try:
+        return assignment.parse(text)
+    except assignment.AssignmentSyntaxError as exc:
+        raise forms.ValidationError(f"{exc}. Accepted: {assignment.FORMATS}.") from None
 
 
 class TopicCreateForm(forms.Form):
@@ -68,7 +63,8 @@ class TopicCreateForm(forms.Form):
     assignment = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3, "placeholder": "1,2,3\n2,3,1"}),
-        help_text="optional: one line per partition, broker ids with the preferred leader first",
+        help_text="optional: one line per partition, broker ids with the preferred leader first "
+        "(or kafka-topics' 1:2,2:3)",
     )
     other_configs = forms.CharField(
         required=False,

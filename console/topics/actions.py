@@ -92,6 +92,23 @@ def _broker_ids(cluster, gw) -> list[int] | None:
         return None
 
 
+def _down_brokers(cluster, live: list[int] | None, assignment) -> set[int]:
+    """Brokers an assignment names that Metadata does not list now but the cluster's replica lists do
+    (stopped or fenced): the policy names them as not reachable rather than unknown. Read only when an
+    assignment names a broker Metadata did not list."""
+    missing = {b for r in assignment for b in r} - set(live or ())
+    if live is None or not missing:
+        return set()
+    try:
+        snap = metadata_cache.get_snapshot(cluster)
+    except KafkaOperationError:
+        return set()
+    named = {
+        b for t in snap.by_name.values() for p in t.partitions for b in (*p.replicas, *p.offline_replicas)
+    }
+    return missing & named
+
+
 def _existing_names(cluster) -> list[str]:
     """Topic names from a fresh-enough cached snapshot, without fetching (for collision warnings)."""
     snap = metadata_cache.peek(cluster)
@@ -196,7 +213,12 @@ def create_topics(
             broker_count=len(broker_ids) if broker_ids is not None else None,
         )
         if spec.assignment is not None:
-            violations += policy.check_assignment([list(r) for r in spec.assignment], broker_ids, spec.name)
+            violations += policy.check_assignment(
+                [list(r) for r in spec.assignment],
+                broker_ids,
+                spec.name,
+                _down_brokers(cluster, broker_ids, spec.assignment),
+            )
         if violations:
             text = "; ".join(f"{v.message} [policy rule: {v.rule}]" for v in violations)
             outcomes[spec.name] = TopicOutcome(spec.name, False, "refused by policy", text, "POLICY")
@@ -304,7 +326,10 @@ def add_partitions(
                     topic,
                 )
             )
-        violations += policy.check_assignment(assignment, _broker_ids(cluster, gw), topic)
+        live = _broker_ids(cluster, gw)
+        violations += policy.check_assignment(
+            assignment, live, topic, _down_brokers(cluster, live, assignment)
+        )
     policy.enforce(violations)
     spec = NewPartitions(topic, total_count, tuple(tuple(r) for r in assignment) if assignment else None)
     req = None

@@ -268,10 +268,27 @@ def check_create(
     return out
 
 
+def count_problem(text: str) -> str:
+    """What is wrong with a partition count or replication factor a person typed ("" when it is fine):
+    the page's form and the command line take a whole number of at least 1; leaving it out means the
+    broker default (-1 is how Kafka's protocol says that, never how a person does)."""
+    try:
+        if int(text) >= 1:
+            return ""
+    except ValueError:
+        pass
+    return f"must be a whole number of at least 1 (leave it out for the broker default), not {text!r}"
+
+
 def check_assignment(
-    assignment: list[list[int]], broker_ids: Iterable[int] | None, name: str = ""
+    assignment: list[list[int]],
+    broker_ids: Iterable[int] | None,
+    name: str = "",
+    down: Iterable[int] = (),
 ) -> list[Violation]:
-    """An explicit replica assignment: same replica count everywhere, distinct, known brokers."""
+    """An explicit replica assignment: same replica count everywhere, distinct, known brokers.
+    ``down``: brokers the cluster is known to have (replica lists) that Metadata does not list now:
+    named as not reachable rather than unknown."""
     out = []
     if not assignment:
         return [Violation("replica_assignment", "The assignment lists no partitions.", name)]
@@ -287,7 +304,14 @@ def check_assignment(
             out.append(Violation("replica_assignment", f"Partition {i} lists a broker twice.", name))
     if broker_ids is not None:
         known = set(broker_ids)
-        unknown = sorted({b for r in assignment for b in r} - known)
+        missing = {b for r in assignment for b in r} - known
+        stopped = sorted(missing & set(down))
+        unknown = sorted(missing - set(stopped))
+        if stopped:
+            said = "; ".join(f"broker {b} is not reachable (down or fenced)" for b in stopped)
+            out.append(
+                Violation("replica_assignment", f"Replicas on a broker that is not running: {said}.", name)
+            )
         if unknown:
             out.append(
                 Violation("replica_assignment", f"Unknown broker ids: {', '.join(map(str, unknown))}.", name)

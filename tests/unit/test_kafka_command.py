@@ -81,7 +81,7 @@ def test_exit_codes(personas, kafka_cluster, tmp_path):
     kafka(*create_topic(taken, "--partitions", "1", "--replication-factor", "1", "--as", "operator"))
     assert kafka(*create_topic(taken, "--partitions", "1", "--as", "operator"))[0] == 1  # Kafka refused it
     assert kafka(*create_topic(uniq(), "--as", "viewer"))[0] == 3
-    assert kafka(*create_topic("bad name", "--as", "operator"))[0] == 1  # per-topic refusal by policy
+    assert kafka(*create_topic("bad name", "--as", "operator"))[0] == 4  # refused by the console policy
     assert kafka("topics", "describe", uniq("missing"))[0] == 6
     assert kafka("topics", "list", "--cluster", "nope")[0] == 6
     assert kafka("topics", "list", "--as", "nobody")[0] == 6

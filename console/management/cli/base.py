@@ -18,12 +18,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.core.management.base import CommandError
 
 from console import access, refusals
 from console.changes import door
 from console.management.actors import command_actor
+from console.management.cli.parsing import kafka_tool_options
 from console.models import Cluster
 
 # The exit codes are the refusal table's (console/refusals.py); the sub-commands name them from here.
@@ -55,6 +59,29 @@ READS = frozenset(
 )
 
 
+# The client libraries' loggers (and the gateway's): their warnings about connections are the
+# libraries' business; the command says what failed in its own words and exit code.
+LIBRARY_LOGGERS = ("kafka", "asyncio", "confluent_kafka", "console.kafka")
+
+
+@contextmanager
+def quiet_libraries(verbosity: int) -> Iterator[None]:
+    """While a command runs, the client libraries' log stays off its output (stdout/stderr) unless
+    ``-v 2`` or more asks for it; their settings come back afterwards."""
+    if verbosity >= 2:
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in LIBRARY_LOGGERS]
+    before = [lg.propagate for lg in loggers]
+    for lg in loggers:
+        lg.propagate = False  # their records still count in console/kafka/errlog.py's runs
+    try:
+        yield
+    finally:
+        for lg, propagate in zip(loggers, before, strict=True):
+            lg.propagate = propagate
+
+
 def common(p, *, formats: tuple[str, ...] = ("table", "json"), cluster: bool = True) -> None:
     """--cluster, --as and --output, on every sub-command."""
     if cluster:
@@ -66,6 +93,7 @@ def common(p, *, formats: tuple[str, ...] = ("table", "json"), cluster: bool = T
         "system actor console-system)",
     )
     p.add_argument("--output", choices=formats, default="table")
+    kafka_tool_options(p)
 
 
 def holdable(p) -> None:
@@ -109,6 +137,10 @@ class HeldInstead(Exception):
 class CommandBase:
     """The plumbing of ``manage.py kafka`` (mixed into its BaseCommand)."""
 
+    def execute(self, *args, **options):
+        with quiet_libraries(int(options.get("verbosity", 1))):
+            return super().execute(*args, **options)
+
     def handle(self, *args, **opts) -> None:
         self.opts = opts
         actor = self._actor(opts.get("actor"), opts["area"], opts["action"])
@@ -125,6 +157,11 @@ class CommandBase:
             raise CommandError(refused.text, returncode=refused.exit) from None
         if code == IN_PROGRESS:
             raise CommandError("Still in progress: run --verify again later.", returncode=code)
+        if code == REFUSED:
+            raise CommandError(
+                "Refused by the console before reaching Kafka (see above): nothing was sent for those.",
+                returncode=code,
+            )
         if code:
             raise CommandError("Kafka refused some of the request (see above).", returncode=code)
 

@@ -10,16 +10,44 @@ from console.kafka import ConfigChange
 from console.management.cli.base import FAILED, OK, USAGE, common, holdable
 
 
+def _entity(ns) -> str:
+    """kafka-configs' ``--topic`` / ``--broker`` / ``--broker-defaults`` as the entity options they stand for."""
+    shorthand = (
+        ("topics", ns.topic, False) if ns.topic
+        else ("brokers", ns.broker, False) if ns.broker
+        else ("brokers", None, True) if ns.broker_defaults
+        else None
+    )  # fmt: skip
+    if shorthand:
+        if ns.entity_type not in (None, shorthand[0]):
+            return (
+                f"--entity-type {ns.entity_type} does not go with that shorthand (it names {shorthand[0]})."
+            )
+        ns.entity_type, ns.entity_name, ns.entity_default = shorthand
+    if not ns.entity_type:
+        return "Say what to configure: --entity-type topics|brokers, or --topic TOPIC / --broker ID."
+    if not ns.entity_name and not ns.entity_default:
+        return "Name the entity: --entity-name NAME (or --entity-default for the brokers' defaults)."
+    return ""
+
+
 def add_parsers(area) -> None:
     """``configs``, with kafka-configs' option names."""
     c = area.add_parser("configs", help="describe, alter").add_subparsers(dest="action", required=True)
     for name in ("describe", "alter"):
         p = c.add_parser(name)
         common(p)
-        p.add_argument("--entity-type", choices=("topics", "brokers"), required=True)
-        group = p.add_mutually_exclusive_group(required=True)
+        p.add_argument("--entity-type", choices=("topics", "brokers"))
+        group = p.add_mutually_exclusive_group()
         group.add_argument("--entity-name")
         group.add_argument("--entity-default", action="store_true", help="cluster-wide broker defaults")
+        # kafka-configs' shorthands for the two entity options
+        group.add_argument("--topic", metavar="TOPIC", help="= --entity-type topics --entity-name TOPIC")
+        group.add_argument("--broker", metavar="ID", help="= --entity-type brokers --entity-name ID")
+        group.add_argument(
+            "--broker-defaults", action="store_true", help="= --entity-type brokers --entity-default"
+        )
+        p.checks.append(_entity)
         if name == "alter":
             p.add_argument("--add-config", action="append", default=[], help="k=v (SET; repeatable)")
             p.add_argument("--delete-config", action="append", default=[], help="key (reset to default)")

@@ -7,8 +7,10 @@ import sys
 from django.core.management.base import CommandError
 
 from console.forms.configs import parse_key_values
-from console.management.cli.base import FAILED, OK, USAGE, common, holdable
+from console.management.cli.base import FAILED, OK, REFUSED, USAGE, common, holdable
+from console.management.cli.parsing import count, topic_argument
 from console.topics import actions as topics
+from console.topics import assignment
 from console.topics import delete as topic_delete
 from console.topics import held as topics_held
 from console.topics import reads as topic_reads
@@ -20,11 +22,19 @@ def _assignment(text: str | None) -> list[list[int]] | None:
     if not text:
         return None
     try:
-        return [[int(b) for b in part.split(":")] for part in text.split(",") if part.strip()]
-    except ValueError:
+        return assignment.parse(text, kafka_format=True)
+    except assignment.AssignmentSyntaxError as exc:
         raise CommandError(
-            f"--replica-assignment must look like 1:2,2:3, not {text!r}", returncode=USAGE
+            "--replica-assignment must look like 1:2,2:3 (kafka-topics: partitions separated by commas, "
+            f"replicas by colons); {exc}.",
+            returncode=USAGE,
         ) from None
+
+
+def _delete_topics(ns) -> str:
+    """``delete``'s topics: the positional ones and the ``--topic`` ones, each once, in order."""
+    ns.topics = list(dict.fromkeys([*ns.topics, *ns.topic_options]))
+    return "" if ns.topics else "Name the topics to delete (TOPIC ... or --topic TOPIC)."
 
 
 def add_parsers(area) -> None:
@@ -41,28 +51,32 @@ def add_parsers(area) -> None:
     p.add_argument("--refresh", action="store_true", help="bypass the metadata cache")
     p = t.add_parser("describe")
     common(p)
-    p.add_argument("topic")
+    topic_argument(p)
     p = t.add_parser("create")
     common(p)
-    p.add_argument("topic", nargs="?")
-    p.add_argument("--partitions", type=int, default=-1)
-    p.add_argument("--replication-factor", type=int, default=-1)
-    p.add_argument("--replica-assignment")
+    topic_argument(p, required=False, help_text="the topic (or --file)")
+    p.add_argument("--partitions", type=count, default=-1, help="blank = the broker default")
+    p.add_argument("--replication-factor", type=count, default=-1, help="blank = the broker default")
+    p.add_argument("--replica-assignment", help="kafka-topics' format: 1:2,2:3 (instead of the two above)")
     p.add_argument("--config", action="append", default=[], help="key=value (repeatable)")
     p.add_argument("--file", help="batch: a YAML/JSON/CSV file ('-' = stdin)")
     p.add_argument("--validate-only", action="store_true")
     holdable(p)
     p = t.add_parser("delete")
     common(p)
-    p.add_argument("topics", nargs="+")
+    p.add_argument("topics", nargs="*")
+    p.add_argument(
+        "--topic", dest="topic_options", action="append", default=[], help="as kafka-topics (repeatable)"
+    )
+    p.checks.append(_delete_topics)
     p.add_argument("--confirm", default="", help="the topic name, or the number of topics for several")
     p.add_argument("--validate-only", action="store_true", help="show what would be deleted or refused")
     holdable(p)
     p = t.add_parser("add-partitions")
     common(p)
-    p.add_argument("topic")
-    p.add_argument("--partitions", type=int, required=True, help="the new total")
-    p.add_argument("--replica-assignment", help="for the new partitions only")
+    topic_argument(p)
+    p.add_argument("--partitions", type=count, required=True, help="the new total")
+    p.add_argument("--replica-assignment", help="for the new partitions only, as kafka-topics: 3:1,1:2")
     p.add_argument("--validate-only", action="store_true")
     holdable(p)
 
@@ -82,7 +96,11 @@ class Commands:
             for o in outcomes
         ]
         self._emit(rows, ["topic", "status", "error", "message"], {"validate_only": validate_only})
-        return OK if all(o.ok for o in outcomes) else FAILED
+        failed = [o for o in outcomes if not o.ok]
+        if not failed:
+            return OK
+        # refused by the console's policy before anything was sent: 4; Kafka refused any: 1
+        return REFUSED if all(o.error_name == "POLICY" for o in failed) else FAILED
 
     def _topics_list(self, cluster, actor) -> int:
         o = self.opts

@@ -26,6 +26,7 @@ from console.management.cli.base import (
     USAGE,
     CommandBase,
 )
+from console.management.cli.parsing import SubcommandParser
 
 __all__ = [
     "AUDIT_UNAVAILABLE",
@@ -72,7 +73,8 @@ def command_class(modules: tuple[str, ...] = CLI_MODULES) -> type[BaseCommand]:
         )
 
         def add_arguments(self, parser) -> None:
-            area = parser.add_subparsers(dest="area", required=True)
+            # every sub-command answers its own usage errors (its usage, exit 2)
+            area = parser.add_subparsers(dest="area", required=True, parser_class=SubcommandParser)
             for module in loaded:
                 module.add_parsers(area)
 
