@@ -167,15 +167,25 @@ def main() -> None:
         def floor() -> None:
             exchange_all(wires, requests)
 
+        before = rss_mb()
         started = time.perf_counter()
         one_round()  # the topics' min ISR read once (kept for ALERTS_CONFIGS_MAX_AGE_S)
         print(f"first round (reads the topics' configs too): {time.perf_counter() - started:.2f}s")
         fired = sorted(set(Alert.objects.values_list("rule", flat=True)))
         print(f"alerts after a round: {Alert.objects.count()} ({', '.join(fired)})")
         ratio = compare({ROUND: one_round}, {FLOOR: gc_paused(floor)}, runs=RUNS)
+        print(
+            f"RSS: {before:.0f} MB before the first round, {rss_mb():.0f} MB after the runs (the evaluator's open gateways)"
+        )
         for wire in wires.values():
             wire.close()
     gate("alerts_eval", ratio, GOAL)
+
+
+def rss_mb() -> float:
+    """This process's resident memory now (MB)."""
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
 
 
 def exchange_all(wires: dict, requests: dict) -> None:

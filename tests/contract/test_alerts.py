@@ -77,3 +77,36 @@ def test_a_group_ten_minutes_behind_fires_the_time_lag_alert(gw, endpoints, clus
         assert by_offsets.value == 2.0
     finally:
         gw.delete_consumer_groups([group])
+
+
+def test_under_min_isr_counts_a_later_partition_with_fewer_replicas_than_the_minimum(gw):
+    """Partition 0 on three brokers, partition 1 moved onto one (fully in sync), min ISR 2: partition
+    1 is under its minimum although the topic's "replication factor" (partition 0's) is 3. Kafka
+    creates no topic with mixed replica counts: a reassignment makes one."""
+    brokers = sorted(gw.partition_health().brokers)[:3]
+    if len(brokers) < 3:
+        pytest.skip("needs three brokers")
+    name = f"alrt3.mixed-{uuid.uuid4().hex[:10]}"
+    spec = NewTopic(
+        name, replica_assignment=(tuple(brokers), tuple(brokers)), configs={"min.insync.replicas": "2"}
+    )
+    assert not isinstance(gw.create_topics([spec])[name], KafkaOperationError)
+    try:
+        moved = TopicPartition(name, 1)
+        eventually(
+            lambda: gw.alter_partition_reassignments({moved: (brokers[1],)})[moved],
+            lambda r: not isinstance(r, KafkaOperationError),
+        )
+
+        def settled(t) -> bool:  # partition 1 on one broker, its ISR that broker
+            return not isinstance(t, KafkaOperationError) and [
+                (list(p.replicas), list(p.isr)) for p in sorted(t.partitions, key=lambda p: p.id)
+            ][1] == ([brokers[1]], [brokers[1]])
+
+        eventually(lambda: gw.describe_topics([name])[name], settled)
+        health = gw.partition_health()
+        assert health.whole.topics[name].replication_factor == 3
+        assert health.under_min_isr({name: 2}, default=0) == 1  # only this topic counted (others: 0)
+        assert health.under_min_isr({name: 1}, default=0) == 0
+    finally:
+        gw.delete_topics([name])
