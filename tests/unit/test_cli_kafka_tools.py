@@ -14,11 +14,24 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import PermissionDenied
 
+from console import refusals
+from console.acls.core import AclValidationError
+from console.changes.gate import ApprovalRequired
+from console.changes.queue import RequestInvalid
 from console.clusters.actions import gateway_for
+from console.configs.plan import ConfigPlanError
+from console.estate.core import EstateParseError
 from console.kafka import KafkaOperationError
 from console.management.cli.base import quiet_libraries
 from console.models import Cluster
+from console.reassignment.actions import PlanRejected
+from console.reassignment.elections import ElectionRefused
+from console.reassignment.planner import PlanParseError
+from console.topics.batch import BatchParseError
+from console.topics.delete import ConfirmationError as TopicConfirmationError
+from console.topics.policy import PolicyViolation
 from sandbox.testing import running_sandbox
 from tests.conftest import hold, make_personas
 from tests.unit.kafka_cli import kafka
@@ -120,42 +133,21 @@ def test_a_usage_error_on_the_command_line_prints_the_sub_commands_usage_and_exi
     assert run.stderr.endswith("manage.py kafka topics create: error: unrecognized arguments: --topik\n")
 
 
-def test_it_exits_with_the_code_of_each_refusal_class(personas, kafka_cluster, offline_cluster, tmp_path):
+def test_it_exits_4_when_the_console_policy_refused_a_topic_and_1_when_kafka_did(
+    personas, kafka_cluster, offline_cluster
+):
     taken = uniq()
-    create = ("topics", "create", taken, "--partitions", "1", "--replication-factor", "1", "--as", "operator")
-    assert kafka(*create, "--cluster", "sandbox")[0] == 0
-    bad_plan = tmp_path / "plan.json"
-    bad_plan.write_text('{"version":1,"partitions":[{"topic":"x"}]}')
-    cases = [
-        # console policy, before Kafka (PolicyViolation per topic): 4, and says the console refused it
-        (4, ("topics", "create", "bad name", "--partitions", "1", "--as", "operator")),
-        (4, ("topics", "delete", taken, "--as", "operator")),  # unconfirmed delete
-        (
-            4,
-            ("configs", "alter", "--topic", taken, "--add-config", "x.y=1", "--as", "operator"),
-        ),  # config plan
-        (
-            4,
-            ("reassign", "--verify", "--reassignment-json-file", str(bad_plan), "--as", "operator"),
-        ),  # plan parse
-        (
-            4,
-            ("groups", "delete", "--group", uniq("nogroup"), "--as", "operator"),
-        ),  # not a known group? see below
-        (1, ("topics", "create", taken, "--partitions", "1", "--as", "operator")),  # Kafka refused: exists
-        (2, ("topics", "create", uniq(), "--partitions", "1")),  # no --as
-        (3, ("topics", "create", uniq(), "--partitions", "1", "--as", "viewer")),  # permission
-        (6, ("topics", "describe", uniq("missing"))),  # not found
-        (5, ("topics", "list", "--cluster", "offline")),  # unreachable
-    ]
-    got = []
-    for _, args in cases:
-        code, out = kafka(*args, *(() if "--cluster" in args else ("--cluster", "sandbox")))
-        got.append(code)
-        if code == 4 and args[:2] == ("topics", "create"):
-            assert "Refused by the console before reaching Kafka" in out and "Kafka refused" not in out
-    assert got[:4] + got[5:] == [c for c, _ in cases][:4] + [c for c, _ in cases][5:]
-    assert got[4] in (4, 6)  # a group Kafka does not know: not found (6); a non-empty one: 4
+    on = ("--cluster", "sandbox", "--as", "operator")
+    assert kafka("topics", "create", taken, "--partitions", "1", "--replication-factor", "1", *on)[0] == 0
+    code, out = kafka("topics", "create", "bad name", "--partitions", "1", *on)
+    assert code == 4
+    assert out.endswith(
+        "Refused by the console before reaching Kafka (see above): nothing was sent for those."
+    )
+    assert "refused by policy" in out and "Kafka refused" not in out
+    code, out = kafka("topics", "create", taken, "--partitions", "1", *on)  # Kafka: TOPIC_ALREADY_EXISTS
+    assert code == 1 and out.endswith("Kafka refused some of the request (see above).")
+    assert kafka("topics", "list", "--cluster", "offline")[0] == 5
 
 
 def test_a_held_change_exits_3(personas, kafka_cluster):
@@ -262,3 +254,66 @@ def test_the_pages_assignment_field_takes_both_formats_and_names_them():
         "separated by commas, replicas by colons) or one partition per line (or ';'-separated) with broker "
         "ids separated by commas (1,2)."
     ]
+
+
+def test_it_runs_one_command_per_refusal_class_with_the_tables_exit_code(
+    personas, kafka_cluster, tmp_path, monkeypatch
+):
+    """Each refusal class the command line can meet, met by one command: the exit code is the one
+    console/refusals.py TABLE gives the class (docs/cli.md), and the class is the expected one."""
+    taken = uniq()
+    assert (
+        kafka(
+            "topics", "create", taken, "--partitions", "1", "--replication-factor", "1", "--as", "operator"
+        )[0]
+        == 0
+    )
+    files = {
+        "batch": "name,partitions\na,many\n",
+        "plan": '{"version":1,"partitions":[{"topic":"x"}]}',
+        "move": json.dumps({"version": 1, "topics": [{"topic": taken}]}),
+        "estate": "clusters: [\n",
+    }
+    for key, text in files.items():
+        (tmp_path / key).write_text(text)
+    seen: list[type] = []
+    real = refusals.answer
+
+    def recorded(exc):
+        seen.append(type(exc))
+        return real(exc)
+
+    monkeypatch.setattr(refusals, "answer", recorded)
+    op = ("--as", "operator")
+    cases = [
+        (PolicyViolation, ("topics", "add-partitions", taken, "--partitions", "1", *op)),
+        (TopicConfirmationError, ("topics", "delete", taken, *op)),
+        (BatchParseError, ("topics", "create", "--file", str(tmp_path / "batch"), *op)),
+        (ConfigPlanError, ("configs", "alter", "--topic", taken, "--add-config", "x.y=1", *op)),
+        (PlanParseError, ("reassign", "--execute", "--reassignment-json-file", str(tmp_path / "plan"), *op)),
+        (PlanRejected, ("reassign", "--generate", "--topics-to-move-json-file", str(tmp_path / "move"),
+                          "--broker-list", "99", *op)),
+        (ElectionRefused, ("elections", "--election-type", "unclean", "--topic", taken, "--as", "admin")),
+        (RequestInvalid, ("requests", "submit", "--kind", "topic.create", "--payload", "{}",
+                            "--as", "requester")),
+        (AclValidationError, ("acls", "add", "--allow-principal", "nobody", "--operation", "Read",
+                                "--topic", taken, *op)),
+        (EstateParseError, ("estate", "plan", "-f", str(tmp_path / "estate"), *op)),
+        (PermissionDenied, ("topics", "create", uniq(), "--partitions", "1", "--as", "viewer")),
+        (KafkaOperationError, ("topics", "describe", uniq("missing"))),  # UNKNOWN_TOPIC_OR_PARTITION: 6
+    ]  # fmt: skip
+    got = []
+
+    def run(expected: type, args: tuple[str, ...]) -> None:
+        seen.clear()
+        code, _ = kafka(*args)
+        got.append((expected.__name__, [k.__name__ for k in seen if issubclass(k, expected)][:1], code))
+
+    for expected, args in cases:
+        run(expected, args)
+    hold(kafka_cluster, personas["admin"], ["topic.create"])  # last: it holds every later create
+    run(ApprovalRequired, ("topics", "create", uniq(), "--partitions", "1", *op))
+    want = [(k.__name__, [k.__name__], refusals.row(k).exit) for k, _ in [*cases, (ApprovalRequired, ())]]
+    want[-2] = ("KafkaOperationError", ["KafkaOperationError"], refusals.NOT_FOUND)  # by Kafka's error name
+    assert got == want
+    assert [code for *_, code in got] == [4] * 10 + [3, 6, 3]  # docs/cli.md: refused 4, denied or held 3
