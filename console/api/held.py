@@ -7,9 +7,21 @@ from collections.abc import Callable
 
 from rest_framework.response import Response
 
-from console.changes import approvals, door
+from console.api.base import plain
+from console.changes import approvals, door, schedule
 from console.changes.kinds import Prepared
 from console.models.requests import RequestState
+from console.models.windows import ScheduleState
+
+
+def schedule_json(req) -> dict:
+    """When a request or held change runs: ``run_at`` (null when it is not scheduled, or its schedule
+    was cancelled) and ``schedule_state`` (waiting, queued, refused, cancelled; null: never scheduled)."""
+    row = schedule.of(req)
+    return {
+        "run_at": plain(row.run_at) if row is not None and row.state != ScheduleState.CANCELLED else None,
+        "schedule_state": row.state if row is not None else None,
+    }
 
 
 def change_json(req) -> dict:
@@ -25,6 +37,7 @@ def change_json(req) -> dict:
         "approvals": [a.user_name for a in approvals.fresh_approvals(req)],
         "review": req.review,
         "result": req.result or None,
+        **schedule_json(req),
         "request": f"/api/v1/clusters/{req.cluster.name}/requests/{req.pk}",
     }
 

@@ -52,6 +52,15 @@ def scheduled_at(req: ChangeRequest) -> datetime | None:
     return found.run_at if found is not None else None
 
 
+def of(req: ChangeRequest) -> ScheduledChange | None:
+    """The change's schedule in any state, as read with it (``select_related("schedule")`` keeps a
+    list of changes at one query), or None when it never had one."""
+    try:
+        return req.schedule
+    except ScheduledChange.DoesNotExist:
+        return None
+
+
 def was_scheduled(req: ChangeRequest) -> bool:
     """Whether the change is running because its scheduled time came (its schedule was queued)."""
     return ScheduledChange.objects.filter(request=req, state=ScheduleState.QUEUED).exists()
