@@ -13,6 +13,7 @@ from console.changes import actions as change_actions
 from console.changes import approvals
 from console.changes import notify as request_notify
 from console.forms.requests import AutoApproveRuleForm, DecisionForm, RequestForm
+from console.forms.windows import ScheduleForm
 from console.models.requests import FINAL_STATES, AutoApproveRule, RequestState
 from console.requests import actions as requests
 from console.requests import display as request_display
@@ -182,6 +183,10 @@ def _decide(request, name: str, request_id: int, approve: bool):
     if not form.is_valid():
         messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
         return redirect("request_detail", name=cluster.name, request_id=req.pk)
+    when = ScheduleForm(request.POST) if approve and request.POST.get("run_at") else None
+    if when is not None and not when.is_valid():
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in when.errors.items()))
+        return redirect("request_detail", name=cluster.name, request_id=req.pk)
     try:
         req = requests.decide(
             actor=request.user,
@@ -189,6 +194,7 @@ def _decide(request, name: str, request_id: int, approve: bool):
             approve=approve,
             comment=form.cleaned_data["comment"],
             source_ip=client_ip(request),
+            run_at=when.zoned("run_at") if when is not None else None,
         )
     except refusals.SHOWN as exc:
         messages.error(request, "Not done: " + "; ".join(refusals.reasons(exc)))

@@ -3,7 +3,8 @@
 ``submit`` takes the kind and the payload as the API does (``--payload`` JSON, ``@FILE`` or ``-`` for
 stdin), e.g. ``--kind topic.create --payload '{"name":"team-a.orders","partitions":3,"replication_factor":3}'``;
 the request actions check the namespace, the policy and Kafka's validate-only as on the page, and
-approving starts the change as an operation on a worker.
+approving starts the change as an operation on a worker (``approve ID --at ISO [--tz ZONE]``: approve
+and schedule in one action; a time inside a freeze is refused, exit 4, and nothing is approved).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from django.core.management.base import CommandError
 
 from console.management.cli.base import NOT_FOUND, OK, USAGE, common, read_text
+from console.management.cli.windows import moment
 from console.requests import actions as requests
 from console.requests import kinds as request_kinds
 
@@ -40,6 +42,13 @@ def add_parsers(area) -> None:
         common(p)
         p.add_argument("id", type=int)
         p.add_argument("--comment", default="", help="required to reject")
+        if name == "approve":
+            p.add_argument(
+                "--at",
+                dest="run_at",
+                help="approve to run then, never before (ISO 8601; refused in a freeze)",
+            )
+            p.add_argument("--tz", default="UTC", help="the time zone of --at without an offset")
 
 
 def _row(req) -> dict:
@@ -116,9 +125,11 @@ class Commands:
         return OK
 
     def _requests_approve(self, cluster, actor) -> int:
+        o = self.opts
         req = requests.decide(  # a held operator action counts its approvals there
-            actor=actor, request=self._request(cluster, actor), approve=True, comment=self.opts["comment"]
-        )
+            actor=actor, request=self._request(cluster, actor), approve=True, comment=o["comment"],
+            run_at=moment(o["run_at"], o["tz"], "--at"),
+        )  # fmt: skip
         self._show(req)
         return OK
 

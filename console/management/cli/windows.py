@@ -61,7 +61,8 @@ def add_parsers(area) -> None:
     p.add_argument("id", type=int)
 
 
-def _moment(text: str | None, tz: str, option: str) -> datetime | None:
+def moment(text: str | None, tz: str, option: str) -> datetime | None:
+    """An ISO 8601 option's moment; without an offset it is read in ``tz`` (exit 2 when malformed)."""
     if not text:
         return None
     try:
@@ -120,7 +121,7 @@ class Commands:
         o = self.opts
         row = windows.add_window(
             actor=actor, cluster=cluster, kind=o["kind"], reason=o["reason"],
-            starts_at=_moment(o["start"], o["tz"], "--start"), ends_at=_moment(o["end"], o["tz"], "--end"),
+            starts_at=moment(o["start"], o["tz"], "--start"), ends_at=moment(o["end"], o["tz"], "--end"),
             weekday=o["weekday"], start_time=_time_of_day(o["time_of_day"]), duration_min=o["duration"],
             time_zone=o["tz"],
         )  # fmt: skip
@@ -152,7 +153,7 @@ class Commands:
         req = requests.get_request(actor=actor, cluster=cluster, request_id=o["id"])
         if req is None:
             raise CommandError(f"No change #{o['id']} that you may see.", returncode=NOT_FOUND)
-        row = schedule.schedule_change(actor=actor, request=req, run_at=_moment(o["run_at"], o["tz"], "--at"))
+        row = schedule.schedule_change(actor=actor, request=req, run_at=moment(o["run_at"], o["tz"], "--at"))
         self._emit(
             [{"change": req.pk, "run_at": row.run_at.isoformat(), "state": row.state, "scheduled_by": row.scheduled_by_name}],
             ["change", "run_at", "state", "scheduled_by"],
