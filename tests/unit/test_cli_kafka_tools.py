@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import socket
 import subprocess
 import sys
 import uuid
@@ -203,6 +204,18 @@ def test_it_writes_no_library_noise_with_a_broker_stopped(own, own_cluster, capf
         assert capfd.readouterr() == ("", "")
     finally:
         own.start_broker(2)
+
+
+def test_it_writes_only_its_own_error_for_an_unreachable_cluster(db, capfd):
+    with socket.socket() as s:  # a port nobody listens on, new to this process's error log
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    Cluster.objects.create(name="gone", bootstrap_servers=f"127.0.0.1:{port}", request_timeout_s=2)
+    capfd.readouterr()
+    with console_log() as log:
+        code, out = kafka("topics", "list", stderr=True)
+    assert (code, log.getvalue(), capfd.readouterr()) == (5, "", ("", ""))
+    assert out.startswith("NETWORK_EXCEPTION: The cluster could not be reached.")
 
 
 def test_it_lets_the_libraries_log_through_from_verbosity_2():

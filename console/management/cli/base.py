@@ -64,22 +64,33 @@ READS = frozenset(
 LIBRARY_LOGGERS = ("kafka", "asyncio", "confluent_kafka", "console.kafka")
 
 
+_SILENT = logging.NullHandler()
+
+
+def _silence(verbosity: int) -> list[tuple[logging.Logger, bool]]:
+    """Keep the libraries' records off the output (a handler of their own that drops them, so that
+    neither the root's handler nor logging's last-resort one prints them); what to restore."""
+    if verbosity >= 2:
+        return []
+    changed = []
+    for logger in (logging.getLogger(name) for name in LIBRARY_LOGGERS):
+        changed.append((logger, logger.propagate))
+        logger.propagate = False  # their records still count in console/kafka/errlog.py's runs
+        logger.addHandler(_SILENT)
+    return changed
+
+
 @contextmanager
 def quiet_libraries(verbosity: int) -> Iterator[None]:
     """While a command runs, the client libraries' log stays off its output (stdout/stderr) unless
     ``-v 2`` or more asks for it; their settings come back afterwards."""
-    if verbosity >= 2:
-        yield
-        return
-    loggers = [logging.getLogger(name) for name in LIBRARY_LOGGERS]
-    before = [lg.propagate for lg in loggers]
-    for lg in loggers:
-        lg.propagate = False  # their records still count in console/kafka/errlog.py's runs
+    changed = _silence(verbosity)
     try:
         yield
     finally:
-        for lg, propagate in zip(loggers, before, strict=True):
-            lg.propagate = propagate
+        for logger, propagate in changed:
+            logger.propagate = propagate
+            logger.removeHandler(_SILENT)
 
 
 def common(p, *, formats: tuple[str, ...] = ("table", "json"), cluster: bool = True) -> None:
@@ -138,7 +149,11 @@ class CommandBase:
     """The plumbing of ``manage.py kafka`` (mixed into its BaseCommand)."""
 
     def execute(self, *args, **options):
-        with quiet_libraries(int(options.get("verbosity", 1))):
+        verbosity = int(options.get("verbosity", 1))
+        if getattr(self, "_called_from_command_line", False):
+            _silence(verbosity)  # the process is this command: its clients' threads may log until it exits
+            return super().execute(*args, **options)
+        with quiet_libraries(verbosity):
             return super().execute(*args, **options)
 
     def handle(self, *args, **opts) -> None:
