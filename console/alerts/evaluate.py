@@ -102,6 +102,7 @@ class Evaluator:
     def __init__(self, threads: int) -> None:
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="alerts-round")
         self._lock = threading.Lock()
+        self._done = threading.Condition(self._lock)  # told when a cluster is let go
         self._held: set[int] = set()
         self._gateways: dict[int, KafkaGateway] = {}
 
@@ -135,13 +136,8 @@ class Evaluator:
 
     def idle(self, timeout_s: float) -> bool:
         """Wait until no cluster is held (True) or ``timeout_s`` passed (False)."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            with self._lock:
-                if not self._held:
-                    return True
-            time.sleep(0.05)
-        return False
+        with self._done:
+            return self._done.wait_for(lambda: not self._held, timeout_s)
 
     def _run(self, cluster_id: int) -> None:
         try:
@@ -152,8 +148,9 @@ class Evaluator:
             log.exception("alerts: the round of cluster %s failed", cluster_id)
         finally:
             connection.close()
-            with self._lock:
+            with self._done:
                 self._held.discard(cluster_id)
+                self._done.notify_all()
 
 
 _EVALUATOR: Evaluator | None = None
