@@ -292,6 +292,8 @@ def validate_plan(
     busy = set(in_progress)
     known_racks = len({r for r in racks.values() if r})
     brokers = set(racks)
+    # named by the current replica lists but not live: stopped or fenced, not unknown
+    down = {b for replicas in current.values() for b in replicas} - brokers
     rows = []
     for tp in sorted(proposed):
         target = tuple(proposed[tp])
@@ -305,7 +307,14 @@ def validate_plan(
         named = set(target)
         unknown = not named <= brokers
         if unknown:
-            problems.append(f"Unknown broker {', '.join(str(b) for b in target if b not in racks)}")
+            stopped = [b for b in target if b in down]
+            if stopped:
+                said = "; ".join(f"broker {b} is not reachable (down or fenced)" for b in stopped)
+                problems.append(f"Replicas on a broker that is not running: {said}")
+            if named - brokers - down:
+                problems.append(
+                    f"Unknown broker {', '.join(str(b) for b in target if b not in racks and b not in down)}"
+                )
         distinct = len(named) == len(target)
         if not distinct:
             problems.append("Duplicate brokers")

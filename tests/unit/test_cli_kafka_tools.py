@@ -228,7 +228,7 @@ def test_it_lets_the_libraries_log_through_from_verbosity_2():
     assert log.getvalue() == "after\n"  # the command's own setting ends with it
 
 
-def test_it_names_a_known_but_stopped_broker_as_stopped(own, own_cluster):
+def test_it_names_a_known_but_stopped_broker_as_stopped(own, own_cluster, tmp_path):
     name = uniq()
     assert kafka("topics", "create", name, "--replica-assignment", "1:2,2:3", "--as", "operator")[0] == 0
     own.stop_broker(2)
@@ -245,6 +245,14 @@ def test_it_names_a_known_but_stopped_broker_as_stopped(own, own_cluster):
             assert "Unknown broker" not in out
         code, out = kafka("topics", "create", uniq(), "--replica-assignment", "1:7", "--as", "operator")
         assert code == 4 and "Unknown broker ids: 7." in out
+        plan = tmp_path / "plan.json"
+        plan.write_text(
+            json.dumps({"version": 1, "partitions": [{"topic": name, "partition": 0, "replicas": [3, 2]}]})
+        )
+        code, out = kafka("reassign", "--execute", "--reassignment-json-file", str(plan), "--as", "admin")
+        assert code == 4, out
+        assert "Replicas on a broker that is not running: broker 2 is not reachable (down or fenced)" in out
+        assert "Unknown broker" not in out
     finally:
         own.start_broker(2)
 
