@@ -253,6 +253,22 @@ def test_it_names_a_known_but_stopped_broker_as_stopped(own, own_cluster, tmp_pa
         assert code == 4, out
         assert "Replicas on a broker that is not running: broker 2 is not reachable (down or fenced)" in out
         assert "Unknown broker" not in out
+        move = tmp_path / "move.json"
+        move.write_text(json.dumps({"version": 1, "topics": [{"topic": name}]}))
+        code, out = kafka(
+            "reassign",
+            "--generate",
+            "--topics-to-move-json-file",
+            str(move),
+            "--broker-list",
+            "1,2",
+            "--as",
+            "admin",
+        )
+        assert (code, out) == (
+            4,
+            "--broker-list names a broker that is not running: broker 2 is not reachable (down or fenced).",
+        )
     finally:
         own.start_broker(2)
 

@@ -129,7 +129,12 @@ class Commands:
                 returncode=USAGE,
             ) from None
         view = reassignment.read_cluster(cluster, cached=False)
-        unknown = sorted(brokers - set(view.racks))
+        named = {b for replicas in view.assignment.values() for b in replicas}
+        stopped = sorted((brokers - set(view.racks)) & named)  # in replica lists, not live
+        unknown = sorted(brokers - set(view.racks) - named)
+        if stopped:
+            said = "; ".join(f"broker {b} is not reachable (down or fenced)" for b in stopped)
+            raise reassignment.PlanRejected(f"--broker-list names a broker that is not running: {said}.")
         if unknown or not brokers:
             raise reassignment.PlanRejected(f"Unknown broker(s) in --broker-list: {unknown or 'none given'}.")
         plan, _ = reassignment.build_plan(
