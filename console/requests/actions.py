@@ -38,7 +38,7 @@ from console.models.requests import (
 )
 from console.requests import audit_names as names
 from console.requests import kinds as request_kinds
-from console.requests.checks import check_request
+from console.requests.checks import check_again, check_request
 
 log = logging.getLogger(__name__)
 
@@ -204,13 +204,7 @@ def approve_request(
         raise RequestInvalid(["this request has already been decided"])
     if approvals.has_approved(actor, request):
         raise RequestInvalid(["you have already approved this request; it needs another approver"])
-    check_request(
-        requester=request.requested_by,
-        cluster=request.cluster,
-        kind=request.kind,
-        payload=request.payload,
-        approving=True,
-    )
+    check_again(request)
     needed = max(
         request.approvals_required,
         approvals.needed_for_request(request.cluster, request.kind, request.payload),

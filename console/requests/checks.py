@@ -17,7 +17,7 @@ from console.changes.queue import RequestInvalid
 from console.kafka import KafkaOperationError
 from console.models import Cluster
 
-__all__ = ["Checked", "RequestInvalid", "check_request"]
+__all__ = ["Checked", "RequestInvalid", "check_again", "check_request"]
 
 
 def check_request(
@@ -42,3 +42,11 @@ def check_request(
         raise RequestInvalid(exc.errors) from None
     except KafkaOperationError as exc:
         raise RequestInvalid([f"could not validate with Kafka: {exc.operator_text}"]) from None
+
+
+def check_again(req) -> Checked:
+    """A stored request checked against the cluster as it is now (at its approval, and before a
+    request that waited for its time runs)."""
+    return check_request(
+        requester=req.requested_by, cluster=req.cluster, kind=req.kind, payload=req.payload, approving=True
+    )

@@ -26,7 +26,7 @@ from console.models.requests import ChangeRequest, RequestState
 from console.operations import Done, Kind, Step
 from console.requests import kinds as request_kinds
 from console.requests.actions import get_request
-from console.requests.checks import RequestInvalid, check_request
+from console.requests.checks import RequestInvalid, check_again
 
 
 def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
@@ -34,7 +34,7 @@ def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
     if req.gated:
         return changes.execute(req, retry=retry)
     if not retry and schedule.was_scheduled(req):
-        _check_again(req)
+        _checked_again(req)
     with gate.passed():
         return held_kinds.run(
             req.kind, actor, req.cluster, req.payload, f"request-{req.pk}",
@@ -42,18 +42,12 @@ def _execute(req: ChangeRequest, actor, *, retry: bool) -> tuple[bool, str]:
         )  # fmt: skip
 
 
-def _check_again(req: ChangeRequest) -> None:
+def _checked_again(req: ChangeRequest) -> None:
     """A request that waited for its time (a freeze, a chosen time) is checked once more as at its
     approval, as a held change's drift pin is: when the cluster no longer allows it, it goes back for
     a fresh review with the reasons (``changes.Drifted``; nothing ran)."""
     try:
-        check_request(
-            requester=req.requested_by,
-            cluster=req.cluster,
-            kind=req.kind,
-            payload=req.payload,
-            approving=True,
-        )
+        check_again(req)
     except RequestInvalid as exc:
         why = f"the cluster changed while it waited: {exc}"
         changes.back_to_review(req, {"ok": False, "kafka": str(exc)}, why)

@@ -1,7 +1,8 @@
 """A scheduled held change against the sandbox or a real Kafka: a topic config change held by change
 control, approved with a time T a few seconds ahead, is not run by a tick before T, is queued by the tick
 at T and runs then (after the last drift check, against the cluster as it is), and Kafka has the new
-value; a freeze covering a second change's time refuses it at scheduling. Topics are named ``win.*`` and
+value; a freeze covering a second change's time refuses it at scheduling; a self-service request
+approved during a freeze waits for its end and then runs. Topics are named ``win.*`` and
 deleted afterwards."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from console.configs import held as configs_held
 from console.kafka import ConfigChange, KafkaOperationError, NewTopic
 from console.models import Cluster, Role, RoleBinding
 from console.models.requests import RequestState
+from console.requests import actions as requests
 from console.topics import cache as metadata_cache
 from console.windows import actions as windows
 from console.windows.guard import ChangeWindowClosed
@@ -99,3 +101,37 @@ def test_a_time_inside_a_freeze_is_refused(gw, world):
     with pytest.raises(ChangeWindowClosed, match=f"frozen by window #{freeze.pk}"):
         schedule.schedule_change(actor=operator, request=req, run_at=now + timedelta(hours=1, minutes=30))
     assert retention(gw, topic) == "3600000"
+
+
+@pytest.mark.django_db
+def test_a_request_approved_during_a_freeze_runs_when_it_ends(gw, world):
+    people, _, cluster, _ = world
+    RoleBinding.objects.filter(cluster=cluster, user=people["requester"]).update(namespaces=["win."])
+    now = timezone.now()
+    freeze = windows.add_window(
+        actor=people["admin"], cluster=cluster, kind="freeze", reason="contract freeze",
+        starts_at=now - timedelta(minutes=1), ends_at=now + timedelta(seconds=3),
+    )  # fmt: skip
+    name = f"win.{uuid.uuid4().hex[:12]}"
+    try:
+        req = requests.submit_request(
+            actor=people["requester"], cluster=cluster, kind="topic.create",
+            payload={"name": name, "partitions": 1, "replication_factor": 1, "configs": {}},
+        )  # fmt: skip
+        req = requests.approve_request(actor=people["operator"], request=req)
+        assert (req.state, req.operation_id, schedule.scheduled_at(req)) == (
+            RequestState.APPROVED,
+            None,
+            freeze.ends_at,
+        )
+        assert schedule.run_due(worker="contract") == {}  # frozen: nothing runs
+        time.sleep(max(0.0, (freeze.ends_at - timezone.now()).total_seconds()) + 0.05)
+        assert list(schedule.run_due(worker="contract").values()) == ["queued"]
+        req.refresh_from_db()
+        operations.run(req.operation_id, worker="contract")
+        req.refresh_from_db()
+        assert req.state == RequestState.SUCCEEDED, req.result
+        assert name in gw.describe_topics([name])
+    finally:
+        gw.delete_topics([name])
+        metadata_cache.clear()

@@ -6,13 +6,12 @@ refused and nothing is approved); the API's request answers carry the schedule."
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from console import operations
 from console.changes import schedule
 from console.clusters.actions import gateway_for
 from console.kafka import NewTopic
@@ -24,19 +23,14 @@ from console.windows import actions as windows
 from console.windows import reads as window_reads
 from console.windows.guard import ChangeWindowClosed
 from tests.conftest import hold
+from tests.unit import test_scheduled_changes as scheduled
 from tests.unit.kafka_cli import kafka
 from tests.unit.test_api_endpoints import _caller
 from tests.unit.test_changes import held_config, retention
-from tests.unit.test_scheduled_changes import Clock
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    moved = Clock(datetime.now(UTC).replace(microsecond=0))
-    monkeypatch.setattr(timezone, "now", moved)
-    return moved
+clock = scheduled.clock  # the clock the test moves (a fixture)
+run_its_operation = scheduled.run_its_operation
 
 
 @pytest.fixture
@@ -60,13 +54,6 @@ def freeze_for(personas, cluster, start, hours=1):
 
 def exists(cluster, name) -> bool:
     return name in gateway_for(cluster).describe_topics([name])
-
-
-def run_its_operation(req):
-    req.refresh_from_db()
-    operations.run(req.operation_id, worker="test")
-    req.refresh_from_db()
-    return req
 
 
 def test_a_request_approved_during_a_freeze_waits_for_its_end_and_runs_then(
