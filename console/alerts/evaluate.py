@@ -39,15 +39,15 @@ def evaluate_cluster(
     *,
     timeout_s: float | None = None,
     now: datetime | None = None,
-    gateway_of: Callable[[Cluster], Any] | None = None,
+    reader_of: Callable[[Cluster], tuple[Any, ThreadPoolExecutor | None]] | None = None,
 ) -> lifecycle.Changes:
     """Measure every rule on ``cluster`` (Kafka's within ``timeout_s``, ALERTS_CLUSTER_TIMEOUT_S;
-    through ``gateway_of(cluster)``: the registry's gateway, or the evaluator's own) and apply
-    what was found to its alerts."""
+    through ``reader_of(cluster)``: the registry's gateway and threads of its own, or the
+    evaluator's gateway and threads) and apply what was found to its alerts."""
     effective = rules.settings_for(cluster)
     actor = access.system_actor()
     bound = settings.ALERTS_CLUSTER_TIMEOUT_S if timeout_s is None else timeout_s
-    measures = _bounded(cluster, gateway_of or clusters.gateway_for, bound)
+    measures = _bounded(cluster, reader_of or _registry_reader, bound)
     measures |= measure.without_kafka(cluster, time.time())
     evaluated, found = core.findings(measures, effective)
     return lifecycle.apply(
@@ -55,14 +55,18 @@ def evaluate_cluster(
     )
 
 
-def _bounded(cluster: Cluster, gateway_of, timeout_s: float) -> dict:
+def _registry_reader(cluster: Cluster) -> tuple[Any, None]:
+    return clusters.gateway_for(cluster), None
+
+
+def _bounded(cluster: Cluster, reader_of, timeout_s: float) -> dict:
     """The Kafka rules' measures, read on a thread of their own (it asks Kafka only), or the
     cluster's unreachable measure when Kafka did not answer within ``timeout_s``."""
     box: dict = {}
 
     def run() -> None:
         try:
-            box["measures"] = _measure(cluster, gateway_of)
+            box["measures"] = _measure(cluster, reader_of)
         except Exception as exc:  # noqa: BLE001 - a bug in one rule's read never stops the round
             log.exception("alerts: evaluating %s failed", cluster.name)
             box["error"] = f"the evaluation failed: {type(exc).__name__}"
@@ -75,9 +79,10 @@ def _bounded(cluster: Cluster, gateway_of, timeout_s: float) -> dict:
     return unreachable(cluster, box.get("error") or f"no answer within {timeout_s:g} s")
 
 
-def _measure(cluster: Cluster, gateway_of) -> dict:
+def _measure(cluster: Cluster, reader_of) -> dict:
     try:
-        found = measure.measure(cluster, gateway_of(cluster))
+        gw, pool = reader_of(cluster)
+        found = measure.measure(cluster, gw, pool=pool)
     except (measure.Unreachable, SecretUnreadable) as exc:
         return unreachable(cluster, str(exc))
     found["cluster_unreachable"] = core.one(Measure(0.0, "the cluster answers"))
@@ -90,40 +95,43 @@ def unreachable(cluster: Cluster, why: str) -> dict:
 
 
 class Evaluator:
-    """This process's evaluation threads (one per process, made on first use) and its gateways.
+    """This process's evaluation threads (one per process, made on first use) and its readers.
 
-    It keeps one gateway per cluster it evaluates, open between rounds and apart from the registry's
-    ``KAFKA_CLIENTS_MAX`` least-recently-used cap: under that cap (8) a round over more clusters
-    closed and reopened every client each minute (connect, ApiVersions, SASL, Metadata again). They
-    are bounded by the registered clusters (a removed cluster's is closed at the next round, a changed
-    connection's when it is next evaluated); each costs its client's I/O thread and buffers (see
-    the bench's RSS line)."""
+    It keeps, per cluster it evaluates, one gateway open between rounds, apart from the registry's
+    ``KAFKA_CLIENTS_MAX`` least-recently-used cap (under that cap, 8, a round over more clusters
+    closed and reopened every client each minute: connect, ApiVersions, SASL, Metadata again), and
+    the threads its reads run on (``measure.READS``, started once instead of every round; a
+    cluster that hangs holds only its own). Both are bounded by the registered clusters (a removed
+    cluster's are closed at the next round, a changed connection's when it is next evaluated); a
+    cluster costs its client's I/O thread and buffers and its idle read threads (see the bench's
+    RSS line)."""
 
     def __init__(self, threads: int) -> None:
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="alerts-round")
         self._lock = threading.Lock()
         self._done = threading.Condition(self._lock)  # told when a cluster is let go
         self._held: set[int] = set()
-        self._gateways: dict[int, KafkaGateway] = {}
+        self._readers: dict[int, tuple[KafkaGateway, ThreadPoolExecutor]] = {}
 
-    def gateway(self, cluster: Cluster) -> KafkaGateway:
-        """The evaluator's gateway of ``cluster`` (a new one when its connection changed)."""
+    def reader(self, cluster: Cluster) -> tuple[KafkaGateway, ThreadPoolExecutor]:
+        """The evaluator's gateway of ``cluster`` (a new one when its connection changed) and the
+        threads its reads run on."""
         conn = clusters.connection_for(cluster)
         with self._lock:
-            old = self._gateways.get(cluster.pk)
-            if old is not None and old.conn == conn:
+            old = self._readers.get(cluster.pk)
+            if old is not None and old[0].conn == conn:
                 return old
-            self._gateways[cluster.pk] = gw = KafkaGateway(conn)
+            self._readers[cluster.pk] = new = (KafkaGateway(conn), measure.reads_pool())
         if old is not None:
-            old.close()
-        return gw
+            _close(old)
+        return new
 
     def keep_only(self, cluster_ids: set[int]) -> None:
-        """Close the gateways of clusters no longer registered."""
+        """Close the readers of clusters no longer registered."""
         with self._lock:
-            gone = [self._gateways.pop(pk) for pk in list(self._gateways) if pk not in cluster_ids]
-        for gw in gone:
-            gw.close()
+            gone = [self._readers.pop(pk) for pk in list(self._readers) if pk not in cluster_ids]
+        for reader in gone:
+            _close(reader)
 
     def submit(self, cluster_id: int) -> bool:
         """Evaluate the cluster on the pool; False while an earlier round still holds it."""
@@ -143,7 +151,7 @@ class Evaluator:
         try:
             cluster = Cluster.objects.filter(pk=cluster_id).first()
             if cluster is not None:
-                evaluate_cluster(cluster, gateway_of=self.gateway)
+                evaluate_cluster(cluster, reader_of=self.reader)
         except Exception:  # noqa: BLE001 - the pool's future is never read: say it here
             log.exception("alerts: the round of cluster %s failed", cluster_id)
         finally:
@@ -151,6 +159,11 @@ class Evaluator:
             with self._done:
                 self._held.discard(cluster_id)
                 self._done.notify_all()
+
+
+def _close(reader: tuple[KafkaGateway, ThreadPoolExecutor]) -> None:
+    reader[1].shutdown(wait=False)  # a read still in flight ends on its own (bounded by its timeout)
+    reader[0].close()
 
 
 _EVALUATOR: Evaluator | None = None

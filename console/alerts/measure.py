@@ -26,6 +26,7 @@ cluster's Metadata cannot be read at all, the cluster is unreachable (``Unreacha
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -51,7 +52,13 @@ log = logging.getLogger(__name__)
 TIME_LAG_READS = 32  # a group's lagging partitions whose position record is read, the most behind first
 TOPIC_KEYS = (summary.MIN_ISR, *REPLICA_CONFIGS)
 TOPIC_OWN = ("DYNAMIC_TOPIC_CONFIG",)
+READS = 6  # a cluster's reads in flight at once (the most ``measure`` starts before waiting)
 CHAIN_CHECK_S = 30.0  # the audit chain's check is console-wide: one serves a round's clusters
+
+
+def reads_pool() -> ThreadPoolExecutor:
+    """Threads for one cluster's reads in flight together."""
+    return ThreadPoolExecutor(READS, thread_name_prefix="alerts-reads")
 
 
 class Unreachable(Exception):
@@ -80,13 +87,16 @@ class _Memory:
 MEMORY = _Memory()
 
 
-def measure(cluster: Cluster, gw, *, now: float | None = None) -> dict[str, dict[str, Measure] | None]:
+def measure(
+    cluster: Cluster, gw, *, now: float | None = None, pool: ThreadPoolExecutor | None = None
+) -> dict[str, dict[str, Measure] | None]:
     """The measures of the rules that ask Kafka (``core.Measures``); raises ``Unreachable``. Only
     Kafka is asked, so this may run on a thread of its own: ``without_kafka`` measures the rest on
-    the caller's."""
+    the caller's. The reads run at once on ``pool`` (``READS`` threads at least; the evaluator keeps
+    one per cluster, so a round starts no thread), else on threads of their own."""
     now = time.time() if now is None else now
     out: dict[str, dict[str, Measure] | None] = {}
-    with ThreadPoolExecutor(6, thread_name_prefix="alerts") as pool:
+    with contextlib.nullcontext(pool) if pool is not None else reads_pool() as pool:
         # every read that needs no other's answer is in flight at once; the rest as soon as it can
         reading = pool.submit(gw.partition_health)
         brokers = pool.submit(_quiet, gw.broker_status)

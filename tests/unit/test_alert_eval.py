@@ -249,17 +249,20 @@ def test_the_evaluator_keeps_its_gateway_open_across_rounds_and_closes_a_removed
     from console.kafka import KafkaGateway, get_gateway
 
     pool = evaluate.Evaluator(2)
-    first = pool.gateway(cluster)
-    assert isinstance(first, KafkaGateway) and pool.gateway(cluster) is first
+    first, threads = pool.reader(cluster)
+    assert isinstance(first, KafkaGateway) and pool.reader(cluster) == (first, threads)
     assert first is not get_gateway(first.conn)  # apart from the registry's capped LRU
-    evaluate.evaluate_cluster(cluster, gateway_of=pool.gateway)
-    assert first.is_open and pool.gateway(cluster) is first  # the next round reuses its clients
+    evaluate.evaluate_cluster(cluster, reader_of=pool.reader)
+    assert first.is_open and pool.reader(cluster) == (first, threads)  # the next round reuses them
+    started = len(threads._threads)
+    evaluate.evaluate_cluster(cluster, reader_of=pool.reader)
+    assert 0 < len(threads._threads) == started <= measure.READS  # no thread started again
     cluster.request_timeout_s = 6
     cluster.save()
-    changed = pool.gateway(cluster)  # a changed connection: a new gateway, the old one closed
+    changed, _ = pool.reader(cluster)  # a changed connection: a new gateway, the old one closed
     assert changed is not first and not first.is_open and changed.conn.request_timeout_s == 6
-    evaluate.evaluate_cluster(cluster, gateway_of=pool.gateway)
+    evaluate.evaluate_cluster(cluster, reader_of=pool.reader)
     assert changed.is_open
     pool.keep_only(set())  # the cluster was removed
-    assert not changed.is_open and pool.gateway(cluster) is not changed
+    assert not changed.is_open and pool.reader(cluster)[0] is not changed
     pool.keep_only(set())
