@@ -135,8 +135,9 @@ def test_the_queue_reads_the_scheduled_times_in_a_constant_number_of_queries(
     assert twenty == one
 
 
+@pytest.mark.parametrize("page", ["topic_add_partitions", "topic_configs"])
 def test_a_frozen_cluster_without_a_policy_says_so_and_offers_only_break_glass(
-    client, personas, kafka_cluster, topic
+    client, personas, kafka_cluster, topic, page
 ):
     from console.windows import actions as windows
 
@@ -145,10 +146,13 @@ def test_a_frozen_cluster_without_a_policy_says_so_and_offers_only_break_glass(
         actor=personas["admin"], cluster=kafka_cluster, kind="freeze", reason="black friday",
         starts_at=now - timedelta(minutes=5), ends_at=now + timedelta(hours=1),
     )  # fmt: skip
-    page = reverse("topic_add_partitions", kwargs={"name": kafka_cluster.name, "topic": topic})
+    url = reverse(page, kwargs={"name": kafka_cluster.name, "topic": topic})
+    preview = {"op_0": "SET", "key_0": "retention.ms", "value_0": "5000", "action": "preview"}
     for role, glass in (("operator", False), ("admin", True)):
         client.force_login(personas[role])
-        shown = client.get(page).content.decode()
+        shown = (
+            client.get(url) if page == "topic_add_partitions" else client.post(url, preview)
+        ).content.decode()
         note = f"{kafka_cluster.name} is frozen by window #{freeze.pk} (black friday) until {freeze.ends_at:%Y-%m-%d %H:%M} UTC"
         assert note in shown, shown[:3000]
         assert "only break glass (admins) runs a change now" in shown
