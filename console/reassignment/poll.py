@@ -102,7 +102,7 @@ def _poll(r: Reassignment) -> Wait | None:
         # and the reassignments in progress (one flight).
         wanted = _isr_topics(r, rows) if offsets is not None else {x.topic for x in rows}
         listed, held, isr = gw.poll_reads(tps, by_broker, wanted, _partitions_of(tps))
-        # a broker that did not answer: None (its replicas are "Unknown broker")
+        # a broker that did not answer: None (its replicas are "Broker not reachable")
         logs = {b: None if isinstance(v, KafkaOperationError) else v for b, v in held.items()}
         if offsets is None:
             offsets = _leader_offsets(r, gw, tps, isr)

@@ -22,7 +22,8 @@ IN_SYNC = "In sync"
 # Level with the leader's log but not (yet) in the ISR: Kafka adds it once the leader's
 # AlterPartition round trip is done; "In sync" is kept for replicas Kafka lists in the ISR.
 CAUGHT_UP = "Caught up, joining ISR"
-UNKNOWN_BROKER = "Unknown broker"
+# The broker did not answer DescribeLogDirs: down, fenced or unreachable from the console.
+UNKNOWN_BROKER = "Broker not reachable (down or fenced)"
 NOT_HOSTED = "Broker does not host this partition"
 NOT_STARTED = "Not started: the broker has not created the replica yet"
 UNKNOWN_PARTITION = "Unknown partition"

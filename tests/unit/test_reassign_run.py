@@ -275,7 +275,7 @@ def test_a_target_broker_going_down_mid_move_shows_unknown_broker(personas, kafk
         r.refresh_from_db()
         compact = store.live_entry(r, topic, 0).replicas
         replicas = replica_dicts(compact)
-        assert {x["broker"]: x["status"] for x in replicas}[3] == "Unknown broker"
+        assert {x["broker"]: x["status"] for x in replicas}[3] == "Broker not reachable (down or fenced)"
         assert Operation.objects.get(pk=op.pk).state == OperationState.RUNNING
     finally:
         frozen.start_broker(3)
