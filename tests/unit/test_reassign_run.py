@@ -264,7 +264,7 @@ def test_a_replication_factor_change_is_executed(personas, kafka_cluster, frozen
     assert gateway_for(kafka_cluster).describe_topics([topic])[topic].partitions[0].replicas == (1, 2, 3)
 
 
-def test_a_target_broker_going_down_mid_move_shows_unknown_broker(personas, kafka_cluster, frozen):
+def test_a_target_broker_going_down_mid_move_shows_it_not_reachable(personas, kafka_cluster, frozen):
     topic = make_topic(frozen, [[1, 2]])
     op, r = start(personas, kafka_cluster, {(topic, 0): (1, 3)})
     run_now(op.pk)
