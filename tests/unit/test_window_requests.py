@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from console.changes import schedule
 from console.clusters.actions import gateway_for
-from console.kafka import NewTopic
+from console.kafka import KafkaOperationError, NewTopic
 from console.models import AuditEvent
 from console.models.requests import RequestState
 from console.models.windows import ScheduledChange, ScheduleState
@@ -53,7 +53,7 @@ def freeze_for(personas, cluster, start, hours=1):
 
 
 def exists(cluster, name) -> bool:
-    return name in gateway_for(cluster).describe_topics([name])
+    return not isinstance(gateway_for(cluster).describe_topics([name]).get(name), KafkaOperationError | None)
 
 
 def test_a_request_approved_during_a_freeze_waits_for_its_end_and_runs_then(
@@ -215,3 +215,19 @@ def test_the_command_line_approves_at_a_time(personas, kafka_cluster, name):
     assert code == 0, out
     req.refresh_from_db()
     assert req.state == RequestState.APPROVED and schedule.scheduled_at(req) == t
+
+
+def test_an_approver_takes_a_waiting_request_off_its_schedule_on_its_page(
+    client, personas, kafka_cluster, name
+):
+    now = timezone.now()
+    freeze_for(personas, kafka_cluster, now)
+    req = requests.approve_request(actor=personas["operator"], request=submit(personas, kafka_cluster, name))
+    client.force_login(personas["operator"])
+    detail = reverse("request_detail", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
+    assert 'id="change-unschedule"' in client.get(detail).content.decode()
+    off = client.post(reverse("change_unschedule", kwargs={"name": kafka_cluster.name, "request_id": req.pk}))
+    assert off.status_code == 302
+    req.refresh_from_db()
+    assert (req.state, ScheduledChange.objects.get(request=req).state) == ("cancelled", "cancelled")
+    assert not exists(kafka_cluster, name)
