@@ -99,16 +99,17 @@ class PartitionHealth:
 
     def under_min_isr(self, min_isr: Mapping[str, int], default: int = 1) -> int:
         """Partitions whose ISR is shorter than their topic's ``min_isr`` (``default`` for a topic
-        without one): a topic with every partition fully in sync and a replication factor at its
-        minimum has none - when every partition has that many replicas (``_uniform``: the topic's
-        "replication factor" is only its lowest partition id's) -; others are unpacked."""
+        without one), counted per partition as the topic list and the fleet summary count them. A
+        topic with every partition fully in sync has none when its minimum is 1 (a partition has a
+        replica) or when every partition has at least the minimum of replicas (``_uniform``: the
+        topic's "replication factor" is only its lowest partition id's); others are unpacked."""
         count = 0
         for name, t in self.whole.topics.items():
             if name is None or t.error_code:
                 continue
             wanted = min_isr.get(name, default)
-            if not t.under_replicated and not t.offline and t.replication_factor >= wanted and _uniform(t):
-                continue
+            if not t.under_replicated and (wanted <= 1 or (t.replication_factor >= wanted and _uniform(t))):
+                continue  # every ISR as long as its replicas: at least one, and here at least ``wanted``
             count += sum(1 for _, _, _, isr in marshal.loads(t.packed) if len(isr) < wanted)
         return count
 
