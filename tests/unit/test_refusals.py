@@ -122,6 +122,7 @@ NOT_REFUSALS = {
     "SecretsUnreadable": "key rotation's own command answers it",
     "_Invalid": "estate's document reader: one node's problem, turned into EstateParseError with its line",
     "Unreachable": "the alert evaluator: a cluster whose Metadata cannot be read is the cluster_unreachable alert",
+    "AssignmentSyntaxError": "topics' assignment parser: each door turns it into its own usage or form error naming the formats",
     "HeldInstead": "the CLI's signal that the action was held (or broke glass): it shows the held change, exit 0",
 }
 
