@@ -95,6 +95,8 @@ def measure(
     the caller's. The reads run at once on ``pool`` (``READS`` threads at least; the evaluator keeps
     one per cluster, so a round starts no thread), else on threads of their own."""
     now = time.time() if now is None else now
+    if cluster.controller_mode:
+        return _controllers(cluster, gw, now, pool)
     out: dict[str, dict[str, Measure] | None] = {}
     with contextlib.nullcontext(pool) if pool is not None else reads_pool() as pool:
         # every read that needs no other's answer is in flight at once; the rest as soon as it can
@@ -121,6 +123,40 @@ def measure(
         out |= _partitions(health, configs)
         out["throttles_left"] = _throttles(configs, moving.result(), rates.result())
     return out
+
+
+def _controllers(
+    cluster: Cluster, gw, now: float, pool: ThreadPoolExecutor | None
+) -> dict[str, dict[str, Measure] | None]:
+    """A cluster registered with its controllers (KIP-919): they answer DescribeCluster with
+    themselves (not the brokers' registrations) and DescribeQuorum, not Metadata, groups or topic
+    configs. So only the quorum's rules are measured; the broker, partition, group and throttle rules
+    are not (never "resolved" by a connection that cannot see them: the same cluster registered with
+    its brokers measures them). Unreachable only when the controllers answer neither."""
+    with contextlib.nullcontext(pool) if pool is not None else reads_pool() as pool:
+        brokers = pool.submit(_quiet, gw.broker_status)
+        quorum = pool.submit(_quiet, gw.describe_quorum)
+        states, described = brokers.result(), quorum.result()
+    if not states and described is None:
+        raise Unreachable(
+            f"the controllers of {cluster.name} answered neither DescribeCluster nor DescribeQuorum"
+        )
+    out: dict[str, dict[str, Measure] | None] = dict.fromkeys(CONTROLLERS_CANNOT_ANSWER)
+    out["server_cert_expiry"] = {} if not cluster.security_protocol.endswith("SSL") else None
+    out |= _quorum(cluster, described, now)
+    return out
+
+
+#: The rules whose reads only brokers answer (their registrations, Metadata, groups, topic configs).
+CONTROLLERS_CANNOT_ANSWER = (
+    "broker_down",
+    "under_replicated",
+    "offline_partitions",
+    "under_min_isr",
+    "group_lag",
+    "group_time_lag",
+    "throttles_left",
+)
 
 
 def without_kafka(cluster: Cluster, now: float) -> dict[str, dict[str, Measure] | None]:
