@@ -33,7 +33,13 @@ def test_it_lists_open_alerts_worst_first_and_resolved_ones_newest_first():
     assert reads.open_alerts(c) == [crit, new_warn, old_warn]
     assert reads.recently_resolved(c) == [gone2, gone1]
     assert reads.alerts(c, state="firing") == [new_warn, old_warn]
-    assert reads.alerts(c, state="") == [new_warn, gone2, gone1, old_warn, crit]  # newest fired first (then newest id)
+    assert reads.alerts(c, state="") == [
+        new_warn,
+        gone2,
+        gone1,
+        old_warn,
+        crit,
+    ]  # newest fired first (then newest id)
     assert reads.glance(c, few=2) == reads.Glance(reads.OpenCount(3, 1), [crit, new_warn])
     assert reads.glance(_cluster("quiet")) == reads.Glance(reads.OpenCount(0, 0), [])
 

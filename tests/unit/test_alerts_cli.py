@@ -141,7 +141,9 @@ def test_it_shows_rules_and_changes_one_field_keeping_the_others(offline_cluster
 
 
 def test_it_reads_without_as_and_refuses_a_change_without_it(offline_cluster, offline_personas):
-    firing = make_alert(offline_cluster, "broker_down", "broker 3", severity="critical", summary="broker 3 gone")
+    firing = make_alert(
+        offline_cluster, "broker_down", "broker 3", severity="critical", summary="broker 3 gone"
+    )
     items = json.loads(_run("list", "--output", "json"))["items"]
     assert [(i["id"], i["state"]) for i in items] == [(firing.pk, "firing")]
     assert "broker_down" in _run("rules")
