@@ -20,6 +20,7 @@ from console.requests import display as request_display
 from console.requests import kinds as request_kinds
 from console.views import htmx, posting
 from console.views._helpers import client_ip, get_cluster_for_user
+from console.windows import guard as window_guard
 
 
 def _get_request_for_user(request, cluster, request_id: int):
@@ -134,11 +135,23 @@ def request_detail(request, name: str, request_id: int):
         ),
         "dry_run": request_display.dry_run_rows(payload) if group_reset else None,
         "approvals": given,
-        "approve_label": "Approve and run" if len(given) + 1 >= req.approvals_required else "Approve",
+        "approve_label": _approve_label(cluster, last=len(given) + 1 >= req.approvals_required),
         "awaiting_other": req.requested_by_id == request.user.pk and req.state == RequestState.PENDING,
         "form": DecisionForm(),
     }
     return render(request, "console/request_detail.html", context)
+
+
+def _approve_label(cluster, *, last: bool) -> str:
+    """What the last approval does: run the request now, or, while the cluster's windows forbid a run
+    (a freeze, the maintenance-only rule), leave it waiting for the next allowed moment."""
+    if not last:
+        return "Approve"
+    return (
+        "Approve and run"
+        if window_guard.refusal(cluster) is None
+        else "Approve (runs when the windows allow)"
+    )
 
 
 def _change_detail(request, cluster, req):

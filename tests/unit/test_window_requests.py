@@ -231,3 +231,15 @@ def test_an_approver_takes_a_waiting_request_off_its_schedule_on_its_page(
     req.refresh_from_db()
     assert (req.state, ScheduledChange.objects.get(request=req).state) == ("cancelled", "cancelled")
     assert not exists(kafka_cluster, name)
+
+
+def test_the_approve_button_says_the_request_waits_while_the_cluster_is_frozen(
+    client, personas, kafka_cluster, name
+):
+    req = submit(personas, kafka_cluster, name)
+    client.force_login(personas["operator"])
+    detail = reverse("request_detail", kwargs={"name": kafka_cluster.name, "request_id": req.pk})
+    assert ">Approve and run</button>" in client.get(detail).content.decode()
+    freeze_for(personas, kafka_cluster, timezone.now())
+    page = client.get(detail).content.decode()
+    assert ">Approve (runs when the windows allow)</button>" in page and "Approve and run" not in page
