@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka.record.memory_records import MemoryRecords
+
 from .errors import KafkaOperationError, from_code
 from .metadata_read import WholeMetadata, WholeTopic
 from .types import TopicPartition
@@ -71,8 +73,6 @@ def first_timestamp(records: bytes | None, offset: int) -> int | None:
     when they hold no whole record there."""
     if not records:
         return None
-    from kafka.record.memory_records import MemoryRecords
-
     batches = MemoryRecords(bytes(records))
     while True:
         try:

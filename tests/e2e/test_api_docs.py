@@ -18,6 +18,7 @@ def test_the_docs_render_under_the_csp_and_try_it_out_works(page, live_server, p
     page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(live_server.url) else None)
     login(page, live_server, "viewer", "pw-viewer")
     page.wait_for_url(f"{live_server.url}/c/sandbox/")
+    page.wait_for_load_state("networkidle")  # the overview's htmx boxes: leaving earlier aborts them
     page.goto(f"{live_server.url}/api/docs/")
     page.locator(".opblock").first.wait_for()
     assert page.locator(".opblock").count() > 40
