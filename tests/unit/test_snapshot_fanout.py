@@ -81,7 +81,19 @@ def test_it_sends_one_task_per_cluster_to_the_batch_queue_expiring_after_the_int
 
 
 @pytest.mark.django_db
-def test_a_clusters_task_snapshots_it_once_per_interval(kafka_cluster, offline_cluster, broker, lake_dir):
+def test_a_clusters_task_snapshots_it_once_per_interval(
+    kafka_cluster, offline_cluster, broker, lake_dir, monkeypatch
+):
+    # Both runs in one interval, whatever the wall clock: the clock the snapshot reads is pinned to
+    # the middle of the current interval (two runs straddling an interval's end are two snapshots).
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    from console.telemetry import snapshots
+
+    now = time.time()
+    middle = datetime.fromtimestamp(now - now % INTERVAL_S + INTERVAL_S / 2, UTC)
+    monkeypatch.setattr(snapshots, "timezone", SimpleNamespace(now=lambda: middle))
     task = telemetry_tasks.collect_cluster_snapshot
 
     assert task.run(kafka_cluster.pk) == "ok"
