@@ -159,6 +159,11 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
+# The console's own cookie names: another Django app on the same host name (an identity provider on
+# another port: browsers keep cookies per host, not per port) never overwrites them (docs/try.md).
+SESSION_COOKIE_NAME = "kconsole_sessionid"
+CSRF_COOKIE_NAME = "kconsole_csrftoken"
+LANGUAGE_COOKIE_NAME = "kconsole_language"
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
 X_FRAME_OPTIONS = "DENY"
