@@ -1,22 +1,48 @@
 """How the console writes sizes and durations, everywhere (pages, progress text, reports).
 
-Pure Python, no Django: the capacity pipeline's charts use it too. Sizes are binary (1024) with
-the labels Django's ``filesizeformat`` uses on the other pages ("1.5 KB", "3.0 MB").
+Pure Python, no Django: the capacity pipeline's charts use it too; the pages read it through the
+``console_format`` template filters. Sizes are binary (1024) and named so ("1.5 KiB", "3.0 MiB").
 """
 
 from __future__ import annotations
 
-UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
+UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
 def human_bytes(n: float | None) -> str:
-    """1536 -> '1.5 KB'; None -> '–' (unknown)."""
+    """1536 -> '1.5 KiB'; None -> '–' (unknown)."""
     if n is None:
         return "–"
     value, unit = float(n), 0
     while abs(value) >= 1024 and unit < len(UNITS) - 1:
         value, unit = value / 1024, unit + 1
     return f"{value:.0f} {UNITS[unit]}" if unit == 0 else f"{value:.1f} {UNITS[unit]}"
+
+
+def human_count(n: float | None) -> str:
+    """1234567 -> '1,234,567'; Long.MAX (Kafka's "no limit") -> 'unlimited'; None -> '–'."""
+    if n is None:
+        return "–"
+    if n == LONG_MAX:
+        return "unlimited"
+    return f"{n:,}" if isinstance(n, int) else f"{n:,.1f}".removesuffix(".0")
+
+
+def human_millis(ms: float | None) -> str:
+    """604800000 -> '7 d', 1500 -> '1 s 500 ms'; Long.MAX -> 'infinite'; None -> '–'."""
+    if ms is None:
+        return "–"
+    if ms == LONG_MAX:
+        return "infinite"
+    return config_duration(int(round(ms)))
+
+
+def lag_level(lag: int | None, threshold: float) -> str:
+    """How a lag reads beside the group-lag alert rule's threshold: 'none' (caught up), 'ok' (behind,
+    within the threshold) or 'over' (the rule fires above it)."""
+    if not lag or lag <= 0:
+        return "none"
+    return "over" if lag > threshold else "ok"
 
 
 def human_duration(seconds: float | None) -> str:

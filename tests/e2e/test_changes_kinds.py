@@ -201,7 +201,7 @@ def test_election_offset_reset_and_throttle_change_held_in_the_browser(
             live_server,
             base,
             req.pk,
-            shows([f"reassignment #{r.pk}", "1.0 MB/s per broker", "3.0 MB/s per broker"]),
+            shows([f"reassignment #{r.pk}", "1.0 MiB/s per broker", "3.0 MiB/s per broker"]),
         )
         r.refresh_from_db()
         assert (

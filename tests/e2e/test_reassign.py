@@ -130,7 +130,7 @@ def test_progress_tells_estimates_staleness_and_the_audit_keeps_every_step(
 
             page.fill("#id_throttle_mb", "2")
             page.click("#throttle-form button")
-            page.locator("#progress-text", has_text="throttle 2.0 MB/s per broker").wait_for()
+            page.locator("#progress-text", has_text="throttle 2.0 MiB/s per broker").wait_for()
             page.once("dialog", lambda dialog: dialog.accept())
             page.click("#reassign-controls button.danger")
             # the cancel is an operation step: a retry after a transient error (the shared-cache test

@@ -214,7 +214,7 @@ def test_line_and_bar_geometry():
     assert [r["width"] for r in bars["rows"]] == [round(span / 2, 1), round(span / 4, 1)]
     assert bars["limit_x"] == round(bars["x"] + span, 1) and bars["width"] == 420
     assert charts.bar_chart([])["empty"] and charts.line_chart(("x", []))["empty"]
-    assert human_bytes(1536) == "1.5 KB"
+    assert human_bytes(1536) == "1.5 KiB"
 
 
 def _inside(chart: dict) -> list:

@@ -213,9 +213,9 @@ def test_held_reassignment_shows_bytes_per_broker_and_eta_and_starts_exactly_the
     )
     req = submit(personas, kafka_cluster, prepared)
     facts = dict(req.review["facts"])
-    assert facts["partitions moving"] == "2" and facts["bytes to copy"] == "8.0 MB"
+    assert facts["partitions moving"] == "2" and facts["bytes to copy"] == "8.0 MiB"
     # broker 1 copies partition 1 and sends partition 0 (its leader); 4 MB each way at 1 MB/s
-    assert facts["broker 1"] == "in 4.0 MB, out 4.0 MB" and facts["broker 3"] == "in 4.0 MB, out 0 B"
+    assert facts["broker 1"] == "in 4.0 MiB, out 4.0 MiB" and facts["broker 3"] == "in 4.0 MiB, out 0 B"
     assert facts["estimated time at the throttle"] == "4s"
     assert [r[:4] for r in req.review["rows"]] == [[topic, 0, [1, 2], [1, 3]], [topic, 1, [2, 3], [3, 1]]]
     req = approve_and_run(req, operator2)
@@ -269,7 +269,7 @@ def test_held_throttle_change_and_election(personas, kafka_cluster, frozen, oper
             kafka_cluster,
             reassignment_held.prepare_throttle(personas["operator"], kafka_cluster, r, 3 * MB),
         )
-        assert req.review["rows"][0][1:] == ["1.0 MB/s per broker", "3.0 MB/s per broker"]
+        assert req.review["rows"][0][1:] == ["1.0 MiB/s per broker", "3.0 MiB/s per broker"]
         req = approve_and_run(req, operator2)
         assert req.state == RequestState.SUCCEEDED, req.result
         r.refresh_from_db()

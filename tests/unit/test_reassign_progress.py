@@ -59,7 +59,7 @@ def test_replica_states_and_bytes_against_the_leaders_size():
     prog = partition_progress(("orders", 0), [1, 2], [2, 4, 5, 6], True, logs, isr=[1, 2])
     states = {r["broker"]: r["status"] for r in prog.replicas}
     assert states[2] == IN_SYNC
-    assert states[4] == "Behind: ~600 messages / 6.0 MB"
+    assert states[4] == "Behind: ~600 messages / 6.0 MiB"
     assert states[5] == NOT_STARTED  # a new replica its broker has not created yet
     assert states[6] == UNKNOWN_BROKER
     assert (prog.bytes_total, prog.bytes_done) == (3 * 10 * MB, 4 * MB)  # three new replicas copy 10 MB each
@@ -97,9 +97,9 @@ def test_messages_behind_is_estimated_from_the_leaders_offsets_when_kafka_report
         }
     )
     prog = partition_progress(("orders", 0), [1], [4], True, logs, offsets={("orders", 0): [1000, 11000]})
-    assert [r["status"] for r in prog.replicas] == ["Behind: ~6,000 messages / 6.0 MB"]
+    assert [r["status"] for r in prog.replicas] == ["Behind: ~6,000 messages / 6.0 MiB"]
     without = partition_progress(("orders", 0), [1], [4], True, logs)
-    assert [r["status"] for r in without.replicas] == ["Behind: 6.0 MB"]  # no offsets: bytes only, no guess
+    assert [r["status"] for r in without.replicas] == ["Behind: 6.0 MiB"]  # no offsets: bytes only, no guess
 
 
 def test_estimator_edge_cases():

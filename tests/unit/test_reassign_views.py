@@ -64,7 +64,7 @@ def test_the_dry_run_shows_the_table_and_diff_without_changing_anything(
     response = post_plan(client, personas, kafka_cluster, topic, [1, 3], "preview")
     assert response.status_code == 200
     body = response.content.decode()
-    assert 'id="diff"' in body and "1,2 → 1,3" in body and "4.0 MB" in body
+    assert 'id="diff"' in body and "1,2 → 1,3" in body and "4.0 MiB" in body
     assert not Reassignment.objects.exists()
 
 

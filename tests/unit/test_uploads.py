@@ -273,7 +273,7 @@ def test_the_topic_batch_page_shows_each_refusal_with_its_position(client, perso
         ({"text": "- &t {name: a}\n"}, b"line 1, column 3: YAML anchors and aliases"),
         (
             {"text": "name\n" + "a" * (2 * 1024 * 1024)},
-            b"line 1, column 1: the text is 2,097,157 bytes; at most 2,097,152 bytes (2.0 MB)",
+            b"line 1, column 1: the text is 2,097,157 bytes; at most 2,097,152 bytes (2.0 MiB)",
         ),
     ]
     for data, expected in cases:

@@ -1,0 +1,82 @@
+"""Human values: console/formatting.py and its template filters (console/templatetags/console_format.py)."""
+
+from __future__ import annotations
+
+import pytest
+from django.template import Context, Template
+
+from console import formatting
+
+LONG_MAX = 9223372036854775807
+
+
+def render(text: str, **context) -> str:
+    return Template("{% load console_format %}" + text).render(Context(context))
+
+
+def test_it_groups_counts_and_names_long_max_unlimited():
+    assert [formatting.human_count(n) for n in (0, 999, 1234, 1234567, LONG_MAX, None)] == [
+        "0",
+        "999",
+        "1,234",
+        "1,234,567",
+        "unlimited",
+        "–",
+    ]
+
+
+def test_it_reads_milliseconds_as_a_duration():
+    assert [formatting.human_millis(n) for n in (0, 500, 1500, 604800000, 5400000, LONG_MAX, None)] == [
+        "0 ms",
+        "500 ms",
+        "1 s 500 ms",
+        "7 d",
+        "1 h 30 min",
+        "infinite",
+        "–",
+    ]
+
+
+def test_it_levels_lag_by_the_alert_rules_threshold():
+    assert [formatting.lag_level(n, 10000) for n in (None, 0, 54, 10000, 10001, 5_000_000)] == [
+        "none",
+        "none",
+        "ok",
+        "ok",
+        "over",
+        "over",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("template", "value", "shown"),
+    [
+        ("{{ v|size }}", 1073741824, '<span class="hv" title="1073741824 bytes">1.0 GiB</span>'),
+        ("{{ v|size }}", 512, '<span class="hv" title="512 bytes">512 B</span>'),
+        ("{{ v|size }}", None, "–"),
+        ("{{ v|rate }}", 10485760, '<span class="hv" title="10485760 bytes/s">10.0 MiB/s</span>'),
+        ("{{ v|millis }}", "604800000", '<span class="hv" title="604800000 ms">7 d</span>'),
+        ("{{ v|millis }}", LONG_MAX, f'<span class="hv" title="{LONG_MAX} ms">infinite</span>'),
+        ("{{ v|seconds }}", 75, '<span class="hv" title="75 s">1m 15s</span>'),
+        ("{{ v|count }}", 510696, '<span class="hv" title="510696">510,696</span>'),
+        ("{{ v|count }}", 54, "54"),
+        ("{{ v|count }}", LONG_MAX, f'<span class="hv" title="{LONG_MAX}">unlimited</span>'),
+        ("{{ v|count }}", "n/a", "n/a"),
+        ("{{ v|count }}", "<b>", "&lt;b&gt;"),
+        ('{{ v|config:"retention.ms" }}', "604800000", '<span class="hv" title="604800000">7 d</span>'),
+        ('{{ v|config:"retention.ms" }}', "-1", '<span class="hv" title="-1">infinite</span>'),
+        ('{{ v|config:"segment.bytes" }}', "1073741824", '<span class="hv" title="1073741824">1 GiB</span>'),
+        (
+            '{{ v|config:"flush.messages" }}',
+            str(LONG_MAX),
+            f'<span class="hv" title="{LONG_MAX}">unlimited</span>',
+        ),
+        ('{{ v|config:"cleanup.policy" }}', "delete", "delete"),
+        ('{{ v|config:"min.insync.replicas" }}', "2", "2"),
+        ("{{ v|lag_level:10000 }}", 54, "ok"),
+        ("{{ v|lag_level:10000 }}", 5000000, "over"),
+        ("{{ v|lag_level:10000 }}", 0, "none"),
+    ],
+)
+def test_it_shows_the_human_value_with_the_raw_one_on_hover(template, value, shown):
+    assert render(template, v=value) == shown
