@@ -15,7 +15,7 @@ from tests.sso.fixtures import (  # noqa: F401
     require_ldap_extra,
     slapd,
 )
-from tests.sso.helpers import ldap_group, use_ldap, use_oidc
+from tests.sso.helpers import browser_oidc_sign_in, ldap_group, use_ldap, use_oidc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -41,14 +41,7 @@ def _logout(page) -> None:
 
 
 def _oidc_sign_in(page, live_server, username: str, password: str) -> None:
-    page.goto(f"{live_server.url}/login/")
-    page.click("#sso-oidc")
-    page.wait_for_url(lambda url: "/accounts/login/" in url or url.startswith(live_server.url))
-    if "/accounts/login/" in page.url:  # no session at the provider yet: its own login form
-        page.fill("#idp-username", username)
-        page.fill("#idp-password", password)
-        page.click("#idp-submit")
-    _landed(page, live_server)
+    browser_oidc_sign_in(page, live_server.url, username, password)
 
 
 def test_oidc_login_lands_with_the_groups_roles_and_loses_them_with_the_group(

@@ -77,3 +77,16 @@ def provider_login(authorize_url: str, username: str, password: str) -> str:
     raise AssertionError(
         f"the provider did not send the browser back: {response.status_code} {response.text[:300]}"
     )
+
+
+def browser_oidc_sign_in(page, console_url: str, username: str, password: str) -> None:
+    """In the browser: the console's "Sign in with OIDC", the provider's own login form when it has no
+    session yet, and back to a console page past the login (home may redirect on)."""
+    page.goto(f"{console_url}/login/")
+    page.click("#sso-oidc")
+    page.wait_for_url(lambda url: "/accounts/login/" in url or url.startswith(console_url))
+    if "/accounts/login/" in page.url:
+        page.fill("#idp-username", username)
+        page.fill("#idp-password", password)
+        page.click("#idp-submit")
+    page.wait_for_url(lambda url: url.startswith(console_url) and "/sso/" not in url and "/login/" not in url)

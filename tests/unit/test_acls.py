@@ -7,6 +7,7 @@ import uuid
 from functools import partial
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
@@ -441,7 +442,7 @@ def test_the_pages_review_then_apply_with_csrf(personas, kafka_cluster, uniq):
     client.force_login(personas["operator"])
     new_url = reverse("acl_new", kwargs={"name": kafka_cluster.name})
     page = client.get(new_url)
-    token = page.cookies["csrftoken"].value
+    token = page.cookies[settings.CSRF_COOKIE_NAME].value
     text = json.dumps({"create": [acl_rules.to_dict(B(uniq))]})
     review = client.post(new_url, {"mode": "batch", "text": text, "csrfmiddlewaretoken": token})
     assert review.status_code == 200 and b"Create 1 binding" in review.content

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.test import Client
 from django.urls import reverse
@@ -315,7 +316,7 @@ def test_the_pages_submit_and_decide_with_csrf_and_escaping(personas, kafka_clus
     requester = Client(enforce_csrf_checks=True)
     requester.force_login(personas["requester"])
     new_url = reverse("request_new", kwargs={"name": kafka_cluster.name})
-    token = requester.get(new_url).cookies["csrftoken"].value
+    token = requester.get(new_url).cookies[settings.CSRF_COOKIE_NAME].value
     form = {
         "kind": "topic.create",
         "topic": topic,
