@@ -21,8 +21,8 @@ from console.clusters.core import SECRETS, needs_secret, settings_errors, uses_t
 from console.clusters.overview import Overview, security
 from console.clusters.probe import (
     ConnectionReport,
-    active_controller,
     connection_or_report,
+    controller_and_quorum,
     server_certificate_of,
     test_connection,
 )
@@ -369,7 +369,7 @@ def overview(*, actor, cluster: Cluster) -> Overview:
             info = gateway.describe_cluster()
         except KafkaOperationError as exc:
             return Overview(cluster=cluster, error=exc, security=security(cluster, server.result()))
-        leader, unknown = active_controller(gateway, info)
+        leader, unknown, quorum = controller_and_quorum(gateway, info)
         try:
             nodes = status.result()
         except KafkaOperationError:
@@ -379,6 +379,7 @@ def overview(*, actor, cluster: Cluster) -> Overview:
         info=info,
         active_controller=leader,
         controller_unknown=unknown,
+        quorum=quorum,
         brokers=nodes,
         security=security(cluster, server.result()),
     )

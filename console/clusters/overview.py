@@ -27,6 +27,7 @@ class Overview:
     error: KafkaOperationError | None = None
     active_controller: int | None = None  # the KRaft quorum leader; None when it could not be read
     controller_unknown: str = ""  # why it is unknown
+    quorum: Any = None  # the QuorumInfo the active controller was read from (None: not asked, or failed)
     brokers: tuple = ()  # BrokerStatus of every registered (or earlier seen) node, by id
     security: Security | None = None  # the TLS/SASL panel
 

@@ -16,6 +16,7 @@ from console.models import Cluster
 __all__ = [
     "ConnectionReport",
     "active_controller",
+    "controller_and_quorum",
     "connection_or_report",
     "server_certificate_of",
     "test_connection",
@@ -95,12 +96,20 @@ def active_controller(gateway, info) -> tuple[int | None, str]:
     """The active controller: the metadata quorum's leader (DescribeQuorum, through the brokers or
     the controllers), never Metadata's controller id (under KRaft, a random live broker). ``info``
     is a ClusterInfo or a connection check (both carry endpoint_type and controller_id)."""
+    leader, unknown, _ = controller_and_quorum(gateway, info)
+    return leader, unknown
+
+
+def controller_and_quorum(gateway, info) -> tuple[int | None, str, Any]:
+    """``active_controller``'s answer and the ``QuorumInfo`` it was read from (voters, their lag),
+    None when it was not asked (DescribeCluster to the controllers named the leader) or failed."""
     if info is not None and info.endpoint_type == "controller":
-        return info.controller_id, ""  # DescribeCluster to the controllers names the active one
+        return info.controller_id, "", None  # DescribeCluster to the controllers names the active one
     try:
-        return gateway.describe_quorum().leader_id, ""
+        quorum = gateway.describe_quorum()
     except KafkaOperationError as exc:
-        return None, f"DescribeQuorum failed: {exc.operator_text}"
+        return None, f"DescribeQuorum failed: {exc.operator_text}", None
+    return quorum.leader_id, "", quorum
 
 
 def server_certificate_of(cluster: Cluster) -> Any:

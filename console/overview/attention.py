@@ -44,6 +44,18 @@ class Lag:
 
 
 @dataclass(frozen=True)
+class Quorum:
+    """The KRaft quorum as DescribeQuorum answered the overview's read (None fields: not asked)."""
+
+    leader: int | None = None
+    epoch: int | None = None
+    voters: int = 0
+    observers: int = 0
+    lagging: tuple = ()  # QuorumReplica of the voters behind by more than the quorum_lag threshold
+    threshold: float = 0.0
+
+
+@dataclass(frozen=True)
 class Headroom:
     brokers: tuple = ()  # telemetry.newest.LogDirUse, fullest first
     as_of: datetime | None = None
@@ -58,6 +70,7 @@ class Attention:
     summary_at: datetime | None = None
     down: tuple = ()  # BrokerStatus of the nodes down, fenced or missing
     controller_known: bool = True
+    quorum: Quorum | None = None  # None: DescribeQuorum was not asked (controller-mode connection)
     lag: Lag = field(default_factory=Lag)
     headroom: Headroom = field(default_factory=Headroom)
     operations: tuple = ()  # Operation rows not finished, newest first
@@ -72,6 +85,9 @@ class Attention:
             found.append(f"{len(self.down)} broker{'s' if len(self.down) > 1 else ''} down or fenced")
         if not self.controller_known:
             found.append("no active controller known")
+        if self.quorum and self.quorum.lagging:
+            n = len(self.quorum.lagging)
+            found.append(f"{n} quorum voter{'s' if n > 1 else ''} behind the leader")
         if self.problems and self.problems.count:
             found.append(
                 f"{self.problems.count} topic{'s' if self.problems.count > 1 else ''} with partition problems"
@@ -101,9 +117,17 @@ def _problems(cluster) -> core.Problems | None:
     return core.problems(found, {name: core.min_isr_of(cfg) for name, cfg in configs.items()})
 
 
-def _lag(cluster) -> Lag:
+def _quorum(info, threshold: float) -> Quorum | None:
+    if info is None:
+        return None
+    lagging = core.lagging_voters(info.voters, info.leader_id, threshold)
+    return Quorum(
+        info.leader_id, info.leader_epoch, len(info.voters), len(info.observers), tuple(lagging), threshold
+    )
+
+
+def _lag(cluster, threshold: float) -> Lag:
     got = newest.newest(cluster.name, "groups")
-    threshold = rules.settings_for(cluster)["group_lag"].threshold
     over = sum(1 for g in got.rows if g.lag > threshold)
     return Lag(tuple(core.most_lagging(got.rows)), threshold, got.ts, over)
 
@@ -129,6 +153,7 @@ def attention(*, actor, cluster, overview) -> Attention:
     access.require(actor, cluster, access.VIEW)
     summary = ClusterSummary.objects.filter(cluster=cluster).first()
     disks = newest.newest(cluster.name, "brokers")
+    thresholds = rules.settings_for(cluster)
     running = Operation.objects.filter(cluster=cluster).exclude(state__in=FINISHED_STATES).order_by("-id")
     return Attention(
         problems=None if cluster.controller_mode else _problems(cluster),
@@ -136,7 +161,8 @@ def attention(*, actor, cluster, overview) -> Attention:
         summary_at=summary.taken_at if summary else None,
         down=overview.down,
         controller_known=overview.active_controller is not None,
-        lag=Lag() if cluster.controller_mode else _lag(cluster),
+        quorum=_quorum(overview.quorum, thresholds["quorum_lag"].threshold),
+        lag=Lag() if cluster.controller_mode else _lag(cluster, thresholds["group_lag"].threshold),
         headroom=Headroom(tuple(core.fullest(disks.rows)), disks.ts),
         operations=tuple(running[: core.SHOWN]),
         waiting=_waiting(actor, cluster),

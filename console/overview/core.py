@@ -90,3 +90,9 @@ def fullest(rows: Iterable, shown: int = SHOWN) -> list:
     """The brokers whose volumes are fullest first (rows with ``used_ratio``, ``size_bytes``); those
     that do not report their volume after them, by bytes held."""
     return sorted(rows, key=lambda r: (r.used_ratio is None, -(r.used_ratio or 0), -r.size_bytes))[:shown]
+
+
+def lagging_voters(voters: Iterable, leader: int | None, threshold: float) -> list:
+    """The quorum's voters (``QuorumReplica``) other than the leader whose log is behind the leader's
+    by more than ``threshold`` records (the ``quorum_lag`` rule's), most behind first."""
+    return sorted((v for v in voters if v.id != leader and v.lag > threshold), key=lambda v: (-v.lag, v.id))

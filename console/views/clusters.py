@@ -14,6 +14,7 @@ from console.clusters import actions as clusters
 from console.clusters import capabilities, confirm
 from console.forms.clusters import ClusterForm
 from console.kafka.cluster import BrokerStatus
+from console.overview import attention
 from console.views import posting
 from console.views._helpers import client_ip, get_cluster_for_user
 
@@ -126,12 +127,14 @@ def cluster_overview(request, name: str):
     )
     brokers = sorted(data.info.brokers, key=lambda b: b.id) if data.info else []
     rows = data.brokers or tuple(BrokerStatus(b, "up") for b in brokers)
+    needs = None if data.error else attention.attention(actor=request.user, cluster=cluster, overview=data)
     return render(
         request,
         "console/cluster_overview.html",
         {
             "cluster": cluster,
             "overview": data,
+            "attention": needs,
             "brokers": brokers,
             "broker_rows": rows,
             "controller_id": data.active_controller,

@@ -70,7 +70,7 @@ def test_describe_features(gw):
 def test_the_console_names_the_quorum_leader_as_active_controller(gw):
     """Metadata's controller id is a random live broker under KRaft; the console's active
     controller is DescribeQuorum's leader on every read (ten reads, as ten page reloads)."""
-    from console.clusters.actions import active_controller
+    from console.clusters.probe import active_controller
 
     leader = gw.describe_quorum().leader_id
     for _ in range(10):

@@ -21,3 +21,18 @@ def topic(personas, kafka_cluster) -> str:
         specs=[TopicSpec(name, 1, 1, configs={"retention.ms": "1000"})],
     )
     return name
+
+
+@pytest.fixture
+def gateway_calls():
+    """The names of the gateway methods called while the test runs (outermost calls, as /metrics counts)."""
+    from console.kafka import CALL_OBSERVERS
+
+    seen: list[str] = []
+
+    def spy(conn, name, seconds, error) -> None:
+        seen.append(name)
+
+    CALL_OBSERVERS.append(spy)
+    yield seen
+    CALL_OBSERVERS.remove(spy)

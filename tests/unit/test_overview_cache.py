@@ -10,25 +10,11 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from console.kafka import CALL_OBSERVERS
 from console.topics import actions as topics
 from console.topics.batch import TopicSpec
 from tests.unit.matrix_world import kafka_restored
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def calls():
-    """The names of the gateway methods called while the test runs (outermost calls, as /metrics counts)."""
-    seen: list[str] = []
-
-    def spy(conn, name, seconds, error) -> None:
-        seen.append(name)
-
-    CALL_OBSERVERS.append(spy)
-    yield seen
-    CALL_OBSERVERS.remove(spy)
 
 
 @pytest.fixture
@@ -68,12 +54,19 @@ def age_line(response) -> str:
     return " ".join(found.group(1).split()) if found else ""
 
 
-def test_it_reads_nothing_from_kafka_on_a_second_view_within_the_snapshots_life(page, calls, kafka_cluster):
+def test_it_reads_nothing_from_kafka_on_a_second_view_within_the_snapshots_life(
+    page, gateway_calls, kafka_cluster
+):
     first = page()
-    assert set(calls) == {"broker_status", "describe_cluster", "describe_quorum", "list_topics_metadata"}
-    calls.clear()
+    assert set(gateway_calls) == {
+        "broker_status",
+        "describe_cluster",
+        "describe_quorum",
+        "list_topics_metadata",
+    }
+    gateway_calls.clear()
     second = page()
-    assert calls == []
+    assert gateway_calls == []
     assert counts(second) == counts(first)
     assert second.context["overview"].brokers == first.context["overview"].brokers
     assert second.context["controller_id"] == first.context["controller_id"] is not None
@@ -87,24 +80,33 @@ def test_it_says_how_old_the_figures_are_and_offers_refresh(page):
     assert 0 <= overview.counts_age_s < 5 and 0 <= overview.states_age_s < 5
 
 
-def test_a_topic_created_through_the_console_shows_on_the_next_view(page, calls, personas, kafka_cluster):
+def test_a_topic_created_through_the_console_shows_on_the_next_view(
+    page, gateway_calls, personas, kafka_cluster
+):
     topic_count, partition_count = map(int, counts(page()))
     name = f"ovc.{uuid.uuid4().hex[:10]}"
     topics.create_topics(actor=personas["operator"], cluster=kafka_cluster, specs=[TopicSpec(name, 3, 1)])
-    calls.clear()
+    gateway_calls.clear()
     response = page()
     assert counts(response) == (str(topic_count + 1), str(partition_count + 3))
-    assert "list_topics_metadata" in calls and "broker_status" in calls  # states kept with the snapshot
+    assert (
+        "list_topics_metadata" in gateway_calls and "broker_status" in gateway_calls
+    )  # states kept with the snapshot
 
 
-def test_refresh_reads_a_change_made_outside_the_console(page, calls, sandbox):
+def test_refresh_reads_a_change_made_outside_the_console(page, gateway_calls, sandbox):
     before = counts(page())
     sandbox.create_topic(f"ovc.{uuid.uuid4().hex[:10]}", 2, 1)  # not through the console: no invalidation
     assert counts(page()) == before  # the kept figures, within the snapshot's life
-    calls.clear()
+    gateway_calls.clear()
     response = page("?refresh=1")
     assert counts(response) == (str(int(before[0]) + 1), str(int(before[1]) + 2))
-    assert set(calls) == {"broker_status", "describe_cluster", "describe_quorum", "list_topics_metadata"}
+    assert set(gateway_calls) == {
+        "broker_status",
+        "describe_cluster",
+        "describe_quorum",
+        "list_topics_metadata",
+    }
 
 
 def test_refresh_shows_a_broker_that_stopped_since_the_states_were_read(page, restored):
