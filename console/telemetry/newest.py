@@ -50,6 +50,10 @@ class LogDirUse:
             return None
         return (self.total_bytes - self.usable_bytes) / self.total_bytes
 
+    @property
+    def used_percent(self) -> float | None:
+        return None if self.used_ratio is None else 100 * self.used_ratio
+
 
 @dataclass(frozen=True)
 class Newest:
