@@ -23,26 +23,37 @@ from console.brokers.figures import forget, per_snapshot
 from console.clusters import actions as clusters
 from console.clusters.actions import Overview, security
 from console.kafka import KafkaOperationError, TopicSummary
+from console.kafka.types import TopicHealth
 from console.topics import cache as metadata_cache
 
 FACTS = "overview"  # the brokers' states, kept per snapshot (figures.per_snapshot)
 
 
-def topic_summary(snap) -> TopicSummary:
+def _scan(snap) -> tuple[TopicSummary, list[tuple[str, TopicHealth]]]:
     """The snapshot's topic counts, summed over each topic's counts as the decoder made them (no
-    partition read), once per snapshot."""
+    partition read), and the topics with an offline or under-replicated partition, in one pass."""
+    partitions = under = offline = 0
+    unhealthy = []
+    get = snap.by_name.get
+    for name in snap.names:
+        health = get(name).health()
+        partitions += health.partitions
+        under += health.under_replicated
+        offline += health.offline
+        if health.under_replicated or health.offline:
+            unhealthy.append((name, health))
+    return TopicSummary(len(snap.names), partitions, under, offline, len(snap.internal_names)), unhealthy
 
-    def count() -> TopicSummary:
-        partitions = under = offline = 0
-        get = snap.by_name.get
-        for name in snap.names:
-            health = get(name).health()
-            partitions += health.partitions
-            under += health.under_replicated
-            offline += health.offline
-        return TopicSummary(len(snap.names), partitions, under, offline, len(snap.internal_names))
 
-    return per_snapshot(snap, "summary", count)
+def topic_summary(snap) -> TopicSummary:
+    """The snapshot's topic counts, once per snapshot."""
+    return per_snapshot(snap, "summary", lambda: _scan(snap))[0]
+
+
+def unhealthy_topics(snap) -> list[tuple[str, TopicHealth]]:
+    """``(name, health)`` of the snapshot's topics with an offline or under-replicated partition,
+    found by the same pass as the counts (the overview's "what needs attention")."""
+    return per_snapshot(snap, "summary", lambda: _scan(snap))[1]
 
 
 def _current(facts: Overview, cluster) -> Overview:

@@ -20,7 +20,7 @@ from datetime import datetime
 from console import access
 from console.alerts import rules
 from console.audit import review
-from console.brokers.figures import per_snapshot
+from console.brokers.overview import unhealthy_topics
 from console.drift import audit_names as drift_names
 from console.models import ChangeRequest, ClusterSummary, Operation
 from console.models.operations import FINISHED_STATES
@@ -108,11 +108,7 @@ def _problems(cluster) -> core.Problems | None:
     if snap is None:
         return None
 
-    def scan() -> list:
-        get = snap.by_name.get
-        return core.unhealthy((name, get(name).health()) for name in snap.names)
-
-    found = per_snapshot(snap, "attention", scan)
+    found = unhealthy_topics(snap)
     configs, _ = metadata_cache.cached_configs(snap, [name for name, _ in found])
     return core.problems(found, {name: core.min_isr_of(cfg) for name, cfg in configs.items()})
 

@@ -42,11 +42,6 @@ class Problems:
         return self.count - len(self.topics)
 
 
-def unhealthy(healths: Iterable[tuple[str, TopicHealth]]) -> list[tuple[str, TopicHealth]]:
-    """The topics with an offline or under-replicated partition, of ``(name, health)`` pairs."""
-    return [(name, h) for name, h in healths if h.offline or h.under_replicated]
-
-
 def under_min_isr(health: TopicHealth, min_isr: int | None) -> int | None:
     """Partitions whose ISR is shorter than ``min_isr`` (None when the minimum is unknown). A topic
     without offline or under-replicated partitions (no ``isr_sizes``) has every ISR as long as its

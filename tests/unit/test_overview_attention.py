@@ -27,14 +27,11 @@ MB = 1024 * 1024
 
 
 def test_it_ranks_topics_offline_first_then_under_min_isr_then_under_replicated():
-    found = core.unhealthy(
-        [
-            ("fine", TopicHealth(3, 2, 0, 0)),
-            ("under", TopicHealth(3, 2, 2, 0, (1, 1, 2))),
-            ("offline", TopicHealth(2, 1, 0, 1, (0, 1))),
-            ("min-isr", TopicHealth(2, 3, 1, 0, (1, 3))),
-        ]
-    )
+    found = [
+        ("under", TopicHealth(3, 2, 2, 0, (1, 1, 2))),
+        ("offline", TopicHealth(2, 1, 0, 1, (0, 1))),
+        ("min-isr", TopicHealth(2, 3, 1, 0, (1, 3))),
+    ]
     got = core.problems(found, {"min-isr": 2, "under": 1})
     assert got == core.Problems(
         topics=(
