@@ -155,16 +155,19 @@ def human_config_value(name: str, value: str | None) -> str | None:
     ``retention.ms=604800000`` -> '7 d'; ``segment.bytes=1073741824`` -> '1 GiB';
     ``leader.replication.throttled.rate=10485760`` -> '10 MiB/s'; ``retention.ms=-1`` ->
     'infinite'; ``retention.bytes=-1`` -> 'unlimited'; Long.MAX_VALUE (Kafka's "no limit") ->
-    'infinite' for a duration, 'unlimited' for a size or rate. Non-numeric values, lists and
-    keys of any other kind give None.
+    'infinite' for a duration, 'unlimited' for a size or rate. A key of no unit: Long.MAX ->
+    'unlimited' (``flush.messages``), 10,000 or more grouped ('2,147,483,647'). Non-numeric values,
+    lists and small counts give None.
     """
     kind = _kind(name)
-    if kind is None or value is None:
+    if value is None:
         return None
     try:
         n = int(value.strip())
     except ValueError:
         return None
+    if kind is None:  # a count (flush.messages, max.connections): Long.MAX is "no limit", large ones grouped
+        return human_count(n) if n == LONG_MAX or abs(n) >= 10_000 else None
     special = _special(name, n)
     if special is not None:
         return special
@@ -180,3 +183,16 @@ def human_config_value(name: str, value: str | None) -> str | None:
     if what == "rate":
         return f"{config_bytes(n)}/s"
     return config_bytes(n)
+
+
+def config_text(name: str, value: object) -> str:
+    """A config's value in a sentence (a request under review, a plan): what it means when that is
+    exact ('retention.ms' 604800000 -> '7 d'), the exact value grouped with its rounded meaning
+    ('1,048,588 (≈ 1 MiB)'), else the value as given."""
+    text = "" if value is None else str(value)
+    human = human_config_value(name, text)
+    if human is None:
+        return text
+    if not human.startswith("≈"):
+        return human
+    return f"{int(text):,} ({human})"

@@ -1,6 +1,6 @@
 """The tour of the console's pages: every route that answers GET with a page, with data that fills it.
 
-``toured(sandbox, cluster, people)`` (``build`` and, afterwards, the sandbox's topic and groups
+``toured(sandbox, cluster, people, lake)`` (``build`` and, afterwards, the sandbox's topic and groups
 removed) puts on the (shared) sandbox and in the database what makes each
 page non-empty - a topic with millions of records and gigabytes on disk and a retention set, a group
 lagging by half a million and one lagging by a handful, a running reassignment (its operation and
@@ -240,8 +240,12 @@ def _reassignment(cluster, people, topic: str):
     return World(sandbox=None, cluster=cluster, people=people, lake=None).reassignment(topic=topic)
 
 
-def build(sandbox, cluster, people) -> Tour:
-    """The tour's data on ``sandbox`` (registered as ``cluster``; ``people``: tests/conftest.py's personas)."""
+def build(sandbox, cluster, people, lake=None) -> Tour:
+    """The tour's data on ``sandbox`` (registered as ``cluster``; ``people``: tests/conftest.py's personas).
+
+    With ``lake`` (a test's own telemetry lake, e.g. the ``telemetry_lake`` fixture's) a telemetry
+    snapshot is taken too: sizes on the topic pages, the fleet home's summary, search's names.
+    """
     from console.models import AuditEvent, Cluster
     from console.notify import actions as notify
     from console.requests import actions as requests
@@ -279,6 +283,10 @@ def build(sandbox, cluster, people) -> Tour:
         threshold=10000.0,
         summary=f"group {group} lags",
     )
+    if lake is not None:
+        from console.telemetry import snapshots
+
+        snapshots.collect_snapshot(cluster=cluster, force=True, lake_dir=lake)
     controllers = Cluster.objects.create(
         name=_uniq("tour-ctl"), bootstrap_controllers=sandbox.bootstrap_controllers, request_timeout_s=5
     )
@@ -298,12 +306,12 @@ def build(sandbox, cluster, people) -> Tour:
 
 
 @contextmanager
-def toured(sandbox, cluster, people) -> Iterator[Tour]:
+def toured(sandbox, cluster, people, lake=None) -> Iterator[Tour]:
     """``build``, and the tour's topics and groups taken off the shared sandbox afterwards."""
     with sandbox.state.lock:
         topics, groups = set(sandbox.state.topics), set(sandbox.state.groups)
     try:
-        yield build(sandbox, cluster, people)
+        yield build(sandbox, cluster, people, lake)
     finally:
         with sandbox.state.lock:
             for name in set(sandbox.state.topics) - topics:

@@ -62,7 +62,7 @@ class PlanForm(forms.Form):
         max_digits=12,
         decimal_places=3,
         initial=10,
-        label="Throttle (MB/s)",
+        label="Throttle (MiB/s)",
         help_text="Per broker, for leaders and followers. Leave empty to move without a throttle.",
     )
     elect_preferred = forms.BooleanField(required=False, label="Elect preferred leaders when done")
@@ -70,7 +70,7 @@ class PlanForm(forms.Form):
     def clean_plan_file(self):
         f = self.cleaned_data.get("plan_file")
         if f and f.size > MAX_UPLOAD_BYTES:
-            raise ValidationError(f"The file is larger than {MAX_UPLOAD_BYTES // MB} MB.")
+            raise ValidationError(f"The file is larger than {MAX_UPLOAD_BYTES // MB} MiB.")
         return f
 
     def clean(self):
@@ -112,7 +112,7 @@ class PlanForm(forms.Form):
 
 class ThrottleForm(forms.Form):
     throttle_mb = forms.DecimalField(
-        min_value=0, max_digits=12, decimal_places=3, label="New throttle (MB/s)"
+        min_value=0, max_digits=12, decimal_places=3, label="New throttle (MiB/s)"
     )
 
     @property

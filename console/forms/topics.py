@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from django import forms
+from django.utils.html import format_html
 
 from console import patterns
 from console.forms.configs import KNOWN_TOPIC_CONFIGS, parse_key_values
@@ -150,7 +151,7 @@ class BatchCreateForm(forms.Form):
         if upload is not None:
             if upload.size > MAX_BATCH_UPLOAD_BYTES:
                 raise forms.ValidationError(
-                    f"The file is larger than {MAX_BATCH_UPLOAD_BYTES // 1024 // 1024} MB."
+                    f"The file is larger than {MAX_BATCH_UPLOAD_BYTES // 1024 // 1024} MiB."
                 )
             try:
                 text = upload.read().decode("utf-8")
@@ -197,7 +198,11 @@ class TopicPolicyForm(forms.Form):
     config_ranges = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text='JSON, e.g. {"retention.ms": {"min": 60000, "max": 604800000}, "cleanup.policy": {"choices": ["delete"]}}',
+        # the example is what to type: raw values (class "raw": the page-values scan leaves it be)
+        help_text=format_html(
+            'JSON, e.g. <code class="raw">{}</code>',
+            '{"retention.ms": {"min": 60000, "max": 604800000}, "cleanup.policy": {"choices": ["delete"]}}',
+        ),
     )
     name_pattern = forms.CharField(
         required=False,

@@ -20,6 +20,7 @@ from console.audit import store as audit
 from console.audit.refusals import refused_as
 from console.changes import gate
 from console.clusters.actions import gateway_for
+from console.formatting import human_bytes
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
 from console.models.reassignment import OWED_STATES, EntryState, Reassignment, Stage, ThrottleEntry
 from console.reassignment import audit_names, planner
@@ -52,12 +53,12 @@ def validate_rate(rate: int | None) -> int | None:
         return None
     if rate < MIN_THROTTLE_BYTES_PER_S:
         raise ThrottleError(
-            f"A throttle of {rate} B/s is too low (at least {MIN_THROTTLE_BYTES_PER_S} B/s); "
+            f"A throttle of {human_bytes(rate)}/s is too low (at least {human_bytes(MIN_THROTTLE_BYTES_PER_S)}/s); "
             "to stop a reassignment, cancel it."
         )
     if rate > MAX_THROTTLE_BYTES_PER_S:
         raise ThrottleError(
-            f"A throttle of {rate} B/s is not plausible (at most {MAX_THROTTLE_BYTES_PER_S} B/s)."
+            f"A throttle of {human_bytes(rate)}/s is not plausible (at most {human_bytes(MAX_THROTTLE_BYTES_PER_S)}/s)."
         )
     return rate
 

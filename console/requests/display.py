@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from console.formatting import config_text
+
 LABELS = {
     "name": "Topic",
     "topic": "Topic",
@@ -42,7 +44,7 @@ def value_text(value: Any) -> str:
         if "principal" in value or "resource_type" in value:  # an ACL binding
             keys = [k for k in BINDING_ORDER if k in value] + [k for k in value if k not in BINDING_ORDER]
             return " ".join(f"{k}={value_text(value[k])}" for k in keys)
-        return ", ".join(f"{k} = {value_text(v)}" for k, v in sorted(value.items()))
+        return ", ".join(f"{k} = {_config_value(k, v)}" for k, v in sorted(value.items()))
     if isinstance(value, list | tuple):
         return "; ".join(value_text(v) for v in value)
     return str(value)
@@ -52,7 +54,14 @@ def _change_text(change: Mapping[str, Any]) -> str:
     op = str(change.get("op", "SET")).upper()
     if op in ("DELETE", "RESET"):
         return f"reset {change['name']} to its default"
-    return f"{op.lower()} {change['name']} = {value_text(change.get('value'))}"
+    return f"{op.lower()} {change['name']} = {_config_value(str(change['name']), change.get('value'))}"
+
+
+def _config_value(name: str, value: Any) -> str:
+    """A config's value by its key (durations and sizes as they read), other values as ``value_text``."""
+    if isinstance(value, str | int) and not isinstance(value, bool) and value != "":
+        return config_text(name, value)
+    return value_text(value)
 
 
 def payload_rows(payload: Mapping[str, Any]) -> list[tuple[str, str]]:

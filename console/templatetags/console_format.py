@@ -38,7 +38,7 @@ def _number(value: object) -> Number | None:
 
 
 def _raw_text(value: object) -> str:
-    return "–" if value is None or value == "" else str(value)
+    return "–" if value is None else str(value)
 
 
 def _shown(text: str, raw: object, unit: str) -> SafeString:
@@ -90,17 +90,12 @@ def count(value: object) -> SafeString:
 
 @register.filter(is_safe=True)
 def config(value: object, name: str) -> SafeString:
-    """A config's value as it reads, by the key's name: ``{{ value|config:"retention.ms" }}`` -> '7 d'.
-
-    Keys of no known unit show their value raw, a large plain number grouped ('unlimited' for Long.MAX).
-    """
+    """A config's value as it reads, by the key's name (``console.formatting.human_config_value``):
+    ``{{ value|config:"retention.ms" }}`` -> '7 d'; a value of no known meaning is shown raw."""
     text = None if value is None else formatting.human_config_value(name, str(value))
-    if text is not None:
-        return _shown(text, value, "")
-    n = _number(value)
-    if isinstance(n, int):
-        return _shown(formatting.human_count(n), n, "")
-    return format_html("{}", _raw_text(value))
+    if text is None:
+        return format_html("{}", _raw_text(value))
+    return _shown(text, value, "")
 
 
 @register.filter

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console import access, refusals
 from console.alerts import actions, reads
+from console.formatting import human_count
 from console.forms.alerts import AcknowledgeForm, RuleForm, SilenceForm
 from console.views import htmx, posting
 from console.views._helpers import client_ip, get_cluster_for_user
@@ -21,7 +22,9 @@ from console.views._helpers import client_ip, get_cluster_for_user
 def _fires_when(row: reads.RuleRow) -> str:
     if not row.unit:
         return "whenever it holds"
-    return f"{'<' if row.below else '>'} {row.threshold:g} {row.unit}"
+    t = row.threshold
+    shown = human_count(int(t)) if float(t).is_integer() else f"{t:g}"
+    return f"{'<' if row.below else '>'} {shown} {row.unit}"
 
 
 def _rule_rows(cluster, edited: tuple[str, RuleForm] | None) -> list[dict]:

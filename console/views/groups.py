@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from console import access, refusals
+from console.alerts import rules
 from console.clusters import capabilities
 from console.forms.groups import ConfirmForm, GroupListForm, OffsetsDeleteForm, ResetForm
 from console.groups import actions, delete, reads, trend
@@ -69,6 +70,7 @@ def group_list(request, name: str):
     form = GroupListForm(request.GET or None)
     query = form.query()
     context = {"cluster": cluster, "form": form, "query": query, "error": None, "page": None}
+    context["lag_threshold"] = _lag_threshold(cluster)
     try:
         context["page"] = reads.list_groups(actor=request.user, cluster=cluster, **query)
     except KafkaOperationError as exc:
@@ -76,6 +78,12 @@ def group_list(request, name: str):
     context["querystring"] = _querystring(request, drop=("page",))
     context["sort_querystring"] = _querystring(request, drop=("page", "sort", "desc"))
     return htmx.fragment_or_page(request, "console/group_list.html", "console/_group_table.html", context)
+
+
+def _lag_threshold(cluster) -> float:
+    """The group-lag alert rule's threshold on ``cluster``: a lag above it is coloured as a problem,
+    a smaller one as plain "behind" (54 messages is not 5 million)."""
+    return rules.settings_for(cluster)["group_lag"].threshold
 
 
 def _trend_chart(cluster, group_id: str) -> dict:
@@ -96,6 +104,7 @@ def group_detail(request, name: str, group: str):
         "group_id": group,
         "refresh_s": settings.GROUPS_REFRESH_S,
         "can_manage": access.can(request.user, cluster, access.MANAGE_GROUPS),
+        "lag_threshold": _lag_threshold(cluster),
     }
     try:
         context["detail"] = reads.group_detail(actor=request.user, cluster=cluster, group_id=group)
@@ -254,6 +263,7 @@ def group_topic_consumers(request, name: str, topic: str):
     """The topic page's "Consumer groups" section (loaded by htmx after the page)."""
     cluster, unavailable = _cluster(request, name)
     context = {"cluster": cluster, "topic": topic, "consumers": [], "error": unavailable or ""}
+    context["lag_threshold"] = _lag_threshold(cluster)
     if not unavailable:
         try:
             context["consumers"] = reads.topic_consumers(actor=request.user, cluster=cluster, topic=topic)

@@ -285,7 +285,7 @@ def reassign_throttle(request, name: str, rid: int):
     r = _get_reassignment_for_user(request, name, rid, access.MANAGE_REASSIGNMENTS)
     form = ThrottleForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Give the new throttle in MB/s.")
+        messages.error(request, "Give the new throttle in MiB/s.")
         return redirect("reassign_detail", name=name, rid=rid)
     posted = posting.run_or_hold(
         request,
@@ -305,7 +305,7 @@ def reassign_throttle(request, name: str, rid: int):
         if failed:
             messages.warning(request, f"Throttle changed, except on {', '.join(failed)}.")
         else:
-            messages.success(request, f"Throttle changed to {form.cleaned_data['throttle_mb']} MB/s.")
+            messages.success(request, f"Throttle changed to {form.cleaned_data['throttle_mb']} MiB/s.")
     return redirect("reassign_detail", name=name, rid=rid)
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from functools import lru_cache
 
 from django.template.defaultfilters import date as date_filter
-from django.template.defaultfilters import filesizeformat
 from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import template_localtime
 
 from console.configs.plan import source_label
+from console.templatetags.console_format import config, count, size
 
 _DASH = "—"
 _OFFLINE = '<span class="badge state-failed">offline</span>'
@@ -53,22 +53,26 @@ def partition_rows_html(partitions, sizes: dict | None = None, size_note: str = 
             + (_MOVED if not offline and replicas and leader != replicas[0] else "")
         )
         if start is None or end is None:
-            start_cell = _DASH if start is None else int(start)
-            end_cell = _DASH if end is None else int(end)
+            start_cell = _DASH if start is None else count(int(start))
+            end_cell = _DASH if end is None else count(int(end))
             messages = _DASH
         else:
-            start_cell, end_cell, messages = int(start), int(end), max(0, int(end) - int(start))
+            start_cell, end_cell, messages = (
+                count(int(start)),
+                count(int(end)),
+                count(max(0, int(end) - int(start))),
+            )
         got = sizes.get(pid)
         if got is None:
-            size = note
+            shown = note
         else:
-            size = "unknown" if got.bytes is None else escape(filesizeformat(got.bytes))
+            shown = "unknown" if got.bytes is None else size(got.bytes)
         rows.append(
             f"<tr><td>{int(pid)}</td><td>{_NO_LEADER if offline else int(leader)}</td>"
             f'<td class="mono">{ids(replicas)}</td><td class="mono">{ids(isr)}</td>'
             f'<td class="mono">{ids(offline_replicas) or _DASH}</td>'
             f"<td>{start_cell}</td><td>{end_cell}</td><td>{messages}</td>"
-            f"<td>{size}</td><td>{health}</td></tr>"
+            f"<td>{shown}</td><td>{health}</td></tr>"
         )
     return mark_safe("\n".join(rows))
 
@@ -95,7 +99,7 @@ def config_rows_html(configs) -> SafeString:
         if e.sensitive:
             value = _HIDDEN
         else:
-            value = "(not set)" if e.value is None else escape(e.value)
+            value = "(not set)" if e.value is None else config(e.value, e.name)
         title = _doc_title(e.documentation) if e.documentation else ""
         out.append(
             f"\n    <tr{_OVERRIDE_CLASS if override else ''}>\n"

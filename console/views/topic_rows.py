@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 
 from django.template.defaultfilters import date as date_filter
-from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import template_localtime
+
+from console.templatetags.console_format import config, size
 
 _DASH = "—"
 
@@ -23,18 +24,18 @@ def _size_cell(item, sizes) -> str:
     if not sizes.has_snapshot:
         note = "snapshot unreadable" if sizes.error else "no snapshot yet"
         return f'<span class="muted">{note}</span>'
-    size = item.size
-    if size is None:
+    known = item.size
+    if known is None:
         when = escape(date_filter(template_localtime(sizes.ts), "Y-m-d H:i T"))
         return (
             f'<span class="muted" title="not in the snapshot of {when}: created since">not in snapshot</span>'
         )
-    if not size.known:
+    if not known.known:
         return '<span class="muted" title="no broker reported its leader\'s size">unknown</span>'
     prefix = ""
-    if not size.complete:
-        prefix = f'<span title="{escape(size.unknown)} of {escape(size.partitions)} partitions without a size">≥ </span>'
-    return prefix + escape(filesizeformat(size.bytes))
+    if not known.complete:
+        prefix = f'<span title="{escape(known.unknown)} of {escape(known.partitions)} partitions without a size">≥ </span>'
+    return prefix + size(known.bytes)
 
 
 _INTERNAL = ' <span class="badge">internal</span>'
@@ -75,7 +76,7 @@ def topic_rows_html(page, cluster_name: str, can_manage: bool) -> SafeString:
             f"        <td>{_DASH if item.under_min_isr is None else escape(item.under_min_isr)}</td>\n"
             f"        <td{_FAILED if offline else ''}>{escape(offline)}</td>\n"
             f"        <td>{escape(item.cleanup_policy) if item.cleanup_policy else _DASH}</td>\n"
-            f"        <td>{escape(item.retention_ms) if item.retention_ms else _DASH}</td>\n"
+            f"        <td>{config(item.retention_ms, 'retention.ms') if item.retention_ms else _DASH}</td>\n"
             f'        <td class="size">{_size_cell(item, sizes)}</td>\n'
             "      </tr>\n    "
         )

@@ -37,6 +37,32 @@ def test_it_reads_milliseconds_as_a_duration():
     ]
 
 
+def test_it_reads_a_config_count_of_no_unit_grouped():
+    assert [
+        formatting.human_config_value(key, value)
+        for key, value in (
+            ("flush.messages", str(LONG_MAX)),
+            ("group.consumer.max.size", "2147483647"),
+            ("min.insync.replicas", "2"),
+            ("num.partitions", "9999"),
+            ("cleanup.policy", "delete"),
+        )
+    ] == ["unlimited", "2,147,483,647", None, None, None]
+
+
+def test_it_writes_a_config_value_in_a_sentence_exactly():
+    assert [
+        formatting.config_text(key, value)
+        for key, value in (
+            ("retention.ms", "604800000"),
+            ("max.message.bytes", "1048588"),
+            ("retention.bytes", -1),
+            ("cleanup.policy", "compact"),
+            ("min.insync.replicas", "2"),
+        )
+    ] == ["7 d", "1,048,588 (≈ 1 MiB)", "unlimited", "compact", "2"]
+
+
 def test_it_levels_lag_by_the_alert_rules_threshold():
     assert [formatting.lag_level(n, 10000) for n in (None, 0, 54, 10000, 10001, 5_000_000)] == [
         "none",

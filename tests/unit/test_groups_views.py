@@ -39,7 +39,7 @@ def test_the_list_shows_groups_with_lag_and_links(client, personas, kafka_cluste
     body = response.content.decode()
     assert response.status_code == 200
     assert f'data-group="{gid}"' in body and url("group_detail", kafka_cluster, group=gid) in body
-    assert '<td class="lag state-failed">30</td>' in body
+    assert '<td class="lag lag-ok">30</td>' in body
     fragment = client.get(
         url("group_list", kafka_cluster), {"q": gid, "lagging": "1"}, HTTP_HX_REQUEST="true"
     )
@@ -68,7 +68,7 @@ def test_the_detail_page_polls_a_live_fragment(client, personas, kafka_cluster, 
         sandbox.state.groups[gid].offsets[(t, 0)] = 90
     live = client.get(url("group_detail", kafka_cluster, group=gid), HTTP_HX_REQUEST="true").content.decode()
     assert live.startswith('<div id="group-live"') and "Lag over" not in live
-    assert '<td class="lag state-failed">10</td>' in live
+    assert '<td class="lag lag-ok">10</td>' in live
 
 
 def test_an_unknown_group_is_a_404_page_that_says_so(client, personas, kafka_cluster):
@@ -208,7 +208,7 @@ def test_the_topic_page_loads_its_consuming_groups(client, personas, kafka_clust
     ).content.decode()
     assert url("group_topic_consumers", kafka_cluster, topic=t) in page and 'hx-trigger="load"' in page
     section = client.get(url("group_topic_consumers", kafka_cluster, topic=t)).content.decode()
-    assert f'data-group="{gid}"' in section and '<td class="lag state-failed">60</td>' in section
+    assert f'data-group="{gid}"' in section and '<td class="lag lag-ok">60</td>' in section
 
 
 def test_the_topic_section_says_why_when_groups_cannot_be_read(client, personas, offline_cluster):

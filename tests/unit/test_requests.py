@@ -476,8 +476,8 @@ def test_request_pages_show_values_not_python_reprs():
         )
     )
     assert rows["Topic"] == "team-a.orders"
-    assert rows["Configs"] == "cleanup.policy = compact, retention.ms = 7200000"
-    assert rows["Config changes"] == "set retention.ms = 60000; reset x to its default"
+    assert rows["Configs"] == "cleanup.policy = compact, retention.ms = 2 h"  # as the Configs page reads it
+    assert rows["Config changes"] == "set retention.ms = 1 min; reset x to its default"
     assert rows["ACL binding"] == (
         "principal=User:team-a operation=READ resource_type=TOPIC pattern_type=PREFIXED resource_name=team"
     )

@@ -8,26 +8,28 @@ from datetime import UTC, datetime
 
 import pytest
 from django.template import engines
-from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
-from django.utils.html import escape
+from django.utils.html import conditional_escape
 from django.utils.safestring import mark_safe
 
 from console.configs.plan import source_label
 from console.kafka.types import ConfigEntry
 from console.telemetry.sizes import PartitionSize
+from console.templatetags.console_format import count
 from console.topics.reads import EventRow, PartitionRow
 from console.views.topic_detail_rows import config_rows_html, event_rows_html, partition_rows_html
 
 HOSTILE = "<b>&\"'x"
 ESCAPED = "&lt;b&gt;&amp;&quot;&#x27;x"
 
-# The configs loop of console/topic_detail.html before the rows were built in Python (verbatim).
+# The configs loop of console/topic_detail.html before the rows were built in Python (verbatim, with the
+# console_format filter of issue 38 for the value).
 CONFIGS_LOOP = (
+    "{% load console_format %}"
     "  {% for e, source in config_rows %}\n"
     '    <tr{% if e.source == "DYNAMIC_TOPIC_CONFIG" %} class="override"{% endif %}>\n'
     '      <td class="mono" title="{{ e.documentation|default:\'\'|striptags }}">{{ e.name }}</td>\n'
-    '      <td class="mono">{% if e.sensitive %}<span class="muted">(hidden)</span>{% else %}{{ e.value|default_if_none:"(not set)" }}{% endif %}</td>\n'
+    '      <td class="mono">{% if e.sensitive %}<span class="muted">(hidden)</span>{% elif e.value is None %}(not set){% else %}{{ e.value|config:e.name }}{% endif %}</td>\n'
     '      <td>{% if e.source == "DYNAMIC_TOPIC_CONFIG" %}<strong>{{ source }}</strong>{% else %}{{ source }}{% endif %}</td>\n'
     '      <td>{% if e.read_only %}<span class="badge">read-only</span>{% endif %}{% if e.sensitive %}<span class="badge">sensitive</span>{% endif %}</td>\n'
     "    </tr>\n"
@@ -41,7 +43,10 @@ EVENTS_LOOP = (
 
 
 def reference_partition_rows(partitions, sizes=None, size_note="—"):
-    """console/views/topics.py's ``_partition_rows`` before the move (verbatim but for the name)."""
+    """console/views/topics.py's ``_partition_rows`` before the move (verbatim but for the name and the
+    console_format filters of issue 38: offsets and counts grouped, sizes in binary units)."""
+    from console.templatetags.console_format import size as human_size
+
     _DASH = "—"
     sizes = sizes or {}
 
@@ -49,7 +54,7 @@ def reference_partition_rows(partitions, sizes=None, size_note="—"):
         got = sizes.get(p.id)
         if got is None:
             return size_note
-        return "unknown" if got.bytes is None else filesizeformat(got.bytes)
+        return "unknown" if got.bytes is None else human_size(got.bytes)
 
     offline_badge = '<span class="badge state-failed">offline</span>'
     under_badge = '<span class="badge state-failed">under-replicated</span>'
@@ -70,10 +75,10 @@ def reference_partition_rows(partitions, sizes=None, size_note="—"):
             f"<tr><td>{int(p.id)}</td><td>{no_leader if p.offline else int(p.leader)}</td>"
             f'<td class="mono">{ids(p.replicas)}</td><td class="mono">{ids(p.isr)}</td>'
             f'<td class="mono">{ids(p.offline_replicas) or _DASH}</td>'
-            f"<td>{_DASH if p.start_offset is None else int(p.start_offset)}</td>"
-            f"<td>{_DASH if p.end_offset is None else int(p.end_offset)}</td>"
-            f"<td>{_DASH if messages is None else int(messages)}</td>"
-            f"<td>{escape(size(p))}</td><td>{health}</td></tr>"
+            f"<td>{_DASH if p.start_offset is None else count(int(p.start_offset))}</td>"
+            f"<td>{_DASH if p.end_offset is None else count(int(p.end_offset))}</td>"
+            f"<td>{_DASH if messages is None else count(int(messages))}</td>"
+            f"<td>{conditional_escape(size(p))}</td><td>{health}</td></tr>"
         )
 
     return mark_safe("\n".join(row(p) for p in partitions))

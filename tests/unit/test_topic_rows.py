@@ -14,8 +14,10 @@ from console.topics.cache import TopicRow
 from console.topics.reads import TopicListItem
 from console.views.topic_rows import topic_rows_html
 
-# The loop of console/_topic_table.html before the rows were built in Python (verbatim).
+# The loop of console/_topic_table.html before the rows were built in Python (verbatim, with the
+# console_format filters of issue 38 for the retention and the size).
 REFERENCE_LOOP = (
+    "{% load console_format %}"
     "    {% for item in page.items %}\n"
     '      <tr data-topic="{{ item.row.name }}">\n'
     '        {% if can_manage %}<td>{% if not item.row.internal %}<input type="checkbox" name="names" value="{{ item.row.name }}" aria-label="select {{ item.row.name }}">{% endif %}</td>{% endif %}\n'
@@ -26,8 +28,8 @@ REFERENCE_LOOP = (
     "        <td>{% if item.under_min_isr is None %}—{% else %}{{ item.under_min_isr }}{% endif %}</td>\n"
     '        <td{% if item.row.offline %} class="state-failed"{% endif %}>{{ item.row.offline }}</td>\n'
     '        <td>{{ item.cleanup_policy|default:"—" }}</td>\n'
-    '        <td>{{ item.retention_ms|default:"—" }}</td>\n'
-    '        <td class="size">{% if not page.sizes.has_snapshot %}<span class="muted">{% if page.sizes.error %}snapshot unreadable{% else %}no snapshot yet{% endif %}</span>{% elif item.size is None %}<span class="muted" title="not in the snapshot of {{ page.sizes.ts|date:\'Y-m-d H:i T\' }}: created since">not in snapshot</span>{% elif not item.size.known %}<span class="muted" title="no broker reported its leader\'s size">unknown</span>{% else %}{% if not item.size.complete %}<span title="{{ item.size.unknown }} of {{ item.size.partitions }} partitions without a size">≥ </span>{% endif %}{{ item.size.bytes|filesizeformat }}{% endif %}</td>\n'
+    '        <td>{% if item.retention_ms %}{{ item.retention_ms|config:"retention.ms" }}{% else %}—{% endif %}</td>\n'
+    '        <td class="size">{% if not page.sizes.has_snapshot %}<span class="muted">{% if page.sizes.error %}snapshot unreadable{% else %}no snapshot yet{% endif %}</span>{% elif item.size is None %}<span class="muted" title="not in the snapshot of {{ page.sizes.ts|date:\'Y-m-d H:i T\' }}: created since">not in snapshot</span>{% elif not item.size.known %}<span class="muted" title="no broker reported its leader\'s size">unknown</span>{% else %}{% if not item.size.complete %}<span title="{{ item.size.unknown }} of {{ item.size.partitions }} partitions without a size">≥ </span>{% endif %}{{ item.size.bytes|size }}{% endif %}</td>\n'
     "      </tr>\n"
     "    {% endfor %}\n"
 )
