@@ -19,6 +19,8 @@ import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 GiB = 1 << 30
@@ -240,11 +242,28 @@ def _reassignment(cluster, people, topic: str):
     return World(sandbox=None, cluster=cluster, people=people, lake=None).reassignment(topic=topic)
 
 
+def _capacity_report(lake: Path, cluster_name: str) -> None:
+    """Two days of synthetic hourly snapshots ending half a day ago and the capacity reports the
+    pipeline's reference engine makes of them (the capacity page's charts and tables)."""
+    from pipeline import generate, reference, reports
+    from pipeline import lake as lakes
+    from pipeline.reference import JobParams
+
+    start = (datetime.now(UTC) - timedelta(days=2)).replace(minute=0, second=0, microsecond=0)
+    shape = generate.Shape(topics=8, partitions=3, snapshots=36, interval_s=3600)
+    generate.write_lake(lake, cluster_name, shape, start, per_file=12)
+    until = start + timedelta(days=2)
+    tables = {ds: lakes.read_window(lake, ds, cluster_name, start, until) for ds in lakes.DATASETS}
+    meta = {"since": start.isoformat(), "until": until.isoformat(), "generated_at": until.isoformat()}
+    reports.publish(lake, cluster_name, reference.compute(tables, JobParams(idle_days=1)), meta)
+
+
 def build(sandbox, cluster, people, lake=None) -> Tour:
     """The tour's data on ``sandbox`` (registered as ``cluster``; ``people``: tests/conftest.py's personas).
 
-    With ``lake`` (a test's own telemetry lake, e.g. the ``telemetry_lake`` fixture's) a telemetry
-    snapshot is taken too: sizes on the topic pages, the fleet home's summary, search's names.
+    With ``lake`` (a test's own telemetry lake, e.g. the ``telemetry_lake`` fixture's, which
+    TELEMETRY_LAKE_DIR names) the capacity reports are published from synthetic history and a
+    telemetry snapshot is taken: sizes on the topic pages, the fleet home's summary, search's names.
     """
     from console.models import AuditEvent, Cluster
     from console.notify import actions as notify
@@ -286,6 +305,7 @@ def build(sandbox, cluster, people, lake=None) -> Tour:
     if lake is not None:
         from console.telemetry import snapshots
 
+        _capacity_report(Path(lake), cluster.name)
         snapshots.collect_snapshot(cluster=cluster, force=True, lake_dir=lake)
     controllers = Cluster.objects.create(
         name=_uniq("tour-ctl"), bootstrap_controllers=sandbox.bootstrap_controllers, request_timeout_s=5
