@@ -26,6 +26,8 @@ class ClusterSummary(models.Model):
     under_replicated = models.IntegerField(default=0)
     offline = models.IntegerField(default=0)
     under_min_isr = models.IntegerField(default=0)
+    # the topics with the most partitions under min ISR then, [[topic, partitions], ...], most first
+    under_min_isr_topics = models.JSONField(default=list, blank=True)
     consumer_groups = models.IntegerField(null=True, blank=True)
     principals = models.JSONField(default=list, blank=True)
 

@@ -67,6 +67,7 @@ class Attention:
 
     problems: core.Problems | None = None  # None: no metadata snapshot to count from
     under_min_isr: int | None = None  # the cluster's, from the last telemetry summary
+    under_min_isr_topics: tuple = ()  # its topics with the most, ``[name, partitions]``, most first
     summary_at: datetime | None = None
     down: tuple = ()  # BrokerStatus of the nodes down, fenced or missing
     controller_known: bool = True
@@ -154,6 +155,7 @@ def attention(*, actor, cluster, overview) -> Attention:
     return Attention(
         problems=None if cluster.controller_mode else _problems(cluster),
         under_min_isr=summary.under_min_isr if summary and summary.reachable else None,
+        under_min_isr_topics=tuple(summary.under_min_isr_topics[: core.SHOWN]) if summary else (),
         summary_at=summary.taken_at if summary else None,
         down=overview.down,
         controller_known=overview.active_controller is not None,

@@ -67,6 +67,9 @@ METADATA_VERSIONS: dict[int, str] = {
     29: "4.2-IV1",
 }
 
+#: How many of the topics under min ISR a summary names (the overview's list; the count covers all).
+UNDER_MIN_ISR_TOPICS = 20
+
 #: The minimum ISR Kafka applies to a topic that sets none and whose brokers set none.
 DEFAULT_MIN_ISR = 1
 
@@ -103,6 +106,8 @@ class PartitionCounts:
     under_replicated: int  # ISR shorter than the replica list
     offline: int  # no leader
     under_min_isr: int  # ISR shorter than the topic's min.insync.replicas
+    #: the topics with the most of those, ``(name, partitions)``, most first (the overview lists them)
+    under_min_isr_topics: tuple[tuple[str, int], ...] = ()
 
 
 def partition_counts(layout, min_isr: Mapping[str, int]) -> PartitionCounts:
@@ -125,13 +130,17 @@ def partition_counts(layout, min_isr: Mapping[str, int]) -> PartitionCounts:
         dtype=np.int32,
         count=len(layout.topics),
     )
-    wanted = per_topic[np.frombuffer(layout.topic_index, dtype=np.int32)]
+    topic_index = np.frombuffer(layout.topic_index, dtype=np.int32)
+    short = isr < per_topic[topic_index]
+    per = np.bincount(topic_index[short], minlength=len(layout.topics))
+    worst = np.argsort(-per, kind="stable")[:UNDER_MIN_ISR_TOPICS]
     return PartitionCounts(
         topics=len(layout.topics),
         partitions=rows,
         under_replicated=int(np.count_nonzero(isr < replicas)),
         offline=int(np.count_nonzero(leaderless)),
-        under_min_isr=int(np.count_nonzero(isr < wanted)),
+        under_min_isr=int(np.count_nonzero(short)),
+        under_min_isr_topics=tuple((layout.topics[i], int(per[i])) for i in worst if per[i]),
     )
 
 
@@ -254,6 +263,7 @@ def write(
             "under_replicated": counts.under_replicated,
             "offline": counts.offline,
             "under_min_isr": counts.under_min_isr,
+            "under_min_isr_topics": [list(t) for t in counts.under_min_isr_topics],
         }
     if consumer_groups is not None:
         values["consumer_groups"] = consumer_groups

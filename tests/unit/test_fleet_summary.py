@@ -70,7 +70,12 @@ def test_it_counts_partitions_under_min_isr_as_the_topic_list_does():
         ],
     )
     assert summary.partition_counts(layout, {"a": 2}) == summary.PartitionCounts(
-        topics=2, partitions=5, under_replicated=2, offline=2, under_min_isr=2
+        topics=2,
+        partitions=5,
+        under_replicated=2,
+        offline=2,
+        under_min_isr=2,
+        under_min_isr_topics=(("a", 2),),
     )
     assert summary.metadata_version_name(27) == "4.1-IV1" and summary.kafka_release(27) == "4.1"
     assert summary.metadata_version_name(None) == "" and summary.kafka_release(99) == "newer than 4.2"
@@ -100,6 +105,7 @@ def test_it_writes_the_summary_of_a_snapshot_with_exact_counts(own, cluster_a, t
         "under_replicated": 0,
         "offline": 0,
         "under_min_isr": 2,  # fa.two's single replicas under the cluster's default of 2
+        "under_min_isr_topics": [["fa.two", 2]],
         "consumer_groups": 2,
         "principals": [["User:alice", 2], ["User:bob", 1]],
     }
@@ -111,6 +117,7 @@ def test_it_writes_the_summary_of_a_snapshot_with_exact_counts(own, cluster_a, t
         "under_replicated": 5,
         "offline": 1,
         "under_min_isr": 7,
+        "under_min_isr_topics": [["fa.one", 3], ["fa.three", 2], ["fa.two", 2]],  # most first, then by name
     }
 
 

@@ -73,6 +73,8 @@ def world(frozen, kafka_cluster, personas, telemetry_lake, run_operation):
         tag = uuid.uuid4().hex[:8]
         broken = f"ova.broken.{tag}"
         frozen.create_topic(broken, assignment=[[3, 1], [3], [1, 2]])
+        min_isr = f"ova.min-isr.{tag}"  # in sync, but its minimum asks for more replicas than it has
+        frozen.create_topic(min_isr, partitions=3, configs={"min.insync.replicas": "2"})
         busy = make_topic(frozen, [[1, 3]], mb_per_partition=40, name=f"ova.busy.{tag}")
         from sandbox.state import Group
 
@@ -92,7 +94,7 @@ def world(frozen, kafka_cluster, personas, telemetry_lake, run_operation):
         metadata_cache.clear()
         frozen.stop_broker(3)
         try:
-            yield {"broken": broken, "group": group, "op": op, "request": req}
+            yield {"broken": broken, "min_isr": min_isr, "group": group, "op": op, "request": req}
         finally:
             frozen.start_broker(3)
             clear_throttles(frozen)
@@ -140,6 +142,10 @@ def test_it_shows_what_needs_attention_and_reads_nothing_more_from_kafka(
     row = re.search(rf'<tr data-topic="{re.escape(world["broken"])}">(.*?)</tr>', body, re.S)
     assert row, "the broken topic is listed"
     assert text(row.group(1)) == f"{world['broken']} 3 1 unknown 1"  # p1 offline, p0 short of a replica
+
+    under_min = re.search(r'<p class="muted" id="attention-min-isr">(.*?)</p>', body, re.S).group(1)
+    assert f'data-min-isr-topic="{world["min_isr"]}">{world["min_isr"]}</a> (3)' in under_min
+    assert "(telemetry snapshot of" in under_min
 
     groups = section(body, "attention-groups")
     lag = re.search(rf'<tr data-group="{re.escape(world["group"])}">(.*?)</tr>', groups, re.S)
