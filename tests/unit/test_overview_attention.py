@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import UTC, datetime
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -14,8 +17,10 @@ from django.utils import timezone
 from console.kafka.types import QuorumReplica, TopicHealth
 from console.overview import core
 from console.requests import actions as requests
+from console.telemetry import newest
 from console.telemetry import snapshots as telemetry
 from console.topics import cache as metadata_cache
+from pipeline import lake
 from tests.unit.matrix_world import kafka_restored
 from tests.unit.reassign_world import clear_throttles, make_topic, start
 
@@ -60,6 +65,27 @@ def test_it_names_the_voters_behind_the_leader_by_more_than_the_threshold():
     voters.append(QuorumReplica(3, 0, 2000, None, None))
     assert [v.id for v in core.lagging_voters(voters, leader=1, threshold=10)] == [3, 2]
     assert core.lagging_voters(voters, leader=1, threshold=1000) == [voters[2]]
+
+
+def test_it_adds_up_a_brokers_log_dirs_from_the_newest_snapshot_in_the_file(tmp_path):
+    old, new = datetime(2026, 5, 4, 12, 0, tzinfo=UTC), datetime(2026, 5, 4, 12, 5, tzinfo=UTC)
+    rows = [
+        (old, 1, "/a", 5, 100, 90, None),
+        (new, 1, "/a", 10, 100, 60, None),
+        (new, 1, "/b", 20, 100, 40, None),
+        (new, 2, "/a", 30, None, None, "KIP-827 not supported"),
+    ]
+    names = ["ts", "broker", "log_dir", "size_bytes", "total_bytes", "usable_bytes", "error"]
+    table = pa.Table.from_pylist([{"schema_version": 1, **dict(zip(names, r, strict=True))} for r in rows])
+    pq.write_table(table.cast(lake.BROKERS), tmp_path / "snap.parquet")
+    got = newest.read_log_dirs(tmp_path / "snap.parquet")
+    assert got.ts == new
+    assert got.rows == (
+        newest.LogDirUse(1, 30, 200, 100),
+        newest.LogDirUse(2, 30, None, None, "KIP-827 not supported"),
+    )
+    assert got.rows[0].used_percent == 50.0 and got.rows[1].used_ratio is None
+    assert [b.broker for b in core.fullest(got.rows)] == [1, 2]
 
 
 # -- the page on the sandbox -----------------------------------------------------------------------
@@ -150,7 +176,7 @@ def test_it_shows_what_needs_attention_and_reads_nothing_more_from_kafka(
     groups = section(body, "attention-groups")
     lag = re.search(rf'<tr data-group="{re.escape(world["group"])}">(.*?)</tr>', groups, re.S)
     assert lag, "the lagging group is listed"
-    assert 'class="lag-over"' in lag.group(1)  # over the group_lag rule's 10,000 messages
+    assert 'class="lag lag-over"' in lag.group(1)  # over the group_lag rule's 10,000 messages
     assert re.search(r">\d{1,3}(,\d{3})+<", lag.group(1)), "the lag is grouped by thousands"
 
     work = section(body, "attention-work")
