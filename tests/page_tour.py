@@ -4,7 +4,8 @@
 removed) puts on the (shared) sandbox and in the database what makes each
 page non-empty - a topic with millions of records and gigabytes on disk and a retention set, a group
 lagging by half a million and one lagging by a handful, a running reassignment (its operation and
-throttles), a pending request, audit events, an open alert, a notification channel, an API token, the
+throttles), a pending request, a config change and an ACL binding made through the console (audit
+events), an open alert, a notification channel, an API token, the
 sandbox's controllers registered as a KIP-919 cluster - and returns a ``Tour`` whose ``pages()`` are
 (label, path) pairs to visit as ``admin``. The values are large on purpose: a page that shows one raw
 is caught by tests/unit/test_page_values.py; tests/e2e/test_screens*.py lays out the same pages.
@@ -242,6 +243,29 @@ def _reassignment(cluster, people, topic: str):
     return World(sandbox=None, cluster=cluster, people=people, lake=None).reassignment(topic=topic)
 
 
+def _changes(cluster, admin, topic: str) -> int:
+    """A config change on the topic (max.message.bytes to 2 MiB) and an ACL binding on it, made through
+    the console's actions; returns the config change's audit event (its page shows before and after)."""
+    from console.acls import actions as acls
+    from console.configs import actions as configs
+    from console.kafka import AclBinding, ConfigChange
+    from console.models import AuditEvent
+
+    configs.alter_configs(
+        actor=admin,
+        cluster=cluster,
+        resource=configs.topic_resource(topic),
+        changes=[ConfigChange("max.message.bytes", "SET", str(2 * 1024 * 1024))],
+    )
+    event = AuditEvent.objects.filter(action__startswith="config").latest("pk").pk
+    acls.change_acls(
+        actor=admin,
+        cluster=cluster,
+        creates=[AclBinding("TOPIC", topic, "LITERAL", "User:tour", "*", "READ", "ALLOW")],
+    )
+    return event
+
+
 def _capacity_report(lake: Path, cluster_name: str) -> None:
     """Two days of synthetic hourly snapshots ending half a day ago and the capacity reports the
     pipeline's reference engine makes of them (the capacity page's charts and tables)."""
@@ -265,7 +289,7 @@ def build(sandbox, cluster, people, lake=None) -> Tour:
     TELEMETRY_LAKE_DIR names) the capacity reports are published from synthetic history and a
     telemetry snapshot is taken: sizes on the topic pages, the fleet home's summary, search's names.
     """
-    from console.models import AuditEvent, Cluster
+    from console.models import Cluster
     from console.notify import actions as notify
     from console.requests import actions as requests
     from tests.unit.alert_world import make_alert
@@ -286,6 +310,7 @@ def build(sandbox, cluster, people, lake=None) -> Tour:
         reason="the page tour",
     )
     moving = _reassignment(cluster, people, topic)
+    changed = _changes(cluster, people["admin"], topic)
     channel, _ = notify.create_channel(
         actor=people["admin"],
         cluster=cluster,
@@ -320,16 +345,16 @@ def build(sandbox, cluster, people, lake=None) -> Tour:
         request_id=request.pk,
         rid=moving.pk,
         op_id=moving.operation_id,
-        event_id=AuditEvent.objects.latest("pk").pk,
+        event_id=changed,
         channel_id=channel.pk,
     )
 
 
 @contextmanager
 def toured(sandbox, cluster, people, lake=None) -> Iterator[Tour]:
-    """``build``, and the tour's topics and groups taken off the shared sandbox afterwards."""
+    """``build``, and the tour's topics, groups and ACLs taken off the shared sandbox afterwards."""
     with sandbox.state.lock:
-        topics, groups = set(sandbox.state.topics), set(sandbox.state.groups)
+        topics, groups, acls = set(sandbox.state.topics), set(sandbox.state.groups), list(sandbox.state.acls)
     try:
         yield build(sandbox, cluster, people, lake)
     finally:
@@ -338,4 +363,5 @@ def toured(sandbox, cluster, people, lake=None) -> Iterator[Tour]:
                 sandbox.state.remove_topic(name)
             for name in set(sandbox.state.groups) - groups:
                 del sandbox.state.groups[name]
+            sandbox.state.acls[:] = acls
             sandbox.state.touch()

@@ -9,6 +9,8 @@ nothing at all), never as an error.
 
 from __future__ import annotations
 
+import json
+
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -96,6 +98,25 @@ def config(value: object, name: str) -> SafeString:
     if text is None:
         return format_html("{}", _raw_text(value))
     return _shown(text, value, "")
+
+
+@register.filter(is_safe=True)
+def with_meaning(value: object, name: str) -> SafeString:
+    """A recorded value kept exact, its meaning beside it: the audit trail's before/after of a config
+    (``"1048588"`` for ``max.message.bytes`` -> ``"1048588" (≈ 1 MiB)``). ``value`` may be JSON text, as
+    the audit's diff holds it; a value of no known meaning is shown as it is."""
+    if value is None:
+        return format_html("{}", "—")
+    text = str(value)
+    try:
+        inner = json.loads(text)
+    except ValueError:
+        inner = text
+    scalar = inner if isinstance(inner, str | int) and not isinstance(inner, bool) else None
+    meaning = None if scalar is None else formatting.human_config_value(name, str(scalar))
+    if meaning is None:
+        return format_html("{}", text)
+    return format_html('<span class="raw">{}</span> <span class="muted">({})</span>', text, meaning)
 
 
 @register.filter
