@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 export PY
 
-.PHONY: run test test-kafka bench lint venv clean
+.PHONY: run test test-kafka bench lint venv clean try-sso try-spark
 
 # System packages first (scripts/system-deps: apt as root, else one message saying what to install).
 $(STAMP): pyproject.toml setup.py console/kafka/_metadata.c
@@ -28,6 +28,13 @@ venv: $(STAMP)
 run: $(STAMP)
 	@scripts/system-deps run
 	$(BIN)/python -m console.runner
+
+# Beside `make run`, the servers the tests start (docs/try.md): slapd with the test directory and the OIDC
+# provider (try-sso), a Spark standalone master and worker (try-spark). Each writes the console's settings
+# to var/try-<what>.env and runs until Ctrl-C. The test set-up brings slapd, Java and the "ldap" extra.
+try-sso try-spark: $(TEST_STAMP)
+	@scripts/system-deps test
+	$(BIN)/python -m tests.try_it $(@:try-%=%)
 
 # pytest runs `tests` (testpaths in pyproject.toml) unless PYTEST_ARGS names test files or directories.
 # make turns any failure into exit 2; the real pytest code is kept in var/pytest-exit-code for .ci/run.

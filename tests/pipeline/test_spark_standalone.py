@@ -15,7 +15,6 @@ Every process started here is stopped by the fixtures' finalizers (process group
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,92 +23,41 @@ import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pyspark
 import pytest
 from django.conf import settings
 
 from console.models import Cluster, Operation, OperationState
 from pipeline import generate, reports
-from tests.procs import free_port, stop_groups
+from tests.pipeline.standalone import BASE_DIR, alive_workers, missing, running_standalone, spark_env, spawn
+from tests.procs import stop_groups
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(400)]
 
-BASE_DIR = Path(__file__).resolve().parent.parent.parent
-SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 START = datetime(2026, 4, 1, tzinfo=UTC)
 UNTIL = START + timedelta(days=2)
 SHAPE = generate.Shape(topics=8, partitions=3, snapshots=36, interval_s=3600)
 CLUSTER = "prod"
-
-
-def _spawn(argv: list[str], env: dict[str, str], log: Path, cwd: Path = BASE_DIR) -> subprocess.Popen:
-    with open(log, "w") as out:
-        return subprocess.Popen(
-            argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-
-
-def _alive_workers(ui_port: int) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as resp:
-            return int(json.load(resp).get("aliveworkers", 0))
-    except (OSError, ValueError):
-        return 0
+WORKERS = 2
 
 
 def _tail(path: Path) -> str:
     return f"\n--- {path.name}\n{path.read_text(errors='replace')[-4000:]}" if path.exists() else ""
 
 
-def _spark_env(tmp: Path) -> dict[str, str]:
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
-    if not env.get("JAVA_HOME") and (java := shutil.which("java")):
-        env["JAVA_HOME"] = str(Path(java).resolve().parent.parent)
-    env.update(SPARK_LOG_DIR=str(tmp / "spark-logs"), SPARK_WORKER_DIR=str(tmp / "spark-work"))
-    return env
-
-
-WORKERS = 2
-
-
 @pytest.fixture
 def standalone(tmp_path):
     """A Spark standalone master and two workers (1 core, 768 MB each) on loopback; yields the master
     URL, its UI port, the logs directory and each worker's UI port."""
-    assert SPARK_CLASS.exists(), f"PySpark ships no launcher at {SPARK_CLASS}"
-    assert shutil.which("java") or os.environ.get("JAVA_HOME"), "Spark needs Java (17 is what CI installs)"
-    port, ui = free_port(), free_port()
-    worker_uis = [free_port() for _ in range(WORKERS)]
-    env, logs = _spark_env(tmp_path), tmp_path / "logs"
-    logs.mkdir(exist_ok=True)
-    url = f"spark://127.0.0.1:{port}"
-    master_cls, worker_cls = "org.apache.spark.deploy.master.Master", "org.apache.spark.deploy.worker.Worker"
-    procs = []
-    try:
-        master = [str(SPARK_CLASS), master_cls, "--host", "127.0.0.1", "--port", str(port)]
-        procs.append(_spawn([*master, "--webui-port", str(ui)], env, logs / "master.log"))
-        for i, worker_ui in enumerate(worker_uis):
-            worker = [
-                str(SPARK_CLASS),
-                worker_cls,
-                url,
-                "--host",
-                "127.0.0.1",
-                "--webui-port",
-                str(worker_ui),
-            ]
-            worker += ["--cores", "1", "--memory", "768m", "--work-dir", str(tmp_path / f"spark-work-{i}")]
-            procs.append(_spawn(worker, env, logs / f"worker-{i}.log"))
-        yield url, ui, logs, worker_uis
-    finally:
-        stop_groups(procs)
+    assert not (lack := missing()), lack
+    with running_standalone(tmp_path, workers=WORKERS) as cluster:
+        yield cluster.url, cluster.ui_port, cluster.logs, list(cluster.worker_ui_ports)
 
 
 def _run_pipeline(tmp: Path, lake_dir: Path, name: str, master: str = "", events: Path | None = None):
     """``manage.py run_pipeline`` in its own process, on the test database: the hourly path (pyarrow)
     or, given a master, a rebuild in Spark on it (the driver in the command's process) writing its
     event log to ``events``."""
-    env = _spark_env(tmp)
+    env = spark_env(tmp)
     env.update(
         DJANGO_SETTINGS_MODULE="console.settings",
         DATABASE_URL=f"sqlite:///{settings.DATABASES['default']['NAME']}",
@@ -130,7 +78,7 @@ def _run_pipeline(tmp: Path, lake_dir: Path, name: str, master: str = "", events
         }
         env.update(SPARK_MASTER=master, SPARK_CONF=";".join(f"{k}={v}" for k, v in conf.items()))
         argv.append("--rebuild")
-    return _spawn(argv, env, tmp / "logs" / f"{name}.log")
+    return spawn(argv, env, tmp / "logs" / f"{name}.log")
 
 
 def _tasks_per_worker(events: Path, worker_uis: list[int]) -> dict[int, int]:
@@ -176,7 +124,7 @@ def test_the_pipeline_on_a_two_worker_standalone_cluster_equals_the_hourly_path(
     hourly = _run_pipeline(tmp_path, hourly_lake, "hourly")  # runs while the cluster comes up
     try:
         deadline = time.monotonic() + 90
-        while _alive_workers(ui) < WORKERS:
+        while alive_workers(ui) < WORKERS:
             assert time.monotonic() < deadline, (
                 f"{WORKERS} Spark workers did not register{_tail(logs / 'master.log')}"
             )

@@ -7,7 +7,8 @@
   sign-on it has a confidential client-credentials client (``service_client_id``, for SASL/OAUTHBEARER):
   its access tokens are JWTs signed with the provider's key (``jwks_url``), ``aud`` = ``audience``.
 
-Each has ``reset()`` to put the users' groups back; the ``ldap_directory`` and ``identity_provider``
+Both are started by context managers (``running_slapd``, ``running_provider``) that ``make try-sso``
+(tests/try_it.py, docs/try.md) uses too. Each has ``reset()`` to put the users' groups back; the ``ldap_directory`` and ``identity_provider``
 fixtures call it before each test. A missing slapd or "ldap" extra fails the tests that need them, never
 skips them: `make test` installs both (scripts/system-deps), so a skip would hide a broken set-up.
 """
@@ -20,6 +21,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -199,22 +202,24 @@ def require_ldap_extra() -> None:
         )
 
 
-@pytest.fixture(scope="session")
-def slapd(tmp_path_factory):
-    if not os.path.exists(SLAPD) or not shutil.which("ldapadd"):
-        pytest.fail(
-            "Debian's slapd/ldap-utils are not installed: the LDAP tests need a real OpenLDAP server "
-            "(`make test` installs them through scripts/system-deps; or apt-get install slapd ldap-utils)",
-            pytrace=False,
-        )
-    workdir = tmp_path_factory.mktemp("slapd")
-    (workdir / "db").mkdir()
+class ServerDidNotStart(RuntimeError):
+    """A server of the tests (or of ``make try-sso``) did not come up; the message ends with its log."""
+
+
+@contextmanager
+def running_slapd(workdir: Path, port: int = 0, ldaps_port: int = 0) -> Iterator[Directory]:
+    """slapd on 127.0.0.1 (``port``/``ldaps_port``, 0: free ones) with a throwaway config, TLS files and
+    database under ``workdir``, loaded with the test directory; stopped when the block ends."""
+    (workdir / "db").mkdir(parents=True, exist_ok=True)
     conf = workdir / "slapd.conf"
     conf.write_text(SLAPD_CONF.format(dir=workdir, base=BASE, root_dn=ROOT_DN, root_pw=ROOT_PW))
     _tls_files(workdir)
-    uri, ldaps_uri = f"ldap://127.0.0.1:{free_port()}", f"ldaps://127.0.0.1:{free_port()}"
+    uri, ldaps_uri = (
+        f"ldap://127.0.0.1:{port or free_port()}",
+        f"ldaps://127.0.0.1:{ldaps_port or free_port()}",
+    )
     log = (workdir / "slapd.log").open("w")
-    # -d keeps slapd in the foreground (so this fixture owns the process); level 0 logs nothing extra.
+    # -d keeps slapd in the foreground (so its starter owns the process); level 0 logs nothing extra.
     process = subprocess.Popen(
         [SLAPD, "-d", "0", "-f", str(conf), "-h", f"{uri}/ {ldaps_uri}/"], stdout=log, stderr=log
     )
@@ -229,7 +234,7 @@ def slapd(tmp_path_factory):
             if probe.returncode in (0, 32):  # 32: no such object (the base is not loaded yet)
                 break
             if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"slapd did not start: {(workdir / 'slapd.log').read_text()[-2000:]}")
+                raise ServerDidNotStart(f"slapd did not start: {(workdir / 'slapd.log').read_text()[-2000:]}")
             time.sleep(0.2)
         directory._tool("ldapadd", _ldif(_initial_groups()))
         yield directory
@@ -237,6 +242,18 @@ def slapd(tmp_path_factory):
         process.terminate()
         process.wait(10)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def slapd(tmp_path_factory):
+    if not os.path.exists(SLAPD) or not shutil.which("ldapadd"):
+        pytest.fail(
+            "Debian's slapd/ldap-utils are not installed: the LDAP tests need a real OpenLDAP server "
+            "(`make test` installs them through scripts/system-deps; or apt-get install slapd ldap-utils)",
+            pytrace=False,
+        )
+    with running_slapd(tmp_path_factory.mktemp("slapd")) as directory:
+        yield directory
 
 
 @pytest.fixture
@@ -311,9 +328,14 @@ def _rsa_pem() -> str:
     ).decode()
 
 
-@pytest.fixture(scope="session")
-def oidc_provider(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("idp")
+@contextmanager
+def running_provider(
+    workdir: Path, port: int = 0, host: str = "127.0.0.1", redirect_uris: tuple[str, ...] = ()
+) -> Iterator[Provider]:
+    """The identity provider (tests/sso/provider) by its own ``runserver`` on ``host``:``port`` (0: a free
+    port), its database under ``workdir``, with the web client allowed to send browsers back to
+    ``redirect_uris``, the service client and the people of USERS; stopped when the block ends."""
+    workdir.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "provider.settings",
@@ -322,10 +344,11 @@ def oidc_provider(tmp_path_factory):
         "IDP_RSA_KEY": _rsa_pem(),
         "IDP_TOKEN_AUDIENCE": Provider.audience,
     }
-    port = free_port()
-    provider = Provider(url=f"http://127.0.0.1:{port}", env=env)
+    port = port or free_port()
+    provider = Provider(url=f"http://{host}:{port}", env=env)
     provider.manage("migrate", "--verbosity", "0")
-    provider.allow_redirect("http://testserver/sso/oidc/callback/")
+    for uri in redirect_uris:
+        provider.allow_redirect(uri)
     provider.manage("idp", "service", provider.service_client_id, provider.service_client_secret)
     provider.reset()
     log = (workdir / "idp.log").open("w")
@@ -342,7 +365,7 @@ def oidc_provider(tmp_path_factory):
             except requests.ConnectionError:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
+                raise ServerDidNotStart(
                     f"the identity provider did not start: {(workdir / 'idp.log').read_text()[-2000:]}"
                 )
             time.sleep(0.2)
@@ -352,6 +375,13 @@ def oidc_provider(tmp_path_factory):
         process.terminate()
         process.wait(10)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(tmp_path_factory):
+    redirect = ("http://testserver/sso/oidc/callback/",)
+    with running_provider(tmp_path_factory.mktemp("idp"), redirect_uris=redirect) as provider:
+        yield provider
 
 
 @pytest.fixture
