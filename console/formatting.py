@@ -46,15 +46,15 @@ def lag_level(lag: int | None, threshold: float) -> str:
 
 
 def human_duration(seconds: float | None) -> str:
-    """75 -> '1m 15s'; None -> 'unknown'."""
+    """A duration in seconds as the console writes every duration: 75 -> '1 min 15 s', 4 -> '4 s',
+    0.25 -> '250 ms'; whole seconds from a second up, at most two units ('≈' when cut); None -> 'unknown'."""
     if seconds is None:
         return "unknown"
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    return f"{s // 3600}h {(s % 3600) // 60:02d}m"
+    if seconds == 0:
+        return "0 s"
+    if abs(seconds) < 1:
+        return config_duration(int(round(seconds * 1000)))
+    return config_duration(int(round(seconds)) * 1000)
 
 
 # -- config values ---------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def _raw_text(value: object) -> str:
 
 def _shown(text: str, raw: object, unit: str) -> SafeString:
     """``text``, with the raw value (and its unit) on hover when the two differ."""
-    if text == str(raw):
+    if text in (str(raw), f"{raw} {unit}"):  # reads as it is: nothing to hover for
         return format_html("{}", text)
     return format_html('<span class="hv" title="{}">{}</span>', f"{raw} {unit}".strip(), text)
 

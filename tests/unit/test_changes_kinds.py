@@ -216,7 +216,7 @@ def test_held_reassignment_shows_bytes_per_broker_and_eta_and_starts_exactly_the
     assert facts["partitions moving"] == "2" and facts["bytes to copy"] == "8.0 MiB"
     # broker 1 copies partition 1 and sends partition 0 (its leader); 4 MB each way at 1 MB/s
     assert facts["broker 1"] == "in 4.0 MiB, out 4.0 MiB" and facts["broker 3"] == "in 4.0 MiB, out 0 B"
-    assert facts["estimated time at the throttle"] == "4s"
+    assert facts["estimated time at the throttle"] == "4 s"
     assert [r[:4] for r in req.review["rows"]] == [[topic, 0, [1, 2], [1, 3]], [topic, 1, [2, 3], [3, 1]]]
     req = approve_and_run(req, operator2)
     assert req.state == RequestState.SUCCEEDED, req.result

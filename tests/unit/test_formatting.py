@@ -63,6 +63,19 @@ def test_it_writes_a_config_value_in_a_sentence_exactly():
     ] == ["7 d", "1,048,588 (≈ 1 MiB)", "unlimited", "compact", "2"]
 
 
+def test_it_writes_seconds_as_every_other_duration():
+    assert [formatting.human_duration(s) for s in (None, 0, 0.25, 4, 75, 3600, 3605, 90061)] == [
+        "unknown",
+        "0 s",
+        "250 ms",
+        "4 s",
+        "1 min 15 s",
+        "1 h",
+        "≈ 1 h",
+        "≈ 1 d 1 h",
+    ]
+
+
 def test_it_levels_lag_by_the_alert_rules_threshold():
     assert [formatting.lag_level(n, 10000) for n in (None, 0, 54, 10000, 10001, 5_000_000)] == [
         "none",
@@ -83,7 +96,7 @@ def test_it_levels_lag_by_the_alert_rules_threshold():
         ("{{ v|rate }}", 10485760, '<span class="hv" title="10485760 bytes/s">10.0 MiB/s</span>'),
         ("{{ v|millis }}", "604800000", '<span class="hv" title="604800000 ms">7 d</span>'),
         ("{{ v|millis }}", LONG_MAX, f'<span class="hv" title="{LONG_MAX} ms">infinite</span>'),
-        ("{{ v|seconds }}", 75, '<span class="hv" title="75 s">1m 15s</span>'),
+        ("{{ v|seconds }}", 75, '<span class="hv" title="75 s">1 min 15 s</span>'),
         ("{{ v|count }}", 510696, '<span class="hv" title="510696">510,696</span>'),
         ("{{ v|count }}", 54, "54"),
         ("{{ v|count }}", LONG_MAX, f'<span class="hv" title="{LONG_MAX}">unlimited</span>'),
