@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 from console.fleet import home
 from console.formatting import human_duration
 from console.forms.fleet import FleetFilterForm
+from console.templatetags.console_format import count
 
 _DASH = "–"
 _BAD = ' class="error"'
@@ -39,7 +40,7 @@ def _headers(query: dict) -> list[dict]:
 def _figure(value, warn: bool = False) -> str:
     if value is None:
         return f"<td>{_DASH}</td>"
-    return f"<td{_BAD if warn and value else ''}>{value}</td>"
+    return f"<td{_BAD if warn and value else ''}>{count(value)}</td>"
 
 
 def _state_cell(r: home.FleetRow) -> str:
