@@ -86,6 +86,15 @@ def test_it_finds_raw_values_in_text():
     )
 
 
+def test_it_reads_a_page_as_its_text():
+    html = (
+        '<p>lag <span class="hv" title="510696">510,696</span><script>var x = 123456;</script></p>'
+        '<table><tr><td class="mono raw">604800000</td><td>7 d<td>x</td></tr></table>'
+        "<textarea>99999</textarea><br><style>p { width: 10000px }</style><p>end &amp; 12,345</p>"
+    )
+    assert page_text(html) == "lag 510,696 7 d x end & 12,345"
+
+
 @pytest.fixture
 def tour(kafka_cluster, personas, sandbox, telemetry_lake):  # telemetry_lake: its own caches too
     with page_tour.toured(sandbox, kafka_cluster, personas, telemetry_lake) as tour:
