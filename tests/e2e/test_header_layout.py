@@ -1,6 +1,7 @@
-"""E2E: the header holds at common widths with every cluster link an admin sees: nothing runs past the
-window (no horizontal scroll, every nav link and the log-out inside it) and brand, search and the user
-stay on one row (the nav has a row of its own below them)."""
+"""E2E: the header holds at every width with every cluster link an admin sees. Brand, search and the user
+share one row; the nav is one row below them that never wraps: where it has no room for all of the cluster's
+pages (under 1360 px) the last ones are in a "More" menu, and under 980 px the whole nav is one "Menu" on the
+first row. Every link is in the window, either in the row or in its opened menu."""
 
 from __future__ import annotations
 
@@ -12,29 +13,62 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 MEASURE = """() => {
   const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; };
+  const shown = (el) => el.checkVisibility() && el.getBoundingClientRect().width > 0;
+  const links = [...document.querySelectorAll('nav.main-nav a')];
   return {
     scroll: document.documentElement.scrollWidth,
     inner: window.innerWidth,
-    links: [...document.querySelectorAll('nav.main-nav a')].map(box),
+    shown: links.filter(shown).map((a) => [a.textContent.trim(), ...box(a)]),
+    hidden: links.filter((a) => !shown(a)).map((a) => a.textContent.trim()),
+    menus: [...document.querySelectorAll('.topbar details.menu > summary')].filter(shown).map((s) => s.textContent.trim()),
     brand: box(document.querySelector('.topbar .brand')),
     search: box(document.querySelector('.topbar-search')),
     logout: box(document.querySelector('.topbar .logout')),
-    nav: box(document.querySelector('nav.main-nav')),
   };
 }"""
 
+TAIL = ["Estate", "Access", "ACLs", "Requests", "Notifications", "Settings"]
 
-@pytest.mark.parametrize("width", [1024, 1440, 1920])
-def test_the_header_never_runs_past_the_window(page, live_server, kafka_cluster, personas, width):
+
+def one_row(*boxes) -> bool:
+    """The boxes overlap vertically: they sit on one row."""
+    return max(b[2] for b in boxes) < min(b[3] for b in boxes)
+
+
+@pytest.mark.parametrize(
+    ("width", "menus", "in_menu"),
+    [
+        (760, ["Menu"], None),  # everything is in the one menu
+        (1024, ["More"], TAIL),
+        (1440, [], []),
+        (1920, [], []),
+    ],
+)
+def test_the_header_never_wraps_and_keeps_what_has_no_room_in_a_menu(
+    page, live_server, kafka_cluster, personas, width, menus, in_menu
+):
     page.set_viewport_size({"width": width, "height": 800})
     login(page, live_server, "admin", "pw-admin")
     page.goto(f"{live_server.url}/c/{kafka_cluster.name}/alerts/")
     got = page.evaluate(MEASURE)
     assert got["scroll"] == got["inner"] == width
-    assert len(got["links"]) >= 15  # the cluster's pages as an admin sees them
-    assert all(0 <= left and right <= width for left, right, _, _ in got["links"])
-    assert got["logout"][1] <= width
-    tops = [got["brand"][2], got["search"][2], got["logout"][2]]
-    first_row_bottom = max(got["brand"][3], got["search"][3], got["logout"][3])
-    assert max(tops) < min(b for b in (got["brand"][3], got["search"][3], got["logout"][3]))  # one row
-    assert got["nav"][2] >= first_row_bottom - 1  # the nav below it
+    assert got["menus"] == menus
+    assert one_row(got["brand"], got["search"], got["logout"])
+    links = [name for name, *_ in got["shown"]]
+    if in_menu is None:
+        assert links == []
+        assert len(got["hidden"]) >= 17  # the cluster's pages as an admin sees them, and Clusters, Audit
+    else:
+        assert got["hidden"] == in_menu
+        assert len(links) + len(in_menu) >= 17
+        assert one_row(*[b for _, *b in got["shown"]])  # the nav does not wrap
+        assert min(b[2] for _, *b in got["shown"]) >= got["logout"][3]  # below the first row
+    assert all(0 <= left and right <= width for _, left, right, _, _ in got["shown"])
+    if menus:
+        page.click(f".topbar summary:text-is('{menus[0]}')")
+        opened = page.evaluate(MEASURE)
+        assert opened["hidden"] == []  # every link is in the opened menu
+        assert all(0 <= left and right <= width for _, left, right, _, _ in opened["shown"])
+        assert opened["scroll"] == width
+        page.click("nav.main-nav >> text=Settings")
+        page.wait_for_url(f"{live_server.url}/c/{kafka_cluster.name}/settings/")
