@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from console import collector, operations
 from console.clusters.actions import gateway_for
-from console.formatting import human_bytes, human_duration
+from console.formatting import human_bytes, human_duration, human_millis
 from console.kafka import KafkaOperationError, TopicPartition
 from console.models.reassignment import (
     OPEN_PARTITION_STATES,
@@ -384,7 +384,7 @@ def _summarise(r: Reassignment, live: dict[tuple[str, int], LiveEntry], started:
     rate_text = f"{human_bytes(rate)}/s" if rate is not None else "measuring rate"
     text = (
         f"{settled}/{r.partitions_total} partitions · {human_bytes(done)} of {human_bytes(total)}"
-        f" · {rate_text} · ETA {human_duration(eta)} · cycle {1000 * (time.monotonic() - started):.0f} ms"
+        f" · {rate_text} · ETA {human_duration(eta)} · cycle {human_millis(1000 * (time.monotonic() - started))}"
     )
     progress = done / total if total else (settled / r.partitions_total if r.partitions_total else 0.0)
     operations.heartbeat(r.operation, progress=max(progress, r.percent_high / 100), text=text)
