@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -186,7 +186,6 @@ class Tour:
     op_id: int = 0
     event_id: int = 0
     channel_id: int = 0
-    extra: dict = field(default_factory=dict)
 
     def url(self, stop: Stop) -> str:
         from django.urls import NoReverseMatch, reverse
