@@ -14,7 +14,8 @@ def human_bytes(n: float | None) -> str:
     if n is None:
         return "–"
     value, unit = float(n), 0
-    while abs(value) >= 1024 and unit < len(UNITS) - 1:
+    # 1023.96 KiB rounds to "1024.0 KiB" at one decimal: that is "1.0 MiB"
+    while round(abs(value), 0 if unit == 0 else 1) >= 1024 and unit < len(UNITS) - 1:
         value, unit = value / 1024, unit + 1
     return f"{value:.0f} {UNITS[unit]}" if unit == 0 else f"{value:.1f} {UNITS[unit]}"
 

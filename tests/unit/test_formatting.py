@@ -132,3 +132,15 @@ def test_it_levels_lag_by_the_alert_rules_threshold():
 )
 def test_it_shows_the_human_value_with_the_raw_one_on_hover(template, value, shown):
     assert render(template, v=value) == shown
+
+
+def test_it_names_a_size_that_rounds_up_to_the_next_unit_by_that_unit():
+    tib = 1024**4
+    assert [formatting.human_bytes(n) for n in (1023, 1024, 1023.97 * 1024, tib - 1, 1.5 * tib, -2048)] == [
+        "1023 B",
+        "1.0 KiB",
+        "1.0 MiB",
+        "1.0 TiB",
+        "1.5 TiB",
+        "-2.0 KiB",
+    ]
