@@ -11,6 +11,9 @@ from sandbox.pki import CA, make_ca
 from tests import pg
 from tests.pg import postgres_server  # noqa: F401  (the PostgreSQL pass's server, tests/pg.py)
 
+# The API's answers per route, held against the OpenAPI schema (tests/unit/test_api_schema_codes.py).
+pytest_plugins = ["tests.api_codes"]
+
 PERSONAS = ("admin", "operator", "requester", "auditor", "viewer", "outsider")
 
 

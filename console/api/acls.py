@@ -58,7 +58,7 @@ class AclList(ApiView):
         )
         return Response(page_json(listing, [acl_core.to_dict(b) for b in listing.rows]))
 
-    @writes("acls_change", request=s.AclChangeIn)
+    @writes("acls_change", (200, 207), request=s.AclChangeIn, held=True)
     def post(self, request, name: str):
         """Create and delete exact bindings in one batch (deletes first), each with its own result."""
         cluster = self.cluster(name, access.MANAGE_ACLS)
@@ -70,7 +70,7 @@ class AclList(ApiView):
 
 
 class AclDelete(ApiView):
-    @writes("acls_delete", request=s.AclDeleteIn)
+    @writes("acls_delete", (200, 207), request=s.AclDeleteIn, held=True)
     def post(self, request, name: str):
         """Delete by filter: ``dry_run`` (the default) lists the matched bindings; otherwise they are deleted."""
         cluster = self.cluster(name, access.MANAGE_ACLS)

@@ -23,7 +23,7 @@ from console import access, uploads
 from console.api.auth import client_ip
 from console.api.errors import kafka_error
 from console.api.idempotency import idempotent
-from console.api.serializers import ErrorBody
+from console.api.serializers import ErrorBody, HeldOut
 from console.clusters import capabilities, lookup
 from console.kafka import KafkaOperationError
 from console.models import Cluster
@@ -73,28 +73,46 @@ class ApiView(APIView):
         return client_ip(self.request)
 
 
-ERRORS = {400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody}
+# What any request may be answered (docs/api.md): invalid input (400), no or a bad token (401), not allowed
+# (403), not found (404), an area's refusal (422), too many bad tokens (429), a bug (500, logged; still
+# JSON), Kafka failed (502) or could not be asked, or the audit trail could not be written (503).
+ERRORS = dict.fromkeys((400, 401, 403, 404, 422, 429, 500, 502, 503), ErrorBody)
+# A POST also: a conflict (409: Kafka's, a change window closed, the same Idempotency-Key still running),
+# a body over DATA_UPLOAD_MAX_MEMORY_SIZE (413), a body that is no JSON (415).
+WRITE_ERRORS = {**ERRORS, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody}
+# An action change control may hold (console/api/held.py): submitted for review (202), or run now with
+# ``break_glass`` (200, 207 when it failed).
+HELD = {202: HeldOut, 207: HeldOut}
 
 
-def _answers(answers: int | tuple[int, ...] | dict) -> dict:
+def _answers(answers: int | tuple[int, ...] | dict, errors: dict) -> dict:
     if isinstance(answers, int | tuple):
         answers = dict.fromkeys(answers if isinstance(answers, tuple) else (answers,), OpenApiTypes.OBJECT)
-    return {**answers, **ERRORS}
+    return {**answers, **{code: shape for code, shape in errors.items() if code not in answers}}
 
 
 def reads(operation_id: str, answers: int | tuple[int, ...] | dict = 200, **schema):
     """A GET's OpenAPI entry: its answers (statuses with any JSON object, or {status: shape}) and the
     error answers every endpoint shares; ``schema``: more of extend_schema (parameters)."""
-    return extend_schema(operation_id=operation_id, responses=_answers(answers), **schema)
+    return extend_schema(operation_id=operation_id, responses=_answers(answers, ERRORS), **schema)
 
 
-def writes(operation_id: str, answers: int | tuple[int, ...] | dict = 200, *, request=None, **schema):
-    """A POST: documented as ``reads`` with its ``request`` body (None: no body), and idempotent (the
-    Idempotency-Key header, console.api.idempotency)."""
+def writes(
+    operation_id: str,
+    answers: int | tuple[int, ...] | dict = 200,
+    *,
+    request=None,
+    held: bool = False,
+    **schema,
+):
+    """A POST: documented as ``reads`` with its ``request`` body (None: no body) and a POST's own errors,
+    and idempotent (the Idempotency-Key header, console.api.idempotency). ``held``: change control may
+    hold it (the answers of ``HELD``)."""
 
     def decorate(post):
+        errors = {**HELD, **WRITE_ERRORS} if held else WRITE_ERRORS
         entry = extend_schema(
-            operation_id=operation_id, request=request, responses=_answers(answers), **schema
+            operation_id=operation_id, request=request, responses=_answers(answers, errors), **schema
         )
         return entry(idempotent(post))
 

@@ -4,7 +4,6 @@ check. Each view calls the area action its page calls."""
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from console import access
@@ -57,7 +56,7 @@ def _tested(view: ApiView, cluster, form) -> Response:
 
 
 class ClusterList(ApiView):
-    @extend_schema(operation_id="clusters_list", responses={200: OpenApiTypes.OBJECT})
+    @reads("clusters_list")
     def get(self, request):
         visible = list(access.visible_clusters(request.user).order_by("name"))
         return Response(paged(visible, request, lambda c: cluster_json(c, request.user)))

@@ -92,7 +92,7 @@ class TopicConfigs(ApiView):
     def get(self, request, name: str, topic: str):
         return _describe(request, self.cluster(name), configs.topic_resource(topic))
 
-    @writes("topics_configs_alter", request=s.ConfigAlterIn)
+    @writes("topics_configs_alter", request=s.ConfigAlterIn, held=True)
     def post(self, request, name: str, topic: str):
         return _alter(self, self.cluster(name), configs.topic_resource(topic))
 
@@ -106,7 +106,7 @@ class BrokerConfigs(ApiView):
             request, self.cluster(name), configs.broker_resource("" if broker == "-" else broker)
         )
 
-    @writes("brokers_configs_alter", request=s.ConfigAlterIn)
+    @writes("brokers_configs_alter", request=s.ConfigAlterIn, held=True)
     def post(self, request, name: str, broker: str):
         resource = configs.broker_resource("" if broker == "-" else broker)
         return _alter(self, self.cluster(name), resource)

@@ -24,7 +24,7 @@ class Elections(ApiView):
             }
         )
 
-    @writes("elections_start", 202, request=s.ElectionIn)
+    @writes("elections_start", (200, 202), request=s.ElectionIn, held=True)
     def post(self, request, name: str):
         cluster = self.cluster(name, access.MANAGE_REASSIGNMENTS)
         d = self.body(s.ElectionIn)

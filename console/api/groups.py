@@ -42,7 +42,7 @@ class GroupDetail(ApiView):
 
 
 class GroupReset(ApiView):
-    @writes("groups_reset_offsets", request=s.ResetIn)
+    @writes("groups_reset_offsets", (200, 207), request=s.ResetIn, held=True)
     def post(self, request, name: str, group: str):
         """``dry_run`` (the default): the plan, nothing changes. Otherwise execute, with the group id as confirmation."""
         cluster = self.cluster(name, access.MANAGE_GROUPS, needs=NEEDS)
@@ -78,7 +78,7 @@ class GroupReset(ApiView):
 
 
 class GroupDelete(ApiView):
-    @writes("groups_delete", (200, 202), request=s.ConfirmIn)
+    @writes("groups_delete", request=s.ConfirmIn, held=True)
     def post(self, request, name: str, group: str):
         cluster = self.cluster(name, access.MANAGE_GROUPS, needs=NEEDS)
         confirmation = self.body(s.ConfirmIn)["confirmation"]
@@ -97,7 +97,7 @@ class GroupDelete(ApiView):
 
 
 class GroupOffsetsDelete(ApiView):
-    @writes("groups_offsets_delete", (200, 202), request=s.OffsetsDeleteIn)
+    @writes("groups_offsets_delete", (200, 207), request=s.OffsetsDeleteIn, held=True)
     def post(self, request, name: str, group: str):
         cluster = self.cluster(name, access.MANAGE_GROUPS, needs=NEEDS)
         d = self.body(s.OffsetsDeleteIn)

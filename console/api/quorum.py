@@ -25,7 +25,7 @@ class Controller(ApiView):
             plain(controllers.describe_controller(actor=request.user, cluster=cluster, node_id=node_id))
         )
 
-    @writes("quorum_controller_log_levels", request=s.LogLevelsIn)
+    @writes("quorum_controller_log_levels", (200, 207), request=s.LogLevelsIn)
     def post(self, request, name: str, node_id: int):
         """Set (or RESET) log levels on one controller; ``dry_run`` (the default) only validates."""
         cluster = self.cluster(name, access.MANAGE_CONFIGS, needs="controllers")

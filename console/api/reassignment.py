@@ -101,7 +101,12 @@ class ReassignmentList(ApiView):
         rows = list(moves.reassignments_of(cluster))
         return Response(paged(rows, request, reassignment_json))
 
-    @writes("reassignments_create", {200: OpenApiTypes.OBJECT, 201: s.ReassignmentOut}, request=s.ReassignIn)
+    @writes(
+        "reassignments_create",
+        {200: OpenApiTypes.OBJECT, 201: s.ReassignmentOut},
+        request=s.ReassignIn,
+        held=True,
+    )
     def post(self, request, name: str):
         """A kafka-reassign-partitions plan or an intent; ``dry_run`` (the default) previews, else starts."""
         cluster = self.cluster(name, access.MANAGE_REASSIGNMENTS)
@@ -174,7 +179,7 @@ class ReassignmentDetail(ApiView):
 
 
 class ReassignmentThrottle(ApiView):
-    @writes("reassignments_throttle", request=s.ThrottleIn)
+    @writes("reassignments_throttle", (200, 207), request=s.ThrottleIn, held=True)
     def post(self, request, name: str, rid: int):
         r = _reassignment(self, name, rid, access.MANAGE_REASSIGNMENTS)
         rate = self.body(s.ThrottleIn)["throttle_bytes_per_s"]
@@ -220,7 +225,7 @@ class ExternalMoves(ApiView):
         cluster = self.cluster(name)
         return Response({"results": plain(external.external_reassignments(cluster))})
 
-    @writes("reassignments_external_cancel", request=s.ExternalCancelIn)
+    @writes("reassignments_external_cancel", (200, 207), request=s.ExternalCancelIn)
     def post(self, request, name: str):
         cluster = self.cluster(name, access.MANAGE_REASSIGNMENTS)
         chosen = [(p["topic"], p["partition"]) for p in self.body(s.ExternalCancelIn)["partitions"]]
@@ -243,7 +248,7 @@ class Throttles(ApiView):
             }
         )
 
-    @writes("throttles_cleanup", request=s.ThrottleCleanupIn)
+    @writes("throttles_cleanup", (200, 207), request=s.ThrottleCleanupIn)
     def post(self, request, name: str):
         """Remove leftover throttle configs no console reassignment owns (keys from the GET's ``foreign``)."""
         cluster = self.cluster(name, access.MANAGE_REASSIGNMENTS)

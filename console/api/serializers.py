@@ -35,6 +35,25 @@ class HeldIn(serializers.Serializer):
     )
 
 
+class HeldOut(serializers.Serializer):
+    """A held change (console/api/held.py): 202 when submitted for review; with ``break_glass``, 200 when
+    it ran and 207 when it failed."""
+
+    held = serializers.BooleanField()
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    resource = serializers.CharField()
+    state = serializers.CharField()
+    payload_sha256 = serializers.CharField()
+    approvals_required = serializers.IntegerField()
+    approvals = serializers.ListField(child=serializers.CharField())
+    review = serializers.JSONField()
+    result = serializers.JSONField(allow_null=True)
+    run_at = serializers.DateTimeField(allow_null=True)
+    schedule_state = serializers.CharField(allow_null=True)
+    request = serializers.CharField(help_text="the request's address in the API")
+
+
 class Fail(serializers.Serializer):
     status = serializers.IntegerField()
     code = serializers.CharField()

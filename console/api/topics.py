@@ -103,7 +103,7 @@ class TopicList(ApiView):
         more = {"cluster_topics": page.cluster_topics, "age_s": page.age_s, "query_error": page.query_error}
         return Response(page_json(page, [topic_item(i) for i in page.items], **more))
 
-    @writes("topics_create", {201: s.BatchOut}, request=s.TopicCreateIn)
+    @writes("topics_create", {200: s.BatchOut, 201: s.BatchOut}, request=s.TopicCreateIn, held=True)
     def post(self, request, name: str):
         cluster = self.cluster(name, access.MANAGE_TOPICS)
         d = self.body(s.TopicCreateIn)
@@ -111,7 +111,12 @@ class TopicList(ApiView):
 
 
 class TopicBatch(ApiView):
-    @writes("topics_batch_create", {201: s.BatchOut, 207: s.BatchOut}, request=s.TopicBatchIn)
+    @writes(
+        "topics_batch_create",
+        {200: s.BatchOut, 201: s.BatchOut, 207: s.BatchOut},
+        request=s.TopicBatchIn,
+        held=True,
+    )
     def post(self, request, name: str):
         cluster = self.cluster(name, access.MANAGE_TOPICS)
         d = self.body(s.TopicBatchIn)
@@ -143,7 +148,7 @@ def _create(view: ApiView, cluster, specs: list[TopicSpec], validate_only: bool)
 
 
 class TopicDelete(ApiView):
-    @writes("topics_delete", request=s.TopicDeleteIn)
+    @writes("topics_delete", (200, 207), request=s.TopicDeleteIn, held=True)
     def post(self, request, name: str):
         """Without ``confirmation``: what would be deleted and what to type. With it: delete."""
         cluster = self.cluster(name, access.MANAGE_TOPICS)
@@ -213,7 +218,7 @@ def config_entry(e) -> dict:
 
 
 class TopicPartitions(ApiView):
-    @writes("topics_partitions_create", request=s.PartitionsIn)
+    @writes("topics_partitions_create", request=s.PartitionsIn, held=True)
     def post(self, request, name: str, topic: str):
         cluster = self.cluster(name, access.MANAGE_TOPICS)
         d = self.body(s.PartitionsIn)
