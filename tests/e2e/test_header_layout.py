@@ -5,6 +5,8 @@ first row. Every link is in the window, either in the row or in its opened menu.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from tests.e2e.conftest import login
@@ -62,6 +64,8 @@ def test_the_header_never_wraps_and_keeps_what_has_no_room_in_a_menu(
         assert got["hidden"] == in_menu
         assert len(links) + len(in_menu) >= 17
         assert one_row(*[b for _, *b in got["shown"]])  # the nav does not wrap
+        lefts = sorted((left, right) for _, left, right, _, _ in got["shown"])
+        assert all(b[0] - a[1] >= 8 for a, b in pairwise(lefts))  # links apart, the "More" ones too
         assert min(b[2] for _, *b in got["shown"]) >= got["logout"][3]  # below the first row
     assert all(0 <= left and right <= width for _, left, right, _, _ in got["shown"])
     if menus:
