@@ -109,7 +109,7 @@ def test_progress_tells_estimates_staleness_and_the_audit_keeps_every_step(
             page.wait_for_url(f"{live_server.url}/c/sandbox/reassignments/*/")
 
             # estimates, a rate once the window has samples, the throttle per broker
-            page.locator("#progress-text", has_text="MB/s (30 s average)").wait_for(timeout=30000)
+            page.locator("#progress-text", has_text="MiB/s (30 s average)").wait_for(timeout=30000)
             text = page.inner_text("#progress-text")
             assert "per broker" in text and "ETA" in text and "measuring" not in text, text
             assert "messages / " in page.inner_text("#partitions")  # "Behind: ~N messages / X MB"

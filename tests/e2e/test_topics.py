@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from django.template.defaultfilters import filesizeformat
 
 from console.clusters.actions import gateway_for
+from console.formatting import human_bytes
 from console.kafka import ConfigResource
 from console.models import AuditEvent
 from console.telemetry import sizes
@@ -56,12 +56,12 @@ def test_it_creates_a_topic_with_a_config_and_lists_it(
     size = sizes.latest_sizes("sandbox").topic(name).bytes
     page.reload()
     row.wait_for()
-    assert row.locator("td").all_inner_texts()[9] == filesizeformat(size)
+    assert row.locator("td").all_inner_texts()[9] == human_bytes(size)
     assert f"sizes as of {snap.ts:%Y-%m-%d %H:%M} UTC" in page.inner_text("#topic-meta")
     page.click(f"text={name}")
     page.wait_for_url(f"{live_server.url}/c/sandbox/topics/{name}/")
     card = page.inner_text("#topic-size")
-    assert filesizeformat(size) in card and f"as of {snap.ts:%Y-%m-%d %H:%M} UTC" in card
+    assert human_bytes(size) in card and f"as of {snap.ts:%Y-%m-%d %H:%M} UTC" in card
     event = AuditEvent.objects.exclude(outcome="requested").get(action="topic.create")
     assert event.actor_name == "operator" and event.outcomes[f"topic:{name}"]["ok"] is True
 
