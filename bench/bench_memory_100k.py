@@ -42,6 +42,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from django.conf import settings  # noqa: E402 - lazy: read once setup_console has configured Django
+
 from bench.bench_web_concurrency import Children, child_env, start_redis, start_web, start_workers, wait_for  # noqa: E402
 from bench.harness import RemoteSandbox, fill_log_sizes, gate, setup_console, teardown  # noqa: E402
 
@@ -168,7 +170,8 @@ def drive_pages(base: str, cookie: str, parallel: int) -> None:
         ("topic detail (1,000 partitions)", f"{c}/topics/big-000/"),
     ]
     clients = [
-        httpx.Client(base_url=base, cookies={"sessionid": cookie}, timeout=600) for _ in range(parallel)
+        httpx.Client(base_url=base, cookies={settings.SESSION_COOKIE_NAME: cookie}, timeout=600)
+        for _ in range(parallel)
     ]
 
     def get(job: tuple[int, str]) -> int:
@@ -218,10 +221,10 @@ def reassign(base: str, cookie: str, sandbox) -> int:
     from console.models.reassignment import Reassignment
     from console.reassignment import planner
 
-    with httpx.Client(base_url=base, cookies={"sessionid": cookie}, timeout=600) as client:
+    with httpx.Client(base_url=base, cookies={settings.SESSION_COOKIE_NAME: cookie}, timeout=600) as client:
         url = f"/c/{CLUSTER}/reassignments/new/"
         assert client.get(url).status_code == 200
-        token = client.cookies["csrftoken"]
+        token = client.cookies[settings.CSRF_COOKIE_NAME]
         form = {
             "intent": "json",
             "plan_json": planner.export_plan({k: tuple(v) for k, v in plan().items()}),
@@ -252,7 +255,9 @@ def reassign(base: str, cookie: str, sandbox) -> int:
         errors: list[str] = []
 
         def tab() -> None:
-            with httpx.Client(base_url=base, cookies={"sessionid": cookie}, timeout=600) as tab_client:
+            with httpx.Client(
+                base_url=base, cookies={settings.SESSION_COOKIE_NAME: cookie}, timeout=600
+            ) as tab_client:
                 while not stop.is_set():
                     got = tab_client.get(
                         f"/c/{CLUSTER}/reassignments/{rid}/progress/", headers={"HX-Request": "true"}
@@ -299,7 +304,7 @@ def main() -> None:
 
         client = Client()
         client.force_login(get_user_model().objects.get(username="bench"))
-        cookie = client.cookies["sessionid"].value
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
         connection.close()
         start_workers(children, ("poll", "admin", "batch"), beat=True)
         base = start_web(children)

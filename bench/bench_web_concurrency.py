@@ -59,6 +59,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from django.conf import settings  # noqa: E402 - lazy: read once setup_console has configured Django
+
 from bench.harness import RemoteSandbox, gate, setup_console, teardown  # noqa: E402
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
@@ -274,7 +276,7 @@ def make_sessions(cluster_row, n: int) -> list[str]:
         RoleBinding.objects.create(cluster=cluster_row, user=user, role="auditor")
         client = Client()
         client.force_login(user)
-        cookies.append(client.cookies["sessionid"].value)
+        cookies.append(client.cookies[settings.SESSION_COOKIE_NAME].value)
     return cookies
 
 
@@ -330,7 +332,9 @@ LIMITS = None  # set in main (httpx imported lazily)
 def user_loop(base: str, cookie: str, pages, think, stop: threading.Event, rec: Recorder) -> None:
     import httpx
 
-    with httpx.Client(base_url=base, cookies={"sessionid": cookie}, timeout=120, limits=LIMITS) as client:
+    with httpx.Client(
+        base_url=base, cookies={settings.SESSION_COOKIE_NAME: cookie}, timeout=120, limits=LIMITS
+    ) as client:
         i = random.randrange(len(pages))
         while not stop.is_set():
             name, url = pages[i % len(pages)]
@@ -346,7 +350,9 @@ def tab_loop(base: str, cookie: str, url: str, stop: threading.Event, rec: Recor
     import httpx
 
     headers = {"HX-Request": "true", "HX-Target": "reassign-progress"}
-    with httpx.Client(base_url=base, cookies={"sessionid": cookie}, timeout=120, limits=LIMITS) as client:
+    with httpx.Client(
+        base_url=base, cookies={settings.SESSION_COOKIE_NAME: cookie}, timeout=120, limits=LIMITS
+    ) as client:
         stop.wait(random.random())  # tabs opened at different moments
         next_at = time.monotonic()
         while not stop.is_set():
