@@ -6,14 +6,17 @@ Pure Python, no Django: the capacity pipeline's charts use it too; the pages rea
 
 from __future__ import annotations
 
-UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 
 
 def human_bytes(n: float | None) -> str:
     """1536 -> '1.5 KiB'; None -> '–' (unknown)."""
     if n is None:
         return "–"
-    value, unit = float(n), 0
+    try:
+        value, unit = float(n), 0
+    except OverflowError:  # an integer beyond any float (typed into a form): as it was typed
+        return f"{n:,} B"
     # 1023.96 KiB rounds to "1024.0 KiB" at one decimal: that is "1.0 MiB"
     while round(abs(value), 0 if unit == 0 else 1) >= 1024 and unit < len(UNITS) - 1:
         value, unit = value / 1024, unit + 1

@@ -144,3 +144,8 @@ def test_it_names_a_size_that_rounds_up_to_the_next_unit_by_that_unit():
         "1.5 TiB",
         "-2.0 KiB",
     ]
+
+
+def test_it_writes_a_size_beyond_any_float_as_typed():
+    assert formatting.human_bytes(10**400).endswith(",000 B")
+    assert formatting.human_bytes(2**63 - 1) == "8.0 EiB"
