@@ -98,7 +98,7 @@ def classify(
     def row(r: QuorumReplica, role: str) -> ReplicaRow:
         reasons = []
         if r.lag > lag_records:
-            reasons.append(f"{r.lag} records behind the high watermark")
+            reasons.append(f"{r.lag:,} records behind the high watermark")
         if (
             role == "voter"
             and r.id != info.leader_id

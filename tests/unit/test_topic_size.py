@@ -14,12 +14,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from django.template.defaultfilters import date as date_filter
-from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils import timezone
 
+from console.formatting import human_bytes
 from console.telemetry import sizes
 from console.telemetry import snapshots as telemetry
+from console.templatetags.console_format import size
 from console.topics import cache as metadata_cache
 from console.topics import reads as topic_reads
 from pipeline import generate, lake, reports
@@ -75,19 +76,19 @@ def test_sizes_and_as_of_come_from_the_latest_snapshot_before_any_pipeline_run(
     client.force_login(personas["viewer"])
 
     html = client.get(reverse("topic_list", kwargs={"name": "sandbox"}), {"q": name}).content.decode()
-    assert f'<td class="size">{filesizeformat(total)}</td>' in _row(html, name)
+    assert f'<td class="size">{size(total)}</td>' in _row(html, name)
     assert f"sizes as of {_as_of(first.ts)}" in html
     assert f"as of {date_filter(timezone.localtime(first.ts), 'H:i')}</span></th>" in html
 
     page = client.get(reverse("topic_detail", kwargs={"name": "sandbox", "topic": name})).content.decode()
     card = page[page.index('id="topic-size"') : page.index("</section>")]
     disk = sum(sum(r["replica_sizes"]) for r in rows)
-    assert filesizeformat(total) in card and f"as of {_as_of(first.ts)}" in card
-    assert f"{filesizeformat(disk)} on disk, all replicas" in card
+    assert human_bytes(total) in card and f"as of {_as_of(first.ts)}" in card
+    assert f"{size(disk)} on disk, all replicas" in card
     table = page[page.index('id="partitions"') : page.index("</table>", page.index('id="partitions"'))]
     for r in rows:  # every partition's leader replica size, in its row
         row = table[table.index(f"<tr><td>{r['partition']}</td>") :]
-        assert f"<td>{filesizeformat(r['size_bytes'])}</td>" in row[: row.index("</tr>")]
+        assert f"<td>{size(r['size_bytes'])}</td>" in row[: row.index("</tr>")]
 
     # A newer snapshot replaces the cached one; a topic created since is "not in snapshot".
     sandbox.produce_synthetic(name, 600_000)
@@ -98,7 +99,7 @@ def test_sizes_and_as_of_come_from_the_latest_snapshot_before_any_pipeline_run(
     newcomer = _topic(sandbox, partitions=1, rate=0)
     metadata_cache.clear()
     html = client.get(reverse("topic_list", kwargs={"name": "sandbox"}), {"q": "sized-"}).content.decode()
-    assert newer > total and filesizeformat(newer) in _row(html, name)
+    assert newer > total and human_bytes(newer) in _row(html, name)
     assert f"sizes as of {_as_of(later.ts)}" in html
     assert "not in snapshot" in _row(html, newcomer)
 
