@@ -14,8 +14,9 @@ from tests import page_tour
 
 pytestmark = pytest.mark.django_db
 
-# 5+ digits in a row that are not part of a word, an address (host:port, a path), a version or a hash.
-RAW_NUMBER = re.compile(r"(?<![\w.:/#@=-])\d{5,}(?![\w.:/@-]\w)")
+# 5+ digits in a row that are not part of a word, an address (host:port, a path), a version or a hash;
+# (?!\d) keeps the match whole: without it "79986279-orders" (a test's topic) matched as "7998627".
+RAW_NUMBER = re.compile(r"(?<![\w.:/#@=-])\d{5,}(?!\d)(?![\w.:/@-]\w)")
 MILLIS = re.compile(r"(?<![\w.])(\d[\d,]*)\s?ms\b")
 BYTES = re.compile(r"(?<![\w.])(\d[\d,]*)\s?(?:bytes|B)\b")
 DECIMAL_NAMED = re.compile(r"\d\s?(?:KB|MB|GB|TB|PB)\b")
@@ -80,7 +81,7 @@ def test_it_finds_raw_values_in_text():
     assert (
         raw_values(
             "lag 510,696 · 7 d · 1.0 GiB · 500 ms · 512 B · 127.0.0.1:39092 · /c/x/12345/ · v3.9.0 · "
-            "id 2fd0a1b2c3d4e5f60718 · #12 · 2026-11-27 09:39:22"
+            "id 2fd0a1b2c3d4e5f60718 · #12 · 2026-11-27 09:39:22 · 79986279-orders · topic 12345678_x"
         )
         == []
     )
