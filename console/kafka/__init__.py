@@ -31,6 +31,8 @@ from .gateway import (
 )
 from .groups import ConsumerGroupListing
 from .kerberos import available as kerberos_available
+from .messages import PartitionRead, ProducedRecord
+from .record_read import RawRecord
 from .tls import CertificateFacts
 from .types import (
     OK,
@@ -94,9 +96,12 @@ __all__ = [
     "Ok",
     "PartitionMetadata",
     "PartitionOffsets",
+    "PartitionRead",
     "PartitionReassignment",
+    "ProducedRecord",
     "QuorumInfo",
     "QuorumReplica",
+    "RawRecord",
     "ReplicaLogInfo",
     "TopicMetadata",
     "TopicPartition",

@@ -19,6 +19,7 @@ from .drift_reads import DriftReadsMixin
 from .errors import KafkaOperationError
 from .groups import GroupsMixin
 from .health import HealthMixin
+from .messages import MessagesMixin
 from .poll_reads import PollReadsMixin
 from .replicas import ReplicasMixin
 from .topics import TopicsMixin
@@ -45,6 +46,7 @@ class KafkaGateway(
     HealthMixin,
     AlertReadsMixin,
     DriftReadsMixin,
+    MessagesMixin,
 ):
     """Everything the console does to one Kafka cluster.
 

@@ -1,0 +1,155 @@
+"""Record batches as a consumer reads them: the Fetch that asks for them and their decoding.
+
+A Fetch answer holds a partition's record batches as Kafka stored them (``MemoryRecords``): v2
+batches, compressed whole with gzip, snappy, lz4 or zstd (kafka-python decodes each with its
+library: python-snappy, lz4, zstandard). What a consumer sees is decided here the way the Java
+consumer's ``CompletedFetch`` decides it:
+
+* a compressed batch comes back whole, so its records before the fetch offset are skipped;
+* control batches (transaction markers) are passed over, their offsets counted;
+* after a whole batch the next offset is the batch's own ``next_offset`` (compaction may have removed
+  its last records; their offsets are not read again);
+* the answer may end inside a batch (Kafka cuts at the byte limit): the cut batch is not an error,
+  the read continues from the last whole record's offset + 1;
+* a first batch larger than the partition's limit comes back empty unless the partition is the first
+  of the request (KIP-74): the caller asks such a partition alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafka.protocol.consumer import FetchRequest
+from kafka.record.memory_records import MemoryRecords
+
+from .errors import KafkaOperationError
+
+_TOPIC = FetchRequest.FetchTopic
+_PARTITION = _TOPIC.FetchPartition
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+
+
+@dataclass(frozen=True)
+class RawRecord:
+    """One record as Kafka holds it (bytes undecoded)."""
+
+    partition: int
+    offset: int
+    timestamp: int | None  # ms since the epoch; None when the record carries none (-1)
+    timestamp_type: str  # "CreateTime" or "LogAppendTime"
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+    size: int  # serialized size of key + value + header names/values, in bytes
+
+
+def fetch_request(
+    topic: str, asks: Iterable[tuple[int, int, int]], total_bytes: int, isolation: int = 0
+) -> Any:
+    """A consumer's Fetch (replica -1, no session, answering at once) of ``topic``'s
+    ``[(partition, offset, partition_max_bytes)]``, at most ``total_bytes`` in the answer (beyond it
+    only a first oversized batch, KIP-74). v4-12: v13 names topics by id."""
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=0,
+        min_bytes=0,
+        max_bytes=max(1, total_bytes),
+        isolation_level=isolation,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            _TOPIC(
+                topic=topic,
+                partitions=[
+                    _PARTITION(
+                        partition=p,
+                        fetch_offset=offset,
+                        log_start_offset=-1,
+                        partition_max_bytes=max(1, limit),
+                    )
+                    for p, offset, limit in asks
+                ],
+            )
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
+        min_version=4,
+        max_version=12,
+    )
+
+
+@dataclass
+class Decoded:
+    """What one partition's answer held from ``start`` on."""
+
+    records: list[RawRecord]
+    next_offset: int  # where the next read continues (``start`` when no whole batch came)
+
+
+def decode_records(data: bytes | None, partition: int, start: int, limit: int) -> Decoded:
+    """The records at or after ``start`` in a Fetch answer's bytes, at most ``limit`` of them (see
+    the module docstring). A corrupt batch is an error (CORRUPT_MESSAGE), never a client exception."""
+    out: list[RawRecord] = []
+    next_offset = start
+    if not data:
+        return Decoded(out, next_offset)
+    batches = MemoryRecords(bytes(data))
+    try:
+        while len(out) < limit:
+            batch = batches.next_batch()
+            if batch is None:  # the end, or a batch cut at the answer's byte limit
+                break
+            if batch.is_control_batch:
+                next_offset = max(next_offset, batch.next_offset)
+                continue
+            kind = TIMESTAMP_TYPES[1 if batch.timestamp_type else 0]
+            full = True
+            for record in batch:
+                if record.offset < start:
+                    continue
+                if len(out) >= limit:
+                    full = False
+                    break
+                out.append(_raw(partition, record, kind))
+                next_offset = record.offset + 1
+            if full:
+                next_offset = max(next_offset, batch.next_offset)
+    except KafkaOperationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a batch the client cannot read: Kafka's name for it
+        raise KafkaOperationError(
+            2,
+            "CORRUPT_MESSAGE",
+            f"a record batch of partition {partition} at offset {next_offset} could not be read: {exc}",
+            False,
+        ) from None
+    return Decoded(out, next_offset)
+
+
+def _raw(partition: int, record: Any, kind: str) -> RawRecord:
+    key, value = record.key, record.value
+    headers = tuple((name, val) for name, val in record.headers or ())
+    size = (len(key) if key else 0) + (len(value) if value else 0)
+    size += sum(len(name.encode()) + (len(val) if val else 0) for name, val in headers)
+    ts = record.timestamp
+    return RawRecord(
+        partition=partition,
+        offset=record.offset,
+        timestamp=ts if ts is not None and ts >= 0 else None,
+        timestamp_type=kind,
+        key=key,
+        value=value,
+        headers=headers,
+        size=size,
+    )
+
+
+def partition_limits(
+    wanted: Mapping[int, int], avg_size: float, bytes_left: int, floor: int = 16 * 1024
+) -> dict[int, int]:
+    """Each partition's byte limit for the next Fetch: what its ``wanted`` records are expected to
+    take at ``avg_size`` bytes a record (plus a batch header's worth), at least ``floor`` and at most
+    what is left of the read's total."""
+    return {p: min(bytes_left, max(floor, int(n * avg_size * 1.1) + 512)) for p, n in wanted.items()}
