@@ -33,6 +33,7 @@ from console.groups.actions import ConfirmationError as GroupConfirmationError
 from console.groups.actions import GroupNotEmpty, NoOffsets
 from console.groups.core import ResetPlanError
 from console.kafka import KafkaOperationError
+from console.messages.core import BrowseInvalid
 from console.notify.actions import ChannelInvalid, ChannelNotFound
 from console.quorum.controllers import ControllerModeRequired, LogLevelPlanError
 from console.reassignment.actions import PlanRejected
@@ -161,6 +162,7 @@ TABLE: dict[type[BaseException], Row] = {
     ValidationError: Row(400, "invalid", REFUSED, reasons=_messages),
     EstateParseError: Row(400, "invalid", REFUSED),  # an estate file, each problem with its line
     ControllerModeRequired: Row(400, "invalid", REFUSED),
+    BrowseInvalid: Row(400, "invalid", REFUSED),  # a message read that cannot be answered as asked
     # Who may act.
     ApprovalRequired: Row(403, "approval_required", DENIED, shown=False),
     HostnameCheckRequired: Row(403, "permission_denied", DENIED),  # shown on the form's TLS field

@@ -17,6 +17,8 @@ from console.models.drift import DriftBaseline as DriftBaseline
 from console.models.fleet import ClusterSummary as ClusterSummary
 from console.models.identity import IdentityLink as IdentityLink
 from console.models.identity import SystemActor as SystemActor
+from console.models.messages import DataGrant as DataGrant
+from console.models.messages import MaskingRule as MaskingRule
 from console.models.notify import NotificationChannel as NotificationChannel
 from console.models.notify import NotificationDelivery as NotificationDelivery
 from console.models.operations import Operation, OperationItem, OperationState

@@ -33,6 +33,7 @@ from console.groups.actions import GroupNotEmpty, NoOffsets
 from console.groups.core import ResetPlanError
 from console.kafka import KafkaOperationError
 from console.management.cli.base import CommandBase
+from console.messages.core import BrowseInvalid
 from console.notify.actions import ChannelInvalid, ChannelNotFound
 from console.quorum.controllers import ControllerModeRequired, LogLevelPlanError
 from console.reassignment.actions import PlanRejected
@@ -79,6 +80,7 @@ SAMPLES = {
         "Frozen by window #4 (release) until 2026-12-01 06:00 UTC."
     ),
     ControllerModeRequired: lambda: ControllerModeRequired("The cluster is registered with brokers."),
+    BrowseInvalid: lambda: BrowseInvalid("offset 3 is below the log start 120 of partition 0"),
     ApprovalRequired: lambda: ApprovalRequired("Change control holds this action for approval."),
     HostnameCheckRequired: lambda: HostnameCheckRequired("Only an admin may turn the hostname check off."),
     PermissionDenied: lambda: PermissionDenied("You may not manage topics."),
@@ -231,6 +233,7 @@ def test_it_gives_each_kind_of_refusal_its_documented_answer():
         "ValidationError": (400, "invalid", 4),
         "EstateParseError": (400, "invalid", 4),
         "ControllerModeRequired": (400, "invalid", 4),
+        "BrowseInvalid": (400, "invalid", 4),
         "ApprovalRequired": (403, "approval_required", 3),
         "ChangeWindowClosed": (409, "change_window", 4),
         "HostnameCheckRequired": (403, "permission_denied", 3),
