@@ -24,6 +24,7 @@ from kafka.protocol.producer import (
     ProduceResponse,
 )
 from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
+from kafka.record.util import calc_crc32c
 
 from sandbox import replication
 from sandbox.apis import Deferred, RequestContext, api
@@ -32,6 +33,9 @@ from sandbox.state import Batch, ClusterState, Partition, Topic
 
 ZERO_UUID = uuid.UUID(int=0)
 SYNTHETIC_BATCH_RECORDS = 50
+# a v2 record batch's header (DefaultRecordBatch): where the fields the broker rewrites sit
+MAGIC, CRC, ATTRIBUTES, MAX_TIMESTAMP = 16, 17, 21, 35
+LOG_APPEND_TIME = 0x08  # the attributes' timestamp type bit
 
 
 def _lookup(st: ClusterState, name: str | None, tid: uuid.UUID | None) -> Topic | None:
@@ -64,19 +68,23 @@ def produce(ctx: RequestContext, req: Any) -> Any:
         parts = []
         for pd in td.partition_data:
             code, p = _leader_error(ctx, t, pd.index, v >= 13)
-            base = -1
+            base, append_time = -1, -1
             if code == 0 and p is not None and t is not None:
                 min_isr = int(topic_value(st, t, "min.insync.replicas", ctx.node.node_id)[0] or 1)
+                appended = (
+                    topic_value(st, t, "message.timestamp.type", ctx.node.node_id)[0] == "LogAppendTime"
+                )
                 if req.acks == -1 and len(p.isr) < min_isr:
                     code = 19  # NOT_ENOUGH_REPLICAS
                 else:
-                    base = _append(p, bytes(pd.records or b""))
+                    append_time = int(st.now_ms) if appended else -1
+                    base = _append(p, bytes(pd.records or b""), append_time)
             parts.append(
                 pr.PartitionProduceResponse(
                     index=pd.index,
                     error_code=code,
                     base_offset=base,
-                    log_append_time_ms=-1,
+                    log_append_time_ms=append_time if code == 0 else -1,
                     log_start_offset=p.log_start_offset if p else -1,
                     record_errors=[],
                     error_message=None,
@@ -88,8 +96,10 @@ def produce(ctx: RequestContext, req: Any) -> Any:
     return ProduceResponse(version=v, responses=out, throttle_time_ms=0)
 
 
-def _append(p: Partition, data: bytes) -> int:
-    """Store each batch with its new base offset; return the first offset assigned."""
+def _append(p: Partition, data: bytes, append_time: int = -1) -> int:
+    """Store each batch with its new base offset; return the first offset assigned. With
+    ``append_time`` (a topic of LogAppendTime) each v2 batch is stamped as Kafka's LogValidator does:
+    the timestamp type bit and the max timestamp set, the CRC computed again."""
     first = p.end_offset
     records = MemoryRecords(data)
     while True:
@@ -99,8 +109,16 @@ def _append(p: Partition, data: bytes) -> int:
         raw = bytearray(batch._buffer)
         count = batch.last_offset_delta + 1
         struct.pack_into(">q", raw, 0, p.end_offset)
+        max_timestamp = batch.max_timestamp
+        if append_time >= 0 and raw[MAGIC] >= 2:
+            struct.pack_into(
+                ">h", raw, ATTRIBUTES, struct.unpack_from(">h", raw, ATTRIBUTES)[0] | LOG_APPEND_TIME
+            )
+            struct.pack_into(">q", raw, MAX_TIMESTAMP, append_time)
+            struct.pack_into(">I", raw, CRC, calc_crc32c(memoryview(raw)[ATTRIBUTES:]))
+            max_timestamp = append_time
         p.keep(Batch(p.end_offset, p.end_offset + count - 1, bytes(raw)))
-        p.max_timestamp = max(p.max_timestamp, batch.max_timestamp)
+        p.max_timestamp = max(p.max_timestamp, max_timestamp)
         replication.append(p, len(raw), count)
     return first
 
@@ -115,21 +133,32 @@ def synthetic_batch(topic: str, p: Partition, start: int, stop: int) -> bytes:
     return bytes(builder.buffer())
 
 
-def _read(t: Topic, p: Partition, offset: int, max_bytes: int) -> bytes:
-    out = bytearray()
+def _read(t: Topic, p: Partition, offset: int, max_bytes: int, min_one: bool) -> bytes:
+    """The log from the batch holding ``offset`` on, sliced at ``max_bytes`` as Kafka slices its
+    segment (the last batch may be cut). A first batch larger than ``max_bytes`` comes whole when
+    ``min_one`` (the first partition of the answer with data, KIP-74), else nothing comes."""
+    pieces: list[bytes] = []
+    size = 0
     for b in p.batches or ():
         if b.last_offset < offset:
             continue
         if b.base_offset > offset:
-            out += synthetic_batch(t.name, p, offset, min(b.base_offset, offset + SYNTHETIC_BATCH_RECORDS))
+            pieces.append(
+                synthetic_batch(t.name, p, offset, min(b.base_offset, offset + SYNTHETIC_BATCH_RECORDS))
+            )
             break
-        out += b.data
+        pieces.append(b.data)
+        size += len(b.data)
         offset = b.last_offset + 1
-        if len(out) >= max_bytes:
+        if size > max_bytes:
             break
-    if not out and offset < p.end_offset:
-        out += synthetic_batch(t.name, p, offset, min(p.end_offset, offset + SYNTHETIC_BATCH_RECORDS))
-    return bytes(out)
+    if not pieces and offset < p.end_offset:
+        pieces.append(synthetic_batch(t.name, p, offset, min(p.end_offset, offset + SYNTHETIC_BATCH_RECORDS)))
+    if not pieces:
+        return b""
+    if len(pieces[0]) > max_bytes:
+        return pieces[0] if min_one else b""
+    return b"".join(pieces)[:max_bytes]
 
 
 @api(FetchRequest, 4, 18)
@@ -137,7 +166,7 @@ def fetch(ctx: RequestContext, req: Any) -> Any:
     """Return stored (or synthetic) batches from the leader; long-polls when there is nothing."""
     st, v = ctx.state, ctx.version
     fr = FetchResponse.FetchableTopicResponse
-    out, total = [], 0
+    out, total, limit = [], 0, max(0, req.max_bytes)
     for ft in req.topics:
         t = _lookup(st, ft.topic if v < 13 else None, ft.topic_id if v >= 13 else None)
         parts = []
@@ -148,15 +177,17 @@ def fetch(ctx: RequestContext, req: Any) -> Any:
                 if not p.log_start_offset <= fp.fetch_offset <= p.end_offset:
                     code = 1  # OFFSET_OUT_OF_RANGE
                 else:
-                    records = _read(t, p, fp.fetch_offset, fp.partition_max_bytes)
+                    records = _read(t, p, fp.fetch_offset, min(fp.partition_max_bytes, limit), total == 0)
                     total += len(records)
+                    limit = max(0, limit - len(records))
+            known = p is not None and code == 0  # Kafka answers an error without the log's bounds
             parts.append(
                 fr.PartitionData(
                     partition_index=fp.partition,
                     error_code=code,
-                    high_watermark=p.end_offset if p else -1,
-                    last_stable_offset=p.end_offset if p else -1,
-                    log_start_offset=p.log_start_offset if p else -1,
+                    high_watermark=p.end_offset if known else -1,
+                    last_stable_offset=p.end_offset if known else -1,
+                    log_start_offset=p.log_start_offset if known else -1,
                     aborted_transactions=None,
                     preferred_read_replica=-1,
                     records=records,
@@ -189,11 +220,7 @@ def list_offsets(ctx: RequestContext, req: Any) -> Any:
                     last = max(p.batches or (), key=lambda b: b.last_offset, default=None)
                     ts, off = (p.max_timestamp, last.base_offset) if last else (-1, -1)
                 else:
-                    for b in p.batches or ():
-                        bts = struct.unpack_from(">q", b.data, 35)[0]
-                        if bts >= lp.timestamp:
-                            ts, off = bts, b.base_offset
-                            break
+                    ts, off = _offset_for_time(p, lp.timestamp)
             parts.append(
                 lr.ListOffsetsPartitionResponse(
                     partition_index=lp.partition_index,
@@ -205,6 +232,20 @@ def list_offsets(ctx: RequestContext, req: Any) -> Any:
             )
         out.append(lr(name=lt.name, partitions=parts))
     return ListOffsetsResponse(version=v, throttle_time_ms=0, topics=out)
+
+
+def _offset_for_time(p: Partition, target: int) -> tuple[int, int]:
+    """(timestamp, offset) of the first record held (at or after the log start) whose timestamp is
+    >= ``target``, as UnifiedLog.fetchOffsetByTimestamp finds it: the first batch whose max timestamp
+    reaches it, then its records in order; (-1, -1) when there is none."""
+    for b in p.batches or ():
+        if b.last_offset < p.log_start_offset or struct.unpack_from(">q", b.data, MAX_TIMESTAMP)[0] < target:
+            continue
+        batch = MemoryRecords(b.data).next_batch()
+        for record in batch or ():
+            if record.timestamp >= target and record.offset >= p.log_start_offset:
+                return record.timestamp, record.offset
+    return -1, -1
 
 
 @api(InitProducerIdRequest, 0, 5)

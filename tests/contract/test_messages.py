@@ -250,6 +250,16 @@ def test_it_decodes_compressed_batches(gw, conn, topics, endpoints, codec):
     assert _tuples(read.records) == independent_read(conn, topic, 0, 3, 37)
     assert read.records[0].value == (f"{codec} record 3 " * 20).encode()
     assert read.records[0].headers == (("codec", codec.encode()),)
+    assert gw.offsets_for_time(topic, [0], T0 + 5) == {0: 5}  # a record inside a compressed batch
+
+
+def test_it_reads_log_append_time_as_the_broker_stamped_it(gw, conn, topics):
+    topic = topics.create(partitions=1, configs={"message.timestamp.type": "LogAppendTime"})
+    produced = gw.produce_record(topic, partition=0, key=b"k", value=b"v", timestamp_ms=T0)
+    assert produced.offset == 0 and produced.timestamp > T0
+    read = gw.read_records(topic, {0: 0}, max_records=5, max_bytes=1 << 20, deadline_s=_deadline())[0]
+    assert [(r.timestamp, r.timestamp_type) for r in read.records] == [(produced.timestamp, "LogAppendTime")]
+    assert _tuples(read.records) == independent_read(conn, topic, 0, 0, 1)
 
 
 def test_it_returns_a_batch_larger_than_the_byte_limit_whole(gw, topics):
