@@ -26,8 +26,11 @@ from .record_read import RawRecord, decode_records, fetch_request, partition_lim
 
 __all__ = ["MessagesMixin", "PartitionRead", "ProducedRecord", "key_partition"]
 
-#: Errors after which a partition's leader is looked up again (it moved) and the read retried once.
-LEADER_MOVED = frozenset({5, 6, 74, 75})  # LEADER_NOT_AVAILABLE, NOT_LEADER, FENCED/UNKNOWN_LEADER_EPOCH
+#: Errors after which a partition's leader is looked up again and the call retried (nothing was
+#: written): the leader moved, or a new topic's leader does not know it yet (metadata propagates).
+#: UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER, FENCED/UNKNOWN_LEADER_EPOCH.
+LEADER_MOVED = frozenset({3, 5, 6, 74, 75})
+RETRY_PAUSES_S = (0.1, 0.3, 0.6)  # before each new look at the leaders
 FIRST_RECORD_BYTES = 1024.0  # the record size assumed until one is read
 
 
@@ -119,7 +122,7 @@ class MessagesMixin(GatewayBase):
         for p, prog in progress.items():
             if p not in leaders:
                 prog.error, prog.done = _no_partition(topic, p), True
-        bytes_left, read_bytes, read_count, looked_again = max(1, max_bytes), 0, 0, False
+        bytes_left, read_bytes, read_count, pauses = max(1, max_bytes), 0, 0, list(RETRY_PAUSES_S)
         while time.monotonic() < deadline_s and bytes_left > 0:
             active = {p: prog for p, prog in progress.items() if not prog.done}
             if not active:
@@ -146,10 +149,11 @@ class MessagesMixin(GatewayBase):
                     if got:
                         read_bytes, read_count = read_bytes + len(pd.records or b""), read_count + got
                     moved |= prog.error is not None and prog.error.code in LEADER_MOVED
-            if moved and not looked_again:  # a leader moved: look once more, ask those again
-                looked_again, leaders = True, self._topic_leaders(topic)
-                for prog in progress.values():
-                    if prog.error is not None and prog.error.code in LEADER_MOVED:
+            if moved and pauses and time.monotonic() + pauses[0] < deadline_s:  # look again, ask again
+                time.sleep(pauses.pop(0))
+                leaders = self._topic_leaders(topic)
+                for p, prog in progress.items():
+                    if p in leaders and prog.error is not None and prog.error.code in LEADER_MOVED:
                         prog.error, prog.done = None, False
         out_of_range = [p for p, prog in progress.items() if prog.error is not None and prog.error.code == 1]
         bounds = self._bounds(topic, leaders, out_of_range) if out_of_range else {}
@@ -187,7 +191,8 @@ class MessagesMixin(GatewayBase):
         builder.append(timestamp=timestamp, key=key, value=value, headers=[(n, v) for n, v in headers])
         builder.close()
         records = bytes(builder.buffer())
-        for attempt in (1, 2):
+        pauses = list(RETRY_PAUSES_S)
+        while True:
             leader = leaders.get(partition, -1)
             if leader < 0:
                 raise KafkaOperationError(
@@ -201,11 +206,10 @@ class MessagesMixin(GatewayBase):
                 return ProducedRecord(
                     partition, pd.base_offset, append_time if append_time >= 0 else timestamp
                 )
-            if attempt == 1 and err.code in LEADER_MOVED:  # not written: ask the new leader
-                leaders = self._topic_leaders(topic)
-                continue
-            raise err.with_message(f"{err.message} ({topic}-{partition})")
-        raise AssertionError("unreachable")
+            if not (pauses and err.code in LEADER_MOVED):  # only what was not written is sent again
+                raise err.with_message(f"{err.message} ({topic}-{partition})")
+            time.sleep(pauses.pop(0))
+            leaders = self._topic_leaders(topic)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -299,7 +303,13 @@ def _take(prog: _Progress, pd: Any, max_records: int, spent: bool) -> int:
     start = getattr(pd, "log_start_offset", -1)
     if start is not None and start >= 0:
         prog.log_start = start
-    decoded = decode_records(pd.records, pd.partition_index, prog.position, max_records - len(prog.records))
+    try:
+        decoded = decode_records(
+            pd.records, pd.partition_index, prog.position, max_records - len(prog.records)
+        )
+    except KafkaOperationError as err:  # a batch that cannot be read: what came before stands
+        prog.error, prog.done = err, True
+        return 0
     prog.records.extend(decoded.records)
     stuck = decoded.next_offset == prog.position
     prog.position = decoded.next_offset

@@ -92,9 +92,42 @@ def decode_records(data: bytes | None, partition: int, start: int, limit: int) -
     """The records at or after ``start`` in a Fetch answer's bytes, at most ``limit`` of them (see
     the module docstring). A corrupt batch is an error (CORRUPT_MESSAGE), never a client exception."""
     out: list[RawRecord] = []
-    next_offset = start
+    next_offset = base = start
     if not data:
         return Decoded(out, next_offset)
+    batches = MemoryRecords(bytes(data))
+    try:
+        while len(out) < limit:
+            batch = batches.next_batch()
+            if batch is None:  # the end, or a batch cut at the answer's byte limit
+                break
+            base = batch.base_offset
+            if batch.is_control_batch:
+                next_offset = max(next_offset, batch.next_offset)
+                continue
+            kind = TIMESTAMP_TYPES[1 if batch.timestamp_type else 0]
+            taken: list[RawRecord] = []  # a batch counts whole or not at all
+            full = True
+            for record in batch:
+                if record.offset < start:
+                    continue
+                if len(out) + len(taken) >= limit:
+                    full = False
+                    break
+                taken.append(_raw(partition, record, kind))
+            out.extend(taken)
+            if taken:
+                next_offset = taken[-1].offset + 1
+            if full:
+                next_offset = max(next_offset, batch.next_offset)
+    except Exception as exc:  # noqa: BLE001 - a batch the client cannot read: Kafka's name for it
+        raise KafkaOperationError(
+            2,
+            "CORRUPT_MESSAGE",
+            f"a record batch of partition {partition} at offset {base} could not be read: {exc}",
+            False,
+        ) from None
+    return Decoded(out, next_offset)
     batches = MemoryRecords(bytes(data))
     try:
         while len(out) < limit:

@@ -21,6 +21,8 @@ from console.kafka import KafkaOperationError, RawRecord
 from console.kafka.clientconf import kafka_python_config
 from console.kafka.messages import key_partition
 
+from .conftest import eventually, unique
+
 pytestmark = pytest.mark.contract
 
 T0 = 1_700_000_000_000  # the records' CreateTime: fixed, so reads by time have known answers
@@ -234,6 +236,38 @@ def test_it_places_keyed_records_where_the_java_partitioner_does(gw, topics):
     assert placed == {k: (v & 0x7FFFFFFF) % 6 for k, v in JAVA_MURMUR2.items()}
     unkeyed = gw.produce_record(topic, partition=None, key=None, value=b"anywhere")
     assert 0 <= unkeyed.partition < 6 and unkeyed.offset >= 0
+
+
+def test_it_leaves_transaction_markers_out(gw, conn, topics, endpoints):
+    if not endpoints.real:
+        pytest.skip(
+            "the sandbox refuses transactions (InitProducerId with a transactional id), so it holds no"
+            " markers; tests/unit/test_messages_kafka_decode.py reads a made one"
+        )
+    topic = topics.create(partitions=1)
+    producer = Producer(endpoints.client_config(**{"transactional.id": unique("ct-txn")}))
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(3):
+        producer.produce(topic, value=f"t{i}".encode(), partition=0)
+    producer.commit_transaction(30)
+    producer.begin_transaction()
+    producer.produce(topic, value=b"aborted", partition=0)
+    assert producer.flush(30) == 0  # written, then aborted (abort alone drops what is still queued)
+    producer.abort_transaction(30)
+    read = eventually(
+        lambda: gw.read_records(topic, {0: 0}, max_records=50, max_bytes=1 << 20, deadline_s=_deadline())[0],
+        lambda r: r.next_offset == 6,
+    )
+    # READ_UNCOMMITTED, kafka-console-consumer's default: the aborted record shows, the markers do not
+    assert [(r.offset, r.value) for r in read.records] == [
+        (0, b"t0"),
+        (1, b"t1"),
+        (2, b"t2"),
+        (4, b"aborted"),
+    ]
+    assert (read.error, read.next_offset, read.high_watermark) == (None, 6, 6)
+    assert _tuples(read.records) == independent_read(conn, topic, 0, 0, 4)
 
 
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
