@@ -17,4 +17,4 @@ rules checked (``make_rule``: RuleInvalid) and applied. ``grants``: DATA_READ / 
 All four need ``access.ADMINISTER`` on the cluster and are audited (a refusal too).
 """
 
-__all__ = ["actions", "audit_names", "core", "grants", "masking", "store"]
+__all__ = ["actions", "audit_names", "core", "grants", "masking", "reads", "store"]

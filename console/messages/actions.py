@@ -16,13 +16,107 @@ from django.core.exceptions import ValidationError
 from django.http import Http404
 
 from console import access
-from console.audit import recorded
+from console.audit import outcomes, recorded
 from console.audit.refusals import refused_as
-from console.messages import audit_names, masking
+from console.clusters.actions import gateway_for
+from console.kafka import KafkaOperationError, ProducedRecord
+from console.messages import audit_names, grants, masking
 from console.messages.store import describe_grant, describe_rule
 from console.models import Cluster, DataGrant, MaskingRule
 
 MAX_PREFIX = 249  # Kafka's longest topic name
+KEY_SHOWN = 200  # characters of a produced message's key kept in the audit trail
+MAX_HEADERS = 100
+
+
+def _bytes(data, what: str) -> bytes | None:
+    if data is None or isinstance(data, bytes):
+        return data
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    raise ValidationError(f"The {what} is text, bytes or nothing.")
+
+
+def _key_text(key: bytes | None) -> str | None:
+    """A produced key as the audit trail keeps it: its text (hex when it is not UTF-8), cut to 200."""
+    if key is None:
+        return None
+    try:
+        text = key.decode("utf-8")
+    except UnicodeDecodeError:
+        text = "hex:" + key.hex()
+    return text[:KEY_SHOWN]
+
+
+def _produce_targets(kwargs: dict) -> list[str]:
+    return [f"topic:{kwargs.get('topic')}"]
+
+
+@refused_as(audit_names.MESSAGES_PRODUCE, ValidationError, targets=_produce_targets)
+def produce(
+    *,
+    actor,
+    cluster: Cluster,
+    topic: str,
+    partition: int | None,
+    key,
+    value,
+    headers=(),
+    source_ip: str | None = None,
+) -> ProducedRecord:
+    """Write one message (key, value: text, bytes or None; headers: (name, text/bytes/None) pairs;
+    partition None: Kafka's default partitioner). Needs data.write on the topic; audited
+    "requested" before Kafka is called and the outcome after, with the key and the value's size,
+    never the value."""
+    if not topic:
+        raise ValidationError("Name the topic to write to.")
+    grants.require(actor, cluster, topic, grants.DATA_WRITE)
+    key_bytes, value_bytes = _bytes(key, "key"), _bytes(value, "value")
+    pairs = [(name, _bytes(v, f"header {name!r}")) for name, v in headers]
+    if len(pairs) > MAX_HEADERS or any(not isinstance(n, str) or not n for n, _ in pairs):
+        raise ValidationError(f"Headers are named (a non-empty name each), at most {MAX_HEADERS} of them.")
+    if partition is not None and (
+        isinstance(partition, bool) or not isinstance(partition, int) or partition < 0
+    ):
+        raise ValidationError(
+            f"partition {partition!r} is not a partition number (0 or more), or leave it empty."
+        )
+    target = f"topic:{topic}"
+    params = {
+        "partition": partition,
+        "key": _key_text(key_bytes),
+        "value_size": None if value_bytes is None else len(value_bytes),
+        "headers": [n for n, _ in pairs],
+    }
+    asked = outcomes.requested(
+        actor=actor,
+        action=audit_names.MESSAGES_PRODUCE,
+        cluster=cluster,
+        targets=[target],
+        params=params,
+        source_ip=source_ip,
+    )
+    try:
+        written = gateway_for(cluster).produce_record(
+            topic, partition=partition, key=key_bytes, value=value_bytes, headers=pairs
+        )
+    except KafkaOperationError as exc:
+        outcomes.settle(
+            asked,
+            targets=[target],
+            params=params,
+            outcome="failed",
+            outcomes={target: {"ok": False, "error": exc.name, "message": exc.operator_text}},
+        )
+        raise
+    outcomes.settle(
+        asked,
+        targets=[target],
+        params={**params, "partition": written.partition, "offset": written.offset},
+        outcome="success",
+        outcomes={target: {"ok": True, "partition": written.partition, "offset": written.offset}},
+    )
+    return written
 
 
 def _prefix_target(prefix: str) -> str:
