@@ -198,21 +198,35 @@ def grant(
     )
 
 
-@refused_as(audit_names.DATA_REVOKE)
-def revoke(*, actor, cluster: Cluster, grant_id: int, source_ip: str | None = None) -> None:
-    """Remove a data grant of the cluster; its audit event keeps what it gave."""
+def _remove(row, *, actor, cluster: Cluster, what: str, action: str, describe, source_ip) -> None:
+    """Delete one of the cluster's rows (Http404 when it has none such) with its event: what it was."""
     access.require(actor, cluster, access.ADMINISTER)
-    row = DataGrant.objects.filter(cluster=cluster, pk=grant_id).select_related("user", "group").first()
     if row is None:
-        raise Http404(f"There is no data grant {grant_id} on cluster '{cluster.name}'.")
-    before = describe_grant(row)
+        raise Http404(f"There is no {what} on cluster '{cluster.name}'.")
+    before = describe(row)
+    targets = [before["subject"]] if "subject" in before else []
     recorded.delete(
         row,
         actor=actor,
-        action=audit_names.DATA_REVOKE,
+        action=action,
         cluster=cluster,
-        targets=[before["subject"], _prefix_target(row.prefix)],
+        targets=[*targets, _prefix_target(row.prefix)],
         before=before,
+        source_ip=source_ip,
+    )
+
+
+@refused_as(audit_names.DATA_REVOKE)
+def revoke(*, actor, cluster: Cluster, grant_id: int, source_ip: str | None = None) -> None:
+    """Remove a data grant of the cluster; its audit event keeps what it gave."""
+    row = DataGrant.objects.filter(cluster=cluster, pk=grant_id).select_related("user", "group").first()
+    _remove(
+        row,
+        actor=actor,
+        cluster=cluster,
+        what=f"data grant {grant_id}",
+        action=audit_names.DATA_REVOKE,
+        describe=describe_grant,
         source_ip=source_ip,
     )
 
@@ -261,17 +275,12 @@ def add_rule(
 @refused_as(audit_names.MASK_RULE_REMOVE)
 def remove_rule(*, actor, cluster: Cluster, rule_id: int, source_ip: str | None = None) -> None:
     """Remove a masking rule of the cluster; its audit event keeps what it masked."""
-    access.require(actor, cluster, access.ADMINISTER)
-    row = MaskingRule.objects.filter(cluster=cluster, pk=rule_id).first()
-    if row is None:
-        raise Http404(f"There is no masking rule {rule_id} on cluster '{cluster.name}'.")
-    before = describe_rule(row)
-    recorded.delete(
-        row,
+    _remove(
+        MaskingRule.objects.filter(cluster=cluster, pk=rule_id).first(),
         actor=actor,
-        action=audit_names.MASK_RULE_REMOVE,
         cluster=cluster,
-        targets=[_prefix_target(row.prefix)],
-        before=before,
+        what=f"masking rule {rule_id}",
+        action=audit_names.MASK_RULE_REMOVE,
+        describe=describe_rule,
         source_ip=source_ip,
     )
