@@ -79,6 +79,9 @@ STOPS: tuple[Stop, ...] = (
     _s("topic_detail", topic="topic"),
     _s("topic_add_partitions", topic="topic"),
     _s("topic_configs", topic="topic"),
+    _s("messages", topic="topic", query="?mode=newest&count=6"),
+    _s("messages_produce", topic="topic"),
+    _s("data_access"),
     _s("broker_configs_default"),
     _s("broker_configs", broker="broker"),
     _s("broker_list"),
@@ -133,6 +136,8 @@ LEFT_OUT: dict[str, str] = {
             "cluster_remove",
             "cluster_test",
             "cluster_access_revoke",
+            "data_grant_remove",
+            "masking_rule_remove",
             "estate_plan",
             "estate_submit",
             "health_check_start",
@@ -265,6 +270,23 @@ def _changes(cluster, admin, topic: str) -> int:
     return event
 
 
+def _data_access(cluster, people, topic: str) -> None:
+    """A data grant (read and write on the tour's topics, for the operator) and a masking rule on them,
+    made through the console's actions: the data-access page lists both, the messages page masks."""
+    from console.messages import actions as messages
+
+    prefix = topic.split("-")[0]
+    messages.grant(actor=people["admin"], cluster=cluster, user=people["operator"], prefix=prefix, write=True)
+    messages.add_rule(
+        actor=people["admin"],
+        cluster=cluster,
+        prefix=prefix,
+        kind="json_path",
+        expression="$.synthetic",
+        note="tour",
+    )
+
+
 def _capacity_report(lake: Path, cluster_name: str) -> None:
     """Two days of synthetic hourly snapshots ending half a day ago and the capacity reports the
     pipeline's reference engine makes of them (the capacity page's charts and tables)."""
@@ -310,6 +332,7 @@ def build(sandbox, cluster, people, lake=None) -> Tour:
     )
     moving = _reassignment(cluster, people, topic)
     changed = _changes(cluster, people["admin"], topic)
+    _data_access(cluster, people, topic)
     channel, _ = notify.create_channel(
         actor=people["admin"],
         cluster=cluster,

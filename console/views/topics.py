@@ -19,6 +19,7 @@ from console.forms.topics import (
     TopicPolicyForm,
 )
 from console.kafka import KafkaOperationError
+from console.messages import grants as messages_grants
 from console.topics import actions as topics
 from console.topics import confirm, policy
 from console.topics import delete as deletion
@@ -92,6 +93,7 @@ def topic_detail(request, name: str, topic: str):
         "event_rows": event_rows_html(detail.events),
         "can_manage": can_manage and not detail.internal,
         "can_edit_configs": access.can(request.user, cluster, access.MANAGE_CONFIGS),
+        "can_read_data": messages_grants.visible(request.user, cluster, topic),
     }
     return render(request, "console/topic_detail.html", context)
 

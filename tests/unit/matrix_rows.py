@@ -54,6 +54,7 @@ READ_ONLY = frozenset(
         "drift_recent",  # the overview's and topic page's changes outside the console, loaded by htmx
         "estate",  # the estate page (its forms post to estate_plan and estate_submit)
         "estate_export",  # the estate YAML download
+        "messages",  # a topic's messages: a read changes nothing (audited as messages.read)
         # The deployment's probes (console/views/health.py): no login; /readyz and /metrics need the metrics
         # token or an allowed network (tests/unit/test_health.py)
         "healthz",
@@ -467,6 +468,46 @@ def _estate_file(w: World) -> tuple:
 MUTATING_ROWS += (
     Row("estate_plan", VIEWERS, 200, _estate_file, changes=False),  # a plan changes nothing
     Row("estate_submit", OPERATORS, 302, _estate_file),
+)
+
+
+def _data_grant(w: World) -> tuple:
+    from console.models import DataGrant
+
+    grant = DataGrant.objects.create(cluster=w.cluster, user=w.people["viewer"], prefix=uniq("matrix"))
+    return w.cluster, {"grant_id": grant.pk}, {}
+
+
+def _masking_rule(w: World) -> tuple:
+    from console.models import MaskingRule
+
+    rule = MaskingRule.objects.create(
+        cluster=w.cluster, prefix=uniq("matrix"), kind="header", expression="auth"
+    )
+    return w.cluster, {"rule_id": rule.pk}, {}
+
+
+def _new_grant(w: World) -> tuple:
+    body = {
+        "add": "grant",
+        "grant-user": w.people["viewer"].pk,
+        "grant-prefix": uniq("matrix"),
+        "grant-read": "on",
+    }
+    return w.cluster, {}, body
+
+
+# Data access is granted by data grants only: among the roles, only the superuser writes messages.
+MUTATING_ROWS += (
+    Row(
+        "messages_produce",
+        SUPER,
+        200,
+        lambda w: (w.cluster, {"topic": w.topic()}, {"partition": "0", "value": "m"}),
+    ),
+    Row("data_access", ADMINS, 302, _new_grant),
+    Row("data_grant_remove", ADMINS, 302, _data_grant),
+    Row("masking_rule_remove", ADMINS, 302, _masking_rule),
 )
 
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)

@@ -10,7 +10,14 @@ from tests import page_tour
 from tests.unit.test_route_classes import ARGUMENTS, routes
 
 # URL arguments of the routes test_route_classes does not reach (the route only has to resolve).
-MORE_ARGUMENTS = {"window_id": 1, "alert_id": 1, "silence_id": 1, "rule": "group_lag"}
+MORE_ARGUMENTS = {
+    "window_id": 1,
+    "alert_id": 1,
+    "silence_id": 1,
+    "rule": "group_lag",
+    "grant_id": 1,
+    "rule_id": 1,
+}
 
 
 def test_it_visits_every_page_or_says_why_not():
