@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import orjson
+
 from console.messages.masking import Rule, RuleInvalid, json_path, mask_headers, mask_value
 
 MAX_MESSAGES = 500  # messages shown per request
@@ -135,12 +137,30 @@ def _hex(data: bytes) -> str:
     return binascii.hexlify(data, " ").decode("ascii")
 
 
+_JSON_START = frozenset(bytes([c]) for c in b'{["-0123456789tfn')
+
+
+def _not_json(constant: str):
+    raise ValueError(f"{constant} is not JSON")
+
+
+_JSON = json.JSONDecoder(parse_constant=_not_json)
+
+
 def _json_text(data: bytes) -> str | None:
-    try:
-        doc = json.loads(data)
-    except ValueError:
+    """JSON, pretty, or None. Parsed by the stdlib (exact integers of any size; NaN and Infinity are
+    not JSON), written by orjson (the stdlib's indenting encoder is pure Python, and a read shows up
+    to 500 values) unless it holds an integer past 64 bits."""
+    if data.lstrip()[:1] not in _JSON_START:
         return None
-    return json.dumps(doc, indent=2, ensure_ascii=False)
+    try:
+        doc = _JSON.decode(data.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError is one
+        return None
+    try:
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode("utf-8")
+    except orjson.JSONEncodeError:
+        return json.dumps(doc, indent=2, ensure_ascii=False)
 
 
 def decode(data: bytes | None, how: str = "auto") -> Decoded:

@@ -29,6 +29,10 @@ def test_it_decodes_json_text_hex_and_the_confluent_wire_format():
     assert core.decode(b"\xff\xfe\x01") == core.Decoded("ff fe 01", "hex")
     assert core.decode(b"\x00\x00\x00\x01\x2a\x02\x06abc") == core.Decoded("02 06 61 62 63", "schema", 298)
     assert core.decode(None) == core.Decoded("", "null")
+    big = b'{"id": 18446744073709551617, "x": 1.5}'  # past 64 bits: shown exactly
+    assert core.decode(big) == core.Decoded('{\n  "id": 18446744073709551617,\n  "x": 1.5\n}', "json")
+    assert core.decode(b'{"a": NaN}') == core.Decoded('{"a": NaN}', "text")  # NaN is not JSON
+    assert core.decode(b"k17") == core.Decoded("k17", "text")
 
 
 def test_it_decodes_as_asked():
