@@ -222,7 +222,7 @@ class _Reader:
             starts = {p: max(bounds[p][0], end - step) for p, end in ends.items() if end > bounds[p][0]}
             if not starts:
                 break
-            window = self._read(starts, {p: ends[p] for p in starts}, step)
+            window = self._read(dict(starts), {p: ends[p] for p in starts}, step)
             for p, messages in window.items():
                 found[p] = messages + found[p]
                 ends[p] = starts[p]
@@ -275,7 +275,7 @@ class _Reader:
             self.scan.scanned += 1
             self.scan.bytes += record.size
             seen = self.scan.ranges.setdefault(p, [record.offset, record.offset])
-            seen[1] = record.offset
+            seen[0], seen[1] = min(seen[0], record.offset), max(seen[1], record.offset)
             message = core.prepare(record, self.rules, self.filters, self.decode)
             if message is not None:
                 shown.append(message)

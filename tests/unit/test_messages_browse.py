@@ -386,3 +386,46 @@ def test_it_lets_only_grant_holders_and_superusers_read(sandbox, kafka_cluster, 
         _reads()[0].params["denied"]
         == f"You need the 'data.read' permission on cluster 'sandbox' for topic '{topic}'."
     )
+
+
+def test_it_reads_the_newest_backwards_window_by_window_to_fill_the_count(
+    sandbox, kafka_cluster, personas, world, monkeypatch
+):
+    records = [
+        (0, None, (b"match-" if i % 5 == 0 else b"other-") + str(i).encode(), (), i) for i in range(30)
+    ]
+    topic = _topic(sandbox, kafka_cluster, world + "windows", records=records)
+    monkeypatch.setattr(reads, "MAX_MESSAGES", 4)  # windows of 4 records, read from the high watermark back
+    result = _browse(
+        kafka_cluster,
+        personas["viewer"],
+        topic,
+        mode="newest",
+        partition=None,
+        count=3,
+        value_contains="match",
+    )
+    assert ([m.offset for m in result.messages], result.scanned, result.cursor) == ([15, 20, 25], 16, {0: 30})
+    assert (result.stopped, _reads()[-1].params["read"]) == ("", {"0": "14..29"})
+    at_limit = _browse(kafka_cluster, personas["viewer"], topic, mode="oldest", partition=0, count=4)
+    assert ([m.offset for m in at_limit.messages], at_limit.stopped) == (
+        [0, 1, 2, 3],
+        "limit of 500 messages",
+    )
+
+
+def test_it_shows_nothing_when_the_read_cannot_be_audited(
+    sandbox, kafka_cluster, personas, world, monkeypatch
+):
+    from django.db import DatabaseError
+
+    from console.audit.outcomes import AuditUnavailable
+
+    topic = _topic(sandbox, kafka_cluster, world + "noaudit", records=_ten(world)[:1])
+
+    def refuse(**_):
+        raise DatabaseError("database is locked")
+
+    monkeypatch.setattr(reads.audit, "record", refuse)
+    with pytest.raises(AuditUnavailable, match="so the messages are not shown"):
+        _browse(kafka_cluster, personas["viewer"], topic, mode="oldest", partition=0)
