@@ -162,20 +162,14 @@ def decode_records(data: bytes | None, partition: int, start: int, limit: int) -
 
 
 def _raw(partition: int, record: Any, kind: str) -> RawRecord:
-    key, value = record.key, record.value
-    headers = tuple((name, val) for name, val in record.headers or ())
+    key, value, ts = record.key, record.value, record.timestamp
+    headers = tuple(record.headers)  # kafka-python's (name, value) pairs
     size = (len(key) if key else 0) + (len(value) if value else 0)
-    size += sum(len(name.encode()) + (len(val) if val else 0) for name, val in headers)
-    ts = record.timestamp
+    for name, val in headers:
+        size += len(name.encode()) + (len(val) if val else 0)
+    # positional: this runs for every record of a read (500 a page)
     return RawRecord(
-        partition=partition,
-        offset=record.offset,
-        timestamp=ts if ts is not None and ts >= 0 else None,
-        timestamp_type=kind,
-        key=key,
-        value=value,
-        headers=headers,
-        size=size,
+        partition, record.offset, ts if ts is not None and ts >= 0 else None, kind, key, value, headers, size
     )
 
 
