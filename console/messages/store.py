@@ -4,6 +4,7 @@ the doors show them, and the rules in force for a topic, compiled."""
 from __future__ import annotations
 
 from console.messages import masking
+from console.messages.core import BrowseInvalid
 from console.models import Cluster, DataGrant, MaskingRule
 
 
@@ -44,8 +45,18 @@ def rules_of(cluster: Cluster) -> list[dict]:
 
 
 def rules_in_force(cluster: Cluster, topic: str) -> tuple[masking.Rule, ...]:
-    """The masking rules that apply to a topic, compiled (a stored rule was checked when added)."""
+    """The masking rules that apply to a topic, compiled. A stored rule was checked when it was added;
+    one that no longer compiles (written some other way) refuses the read: nothing is shown unmasked."""
     stored = MaskingRule.objects.filter(cluster=cluster).order_by("prefix", "id")
-    return tuple(
-        masking.make_rule(r.kind, r.expression, r.prefix) for r in stored if topic.startswith(r.prefix)
-    )
+    rules = []
+    for row in stored:
+        if not topic.startswith(row.prefix):
+            continue
+        try:
+            rules.append(masking.make_rule(row.kind, row.expression, row.prefix))
+        except masking.RuleInvalid as exc:
+            raise BrowseInvalid(
+                f"masking rule {row.pk} of topic prefix '{row.prefix}' cannot be applied ({exc}), so nothing "
+                "is shown: a cluster admin must remove or replace it"
+            ) from None
+    return tuple(rules)

@@ -210,3 +210,15 @@ def test_it_refuses_a_masking_rule_that_cannot_apply_when_it_is_added(cluster, p
     assert [e.outcome for e in _events(audit_names.MASK_RULE_ADD)] == ["refused"] * 3
     with pytest.raises(PermissionDenied):
         actions.add_rule(actor=people["operator"], cluster=cluster, kind="header", expression="auth")
+
+
+def test_it_refuses_a_read_when_a_stored_rule_no_longer_compiles(cluster, people):
+    from console.messages.core import BrowseInvalid
+
+    row = MaskingRule.objects.create(cluster=cluster, prefix="pay.", kind="regex", expression="(broken")
+    assert store.rules_in_force(cluster, "orders") == ()
+    with pytest.raises(BrowseInvalid) as caught:
+        store.rules_in_force(cluster, "pay.cards")
+    assert str(caught.value).startswith(
+        f"masking rule {row.pk} of topic prefix 'pay.' cannot be applied ('(broken'"
+    )
