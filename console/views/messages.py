@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console import access, refusals
@@ -33,20 +34,43 @@ FOLD_LINES = 12
 POLL_S = 2
 
 
+REPLAY_CHARS = 2000  # a longer message is not offered for replay (it would travel in the produce link)
+REPLAY_FIELDS = ("partition", "key", "value", "headers")
+
+
 @dataclass(frozen=True)
 class Row:
-    """One message as the table shows it."""
+    """One message as the table shows it; ``replay`` the produce form pre-filled with it (or "")."""
 
     m: ShownMessage
     when: datetime | None
     folded: bool
     preview: str
+    replay: str
 
 
-def _row(m: ShownMessage) -> Row:
+def _replay(m: ShownMessage, produce_url: str) -> str:
+    """Offered for a message shown as it is (no rule changed it) whose key is text (kept exact: it
+    picks the partition) and whose value is text or JSON (re-sent as shown)."""
+    if (
+        not produce_url
+        or m.masked_by
+        or m.key_kind not in ("text", "null")
+        or m.value_kind not in ("text", "json")
+    ):
+        return ""
+    if len(m.key) + len(m.value) > REPLAY_CHARS:
+        return ""
+    headers = "\n".join(f"{name}={value}" for name, value in m.headers)
+    query = {"key": m.key, "value": m.value, "headers": headers, "from": f"{m.partition}:{m.offset}"}
+    return f"{produce_url}?{urlencode(query)}"
+
+
+def _row(m: ShownMessage, produce_url: str) -> Row:
     when = None if m.timestamp is None else datetime.fromtimestamp(m.timestamp / 1000, tz=UTC)
     folded = len(m.value) > FOLD_CHARS or m.value.count("\n") >= FOLD_LINES
-    return Row(m, when, folded, m.value.splitlines()[0][:120] if m.value else "")
+    preview = m.value.splitlines()[0][:120] if m.value else ""
+    return Row(m, when, folded, preview, _replay(m, produce_url))
 
 
 def _follow_url(request, cursor: dict[int, int]) -> str:
@@ -66,7 +90,9 @@ def _browse(request, cluster, topic: str, form: BrowseForm) -> tuple[dict, int]:
         return {}, 400
     except KafkaOperationError as exc:
         return {"error": refusals.text(exc)}, 200
-    context = {"result": result, "rows": [_row(m) for m in result.messages]}
+    produce_url = reverse("messages_produce", kwargs={"name": cluster.name, "topic": topic})
+    produce_url = produce_url if grants.writable(request.user, cluster, topic) else ""
+    context = {"result": result, "rows": [_row(m, produce_url) for m in result.messages]}
     if form.cleaned_data["mode"] == "follow":
         context["follow_url"] = _follow_url(request, result.cursor)
     return context, 200
@@ -111,8 +137,10 @@ def _follow_poll(request, cluster, topic: str, form: BrowseForm, context: dict):
 def messages_produce(request, name: str, topic: str):
     cluster = get_cluster_for_user(request, name)
     grants.require(request.user, cluster, topic, grants.DATA_WRITE)
-    form = ProduceForm(request.POST or None)
+    copied = {name: request.GET[name] for name in REPLAY_FIELDS if name in request.GET}
+    form = ProduceForm(request.POST or None, initial=copied)
     context = {"cluster": cluster, "topic": topic, "form": form, "produced": None}
+    context["copied_from"] = request.GET.get("from", "") if copied else ""
     if request.method == "POST" and form.is_valid():
         try:
             produced = actions.produce(

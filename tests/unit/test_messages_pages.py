@@ -158,7 +158,10 @@ def test_it_follows_with_the_cursor_and_stops_polling_when_asked(client, persona
     assert refused.status_code == 286 and "Stopped following:" in refused.content.decode()
     client.force_login(personas["viewer"])  # no data grant (or it was revoked while following)
     denied = client.get(base, {"mode": "follow", "cursor": "0:3,1:2"}, headers={"HX-Request": "true"})
-    assert denied.status_code == 286 and "You need the &#x27;data.read&#x27; permission" in denied.content.decode()
+    assert (
+        denied.status_code == 286
+        and "You need the &#x27;data.read&#x27; permission" in denied.content.decode()
+    )
 
 
 def test_it_produces_through_the_form_and_links_to_read_it_back(client, personas, kafka_cluster, topic):
@@ -256,3 +259,23 @@ def test_it_finds_the_reads_and_writes_on_the_audit_page(client, personas, kafka
     client.post(url("messages_produce", kafka_cluster, topic=topic), {"partition": "1", "value": "v"})
     body = client.get(reverse("audit_list"), {"action": "messages"}).content.decode()
     assert "messages.read" in body and "messages.produce" in body
+
+
+def test_it_offers_a_replay_of_a_message_shown_as_it_is_to_writers_only(
+    client, personas, kafka_cluster, topic
+):
+    MaskingRule.objects.create(cluster=kafka_cluster, prefix="orders.", kind="json_path", expression="$.card")
+    grant(kafka_cluster, personas["viewer"], read=True)
+    base = url("messages", kafka_cluster, topic=topic)
+    client.force_login(personas["admin"])
+    body = client.get(base, {"mode": "oldest", "count": "10"}).content.decode()
+    assert rows(body) == [("0", "0"), ("0", "1"), ("0", "2"), ("1", "0")]
+    assert body.count('class="replay"') == 1  # the masked messages are not offered
+    produce = url("messages_produce", kafka_cluster, topic=topic)
+    assert f'href="{produce}?key=&amp;value=plain+text&amp;headers=&amp;from=1%3A0"' in body
+    filled = client.get(produce, {"key": "", "value": "plain text", "headers": "a=1", "from": "1:0"})
+    page = filled.content.decode()
+    assert 'id="copied"' in page and "1:0" in page
+    assert ">\nplain text</textarea>" in page and ">\na=1</textarea>" in page
+    client.force_login(personas["viewer"])
+    assert 'class="replay"' not in client.get(base, {"mode": "oldest", "count": "10"}).content.decode()
