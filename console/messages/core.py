@@ -97,6 +97,10 @@ class Record(Protocol):
     size: int
 
 
+def _whole(n) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) and n >= 0
+
+
 def check_query(q: BrowseQuery) -> None:
     """BrowseInvalid for a query no topic could answer (the topic's bounds are checked by reads)."""
     if q.mode not in MODES:
@@ -113,8 +117,8 @@ def check_query(q: BrowseQuery) -> None:
         raise BrowseInvalid(f"offset {q.offset} is negative")
     if q.mode == "timestamp" and q.timestamp_ms is None:
         raise BrowseInvalid("mode timestamp needs a timestamp")
-    if q.cursor and any(not isinstance(o, int) or o < 0 for o in q.cursor.values()):
-        raise BrowseInvalid("the follow cursor holds an offset that is not a whole number >= 0")
+    if q.cursor and any(not _whole(n) for pair in q.cursor.items() for n in pair):
+        raise BrowseInvalid("the follow cursor is {partition: offset}, both whole numbers >= 0")
     for name in ("key_contains", "header", "value_contains", "json_path"):
         if len(getattr(q, name)) > MAX_FILTER:
             raise BrowseInvalid(f"the {name.replace('_', ' ')} filter is longer than {MAX_FILTER} characters")

@@ -44,21 +44,21 @@ def test_it_decodes_as_asked():
 
 
 def test_it_checks_the_query():
-    cases = {
-        BrowseQuery(
-            "sideways", None
-        ): "unknown mode 'sideways' (one of offset, timestamp, newest, oldest, follow)",
-        BrowseQuery("newest", None, count=0): "count must be 1 to 500 (was 0)",
-        BrowseQuery("newest", None, count=501): "count must be 1 to 500 (was 501)",
-        BrowseQuery("offset", None, offset=3): "mode offset needs a partition and an offset",
-        BrowseQuery("offset", 0): "mode offset needs a partition and an offset",
-        BrowseQuery("timestamp", None): "mode timestamp needs a timestamp",
-        BrowseQuery(
-            "newest", None, decode="base64"
-        ): "unknown decoding 'base64' (one of auto, text, json, hex)",
-        BrowseQuery("newest", -1): "partition -1 is out of range: partitions are numbered from 0",
-    }
-    for query, message in cases.items():
+    modes = "offset, timestamp, newest, oldest, follow"
+    cursor = "the follow cursor is {partition: offset}, both whole numbers >= 0"
+    cases = [
+        (BrowseQuery("sideways", None), f"unknown mode 'sideways' (one of {modes})"),
+        (BrowseQuery("newest", None, count=0), "count must be 1 to 500 (was 0)"),
+        (BrowseQuery("newest", None, count=501), "count must be 1 to 500 (was 501)"),
+        (BrowseQuery("offset", None, offset=3), "mode offset needs a partition and an offset"),
+        (BrowseQuery("offset", 0), "mode offset needs a partition and an offset"),
+        (BrowseQuery("timestamp", None), "mode timestamp needs a timestamp"),
+        (BrowseQuery("newest", None, decode="b64"), "unknown decoding 'b64' (one of auto, text, json, hex)"),
+        (BrowseQuery("newest", -1), "partition -1 is out of range: partitions are numbered from 0"),
+        (BrowseQuery("follow", None, cursor={"0": 5}), cursor),
+        (BrowseQuery("follow", None, cursor={0: -1}), cursor),
+    ]
+    for query, message in cases:
         with pytest.raises(BrowseInvalid) as caught:
             core.check_query(query)
         assert str(caught.value) == message
