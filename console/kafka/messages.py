@@ -303,14 +303,11 @@ def _take(prog: _Progress, pd: Any, max_records: int, spent: bool) -> int:
     start = getattr(pd, "log_start_offset", -1)
     if start is not None and start >= 0:
         prog.log_start = start
-    try:
-        decoded = decode_records(
-            pd.records, pd.partition_index, prog.position, max_records - len(prog.records)
-        )
-    except KafkaOperationError as err:  # a batch that cannot be read: what came before stands
-        prog.error, prog.done = err, True
-        return 0
+    decoded = decode_records(pd.records, pd.partition_index, prog.position, max_records - len(prog.records))
     prog.records.extend(decoded.records)
+    if decoded.error is not None:  # a batch that cannot be read: the records before it stand
+        prog.position, prog.error, prog.done = decoded.next_offset, decoded.error, True
+        return len(decoded.records)
     stuck = decoded.next_offset == prog.position
     prog.position = decoded.next_offset
     if len(prog.records) >= max_records or prog.position >= prog.high_watermark:

@@ -86,13 +86,15 @@ class Decoded:
 
     records: list[RawRecord]
     next_offset: int  # where the next read continues (``start`` when no whole batch came)
+    error: KafkaOperationError | None = None  # a batch that could not be read (at ``next_offset``)
 
 
 def decode_records(data: bytes | None, partition: int, start: int, limit: int) -> Decoded:
     """The records at or after ``start`` in a Fetch answer's bytes, at most ``limit`` of them (see
-    the module docstring). A corrupt batch is an error (CORRUPT_MESSAGE), never a client exception."""
+    the module docstring). A batch that cannot be read ends the records with CORRUPT_MESSAGE (never
+    a client exception); the whole batches before it stand."""
     out: list[RawRecord] = []
-    next_offset = base = start
+    next_offset = start
     if not data:
         return Decoded(out, next_offset)
     batches = MemoryRecords(bytes(data))
@@ -101,7 +103,6 @@ def decode_records(data: bytes | None, partition: int, start: int, limit: int) -
             batch = batches.next_batch()
             if batch is None:  # the end, or a batch cut at the answer's byte limit
                 break
-            base = batch.base_offset
             if batch.is_control_batch:
                 next_offset = max(next_offset, batch.next_offset)
                 continue
@@ -121,43 +122,8 @@ def decode_records(data: bytes | None, partition: int, start: int, limit: int) -
             if full:
                 next_offset = max(next_offset, batch.next_offset)
     except Exception as exc:  # noqa: BLE001 - a batch the client cannot read: Kafka's name for it
-        raise KafkaOperationError(
-            2,
-            "CORRUPT_MESSAGE",
-            f"a record batch of partition {partition} at offset {base} could not be read: {exc}",
-            False,
-        ) from None
-    return Decoded(out, next_offset)
-    batches = MemoryRecords(bytes(data))
-    try:
-        while len(out) < limit:
-            batch = batches.next_batch()
-            if batch is None:  # the end, or a batch cut at the answer's byte limit
-                break
-            if batch.is_control_batch:
-                next_offset = max(next_offset, batch.next_offset)
-                continue
-            kind = TIMESTAMP_TYPES[1 if batch.timestamp_type else 0]
-            full = True
-            for record in batch:
-                if record.offset < start:
-                    continue
-                if len(out) >= limit:
-                    full = False
-                    break
-                out.append(_raw(partition, record, kind))
-                next_offset = record.offset + 1
-            if full:
-                next_offset = max(next_offset, batch.next_offset)
-    except KafkaOperationError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a batch the client cannot read: Kafka's name for it
-        raise KafkaOperationError(
-            2,
-            "CORRUPT_MESSAGE",
-            f"a record batch of partition {partition} at offset {next_offset} could not be read: {exc}",
-            False,
-        ) from None
+        text = f"a record batch of partition {partition} at offset {next_offset} could not be read: {exc}"
+        return Decoded(out, next_offset, KafkaOperationError(2, "CORRUPT_MESSAGE", text, False))
     return Decoded(out, next_offset)
 
 
