@@ -4,7 +4,9 @@ refusals as 400 and 403, never a 500), the produce form, the data-access page an
 from __future__ import annotations
 
 import json
+import re
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.urls import reverse
@@ -50,8 +52,6 @@ def grant(cluster, user, prefix: str = "", **perms) -> DataGrant:
 
 def rows(body: str) -> list[tuple[str, str]]:
     """(partition, offset) of each message row, in the page's order."""
-    import re
-
     return re.findall(r'<tr data-partition="(\d+)" data-offset="(\d+)"', body)
 
 
@@ -279,3 +279,27 @@ def test_it_offers_a_replay_of_a_message_shown_as_it_is_to_writers_only(
     assert ">\nplain text</textarea>" in page and ">\na=1</textarea>" in page
     client.force_login(personas["viewer"])
     assert 'class="replay"' not in client.get(base, {"mode": "oldest", "count": "10"}).content.decode()
+
+
+def test_it_reads_from_a_time_with_filters_decodings_and_long_values_folded(
+    client, personas, kafka_cluster, topic
+):
+    client.force_login(personas["admin"])
+    base = url("messages", kafka_cluster, topic=topic)
+    later = (datetime.now(UTC) + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S")
+    earlier = (datetime.now(UTC) - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S")
+    none_yet = client.get(base, {"mode": "timestamp", "timestamp": later})
+    assert none_yet.status_code == 200 and "No messages in this range." in none_yet.content.decode()
+    since = client.get(base, {"mode": "timestamp", "timestamp": earlier, "partition": "0"}).content.decode()
+    assert rows(since) == [("0", "0"), ("0", "1"), ("0", "2")]
+    by_key = client.get(base, {"mode": "oldest", "key": "k1"}).content.decode()
+    by_path = client.get(base, {"mode": "oldest", "json_path": "$.order=2"}).content.decode()
+    assert (rows(by_key), rows(by_path)) == ([("0", "1")], [("0", "2")])
+    assert "Read 4, showing 1." in by_key
+    as_hex = client.get(base, {"mode": "oldest", "partition": "1", "decode": "hex"}).content.decode()
+    assert "70 6c 61 69 6e 20 74 65 78 74" in as_hex  # "plain text"
+    long_value = "x" * 5000
+    gateway_for(kafka_cluster).produce_record(topic, partition=1, key=None, value=long_value.encode())
+    folded = client.get(base, {"mode": "offset", "partition": "1", "offset": "1"}).content.decode()
+    assert '<details><summary class="mono raw">' + "x" * 120 + "…</summary>" in folded
+    assert f'<pre class="raw">{long_value}</pre></details>' in folded
