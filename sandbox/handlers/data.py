@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 import uuid
 from typing import Any
 
@@ -68,17 +69,20 @@ def produce(ctx: RequestContext, req: Any) -> Any:
         parts = []
         for pd in td.partition_data:
             code, p = _leader_error(ctx, t, pd.index, v >= 13)
-            base, append_time = -1, -1
+            base, append_time, record_errors, message = -1, -1, [], None
             if code == 0 and p is not None and t is not None:
                 min_isr = int(topic_value(st, t, "min.insync.replicas", ctx.node.node_id)[0] or 1)
                 appended = (
                     topic_value(st, t, "message.timestamp.type", ctx.node.node_id)[0] == "LogAppendTime"
                 )
+                data = bytes(pd.records or b"")
                 if req.acks == -1 and len(p.isr) < min_isr:
                     code = 19  # NOT_ENOUGH_REPLICAS
+                elif not appended and (record_errors := _late_records(ctx, t, data)):
+                    code, message = 32, "One or more records have been rejected due to invalid timestamp"
                 else:
                     append_time = int(st.now_ms) if appended else -1
-                    base = _append(p, bytes(pd.records or b""), append_time)
+                    base = _append(p, data, append_time)
             parts.append(
                 pr.PartitionProduceResponse(
                     index=pd.index,
@@ -86,14 +90,41 @@ def produce(ctx: RequestContext, req: Any) -> Any:
                     base_offset=base,
                     log_append_time_ms=append_time if code == 0 else -1,
                     log_start_offset=p.log_start_offset if p else -1,
-                    record_errors=[],
-                    error_message=None,
+                    record_errors=[
+                        pr.PartitionProduceResponse.BatchIndexAndErrorMessage(
+                            batch_index=i, batch_index_error_message=text
+                        )
+                        for i, text in record_errors
+                    ],
+                    error_message=message,
                 )
             )
         out.append(pr(name=td.name, topic_id=td.topic_id, partition_responses=parts))
     if req.acks == 0:
         return None
     return ProduceResponse(version=v, responses=out, throttle_time_ms=0)
+
+
+def _late_records(ctx: RequestContext, t: Topic, data: bytes) -> list[tuple[int, str]]:
+    """The records of a CreateTime topic whose timestamps are outside ``message.timestamp.before.max.ms``
+    / ``after.max.ms`` of now, as Kafka's LogValidator words them (index, text); the broker's now is
+    the virtual clock, or the wall clock when that is later (a stopped clock refuses no producer)."""
+    before = int(topic_value(ctx.state, t, "message.timestamp.before.max.ms", ctx.node.node_id)[0])
+    after = int(topic_value(ctx.state, t, "message.timestamp.after.max.ms", ctx.node.node_id)[0])
+    now = int(max(ctx.state.now_ms, time.time() * 1000))
+    out: list[tuple[int, str]] = []
+    batches, index = MemoryRecords(data), 0
+    while (batch := batches.next_batch()) is not None:
+        if batch.magic >= 2 and batch.max_timestamp - now <= after and before >= now:
+            index += batch.records_count  # none too late (max), none too early (the default: no bound)
+            continue
+        for record in batch:
+            ts = record.timestamp
+            if ts is not None and ts >= 0 and (now - ts > before or ts - now > after):
+                out.append((index, f"Timestamp {ts} of message with offset {record.offset} is out of range. "
+                                   f"The timestamp should be within [{now - before}, {now + after}]"))  # fmt: skip
+            index += 1
+    return out
 
 
 def _append(p: Partition, data: bytes, append_time: int = -1) -> int:

@@ -26,6 +26,7 @@ from .conftest import eventually, unique
 pytestmark = pytest.mark.contract
 
 T0 = 1_700_000_000_000  # the records' CreateTime: fixed, so reads by time have known answers
+DAY_MS = 24 * 3600 * 1000
 CONSUMER_KEYS = (
     "bootstrap_servers",
     "security_protocol",
@@ -195,6 +196,16 @@ def test_it_refuses_unknown_topics_partitions_and_offsets_past_the_end(gw, topic
     with pytest.raises(KafkaOperationError) as exc:
         gw.produce_record(topic, partition=9, key=None, value=b"x")
     assert exc.value.name == "UNKNOWN_TOPIC_OR_PARTITION"
+    # CreateTime more than message.timestamp.after.max.ms (Kafka 4's default: 1 hour) ahead of the broker
+    with pytest.raises(KafkaOperationError) as exc:
+        gw.produce_record(
+            topic, partition=1, key=None, value=b"x", timestamp_ms=int(time.time() * 1000) + 30 * DAY_MS
+        )
+    assert (exc.value.name, exc.value.message) == (
+        "INVALID_TIMESTAMP",
+        f"One or more records have been rejected due to invalid timestamp ({topic}-1)",
+    )
+    assert gw.partition_bounds(topic) == {0: (0, 0), 1: (0, 1)}  # nothing written
 
 
 def test_it_reports_an_offset_below_the_log_start(gw, topics, endpoints):

@@ -14,7 +14,7 @@ import pytest
 from kafka.protocol.consumer import FetchRequest
 from kafka.record.memory_records import MemoryRecords
 
-from console.kafka import ClusterConnection, KafkaGateway
+from console.kafka import ClusterConnection, KafkaGateway, KafkaOperationError
 from console.kafka.record_read import fetch_request
 
 T0 = 1_700_000_000_000
@@ -119,4 +119,26 @@ def test_the_fetch_request_it_sends_is_a_consumers(cluster):
         0,
         0,
         200,
+    )
+
+
+def test_it_refuses_create_times_beyond_the_topics_limits_as_kafka_does(cluster, gw):
+    cluster.create_topic("stamped", partitions=1, configs={"message.timestamp.before.max.ms": "60000"})
+    now = int(max(cluster.state.now_ms, time.time() * 1000))
+    for late in (now - 3_600_000, now + 7_200_000):
+        with pytest.raises(KafkaOperationError) as exc:
+            gw.produce_record("stamped", partition=0, key=None, value=b"x", timestamp_ms=late)
+        assert exc.value.name == "INVALID_TIMESTAMP"
+    assert (
+        gw.produce_record("stamped", partition=0, key=None, value=b"x", timestamp_ms=now - 1000).offset == 0
+    )
+    # a LogAppendTime topic stamps its own time: the producer's is not checked
+    cluster.create_topic(
+        "stamped-by-broker", partitions=1, configs={"message.timestamp.type": "LogAppendTime"}
+    )
+    assert (
+        gw.produce_record(
+            "stamped-by-broker", partition=0, key=None, value=b"x", timestamp_ms=now + 7_200_000
+        ).offset
+        == 0
     )
