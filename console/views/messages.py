@@ -12,7 +12,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console import access, refusals
@@ -34,43 +33,38 @@ FOLD_LINES = 12
 POLL_S = 2
 
 
-REPLAY_CHARS = 2000  # a longer message is not offered for replay (it would travel in the produce link)
+REPLAY_CHARS = 65536  # a longer message is not offered for replay (the page would carry it twice)
 REPLAY_FIELDS = ("partition", "key", "value", "headers")
 
 
 @dataclass(frozen=True)
 class Row:
-    """One message as the table shows it; ``replay`` the produce form pre-filled with it (or "")."""
+    """One message as the table shows it; ``replay`` the produce form's fields filled with it (or None)."""
 
     m: ShownMessage
     when: datetime | None
     folded: bool
     preview: str
-    replay: str
+    replay: dict | None
 
 
-def _replay(m: ShownMessage, produce_url: str) -> str:
+def _replay(m: ShownMessage) -> dict | None:
     """Offered for a message shown as it is (no rule changed it) whose key is text (kept exact: it
     picks the partition) and whose value is text or JSON (re-sent as shown)."""
-    if (
-        not produce_url
-        or m.masked_by
-        or m.key_kind not in ("text", "null")
-        or m.value_kind not in ("text", "json")
-    ):
-        return ""
+    if m.masked_by or m.key_kind not in ("text", "null") or m.value_kind not in ("text", "json"):
+        return None
     if len(m.key) + len(m.value) > REPLAY_CHARS:
-        return ""
+        return None
     headers = "\n".join(f"{name}={value}" for name, value in m.headers)
-    query = {"key": m.key, "value": m.value, "headers": headers, "from": f"{m.partition}:{m.offset}"}
-    return f"{produce_url}?{urlencode(query)}"
+    fields = {"partition": m.partition, "key": m.key, "value": m.value, "headers": headers}
+    return {**fields, "from": f"{m.partition}:{m.offset}"}
 
 
-def _row(m: ShownMessage, produce_url: str) -> Row:
+def _row(m: ShownMessage, writer: bool) -> Row:
     when = None if m.timestamp is None else datetime.fromtimestamp(m.timestamp / 1000, tz=UTC)
     folded = len(m.value) > FOLD_CHARS or m.value.count("\n") >= FOLD_LINES
     preview = m.value.splitlines()[0][:120] if m.value else ""
-    return Row(m, when, folded, preview, _replay(m, produce_url))
+    return Row(m, when, folded, preview, _replay(m) if writer else None)
 
 
 def _follow_url(request, cursor: dict[int, int]) -> str:
@@ -90,9 +84,8 @@ def _browse(request, cluster, topic: str, form: BrowseForm) -> tuple[dict, int]:
         return {}, 400
     except KafkaOperationError as exc:
         return {"error": refusals.text(exc)}, 200
-    produce_url = reverse("messages_produce", kwargs={"name": cluster.name, "topic": topic})
-    produce_url = produce_url if grants.writable(request.user, cluster, topic) else ""
-    context = {"result": result, "rows": [_row(m, produce_url) for m in result.messages]}
+    writer = grants.writable(request.user, cluster, topic)
+    context = {"result": result, "rows": [_row(m, writer) for m in result.messages]}
     if form.cleaned_data["mode"] == "follow":
         context["follow_url"] = _follow_url(request, result.cursor)
     return context, 200
@@ -137,11 +130,13 @@ def _follow_poll(request, cluster, topic: str, form: BrowseForm, context: dict):
 def messages_produce(request, name: str, topic: str):
     cluster = get_cluster_for_user(request, name)
     grants.require(request.user, cluster, topic, grants.DATA_WRITE)
-    copied = {name: request.GET[name] for name in REPLAY_FIELDS if name in request.GET}
-    form = ProduceForm(request.POST or None, initial=copied)
+    if request.POST.get("action") == "fill":  # Replay from the browser: the form filled, nothing sent
+        form = ProduceForm(initial={name: request.POST.get(name, "") for name in REPLAY_FIELDS})
+    else:
+        form = ProduceForm(request.POST or None)
     context = {"cluster": cluster, "topic": topic, "form": form, "produced": None}
-    context["copied_from"] = request.GET.get("from", "") if copied else ""
-    if request.method == "POST" and form.is_valid():
+    context["copied_from"] = request.POST.get("from", "") if not form.is_bound else ""
+    if form.is_bound and form.is_valid():
         try:
             produced = actions.produce(
                 actor=request.user,

@@ -271,12 +271,32 @@ def test_it_offers_a_replay_of_a_message_shown_as_it_is_to_writers_only(
     body = client.get(base, {"mode": "oldest", "count": "10"}).content.decode()
     assert rows(body) == [("0", "0"), ("0", "1"), ("0", "2"), ("1", "0")]
     assert body.count('class="replay"') == 1  # the masked messages are not offered
-    produce = url("messages_produce", kafka_cluster, topic=topic)
-    assert f'href="{produce}?key=&amp;value=plain+text&amp;headers=&amp;from=1%3A0"' in body
-    filled = client.get(produce, {"key": "", "value": "plain text", "headers": "a=1", "from": "1:0"})
+    form = body[
+        body.index('<form method="post" action="' + url("messages_produce", kafka_cluster, topic=topic)) :
+    ]
+    form = form[: form.index("</form>")]
+    assert re.findall(r'name="(\w+)" value="([^"]*)"', form)[1:] == [
+        ("partition", "1"),
+        ("key", ""),
+        ("value", "plain text"),
+        ("headers", ""),
+        ("from", "1:0"),
+        ("action", "fill"),
+    ]  # after the CSRF token; the value travels in the POST body, never in a URL (nor a log of one)
+    fill = {
+        "action": "fill",
+        "partition": "1",
+        "key": "",
+        "value": "plain text",
+        "headers": "a=1",
+        "from": "1:0",
+    }
+    filled = client.post(url("messages_produce", kafka_cluster, topic=topic), fill)
     page = filled.content.decode()
-    assert 'id="copied"' in page and "1:0" in page
-    assert ">\nplain text</textarea>" in page and ">\na=1</textarea>" in page
+    assert filled.status_code == 200 and 'id="copied"' in page and "Written to partition" not in page
+    assert ">\nplain text</textarea>" in page and ">\na=1</textarea>" in page and 'value="1"' in page
+    assert not AuditEvent.objects.filter(action="messages.produce").exists()
+    assert gateway_for(kafka_cluster).partition_bounds(topic)[1] == (0, 1)
     client.force_login(personas["viewer"])
     assert 'class="replay"' not in client.get(base, {"mode": "oldest", "count": "10"}).content.decode()
 
