@@ -24,6 +24,7 @@ from typing import Any
 from kafka.protocol.consumer import FetchRequest
 from kafka.record.memory_records import MemoryRecords
 
+from . import record_v2
 from .errors import KafkaOperationError
 
 _TOPIC = FetchRequest.FetchTopic
@@ -97,43 +98,62 @@ def decode_records(data: bytes | None, partition: int, start: int, limit: int) -
     next_offset = start
     if not data:
         return Decoded(out, next_offset)
-    batches = MemoryRecords(bytes(data))
+    data, pos = bytes(data), 0
     try:
-        while len(out) < limit:
-            batch = batches.next_batch()
-            if batch is None:  # the end, or a batch cut at the answer's byte limit
+        while len(out) < limit and pos + 12 <= len(data):  # an offset and a length (the log overhead)
+            end = pos + 12 + int.from_bytes(data[pos + record_v2.LENGTH_AT : pos + 12], "big", signed=True)
+            if end > len(data):  # a batch cut at the answer's byte limit
                 break
-            if batch.is_control_batch:
-                next_offset = max(next_offset, batch.next_offset)
-                continue
-            kind = TIMESTAMP_TYPES[1 if batch.timestamp_type else 0]
-            taken: list[RawRecord] = []  # a batch counts whole or not at all
-            full = True
-            for record in batch:
-                if record.offset < start:
-                    continue
-                if len(out) + len(taken) >= limit:
-                    full = False
-                    break
-                taken.append(_raw(partition, record, kind))
+            room = limit - len(out)
+            if end - pos < 17 or (data[pos + record_v2.MAGIC_AT] >= 2 and end - pos < record_v2.HEADER_SIZE):
+                raise ValueError(f"a batch of {end - pos} bytes is shorter than its header")
+            if data[pos + record_v2.MAGIC_AT] < 2:
+                taken, whole, last = _legacy(data[pos:end], partition, start, room)
+            else:
+                head = record_v2.BatchHeader(data, pos)
+                kind = TIMESTAMP_TYPES[head.log_append_time]
+                found = [] if head.control else record_v2.records(data, pos, end, head, start)
+                whole, last = len(found) <= room, head.last_offset
+                taken = [
+                    RawRecord(partition, o, ts if ts >= 0 else None, kind, k, v, h, n)
+                    for o, ts, k, v, h, n in found[:room]
+                ]
+            pos = end
             out.extend(taken)
             if taken:
                 next_offset = taken[-1].offset + 1
-            if full:
-                next_offset = max(next_offset, batch.next_offset)
+            if whole:  # control batches and compacted tails: their offsets are passed over
+                next_offset = max(next_offset, last + 1)
     except Exception as exc:  # noqa: BLE001 - a batch the client cannot read: Kafka's name for it
         text = f"a record batch of partition {partition} at offset {next_offset} could not be read: {exc}"
         return Decoded(out, next_offset, KafkaOperationError(2, "CORRUPT_MESSAGE", text, False))
     return Decoded(out, next_offset)
 
 
+def _legacy(data: bytes, partition: int, start: int, room: int) -> tuple[list[RawRecord], bool, int]:
+    """A message set of the old formats (magic 0 or 1), through kafka-python: (records at or after
+    ``start``, at most ``room``; whether all were taken; its last offset)."""
+    batch = MemoryRecords(data).next_batch()
+    taken: list[RawRecord] = []
+    whole, last = True, start - 1
+    kind = TIMESTAMP_TYPES[1 if batch.timestamp_type else 0]
+    for record in batch:
+        last = record.offset
+        if record.offset < start:
+            continue
+        if len(taken) >= room:
+            whole = False
+            break
+        taken.append(_raw(partition, record, kind))
+    return taken, whole, last
+
+
 def _raw(partition: int, record: Any, kind: str) -> RawRecord:
     key, value, ts = record.key, record.value, record.timestamp
-    headers = tuple(record.headers)  # kafka-python's (name, value) pairs
+    headers = tuple(record.headers or ())
     size = (len(key) if key else 0) + (len(value) if value else 0)
     for name, val in headers:
         size += len(name.encode()) + (len(val) if val else 0)
-    # positional: this runs for every record of a read (500 a page)
     return RawRecord(
         partition, record.offset, ts if ts is not None and ts >= 0 else None, kind, key, value, headers, size
     )

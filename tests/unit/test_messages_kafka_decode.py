@@ -90,3 +90,25 @@ def test_a_corrupt_batch_ends_the_records_with_a_kafka_error():
 def test_each_partition_asks_for_what_its_records_are_expected_to_take():
     assert partition_limits({0: 500, 1: 1}, 1000.0, 4 << 20) == {0: 550_512, 1: 16 * 1024}
     assert partition_limits({0: 500}, 1000.0, 100_000) == {0: 100_000}  # never beyond what is left
+
+
+def test_it_reads_compressed_and_old_format_batches():
+    def built(magic: int, codec: int) -> bytes:
+        builder = MemoryRecordsBuilder(magic=magic, compression_type=codec, batch_size=1 << 20, offset=0)
+        for i in range(3):
+            builder.append(
+                timestamp=2000 + i,
+                key=None,
+                value=f"v{i}".encode(),
+                headers=[] if magic < 2 else [("n", None)],
+            )
+        builder.close()
+        return bytes(builder.buffer())
+
+    for magic, codec in ((2, 1), (2, 2), (2, 3), (2, 4), (1, 0), (1, 1), (0, 0)):
+        decoded = decode_records(built(magic, codec), 0, 1, 100)
+        assert decoded.error is None, (magic, codec, decoded.error)
+        assert [(r.offset, r.value, r.key) for r in decoded.records] == [(1, b"v1", None), (2, b"v2", None)]
+        assert decoded.next_offset == 3
+        if magic > 0:
+            assert [r.timestamp for r in decoded.records] == [2001, 2002]
