@@ -547,7 +547,43 @@ ESTATE_ROWS: tuple[ApiRow, ...] = (
     ApiRow("estate-apply", "post", OPERATORS, 202, _estate),
 )
 
-ROWS = ROWS + ADMIN_ROWS + WINDOW_ROWS + ALERT_ROWS + ESTATE_ROWS
+
+def _data_grant(w: World) -> tuple[dict, dict]:
+    from console.models import DataGrant
+
+    grant = DataGrant.objects.create(cluster=w.cluster, user=w.people["viewer"], prefix=uniq("dg"))
+    return {"grant_id": grant.pk}, {}
+
+
+def _masking_rule(w: World) -> tuple[dict, dict]:
+    from console.models import MaskingRule
+
+    rule = MaskingRule.objects.create(cluster=w.cluster, prefix=uniq("mr"), kind="header", expression="auth")
+    return {"rule_id": rule.pk}, {}
+
+
+# Messages: data.read / data.write come from data grants only (a superuser holds both); the grants and
+# masking rules are the cluster admins'.
+MESSAGE_ROWS: tuple[ApiRow, ...] = (
+    ApiRow("topic-messages", "get", SUPER, 200, lambda w: ({"topic": w.topic()}, {"mode": "oldest"})),
+    ApiRow(
+        "topic-messages", "post", SUPER, 201, lambda w: ({"topic": w.topic()}, {"value": "from the matrix"})
+    ),
+    ApiRow("data-grants", "get", ADMINS, 200),
+    ApiRow("data-grants", "post", ADMINS, 201, lambda w: ({}, {"user": "viewer", "prefix": uniq("dg")})),
+    ApiRow("data-grant-revoke", "post", ADMINS, 200, _data_grant),
+    ApiRow("masking-rules", "get", ADMINS, 200),
+    ApiRow(
+        "masking-rules",
+        "post",
+        ADMINS,
+        201,
+        lambda w: ({}, {"kind": "header", "expression": "authorization", "prefix": uniq("mr")}),
+    ),
+    ApiRow("masking-rule-remove", "post", ADMINS, 200, _masking_rule),
+)
+
+ROWS = ROWS + ADMIN_ROWS + WINDOW_ROWS + ALERT_ROWS + ESTATE_ROWS + MESSAGE_ROWS
 
 NOT_ROUTES = {"schema", "docs"}  # the OpenAPI document and its page: any signed-in caller (tested apart)
 

@@ -58,6 +58,7 @@ CLI_MODULES = (
     "console.management.cli.windows",
     "console.management.cli.estate",
     "console.management.cli.alerts",
+    "console.management.cli.messages",
 )
 
 
