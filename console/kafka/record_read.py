@@ -24,7 +24,7 @@ from typing import Any
 from kafka.protocol.consumer import FetchRequest
 from kafka.record.memory_records import MemoryRecords
 
-from . import record_v2
+from . import record_batch
 from .errors import KafkaOperationError
 
 _TOPIC = FetchRequest.FetchTopic
@@ -101,18 +101,20 @@ def decode_records(data: bytes | None, partition: int, start: int, limit: int) -
     data, pos = bytes(data), 0
     try:
         while len(out) < limit and pos + 12 <= len(data):  # an offset and a length (the log overhead)
-            end = pos + 12 + int.from_bytes(data[pos + record_v2.LENGTH_AT : pos + 12], "big", signed=True)
+            end = pos + 12 + int.from_bytes(data[pos + record_batch.LENGTH_AT : pos + 12], "big", signed=True)
             if end > len(data):  # a batch cut at the answer's byte limit
                 break
             room = limit - len(out)
-            if end - pos < 17 or (data[pos + record_v2.MAGIC_AT] >= 2 and end - pos < record_v2.HEADER_SIZE):
+            if end - pos < 17 or (
+                data[pos + record_batch.MAGIC_AT] >= 2 and end - pos < record_batch.HEADER_SIZE
+            ):
                 raise ValueError(f"a batch of {end - pos} bytes is shorter than its header")
-            if data[pos + record_v2.MAGIC_AT] < 2:
+            if data[pos + record_batch.MAGIC_AT] < 2:
                 taken, whole, last = _legacy(data[pos:end], partition, start, room)
             else:
-                head = record_v2.BatchHeader(data, pos)
+                head = record_batch.BatchHeader(data, pos)
                 kind = TIMESTAMP_TYPES[head.log_append_time]
-                found = [] if head.control else record_v2.records(data, pos, end, head, start)
+                found = [] if head.control else record_batch.records(data, pos, end, head, start)
                 whole, last = len(found) <= room, head.last_offset
                 taken = [
                     RawRecord(partition, o, ts if ts >= 0 else None, kind, k, v, h, n)
