@@ -197,3 +197,15 @@ def test_permissions_and_usage_errors_have_their_exit_codes(monkeypatch, topic, 
     DataGrant.objects.create(cluster=kafka_cluster, user=personas["viewer"], prefix=topic, read=True)
     code, out = consume("--topic", topic, "--from-beginning", "--as", "viewer")
     assert (code, out.splitlines()) == (0, ["Processed a total of 0 messages"])
+
+
+def test_timestamp_starts_at_the_first_message_at_or_after_that_time(monkeypatch, topic):
+    code, out = produce_lines(monkeypatch, "a\nb\n", "--topic", topic, "--partition", "0", "--as", "admin")
+    stamps = [int(line.split()[2]) for line in out.splitlines()[1:]]
+    assert code == 0 and len(stamps) == 2
+    code, out = consume("--topic", topic, "--timestamp", str(stamps[0]), "--as", "admin")
+    assert (code, out.splitlines()) == (0, ["a", "b", "Processed a total of 2 messages"])
+    code, out = consume("--topic", topic, "--timestamp", "2100-01-01T00:00", "--as", "admin")
+    assert (code, out.splitlines()) == (0, ["Processed a total of 0 messages"])
+    code, out = consume("--topic", topic, "--timestamp", "yesterday", "--as", "admin")
+    assert code == 2 and "--timestamp: 'yesterday' is neither epoch milliseconds nor an ISO 8601 time" in out
