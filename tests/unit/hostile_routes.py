@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from console.models import Cluster, RoleBinding
 from tests.unit import hostile_checks as checks
+from tests.unit import hostile_data
 from tests.unit.hostile_forms import (
     MAIN,
     MOVE,
@@ -451,4 +452,4 @@ def _routes() -> list[Route]:
     ]
 
 
-ROUTES: dict[str, Route] = {r.name: r for r in _routes()}
+ROUTES: dict[str, Route] = {r.name: r for r in [*_routes(), *hostile_data.routes()]}

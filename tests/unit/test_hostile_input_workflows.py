@@ -1,5 +1,6 @@
 """Hostile input to the workflow forms: ACLs, requests and change control, reassignments, elections,
-capacity, quorum, audit, login, consumer groups, API tokens, notification channels.
+capacity, quorum, audit, login, consumer groups, API tokens, notification channels, the message
+browser and its data access.
 
 See test_hostile_input.py for what every case asserts and the coverage check.
 """
@@ -62,6 +63,11 @@ HERE = (
     "change_schedule",
     "change_unschedule",
     "review_queue",
+    "messages",
+    "messages_produce",
+    "data_access",
+    "data_grant_remove",
+    "masking_rule_remove",
 )
 
 for _name in HERE:
