@@ -14,24 +14,12 @@ from rest_framework.response import Response
 
 from console import access
 from console.api.base import ApiView, plain, query, reads, writes
+from console.forms.messages import parse_cursor
 from console.messages import actions, core, store
 from console.messages import reads as message_reads
 from console.models.messages import MaskKind
 
 FILTER_MAX = core.MAX_FILTER
-
-
-def parse_cursor(text: str) -> dict[int, int] | None:
-    """A follow's cursor as the query carries it: ``0:15,1:20`` ({partition: next offset})."""
-    if not text:
-        return None
-    cursor = {}
-    for part in text.split(","):
-        p, sep, o = part.strip().partition(":")
-        if not (sep and p.isdigit() and o.isdigit()):
-            raise serializers.ValidationError({"cursor": [f"'{part}' is not PARTITION:OFFSET (0:15,1:20)."]})
-        cursor[int(p)] = int(o)
-    return cursor
 
 
 class MessagesQuery(serializers.Serializer):
@@ -60,10 +48,18 @@ class MessagesQuery(serializers.Serializer):
         help_text="ask for an unmasked read (needs a grant that allows it); audited with the read",
     )  # fmt: skip
 
+    def validate_cursor(self, value: str) -> dict[int, int] | None:
+        try:
+            return parse_cursor(value)  # the page's format: one cursor for every door
+        except ValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from None
+
 
 class HeaderIn(serializers.Serializer):
     name = serializers.CharField(max_length=FILTER_MAX)
-    value = serializers.CharField(allow_null=True, allow_blank=True, required=False, default=None)
+    value = serializers.CharField(
+        allow_null=True, allow_blank=True, required=False, default=None, trim_whitespace=False
+    )
 
 
 class ProduceIn(serializers.Serializer):
@@ -74,8 +70,13 @@ class ProduceIn(serializers.Serializer):
         default=None,
         help_text="Kafka's partitioner if left out",
     )
-    key = serializers.CharField(allow_null=True, allow_blank=True, required=False, default=None)
-    value = serializers.CharField(allow_null=True, allow_blank=True, required=False, default=None)
+    # a message is sent as written: no whitespace trimmed
+    key = serializers.CharField(
+        allow_null=True, allow_blank=True, required=False, default=None, trim_whitespace=False
+    )
+    value = serializers.CharField(
+        allow_null=True, allow_blank=True, required=False, default=None, trim_whitespace=False
+    )
     headers = HeaderIn(many=True, required=False, default=list)
 
 
@@ -87,7 +88,7 @@ def browse_query(q: dict) -> core.BrowseQuery:
         offset=q.get("offset"),
         timestamp_ms=q.get("timestamp"),
         count=q["count"],
-        cursor=parse_cursor(q["cursor"]),
+        cursor=q["cursor"],
         key_contains=q["key_contains"],
         header=q["header"],
         value_contains=q["value_contains"],

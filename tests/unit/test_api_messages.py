@@ -43,7 +43,7 @@ def browse(api, topic: str, who: str = "admin", **params):
 
 def test_it_produces_and_reads_back_a_message_with_its_key_and_headers(api, topic):
     made = produce(
-        api, topic, '{"id": 7}', key="order-7", headers=[{"name": "trace", "value": "abc"}, {"name": "empty", "value": None}]
+        api, topic, '{"id": 7}', key=" order-7 ", headers=[{"name": "trace", "value": "abc"}, {"name": "empty", "value": None}]
     )  # fmt: skip
     assert made["partition"] == 0 and made["offset"] == 0 and made["timestamp"] > 0
     got = browse(api, topic, mode="offset", partition=0, offset=0, count=10)
@@ -56,13 +56,13 @@ def test_it_produces_and_reads_back_a_message_with_its_key_and_headers(api, topi
                 "offset": 0,
                 "timestamp": made["timestamp"],
                 "timestamp_type": "CreateTime",
-                "key": "order-7",
+                "key": " order-7 ",
                 "key_kind": "text",
                 "value": '{\n  "id": 7\n}',
                 "value_kind": "json",
                 "schema_id": None,
                 "headers": [["trace", "abc"], ["empty", ""]],
-                "size": len("order-7") + len('{"id": 7}') + len("trace") + len("abc") + len("empty"),
+                "size": len(" order-7 ") + len('{"id": 7}') + len("trace") + len("abc") + len("empty"),
                 "masked_by": [],
             }
         ],
