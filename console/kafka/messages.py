@@ -114,8 +114,9 @@ class MessagesMixin(GatewayBase):
     ) -> dict[int, PartitionRead]:
         """A consumer's Fetch from each ``{partition: offset}`` to the partitions' leaders in parallel,
         repeated until ``max_records`` per partition, ``max_bytes`` read in total, the deadline
-        (``time.monotonic()`` seconds) or the high watermark. An offset below the log start (or past
-        the high watermark) is that partition's OFFSET_OUT_OF_RANGE, with its bounds filled in."""
+        (``time.monotonic()`` seconds; one Fetch round is made whatever it says) or the high watermark.
+        An offset below the log start (or past the high watermark) is that partition's
+        OFFSET_OUT_OF_RANGE, with its bounds filled in."""
         self._require_brokers("reading records")
         leaders = self._topic_leaders(topic)
         progress = {p: _Progress(int(offset)) for p, offset in positions.items()}
@@ -123,7 +124,9 @@ class MessagesMixin(GatewayBase):
             if p not in leaders:
                 prog.error, prog.done = _no_partition(topic, p), True
         bytes_left, read_bytes, read_count, pauses = max(1, max_bytes), 0, 0, list(RETRY_PAUSES_S)
-        while time.monotonic() < deadline_s and bytes_left > 0:
+        rounds = 0
+        while not rounds or (time.monotonic() < deadline_s and bytes_left > 0):  # one round at least
+            rounds += 1
             active = {p: prog for p, prog in progress.items() if not prog.done}
             if not active:
                 break

@@ -78,6 +78,8 @@ def produce(ctx: RequestContext, req: Any) -> Any:
                 data = bytes(pd.records or b"")
                 if req.acks == -1 and len(p.isr) < min_isr:
                     code = 19  # NOT_ENOUGH_REPLICAS
+                elif _largest_batch(data) > int(topic_value(st, t, "max.message.bytes", ctx.node.node_id)[0]):
+                    code = 10  # MESSAGE_TOO_LARGE: a batch is the unit Kafka checks
                 elif not appended and (record_errors := _late_records(ctx, t, data)):
                     code, message = 32, "One or more records have been rejected due to invalid timestamp"
                 else:
@@ -103,6 +105,14 @@ def produce(ctx: RequestContext, req: Any) -> Any:
     if req.acks == 0:
         return None
     return ProduceResponse(version=v, responses=out, throttle_time_ms=0)
+
+
+def _largest_batch(data: bytes) -> int:
+    """The size of the largest record batch in a Produce's records (what max.message.bytes bounds)."""
+    largest, batches = 0, MemoryRecords(data)
+    while (batch := batches.next_batch()) is not None:
+        largest = max(largest, batch.size_in_bytes)
+    return largest
 
 
 def _late_records(ctx: RequestContext, t: Topic, data: bytes) -> list[tuple[int, str]]:

@@ -143,6 +143,13 @@ def test_it_reads_from_an_offset_a_time_the_newest_and_the_oldest(gw, topics):
     assert values({0: 0}, 2) == (["v0", "v1"], 2)  # oldest
     assert values({0: 17}, 10) == (["v17", "v18", "v19"], 20)  # newest: the last 3
     assert values({0: 20}, 10) == ([], 20)  # at the high watermark: nothing yet, no error
+    late = gw.read_records(topic, {0: 0}, max_records=2, max_bytes=1 << 20, deadline_s=time.monotonic() - 1)[
+        0
+    ]
+    assert ([r.offset for r in late.records], late.high_watermark) == (
+        [0, 1],
+        20,
+    )  # one round whatever the time
     assert gw.offsets_for_time(topic, [0], T0 + 7000) == {0: 7}
     assert gw.offsets_for_time(topic, [0], T0 + 7001) == {0: 8}  # the first record at or after it
     assert gw.offsets_for_time(topic, [0], T0 - 5) == {0: 0}
@@ -206,6 +213,15 @@ def test_it_refuses_unknown_topics_partitions_and_offsets_past_the_end(gw, topic
         f"One or more records have been rejected due to invalid timestamp ({topic}-1)",
     )
     assert gw.partition_bounds(topic) == {0: (0, 0), 1: (0, 1)}  # nothing written
+
+
+def test_it_refuses_a_record_larger_than_the_topics_limit(gw, topics):
+    topic = topics.create(partitions=1, configs={"max.message.bytes": "10000"})
+    assert gw.produce_record(topic, partition=0, key=None, value=b"x" * 9000).offset == 0
+    with pytest.raises(KafkaOperationError) as exc:  # the batch of one record: ~20 KB
+        gw.produce_record(topic, partition=0, key=None, value=b"x" * 20_000)
+    assert (exc.value.code, exc.value.name) == (10, "MESSAGE_SIZE_TOO_LARGE")
+    assert gw.partition_bounds(topic) == {0: (0, 1)}
 
 
 def test_it_reports_an_offset_below_the_log_start(gw, topics, endpoints):
