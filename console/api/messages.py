@@ -20,6 +20,7 @@ from console.messages import reads as message_reads
 from console.models.messages import MaskKind
 
 FILTER_MAX = core.MAX_FILTER
+KINDS = "null, json, text, hex or schema (the Confluent wire format: the schema id and the payload in hex)"
 
 
 class MessagesQuery(serializers.Serializer):
@@ -80,6 +81,40 @@ class ProduceIn(serializers.Serializer):
     headers = HeaderIn(many=True, required=False, default=list)
 
 
+class MessageOut(serializers.Serializer):
+    partition = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    timestamp = serializers.IntegerField(allow_null=True, help_text="epoch ms; null: the record has none")
+    timestamp_type = serializers.ChoiceField(choices=["CreateTime", "LogAppendTime"])
+    key = serializers.CharField()
+    key_kind = serializers.CharField(help_text=KINDS)
+    value = serializers.CharField(
+        help_text="as decoded (JSON pretty-printed), masked unless an unmasked read"
+    )
+    value_kind = serializers.CharField(help_text=KINDS)
+    schema_id = serializers.IntegerField(allow_null=True, help_text="the Confluent wire format's schema id")
+    headers = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+    size = serializers.IntegerField(help_text="bytes of key, value and headers")
+    masked_by = serializers.ListField(child=serializers.CharField(), help_text="the rules that changed it")
+
+
+class BrowseOut(serializers.Serializer):
+    messages = MessageOut(many=True)
+    masked = serializers.BooleanField()
+    rules = serializers.ListField(child=serializers.CharField(), help_text="the masking rules in force")
+    cursor = serializers.DictField(
+        child=serializers.IntegerField(), help_text="{partition: next offset}: where mode=follow continues"
+    )
+    stopped = serializers.CharField(help_text="why the read stopped before count ('' if it did not)")
+    scanned = serializers.IntegerField(help_text="records read (filters may show fewer)")
+
+
+class ProducedOut(serializers.Serializer):
+    partition = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    timestamp = serializers.IntegerField(allow_null=True)
+
+
 def browse_query(q: dict) -> core.BrowseQuery:
     """The validated query string as the area's BrowseQuery."""
     return core.BrowseQuery(
@@ -103,7 +138,7 @@ def _text(value: str | None) -> bytes | None:
 
 
 class TopicMessages(ApiView):
-    @reads("messages_browse", parameters=[MessagesQuery])
+    @reads("messages_browse", {200: BrowseOut}, parameters=[MessagesQuery])
     def get(self, request, name: str, topic: str):
         cluster = self.cluster(name)
         result = message_reads.browse(
@@ -117,7 +152,7 @@ class TopicMessages(ApiView):
         add_never_cache_headers(response)  # messages are data: no cache keeps a copy
         return response
 
-    @writes("messages_produce", 201, request=ProduceIn)
+    @writes("messages_produce", {201: ProducedOut}, request=ProduceIn)
     def post(self, request, name: str, topic: str):
         cluster = self.cluster(name)
         d = self.body(ProduceIn)
@@ -140,7 +175,7 @@ class TopicMessages(ApiView):
 # -- data access: grants and masking rules (cluster admins) -------------------------------------------
 
 
-class GrantIn(serializers.Serializer):
+class DataGrantIn(serializers.Serializer):
     user = serializers.CharField(required=False, allow_blank=True, max_length=150, default="")
     group = serializers.CharField(required=False, allow_blank=True, max_length=150, default="")
     prefix = serializers.CharField(
@@ -151,7 +186,7 @@ class GrantIn(serializers.Serializer):
     unmasked = serializers.BooleanField(default=False, help_text="may ask for unmasked reads with a reason")
 
 
-class RuleIn(serializers.Serializer):
+class MaskingRuleIn(serializers.Serializer):
     prefix = serializers.CharField(required=False, allow_blank=True, max_length=249, default="")
     kind = serializers.ChoiceField(choices=MaskKind.values)
     expression = serializers.CharField(max_length=500)
@@ -164,10 +199,10 @@ class DataGrants(ApiView):
         listed, _ = message_reads.data_access(actor=request.user, cluster=self.cluster(name))
         return Response({"results": listed})
 
-    @writes("data_grants_add", 201, request=GrantIn)
+    @writes("data_grants_add", 201, request=DataGrantIn)
     def post(self, request, name: str):
         cluster = self.cluster(name, access.ADMINISTER)
-        d = self.body(GrantIn)
+        d = self.body(DataGrantIn)
         user = get_user_model().objects.filter(username=d["user"]).first() if d["user"] else None
         group = Group.objects.filter(name=d["group"]).first() if d["group"] else None
         if (d["user"] and user is None) or (d["group"] and group is None):
@@ -196,10 +231,10 @@ class MaskingRules(ApiView):
         _, listed = message_reads.data_access(actor=request.user, cluster=self.cluster(name))
         return Response({"results": listed})
 
-    @writes("masking_rules_add", 201, request=RuleIn)
+    @writes("masking_rules_add", 201, request=MaskingRuleIn)
     def post(self, request, name: str):
         cluster = self.cluster(name, access.ADMINISTER)
-        d = self.body(RuleIn)
+        d = self.body(MaskingRuleIn)
         rule = actions.add_rule(
             actor=request.user, cluster=cluster, prefix=d["prefix"], kind=d["kind"],
             expression=d["expression"], note=d["note"], source_ip=self.ip,
