@@ -198,9 +198,7 @@ class MessagesMixin(GatewayBase):
         while True:
             leader = leaders.get(partition, -1)
             if leader < 0:
-                raise KafkaOperationError(
-                    5, "LEADER_NOT_AVAILABLE", f"{topic}-{partition} has no leader", True
-                )
+                raise _no_leader(topic, partition)
             answer = self._kp.send(_produce_request(topic, partition, records, self._timeout), leader)
             pd = answer.responses[0].partition_responses[0]
             err = from_code(pd.error_code, getattr(pd, "error_message", None))
@@ -233,7 +231,7 @@ class MessagesMixin(GatewayBase):
             if leader is None:
                 out[p] = _no_partition(topic, p)
             elif leader < 0:
-                out[p] = KafkaOperationError(5, "LEADER_NOT_AVAILABLE", f"{topic}-{p} has no leader", True)
+                out[p] = _no_leader(topic, p)
             else:
                 by_leader[leader].setdefault(topic, []).append(p)
         return by_leader
@@ -269,10 +267,7 @@ class MessagesMixin(GatewayBase):
         for p, prog in active.items():
             leader = leaders.get(p, -1)
             if leader < 0:
-                prog.error = KafkaOperationError(
-                    5, "LEADER_NOT_AVAILABLE", f"{topic}-{p} has no leader", True
-                )
-                prog.done = True
+                prog.error, prog.done = _no_leader(topic, p), True
             elif prog.alone:
                 alone.append((leader, [p]))
             else:
@@ -340,6 +335,10 @@ def _no_partition(topic: str, partition: int) -> KafkaOperationError:
     return KafkaOperationError(
         3, "UNKNOWN_TOPIC_OR_PARTITION", f"partition {partition} of topic '{topic}' does not exist"
     )
+
+
+def _no_leader(topic: str, partition: int) -> KafkaOperationError:
+    return KafkaOperationError(5, "LEADER_NOT_AVAILABLE", f"{topic}-{partition} has no leader", True)
 
 
 def _out_of_range(topic: str, partition: int, offset: int, bounds: tuple[int, int]) -> KafkaOperationError:

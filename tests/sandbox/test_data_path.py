@@ -142,3 +142,23 @@ def test_it_refuses_create_times_beyond_the_topics_limits_as_kafka_does(cluster,
         ).offset
         == 0
     )
+
+
+def test_a_partition_without_a_leader_is_that_partitions_error(cluster, gw):
+    cluster.create_topic("headless", partitions=2, assignment=[[2], [3]])
+    gw.produce_record("headless", partition=0, key=None, value=b"kept")
+    cluster.stop_broker(3)  # partition 1's only replica: no leader
+    read = gw.read_records(
+        "headless", {0: 0, 1: 0}, max_records=5, max_bytes=1 << 20, deadline_s=time.monotonic() + 2
+    )
+    assert [r.value for r in read[0].records] == [b"kept"] and read[0].error is None
+    assert (read[1].error.name, read[1].error.message) == ("LEADER_NOT_AVAILABLE", "headless-1 has no leader")
+    bounds = gw.partition_bounds("headless")
+    assert bounds[0] == (0, 1) and bounds[1].name == "LEADER_NOT_AVAILABLE"
+    with pytest.raises(KafkaOperationError) as exc:
+        gw.produce_record("headless", partition=1, key=None, value=b"x")
+    assert exc.value.name == "LEADER_NOT_AVAILABLE"
+    # no key: a partition with a leader
+    assert {
+        gw.produce_record("headless", partition=None, key=None, value=b"y").partition for _ in range(5)
+    } == {0}
