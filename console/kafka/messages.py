@@ -190,10 +190,7 @@ class MessagesMixin(GatewayBase):
         elif partition not in leaders:
             raise _no_partition(topic, partition)
         timestamp = int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms)
-        builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20, offset=0)
-        builder.append(timestamp=timestamp, key=key, value=value, headers=[(n, v) for n, v in headers])
-        builder.close()
-        records = bytes(builder.buffer())
+        records = _one_record_batch(timestamp, key, value, headers)
         pauses = list(RETRY_PAUSES_S)
         while True:
             leader = leaders.get(partition, -1)
@@ -315,6 +312,19 @@ def _take(prog: _Progress, pd: Any, max_records: int, spent: bool) -> int:
     elif stuck and (pd.records or not spent):  # its first batch exceeds its share (KIP-74): alone
         prog.alone = True
     return len(decoded.records)
+
+
+def _one_record_batch(
+    timestamp: int, key: bytes | None, value: bytes | None, headers: Sequence[tuple[str, bytes | None]]
+) -> bytes:
+    """A v2 batch holding one uncompressed record; what kafka-python cannot write is INVALID_RECORD."""
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20, offset=0)
+    try:
+        builder.append(timestamp=timestamp, key=key, value=value, headers=[(n, v) for n, v in headers])
+    except (TypeError, ValueError, AssertionError, AttributeError) as exc:
+        raise KafkaOperationError(87, "INVALID_RECORD", f"the record cannot be written: {exc}") from None
+    builder.close()
+    return bytes(builder.buffer())
 
 
 def _produce_request(topic: str, partition: int, records: bytes, timeout_s: float) -> ProduceRequest:

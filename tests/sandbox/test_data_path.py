@@ -162,3 +162,18 @@ def test_a_partition_without_a_leader_is_that_partitions_error(cluster, gw):
     assert {
         gw.produce_record("headless", partition=None, key=None, value=b"y").partition for _ in range(5)
     } == {0}
+
+
+def test_a_record_the_client_cannot_write_is_a_kafka_error(cluster, gw):
+    cluster.create_topic("typed", partitions=1)
+    for bad in (
+        {"value": "text, not bytes"},
+        {"value": b"v", "headers": [("h", "text")]},
+        {"value": b"v", "headers": [(1, b"v")]},
+    ):
+        with pytest.raises(KafkaOperationError) as exc:
+            gw.produce_record("typed", partition=0, key=None, **bad)
+        assert exc.value.name == "INVALID_RECORD" and exc.value.message.startswith(
+            "the record cannot be written: "
+        )
+    assert gw.partition_bounds("typed") == {0: (0, 0)}
