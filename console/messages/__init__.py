@@ -4,6 +4,7 @@
 ``BrowseResult``, ``BrowseInvalid`` (bad input: 400), decoding, filters. ``masking`` (pure): masking
 rules checked (``make_rule``: RuleInvalid) and applied. ``grants``: DATA_READ / DATA_WRITE from
 ``DataGrant`` rows only (``require``, ``can``, ``visible``, ``writable``, ``may_unmask``).
+``jsondoc``: JSON values parsed once, written pretty, JSON paths (plain ones walked directly).
 ``store``: grants and rules described (``grants_of``, ``rules_of``, ``rules_in_force``).
 ``audit_names``: the area's audit actions.
 
@@ -29,4 +30,4 @@ rules checked (``make_rule``: RuleInvalid) and applied. ``grants``: DATA_READ / 
 All four need ``access.ADMINISTER`` on the cluster and are audited (a refusal too).
 """
 
-__all__ = ["actions", "audit_names", "core", "grants", "masking", "reads", "store"]
+__all__ = ["actions", "audit_names", "core", "grants", "jsondoc", "masking", "reads", "store"]

@@ -15,8 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import orjson
-
+from console.messages import jsondoc
 from console.messages.masking import Rule, RuleInvalid, json_path, mask_headers, mask_value
 
 MAX_MESSAGES = 500  # messages shown per request
@@ -141,35 +140,10 @@ def _hex(data: bytes) -> str:
     return binascii.hexlify(data, " ").decode("ascii")
 
 
-_JSON_START = frozenset(bytes([c]) for c in b'{["-0123456789tfn')
-
-
-def _not_json(constant: str):
-    raise ValueError(f"{constant} is not JSON")
-
-
-_JSON = json.JSONDecoder(parse_constant=_not_json)
-
-
-def _json_text(data: bytes) -> str | None:
-    """JSON, pretty, or None. Parsed by the stdlib (exact integers of any size; NaN and Infinity are
-    not JSON), written by orjson (the stdlib's indenting encoder is pure Python, and a read shows up
-    to 500 values) unless it holds an integer past 64 bits."""
-    if data.lstrip()[:1] not in _JSON_START:
-        return None
-    try:
-        doc = _JSON.decode(data.decode("utf-8"))
-    except ValueError:  # UnicodeDecodeError is one
-        return None
-    try:
-        return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode("utf-8")
-    except orjson.JSONEncodeError:
-        return json.dumps(doc, indent=2, ensure_ascii=False)
-
-
-def decode(data: bytes | None, how: str = "auto") -> Decoded:
+def decode(data: bytes | None, how: str = "auto", doc: Any = jsondoc.UNPARSED) -> Decoded:
     """Bytes as shown: auto = the Confluent wire format (magic byte 0 and a 4-byte schema id) as its
-    schema id and the payload in hex, else JSON (pretty) if it parses, text if UTF-8, else hex."""
+    schema id and the payload in hex, else JSON (pretty) if it parses, text if UTF-8, else hex.
+    ``doc``: the bytes' JSON document when it is known already (jsondoc.NOT_JSON: none)."""
     if data is None:
         return Decoded("", "null")
     if how == "hex":
@@ -177,9 +151,10 @@ def decode(data: bytes | None, how: str = "auto") -> Decoded:
     if how == "auto" and len(data) >= 5 and data[0] == 0:
         return Decoded(_hex(data[5:]), "schema", struct.unpack(">i", data[1:5])[0])
     if how in ("auto", "json"):
-        pretty = _json_text(data)
-        if pretty is not None:
-            return Decoded(pretty, "json")
+        if doc is jsondoc.UNPARSED:
+            doc = jsondoc.parse(data)
+        if doc is not jsondoc.NOT_JSON:
+            return Decoded(jsondoc.pretty(doc), "json")
     try:
         return Decoded(data.decode("utf-8"), "text")
     except UnicodeDecodeError:
@@ -246,9 +221,14 @@ def _header_text(value: bytes | None) -> str:
 
 
 def passes(
-    f: Filters, key: bytes | None, headers: Sequence[tuple[str, bytes | None]], value: bytes | None
+    f: Filters,
+    key: bytes | None,
+    headers: Sequence[tuple[str, bytes | None]],
+    value: bytes | None,
+    doc: Any = jsondoc.UNPARSED,
 ) -> bool:
-    """Whether a message (as shown: masked when the read is) passes every filter."""
+    """Whether a message (as shown: masked when the read is) passes every filter (``doc``: the
+    value's JSON document when known already)."""
     if f.key_contains and f.key_contains not in decode(key, "text").text:
         return False
     if f.header_name:
@@ -258,11 +238,9 @@ def passes(
     if f.value_contains and f.value_contains not in decode(value, "text").text:
         return False
     if f.path is not None:
-        try:
-            doc = json.loads(value) if value is not None else None
-        except ValueError:
-            return False
-        matches = [m.value for m in f.path.find(doc)] if doc is not None else []
+        if doc is jsondoc.UNPARSED:
+            doc = jsondoc.parse(value)
+        matches = [] if doc is jsondoc.NOT_JSON else f.path.find(doc)
         if not matches or (f.path_value is not None and not any(_equals(m, f.path_value) for m in matches)):
             return False
     return True
@@ -274,14 +252,16 @@ def passes(
 def prepare(record: Record, rules: Sequence[Rule] | None, f: Filters, how: str) -> ShownMessage | None:
     """The record as shown (masked by ``rules``; None = an unmasked read), or None when a filter
     drops it. Filters see only the masked message: a filter is no oracle for a masked value."""
-    value, headers, changed = record.value, tuple(record.headers), []
+    value, headers, changed, doc = record.value, tuple(record.headers), [], jsondoc.UNPARSED
     if rules:
-        value, changed = mask_value(value, rules)
+        value, changed, doc = mask_value(value, rules)
         headers, header_changed = mask_headers(headers, rules)
         changed += header_changed
-    if f.any and not passes(f, record.key, headers, value):
+    if doc is jsondoc.UNPARSED and (f.path is not None or how in ("auto", "json")):
+        doc = jsondoc.parse(value)  # once, for the JSON-path filter and the JSON shown
+    if f.any and not passes(f, record.key, headers, value, doc):
         return None
-    key, shown = decode(record.key, how), decode(value, how)
+    key, shown = decode(record.key, how), decode(value, how, doc)
     return ShownMessage(
         partition=record.partition,
         offset=record.offset,

@@ -9,14 +9,11 @@ byte, so a readable secret inside a binary value is masked too.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jsonpath_ng.exceptions import JSONPathError
-from jsonpath_ng.ext import parse as parse_json_path
-
+from console.messages import jsondoc
 from console.patterns import PatternError, compile_pattern
 
 MASK = "***"
@@ -28,17 +25,12 @@ class RuleInvalid(ValueError):
     """A masking rule (or a JSON path filter) that cannot be applied; the message says why."""
 
 
-def json_path(expression: str):
+def json_path(expression: str) -> jsondoc.JsonPath:
     """The compiled JSON path, or RuleInvalid naming the parser's complaint."""
-    text = expression.strip()
-    if not text:
-        raise RuleInvalid("the JSON path is empty")
-    if len(text) > MAX_EXPRESSION:
-        raise RuleInvalid(f"the JSON path is longer than {MAX_EXPRESSION} characters")
     try:
-        return parse_json_path(text)
-    except (JSONPathError, Exception) as exc:  # noqa: BLE001 - its lexer and ext parser raise bare Exception
-        raise RuleInvalid(f"'{text}' is not a JSON path: {exc}") from None
+        return jsondoc.JsonPath(expression)
+    except jsondoc.PathInvalid as exc:
+        raise RuleInvalid(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -65,7 +57,8 @@ def make_rule(kind: str, expression: str, prefix: str = "") -> Rule:
     if kind not in KINDS:
         raise RuleInvalid(f"unknown masking kind '{kind}' (one of {', '.join(KINDS)})")
     if kind == "json_path":
-        return Rule(kind, expression.strip(), prefix, json_path(expression))
+        path = json_path(expression)
+        return Rule(kind, path.text, prefix, path)
     if kind == "header":
         name = expression.strip()
         if not name or len(name) > MAX_EXPRESSION:
@@ -94,33 +87,34 @@ def _text(data: bytes) -> tuple[str, str]:
         return data.decode("latin-1"), "latin-1"
 
 
-def _mask_json(data: bytes, rules: Sequence[Rule], changed: list[str]) -> bytes:
-    try:
-        doc = json.loads(data)
-    except ValueError:
-        return data
-    for rule in rules:
-        if any(match.value != MASK for match in rule.compiled.find(doc)):
-            doc = rule.compiled.update(doc, MASK)
-            changed.append(rule.label)
-    return json.dumps(doc, ensure_ascii=False).encode("utf-8") if changed else data
-
-
-def mask_value(value: bytes | None, rules: Sequence[Rule]) -> tuple[bytes | None, list[str]]:
-    """The value with the JSON-path and regex rules applied, and the labels of those that changed it."""
+def mask_value(
+    value: bytes | None, rules: Sequence[Rule], doc: Any = jsondoc.UNPARSED
+) -> tuple[bytes | None, list[str], Any]:
+    """The value with the JSON-path and regex rules applied, the labels of those that changed it, and
+    its JSON document as masked (``doc``: the value parsed already, if it was; UNPARSED when the
+    masked value must be parsed again)."""
     changed: list[str] = []
     if value is None:
-        return None, changed
+        return None, changed, jsondoc.NOT_JSON
     paths = [r for r in rules if r.kind == "json_path"]
     if paths:
-        value = _mask_json(value, paths, changed)
+        if doc is jsondoc.UNPARSED:
+            doc = jsondoc.parse(value)
+        if doc is not jsondoc.NOT_JSON:
+            for rule in paths:
+                doc, hit = rule.compiled.replace(doc, MASK)
+                if hit:
+                    changed.append(rule.label)
+            if changed:
+                value = jsondoc.compact(doc)
     for rule in (r for r in rules if r.kind == "regex"):
         text, encoding = _text(value)
         masked = rule.compiled.sub(MASK, text)
         if masked != text:
             changed.append(rule.label)
             value = masked.encode(encoding)  # Latin-1 back to the same bytes, *** in place
-    return value, changed
+            doc = jsondoc.UNPARSED
+    return value, changed, doc
 
 
 def mask_headers(

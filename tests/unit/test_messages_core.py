@@ -182,3 +182,53 @@ def test_it_merges_partitions_by_timestamp():
 
     merged = core.merge([[m(0, 0, 5), m(0, 1, 9)], [m(1, 0, 7), m(1, 1, None)]])
     assert [(x.partition, x.offset) for x in merged] == [(1, 1), (0, 0), (1, 0), (0, 1)]
+
+
+def test_it_walks_plain_json_paths_as_jsonpath_ng_finds_and_updates_them():
+    import copy
+
+    from jsonpath_ng.ext import parse
+
+    from console.messages import jsondoc
+
+    docs = [
+        {"a": {"b": 1, "c": "***"}},
+        {"a": [{"b": 1}, {"b": 2}, {"c": 3}]},
+        {"a": {"x": {"b": 3}, "y": [1]}},
+        {"a": "s", "a b": {"c": 1}},
+        {"a": None},
+        [1, [2, 3]],
+        {"a": [1, [2]]},
+        5,
+        {"len": 1, "a": {"b": {"b": 2}}},
+    ]
+    paths = [
+        "$",
+        "$.a",
+        "$.a.b",
+        "$.a[*].b",
+        "$.a[0]",
+        "$.a[*]",
+        "$.a[-1]",
+        "$[0]",
+        "$.*",
+        "$.a.*",
+        "$.a[1][0]",
+    ]
+    paths += ["$['a']", "$['a b'].c", '$["a"].b', "$.a.b.b", "$.a[7]", "$.a[-9]", "$.*.*", "$[*][1]"]
+    for text in paths:
+        path = jsondoc.JsonPath(text)
+        assert path.steps is not None, text  # walked, not handed to jsonpath-ng
+        reference = parse(text)
+        for doc in docs:
+            assert path.find(doc) == [m.value for m in reference.find(doc)], (text, doc)
+            mine, theirs = (
+                path.replace(copy.deepcopy(doc), "***")[0],
+                reference.update(copy.deepcopy(doc), "***"),
+            )
+            assert mine == theirs, (text, doc, mine, theirs)
+    for text in ("$..b", "$.a[?(@.b > 1)]", "a.b", "$.len", "$.a[0:2]"):
+        path = jsondoc.JsonPath(text)
+        assert path.steps is None, text
+        for doc in docs:
+            assert path.find(doc) == [m.value for m in parse(text).find(doc)], (text, doc)
