@@ -213,3 +213,31 @@ def test_grants_and_masking_rules_are_managed_by_cluster_admins(api, topic, pers
     )
     assert ("messages.grant", "success") in actions and ("messages.revoke", "success") in actions
     assert ("messages.rule.add", "success") in actions and ("messages.rule.remove", "success") in actions
+
+
+def test_an_unmasked_read_needs_a_grant_that_allows_it_and_is_audited_with_its_reason(
+    api, topic, personas, kafka_cluster
+):
+    added = api(
+        "admin",
+        "post",
+        "masking-rules",
+        {"kind": "header", "expression": "authorization", "prefix": topic},
+        name="sandbox",
+    )
+    assert added.status_code == 201
+    produce(api, topic, "v", headers=[{"name": "authorization", "value": "Bearer t0k"}])
+    DataGrant.objects.create(cluster=kafka_cluster, user=personas["viewer"], prefix=topic, read=True)
+    refused = browse(api, topic, who="viewer", mode="oldest", unmasked_reason="INC-42")
+    assert refused.status_code == 403 and "unmasked" in refused.json()["error"]["message"]
+    DataGrant.objects.filter(user=personas["viewer"]).update(unmasked=True)
+    got = browse(api, topic, who="viewer", mode="oldest", unmasked_reason="INC-42").json()
+    assert (got["masked"], got["rules"], got["messages"][0]["headers"]) == (
+        False,
+        [],
+        [["authorization", "Bearer t0k"]],
+    )
+    read = AuditEvent.objects.filter(action="messages.read", outcome="success").latest("pk")
+    assert (read.params["masked"], read.params["reason"]) == (False, "INC-42")
+    masked = browse(api, topic, who="viewer", mode="oldest").json()
+    assert masked["masked"] is True and masked["messages"][0]["headers"] == [["authorization", "***"]]
