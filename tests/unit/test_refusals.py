@@ -127,6 +127,7 @@ NOT_REFUSALS = {
     "AssignmentSyntaxError": "topics' assignment parser: each door turns it into its own usage or form error naming the formats",
     "HeldInstead": "the CLI's signal that the action was held (or broke glass): it shows the held change, exit 0",
     "RuleInvalid": "messages: a masking rule or JSON path that cannot apply, turned into ValidationError / BrowseInvalid",
+    "PathInvalid": "messages: a JSON path that does not parse, turned into RuleInvalid",
 }
 
 
