@@ -11,7 +11,7 @@ rules checked (``make_rule``: RuleInvalid) and applied. ``grants``: DATA_READ / 
 ``reads``:
 - ``browse(*, actor, cluster, topic, query: core.BrowseQuery, source_ip=None) -> core.BrowseResult``
   (PermissionDenied without data.read, or for an unmasked read without a grant with ``unmasked`` and
-  a reason - audited "denied"; BrowseInvalid for bad input; AuditUnavailable when the read cannot be
+  a reason - audited "refused"; BrowseInvalid for bad input; AuditUnavailable when the read cannot be
   audited: nothing is shown)
 - ``data_access(*, actor, cluster) -> (grants, rules)``: lists of dicts (``store.describe_grant`` /
   ``describe_rule``: id, subject, prefix, read, write, unmasked / id, prefix, kind, expression, note,

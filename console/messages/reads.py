@@ -6,7 +6,7 @@ committed) until it has ``count`` messages that pass the filters, MAX_BYTES were
 passed or the high watermark was reached, and says which in ``stopped``. Every record is masked by the
 rules in force before a filter sees it. Each read that shows messages (and every read that is not a
 follow poll) is one ``messages.read`` event: offsets and counts, never a value; a refused read is one
-event with outcome "denied".
+event with outcome "refused" (as every refusal in the audit trail).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, transaction
+from django.http import Http404
 
 from console import access
 from console.audit import store as audit
@@ -120,7 +121,8 @@ def _bounds(gw, cluster: Cluster, topic: str, query: BrowseQuery) -> dict[int, t
         every = gw.partition_bounds(topic)
     except KafkaOperationError as exc:
         if exc.name == "UNKNOWN_TOPIC_OR_PARTITION":
-            raise BrowseInvalid(f"There is no topic '{topic}' on cluster '{cluster.name}'.") from None
+            # not found, as every door answers an unknown topic elsewhere (404, exit NOT_FOUND)
+            raise Http404(f"There is no topic '{topic}' on cluster '{cluster.name}'.") from None
         raise
     wanted = sorted(every) if query.partition is None else [query.partition]
     if query.partition is not None and query.partition not in every:
@@ -348,9 +350,9 @@ def _audit_denied(actor, cluster, topic, query, exc, source_ip) -> None:
             "partitions": [] if query.partition is None else [query.partition],
             "masked": query.unmasked_reason == "",
             "reason": query.unmasked_reason,
-            "denied": str(exc),
+            "refused": str(exc),
         },
-        outcome="denied",
+        outcome="refused",
         source_ip=source_ip,
     )
 

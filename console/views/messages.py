@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -24,7 +23,7 @@ from console.forms.messages import (
 )
 from console.kafka import KafkaOperationError
 from console.messages import actions, grants, reads
-from console.messages.core import BrowseInvalid, ShownMessage
+from console.messages.core import ShownMessage
 from console.views import htmx, posting
 from console.views._helpers import client_ip, get_cluster_for_user, not_found_is_404
 
@@ -79,9 +78,9 @@ def _browse(request, cluster, topic: str, form: BrowseForm) -> tuple[dict, int]:
         result = reads.browse(
             actor=request.user, cluster=cluster, topic=topic, query=form.query(), source_ip=client_ip(request)
         )
-    except BrowseInvalid as exc:
-        form.add_error(None, str(exc))
-        return {}, 400
+    except refusals.SHOWN as exc:  # bad input (BrowseInvalid): on the form, with the table's status
+        posting.refused(form, exc)
+        return {}, refusals.answer(exc).status
     except KafkaOperationError as exc:
         return {"error": refusals.text(exc)}, 200
     writer = grants.writable(request.user, cluster, topic)
@@ -118,8 +117,11 @@ def _follow_poll(request, cluster, topic: str, form: BrowseForm, context: dict):
     if not stop:
         try:
             found, status = _browse(request, cluster, topic, form)
-        except PermissionDenied as exc:  # the grant went away while following: say so, stop polling
-            found, status = {"error": str(exc)}, 403
+        except Exception as exc:  # a refusal (the grant gone while following): said, and polling stops
+            said = refusals.answer(exc)
+            if said is None:
+                raise
+            found, status = {"error": said.text}, said.status
         context.update(found)
         stop = status != 200 or "error" in context
     return htmx.polled_fragment(request, "console/_messages_follow.html", context, finished=stop)

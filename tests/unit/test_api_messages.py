@@ -150,7 +150,7 @@ def test_it_refuses_bad_input_with_400_an_unknown_topic_with_404_and_no_grant_wi
     bad_path = browse(api, topic, mode="oldest", json_path="$[")
     assert bad_path.status_code == 400 and "JSON path" in bad_path.json()["error"]["message"]
     missing = browse(api, "no-such-topic-here", mode="oldest")
-    assert missing.status_code == 400
+    assert missing.status_code == 404
     assert (
         missing.json()["error"]["message"] == "There is no topic 'no-such-topic-here' on cluster 'sandbox'."
     )

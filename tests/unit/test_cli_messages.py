@@ -11,6 +11,7 @@ import time
 import pytest
 
 from console.clusters.actions import gateway_for
+from console.management.cli.base import NOT_FOUND
 from console.management.cli.messages import LineFormat, format_message, line_format
 from console.messages.core import ShownMessage
 from console.models import AuditEvent, DataGrant
@@ -193,7 +194,7 @@ def test_permissions_and_usage_errors_have_their_exit_codes(monkeypatch, topic, 
     assert code == 2 and "Options from-beginning and offset cannot be specified together." in out
     assert consume("--topic", topic, "--partition", "0", "--offset", "-3", "--as", "admin")[0] == 2
     code, out = consume("--topic", "no-such-topic-anywhere", "--from-beginning", "--as", "admin")
-    assert code == 4 and "There is no topic 'no-such-topic-anywhere' on cluster 'sandbox'." in out
+    assert code == NOT_FOUND and "There is no topic 'no-such-topic-anywhere' on cluster 'sandbox'." in out
     DataGrant.objects.create(cluster=kafka_cluster, user=personas["viewer"], prefix=topic, read=True)
     code, out = consume("--topic", topic, "--from-beginning", "--as", "viewer")
     assert (code, out.splitlines()) == (0, ["Processed a total of 0 messages"])
