@@ -152,17 +152,24 @@ class CollapseRepeats(logging.Filter):
 _AUTH_BYTES = re.compile(r"auth_bytes=b(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 
 
-_RAW_SEND = re.compile(r"(?:^|\s)Send: ")
+# ... and "Recv:" the raw bytes of each answer; a Produce request and a Fetch answer printed as objects
+# carry their records (message keys, values and headers: what the message browser masks)
+_RAW_BYTES = re.compile(r"(?:^|\s)(?:Send|Recv): ")
+_RECORDS = re.compile(r"\b(ProduceRequest|FetchResponse)\(.*", re.DOTALL)
 
 
 def _redacted(record: logging.LogRecord) -> bool:
-    """Drop raw request dumps and blank SASL tokens in kafka-python's DEBUG lines."""
+    """Drop raw request and answer dumps, leave records out of Produce requests and Fetch answers and
+    blank SASL tokens in kafka-python's DEBUG lines."""
     try:
         text = record.getMessage()
     except Exception:  # noqa: BLE001 - a bad format string: let logging report it
         return True
-    if _RAW_SEND.search(text):
+    if _RAW_BYTES.search(text):
         return False
+    if "ProduceRequest(" in text or "FetchResponse(" in text:
+        text = _RECORDS.sub(r"\1(<records left out>)", text)
+        record.msg, record.args = text, ()
     if "auth_bytes=" in text:
         record.msg, record.args = _AUTH_BYTES.sub("auth_bytes=<redacted>", text), ()
     return True
