@@ -80,3 +80,21 @@ def test_consume_prints_what_kafka_console_consumer_prints(registered, monkeypat
     )
     assert stdout.splitlines() == lines[:3]
     assert "Processed a total of 3 messages" in stderr
+    for props in (("print.partition=true", "print.key=true", "print.value=false"), ("print.value=false",)):
+        flags = [a for p in props for a in ("--property", p)]
+        code, ours = kafka(
+            "messages", "consume", "--topic", topic, "--partition", "1", "--offset", "1", "--max-messages", "2",
+            *flags, "--as", "admin",
+        )  # fmt: skip
+        stdout, _ = tool_consume(
+            endpoints.bootstrap_servers,
+            topic,
+            "--partition",
+            "1",
+            "--offset",
+            "1",
+            "--max-messages",
+            "2",
+            *flags,
+        )
+        assert code == 0 and ours.removesuffix("Processed a total of 2 messages\n") == stdout, props

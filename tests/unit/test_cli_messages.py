@@ -55,8 +55,10 @@ def test_it_formats_a_message_as_kafkas_default_message_formatter():
     shown = message(headers=(("a", "1"), ("b", "2")), key="", key_kind="null")
     assert format_message(shown, headers) == "a:1,b:2 | null | v\n"
     assert format_message(message(), headers) == "NO_HEADERS | k | v\n"
+    # Kafka 4.1 prints the printed columns joined, then the line; "yes" is no "true" (parseBoolean)
     no_value = line_format({"print.key": "true", "print.value": "false", "print.offset": "yes"})
-    assert format_message(message(), no_value) == "k\t"
+    assert format_message(message(), no_value) == "k\n"
+    assert format_message(message(), line_format({"print.value": "false"})) == ""
     pretty = message(value='{\n  "a": [\n    1\n  ]\n}', value_kind="json", timestamp=None)
     assert format_message(pretty, line_format({"print.timestamp": "true"})) == 'CreateTime:-1\t{"a": [1]}\n'
 

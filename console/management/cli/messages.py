@@ -108,8 +108,9 @@ def _column(text: str, kind: str, fmt: LineFormat) -> str:
 
 
 def format_message(m, fmt: LineFormat) -> str:
-    """One message as DefaultMessageFormatter writes it: timestamp, partition, offset, headers, key,
-    value, each followed by the key separator when another column follows, the line separator last."""
+    """One message as Kafka 4.1's kafka-console-consumer writes it: timestamp, partition, offset,
+    headers, key, value, the printed ones joined by the key separator, the line separator last; with
+    nothing printed, nothing (not even the line separator)."""
     columns = []
     if fmt.timestamp:
         columns.append(f"{m.timestamp_type}:{m.timestamp if m.timestamp is not None else -1}")
@@ -124,9 +125,7 @@ def format_message(m, fmt: LineFormat) -> str:
         columns.append(_column(m.key, m.key_kind, fmt))
     if fmt.value:
         columns.append(_column(m.value, m.value_kind, fmt))
-        return fmt.key_separator.join(columns) + fmt.line_separator
-    # no value: the last column ends with the key separator, as Kafka's formatter writes it
-    return "".join(c + fmt.key_separator for c in columns)
+    return fmt.key_separator.join(columns) + fmt.line_separator if columns else ""
 
 
 def epoch_ms(text: str) -> int:
