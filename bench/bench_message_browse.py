@@ -6,7 +6,9 @@ own (``harness.RemoteSandbox``). Console side: ``console.messages.reads.browse``
 count 500 on partition 0, as an admin (the cluster's admin role, not a superuser) holding a data read
 grant: the grant check, the partition bounds, the gateway's Fetch and decoding of every batch, each
 message's decoding (JSON), masking (one json_path rule in force) and the audit row of the read.
-Shown, not gated: the gateway's ``read_records`` alone (the Kafka layer's part).
+Shown, not gated: the gateway's ``read_records`` alone (the Kafka layer's part), and the raw side of the
+same work (``same_work``: the leader, the bounds, the Fetch and each value parsed, masked and
+pretty-printed; what any browser that shows masked JSON must do, without the grant and the audit).
 
 Floor: a raw socket's Fetch of the same range (a plain socket held open across runs), its answer
 decoded by kafka-python's protocol and record classes (the decoding every reader of the range must
@@ -122,6 +124,66 @@ def floors(bootstrap: str) -> dict:
     return {"raw socket Fetch + kafka-python record decoding": raw_socket}
 
 
+def same_work(bootstrap: str) -> dict:
+    """Shown, not gated: the least raw work for the page's result, not only its Fetch - the topic's
+    leader (Metadata of the topic), the partition's bounds (ListOffsets earliest and latest, in
+    parallel), the Fetch and its record decoding, and each value parsed, its masked field replaced
+    and pretty-printed (stdlib json in, orjson out, as the console does). No grant, no audit row."""
+    import json as stdlib_json
+
+    import orjson
+    from kafka.protocol.consumer import FetchRequest, FetchResponse
+    from kafka.protocol.consumer.offsets import ListOffsetsResponse
+    from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+    from kafka.record.memory_records import MemoryRecords
+
+    from bench.raw_clients import raw_list_offsets
+
+    wire = Wire(bootstrap, sockets_per_broker=2)
+    meta = MetadataRequest(
+        topics=[MetadataRequest.MetadataRequestTopic(topic_id=None, name=TOPIC)],
+        allow_auto_topic_creation=False,
+    )
+    fetch_topic = FetchRequest.FetchTopic
+    fetch = FetchRequest(
+        replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=FETCH_BYTES, isolation_level=0, session_id=0,
+        session_epoch=-1, forgotten_topics_data=[], rack_id="",
+        topics=[fetch_topic(topic=TOPIC, partitions=[
+            fetch_topic.FetchPartition(partition=0, fetch_offset=0, log_start_offset=-1, partition_max_bytes=FETCH_BYTES)
+        ])],
+    )  # fmt: skip
+
+    def answer(key: tuple[int, int], size: int, cls, version: int):
+        return cls.decode(bytes(wire._buffers[key][:size]), version=version, header=True)
+
+    def raw_same_work() -> None:
+        (size,) = wire.exchange([(0, meta, 12)])
+        assert answer((0, 0), size, MetadataResponse, 12).topics[0].partitions[0].leader_id >= 0
+        sizes = wire.exchange(
+            [(0, raw_list_offsets({TOPIC: [0]}, -2), 7), (0, raw_list_offsets({TOPIC: [0]}, -1), 7)]
+        )
+        bounds = [
+            answer((0, i), s, ListOffsetsResponse, 7).topics[0].partitions[0].offset
+            for i, s in enumerate(sizes)
+        ]
+        assert bounds == [0, COUNT], bounds
+        (size,) = wire.exchange([(0, fetch, 12)])
+        records = MemoryRecords(
+            bytes(answer((0, 0), size, FetchResponse, 12).responses[0].partitions[0].records)
+        )
+        shown = []
+        while (batch := records.next_batch()) is not None:
+            for record in batch:
+                doc = stdlib_json.loads(record.value)
+                doc["customer"]["email"] = "***"
+                shown.append(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+        assert len(shown) == COUNT, len(shown)
+
+    return {
+        "raw same work: Metadata + ListOffsets + Fetch + decode + each value parsed, masked, shown (shown)": raw_same_work
+    }
+
+
 def main() -> None:
     with console_on(build_sandbox) as (sandbox, _client, cluster):
         fill(sandbox.bootstrap_servers)
@@ -129,7 +191,7 @@ def main() -> None:
         ratio = compare(
             ours,
             floors(sandbox.bootstrap_servers),
-            shown=shown,
+            shown={**shown, **same_work(sandbox.bootstrap_servers)},
             note="the same 500 records fetched on a plain socket and decoded by kafka-python",
         )
     gate("message_browse", ratio, GOAL)
