@@ -96,19 +96,26 @@ def console_sides(cluster) -> tuple[dict, dict]:
     }
 
 
-def floors(bootstrap: str) -> dict:
-    from kafka.protocol.consumer import FetchRequest, FetchResponse
-    from kafka.record.memory_records import MemoryRecords
+def raw_fetch():
+    """The floors' Fetch (v12, a consumer's) of partition 0 from offset 0, kafka-python's protocol class."""
+    from kafka.protocol.consumer import FetchRequest
 
-    wire = Wire(bootstrap, sockets_per_broker=1)
     topic_cls = FetchRequest.FetchTopic
-    request = FetchRequest(
+    return FetchRequest(
         replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=FETCH_BYTES, isolation_level=0, session_id=0,
         session_epoch=-1, forgotten_topics_data=[], rack_id="",
         topics=[topic_cls(topic=TOPIC, partitions=[
             topic_cls.FetchPartition(partition=0, fetch_offset=0, log_start_offset=-1, partition_max_bytes=FETCH_BYTES)
         ])],
     )  # fmt: skip
+
+
+def floors(bootstrap: str) -> dict:
+    from kafka.protocol.consumer import FetchResponse
+    from kafka.record.memory_records import MemoryRecords
+
+    wire = Wire(bootstrap, sockets_per_broker=1)
+    request = raw_fetch()
 
     def raw_socket() -> None:
         (size,) = wire.exchange([(0, request, 12)])
@@ -132,7 +139,7 @@ def same_work(bootstrap: str) -> dict:
     import json as stdlib_json
 
     import orjson
-    from kafka.protocol.consumer import FetchRequest, FetchResponse
+    from kafka.protocol.consumer import FetchResponse
     from kafka.protocol.consumer.offsets import ListOffsetsResponse
     from kafka.protocol.metadata import MetadataRequest, MetadataResponse
     from kafka.record.memory_records import MemoryRecords
@@ -144,14 +151,7 @@ def same_work(bootstrap: str) -> dict:
         topics=[MetadataRequest.MetadataRequestTopic(topic_id=None, name=TOPIC)],
         allow_auto_topic_creation=False,
     )
-    fetch_topic = FetchRequest.FetchTopic
-    fetch = FetchRequest(
-        replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=FETCH_BYTES, isolation_level=0, session_id=0,
-        session_epoch=-1, forgotten_topics_data=[], rack_id="",
-        topics=[fetch_topic(topic=TOPIC, partitions=[
-            fetch_topic.FetchPartition(partition=0, fetch_offset=0, log_start_offset=-1, partition_max_bytes=FETCH_BYTES)
-        ])],
-    )  # fmt: skip
+    fetch = raw_fetch()
 
     def answer(key: tuple[int, int], size: int, cls, version: int):
         return cls.decode(bytes(wire._buffers[key][:size]), version=version, header=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 import pytest
@@ -36,3 +37,14 @@ def gateway_calls():
     CALL_OBSERVERS.append(spy)
     yield seen
     CALL_OBSERVERS.remove(spy)
+
+
+@pytest.fixture
+def debug_logs(caplog):
+    """Every logger at DEBUG, kafka-python's too (the console's settings keep it at WARNING)."""
+    kafka_logger = logging.getLogger("kafka")
+    level = kafka_logger.level
+    kafka_logger.setLevel(logging.DEBUG)
+    caplog.set_level(logging.DEBUG)
+    yield caplog
+    kafka_logger.setLevel(level)

@@ -9,23 +9,10 @@ import logging
 import time
 import uuid
 
-import pytest
-
 from console.clusters.actions import gateway_for
 
 SECRET_VALUE = "value-secret-4111-1111-1111-1111"
 SECRET_HEADER = "header-secret-ssn-123-45-6789"
-
-
-@pytest.fixture
-def debug_logs(caplog):
-    """Every logger at DEBUG, kafka-python's too (the console's settings keep it at WARNING)."""
-    kafka_logger = logging.getLogger("kafka")
-    level = kafka_logger.level
-    kafka_logger.setLevel(logging.DEBUG)
-    caplog.set_level(logging.DEBUG)
-    yield caplog
-    kafka_logger.setLevel(level)
 
 
 def test_it_logs_no_produced_or_fetched_content_at_debug(sandbox, kafka_cluster, debug_logs):

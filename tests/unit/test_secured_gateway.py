@@ -9,7 +9,6 @@ small local HTTP server with a key made for this run (joserfc), not by the SSO t
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import socket
 import time
 import uuid
@@ -432,17 +431,6 @@ def test_it_passes_on_what_kafka_says_of_a_token_it_refuses(oauth_cluster, idp, 
 
 
 # ---- no secret in any log line ----------------------------------------------------------------
-@pytest.fixture
-def debug_logs(caplog):
-    """Every logger at DEBUG, kafka-python's too (the console's settings keep it at WARNING)."""
-    kafka_logger = logging.getLogger("kafka")
-    level = kafka_logger.level
-    kafka_logger.setLevel(logging.DEBUG)
-    caplog.set_level(logging.DEBUG)
-    yield caplog
-    kafka_logger.setLevel(level)
-
-
 def test_it_logs_no_secret_or_token_of_a_whole_good_and_bad_run(oauth_cluster, sasl_ssl, idp, ca, debug_logs):
     good = oauth_conn(oauth_cluster, ca, idp.token_url, scope="logged")
     works_end_to_end(good)
