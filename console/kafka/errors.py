@@ -157,6 +157,7 @@ def _kp_errors() -> Any:
 #: Where kafka-python's names differ from Kafka's own (org.apache.kafka.common.protocol.Errors).
 _CANONICAL_NAMES = {
     6: "NOT_LEADER_OR_FOLLOWER",
+    10: "MESSAGE_TOO_LARGE",  # kafka-python says MESSAGE_SIZE_TOO_LARGE
     17: "INVALID_TOPIC_EXCEPTION",
     39: "INVALID_REPLICA_ASSIGNMENT",
 }

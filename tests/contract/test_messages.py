@@ -220,7 +220,7 @@ def test_it_refuses_a_record_larger_than_the_topics_limit(gw, topics):
     assert gw.produce_record(topic, partition=0, key=None, value=b"x" * 9000).offset == 0
     with pytest.raises(KafkaOperationError) as exc:  # the batch of one record: ~20 KB
         gw.produce_record(topic, partition=0, key=None, value=b"x" * 20_000)
-    assert (exc.value.code, exc.value.name) == (10, "MESSAGE_SIZE_TOO_LARGE")
+    assert (exc.value.code, exc.value.name) == (10, "MESSAGE_TOO_LARGE")  # Kafka's Errors name
     assert gw.partition_bounds(topic) == {0: (0, 1)}
 
 
