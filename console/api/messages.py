@@ -14,7 +14,6 @@ from rest_framework.response import Response
 
 from console import access
 from console.api.base import ApiView, plain, query, reads, writes
-from console.forms.messages import parse_cursor
 from console.messages import actions, core, store
 from console.messages import reads as message_reads
 from console.models.messages import MaskKind
@@ -51,7 +50,7 @@ class MessagesQuery(serializers.Serializer):
 
     def validate_cursor(self, value: str) -> dict[int, int] | None:
         try:
-            return parse_cursor(value)  # the page's format: one cursor for every door
+            return core.parse_cursor(value)  # the page's format: one cursor for every door
         except ValidationError as exc:
             raise serializers.ValidationError(exc.messages) from None
 

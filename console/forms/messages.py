@@ -24,7 +24,6 @@ MODES = (
     ("follow", "follow (live)"),
 )
 DECODINGS = (("auto", "auto"), ("text", "text"), ("json", "JSON"), ("hex", "hex"))
-_CURSOR = re.compile(r"^\d{1,9}:\d{1,19}(?:,\d{1,9}:\d{1,19})*$")
 _PREFIX = re.compile(r"^[a-zA-Z0-9._-]{0,249}$")
 
 
@@ -33,19 +32,6 @@ def _text(label: str, max_length: int = 500, placeholder: str = "") -> forms.Cha
     return forms.CharField(
         required=False, max_length=max_length, label=label, widget=forms.TextInput(attrs=attrs)
     )
-
-
-def parse_cursor(text: str) -> dict[int, int] | None:
-    """A follow's cursor from the URL ("0:12,1:40": partition:next offset); None when absent."""
-    if not text:
-        return None
-    if not _CURSOR.match(text):
-        raise forms.ValidationError("The cursor is not partition:offset pairs.")
-    return {int(p): int(o) for p, o in (pair.split(":") for pair in text.split(","))}
-
-
-def format_cursor(cursor: dict[int, int]) -> str:
-    return ",".join(f"{p}:{o}" for p, o in sorted(cursor.items()))
 
 
 class BrowseForm(forms.Form):
@@ -79,7 +65,7 @@ class BrowseForm(forms.Form):
             del self.fields["reason"]
 
     def clean_cursor(self) -> dict[int, int] | None:
-        return parse_cursor(self.cleaned_data["cursor"])
+        return core.parse_cursor(self.cleaned_data["cursor"])
 
     def clean_timestamp(self) -> datetime | None:
         when = self.cleaned_data["timestamp"]

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import binascii
 import json
+import re
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from django.core.exceptions import ValidationError
 
 from console.messages import jsondoc
 from console.messages.masking import Rule, RuleInvalid, json_path, mask_headers, mask_value
@@ -284,3 +287,22 @@ def merge(per_partition: Iterable[Sequence[ShownMessage]]) -> list[ShownMessage]
     return sorted(
         everything, key=lambda m: (m.timestamp if m.timestamp is not None else -1, m.partition, m.offset)
     )
+
+
+# -- the follow cursor as pages and the API carry it ----------------------------------------------------
+
+_CURSOR = re.compile(r"^\d{1,9}:\d{1,19}(?:,\d{1,9}:\d{1,19})*$")
+
+
+def parse_cursor(text: str) -> dict[int, int] | None:
+    """A follow's cursor as text ("0:12,1:40": partition:next offset; one format for every door);
+    None when absent, ValidationError when it is no such list."""
+    if not text:
+        return None
+    if not _CURSOR.match(text):
+        raise ValidationError("The cursor is not partition:offset pairs.")
+    return {int(p): int(o) for p, o in (pair.split(":") for pair in text.split(","))}
+
+
+def format_cursor(cursor: dict[int, int]) -> str:
+    return ",".join(f"{p}:{o}" for p, o in sorted(cursor.items()))

@@ -19,11 +19,10 @@ from console.forms.messages import (
     DataGrantForm,
     MaskingRuleForm,
     ProduceForm,
-    format_cursor,
 )
 from console.kafka import KafkaOperationError
 from console.messages import actions, grants, reads
-from console.messages.core import ShownMessage
+from console.messages.core import ShownMessage, format_cursor
 from console.views import htmx, posting
 from console.views._helpers import client_ip, get_cluster_for_user, not_found_is_404
 
