@@ -565,7 +565,14 @@ def _masking_rule(w: World) -> tuple[dict, dict]:
 # Messages: data.read / data.write come from data grants only (a superuser holds both); the grants and
 # masking rules are the cluster admins'.
 MESSAGE_ROWS: tuple[ApiRow, ...] = (
-    ApiRow("topic-messages", "get", SUPER, 200, lambda w: ({"topic": w.topic()}, {"mode": "oldest"})),
+    ApiRow(  # a read refused for want of data.read is audited (outcome refused), as the page's
+        "topic-messages",
+        "get",
+        SUPER,
+        200,
+        lambda w: ({"topic": w.topic()}, {"mode": "oldest"}),
+        audits_refusals=True,
+    ),
     ApiRow(
         "topic-messages", "post", SUPER, 201, lambda w: ({"topic": w.topic()}, {"value": "from the matrix"})
     ),

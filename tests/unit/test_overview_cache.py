@@ -13,6 +13,7 @@ from django.urls import reverse
 from console.topics import actions as topics
 from console.topics.batch import TopicSpec
 from tests.unit.matrix_world import kafka_restored
+from tests.unit.overview_cards import card
 
 pytestmark = pytest.mark.django_db
 
@@ -36,12 +37,6 @@ def states(response) -> dict[str, str]:
         r'>(\d+)</a></td>.*?<td class="broker-state"[^>]*>(\w+)</td>', response.content.decode(), re.S
     )
     return dict(rows)
-
-
-def card(body: str, label: str) -> str:
-    found = re.search(rf'<div class="label">{label}</div><div class="value">([^<]*)</div>', body)
-    assert found, label
-    return found.group(1)
 
 
 def counts(response) -> tuple[str, str]:

@@ -3,7 +3,6 @@ with under-replicated and offline partitions present, and the page shows them.""
 
 from __future__ import annotations
 
-import re
 import uuid
 
 import pytest
@@ -12,6 +11,7 @@ from django.urls import reverse
 from console.clusters.actions import gateway_for
 from console.kafka.cluster import summarize
 from tests.unit.matrix_world import kafka_restored
+from tests.unit.overview_cards import card
 
 # the page keeps its figures with the metadata snapshot: another test's snapshot must not answer here
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
@@ -21,12 +21,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cac
 def restored(frozen):
     with kafka_restored(frozen):
         yield frozen
-
-
-def card(body: str, label: str) -> str:
-    found = re.search(rf'<div class="label">{label}</div><div class="value">([^<]*)</div>', body)
-    assert found, label
-    return found.group(1)
 
 
 def test_counts_equal_the_full_metadata_summary_with_a_broker_down(client, personas, kafka_cluster, restored):
