@@ -5,7 +5,8 @@ broker's load and raises another's, so no plan can move fewer bytes than the lar
 excess above the band and the total deficit below it — that is the stated lower bound. The
 greedy moves, from the most loaded broker, the largest replica that fits its excess into the
 least loaded broker that may take it (no second replica of the partition there, rack spread
-kept); replicas keep their position so a moved preferred leader stays preferred.
+kept, and the receiver ends below the donor's load before the move, so no move makes the fullest
+broker fuller); replicas keep their position so a moved preferred leader stays preferred.
 
 Leaders: preferred-leader counts are evened out by reordering replicas, which copies no bytes
 (a preferred election afterwards makes it effective).
@@ -135,8 +136,11 @@ def _largest_fit(candidates, need, work, donor, receivers, load, hi, lo, racks, 
         # The rack spread holds if the new broker shares the donor's rack or brings a rack not used yet.
         used = {racks.get(b) for b in reps if b != donor} if multi_rack else ()
         for r in receivers:
-            if load[r] + size > hi:
-                break  # receivers are sorted by load: the next ones are fuller
+            if load[r] + size > hi or load[r] + size >= load[donor]:
+                # Receivers are sorted by load: the next ones are fuller. A move must leave the
+                # receiver below where the donor was, or it makes the pair less even (and can
+                # make the fullest broker fuller still).
+                break
             if r == donor or r in reps:
                 continue
             if multi_rack and racks.get(r) != racks.get(donor) and racks.get(r) in used:

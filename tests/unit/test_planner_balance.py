@@ -49,3 +49,21 @@ def test_it_moves_close_to_the_bound_on_a_skewed_cluster():
     assert result.lower_bound == lower_bound(result.before, 0.05)
     assert result.bytes_to_move <= 1.1 * result.lower_bound
     assert max(result.after.values()) <= 1.05 * sum(result.after.values()) / 6 + 100
+
+
+def test_no_move_lands_on_a_broker_fuller_than_its_donor():
+    # Found by the property above in CI: broker 1 (18,402) gave a 3-byte replica to broker 3 (18,573,
+    # already the fullest) because 3 was still under the band's top; the fullest broker grew.
+    racks = {1: "r1", 2: "r0", 3: "r1"}
+    assignment = {
+        ("t", 0): (3, 1), ("t", 1): (2, 1), ("t", 2): (3, 2), ("t", 3): (3, 1), ("t", 4): (3, 1),
+        ("t", 5): (2, 1), ("t", 6): (2, 1), ("t", 7): (1, 2), ("t", 8): (1, 2), ("t", 9): (3, 1),
+    }  # fmt: skip
+    sizes = dict(zip(assignment, [0, 2911, 8432, 4277, 5862, 3, 4025, 1, 1321, 2], strict=True))
+    result = balance_plan(assignment, sizes, racks)
+    assert result.before == {1: 18402, 2: 16693, 3: 18573}
+    assert max(result.after.values()) <= 18573
+    for tp, reps in result.plan.items():
+        for old, new in zip(assignment[tp], reps, strict=True):
+            if old != new:  # every byte moved goes from a fuller broker to an emptier one
+                assert result.before[old] > result.before[new]
