@@ -37,6 +37,7 @@ try-sso try-spark: $(TEST_STAMP)
 	$(BIN)/python -m tests.try_it $(@:try-%=%)
 
 # pytest runs `tests` (testpaths in pyproject.toml) unless PYTEST_ARGS names test files or directories.
+# The 40 slowest tests (5 s or more) are listed at the end, to see where the suite's time goes.
 # make turns any failure into exit 2; the real pytest code is kept in var/pytest-exit-code for .ci/run.
 # system-deps runs every time (a file check, quick): a package removed since the stamp is put back.
 # The whole suite (no PYTEST_ARGS) then runs the database-heavy modules again on a PostgreSQL the test
@@ -48,7 +49,7 @@ PG_TESTS = $(wildcard tests/unit/test_audit*.py tests/unit/test_operation*.py te
 test: $(TEST_STAMP)
 	@scripts/system-deps test
 	@mkdir -p var; rm -f var/pytest-exit-code; rc=0; \
-	$(BIN)/python -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	$(BIN)/python -m pytest --durations=40 --durations-min=5 $(PYTEST_ARGS) || rc=$$?; \
 	if [ -z "$(PYTEST_ARGS)" ]; then \
 	  echo "== the database-heavy tests again, on PostgreSQL (CONSOLE_TEST_DB=postgres)"; \
 	  CONSOLE_TEST_DB=postgres $(BIN)/python -m pytest $(PG_TESTS) || { [ $$rc -ne 0 ] || rc=$$?; }; \
