@@ -31,6 +31,11 @@ __all__ = ["MessagesMixin", "PartitionRead", "ProducedRecord", "key_partition"]
 #: UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER, FENCED/UNKNOWN_LEADER_EPOCH.
 LEADER_MOVED = frozenset({3, 5, 6, 74, 75})
 RETRY_PAUSES_S = (0.1, 0.3, 0.6)  # before each new look at the leaders
+#: A read right after ``partition_bounds`` of the same topic (a browse: the bounds, then the
+#: records) takes the leaders that call looked up, once, if it is this recent: one Metadata, not two.
+#: A leader moved meanwhile only costs a retry (NOT_LEADER is in LEADER_MOVED, which looks again).
+LEADERS_REUSE_S = 1.0
+LEADERS_KEPT = 256  # topics whose bounds' leaders wait for their read, per gateway
 FIRST_RECORD_BYTES = 1024.0  # the record size assumed until one is read
 
 
@@ -80,6 +85,10 @@ class MessagesMixin(GatewayBase):
         UNKNOWN_TOPIC_OR_PARTITION when the topic does not exist."""
         self._require_brokers("reading offsets")
         leaders = self._topic_leaders(topic)
+        handed = self.__dict__.setdefault("_leaders_handed", {})
+        if len(handed) >= LEADERS_KEPT:
+            handed.clear()
+        handed[topic] = (time.monotonic(), leaders)
         return self._bounds(topic, leaders, list(leaders))
 
     def offsets_for_time(
@@ -118,7 +127,11 @@ class MessagesMixin(GatewayBase):
         An offset below the log start (or past the high watermark) is that partition's
         OFFSET_OUT_OF_RANGE, with its bounds filled in."""
         self._require_brokers("reading records")
-        leaders = self._topic_leaders(topic)
+        handed = self.__dict__.get("_leaders_handed", {}).pop(topic, None)
+        fresh = handed is not None and time.monotonic() - handed[0] < LEADERS_REUSE_S
+        leaders = (
+            handed[1] if fresh and all(p in handed[1] for p in positions) else self._topic_leaders(topic)
+        )
         progress = {p: _Progress(int(offset)) for p, offset in positions.items()}
         for p, prog in progress.items():
             if p not in leaders:

@@ -177,3 +177,31 @@ def test_a_record_the_client_cannot_write_is_a_kafka_error(cluster, gw):
             "the record cannot be written: "
         )
     assert gw.partition_bounds("typed") == {0: (0, 0)}
+
+
+def test_a_read_right_after_the_bounds_takes_their_leaders_once(cluster, gw, monkeypatch):
+    from console.kafka import messages as kafka_messages
+
+    cluster.create_topic("handed", partitions=2)
+    _fill(gw, "handed", 0, 3)
+    looks = []
+    describe = gw.describe_topics
+    monkeypatch.setattr(gw, "describe_topics", lambda topics: looks.append(topics) or describe(topics))
+
+    def read(positions):
+        return gw.read_records(
+            "handed", positions, max_records=5, max_bytes=1 << 20, deadline_s=time.monotonic() + 5
+        )
+
+    assert gw.partition_bounds("handed") == {0: (0, 3), 1: (0, 0)}
+    assert [r.offset for r in read({0: 0})[0].records] == [0, 1, 2]
+    assert len(looks) == 1  # the bounds' Metadata served the read
+    read({0: 0})
+    assert len(looks) == 2  # handed over once: the next read looks again
+    gw.partition_bounds("handed")
+    read({0: 0, 7: 0})  # a partition the handed map lacks: looked up afresh
+    assert len(looks) == 4
+    monkeypatch.setattr(kafka_messages, "LEADERS_REUSE_S", 0.0)
+    gw.partition_bounds("handed")
+    read({0: 0})  # too old to reuse
+    assert len(looks) == 6
