@@ -232,3 +232,12 @@ def test_it_walks_plain_json_paths_as_jsonpath_ng_finds_and_updates_them():
         assert path.steps is None, text
         for doc in docs:
             assert path.find(doc) == [m.value for m in parse(text).find(doc)], (text, doc)
+
+
+def test_a_rule_is_compiled_once_per_text_and_a_bad_one_is_refused_every_time():
+    first = masking.make_rule("json_path", "$.card.number", "pay.")
+    assert masking.make_rule("json_path", "$.card.number", "pay.") is first  # every read asks again
+    assert masking.make_rule("json_path", "$.card.number", "") is not first
+    for _ in range(2):
+        with pytest.raises(masking.RuleInvalid):
+            masking.make_rule("json_path", "$.[", "")
