@@ -1,7 +1,8 @@
 """``Idempotency-Key`` on POSTs: a retried request does not repeat a change.
 
-The first request with a key stores (user, key, method and path, SHA-256 of the canonical JSON
-body) and, when it ends, its answer. A retry with the same key and body gets that answer again
+The first request with a key stores (user, key, method and path, an HMAC-SHA256 of the canonical
+JSON body keyed by the console's SECRET_KEY: a body may carry a password, e.g. a SCRAM credential,
+which a plain hash would expose to a dictionary search) and, when it ends, its answer. A retry with the same key and body gets that answer again
 (header ``Idempotent-Replayed: true``) without running anything; the same key with another body is
 refused with 422; a retry while the first is still running gets 409. Answers of 500 and above are
 not kept (nothing is known to have happened, so a retry runs again). Records live
@@ -17,13 +18,13 @@ in clear. An answer no configured key opens any more (CONSOLE_ENCRYPTION_KEY cha
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 from rest_framework.response import Response
 
 from console import crypto
@@ -35,7 +36,8 @@ KEY_MAX = 255
 
 
 def body_hash(data) -> str:
-    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+    body = json.dumps(data, sort_keys=True, default=str)
+    return salted_hmac("console.api.idempotency.body", body, algorithm="sha256").hexdigest()
 
 
 def _claim(user_id: int, key: str, route: str, digest: str) -> tuple[IdempotencyRecord, bool]:

@@ -131,6 +131,9 @@ def test_an_idempotency_key_replays_the_first_answer_and_refuses_another_body(
     other = client.post(url, {**body, "partitions": 2}, content_type="application/json", **headers)
     assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"
     assert IdempotencyRecord.objects.count() == 1
+    # the stored digest is keyed: a body may hold a password, which a plain hash exposes to a dictionary
+    plain = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+    assert IdempotencyRecord.objects.get().body_hash not in ("", plain)
 
 
 def test_session_auth_needs_csrf(personas, kafka_cluster):
