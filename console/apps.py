@@ -26,6 +26,8 @@ HELD_MODULES = (
     "console.reassignment.held",
     "console.groups.held",
     "console.estate.held",
+    "console.quotas.held",
+    "console.scram.held",
 )
 
 # The modules that tell the audit reconciler how to re-read Kafka for a change whose outcome is owed.
@@ -33,6 +35,7 @@ OUTCOME_READER_MODULES = (
     "console.topics.actions",
     "console.configs.actions",
     "console.acls.actions",
+    "console.quotas.actions",
     "console.quorum.controllers",
     "console.reassignment.external",
     "console.reassignment.janitor",

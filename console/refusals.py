@@ -36,6 +36,7 @@ from console.kafka import KafkaOperationError
 from console.messages.core import BrowseInvalid
 from console.notify.actions import ChannelInvalid, ChannelNotFound
 from console.quorum.controllers import ControllerModeRequired, LogLevelPlanError
+from console.quotas.core import QuotaInvalid
 from console.reassignment.actions import PlanRejected
 from console.reassignment.elections import ElectionRefused
 from console.reassignment.planner import PlanParseError
@@ -156,6 +157,7 @@ TABLE: dict[type[BaseException], Row] = {
     ChangeInvalid: _RULE,
     ChannelInvalid: _RULE,
     WindowInvalid: _RULE,
+    QuotaInvalid: _RULE,
     # A change window forbids it (a freeze in force, or outside the maintenance windows): named, with its end.
     ChangeWindowClosed: Row(409, "change_window", REFUSED),
     # Input that is not valid (a model's or the area's validation).

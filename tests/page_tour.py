@@ -97,6 +97,9 @@ STOPS: tuple[Stop, ...] = (
     _s("acl_new"),
     _s("acl_delete", query="?resource_type=TOPIC&pattern_type=LITERAL&resource_name=tour"),
     _s("acl_effective", query="?principal=User%3Atour&resource_type=TOPIC&resource_name=tour&host=*"),
+    _s("quotas", query="?user=tour&client_id=tour-app"),
+    _s("scram_users"),
+    _s("scram_delete", query="?user=tour&mechanism=SCRAM-SHA-512"),
     _s("request_list"),
     _s("request_new"),
     _s("request_rules"),
@@ -267,6 +270,27 @@ def _changes(cluster, admin, topic: str) -> int:
         cluster=cluster,
         creates=[AclBinding("TOPIC", topic, "LITERAL", "User:tour", "*", "READ", "ALLOW")],
     )
+    from console.scram import actions as scram
+
+    scram.set_credential(
+        actor=admin,
+        cluster=cluster,
+        user="tour",
+        mechanism="SCRAM-SHA-512",
+        iterations=8192,
+        password="tour-password",
+    )
+    from console.quotas import actions as quotas
+    from console.quotas import core as quota_core
+
+    for entity, values in (
+        ("user=tour", {"producer_byte_rate": 10 * 1024 * 1024, "request_percentage": 50}),
+        ("user=tour,client-id=<default>", {"consumer_byte_rate": 52_428_800}),
+        ("client-id=tour-app", {"controller_mutation_rate": 12.5}),
+    ):
+        quotas.alter_quotas(
+            actor=admin, cluster=cluster, entity=quota_core.parse_entity(entity), changes=values
+        )
     return event
 
 
@@ -377,6 +401,7 @@ def toured(sandbox, cluster, people, lake=None) -> Iterator[Tour]:
     """``build``, and the tour's topics, groups and ACLs taken off the shared sandbox afterwards."""
     with sandbox.state.lock:
         topics, groups, acls = set(sandbox.state.topics), set(sandbox.state.groups), list(sandbox.state.acls)
+        quotas = dict(sandbox.state.client_quotas)
     try:
         yield build(sandbox, cluster, people, lake)
     finally:
@@ -386,4 +411,5 @@ def toured(sandbox, cluster, people, lake=None) -> Iterator[Tour]:
             for name in set(sandbox.state.groups) - groups:
                 del sandbox.state.groups[name]
             sandbox.state.acls[:] = acls
+            sandbox.state.client_quotas = quotas
             sandbox.state.touch()

@@ -21,7 +21,9 @@ from .groups import GroupsMixin
 from .health import HealthMixin
 from .messages import MessagesMixin
 from .poll_reads import PollReadsMixin
+from .quotas import QuotasMixin
 from .replicas import ReplicasMixin
+from .scram import ScramMixin
 from .topics import TopicsMixin
 
 __all__ = [
@@ -47,6 +49,8 @@ class KafkaGateway(
     AlertReadsMixin,
     DriftReadsMixin,
     MessagesMixin,
+    QuotasMixin,
+    ScramMixin,
 ):
     """Everything the console does to one Kafka cluster.
 

@@ -22,6 +22,7 @@ from sandbox.handlers import (
     quotas,
     reassign,
     sasl,
+    scram,
     topics,
 )
 
@@ -37,5 +38,6 @@ __all__ = [
     "quotas",
     "reassign",
     "sasl",
+    "scram",
     "topics",
 ]

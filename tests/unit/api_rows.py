@@ -69,6 +69,15 @@ def _group(body=lambda g, t: {}) -> Callable:
     return build
 
 
+def _scram_user(w: World) -> tuple[dict, dict]:
+    """A user with a SCRAM-SHA-512 credential, made straight on Kafka."""
+    from console.clusters.actions import gateway_for
+
+    user = uniq("scram")
+    gateway_for(w.cluster).upsert_scram_credential(user, "SCRAM-SHA-512", "matrix-password", 4096)
+    return {}, {"user": user, "mechanism": "SCRAM-SHA-512"}
+
+
 def _acl(w: World) -> dict:
     return w.acl()
 
@@ -244,6 +253,26 @@ ROWS: tuple[ApiRow, ...] = (
         200,
         lambda w: ({}, {"principal": "User:app", "resource_type": "TOPIC", "resource_name": "x"}),
     ),
+    # client quotas
+    ApiRow("quotas", "get", VIEWERS, 200),
+    ApiRow(
+        "quotas",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: ({}, {"entity": "user=matrix-quota", "changes": {"producer_byte_rate": 1024}}),
+    ),
+    ApiRow("quotas-effective", "get", VIEWERS, 200, lambda w: ({}, {"user": "alice", "client_id": "app"})),
+    # SCRAM users (admin only; the password is write-only)
+    ApiRow("scram-users", "get", ADMINS, 200),
+    ApiRow(
+        "scram-users",
+        "post",
+        ADMINS,
+        200,
+        lambda w: ({}, {"user": uniq("scram"), "mechanism": "SCRAM-SHA-256", "password": "matrix-password"}),
+    ),
+    ApiRow("scram-users-delete", "post", ADMINS, 200, _scram_user),
     # consumer groups
     ApiRow("groups", "get", VIEWERS, 200),
     ApiRow("group", "get", VIEWERS, 200, _group()),

@@ -31,6 +31,7 @@ from console.models import Cluster, Operation, RoleBinding
 from console.models.reassignment import Reassignment, ThrottleEntry
 from console.models.requests import AutoApproveRule, ChangeRequest
 from console.models.topics import TopicPolicy
+from sandbox.sasl import scram_credentials_of
 from tests.unit.hostile_values import Upload
 
 CASES: dict[str, int] = {}  # route -> cases run in this session
@@ -48,6 +49,9 @@ class Env:
     ids: dict[str, int] = field(default_factory=dict)  # request, reassignment, binding, node, event ...
     ctl: Cluster | None = None  # the sandbox's controllers registered as a cluster (KIP-919)
     strategies: tuple = field(default=(), repr=False)
+    # Kafka's state as the last case left it (its "after", nothing restored, no upkeep run since): the
+    # next case's "before" without walking every topic of the shared sandbox a second time.
+    kafka_now: dict | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -102,19 +106,25 @@ def posting_routes() -> set[str]:
 
 
 def kafka_state(sandbox) -> dict:
+    """Every topic (partitions' replicas, adding, removing; configs), ACLs, broker configs, log levels.
+
+    The shared sandbox holds every topic the session's earlier tests left (thousands in a whole run),
+    so this walk is most of a case's cost: list comprehensions, not generators, keep it cheap."""
     s = sandbox.state
     with s.lock:
         return {
             "topics": {
                 name: (
-                    tuple((tuple(p.replicas), tuple(p.adding), tuple(p.removing)) for p in t.partitions),
-                    dict(t.configs),
+                    tuple([(tuple(p.replicas), tuple(p.adding), tuple(p.removing)) for p in t.partitions]),
+                    t.configs.copy(),
                 )
                 for name, t in s.topics.items()
             },
             "acls": list(s.acls),
             "broker_configs": {k: dict(v) for k, v in s.broker_configs.items()},
             "logger_levels": {k: dict(v) for k, v in s.logger_levels.items()},
+            "quotas": {e: dict(q) for e, q in s.client_quotas.items()},
+            "scram": scram_credentials_of(sandbox, s).users(),
         }
 
 
@@ -168,13 +178,16 @@ def _diff(before: dict, after: dict) -> str:
     return "; ".join(out)
 
 
-def restore_kafka(env: Env, before: dict) -> None:
-    """Put the sandbox back as the snapshot was (only what differs is touched)."""
+def restore_kafka(env: Env, before: dict, now: dict | None = None) -> bool:
+    """Put the sandbox back as the snapshot was (only what differs is touched); ``now``: the state as
+    the caller has just read it. True when something had to be put back."""
     from console.topics import cache
 
-    s, now = env.sandbox.state, kafka_state(env.sandbox)
+    s = env.sandbox.state
+    if now is None:
+        now = kafka_state(env.sandbox)
     if now == before:
-        return
+        return False
     with s.lock:
         for name in set(now["topics"]) - set(before["topics"]):
             s.remove_topic(name)
@@ -193,6 +206,7 @@ def restore_kafka(env: Env, before: dict) -> None:
         s.logger_levels = copy.deepcopy(before["logger_levels"])
         s.record()
     cache.invalidate(env.cluster)
+    return True
 
 
 # -- posting ---------------------------------------------------------------------------------------
@@ -256,7 +270,13 @@ def rejected(response) -> bool:
 
 def run_case(env: Env, route: Route, kwargs: dict, pairs: list, htmx: bool = False) -> None:
     url = url_for(route.name, kwargs)
-    before_kafka, before_db = kafka_state(env.sandbox), db_state()
+    # The last case's "after" is this one's "before" when nothing ran on Kafka since: it changed
+    # nothing (so nothing was put back) and the route has no upkeep (``after``). Between two cases only
+    # hypothesis draws; the sandbox's clock is stopped (``frozen``).
+    before_kafka, env.kafka_now = env.kafka_now, None
+    if before_kafka is None:
+        before_kafka = kafka_state(env.sandbox)
+    before_db = db_state()
     where = f"{route.method.upper()} {url[:200]} {'(htmx) ' if htmx else ''}{str(pairs)[:1500]}"
     try:
         response = send(env.client, route.method, url, pairs, htmx)
@@ -276,9 +296,12 @@ def run_case(env: Env, route: Route, kwargs: dict, pairs: list, htmx: bool = Fal
         elif route.check is not None:
             route.check(env, (before_kafka, before_db), (after_kafka, after_db), response, where)
     finally:
-        restore_kafka(env, before_kafka)
+        # the checks only read: Kafka is still as ``after_kafka`` saw it
+        restored = restore_kafka(env, before_kafka, after_kafka)
         if route.after is not None:
             route.after(env)
+    if not restored and route.after is None:
+        env.kafka_now = after_kafka
     CASES[route.name] = CASES.get(route.name, 0) + 1
 
 

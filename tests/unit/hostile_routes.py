@@ -273,6 +273,92 @@ def alert_rule_kw(env: Env) -> st.SearchStrategy:
     return st.builds(lambda r: {"name": env.cluster.name, "rule": r}, rules)
 
 
+QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "connection_creation_rate")
+
+
+def quota_form(env):
+    fields = {
+        "entity": either(
+            "user=hostile-q",
+            "user=<default>",
+            "client-id=hostile-q,user=hostile-q",
+            "ip=10.9.9.9",
+            "ip=bad host",
+            "group=x",
+            "user=",
+            "u" * 300,
+            "user=a,user=b",
+        ),
+        "action": either("preview", "validate", "apply", "break_glass"),
+    }
+    for key in QUOTA_KEYS:
+        fields[key] = either("1024", "-1", "0", "1.5", "x", "1e30", "")
+        fields[f"remove_{key}"] = either("on", "")
+    return form(fields)
+
+
+def quotas_only(env, before, after, response, where) -> None:
+    """An accepted quota change changes client quotas and nothing else in Kafka."""
+    assert {k: v for k, v in after[0].items() if k != "quotas"} == {
+        k: v for k, v in before[0].items() if k != "quotas"
+    }, where
+
+
+def restore_quotas(env) -> None:
+    """Take back what the quota cases set (their entities only)."""
+    s = env.sandbox.state
+    with s.lock:
+        s.client_quotas = {
+            e: q
+            for e, q in s.client_quotas.items()
+            if not any(n in ("hostile-q", None, "10.9.9.9") for _, n in e)
+        }
+
+
+def scram_set_form(env):
+    """The SCRAM users page's set form (console/forms/scram.py)."""
+    password = either("hostile-password", "short", "", "p" * 1100)
+    return form(
+        {
+            "user": either("hostile-s", "", " hostile-s", "u" * 300, "a\x00b"),
+            "mechanism": either("SCRAM-SHA-256", "SCRAM-SHA-512", "MD5"),
+            "iterations": either("4096", "16384", "4095", "16385", "x", ""),
+            "password": password,
+            "password_again": password,
+            "action": either("apply", "break_glass"),
+        }
+    )
+
+
+def scram_delete_form(env):
+    return form(
+        {
+            "user": either("hostile-s", "", "u" * 300),
+            "mechanism": either("SCRAM-SHA-256", "SCRAM-SHA-512", "MD5"),
+            "confirmation": either("hostile-s", "nope"),
+            "action": either("delete", "break_glass"),
+        }
+    )
+
+
+def scram_only(env, before, after, response, where) -> None:
+    """An accepted SCRAM change changes SCRAM credentials and nothing else in Kafka."""
+    assert {k: v for k, v in after[0].items() if k != "scram"} == {
+        k: v for k, v in before[0].items() if k != "scram"
+    }, where
+
+
+def restore_scram(env) -> None:
+    """Take back the credentials the SCRAM cases set."""
+    from sandbox.sasl import scram_credentials_of
+
+    store = scram_credentials_of(env.sandbox, env.sandbox.state)
+    for user, mechanisms in store.users().items():
+        if user.startswith("hostile-s"):
+            for mechanism in mechanisms:
+                store.remove(mechanism, user)
+
+
 def alert_ack_form(env):
     return form({"note": either("on it", "", "x" * 2100)})
 
@@ -344,6 +430,9 @@ def _routes() -> list[Route]:
         ),
         Route("health_check_start", 100, nothing, cluster_kw, check=checks.db_only),
         Route("acl_new", 800, acl_new, cluster_kw, check=checks.unchanged),
+        Route("quotas", 400, quota_form, cluster_kw, check=quotas_only, after=restore_quotas),
+        Route("scram_users", 250, scram_set_form, cluster_kw, check=scram_only, after=restore_scram),
+        Route("scram_delete", 150, scram_delete_form, cluster_kw, check=scram_only, after=restore_scram),
         Route("acl_apply", 600, acl_apply, cluster_kw, check=checks.acls_applied),
         Route("request_new", 500, request_form, cluster_kw, check=checks.db_only),
         Route("request_approve", 200, decision, rq, check=checks.anything, after=checks.fresh_requests),

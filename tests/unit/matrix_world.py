@@ -38,6 +38,7 @@ from console.models.reassignment import (
 from console.models.requests import AutoApproveRule, ChangeRequest, Notification, RequestEvent
 from console.reassignment import throttles
 from console.requests import actions as requests
+from sandbox.sasl import scram_credentials_of
 from tests.conftest import DISPATCHED
 
 # Every persona of tests/conftest.py, plus a cluster admin: the Role.ADMIN binding (not a superuser).
@@ -134,6 +135,8 @@ def kafka_state(sandbox) -> dict:
             "loggers": copy.deepcopy(s.logger_levels),
             "acls": sorted(repr(a) for a in s.acls),
             "offsets": {g: dict(x.offsets) for g, x in s.groups.items()},
+            "quotas": sorted((repr(e), sorted(q.items())) for e, q in s.client_quotas.items()),
+            "scram": scram_credentials_of(sandbox, s).users(),
         }
 
 
@@ -143,6 +146,7 @@ def kafka_restored(sandbox):
     s = sandbox.state
     with s.lock:
         saved = (copy.deepcopy(s.broker_configs), copy.deepcopy(s.logger_levels), list(s.acls), set(s.topics))
+        quotas = copy.deepcopy(s.client_quotas)
     try:
         yield
     finally:
@@ -154,6 +158,7 @@ def kafka_restored(sandbox):
             s.acls[:] = saved[2]
             for name in set(s.topics) - saved[3]:
                 s.remove_topic(name)
+            s.client_quotas = quotas
             s.touch()
 
 

@@ -15,6 +15,9 @@ from tests.unit.hostile_routes import ROUTES, hostile_env  # noqa: F401 - the fi
 pytestmark = pytest.mark.django_db
 HERE = (
     "acl_new",
+    "quotas",
+    "scram_users",
+    "scram_delete",
     "acl_apply",
     "acl_list",
     "acl_delete",

@@ -46,6 +46,7 @@ PURE = (
     "console.reassignment.progress",
     "console.requests.display",
     "console.groups.core",
+    "console.quotas.core",
     "console.uploads",
 )
 PURE_MAY_IMPORT = re.compile(r"^(console\.kafka\.(types|errors)|console\.formatting|django\.conf|yaml)$")

@@ -36,6 +36,7 @@ from console.management.cli.base import CommandBase
 from console.messages.core import BrowseInvalid
 from console.notify.actions import ChannelInvalid, ChannelNotFound
 from console.quorum.controllers import ControllerModeRequired, LogLevelPlanError
+from console.quotas.core import QuotaInvalid
 from console.reassignment.actions import PlanRejected
 from console.reassignment.elections import ElectionRefused
 from console.reassignment.planner import PlanParseError
@@ -76,6 +77,7 @@ SAMPLES = {
     ValidationError: lambda: ValidationError(["Pick a role.", "Pick a user."]),
     EstateParseError: lambda: EstateParseError(["line 3: unknown key 'x' in the document"]),
     WindowInvalid: lambda: WindowInvalid(["the end is before the start"]),
+    QuotaInvalid: lambda: QuotaInvalid(["producer_byte_rate must be greater than 0"]),
     ChangeWindowClosed: lambda: ChangeWindowClosed(
         "Frozen by window #4 (release) until 2026-12-01 06:00 UTC."
     ),
@@ -230,6 +232,7 @@ def test_it_gives_each_kind_of_refusal_its_documented_answer():
                 "ChangeInvalid",
                 "ChannelInvalid",
                 "WindowInvalid",
+                "QuotaInvalid",
             )
         },
         "ValidationError": (400, "invalid", 4),

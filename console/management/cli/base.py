@@ -55,6 +55,8 @@ READS = frozenset(
         ("alerts", "rules"),
         ("windows", "list"),
         ("windows", "calendar"),
+        ("quotas", "list"),
+        ("quotas", "effective"),
     }
 )
 

@@ -59,6 +59,8 @@ CLI_MODULES = (
     "console.management.cli.estate",
     "console.management.cli.alerts",
     "console.management.cli.messages",
+    "console.management.cli.quotas",
+    "console.management.cli.scram",
 )
 
 
