@@ -23,7 +23,7 @@ from console.topics import actions as topics
 from console.topics import policy as topic_policy
 from console.topics.batch import TopicSpec
 from tests.conftest import hold
-from tests.unit.estate_world import make_namespace
+from tests.unit.estate_world import drop_namespaces, make_namespace  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 

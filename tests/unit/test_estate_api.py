@@ -9,7 +9,7 @@ import yaml
 
 from console.changes import actions as changes
 from console.models.requests import ChangeRequest, RequestState
-from tests.unit.estate_world import make_namespace
+from tests.unit.estate_world import drop_namespaces, make_namespace  # noqa: F401 - the fixture
 from tests.unit.test_api_endpoints import _caller
 from tests.unit.test_changes import run_queued
 

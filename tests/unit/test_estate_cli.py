@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from console.models.requests import ChangeRequest, RequestState
-from tests.unit.estate_world import make_namespace
+from tests.unit.estate_world import drop_namespaces, make_namespace  # noqa: F401 - the fixture
 from tests.unit.kafka_cli import kafka
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]

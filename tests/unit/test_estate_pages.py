@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from console.models.requests import ChangeRequest, RequestState
-from tests.unit.estate_world import make_namespace
+from tests.unit.estate_world import drop_namespaces, make_namespace  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_metadata_cache")]
 

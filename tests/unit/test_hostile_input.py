@@ -49,3 +49,30 @@ def test_every_posting_route_has_a_hostile_strategy_and_the_cases_add_up():
 
 for _name in HERE:
     globals()[f"test_hostile_{_name}"] = make_test(ROUTES[_name])
+
+
+def test_a_case_still_sees_kafka_change_when_its_before_is_the_last_cases_after(request, monkeypatch):
+    """A case's "before" snapshot is the previous case's "after" (one walk of the sandbox per case, not
+    three): a search that changes Kafka is still caught, and the change is still put back."""
+    from tests.unit import hostile_harness as harness
+
+    env = request.getfixturevalue("hostile_env")
+    harness.track_db()
+    route, kwargs = ROUTES["topic_list"], {"name": env.cluster.name}
+    harness.run_case(env, route, kwargs, [])
+    carried = env.kafka_now
+    assert carried is not None and carried == harness.kafka_state(env.sandbox)
+    send = harness.send
+
+    def send_and_meddle(*args, **kwargs):
+        env.sandbox.create_topic("hostile-meddled", assignment=[[1]])
+        return send(*args, **kwargs)
+
+    monkeypatch.setattr(harness, "send", send_and_meddle)
+    with pytest.raises(AssertionError, match="changed state"):
+        harness.run_case(env, route, kwargs, [("q", "x")])
+    assert "hostile-meddled" not in env.sandbox.state.topics
+    assert env.kafka_now is None  # a failed case: the next one reads Kafka afresh
+    monkeypatch.setattr(harness, "send", send)
+    harness.run_case(env, ROUTES["logout"], {}, [])  # a route with upkeep (it logs in again)
+    assert env.kafka_now is None
