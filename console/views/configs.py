@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from console import access, refusals
+from console import access
 from console.configs import actions as configs
 from console.configs import held as configs_held
 from console.forms.configs import ConfigChangesForm
@@ -66,27 +66,27 @@ def _config_page(request, cluster, resource, title: str, back: str | None, broke
     context["gated"] = can_edit and context["gated"]
     if request.method == "POST" and form.is_valid():
         changes = form.cleaned_data["changes"]
-        action = request.POST.get("action", "preview")
-        if action == "preview":
-            try:
-                context["diffs"] = configs.preview_changes(
-                    actor=request.user, cluster=cluster, resource=resource, changes=changes
-                )
-            except refusals.SHOWN as exc:
-                posting.refused(form, exc)
+        preview = request.POST.get("action", "preview") == "preview"
+        posted = posting.preview_or_run(
+            request,
+            cluster,
+            context,
+            form=form,
+            preview=partial(
+                configs.preview_changes,
+                actor=request.user,
+                cluster=cluster,
+                resource=resource,
+                changes=changes,
+            ),
+            prepare=partial(configs_held.prepare_config, resource=resource, changes=changes),
+            run=partial(configs.alter_configs, resource=resource, changes=changes),
+        )
+        if posted.held:
+            return posted.held
+        if preview:
+            context["diffs"] = posted.result
         else:
-            posted = posting.run_or_hold(
-                request,
-                cluster,
-                context,
-                form=form,
-                prepare=partial(configs_held.prepare_config, resource=resource, changes=changes),
-                run=partial(
-                    configs.alter_configs, resource=resource, changes=changes, validate_only=action != "apply"
-                ),
-            )
-            if posted.held:
-                return posted.held
             result = posted.result
             if result is not None:
                 context["result"], context["diffs"] = result, result.diffs

@@ -7,6 +7,8 @@
   and goes through change control's door (``hold_for_review``: submitted for review, or run at once by
   an admin breaking glass); otherwise it runs. A refusal of either is shown (on the form by default)
   and the page renders again.
+- ``preview_or_run(...)``: a diff form's POST (Preview diff, Validate only, Apply or submit): the
+  preview asked of the area, the rest through ``run_or_hold``.
 - ``gated_context``, ``holding``, ``hold_for_review``: the pieces, for a page whose action does not fit
   ``run_or_hold``'s shape.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.contrib import messages
@@ -27,7 +30,15 @@ from console.changes.kinds import Prepared
 from console.views import htmx
 from console.views._helpers import client_ip
 
-__all__ = ["Posted", "gated_context", "hold_for_review", "holding", "refused", "run_or_hold"]
+__all__ = [
+    "Posted",
+    "gated_context",
+    "hold_for_review",
+    "holding",
+    "preview_or_run",
+    "refused",
+    "run_or_hold",
+]
 
 
 def refused(form, exc: BaseException) -> None:
@@ -73,6 +84,31 @@ def run_or_hold(
         else:
             refused(form, exc)
         return Posted()
+
+
+def preview_or_run(
+    request: HttpRequest,
+    cluster,
+    gated: dict,
+    *,
+    form,
+    preview: Callable[[], Any],
+    prepare: Callable[..., Prepared],
+    run: Callable[..., Any],
+) -> Posted:
+    """A diff form's POST by its ``action`` button: "preview" answers ``preview()`` (the area's diff,
+    asked as the user; a refusal shows on the form); "validate" and "apply" (or break glass) go through
+    ``run_or_hold`` with ``run`` told ``validate_only`` unless the button was "apply"."""
+    action = request.POST.get("action", "preview")
+    if action == "preview":
+        try:
+            return Posted(result=preview())
+        except refusals.SHOWN as exc:
+            refused(form, exc)
+            return Posted()
+    return run_or_hold(
+        request, cluster, gated, form=form, prepare=prepare, run=partial(run, validate_only=action != "apply")
+    )
 
 
 def gated_context(request, cluster, kind: str) -> dict:

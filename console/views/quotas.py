@@ -81,34 +81,25 @@ def quotas_page(request, name: str):
     context["gated"] = can_edit and context["gated"]
     if request.method == "POST" and form.is_valid():
         entity, changes = form.cleaned_data["entity_obj"], form.cleaned_data["changes"]
-        action = request.POST.get("action", "preview")
-        if action == "preview":
-            try:
-                context["result"] = actions.preview(
-                    actor=request.user, cluster=cluster, entity=entity, changes=changes
-                )
-            except refusals.SHOWN as exc:
-                posting.refused(form, exc)
-        else:
-            posted = posting.run_or_hold(
-                request,
-                cluster,
-                context,
-                form=form,
-                prepare=partial(held.prepare, entity=entity, changes=changes),
-                run=partial(
-                    actions.alter_quotas, entity=entity, changes=changes, validate_only=action != "apply"
-                ),
-            )
-            if posted.held:
-                return posted.held
-            result = posted.result
-            context["result"] = result
-            if result is not None and result.ok and not result.validate_only:
-                messages.success(request, f"Quotas of {entity.name} changed.")
-                if result.message:
-                    messages.warning(request, result.message)
-                return htmx.redirect_to(request, request.path + f"?entity_type={entity.parts[0][0]}")
+        posted = posting.preview_or_run(
+            request,
+            cluster,
+            context,
+            form=form,
+            preview=partial(
+                actions.preview, actor=request.user, cluster=cluster, entity=entity, changes=changes
+            ),
+            prepare=partial(held.prepare, entity=entity, changes=changes),
+            run=partial(actions.alter_quotas, entity=entity, changes=changes),
+        )
+        if posted.held:
+            return posted.held
+        result = context["result"] = posted.result  # a preview is a dry run that asked Kafka nothing
+        if result is not None and result.ok and not result.validate_only:
+            messages.success(request, f"Quotas of {entity.name} changed.")
+            if result.message:
+                messages.warning(request, result.message)
+            return htmx.redirect_to(request, request.path + f"?entity_type={entity.parts[0][0]}")
         context["diffs"] = context["result"].diffs if context["result"] is not None else None
     posted = request.method == "POST"
     if not (posted and htmx.wants_fragment(request)):

@@ -4,14 +4,11 @@ change control holding a quota change on the API, the page and the command line.
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
 
 import pytest
 from django.core.exceptions import PermissionDenied
-from django.core.management import call_command
-from django.core.management.base import CommandError
 from django.test import Client
 
 from console import operations
@@ -23,6 +20,7 @@ from console.quotas import actions, core, held, reads
 from console.quotas.core import QuotaInvalid
 from console.requests import actions as requests
 from tests.conftest import hold
+from tests.unit.kafka_cli import kafka
 
 pytestmark = pytest.mark.django_db
 KEYS = tuple(core.ALL_KEYS)
@@ -49,15 +47,6 @@ def client_for(user) -> Client:
     c = Client()
     c.force_login(user)
     return c
-
-
-def kafka(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("kafka", *args, stdout=out, stderr=io.StringIO())
-    except CommandError as exc:
-        return exc.returncode, f"{out.getvalue()}\n{exc}"
-    return 0, out.getvalue()
 
 
 def current(cluster, text: str) -> dict:

@@ -26,6 +26,7 @@ from console.requests import actions as requests
 from console.scram import actions, audit_names, held, reads
 from sandbox.sasl import scram_credentials_of
 from tests.conftest import hold
+from tests.unit.kafka_cli import kafka
 
 pytestmark = pytest.mark.django_db
 
@@ -51,15 +52,6 @@ def client_for(person) -> Client:
     c = Client()
     c.force_login(person)
     return c
-
-
-def kafka(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("kafka", *args, stdout=out, stderr=io.StringIO())
-    except CommandError as exc:
-        return exc.returncode, f"{out.getvalue()}\n{exc}"
-    return 0, out.getvalue()
 
 
 def logs_in(sandbox, user: str, mechanism: str, password: str) -> bool:
