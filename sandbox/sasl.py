@@ -78,6 +78,14 @@ class ScramCredentials:
         self._lock = threading.Lock()
         self._by_key: dict[tuple[str, str], ScramCredential] = {}
 
+    def __deepcopy__(self, memo: dict) -> ScramCredentials:
+        """A detached copy with its own lock (the server runs a request that must leave no trace on
+        a deep copy of the cluster state, which may hold this store)."""
+        clone = ScramCredentials()
+        with self._lock:
+            clone._by_key = dict(self._by_key)  # credentials are tuples of bytes and an int: immutable
+        return clone
+
     def get(self, mechanism: str, user: str) -> ScramCredential | None:
         with self._lock:
             return self._by_key.get((mechanism, user))

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import scramp
 from kafka.protocol.admin import AlterUserScramCredentialsRequest as A
+from kafka.protocol.admin import CreateTopicsRequest
 from kafka.protocol.admin import DescribeUserScramCredentialsRequest as D
 from kafka.protocol.metadata import ApiVersionsRequest
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
@@ -286,3 +287,21 @@ def test_a_controller_cannot_describe_as_kafka_4_1s_cannot(plain_cluster):
             call(controller, D(users=None), 0, sock=sock)
         finally:
             sock.close()
+
+
+def test_a_failed_request_runs_on_a_copy_of_a_state_that_holds_credentials(plain_cluster):
+    # CI: once a credential lived in a cluster without SASL, every request with an injected error
+    # (run on a deep copy of the state, so it leaves no trace) closed the connection instead.
+    assert [r[:2] for r in alter(plain_cluster, upsertions=[upsertion("copied", "copied-secret")])] == [
+        ("copied", 0)
+    ]
+    plain_cluster.inject_fault("CreateTopics", error_code=38, count=1)  # INVALID_REPLICATION_FACTOR
+    req = CreateTopicsRequest(
+        topics=[CreateTopicsRequest.CreatableTopic(name="never-made", num_partitions=1, replication_factor=1,
+                                                   assignments=[], configs=[])],
+        timeout_ms=5000, validate_only=False,
+    )  # fmt: skip
+    answer = call(plain_cluster.bootstrap_servers, req, 5)
+    assert [(t.name, t.error_code) for t in answer.topics] == [("never-made", 38)]
+    assert "never-made" not in plain_cluster.state.topics
+    assert describe(plain_cluster, ["copied"])[0][1] == 0  # the credential is still there

@@ -510,4 +510,40 @@ MUTATING_ROWS += (
     Row("masking_rule_remove", ADMINS, 302, _masking_rule),
 )
 
+
+def _scram_credential(w: World) -> tuple:
+    """A user with a SCRAM-SHA-512 credential, made straight on Kafka, and the typed confirmation."""
+    from console.clusters.actions import gateway_for
+
+    user = uniq("scram")
+    gateway_for(w.cluster).upsert_scram_credential(user, "SCRAM-SHA-512", "matrix-password", 4096)
+    return (
+        w.cluster,
+        {},
+        {"user": user, "mechanism": "SCRAM-SHA-512", "confirmation": user, "action": "delete"},
+    )
+
+
+def _scram_set(w: World) -> tuple:
+    password = "matrix-password"
+    body = {"user": uniq("scram"), "mechanism": "SCRAM-SHA-256", "iterations": "4096"}
+    return w.cluster, {}, {**body, "password": password, "password_again": password}
+
+
+# Client quotas: operators (config.manage); SCRAM credentials: admins.
+MUTATING_ROWS += (
+    Row(
+        "quotas",
+        OPERATORS,
+        302,
+        lambda w: (
+            w.cluster,
+            {},
+            {"entity": f"user={uniq('quota')}", "producer_byte_rate": "1024", "action": "apply"},
+        ),
+    ),
+    Row("scram_users", ADMINS, 302, _scram_set),
+    Row("scram_delete", ADMINS, 302, _scram_credential),
+)
+
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)
