@@ -16,7 +16,8 @@ pytestmark = pytest.mark.django_db
 
 # 5+ digits in a row that are not part of a word, an address (host:port, a path), a version or a hash;
 # (?!\d) keeps the match whole: without it "79986279-orders" (a test's topic) matched as "7998627".
-RAW_NUMBER = re.compile(r"(?<![\w.:/#@=-])\d{5,}(?!\d)(?![\w.:/@-]\w)")
+# A number glued to letters ("8004786f-orders", a hex-prefixed name) is part of a name, not a value.
+RAW_NUMBER = re.compile(r"(?<![\w.:/#@=-])\d{5,}(?!\d)(?![A-Za-z_]|[.:/@-]\w)")
 MILLIS = re.compile(r"(?<![\w.])(\d[\d,]*)\s?ms\b")
 BYTES = re.compile(r"(?<![\w.])(\d[\d,]*)\s?(?:bytes|B)\b")
 DECIMAL_NAMED = re.compile(r"\d\s?(?:KB|MB|GB|TB|PB)\b")
@@ -81,7 +82,8 @@ def test_it_finds_raw_values_in_text():
     assert (
         raw_values(
             "lag 510,696 · 7 d · 1.0 GiB · 500 ms · 512 B · 127.0.0.1:39092 · /c/x/12345/ · v3.9.0 · "
-            "id 2fd0a1b2c3d4e5f60718 · #12 · 2026-11-27 09:39:22 · 79986279-orders · topic 12345678_x"
+            "id 2fd0a1b2c3d4e5f60718 · #12 · 2026-11-27 09:39:22 · 79986279-orders · topic 12345678_x · "
+            "8004786f-orders 80d1f23 · 1234567abc"
         )
         == []
     )
