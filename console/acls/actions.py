@@ -17,11 +17,15 @@ from console.acls.authorizer import (
     ANY_HOST,
     AuthorizerFacts,
     OperationAccess,
+    PatternAccess,
+    PrincipalAccess,
     client_address,
     evaluate,
     hosts_named,
     never_matching,
     parse_super_users,
+    what_can,
+    who_can,
 )
 from console.acls.core import (
     GROUPS_SHOWN,
@@ -237,6 +241,7 @@ class EffectiveAccess:
     facts: AuthorizerFacts = AuthorizerFacts()
     hosts: list[str] = field(default_factory=list)
     never_matching: list[AclBinding] = field(default_factory=list)  # hosts no client address matches
+    kind: str = "both"
 
 
 def effective_access(
@@ -247,10 +252,7 @@ def effective_access(
     access.require(actor, cluster, access.MANAGE_ACLS)
     host = (host or "").strip() or ANY_HOST  # blank: from any host
     errors = [e for e in (check_principal(principal), check_host(host)) if e]
-    if resource_type not in RESOURCE_TYPES:
-        errors.append("unknown resource type")
-    elif not resource_name or len(resource_name) > NAME_MAX:
-        errors.append("resource name is required")
+    errors += _check_resource(resource_type, resource_name)
     if errors:
         raise AclValidationError(errors)
     gateway = gateway_for(cluster)
@@ -270,6 +272,97 @@ def effective_access(
     )
     asked = host if host == ANY_HOST else (client_address(host) or host)  # as Kafka writes it
     return EffectiveAccess(principal, asked, resource_type, resource_name, applying, ops, facts, named, never)
+
+
+@dataclass(frozen=True)
+class AccessByResource:
+    """Who can do what on one resource: each principal a binding or ``super.users`` names, then
+    everyone else (``User:*``), from any host."""
+
+    resource_type: str
+    resource_name: str
+    principals: list[PrincipalAccess]
+    facts: AuthorizerFacts = AuthorizerFacts()
+    kind: str = "resource"
+
+
+@dataclass(frozen=True)
+class AccessByPrincipal:
+    """Everything one principal's bindings decide: one row per resource pattern, from any host."""
+
+    principal: str
+    patterns: list[PatternAccess]
+    facts: AuthorizerFacts = AuthorizerFacts()
+    super_user: bool | None = False  # None: super.users unknown
+    kind: str = "principal"
+
+
+def _check_resource(resource_type: str, resource_name: str) -> list[str]:
+    if resource_type not in RESOURCE_TYPES:
+        return ["unknown resource type"]
+    if not resource_name or len(resource_name) > NAME_MAX:
+        return ["resource name is required"]
+    return []
+
+
+def access_to_resource(
+    *, actor, cluster: Cluster, resource_type: str, resource_name: str
+) -> AccessByResource:
+    """Who can read, write, ... this resource: "who can read topic T"."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    errors = _check_resource(resource_type, resource_name)
+    if errors:
+        raise AclValidationError(errors)
+    gateway = gateway_for(cluster)
+    bindings = gateway.describe_acls(AclBindingFilter(resource_type=resource_type))
+    facts = authorizer_facts(cluster, gateway)
+    rows = who_can(bindings, resource_type=resource_type, resource_name=resource_name, facts=facts)
+    return AccessByResource(resource_type, resource_name, rows, facts)
+
+
+def access_of_principal(*, actor, cluster: Cluster, principal: str) -> AccessByPrincipal:
+    """Everything this principal can do: "everything User:x can do"."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    problem = check_principal(principal)
+    if problem:
+        raise AclValidationError([problem])
+    gateway = gateway_for(cluster)
+    bindings = gateway.describe_acls(AclBindingFilter())
+    facts = authorizer_facts(cluster, gateway)
+    su = None if facts.super_users is None else principal in facts.super_users
+    return AccessByPrincipal(principal, what_can(bindings, principal=principal, facts=facts), facts, su)
+
+
+def effective(
+    *, actor, cluster: Cluster, principal: str, resource_type: str, resource_name: str, host: str = ""
+) -> EffectiveAccess | AccessByResource | AccessByPrincipal:
+    """Effective access both ways, by what is asked: a principal and a resource (the outcome per
+    operation and why), a principal alone (everything it can do), a resource alone (who can do what
+    on it). A host narrows only the first question."""
+    principal, resource_name, host = (
+        (principal or "").strip(),
+        (resource_name or "").strip(),
+        (host or "").strip(),
+    )
+    if principal and resource_name:
+        return effective_access(
+            actor=actor,
+            cluster=cluster,
+            principal=principal,
+            resource_type=resource_type,
+            resource_name=resource_name,
+            host=host,
+        )
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    if host not in ("", ANY_HOST):
+        raise AclValidationError(["a host applies only when both a principal and a resource are given"])
+    if principal:
+        return access_of_principal(actor=actor, cluster=cluster, principal=principal)
+    if resource_name:
+        return access_to_resource(
+            actor=actor, cluster=cluster, resource_type=resource_type, resource_name=resource_name
+        )
+    raise AclValidationError(["give a principal, a resource, or both"])
 
 
 def authorizer_facts(cluster: Cluster, gateway) -> AuthorizerFacts:

@@ -233,3 +233,114 @@ def evaluate(
 def hosts_named(applying: Iterable[AclBinding]) -> list[str]:
     """The client addresses the applying bindings name (beyond *), in order."""
     return sorted({b.host for b in applying} - {ANY_HOST})
+
+
+ANYONE = "*"  # the principal name that stands for "any principal of this type no binding names"
+
+
+@dataclass(frozen=True)
+class PrincipalAccess:
+    """One principal's outcome per operation on one resource (a row of "who can do what on T").
+    ``principal`` ``User:*`` is every User that no binding on the resource names and that is not a
+    super user."""
+
+    principal: str
+    operations: tuple[OperationAccess, ...]
+
+    @property
+    def anyone(self) -> bool:
+        return self.principal.endswith(":" + ANYONE)
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        return tuple(o.operation for o in self.operations if o.allowed)
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        return tuple(o.operation for o in self.operations if o.allowed is None)
+
+
+@dataclass(frozen=True)
+class PatternAccess:
+    """A principal's outcome per operation on the resources one binding pattern covers (a row of
+    "everything User:x can do"): for a PREFIXED pattern or the literal ``*``, a resource it covers
+    that has no binding of its own (a longer prefix or a literal name may narrow that further)."""
+
+    resource_type: str
+    pattern_type: str
+    resource_name: str
+    operations: tuple[OperationAccess, ...]
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        return tuple(o.operation for o in self.operations if o.allowed)
+
+    @property
+    def denied(self) -> tuple[str, ...]:
+        return tuple(o.operation for o in self.operations if o.allowed is False and o.deciding)
+
+    @property
+    def covers(self) -> str:
+        if self.pattern_type == "PREFIXED":
+            return f"names starting with {self.resource_name}"
+        return f"every {self.resource_type.lower()}" if self.resource_name == ANY_HOST else self.resource_name
+
+
+def who_can(
+    bindings: Iterable[AclBinding], *, resource_type: str, resource_name: str, facts: AuthorizerFacts
+) -> list[PrincipalAccess]:
+    """Every principal whose access to the resource a binding or ``super.users`` decides, from any
+    host, then one row per principal type for everyone else (``User:*``, not a super user): their
+    outcome is what wildcard bindings and ``allow.everyone.if.no.acl.found`` give."""
+    bindings = [b for b in bindings if b.resource_type == resource_type]
+    on_resource = [b for b in bindings if resource_matches(b, resource_type, resource_name)]
+    named = {b.principal for b in on_resource if _matchable(b) and not b.principal.endswith(":" + ANYONE)}
+    named |= set(facts.super_users or ())
+    kinds = sorted({p.split(":", 1)[0] for p in named | {b.principal for b in on_resource}} | {"User"})
+    others = replace(facts, super_users=frozenset())  # everyone else is, by definition, no super user
+    rows = []
+    for principal, known in [(p, facts) for p in sorted(named)] + [(f"{k}:{ANYONE}", others) for k in kinds]:
+        _, ops = evaluate(
+            bindings,
+            principal=principal,
+            host=ANY_HOST,
+            resource_type=resource_type,
+            resource_name=resource_name,
+            facts=known,
+        )
+        rows.append(PrincipalAccess(principal, tuple(ops)))
+    return rows
+
+
+def _sample_name(pattern_type: str, resource_name: str) -> str:
+    """A resource name the pattern covers and no other binding names literally: the literal name
+    itself, ``*`` for the wildcard, a prefix followed by a character no Kafka name holds."""
+    return resource_name + "\0" if pattern_type == "PREFIXED" else resource_name
+
+
+def what_can(
+    bindings: Iterable[AclBinding], *, principal: str, facts: AuthorizerFacts
+) -> list[PatternAccess]:
+    """Everything the principal's bindings (its own and its type's wildcard) decide, from any host:
+    one row per resource pattern they name, with the outcome per operation there."""
+    bindings = list(bindings)
+    patterns = sorted(
+        {
+            (b.resource_type, b.pattern_type, b.resource_name)
+            for b in bindings
+            if principal_matches(b, principal) and _matchable(b)
+        }
+    )
+    rows = []
+    for resource_type, pattern_type, resource_name in patterns:
+        sample = _sample_name(pattern_type, resource_name)
+        _, ops = evaluate(
+            [b for b in bindings if b.resource_type == resource_type],
+            principal=principal,
+            host=ANY_HOST,
+            resource_type=resource_type,
+            resource_name=sample,
+            facts=facts,
+        )
+        rows.append(PatternAccess(resource_type, pattern_type, resource_name, tuple(ops)))
+    return rows

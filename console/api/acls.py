@@ -87,7 +87,7 @@ class AclEffective(ApiView):
     def get(self, request, name: str):
         cluster = self.cluster(name, access.MANAGE_ACLS)
         data = form_data(EffectiveAccessForm(request.query_params))
-        result = acls.effective_access(
+        result = acls.effective(
             actor=request.user,
             cluster=cluster,
             principal=data["principal"],

@@ -97,9 +97,18 @@ class AclBatchForm(forms.Form):
 
 
 class EffectiveAccessForm(forms.Form):
-    principal = forms.CharField(max_length=acl_core.NAME_MAX, help_text="User:name")
+    """A principal and a resource (why may it do X there), a principal alone (everything it can do)
+    or a resource alone (who can do what on it)."""
+
+    principal = forms.CharField(
+        max_length=acl_core.NAME_MAX, required=False, help_text="User:name; blank: who can use the resource"
+    )
     resource_type = forms.ChoiceField(choices=_choices(("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID")))
-    resource_name = forms.CharField(max_length=acl_core.NAME_MAX, help_text="kafka-cluster for CLUSTER")
+    resource_name = forms.CharField(
+        max_length=acl_core.NAME_MAX,
+        required=False,
+        help_text="kafka-cluster for CLUSTER; blank: everything the principal can do",
+    )
     host = forms.CharField(
         max_length=64,
         initial="*",
@@ -109,9 +118,15 @@ class EffectiveAccessForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        principal, resource = (data.get("principal") or "").strip(), (data.get("resource_name") or "").strip()
+        host = (data.get("host") or "").strip() or "*"
         for problem in (
-            acl_core.check_principal(data.get("principal") or ""),
-            acl_core.check_host(data.get("host") or "*"),
+            None if principal or resource else "give a principal, a resource, or both",
+            acl_core.check_principal(principal) if principal else None,
+            acl_core.check_host(host),
+            None
+            if host == "*" or (principal and resource)
+            else "a host applies only when both a principal and a resource are given",
         ):
             if problem and not self.errors:
                 self.add_error(None, problem)

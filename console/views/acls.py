@@ -138,7 +138,7 @@ def acl_effective(request, name: str):
     result, error = None, None
     if form.is_bound and form.is_valid():
         try:
-            result = acls.effective_access(
+            result = acls.effective(
                 actor=request.user,
                 cluster=cluster,
                 principal=form.cleaned_data["principal"],

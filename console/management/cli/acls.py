@@ -1,4 +1,4 @@
-"""``manage.py kafka acls list|add|remove``: kafka-acls' options over the ACL actions.
+"""``manage.py kafka acls list|add|remove|effective``: kafka-acls' options over the ACL actions.
 
 ``add`` creates every combination of principals (``--allow-principal`` / ``--deny-principal``), hosts,
 ``--operation`` and resources, as kafka-acls does; ``remove`` first shows the bindings its filters
@@ -54,6 +54,20 @@ def add_parsers(area) -> None:
             p.add_argument("--principal", help="only this principal's bindings")
         if name == "remove":
             p.add_argument("--force", action="store_true", help="delete without asking")
+    p = sub.add_parser(
+        "effective",
+        help="effective access both ways: --principal and a resource (why), --principal alone "
+        "(everything it can do), a resource alone (who can do what on it)",
+    )
+    common(p)
+    p.add_argument("--principal", default="", help="User:name")
+    p.add_argument("--topic", help="the resource: a topic")
+    p.add_argument("--group", help="the resource: a consumer group")
+    p.add_argument("--transactional-id", help="the resource: a transactional id")
+    p.add_argument(
+        "--cluster-resource", action="store_true", help="the resource: the cluster (kafka-cluster)"
+    )
+    p.add_argument("--host", default="", help="a client address (only with a principal and a resource)")
 
 
 def _row(b) -> dict:
@@ -75,6 +89,70 @@ class Commands:
                 returncode=USAGE,
             )
         return found
+
+    def _acls_effective(self, cluster, actor) -> int:
+        o = self.opts
+        named = [
+            (t, n)
+            for t, n in (
+                ("TOPIC", o["topic"]),
+                ("GROUP", o["group"]),
+                ("TRANSACTIONAL_ID", o["transactional_id"]),
+            )
+            if n
+        ] + ([("CLUSTER", "kafka-cluster")] if o["cluster_resource"] else [])
+        if len(named) > 1:
+            raise CommandError("Name at most one resource.", returncode=USAGE)
+        resource_type, resource_name = named[0] if named else ("TOPIC", "")
+        result = acls.effective(
+            actor=actor,
+            cluster=cluster,
+            principal=o["principal"],
+            resource_type=resource_type,
+            resource_name=resource_name,
+            host=o["host"],
+        )
+        if result.kind == "resource":
+            rows = [
+                {
+                    "principal": r.principal,
+                    "allowed": ",".join(r.allowed) or "-",
+                    "unknown": ",".join(r.unknown) or "-",
+                }
+                for r in result.principals
+            ]
+            self._emit(
+                rows, ["principal", "allowed", "unknown"], {"resource": f"{resource_type}:{resource_name}"}
+            )
+        elif result.kind == "principal":
+            rows = [
+                {
+                    "resource_type": r.resource_type,
+                    "pattern_type": r.pattern_type,
+                    "resource_name": r.resource_name,
+                    "allowed": ",".join(r.allowed) or "-",
+                    "denied": ",".join(r.denied) or "-",
+                }
+                for r in result.patterns
+            ]
+            self._emit(
+                rows,
+                ["resource_type", "pattern_type", "resource_name", "allowed", "denied"],
+                {"principal": result.principal, "super_user": result.super_user},
+            )
+            if result.super_user:
+                self._say(f"{result.principal} is in super.users: Kafka allows it everything.")
+        else:
+            rows = [
+                {"operation": op.operation, "outcome": op.outcome, "verdict": op.verdict}
+                for op in result.operations
+            ]
+            self._emit(
+                rows,
+                ["operation", "outcome", "verdict"],
+                {"principal": result.principal, "host": result.host},
+            )
+        return OK
 
     def _acl_principals(self) -> list[tuple[str, str, list[str]]]:
         """(permission, principal, hosts) for each principal given."""

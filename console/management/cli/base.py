@@ -47,6 +47,7 @@ READS = frozenset(
         ("groups", "list"),
         ("groups", "describe"),
         ("acls", "list"),
+        ("acls", "effective"),
         ("fleet", "show"),
         ("estate", "export"),
         ("estate", "plan"),
