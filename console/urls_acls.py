@@ -12,4 +12,5 @@ urlpatterns = [
     path("delete/", acls.acl_delete, name="acl_delete"),
     path("apply/", acls.acl_apply, name="acl_apply"),
     path("effective/", acls.acl_effective, name="acl_effective"),
+    path("export/", acls.acl_export, name="acl_export"),
 ]

@@ -88,6 +88,20 @@ def list_acls(
     return AclListing(rows, len(bindings), groups, group_by, page, pages, len(counts))
 
 
+def export_acls(*, actor, cluster: Cluster, filters: Iterable[AclBindingFilter], fmt: str) -> tuple[str, str]:
+    """The bindings any of the filters matches as a file: (file name, text), ``fmt`` yaml (the batch
+    form's and ``kafka acls import``'s input) or script (kafka-acls.sh lines)."""
+    access.require(actor, cluster, access.MANAGE_ACLS)
+    if fmt not in acl_rules.EXPORT_FORMATS:
+        raise AclValidationError([f"format must be one of {', '.join(acl_rules.EXPORT_FORMATS)}"])
+    gateway = gateway_for(cluster)
+    bindings = list(dict.fromkeys(b for f in filters for b in gateway.describe_acls(f)))
+    source = f"cluster {cluster.name}"
+    if fmt == "yaml":
+        return f"{cluster.name}-acls.yaml", acl_rules.export_yaml(bindings, source=source)
+    return f"{cluster.name}-acls.sh", acl_rules.export_script(bindings, source=source)
+
+
 def preview_delete(*, actor, cluster: Cluster, filters: Iterable[AclBindingFilter]) -> list[AclBinding]:
     """Exactly the bindings the filters match now (DescribeAcls with the same filters)."""
     access.require(actor, cluster, access.MANAGE_ACLS)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from typing import Any
 
+import yaml
 from django.conf import settings
 
 from console.kafka.types import AclBinding, AclBindingFilter
@@ -274,3 +276,60 @@ def _sort_key(group_by: str):
 
 def group_key(b: AclBinding, group_by: str) -> str:
     return f"{b.resource_type}:{b.pattern_type}:{b.resource_name}" if group_by == "resource" else b.principal
+
+
+# ---- export: a file the batch form and ``kafka acls import`` read back, or kafka-acls.sh lines -----
+
+EXPORT_FORMATS = ("yaml", "script")
+_RESOURCE_OPTION = {"TOPIC": "--topic", "GROUP": "--group", "TRANSACTIONAL_ID": "--transactional-id"}
+
+
+def kafka_acls_operation(operation: str) -> str:
+    """The operation as kafka-acls.sh documents it: DESCRIBE_CONFIGS -> DescribeConfigs."""
+    return "".join(part.capitalize() for part in operation.split("_"))
+
+
+def export_yaml(bindings: Iterable[AclBinding], *, source: str) -> str:
+    """``{create: [...]}``: what the batch form and ``kafka acls import`` take back unchanged."""
+    ordered = sorted(bindings, key=_sort_key("resource"))
+    head = f"# {len(ordered)} ACL binding(s) of {source}; import: the ACL batch form or `manage.py kafka acls import -f`\n"
+    if len(ordered) > BATCH_MAX:
+        head += f"# one import takes at most {BATCH_MAX} bindings: split this file\n"
+    return head + yaml.safe_dump(
+        {"create": [to_dict(b) for b in ordered]}, sort_keys=False, allow_unicode=True
+    )
+
+
+def export_script(bindings: Iterable[AclBinding], *, source: str) -> str:
+    """A POSIX shell script of ``kafka-acls.sh --add`` lines, one per binding, every value quoted."""
+    ordered = sorted(bindings, key=_sort_key("resource"))
+    lines = [
+        "#!/bin/sh",
+        f"# {len(ordered)} ACL binding(s) of {source}, as kafka-acls.sh adds them.",
+        "# BOOTSTRAP_SERVER: host:port of a broker; COMMAND_CONFIG: a client properties file (optional).",
+        "set -eu",
+        ': "${BOOTSTRAP_SERVER:?set BOOTSTRAP_SERVER to host:port}"',
+        'KAFKA_ACLS="${KAFKA_ACLS:-kafka-acls.sh}"',
+        'set -- --bootstrap-server "$BOOTSTRAP_SERVER"',
+        'if [ -n "${COMMAND_CONFIG:-}" ]; then set -- "$@" --command-config "$COMMAND_CONFIG"; fi',
+    ]
+    for b in ordered:
+        who = "allow" if b.permission == "ALLOW" else "deny"
+        if b.resource_type == "CLUSTER":
+            resource = ["--cluster"]
+        else:
+            resource = [_RESOURCE_OPTION[b.resource_type], b.resource_name]
+        words = [
+            "--add",
+            f"--{who}-principal",
+            b.principal,
+            f"--{who}-host",
+            b.host,
+            "--operation",
+            kafka_acls_operation(b.operation),
+            *resource,
+            "--resource-pattern-type",
+            b.pattern_type.lower(),
+        ]
+        lines.append('"$KAFKA_ACLS" "$@" ' + " ".join(shlex.quote(w) for w in words))
+    return "\n".join(lines) + "\n"

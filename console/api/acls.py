@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
 from console import access
@@ -12,7 +15,7 @@ from console.acls import held as acls_held
 from console.api import serializers as s
 from console.api.base import ApiView, form_data, page_json, plain, reads, writes
 from console.api.held import hold
-from console.forms.acls import AclFilterForm, EffectiveAccessForm
+from console.forms.acls import AclExportForm, AclFilterForm, EffectiveAccessForm
 
 
 def _bindings(items) -> list:
@@ -80,6 +83,34 @@ class AclDelete(ApiView):
         if d["dry_run"]:
             return Response({"dry_run": True, "matched": [acl_core.to_dict(b) for b in matched]})
         return _change(self, cluster, matched, [], dry_run=False)
+
+
+class AclExport(ApiView):
+    @reads(
+        "acls_export",
+        {(200, "application/yaml"): OpenApiTypes.STR, (200, "text/x-shellscript"): OpenApiTypes.STR},
+        parameters=[
+            s.AclFilterIn,
+            OpenApiParameter(
+                "output",
+                OpenApiTypes.STR,
+                enum=list(acl_core.EXPORT_FORMATS),
+                description="yaml: {create: [...]}, what POST acls/ (as JSON) and the batch form take back; "
+                "script: kafka-acls.sh --add lines",
+            ),
+        ],
+    )
+    def get(self, request, name: str):
+        """The bindings the filter matches as a file."""
+        cluster = self.cluster(name, access.MANAGE_ACLS)
+        data = form_data(AclExportForm(request.query_params))
+        filename, text = acls.export_acls(
+            actor=request.user, cluster=cluster, filters=[data["filter"]], fmt=data["output"]
+        )
+        kind = "application/yaml" if data["output"] == "yaml" else "text/x-shellscript"
+        response = HttpResponse(text, content_type=f"{kind}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
 
 
 class AclEffective(ApiView):

@@ -88,6 +88,7 @@ urlpatterns = [
     path(C + "acls/", acls.AclList.as_view(), name="acls"),
     path(C + "acls/delete/", acls.AclDelete.as_view(), name="acls-delete"),
     path(C + "acls/effective/", acls.AclEffective.as_view(), name="acls-effective"),
+    path(C + "acls/export/", acls.AclExport.as_view(), name="acls-export"),
     path(C + "quotas/", quotas.QuotaList.as_view(), name="quotas"),
     path(C + "quotas/effective/", quotas.QuotaEffective.as_view(), name="quotas-effective"),
     path(C + "scram-users/", scram.ScramUsers.as_view(), name="scram-users"),

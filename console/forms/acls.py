@@ -77,22 +77,55 @@ class AclBindingForm(forms.Form):
 
 
 class AclBatchForm(forms.Form):
-    """Pasted YAML or JSON: a binding, a list of bindings, or {create: [...], delete: [...]}."""
+    """Pasted YAML or JSON: a binding, a list of bindings, or {create: [...], delete: [...]}; or the
+    same as a file (an export of this or another cluster)."""
 
     text = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
         max_length=acl_core.BATCH_TEXT_MAX,
         label="Bindings (YAML or JSON)",
+        required=False,
+    )
+    file = forms.FileField(required=False, label="or a file (YAML or JSON, such as an export)")
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        text, upload = (data.get("text") or "").strip(), data.get("file")
+        if text and upload:
+            self.add_error(None, "paste the bindings or choose a file, not both")
+            return data
+        if upload:
+            if upload.size > acl_core.BATCH_TEXT_MAX:
+                self.add_error("file", f"the file is larger than {acl_core.BATCH_TEXT_MAX // 1024} KiB")
+                return data
+            try:
+                text = upload.read().decode("utf-8")
+            except UnicodeDecodeError:
+                self.add_error("file", "the file is not UTF-8 text")
+                return data
+        if not text.strip():
+            self.add_error("text", "paste the bindings or choose a file")
+            return data
+        try:
+            data["creates"], data["delete_filters"] = acl_core.parse_batch(text)
+        except acl_core.AclValidationError as exc:
+            for error in exc.errors[:50]:
+                self.add_error("file" if upload else "text", error)
+        return data
+
+
+class AclExportForm(AclFilterForm):
+    """The list's filter and the file's format."""
+
+    output = forms.ChoiceField(
+        choices=_choices(acl_core.EXPORT_FORMATS), required=False, help_text="default yaml"
     )
 
     def clean(self):
         data = super().clean()
-        if not self.errors:
-            try:
-                data["creates"], data["delete_filters"] = acl_core.parse_batch(data["text"])
-            except acl_core.AclValidationError as exc:
-                for error in exc.errors[:50]:
-                    self.add_error("text", error)
+        data["output"] = data.get("output") or "yaml"
         return data
 
 

@@ -6,6 +6,7 @@ import json
 from functools import partial
 
 from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -14,7 +15,7 @@ from console import access, refusals
 from console.acls import actions as acls
 from console.acls import core as acl_core
 from console.acls import held as acls_held
-from console.forms.acls import AclBatchForm, AclBindingForm, AclFilterForm, EffectiveAccessForm
+from console.forms.acls import AclBatchForm, AclBindingForm, AclExportForm, AclFilterForm, EffectiveAccessForm
 from console.kafka import KafkaOperationError
 from console.views import htmx, posting
 from console.views._helpers import get_cluster_for_user
@@ -48,6 +49,30 @@ def acl_list(request, name: str):
     return htmx.fragment_or_page(request, "console/acl_list.html", "console/_acl_table.html", context)
 
 
+@login_required
+@require_GET
+def acl_export(request, name: str):
+    """The bindings the list's filter matches as a file: YAML (for the batch form) or kafka-acls.sh lines."""
+    cluster = get_cluster_for_user(request, name, access.MANAGE_ACLS)
+    form = AclExportForm(request.GET)
+    if not form.is_valid():
+        problems = [e for errors in form.errors.values() for e in errors]
+        return HttpResponse("\n".join(problems) + "\n", status=400, content_type="text/plain; charset=utf-8")
+    try:
+        filename, text = acls.export_acls(
+            actor=request.user,
+            cluster=cluster,
+            filters=[form.cleaned_data["filter"]],
+            fmt=form.cleaned_data["output"],
+        )
+    except KafkaOperationError as exc:
+        return HttpResponse(f"{exc.operator_text}\n", status=502, content_type="text/plain; charset=utf-8")
+    kind = "application/yaml" if filename.endswith(".yaml") else "text/x-shellscript"
+    response = HttpResponse(text, content_type=f"{kind}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
 def _review(request, cluster, deletes, creates, *, delete_filters=()):
     return render(
         request,
@@ -68,7 +93,10 @@ def acl_new(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_ACLS)
     batch = request.POST.get("mode") == "batch"
     single = AclBindingForm(request.POST if request.method == "POST" and not batch else None)
-    pasted = AclBatchForm(request.POST if request.method == "POST" and batch else None)
+    pasted = AclBatchForm(
+        request.POST if request.method == "POST" and batch else None,
+        request.FILES if request.method == "POST" and batch else None,
+    )
     error = None
     if request.method == "POST":
         form = pasted if batch else single

@@ -1,4 +1,4 @@
-"""``manage.py kafka acls list|add|remove|effective``: kafka-acls' options over the ACL actions.
+"""``manage.py kafka acls list|add|remove|effective|export|import``: kafka-acls' options over the ACL actions.
 
 ``add`` creates every combination of principals (``--allow-principal`` / ``--deny-principal``), hosts,
 ``--operation`` and resources, as kafka-acls does; ``remove`` first shows the bindings its filters
@@ -17,7 +17,7 @@ from console.acls import actions as acls
 from console.acls import core as acl_core
 from console.acls import held as acls_held
 from console.kafka.types import AclBinding
-from console.management.cli.base import FAILED, OK, REFUSED, USAGE, common, holdable
+from console.management.cli.base import FAILED, OK, REFUSED, USAGE, common, holdable, read_text
 
 COLUMNS = ["principal", "permission", "operation", "resource_type", "pattern_type", "resource_name", "host"]
 
@@ -29,10 +29,11 @@ def add_parsers(area) -> None:
         ("list", "bindings matching the resource/principal options (all when none is given)"),
         ("add", "create bindings: principals x hosts x operations x resources"),
         ("remove", "delete the bindings the options match (shown first; --force to delete)"),
+        ("export", "the bindings the options match as a file: YAML (for import) or kafka-acls.sh lines"),
     ):
         p = sub.add_parser(name, help=text)
         common(p)
-        if name != "list":
+        if name in ("add", "remove"):
             holdable(p)
         p.add_argument("--topic", action="append", default=[], help="repeatable; * for all topics")
         p.add_argument("--group", action="append", default=[], help="repeatable; * for all groups")
@@ -41,7 +42,7 @@ def add_parsers(area) -> None:
         p.add_argument(
             "--resource-pattern-type",
             type=str.upper,
-            default="ANY" if name == "list" else "LITERAL",
+            default="ANY" if name in ("list", "export") else "LITERAL",
             help="LITERAL or PREFIXED (list and remove also take ANY and MATCH)",
         )
         p.add_argument("--allow-principal", action="append", default=[], help="User:name (repeatable)")
@@ -50,10 +51,22 @@ def add_parsers(area) -> None:
         p.add_argument("--deny-host", action="append", default=[], help="IP or * (repeatable)")
         p.add_argument("--host", action="append", default=[], help="both --allow-host and --deny-host")
         p.add_argument("--operation", action="append", default=[], type=str.upper, help="READ, WRITE, ...")
-        if name == "list":
+        if name in ("list", "export"):
             p.add_argument("--principal", help="only this principal's bindings")
+        if name == "export":
+            p.add_argument("--format", choices=acl_core.EXPORT_FORMATS, default="yaml", dest="file_format")
+            p.add_argument("-o", "--out-file", default="", help="write to this file instead of stdout")
         if name == "remove":
             p.add_argument("--force", action="store_true", help="delete without asking")
+    p = sub.add_parser(
+        "import", help="create (and delete) the bindings of a YAML or JSON file, as the batch form does"
+    )
+    common(p)
+    holdable(p)
+    p.add_argument("-f", "--file", required=True, help="a file such as `acls export` writes ('-' for stdin)")
+    p.add_argument(
+        "--dry-run", action="store_true", help="show what would be deleted and created, change nothing"
+    )
     p = sub.add_parser(
         "effective",
         help="effective access both ways: --principal and a resource (why), --principal alone "
@@ -89,6 +102,35 @@ class Commands:
                 returncode=USAGE,
             )
         return found
+
+    def _acls_export(self, cluster, actor) -> int:
+        o = self.opts
+        _, text = acls.export_acls(
+            actor=actor, cluster=cluster, filters=self._acl_filters(for_delete=False), fmt=o["file_format"]
+        )
+        if o["out_file"]:
+            try:
+                with open(o["out_file"], "w", encoding="utf-8") as f:
+                    f.write(text)
+            except OSError as exc:
+                raise CommandError(f"Cannot write {o['out_file']}: {exc}", returncode=USAGE) from None
+        else:
+            self.stdout.write(text, ending="")
+        return OK
+
+    def _acls_import(self, cluster, actor) -> int:
+        o = self.opts
+        creates, filters = acl_core.parse_batch(read_text(o["file"], sys.stdin))
+        deletes = acls.preview_delete(actor=actor, cluster=cluster, filters=filters) if filters else []
+        if o["dry_run"]:
+            rows = [{"action": "would delete", **_row(b)} for b in deletes]
+            rows += [{"action": "would create", **_row(b)} for b in creates]
+            self._emit(rows, ["action", *COLUMNS], {"dry_run": True})
+            return OK
+        if not creates and not deletes:
+            self._say("The file creates nothing and its delete filters match no binding: nothing to do.")
+            return OK
+        return self._acl_change(cluster, actor, deletes, creates)
 
     def _acls_effective(self, cluster, actor) -> int:
         o = self.opts

@@ -48,6 +48,7 @@ READS = frozenset(
         ("groups", "describe"),
         ("acls", "list"),
         ("acls", "effective"),
+        ("acls", "export"),
         ("fleet", "show"),
         ("estate", "export"),
         ("estate", "plan"),
