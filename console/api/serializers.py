@@ -115,6 +115,12 @@ class TopicSpecIn(serializers.Serializer):
 
 class TopicCreateIn(TopicSpecIn, HeldIn):
     validate_only = serializers.BooleanField(required=False, default=False)
+    like = serializers.CharField(
+        required=False,
+        max_length=249,
+        help_text="an existing topic: its partition count, replication factor and the configs set on it "
+        "fill in what this body leaves out",
+    )
 
 
 class TopicBatchIn(HeldIn):
@@ -371,6 +377,11 @@ class TopicPolicyIn(serializers.Serializer):
     name_pattern = serializers.CharField(required=False, allow_blank=True, max_length=500)
     protected_topics = serializers.CharField(required=False, allow_blank=True)
     max_batch_size = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    namespace_rules = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text='JSON, as on the page: {"<prefix>": {"required": [keys], "defaults": {key: value}}}',
+    )
 
 
 class AutoApproveIn(serializers.Serializer):

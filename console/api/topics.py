@@ -107,7 +107,10 @@ class TopicList(ApiView):
     def post(self, request, name: str):
         cluster = self.cluster(name, access.MANAGE_TOPICS)
         d = self.body(s.TopicCreateIn)
-        return _create(self, cluster, [spec_of(d)], d["validate_only"])
+        spec = spec_of(d)
+        if d.get("like"):
+            spec = topic_reads.settings_of(actor=request.user, cluster=cluster, name=d["like"]).spec_for(spec)
+        return _create(self, cluster, [spec], d["validate_only"])
 
 
 class TopicBatch(ApiView):

@@ -82,6 +82,20 @@ class TopicCreateForm(forms.Form):
     def config_fields(self):
         return [self[f"cfg__{key}"] for key in KNOWN_TOPIC_CONFIGS]
 
+    @classmethod
+    def initial_like(cls, like) -> dict:
+        """The form filled from another topic's settings (``topics.reads.settings_of``): its counts and
+        the configs set on it, the known ones in their own fields and the rest as key=value lines."""
+        initial = {"partitions": like.partitions, "replication_factor": like.replication_factor}
+        other = []
+        for key, value in like.configs.items():
+            if key in KNOWN_TOPIC_CONFIGS:
+                initial[f"cfg__{key}"] = value
+            else:
+                other.append(f"{key}={value}")
+        initial["other_configs"] = "\n".join(other)
+        return {k: v for k, v in initial.items() if v not in (-1, "")}
+
     def basic_fields(self):
         return [self[n] for n in ("name", "partitions", "replication_factor", "assignment", "other_configs")]
 
@@ -215,6 +229,15 @@ class TopicPolicyForm(forms.Form):
         help_text="regular expressions (one per line) of topics that cannot be deleted",
     )
     max_batch_size = forms.IntegerField(required=False, min_value=1, help_text="topics per batch create")
+    namespace_rules = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=format_html(
+            "JSON: per topic-name prefix, the configs a new topic there must set and the defaults it gets "
+            'for the keys it leaves out (a longer prefix wins), e.g. <code class="raw">{}</code>',
+            '{"payments.": {"required": ["retention.ms"], "defaults": {"min.insync.replicas": "2"}}}',
+        ),
+    )
 
     @classmethod
     def initial_from(cls, rules) -> dict:
@@ -226,6 +249,9 @@ class TopicPolicyForm(forms.Form):
             "name_pattern": rules.name_pattern,
             "protected_topics": "\n".join(rules.protected_topics),
             "max_batch_size": rules.max_batch_size,
+            "namespace_rules": json.dumps(dict(rules.namespace_rules), indent=1)
+            if rules.namespace_rules
+            else "",
         }
 
     def clean_allowed_replication_factors(self) -> list[int]:
@@ -255,6 +281,39 @@ class TopicPolicyForm(forms.Form):
             if unknown:
                 raise forms.ValidationError(
                     f"'{key}': unknown bound {', '.join(sorted(unknown))} (use min, max, choices)."
+                )
+        return data
+
+    def clean_namespace_rules(self) -> dict:
+        text = self.cleaned_data["namespace_rules"].strip()
+        if not text:
+            return {}
+        try:
+            data = load_json(text)  # bounded: size and nesting depth
+        except UploadError as exc:
+            raise forms.ValidationError(f"Line {exc.line}, column {exc.column}: {exc.message}") from None
+        errors = policy.namespace_rule_errors(data)
+        if errors:
+            raise forms.ValidationError(errors)
+        return {
+            prefix: {
+                "required": list(dict.fromkeys(entry.get("required") or ())),
+                "defaults": {k: str(v) for k, v in (entry.get("defaults") or {}).items()},
+            }
+            for prefix, entry in data.items()
+        }
+
+    def clean(self):
+        data = super().clean()
+        allowed = data.get("allowed_config_keys") or []
+        if allowed and data.get("namespace_rules"):
+            named = {k for e in data["namespace_rules"].values() for k in [*e["required"], *e["defaults"]]}
+            outside = sorted(named - set(allowed))
+            if outside:
+                self.add_error(
+                    "namespace_rules",
+                    f"{', '.join(outside)}: not in allowed_config_keys, so no topic could set "
+                    "(or be given) them.",
                 )
         return data
 

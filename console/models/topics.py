@@ -21,6 +21,9 @@ class TopicPolicy(models.Model):
     name_pattern = models.CharField(max_length=500, blank=True)
     protected_topics = models.JSONField(default=list, blank=True)
     max_batch_size = models.PositiveIntegerField(null=True, blank=True)
+    # {"<topic-name prefix>": {"required": [config keys], "defaults": {key: value}}}: what a new topic
+    # in the namespace must set, and what it gets for the keys it does not set
+    namespace_rules = models.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

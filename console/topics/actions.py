@@ -203,6 +203,8 @@ def create_topics(
         if spec.name in first:
             twice.add(spec.name)
             continue
+        merged, applied = policy.with_namespace_defaults(rules, spec.name, spec.configs)
+        spec = replace(spec, configs=merged)  # the namespace's defaults for the keys not given
         first[spec.name] = spec
         violations = policy.check_create(
             rules,
@@ -223,7 +225,9 @@ def create_topics(
             text = "; ".join(f"{v.message} [policy rule: {v.rule}]" for v in violations)
             outcomes[spec.name] = TopicOutcome(spec.name, False, "refused by policy", text, "POLICY")
             continue
-        warnings[spec.name] = policy.collision_warning(spec.name, existing)
+        warnings[spec.name] = " ".join(
+            w for w in (policy.applied_text(applied), policy.collision_warning(spec.name, existing)) if w
+        )
         to_send.append(
             NewTopic(spec.name, spec.partitions, spec.replication_factor, spec.assignment, dict(spec.configs))
         )

@@ -248,6 +248,7 @@ def _request_create(user, cluster, payload, *, approving: bool = False) -> Check
         raise ChangeInvalid(errors)
     errors += outside_namespace(user, cluster, "Topic", name)
     rules = topic_policy.rules_for(cluster)
+    cfg, applied = topic_policy.with_namespace_defaults(rules, name, cfg)
     errors += [
         str(v)
         for v in topic_policy.check_create(
@@ -262,7 +263,8 @@ def _request_create(user, cluster, payload, *, approving: bool = False) -> Check
     if errors:
         raise ChangeInvalid(errors)
     clean = {"name": name, "partitions": partitions, "replication_factor": rf, "configs": cfg}
-    return Checked(name, clean, f"create topic {name} ({partitions} partitions, RF {rf})")
+    defaults = f"; {topic_policy.applied_text(applied)}" if applied else ""
+    return Checked(name, clean, f"create topic {name} ({partitions} partitions, RF {rf}){defaults}")
 
 
 def _requested_create(p: Mapping[str, Any]) -> dict[str, Any]:

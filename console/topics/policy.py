@@ -61,6 +61,7 @@ class PolicyRules:
     name_pattern: str = ""
     protected_topics: tuple[str, ...] = ()
     max_batch_size: int | None = DEFAULT_MAX_BATCH_SIZE
+    namespace_rules: Mapping[str, Mapping] = field(default_factory=dict)
 
 
 def rules_for(cluster) -> PolicyRules:
@@ -78,7 +79,76 @@ def rules_for(cluster) -> PolicyRules:
         name_pattern=row.name_pattern or "",
         protected_topics=tuple(row.protected_topics or ()),
         max_batch_size=row.max_batch_size if row.max_batch_size is not None else DEFAULT_MAX_BATCH_SIZE,
+        namespace_rules=dict(row.namespace_rules or {}),
     )
+
+
+# -- namespaces: required configs and defaults by topic-name prefix ----------------------------------
+
+
+@dataclass(frozen=True)
+class NamespaceSettings:
+    """What the namespaces a topic name falls in ask of a new topic: ``prefixes`` shortest first (a
+    longer prefix's default wins over a shorter one's), the config keys it must set (``required``:
+    key -> the prefix asking) and the values it gets for the keys it leaves out (``defaults``)."""
+
+    prefixes: tuple[str, ...] = ()
+    required: Mapping[str, str] = field(default_factory=dict)
+    defaults: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # key -> (value, prefix)
+
+
+def namespace_settings(rules: PolicyRules, name: str) -> NamespaceSettings:
+    prefixes = tuple(sorted((p for p in rules.namespace_rules if name.startswith(p)), key=len))
+    required: dict[str, str] = {}
+    defaults: dict[str, tuple[str, str]] = {}
+    for prefix in prefixes:
+        entry = rules.namespace_rules[prefix]
+        required.update(dict.fromkeys(entry.get("required") or (), prefix))
+        defaults.update({k: (str(v), prefix) for k, v in (entry.get("defaults") or {}).items()})
+    return NamespaceSettings(prefixes, required, defaults)
+
+
+def with_namespace_defaults(
+    rules: PolicyRules, name: str, configs: Mapping[str, str | None] | None
+) -> tuple[dict[str, str | None], dict[str, tuple[str, str]]]:
+    """The configs a new topic is created with: the ones given, then its namespaces' defaults for the
+    keys not given; and the defaults that were applied (key -> (value, prefix))."""
+    given = dict(configs or {})
+    applied = {k: v for k, v in namespace_settings(rules, name).defaults.items() if k not in given}
+    return {**given, **{k: value for k, (value, _) in applied.items()}}, applied
+
+
+def applied_text(applied: Mapping[str, tuple[str, str]]) -> str:
+    """The defaults a create used, as the outcome and the dry run say it."""
+    if not applied:
+        return ""
+    by_prefix: dict[str, list[str]] = {}
+    for key, (value, prefix) in sorted(applied.items()):
+        by_prefix.setdefault(prefix, []).append(f"{key}={value}")
+    return "; ".join(f"namespace '{p}' defaults applied: {', '.join(kv)}" for p, kv in by_prefix.items())
+
+
+def namespace_rule_errors(rules_value: object) -> list[str]:
+    """What is wrong with a namespace-rules document as an admin wrote it ([] when it is fine)."""
+    if not isinstance(rules_value, Mapping):
+        return ['Write {"<prefix>": {"required": ["key", ...], "defaults": {"key": "value"}}}.']
+    errors = []
+    for prefix, entry in rules_value.items():
+        if not isinstance(prefix, str) or not prefix or topic_name_errors(prefix):
+            errors.append(f"'{prefix}': a namespace is a topic-name prefix (a-z A-Z 0-9 . _ -).")
+            continue
+        if not isinstance(entry, Mapping) or set(entry) - {"required", "defaults"}:
+            errors.append(f'\'{prefix}\': give only "required" (a list of keys) and "defaults" (key: value).')
+            continue
+        required, defaults = entry.get("required") or [], entry.get("defaults") or {}
+        if not isinstance(required, list) or not all(isinstance(k, str) and k for k in required):
+            errors.append(f"'{prefix}': \"required\" is a list of config keys.")
+        if not isinstance(defaults, Mapping) or not all(
+            isinstance(k, str) and k and isinstance(v, str | int | float) and not isinstance(v, bool)
+            for k, v in defaults.items()
+        ):
+            errors.append(f"'{prefix}': \"defaults\" maps config keys to values (text or numbers).")
+    return errors
 
 
 # -- topic names ---------------------------------------------------------------------------------
@@ -206,7 +276,8 @@ def check_create(
     configs: Mapping[str, str | None] | None = None,
     broker_count: int | None = None,
 ) -> list[Violation]:
-    """Every rule a new topic must pass: Kafka's name rules, naming pattern, counts, configs."""
+    """Every rule a new topic must pass: Kafka's name rules, naming pattern, counts, configs, and the
+    keys its namespaces require (``configs``: what it is created with, namespace defaults included)."""
     out = [Violation("topic_name", msg, name) for msg in topic_name_errors(name)]
     if rules.name_pattern:
         try:
@@ -265,6 +336,11 @@ def check_create(
             )
     for key, value in (configs or {}).items():
         out.extend(check_config(rules, key, value, name))
+    for key, prefix in namespace_settings(rules, name).required.items():
+        if (configs or {}).get(key) in (None, ""):
+            out.append(
+                Violation("namespace_required", f"Topics in namespace '{prefix}' must set {key}.", name)
+            )
     return out
 
 
@@ -384,6 +460,7 @@ POLICY_FIELDS = (
     "name_pattern",
     "protected_topics",
     "max_batch_size",
+    "namespace_rules",
 )
 
 

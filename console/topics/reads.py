@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from typing import NamedTuple
@@ -380,3 +380,53 @@ def partition_count(*, actor, cluster, name: str) -> int | None:
     except KafkaOperationError:
         return None
     return len(meta.partitions) if meta is not None else None
+
+
+# -- create like: a topic's settings as a new topic's starting point ---------------------------------
+
+
+@dataclass(frozen=True)
+class TopicSettings:
+    """What "create like this topic" copies: the partition count, the replication factor (the first
+    partition's replica count) and the configs set on the topic itself (source DYNAMIC_TOPIC_CONFIG);
+    broker and default values are left for the new topic to inherit, and a sensitive value that
+    Kafka does not show is named in ``unshown``."""
+
+    source: str
+    partitions: int
+    replication_factor: int
+    configs: dict[str, str]
+    unshown: tuple[str, ...] = ()
+
+    def spec_for(self, spec):
+        """``spec`` (a TopicSpec) with what it leaves out taken from this topic: the counts unless
+        it gives them or an assignment, and every config it does not set."""
+        if spec.assignment is None:
+            partitions = spec.partitions if spec.partitions != -1 else self.partitions
+            rf = spec.replication_factor if spec.replication_factor != -1 else self.replication_factor
+        else:
+            partitions, rf = spec.partitions, spec.replication_factor
+        return replace(
+            spec, partitions=partitions, replication_factor=rf, configs={**self.configs, **dict(spec.configs)}
+        )
+
+
+def settings_of(*, actor, cluster, name: str) -> TopicSettings:
+    """Raises KafkaOperationError (UNKNOWN_TOPIC_OR_PARTITION for a missing topic)."""
+    access.require(actor, cluster, access.VIEW)
+    gw = gateway_for(cluster)
+    meta = gw.describe_topics([name])[name]
+    if isinstance(meta, KafkaOperationError):
+        raise meta
+    got = gw.describe_configs([ConfigResource("TOPIC", name)])[ConfigResource("TOPIC", name)]
+    if isinstance(got, KafkaOperationError):
+        raise got
+    own = [e for e in got.values() if e.source == "DYNAMIC_TOPIC_CONFIG"]
+    replicas = min((len(p.replicas) for p in meta.partitions), default=-1)
+    return TopicSettings(
+        source=name,
+        partitions=len(meta.partitions),
+        replication_factor=replicas if replicas > 0 else -1,
+        configs={e.name: e.value for e in sorted(own, key=lambda e: e.name) if e.value is not None},
+        unshown=tuple(sorted(e.name for e in own if e.value is None)),
+    )

@@ -115,7 +115,13 @@ def _create_or_hold(request, cluster, held: dict, form, specs, validate_only: bo
 @require_http_methods(["GET", "POST"])
 def topic_create(request, name: str):
     cluster = get_cluster_for_user(request, name, access.MANAGE_TOPICS)
-    form = TopicCreateForm(request.POST or None)
+    like, like_error = None, None
+    if request.method == "GET" and request.GET.get("like"):
+        try:
+            like = topic_reads.settings_of(actor=request.user, cluster=cluster, name=request.GET["like"])
+        except KafkaOperationError as exc:
+            like_error = exc
+    form = TopicCreateForm(request.POST or None, initial=TopicCreateForm.initial_like(like) if like else None)
     result = None
     held = gated_context(request, cluster, "topic.create")
     if request.method == "POST" and form.is_valid():
@@ -136,7 +142,16 @@ def topic_create(request, name: str):
         request,
         "console/topic_create.html",
         "console/_topic_create_form.html",
-        {"cluster": cluster, "form": form, "result": result, "result_rows": _result_rows(result), **held},
+        {
+            "cluster": cluster,
+            "form": form,
+            "result": result,
+            "result_rows": _result_rows(result),
+            "like": like,
+            "like_error": like_error,
+            "namespaces": policy.rules_for(cluster).namespace_rules,
+            **held,
+        },
     )
 
 

@@ -60,6 +60,11 @@ def add_parsers(area) -> None:
     p.add_argument("--replica-assignment", help="kafka-topics' format: 1:2,2:3 (instead of the two above)")
     p.add_argument("--config", action="append", default=[], help="key=value (repeatable)")
     p.add_argument("--file", help="batch: a YAML/JSON/CSV file ('-' = stdin)")
+    p.add_argument(
+        "--like",
+        metavar="TOPIC",
+        help="copy this topic's partition count, replication factor and configs set on it (the options given win)",
+    )
     p.add_argument("--validate-only", action="store_true")
     holdable(p)
     p = t.add_parser("delete")
@@ -174,6 +179,8 @@ class Commands:
 
     def _topics_create(self, cluster, actor) -> int:
         o = self.opts
+        if o["like"] and o["file"]:
+            raise CommandError("--like copies one topic's settings: not with --file.", returncode=USAGE)
         if o["file"]:
             text = sys.stdin.read() if o["file"] == "-" else open(o["file"], encoding="utf-8").read()
             specs = parse_batch(text, None, o["file"])
@@ -193,6 +200,9 @@ class Commands:
             ]
         else:
             raise CommandError("Give a topic name or --file.", returncode=USAGE)
+        if o["like"]:
+            like = topic_reads.settings_of(actor=actor, cluster=cluster, name=o["like"])
+            specs = [like.spec_for(specs[0])]
         if o["validate_only"]:
             result = topics.create_topics(actor=actor, cluster=cluster, specs=specs, validate_only=True)
             return self._outcomes(result.outcomes, True)
