@@ -162,7 +162,14 @@ LEFT_OUT: dict[str, str] = {
         _POST,
     ),
     **dict.fromkeys(
-        ("audit_export_csv", "audit_export_jsonl", "estate_export", "reassign_export", "reassign_rollback"),
+        (
+            "acl_export",
+            "audit_export_csv",
+            "audit_export_jsonl",
+            "estate_export",
+            "reassign_export",
+            "reassign_rollback",
+        ),
         _FILE,
     ),
     "home": "a redirect to the only cluster's overview, the fleet home or the cluster list",

@@ -253,6 +253,7 @@ ROWS: tuple[ApiRow, ...] = (
         200,
         lambda w: ({}, {"principal": "User:app", "resource_type": "TOPIC", "resource_name": "x"}),
     ),
+    ApiRow("acls-export", "get", OPERATORS, 200, lambda w: ({}, {"output": "script"})),
     # client quotas
     ApiRow("quotas", "get", VIEWERS, 200),
     ApiRow(

@@ -26,6 +26,7 @@ READ_ONLY = frozenset(
         "acl_list",
         "acl_delete",  # a GET preview; the deletion itself is acl_apply
         "acl_effective",
+        "acl_export",  # the matching bindings as a YAML or kafka-acls.sh file
         "request_list",
         "review_queue",
         "request_detail",

@@ -55,6 +55,7 @@ MATRIX = [
     ("acl_delete", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
     ("acl_apply", "post", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
     ("acl_effective", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
+    ("acl_export", "get", "cluster", (LOGIN, 200, 200, 403, 403, 403, 404)),
     ("request_list", "get", "cluster", (LOGIN, 200, 200, 200, 200, 200, 404)),
     ("request_new", "get", "cluster", (LOGIN, 200, 403, 200, 403, 403, 404)),
     ("request_rules", "get", "cluster", (LOGIN, 200, 403, 403, 403, 403, 404)),
