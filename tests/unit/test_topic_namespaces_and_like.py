@@ -76,7 +76,9 @@ def test_the_policy_form_refuses_keys_outside_the_allowed_ones():
             "namespace_rules": json.dumps({"a.": {"required": ["segment.ms"]}}),
         }
     )
-    assert not form.is_valid() and "segment.ms: not in allowed_config_keys" in " ".join(form.errors["namespace_rules"])
+    assert not form.is_valid() and "segment.ms: not in allowed_config_keys" in " ".join(
+        form.errors["namespace_rules"]
+    )
     good = TopicPolicyForm({"namespace_rules": json.dumps({"a.": {"defaults": {"retention.ms": 60000}}})})
     assert good.is_valid() and good.cleaned_data["namespace_rules"] == {
         "a.": {"required": [], "defaults": {"retention.ms": "60000"}}
@@ -175,6 +177,10 @@ def test_settings_of_copies_counts_and_own_configs_only(personas, kafka_cluster,
 
 def test_create_like_on_the_page_the_api_and_the_cli(client, personas, kafka_cluster, source):
     client.force_login(personas["operator"])
+    detail = client.get(
+        reverse("topic_detail", kwargs={"name": kafka_cluster.name, "topic": source})
+    ).content.decode()
+    assert f'/topics/-/new/?like={source}" id="topic-create-like"' in detail
     url = reverse("topic_create", kwargs={"name": kafka_cluster.name})
     body = client.get(url, {"like": source}).content.decode()
     assert 'id="create-like"' in body and "3 partitions, replication factor 2" in body
