@@ -298,18 +298,22 @@ def who_can(
     named |= set(facts.super_users or ())
     kinds = sorted({p.split(":", 1)[0] for p in named | {b.principal for b in on_resource}} | {"User"})
     others = replace(facts, super_users=frozenset())  # everyone else is, by definition, no super user
-    rows = []
-    for principal, known in [(p, facts) for p in sorted(named)] + [(f"{k}:{ANYONE}", others) for k in kinds]:
-        _, ops = evaluate(
-            bindings,
-            principal=principal,
-            host=ANY_HOST,
-            resource_type=resource_type,
-            resource_name=resource_name,
-            facts=known,
-        )
-        rows.append(PrincipalAccess(principal, tuple(ops)))
-    return rows
+    asked = [(p, facts) for p in sorted(named)] + [(f"{k}:{ANYONE}", others) for k in kinds]
+    return [
+        PrincipalAccess(p, tuple(_from_any_host(bindings, p, resource_type, resource_name, known)))
+        for p, known in asked
+    ]
+
+
+def _from_any_host(bindings, principal: str, resource_type: str, name: str, facts) -> list[OperationAccess]:
+    return evaluate(
+        bindings,
+        principal=principal,
+        host=ANY_HOST,
+        resource_type=resource_type,
+        resource_name=name,
+        facts=facts,
+    )[1]
 
 
 def _sample_name(pattern_type: str, resource_name: str) -> str:
@@ -333,14 +337,8 @@ def what_can(
     )
     rows = []
     for resource_type, pattern_type, resource_name in patterns:
+        of_type = [b for b in bindings if b.resource_type == resource_type]
         sample = _sample_name(pattern_type, resource_name)
-        _, ops = evaluate(
-            [b for b in bindings if b.resource_type == resource_type],
-            principal=principal,
-            host=ANY_HOST,
-            resource_type=resource_type,
-            resource_name=sample,
-            facts=facts,
-        )
+        ops = _from_any_host(of_type, principal, resource_type, sample, facts)
         rows.append(PatternAccess(resource_type, pattern_type, resource_name, tuple(ops)))
     return rows

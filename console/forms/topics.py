@@ -266,14 +266,20 @@ class TopicPolicyForm(forms.Form):
     def clean_allowed_config_keys(self) -> list[str]:
         return _lines(self.cleaned_data["allowed_config_keys"])
 
-    def clean_config_ranges(self) -> dict:
-        text = self.cleaned_data["config_ranges"].strip()
+    def _json(self, field: str):
+        """The field's JSON document (None when blank), a syntax error placed by line and column."""
+        text = self.cleaned_data[field].strip()
         if not text:
-            return {}
+            return None
         try:
-            data = load_json(text)  # bounded: size and nesting depth
+            return load_json(text)  # bounded: size and nesting depth
         except UploadError as exc:
             raise forms.ValidationError(f"Line {exc.line}, column {exc.column}: {exc.message}") from None
+
+    def clean_config_ranges(self) -> dict:
+        data = self._json("config_ranges")
+        if data is None:
+            return {}
         if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
             raise forms.ValidationError('Write {"key": {"min": n, "max": n} or {"choices": [...]}}.')
         for key, bounds in data.items():
@@ -285,13 +291,9 @@ class TopicPolicyForm(forms.Form):
         return data
 
     def clean_namespace_rules(self) -> dict:
-        text = self.cleaned_data["namespace_rules"].strip()
-        if not text:
+        data = self._json("namespace_rules")
+        if data is None:
             return {}
-        try:
-            data = load_json(text)  # bounded: size and nesting depth
-        except UploadError as exc:
-            raise forms.ValidationError(f"Line {exc.line}, column {exc.column}: {exc.message}") from None
         errors = policy.namespace_rule_errors(data)
         if errors:
             raise forms.ValidationError(errors)
