@@ -23,7 +23,7 @@ from console.kafka import (
     NewPartitions,
     NewTopic,
 )
-from console.topics import audit_names, policy
+from console.topics import audit_names, namespaces, policy
 from console.topics import cache as metadata_cache
 from console.topics.batch import TopicSpec
 from console.topics.reads import target
@@ -203,7 +203,7 @@ def create_topics(
         if spec.name in first:
             twice.add(spec.name)
             continue
-        merged, applied = policy.with_namespace_defaults(rules, spec.name, spec.configs)
+        merged, applied = namespaces.with_defaults(rules.namespace_rules, spec.name, spec.configs)
         spec = replace(spec, configs=merged)  # the namespace's defaults for the keys not given
         first[spec.name] = spec
         violations = policy.check_create(
@@ -226,7 +226,7 @@ def create_topics(
             outcomes[spec.name] = TopicOutcome(spec.name, False, "refused by policy", text, "POLICY")
             continue
         warnings[spec.name] = " ".join(
-            w for w in (policy.applied_text(applied), policy.collision_warning(spec.name, existing)) if w
+            w for w in (namespaces.applied_text(applied), policy.collision_warning(spec.name, existing)) if w
         )
         to_send.append(
             NewTopic(spec.name, spec.partitions, spec.replication_factor, spec.assignment, dict(spec.configs))

@@ -28,6 +28,7 @@ from console.models.requests import RequestKind
 from console.topics import actions as topics
 from console.topics import cache as metadata_cache
 from console.topics import delete as topic_delete
+from console.topics import namespaces
 from console.topics import policy as topic_policy
 from console.topics.batch import TopicSpec
 
@@ -248,7 +249,7 @@ def _request_create(user, cluster, payload, *, approving: bool = False) -> Check
         raise ChangeInvalid(errors)
     errors += outside_namespace(user, cluster, "Topic", name)
     rules = topic_policy.rules_for(cluster)
-    cfg, applied = topic_policy.with_namespace_defaults(rules, name, cfg)
+    cfg, applied = namespaces.with_defaults(rules.namespace_rules, name, cfg)
     errors += [
         str(v)
         for v in topic_policy.check_create(
@@ -263,7 +264,7 @@ def _request_create(user, cluster, payload, *, approving: bool = False) -> Check
     if errors:
         raise ChangeInvalid(errors)
     clean = {"name": name, "partitions": partitions, "replication_factor": rf, "configs": cfg}
-    defaults = f"; {topic_policy.applied_text(applied)}" if applied else ""
+    defaults = f"; {namespaces.applied_text(applied)}" if applied else ""
     return Checked(name, clean, f"create topic {name} ({partitions} partitions, RF {rf}){defaults}")
 
 

@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from console import access, patterns
 from console.audit import recorded
 from console.audit.refusals import refused_as
-from console.topics import audit_names
+from console.topics import audit_names, namespaces
 
 # Kafka's own topic-name rules (org.apache.kafka.common.internals.Topic).
 TOPIC_NAME_MAX_LENGTH = 249
@@ -83,49 +83,7 @@ def rules_for(cluster) -> PolicyRules:
     )
 
 
-# -- namespaces: required configs and defaults by topic-name prefix ----------------------------------
-
-
-@dataclass(frozen=True)
-class NamespaceSettings:
-    """What the namespaces a topic name falls in ask of a new topic: ``prefixes`` shortest first (a
-    longer prefix's default wins over a shorter one's), the config keys it must set (``required``:
-    key -> the prefix asking) and the values it gets for the keys it leaves out (``defaults``)."""
-
-    prefixes: tuple[str, ...] = ()
-    required: Mapping[str, str] = field(default_factory=dict)
-    defaults: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # key -> (value, prefix)
-
-
-def namespace_settings(rules: PolicyRules, name: str) -> NamespaceSettings:
-    prefixes = tuple(sorted((p for p in rules.namespace_rules if name.startswith(p)), key=len))
-    required: dict[str, str] = {}
-    defaults: dict[str, tuple[str, str]] = {}
-    for prefix in prefixes:
-        entry = rules.namespace_rules[prefix]
-        required.update(dict.fromkeys(entry.get("required") or (), prefix))
-        defaults.update({k: (str(v), prefix) for k, v in (entry.get("defaults") or {}).items()})
-    return NamespaceSettings(prefixes, required, defaults)
-
-
-def with_namespace_defaults(
-    rules: PolicyRules, name: str, configs: Mapping[str, str | None] | None
-) -> tuple[dict[str, str | None], dict[str, tuple[str, str]]]:
-    """The configs a new topic is created with: the ones given, then its namespaces' defaults for the
-    keys not given; and the defaults that were applied (key -> (value, prefix))."""
-    given = dict(configs or {})
-    applied = {k: v for k, v in namespace_settings(rules, name).defaults.items() if k not in given}
-    return {**given, **{k: value for k, (value, _) in applied.items()}}, applied
-
-
-def applied_text(applied: Mapping[str, tuple[str, str]]) -> str:
-    """The defaults a create used, as the outcome and the dry run say it."""
-    if not applied:
-        return ""
-    by_prefix: dict[str, list[str]] = {}
-    for key, (value, prefix) in sorted(applied.items()):
-        by_prefix.setdefault(prefix, []).append(f"{key}={value}")
-    return "; ".join(f"namespace '{p}' defaults applied: {', '.join(kv)}" for p, kv in by_prefix.items())
+# -- namespaces: an admin's rules (what they ask of a new topic: ``topics/namespaces.py``) ----------
 
 
 def namespace_rule_errors(rules_value: object) -> list[str]:
@@ -336,7 +294,7 @@ def check_create(
             )
     for key, value in (configs or {}).items():
         out.extend(check_config(rules, key, value, name))
-    for key, prefix in namespace_settings(rules, name).required.items():
+    for key, prefix in namespaces.settings(rules.namespace_rules, name).required.items():
         if (configs or {}).get(key) in (None, ""):
             out.append(
                 Violation("namespace_required", f"Topics in namespace '{prefix}' must set {key}.", name)

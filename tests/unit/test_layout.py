@@ -248,6 +248,7 @@ _STDLIB = {
     "json",
     "math",
     "re",
+    "shlex",  # quoting text for a shell script: no I/O
     "typing",
 }
 

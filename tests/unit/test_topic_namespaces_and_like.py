@@ -17,7 +17,7 @@ from console.models import AuditEvent, TopicPolicy
 from console.requests import actions as requests
 from console.requests import checks as request_checks
 from console.topics import actions as topics
-from console.topics import policy
+from console.topics import namespaces, policy
 from console.topics import reads as topic_reads
 from console.topics.batch import TopicSpec
 from tests.unit.kafka_cli import kafka
@@ -35,14 +35,16 @@ RULES = {
 
 def test_longer_prefixes_win_and_required_keys_add_up():
     rules = policy.PolicyRules(namespace_rules=RULES)
-    seen = policy.namespace_settings(rules, "team-a.pay.cards")
+    seen = namespaces.settings(RULES, "team-a.pay.cards")
     assert seen.prefixes == ("team-a.", "team-a.pay.")
     assert dict(seen.required) == {"retention.ms": "team-a.", "max.message.bytes": "team-a.pay."}
     assert seen.defaults["min.insync.replicas"] == ("2", "team-a.pay.")
-    merged, applied = policy.with_namespace_defaults(rules, "team-a.pay.cards", {"cleanup.policy": "delete"})
+    merged, applied = namespaces.with_defaults(RULES, "team-a.pay.cards", {"cleanup.policy": "delete"})
     assert merged == {"cleanup.policy": "delete", "min.insync.replicas": "2"}  # what is given wins
-    assert policy.applied_text(applied) == "namespace 'team-a.pay.' defaults applied: min.insync.replicas=2"
-    assert policy.with_namespace_defaults(rules, "team-b.x", {}) == ({}, {})
+    assert (
+        namespaces.applied_text(applied) == "namespace 'team-a.pay.' defaults applied: min.insync.replicas=2"
+    )
+    assert namespaces.with_defaults(RULES, "team-b.x", {}) == ({}, {})
     missing = policy.check_create(
         rules, name="team-a.pay.cards", partitions=1, replication_factor=1, configs=merged
     )
