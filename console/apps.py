@@ -28,6 +28,8 @@ HELD_MODULES = (
     "console.estate.held",
     "console.quotas.held",
     "console.scram.held",
+    "console.quorum.held",
+    "console.purge.held",
 )
 
 # The modules that tell the audit reconciler how to re-read Kafka for a change whose outcome is owed.
@@ -36,11 +38,13 @@ OUTCOME_READER_MODULES = (
     "console.configs.actions",
     "console.acls.actions",
     "console.quotas.actions",
+    "console.scram.actions",
     "console.quorum.controllers",
     "console.reassignment.external",
     "console.reassignment.janitor",
     "console.groups.actions",
     "console.groups.delete",
+    "console.purge.actions",
 )
 
 

@@ -36,6 +36,7 @@ from console.kafka import KafkaOperationError
 from console.messages.core import BrowseInvalid
 from console.notify.actions import ChannelInvalid, ChannelNotFound
 from console.quorum.controllers import ControllerModeRequired, LogLevelPlanError
+from console.quorum.core import KraftInvalid, KraftRefused
 from console.quotas.core import QuotaInvalid
 from console.reassignment.actions import PlanRejected
 from console.reassignment.elections import ElectionRefused
@@ -160,11 +161,13 @@ TABLE: dict[type[BaseException], Row] = {
     QuotaInvalid: _RULE,
     # A change window forbids it (a freeze in force, or outside the maintenance windows): named, with its end.
     ChangeWindowClosed: Row(409, "change_window", REFUSED),
+    KraftRefused: Row(409, "unsafe", REFUSED),  # a voter change or unregister that is unsafe now
     # Input that is not valid (a model's or the area's validation).
     ValidationError: Row(400, "invalid", REFUSED, reasons=_messages),
     EstateParseError: Row(400, "invalid", REFUSED),  # an estate file, each problem with its line
     ControllerModeRequired: Row(400, "invalid", REFUSED),
     BrowseInvalid: Row(400, "invalid", REFUSED),  # a message read that cannot be answered as asked
+    KraftInvalid: Row(400, "invalid", REFUSED),  # a feature level, node or directory id, endpoint
     # Who may act.
     ApprovalRequired: Row(403, "approval_required", DENIED, shown=False),
     HostnameCheckRequired: Row(403, "permission_denied", DENIED),  # shown on the form's TLS field

@@ -72,12 +72,12 @@ class SandboxCluster:
         self.seed = seed
         self.security = security
         self.ssl_context = security.server_ssl_context() if security else None
-        self.sasl_realm = SaslRealm(security) if security and security.sasl else None
         # like Kafka's create.topic.policy.class.name: (name, partitions, rf, configs) -> message
         self.create_topic_policy = create_topic_policy
         self.speed = speed
         self.state_file = state_file
         self.state = ClusterState(cluster_id_for(seed))
+        self.sasl_realm = SaslRealm(security, self.state) if security and security.sasl else None
         self.state.bandwidth_bytes_per_s = bandwidth_bytes_per_s
         self.state.static_configs = dict(broker_properties or {})
         self.faults = Faults()

@@ -30,6 +30,7 @@ COMMANDS = (
     "synthetic",
     "speed",
     "save",
+    "hang-txn",
 )
 
 
@@ -84,6 +85,12 @@ def run_command(cluster: SandboxCluster, cmd: str, args: list[Any], opts: dict[s
     if cmd == "speed":
         cluster.speed = float(args[0])
         return {}
+    if cmd == "hang-txn":  # args: topic, partition[, records[, age_ms]] (or opts: records, age_ms)
+        from sandbox.testing import hanging_transaction
+
+        records = opts.get("records") or (args[2] if len(args) > 2 else 1)
+        age_ms = opts.get("age_ms") or (args[3] if len(args) > 3 else 0)
+        return hanging_transaction(cluster, args[0], int(args[1]), int(records), int(age_ms))
     if cmd == "save":
         from sandbox.persist import save_state
 

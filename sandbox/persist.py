@@ -1,8 +1,10 @@
 """Save and restore a sandbox cluster's state as JSON (``--state FILE``).
 
 Kept: topics (ids, configs, placement, ISR, leaders, sizes, offsets, reassignments, synthetic
-rates), dynamic broker configs, logger levels, ACLs, client quotas, groups (kind, epochs, synthetic
-members, offsets), features, racks and the virtual clock.
+rates), dynamic broker configs, logger levels, ACLs, client quotas, SCRAM credentials (salt, stored
+and server keys, iterations: what Kafka's metadata log keeps), groups (kind, epochs, synthetic
+members, offsets), features, racks and the virtual clock. A file saved before credentials were kept
+loads with the credentials the cluster was started with.
 Not kept: record batches (offsets survive, the bytes do not; Fetch serves synthetic records), live
 group members (their groups come back Empty).
 """
@@ -92,8 +94,13 @@ def dump_state(cluster: SandboxCluster) -> dict[str, Any]:
                 for g in st.groups.values()
             ],
             "client_quotas": [[list(map(list, e)), q] for e, q in st.client_quotas.items()],
+            "scram_credentials": [
+                [mechanism, user, salt.hex(), stored.hex(), server.hex(), iterations]
+                for mechanism, user, (salt, stored, server, iterations) in st.scram_credentials.items()
+            ],
             "features": st.features,
             "features_epoch": st.features_epoch,
+            "kraft": [sorted(st.removed_voters), sorted(st.unregistered_brokers)],
             "racks": {str(b): n.rack for b, n in st.brokers.items()},
         }
 
@@ -187,8 +194,16 @@ def load_state(cluster: SandboxCluster, path: str) -> bool:
                 grp.consume_ratio = g.get("consume_ratio", 0.0)
             st.groups[grp.group_id] = grp
         st.client_quotas = {tuple((t, n) for t, n in e): q for e, q in data.get("client_quotas", [])}
+        if "scram_credentials" in data:
+            st.scram_credentials.replace(
+                [
+                    (m, u, (bytes.fromhex(salt), bytes.fromhex(stored), bytes.fromhex(server), i))
+                    for m, u, salt, stored, server, i in data["scram_credentials"]
+                ]
+            )
         st.features = data["features"]
         st.features_epoch = data["features_epoch"]
+        st.removed_voters, st.unregistered_brokers = (set(ids) for ids in data.get("kraft", [[], []]))
         for b, rack in data.get("racks", {}).items():
             if int(b) in st.brokers and rack:
                 st.brokers[int(b)].rack = rack

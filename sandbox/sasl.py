@@ -14,13 +14,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-import threading
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import scramp
 
 from sandbox.oauth import InvalidToken, JwksValidator
+from sandbox.scram_store import ScramCredential
 from sandbox.security import SandboxSecurity
+
+if TYPE_CHECKING:
+    from sandbox.state import ClusterState
 
 SCRAM = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 SCRAM_ITERATIONS = 4096  # Kafka's minimum for both SCRAM mechanisms
@@ -55,8 +58,6 @@ class MechanismServer(Protocol):
     async def evaluate(self, token: bytes) -> bytes: ...
 
 
-# (salt, stored key, server key, iterations): what Kafka keeps of a SCRAM credential
-ScramCredential = tuple[bytes, bytes, bytes, int]
 _HASHES = {"SCRAM-SHA-256": hashlib.sha256, "SCRAM-SHA-512": hashlib.sha512}
 
 
@@ -69,74 +70,24 @@ def scram_keys(mechanism: str, salted_password: bytes) -> tuple[bytes, bytes]:
     return h(client_key).digest(), hmac.new(salted_password, b"Server Key", h).digest()
 
 
-class ScramCredentials:
-    """The SCRAM credentials of a cluster (Kafka's ScramImage): (mechanism, user) -> credential,
-    changed by AlterUserScramCredentials and read by DescribeUserScramCredentials and by every SCRAM
-    exchange, so a credential works (or stops working) on the next login. Thread-safe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_key: dict[tuple[str, str], ScramCredential] = {}
-
-    def __deepcopy__(self, memo: dict) -> ScramCredentials:
-        """A detached copy with its own lock (the server runs a request that must leave no trace on
-        a deep copy of the cluster state, which may hold this store)."""
-        clone = ScramCredentials()
-        with self._lock:
-            clone._by_key = dict(self._by_key)  # credentials are tuples of bytes and an int: immutable
-        return clone
-
-    def get(self, mechanism: str, user: str) -> ScramCredential | None:
-        with self._lock:
-            return self._by_key.get((mechanism, user))
-
-    def put(self, mechanism: str, user: str, credential: ScramCredential) -> None:
-        with self._lock:
-            self._by_key[(mechanism, user)] = credential
-
-    def remove(self, mechanism: str, user: str) -> bool:
-        """Drop a credential; whether there was one."""
-        with self._lock:
-            return self._by_key.pop((mechanism, user), None) is not None
-
-    def users(self) -> dict[str, dict[str, int]]:
-        """user -> {mechanism: iterations}, users in the order they got their first credential."""
-        out: dict[str, dict[str, int]] = {}
-        with self._lock:
-            for (mechanism, user), credential in self._by_key.items():
-                out.setdefault(user, {})[mechanism] = credential[3]
-        return out
-
-
-def scram_credentials_of(cluster: object, state: object) -> ScramCredentials:
-    """The cluster's one credential store: its SASL realm's (which SCRAM logins read), or, for a
-    cluster without a SASL listener, one kept with its state (Kafka keeps credentials whatever its
-    listeners; they are simply never used to log in)."""
-    realm = getattr(cluster, "sasl_realm", None)
-    if realm is not None:
-        return realm.scram
-    store = getattr(state, "scram_credentials", None)
-    if store is None:
-        store = ScramCredentials()
-        state.scram_credentials = store  # type: ignore[attr-defined]
-    return store
-
-
 class SaslRealm:
-    """What a secured cluster checks SASL clients against: users (PLAIN passwords, fixed at start;
-    SCRAM credentials, made at start for the configured users of each enabled SCRAM mechanism and
-    then changed by AlterUserScramCredentials) and the OAUTHBEARER token validator."""
+    """What a secured cluster checks SASL clients against: users (PLAIN passwords, fixed at start),
+    the SCRAM credentials kept in the cluster's state (made at start for the configured users of each
+    enabled SCRAM mechanism, then changed by AlterUserScramCredentials and saved with the state) and
+    the OAUTHBEARER token validator."""
 
-    def __init__(self, security: SandboxSecurity) -> None:
+    def __init__(self, security: SandboxSecurity, state: ClusterState) -> None:
         self.security = security
         self.mechanisms = security.enabled_mechanisms
         self._users = dict(security.users)
-        self.scram = ScramCredentials()
+        self._state = state
         for mech in SCRAM:
             if mech in self.mechanisms:
                 m = scramp.ScramMechanism(mech)
                 for user, password in self._users.items():
-                    self.scram.put(mech, user, m.make_auth_info(password, iteration_count=SCRAM_ITERATIONS))
+                    state.scram_credentials.put(
+                        mech, user, m.make_auth_info(password, iteration_count=SCRAM_ITERATIONS)
+                    )
         self.validator = (
             JwksValidator(
                 security.oauth_jwks_url,
@@ -155,7 +106,7 @@ class SaslRealm:
 
     def scram_credential(self, mechanism: str, user: str) -> ScramCredential | None:
         """SCRAM: (salt, stored key, server key, iterations) of a user, None for an unknown one."""
-        return self.scram.get(mechanism, user)
+        return self._state.scram_credentials.get(mechanism, user)
 
     def server(self, mechanism: str) -> MechanismServer:
         """A fresh server for one exchange of an enabled ``mechanism``."""
@@ -272,8 +223,6 @@ class OAuthBearerServer:
 __all__ = [
     "SaslFailure",
     "SaslRealm",
-    "ScramCredentials",
     "generic_failure",
-    "scram_credentials_of",
     "scram_keys",
 ]

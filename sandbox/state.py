@@ -15,6 +15,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandbox.scram_store import ScramCredentials
+
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 AVG_RECORD_BYTES = 1024  # used to turn synthetic byte rates into offsets
 LEGAL_TOPIC_CHARS = frozenset(string.ascii_letters + string.digits + "._-")
@@ -90,6 +92,7 @@ class Partition:
     # follower -> virtual ms it caught up with the leader while still outside the ISR: Kafka adds
     # it to the ISR only after the leader's AlterPartition round trip (ISR_JOIN_DELAY_S here)
     caught_up_ms: dict[int, float] | None = None
+    txns: Any = None  # sandbox.transactions.PartitionTxns: producer state, open/aborted transactions
 
     def keep(self, batch: Batch) -> None:
         """Keep a produced batch for Fetch (the most recent FETCH_RETAIN_BATCHES per partition)."""
@@ -252,6 +255,8 @@ class ClusterState:
         self.acls: list[AclBinding] = []
         # client quotas (KIP-546): entity as sorted (type, name) pairs, name None = default -> {key: value}
         self.client_quotas: dict[tuple[tuple[str, str | None], ...], dict[str, float]] = {}
+        # SCRAM credentials (KIP-554): AlterUserScramCredentials changes them, SCRAM logins read them
+        self.scram_credentials = ScramCredentials()
         self.groups: dict[str, Group] = {}
         self.now_ms: float = time.time() * 1000.0  # virtual clock, epoch ms
         self.catching_up: set[tuple[str, int]] = set()  # partitions with lagging replicas
@@ -275,7 +280,12 @@ class ClusterState:
             "metadata.version": 27,
         }
         self.features_epoch = 1
+        # KIP-853: controllers removed from the voter set (they fetch on as observers); brokers whose
+        # registration was removed while stopped (UnregisterBroker; a live broker registers again at once)
+        self.removed_voters: set[int] = set()
+        self.unregistered_brokers: set[int] = set()
         self.next_producer_id = 1000
+        self.transactions: Any = None  # sandbox.transactions.Coordinator, created on first use
         self.next_rebalance_ms: float = -1  # next automatic preferred-leader rebalance
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ClusterState:

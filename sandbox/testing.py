@@ -31,6 +31,25 @@ def running_sandbox(**kwargs: Any) -> Iterator[SandboxCluster]:
         cluster.shutdown()
 
 
+def hanging_transaction(
+    cluster: SandboxCluster, topic: str, partition: int, records: int = 1, age_ms: int = 0
+) -> dict[str, int]:
+    """Open a transaction on a partition that the transaction coordinator knows nothing about (Kafka's
+    *hanging* transaction, as after a lost coordinator state): ``records`` transactional records from a
+    fresh producer id at epoch 0, no marker, stamped ``age_ms`` before now (``kafka-transactions.sh
+    find-hanging`` flags one older than ``--max-transaction-timeout``, 15 min by default, so
+    ``age_ms=20 * 60_000`` makes one it finds with its defaults). The partition's last stable offset
+    stays at its first offset until a WriteTxnMarkers (``kafka-transactions.sh abort``) closes it.
+    Returns producer_id, producer_epoch and start_offset (what ``abort --start-offset`` takes)."""
+    from sandbox import transactions
+
+    with cluster.state.lock:
+        p = cluster.state.partition(topic, partition)
+        if p is None or p.leader < 0:
+            raise ValueError(f"no partition {topic}-{partition} with a leader")
+        return transactions.hang(cluster.state, p, records, age_ms)
+
+
 def sandbox_fixture(scope: str = "session", **kwargs: Any) -> Callable[..., Any]:
     """Build a pytest fixture yielding a running sandbox (import pytest lazily)."""
     import pytest

@@ -1,14 +1,18 @@
-"""API: the KRaft quorum and one controller (its facts; setting its log levels)."""
+"""API: the KRaft quorum and one controller (its facts; setting its log levels), and the KRaft lifecycle:
+feature levels (Kafka's validate-only as the dry run), controller voters added and removed (KIP-853),
+a stopped broker unregistered; admins only, held where change control holds the ``kraft.*`` kinds."""
 
 from __future__ import annotations
 
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from console import access
 from console.api import serializers as s
 from console.api.base import ApiView, plain, reads, writes
+from console.api.held import hold
 from console.quorum import actions as quorum
-from console.quorum import controllers
+from console.quorum import controllers, core, features, held, unregister, voters
 
 
 class Quorum(ApiView):
@@ -39,3 +43,123 @@ class Controller(ApiView):
             source_ip=self.ip,
         )
         return Response(plain(result), status=200 if result.ok else 207)
+
+
+# -- the KRaft lifecycle (admins; held where change control holds the kraft.* kinds) ----------------
+
+
+class FeaturesIn(serializers.Serializer):
+    updates = serializers.DictField(
+        child=serializers.IntegerField(min_value=-32768, max_value=32767),
+        help_text="feature -> level, as kafka-features.sh --feature name=level",
+    )
+    upgrade_type = serializers.ChoiceField(choices=list(core.UPGRADE_TYPES), default=core.UPGRADE)
+    dry_run = serializers.BooleanField(
+        default=True, help_text="Kafka's validate-only answer; nothing changes"
+    )
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    break_glass = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class VoterIn(serializers.Serializer):
+    node_id = serializers.IntegerField(min_value=0, max_value=core.MAX_NODE_ID)
+    directory_id = serializers.CharField(required=False, allow_blank=True, default="", max_length=40)
+    endpoint = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=300, help_text="add: CONTROLLER://host:port"
+    )
+    allow_leader = serializers.BooleanField(default=False, help_text="remove: the active controller too")
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    break_glass = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class HeldIn(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    break_glass = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+def _answer(result) -> Response:
+    return Response(result.as_json(), status=200 if result.ok else 207)
+
+
+class Features(ApiView):
+    @reads("quorum_features_list")
+    def get(self, request, name: str):
+        cluster = self.cluster(name, access.ADMINISTER)
+        return Response(
+            [
+                plain(f)
+                for f in sorted(
+                    features.describe(actor=request.user, cluster=cluster).values(), key=lambda f: f.name
+                )
+            ]
+        )
+
+    @writes("quorum_features_update", (200, 207), request=FeaturesIn, held=True)
+    def post(self, request, name: str):
+        """Kafka's validate-only answer (``dry_run``, the default), or the change (held where held)."""
+        cluster = self.cluster(name, access.ADMINISTER)
+        d = self.body(FeaturesIn)
+        user = request.user
+        change = {"updates": dict(d["updates"]), "upgrade_type": d["upgrade_type"]}
+        if not d["dry_run"]:
+            answer = hold(
+                self, cluster, held.FEATURES_GATE, lambda: held.prepare_features(user, cluster, **change)
+            )
+            if answer is not None:
+                return answer
+        return _answer(
+            features.update_features(
+                actor=user, cluster=cluster, dry_run=d["dry_run"], source_ip=self.ip, **change
+            )
+        )
+
+
+class VoterAdd(ApiView):
+    @writes("quorum_voters_add", (200, 207), request=VoterIn, held=True)
+    def post(self, request, name: str):
+        cluster = self.cluster(name, access.ADMINISTER)
+        d = self.body(VoterIn)
+        user = request.user
+        change = {"node_id": d["node_id"], "directory_id": d["directory_id"], "endpoint": d["endpoint"]}
+        answer = hold(
+            self, cluster, held.VOTER_GATE, lambda: held.prepare_voter(user, cluster, held.ADD, **change)
+        )
+        if answer is not None:
+            return answer
+        return _answer(voters.add_voter(actor=user, cluster=cluster, source_ip=self.ip, **change))
+
+
+class VoterRemove(ApiView):
+    @writes("quorum_voters_remove", (200, 207), request=VoterIn, held=True)
+    def post(self, request, name: str):
+        cluster = self.cluster(name, access.ADMINISTER)
+        d = self.body(VoterIn)
+        user = request.user
+        change = {
+            "node_id": d["node_id"],
+            "directory_id": d["directory_id"],
+            "allow_leader": d["allow_leader"],
+        }
+        answer = hold(
+            self, cluster, held.VOTER_GATE, lambda: held.prepare_voter(user, cluster, held.REMOVE, **change)
+        )
+        if answer is not None:
+            return answer
+        return _answer(voters.remove_voter(actor=user, cluster=cluster, source_ip=self.ip, **change))
+
+
+class BrokerUnregister(ApiView):
+    @writes("brokers_unregister", (200, 207), request=HeldIn, held=True)
+    def post(self, request, name: str, broker: int):
+        """Remove a stopped broker's registration (refused while it is alive or hosts replicas)."""
+        cluster = self.cluster(name, access.ADMINISTER)
+        self.body(HeldIn)
+        user = request.user
+        answer = hold(
+            self, cluster, held.UNREGISTER_GATE, lambda: held.prepare_unregister(user, cluster, broker)
+        )
+        if answer is not None:
+            return answer
+        return _answer(
+            unregister.unregister_broker(actor=user, cluster=cluster, broker_id=broker, source_ip=self.ip)
+        )

@@ -14,6 +14,7 @@ from console.forms.requests import AutoApproveRuleForm
 from console.models.requests import AutoApproveRule, RequestState
 from console.models.windows import ScheduleState
 from console.requests import actions as requests
+from console.requests import display as request_display
 from console.requests import kinds as request_kinds
 
 
@@ -71,7 +72,7 @@ def request_json(req, *, steps: bool = False) -> dict:
         "kind_label": request_kinds.label(req),
         "resource": req.resource,
         "state": req.state,
-        "payload": req.payload,
+        "payload": request_display.shown_payload(req.kind, req.payload),
         "reason": req.reason,
         "requested_by": req.requested_by_name,
         "decided_by": req.decided_by_name,

@@ -28,6 +28,7 @@ from console.api import (
     messages,
     notify,
     operations,
+    purge,
     quorum,
     quotas,
     reassignment,
@@ -82,6 +83,7 @@ urlpatterns = [
     path(C + "topics/<str:topic>/consumers/", groups.TopicConsumers.as_view(), name="topic-consumers"),
     path(C + "topics/<str:topic>/configs/", configs.TopicConfigs.as_view(), name="topic-configs"),
     path(C + "topics/<str:topic>/messages/", messages.TopicMessages.as_view(), name="topic-messages"),
+    path(C + "topics/<str:topic>/purge/", purge.TopicPurge.as_view(), name="topic-purge"),
     path(C + "brokers/", brokers.BrokerList.as_view(), name="brokers"),
     path(C + "brokers/<str:broker>/", brokers.BrokerDetail.as_view(), name="broker"),
     path(C + "brokers/<str:broker>/configs/", configs.BrokerConfigs.as_view(), name="broker-configs"),
@@ -153,6 +155,10 @@ urlpatterns = [
     path(C + "capacity/run/", capacity.CapacityRun.as_view(), name="capacity-run"),
     path(C + "capacity/snapshot/", capacity.CapacitySnapshot.as_view(), name="capacity-snapshot"),
     path(C + "quorum/", quorum.Quorum.as_view(), name="quorum"),
+    path(C + "quorum/features/", quorum.Features.as_view(), name="quorum-features"),
+    path(C + "quorum/voters/add/", quorum.VoterAdd.as_view(), name="quorum-voter-add"),
+    path(C + "quorum/voters/remove/", quorum.VoterRemove.as_view(), name="quorum-voter-remove"),
+    path(C + "brokers/<int:broker>/unregister/", quorum.BrokerUnregister.as_view(), name="broker-unregister"),
     path(C + "alerts/", alerts.Alerts.as_view(), name="alerts"),
     path(
         C + "alerts/<int:alert_id>/acknowledge/", alerts.AlertAcknowledge.as_view(), name="alert-acknowledge"

@@ -1,5 +1,5 @@
 """Drift detection's own reads: every topic's overridden configs (``topic_overrides``) and every
-client quota (``client_quotas``).
+client quota (``client_quotas``, keyed as drift compares them, read by ``quotas.describe_client_quotas``).
 
 Kafka has no request for only the configs set on a topic: DescribeConfigs answers all of them (~35
 a topic) with their source, and ``kafka-configs.sh --describe`` keeps the overrides on the client
@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from .configs import CONFIG_SOURCES
 from .errors import KafkaOperationError, from_code
+from .quotas import QuotaEntityParts
 from .types import ConfigResource
 
 #: DescribeConfigs' source code of a config set on the topic itself.
@@ -54,19 +55,12 @@ class DriftReadsMixin:
         return {r.name: out[r] for r in resources}
 
     def client_quotas(self) -> dict[str, dict[str, float]]:
-        """Every client quota (KIP-546 DescribeClientQuotas, no filter): ``{entity: {quota: value}}``,
-        the entity as ``type=name`` parts sorted by type (``user=alice,client-id=<default>``).
+        """Every client quota (``describe_client_quotas`` with no filter): ``{entity: {quota: value}}``,
+        the entity as ``type=name`` parts sorted by type name (``client-id=<default>,user=alice``).
         Raises KafkaOperationError, e.g. when the cluster does not answer the request."""
-        from kafka.protocol.admin import DescribeClientQuotasRequest
+        return {_drift_key(e.entity): dict(e.values) for e in self.describe_client_quotas()}
 
-        response = self._kp.send(DescribeClientQuotasRequest(components=[], strict=False))
-        err = from_code(response.error_code, response.error_message)
-        if err is not None:
-            raise err
-        out: dict[str, dict[str, float]] = {}
-        for entry in response.entries or ():
-            parts = sorted(
-                (e.entity_type, "<default>" if e.entity_name is None else e.entity_name) for e in entry.entity
-            )
-            out[",".join(f"{t}={n}" for t, n in parts)] = {v.key: v.value for v in entry.values}
-        return out
+
+def _drift_key(entity: QuotaEntityParts) -> str:
+    """The entity as drift has always named it: parts sorted by type name, a default as ``<default>``."""
+    return ",".join(f"{t}={'<default>' if n is None else n}" for t, n in sorted(entity, key=lambda p: p[0]))

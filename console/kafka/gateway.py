@@ -19,9 +19,11 @@ from .drift_reads import DriftReadsMixin
 from .errors import KafkaOperationError
 from .groups import GroupsMixin
 from .health import HealthMixin
+from .kraft import KraftMixin
 from .messages import MessagesMixin
 from .poll_reads import PollReadsMixin
 from .quotas import QuotasMixin
+from .records import RecordsMixin
 from .replicas import ReplicasMixin
 from .scram import ScramMixin
 from .topics import TopicsMixin
@@ -51,6 +53,8 @@ class KafkaGateway(
     MessagesMixin,
     QuotasMixin,
     ScramMixin,
+    KraftMixin,
+    RecordsMixin,
 ):
     """Everything the console does to one Kafka cluster.
 

@@ -37,6 +37,7 @@ from console.models.requests import (
     RequestState,
 )
 from console.requests import audit_names as names
+from console.requests import display
 from console.requests import kinds as request_kinds
 from console.requests.checks import check_again, check_request
 
@@ -91,7 +92,7 @@ def submit_request(
             actor=actor,
             action=names.SUBMIT,
             outcome="requested",
-            params={"kind": kind, "payload": checked.payload, "reason": reason},
+            params={"kind": kind, "payload": display.shown_payload(kind, checked.payload), "reason": reason},
             step="submitted",
             text=checked.summary,
             source_ip=source_ip,
@@ -144,7 +145,7 @@ def _record_approval(req: ChangeRequest, actor, comment: str, source_ip, count: 
         outcome="approved",
         params={
             "kind": req.kind,
-            "payload": req.payload,
+            "payload": display.shown_payload(req.kind, req.payload),
             "comment": comment,
             "approval": count,
             "of": needed,

@@ -1,5 +1,9 @@
 """How a request's payload reads on its page: values, not Python reprs (pure, no I/O).
 
+``shown_payload`` is the payload as it may leave the server (the API, the pages, the command line,
+the audit trail): a held change keeps a secret encrypted under a key ``<name>_encrypted`` (a SCRAM
+password, a sensitive config's value); shown, that is ``<name>: "set"`` and never the ciphertext.
+
 A consumer group reset reads as its group, mode, scope and totals (``group_reset_rows``) and its
 attached dry run as a table (``dry_run_rows``)."""
 
@@ -30,6 +34,27 @@ BINDING_ORDER = (
     "resource_name",
     "host",
 )
+
+
+ENCRYPTED = "_encrypted"
+SECRET_SHOWN = "set"  # what is shown of an encrypted value (the review says "password: set" too)
+# what an encrypted key is called when shown, by request kind (otherwise: the key without "_encrypted")
+SECRET_NAMES = {("change.scram", "value_encrypted"): "password"}
+
+
+def shown_payload(kind: str, payload: Any) -> Any:
+    """A copy of ``payload`` with every encrypted value replaced by the word ``set``."""
+    if isinstance(payload, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in payload.items():
+            if isinstance(key, str) and key.endswith(ENCRYPTED):
+                out[SECRET_NAMES.get((str(kind), key), key[: -len(ENCRYPTED)])] = SECRET_SHOWN
+            else:
+                out[key] = shown_payload(kind, value)
+        return out
+    if isinstance(payload, list | tuple):
+        return [shown_payload(kind, v) for v in payload]
+    return payload
 
 
 def value_text(value: Any) -> str:

@@ -212,3 +212,14 @@ def delete_credential(
         else f"Kafka refused it: {error.name}: {error.operator_text}"
     )
     return ScramResult(name, mech, "delete", None, error, message, event_id)
+
+
+def _reread(cluster: Cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: the user's credentials now (mechanism -> iterations, the shape of the
+    outcome's "after"): a set shows its mechanism with its iterations, a delete shows it gone."""
+    user = params["user"]
+    return {core.target(user): _shown(reads.current(cluster, user))}
+
+
+outcomes.register_reader(audit_names.SCRAM_SET, _reread)
+outcomes.register_reader(audit_names.SCRAM_DELETE, _reread)

@@ -9,4 +9,15 @@ metadata snapshot every topic read starts from, ``held`` for the held topic acti
 creation, partition increase) change control reviews and runs.
 """
 
-__all__ = ["actions", "assignment", "batch", "cache", "confirm", "delete", "held", "namespaces", "policy", "reads"]
+__all__ = [
+    "actions",
+    "assignment",
+    "batch",
+    "cache",
+    "confirm",
+    "delete",
+    "held",
+    "namespaces",
+    "policy",
+    "reads",
+]

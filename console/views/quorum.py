@@ -29,6 +29,7 @@ def quorum_page(request, name: str):
         "q": data,
         "refresh_s": settings.QUORUM_REFRESH_S,
         "controller_links": not capabilities.unavailable_reason(cluster, "controllers"),
+        "can_administer": access.can(request.user, cluster, access.ADMINISTER),  # the KRaft lifecycle pages
         "capabilities": capabilities.capability_table(cluster),
     }
     return htmx.fragment_or_page(request, "console/quorum.html", "console/_quorum_live.html", context)

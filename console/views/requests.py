@@ -119,7 +119,7 @@ def request_detail(request, name: str, request_id: int):
     req = _get_request_for_user(request, cluster, request_id)
     if req.requested_by_id == request.user.pk:
         request_notify.mark_read(actor=request.user, request=req)
-    payload = req.payload or {}
+    payload = request_display.shown_payload(req.kind, req.payload or {})
     group_reset = req.kind == request_kinds.GROUP_RESET
     if req.gated:
         return _change_detail(request, cluster, req)

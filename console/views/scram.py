@@ -51,10 +51,21 @@ def scram_users(request, name: str):
             messages.success(request, result.message)
             return htmx.redirect_to(request, request.path)
     try:
-        context["users"] = reads.list_users(actor=request.user, cluster=cluster)
+        context["listing"] = reads.list_page(
+            actor=request.user, cluster=cluster, page=_page(request), per_page=reads.PAGE_SIZE
+        )
     except refusals.SHOWN as exc:
         context["list_error"] = refusals.text(exc)
+    query = request.GET.copy()
+    query.pop("page", None)
+    context["list_query"] = query.urlencode()
     return render(request, "console/scram.html", context)
+
+
+def _page(request) -> int:
+    """The list's page asked for (``?page=``); the first for anything that is not a page number."""
+    asked = request.GET.get("page", "")
+    return int(asked) if asked.isdigit() and 0 < len(asked) <= 9 else 1
 
 
 @login_required

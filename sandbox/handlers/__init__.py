@@ -17,13 +17,16 @@ from sandbox.handlers import (
     consumer,
     data,
     groups,
+    kraft,
     membership,
     meta,
     quotas,
     reassign,
+    records,
     sasl,
     scram,
     topics,
+    txn,
 )
 
 __all__ = [
@@ -33,11 +36,14 @@ __all__ = [
     "consumer",
     "data",
     "groups",
+    "kraft",
     "membership",
     "meta",
     "quotas",
     "reassign",
+    "records",
     "sasl",
     "scram",
     "topics",
+    "txn",
 ]

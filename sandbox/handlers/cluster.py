@@ -1,4 +1,4 @@
-"""DescribeCluster (KIP-919 endpoint types), DescribeQuorum and UpdateFeatures."""
+"""DescribeCluster (KIP-919 endpoint types) and DescribeQuorum (UpdateFeatures: ``kraft``)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ from kafka.protocol.admin import (
     DescribeClusterResponse,
     DescribeQuorumRequest,
     DescribeQuorumResponse,
-    UpdateFeaturesRequest,
-    UpdateFeaturesResponse,
 )
 
 from sandbox.apis import RequestContext, api
-from sandbox.handlers.meta import CLUSTER_OPS, FEATURE_RANGES, metadata_controller_id
+from sandbox.handlers.kraft import registered, voter_ids
+from sandbox.handlers.meta import CLUSTER_OPS, metadata_controller_id
 
 NOT_LEADER = (
     "For requests intended only for the leader, this error indicates that the broker is not the current "
@@ -49,7 +48,7 @@ def describe_cluster(ctx: RequestContext, req: Any) -> Any:
         nodes = list(st.controllers.values())
         controller = st.active_controller
     else:
-        nodes = [n for n in st.brokers.values() if n.up or req.include_fenced_brokers]
+        nodes = [n for n in st.brokers.values() if n.up or (req.include_fenced_brokers and registered(st, n))]
         controller = metadata_controller_id(st)
     return dc(
         version=ctx.version,
@@ -132,41 +131,19 @@ def describe_quorum(ctx: RequestContext, req: Any) -> Any:
                     leader_id=leader,
                     leader_epoch=st.quorum_epoch,
                     high_watermark=hw,
-                    current_voters=[rs(n) for n in st.controllers.values()],
-                    observers=[rs(n) for n in st.brokers.values() if n.up],
+                    current_voters=[rs(st.controllers[c]) for c in voter_ids(st)],
+                    observers=[
+                        rs(n)
+                        for n in [*st.controllers.values(), *st.brokers.values()]
+                        if n.up and (not n.is_controller or n.node_id in st.removed_voters)
+                    ],
                 )
             )
         topics.append(dq.TopicData(topic_name=t.topic_name, partitions=parts))
     nodes = [
         dq.Node(node_id=n.node_id, listeners=[dq.Node.Listener(name="CONTROLLER", host=n.host, port=n.port)])
-        for n in st.controllers.values()
+        for n in (st.controllers[c] for c in voter_ids(st))
     ]
     if ctx.node.is_controller and ctx.node.node_id != st.active_controller:
         nodes = []  # an inactive controller does not describe the quorum
     return dq(version=v, error_code=0, error_message=msg, topics=topics, nodes=nodes)
-
-
-@api(UpdateFeaturesRequest, 0, 2, controller=True)
-def update_features(ctx: RequestContext, req: Any) -> Any:
-    """Finalize feature levels within the supported ranges (validate_only honoured)."""
-    st = ctx.state
-    uf = UpdateFeaturesResponse
-    results, changes = [], {}
-    for u in req.feature_updates:
-        lo, hi = FEATURE_RANGES.get(u.feature, (None, None))
-        if lo is None or not (u.max_version_level == 0 or lo <= u.max_version_level <= hi):
-            results.append(
-                uf.UpdatableFeatureResult(
-                    feature=u.feature,
-                    error_code=42,
-                    error_message=f"Invalid update version {u.max_version_level} for feature {u.feature}.",
-                )
-            )
-            continue
-        changes[u.feature] = u.max_version_level
-        results.append(uf.UpdatableFeatureResult(feature=u.feature, error_code=0, error_message=None))
-    if changes and not req.validate_only and all(r.error_code == 0 for r in results):
-        st.features.update(changes)
-        st.features_epoch += 1
-        st.record()
-    return uf(version=ctx.version, throttle_time_ms=0, error_code=0, error_message=None, results=results)

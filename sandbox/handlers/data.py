@@ -18,16 +18,11 @@ from kafka.protocol.consumer import (
     ListOffsetsRequest,
     ListOffsetsResponse,
 )
-from kafka.protocol.producer import (
-    InitProducerIdRequest,
-    InitProducerIdResponse,
-    ProduceRequest,
-    ProduceResponse,
-)
+from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 from kafka.record.util import calc_crc32c
 
-from sandbox import replication
+from sandbox import replication, transactions
 from sandbox.apis import Deferred, RequestContext, api
 from sandbox.configs import topic_value
 from sandbox.state import Batch, ClusterState, Partition, Topic
@@ -82,6 +77,8 @@ def produce(ctx: RequestContext, req: Any) -> Any:
                     code = 10  # MESSAGE_TOO_LARGE: a batch is the unit Kafka checks
                 elif not appended and (record_errors := _late_records(ctx, t, data)):
                     code, message = 32, "One or more records have been rejected due to invalid timestamp"
+                elif (txn_error := transactions.produce_error(st, p, req.transactional_id, data, v))[0]:
+                    code, message = txn_error
                 else:
                     append_time = int(st.now_ms) if appended else -1
                     base = _append(p, data, append_time)
@@ -160,6 +157,7 @@ def _append(p: Partition, data: bytes, append_time: int = -1) -> int:
             max_timestamp = append_time
         p.keep(Batch(p.end_offset, p.end_offset + count - 1, bytes(raw)))
         p.max_timestamp = max(p.max_timestamp, max_timestamp)
+        transactions.batch_appended(p, raw, p.end_offset, count, max_timestamp)
         replication.append(p, len(raw), count)
     return first
 
@@ -174,15 +172,21 @@ def synthetic_batch(topic: str, p: Partition, start: int, stop: int) -> bytes:
     return bytes(builder.buffer())
 
 
-def _read(t: Topic, p: Partition, offset: int, max_bytes: int, min_one: bool) -> bytes:
+def _read(
+    t: Topic, p: Partition, offset: int, max_bytes: int, min_one: bool, stop: int | None = None
+) -> bytes:
     """The log from the batch holding ``offset`` on, sliced at ``max_bytes`` as Kafka slices its
     segment (the last batch may be cut). A first batch larger than ``max_bytes`` comes whole when
-    ``min_one`` (the first partition of the answer with data, KIP-74), else nothing comes."""
+    ``min_one`` (the first partition of the answer with data, KIP-74), else nothing comes. Only
+    batches below ``stop`` (the last stable offset of a READ_COMMITTED fetch) come."""
     pieces: list[bytes] = []
     size = 0
+    stop = p.end_offset if stop is None else stop
     for b in p.batches or ():
         if b.last_offset < offset:
             continue
+        if b.base_offset >= stop:
+            break
         if b.base_offset > offset:
             pieces.append(
                 synthetic_batch(t.name, p, offset, min(b.base_offset, offset + SYNTHETIC_BATCH_RECORDS))
@@ -193,8 +197,8 @@ def _read(t: Topic, p: Partition, offset: int, max_bytes: int, min_one: bool) ->
         offset = b.last_offset + 1
         if size > max_bytes:
             break
-    if not pieces and offset < p.end_offset:
-        pieces.append(synthetic_batch(t.name, p, offset, min(p.end_offset, offset + SYNTHETIC_BATCH_RECORDS)))
+    if not pieces and offset < stop:
+        pieces.append(synthetic_batch(t.name, p, offset, min(stop, offset + SYNTHETIC_BATCH_RECORDS)))
     if not pieces:
         return b""
     if len(pieces[0]) > max_bytes:
@@ -208,17 +212,27 @@ def fetch(ctx: RequestContext, req: Any) -> Any:
     st, v = ctx.state, ctx.version
     fr = FetchResponse.FetchableTopicResponse
     out, total, limit = [], 0, max(0, req.max_bytes)
+    committed = getattr(req, "isolation_level", 0) == 1  # READ_COMMITTED: up to the last stable offset
+    transactions.expire(st)
     for ft in req.topics:
         t = _lookup(st, ft.topic if v < 13 else None, ft.topic_id if v >= 13 else None)
         parts = []
         for fp in ft.partitions:
             code, p = _leader_error(ctx, t, fp.partition, v >= 13)
-            records = b""
+            records, aborted, lso = b"", None, -1
             if code == 0 and p is not None and t is not None:
+                lso = transactions.last_stable_offset(p)
                 if not p.log_start_offset <= fp.fetch_offset <= p.end_offset:
                     code = 1  # OFFSET_OUT_OF_RANGE
                 else:
-                    records = _read(t, p, fp.fetch_offset, min(fp.partition_max_bytes, limit), total == 0)
+                    stop = lso if committed else p.end_offset
+                    size = min(fp.partition_max_bytes, limit)
+                    records = _read(t, p, fp.fetch_offset, size, total == 0, stop)
+                    if committed:
+                        aborted = [
+                            fr.PartitionData.AbortedTransaction(producer_id=pid, first_offset=first)
+                            for pid, first in transactions.aborted_in(p, fp.fetch_offset, stop)
+                        ]
                     total += len(records)
                     limit = max(0, limit - len(records))
             known = p is not None and code == 0  # Kafka answers an error without the log's bounds
@@ -227,9 +241,9 @@ def fetch(ctx: RequestContext, req: Any) -> Any:
                     partition_index=fp.partition,
                     error_code=code,
                     high_watermark=p.end_offset if known else -1,
-                    last_stable_offset=p.end_offset if known else -1,
+                    last_stable_offset=lso if known else -1,
                     log_start_offset=p.log_start_offset if known else -1,
-                    aborted_transactions=None,
+                    aborted_transactions=aborted,
                     preferred_read_replica=-1,
                     records=records,
                 )
@@ -246,6 +260,8 @@ def list_offsets(ctx: RequestContext, req: Any) -> Any:
     st, v = ctx.state, ctx.version
     lr = ListOffsetsResponse.ListOffsetsTopicResponse
     out = []
+    committed = getattr(req, "isolation_level", 0) == 1  # READ_COMMITTED: latest is the last stable offset
+    transactions.expire(st)
     for lt in req.topics:
         t = st.topics.get(lt.name)
         parts = []
@@ -256,12 +272,18 @@ def list_offsets(ctx: RequestContext, req: Any) -> Any:
                 if lp.timestamp == -2 or lp.timestamp == -4:
                     off = p.log_start_offset
                 elif lp.timestamp == -1:
-                    off = p.end_offset
+                    off = transactions.last_stable_offset(p) if committed else p.end_offset
                 elif lp.timestamp == -3:
                     last = max(p.batches or (), key=lambda b: b.last_offset, default=None)
                     ts, off = (p.max_timestamp, last.base_offset) if last else (-1, -1)
                 else:
                     ts, off = _offset_for_time(p, lp.timestamp)
+                if (
+                    lp.timestamp not in (-1, -2, -4)
+                    and committed
+                    and off >= transactions.last_stable_offset(p)
+                ):
+                    ts, off = -1, -1  # READ_COMMITTED finds nothing at or above the last stable offset
             parts.append(
                 lr.ListOffsetsPartitionResponse(
                     partition_index=lp.partition_index,
@@ -287,21 +309,3 @@ def _offset_for_time(p: Partition, target: int) -> tuple[int, int]:
             if record.timestamp >= target and record.offset >= p.log_start_offset:
                 return record.timestamp, record.offset
     return -1, -1
-
-
-@api(InitProducerIdRequest, 0, 5)
-def init_producer_id(ctx: RequestContext, req: Any) -> Any:
-    """Hand out producer ids for idempotent producers (transactions are not simulated)."""
-    st = ctx.state
-    if req.transactional_id is not None:
-        return InitProducerIdResponse(
-            version=ctx.version, throttle_time_ms=0, error_code=53, producer_id=-1, producer_epoch=-1
-        )
-    st.next_producer_id += 1
-    return InitProducerIdResponse(
-        version=ctx.version,
-        throttle_time_ms=0,
-        error_code=0,
-        producer_id=st.next_producer_id,
-        producer_epoch=0,
-    )

@@ -22,7 +22,8 @@ answers UNKNOWN_SERVER_ERROR, or nothing for null users), alter as the controlle
 
 Results are answered deletions first, then upsertions, then the refused users, each in request
 order (Kafka's HashMaps give no order). No authorizer, as everywhere in the sandbox. Credentials
-are not kept in the state file.
+live in the cluster's state (``ClusterState.scram_credentials``): a request with an injected error
+runs on a copy and changes none, and the state file keeps them.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from kafka.protocol.admin import (
 )
 
 from sandbox.apis import RequestContext, api
-from sandbox.sasl import ScramCredentials, scram_credentials_of, scram_keys
+from sandbox.sasl import scram_keys
+from sandbox.scram_store import ScramCredentials
 
 UNSUPPORTED_SASL_MECHANISM, UNKNOWN_SERVER_ERROR = 33, -1
 RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE, UNACCEPTABLE_CREDENTIAL = 91, 92, 93
@@ -126,7 +128,7 @@ def describe_user_scram_credentials(ctx: RequestContext, req: Any) -> Any:
     Kafka's: a result that is not an error leaves the (nullable) message at its default, ""."""
     if ctx.node.is_controller:
         return _controller_describe(ctx, req)
-    credentials = scram_credentials_of(ctx.cluster, ctx.state).users()
+    credentials = ctx.state.scram_credentials.users()
     if not req.users:
         wanted: dict[str, bool] = dict.fromkeys(credentials, False)
     else:
@@ -192,9 +194,7 @@ def alter_user_scram_credentials(ctx: RequestContext, req: Any) -> Any:
     """Delete and upsert credentials, per user; brokers forward it to the controller."""
     st = ctx.state
     with st.lock:
-        results = alter(
-            scram_credentials_of(ctx.cluster, st), list(req.deletions or []), list(req.upsertions or [])
-        )
+        results = alter(st.scram_credentials, list(req.deletions or []), list(req.upsertions or []))
         if any(code == 0 for _, code, _ in results):
             st.record()
     return AR(

@@ -225,10 +225,6 @@ def test_it_refuses_a_record_larger_than_the_topics_limit(gw, topics):
 
 
 def test_it_reports_an_offset_below_the_log_start(gw, topics, endpoints):
-    if not endpoints.real:
-        pytest.skip(
-            "the sandbox serves no DeleteRecords (tests/sandbox/test_data_path.py moves its log start)"
-        )
     from confluent_kafka import TopicPartition as CTP
     from confluent_kafka.admin import AdminClient
 
@@ -266,11 +262,6 @@ def test_it_places_keyed_records_where_the_java_partitioner_does(gw, topics):
 
 
 def test_it_leaves_transaction_markers_out(gw, conn, topics, endpoints):
-    if not endpoints.real:
-        pytest.skip(
-            "the sandbox refuses transactions (InitProducerId with a transactional id), so it holds no"
-            " markers; tests/unit/test_messages_kafka_decode.py reads a made one"
-        )
     topic = topics.create(partitions=1)
     producer = Producer(endpoints.client_config(**{"transactional.id": unique("ct-txn")}))
     producer.init_transactions(30)

@@ -11,7 +11,29 @@ from tests.sandbox.conftest import addr, call, recv_exact
 
 pytestmark = []
 
-CONTROLLER_KEYS = {18, 17, 36, 60, 32, 44, 33, 29, 30, 31, 43, 45, 46, 49, 50, 51, 55, 57}  # 17, 36: SASL
+CONTROLLER_KEYS = {
+    18,
+    17,
+    36,
+    60,
+    32,
+    44,
+    33,
+    29,
+    30,
+    31,
+    43,
+    45,
+    46,
+    49,
+    50,
+    51,
+    55,
+    57,
+    64,
+    80,
+    81,
+}  # 17, 36: SASL
 
 
 def test_it_advertises_the_controller_subset_on_controllers(cluster):

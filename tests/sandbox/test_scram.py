@@ -305,3 +305,49 @@ def test_a_failed_request_runs_on_a_copy_of_a_state_that_holds_credentials(plain
     assert [(t.name, t.error_code) for t in answer.topics] == [("never-made", 38)]
     assert "never-made" not in plain_cluster.state.topics
     assert describe(plain_cluster, ["copied"])[0][1] == 0  # the credential is still there
+
+
+def test_a_faulted_alteration_on_a_sasl_cluster_changes_no_credential(sasl_cluster):
+    # A request with an injected error runs on a deep copy of the state and must leave no trace:
+    # neither a new credential nor a deletion, and the SASL listener keeps answering as before.
+    assert [r[:2] for r in alter(sasl_cluster, upsertions=[upsertion("kept", "kept-secret")])] == [
+        ("kept", 0)
+    ]
+    sasl_cluster.inject_fault("AlterUserScramCredentials", error_code=41, count=1)  # NOT_CONTROLLER
+    answer = alter(
+        sasl_cluster,
+        deletions=[deletion("kept")],
+        upsertions=[upsertion("faulted", "faulted-secret")],
+    )
+    assert sorted(r[:2] for r in answer) == [("faulted", 41), ("kept", 41)]
+    assert describe(sasl_cluster, ["kept"])[0][1:] == (0, "", [(SHA512, 4096)])
+    assert describe(sasl_cluster, ["faulted"])[0][1] == 91
+    assert scram_login(sasl_cluster, "SCRAM-SHA-512", "kept", "kept-secret") == (0, None)
+    assert scram_login(sasl_cluster, "SCRAM-SHA-512", "faulted", "faulted-secret")[0] == 58
+    assert alter(sasl_cluster, deletions=[deletion("kept")]) == [("kept", 0, None)]
+
+
+def test_credentials_are_saved_and_loaded_with_the_state(tmp_path):
+    from sandbox.persist import dump_state, load_state, save_state
+
+    path = str(tmp_path / "state.json")
+    sec = SandboxSecurity(
+        protocol="SASL_PLAINTEXT", mechanisms=("PLAIN", "SCRAM-SHA-512"), users={"admin": "admin-secret"}
+    )
+    with running_sandbox(brokers=1, controllers=1, speed=0, security=sec) as c:
+        assert alter(c, upsertions=[upsertion("saved", "saved-secret", SHA512, 8192)]) == [("saved", 0, None)]
+        assert alter(c, deletions=[deletion("admin")]) == [("admin", 0, None)]
+        save_state(c, path)
+    restored = SandboxCluster(brokers=1, controllers=1, speed=0, security=sec)
+    assert load_state(restored, path)
+    assert restored.state.scram_credentials.users() == {"saved": {"SCRAM-SHA-512": 8192}}
+    with running_sandbox(brokers=1, controllers=1, speed=0, security=sec, state_file=path) as c:
+        assert scram_login(c, "SCRAM-SHA-512", "saved", "saved-secret") == (0, None)
+        assert scram_login(c, "SCRAM-SHA-512", "admin", "admin-secret")[0] == 58
+    # a state saved before credentials were kept loads, and keeps the configured users' credentials
+    older = dump_state(restored)
+    del older["scram_credentials"]
+    (tmp_path / "older.json").write_text(__import__("json").dumps(older))
+    fresh = SandboxCluster(brokers=1, controllers=1, speed=0, security=sec)
+    assert load_state(fresh, str(tmp_path / "older.json"))
+    assert fresh.state.scram_credentials.users() == {"admin": {"SCRAM-SHA-512": 4096}}

@@ -69,6 +69,27 @@ def _group(body=lambda g, t: {}) -> Callable:
     return build
 
 
+def _spare_voter(w: World) -> int:
+    """A voter that is not the active controller (the matrix gives the voter set back after each case;
+    a run of hostile bodies may have removed them all: the first is made a voter again)."""
+    st = w.sandbox.state
+    with st.lock:
+        spare = sorted(c for c in st.controllers if c != st.active_controller)
+        node = next((c for c in spare if c not in st.removed_voters), spare[0])
+        st.removed_voters.discard(node)
+        return node
+
+
+def _removed_voter(w: World) -> tuple[dict, dict]:
+    """A controller taken out of the voter set on the sandbox, to add back (its endpoint typed: the
+    cluster is registered by its brokers, which do not know it)."""
+    node = _spare_voter(w)
+    with w.sandbox.state.lock:
+        w.sandbox.state.removed_voters.add(node)
+        port = w.sandbox.state.controllers[node].port
+    return {}, {"node_id": node, "endpoint": f"CONTROLLER://127.0.0.1:{port}"}
+
+
 def _scram_user(w: World) -> tuple[dict, dict]:
     """A user with a SCRAM-SHA-512 credential, made straight on Kafka."""
     from console.clusters.actions import gateway_for
@@ -255,6 +276,13 @@ ROWS: tuple[ApiRow, ...] = (
     ),
     ApiRow("acls-export", "get", OPERATORS, 200, lambda w: ({}, {"output": "script"})),
     # client quotas
+    ApiRow(
+        "topic-purge",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: (lambda t: ({"topic": t}, {"all": True, "confirm": t}))(w.topic()),
+    ),
     ApiRow("quotas", "get", VIEWERS, 200),
     ApiRow(
         "quotas",
@@ -274,6 +302,27 @@ ROWS: tuple[ApiRow, ...] = (
         lambda w: ({}, {"user": uniq("scram"), "mechanism": "SCRAM-SHA-256", "password": "matrix-password"}),
     ),
     ApiRow("scram-users-delete", "post", ADMINS, 200, _scram_user),
+    # the KRaft lifecycle (admins)
+    ApiRow("quorum-features", "get", ADMINS, 200),
+    ApiRow(
+        "quorum-features",
+        "post",
+        ADMINS,
+        200,
+        lambda w: ({}, {"updates": {"metadata.version": 27}, "dry_run": True}),
+        label="quorum-features-dry-run",  # Kafka's validate-only answer, audited as a dry run
+    ),
+    ApiRow("quorum-voter-remove", "post", ADMINS, 200, lambda w: ({}, {"node_id": _spare_voter(w)})),
+    ApiRow("quorum-voter-add", "post", ADMINS, 200, _removed_voter),
+    ApiRow(
+        "broker-unregister",
+        "post",
+        ADMINS,
+        409,
+        lambda w: ({"broker": 1}, {}),
+        label="broker-unregister-live",
+        changes=False,  # refused before Kafka: alive and hosting replicas
+    ),
     # consumer groups
     ApiRow("groups", "get", VIEWERS, 200),
     ApiRow("group", "get", VIEWERS, 200, _group()),

@@ -363,6 +363,8 @@ def problem(response) -> str | None:
         return f"status {status}: {response.content[:300]!r}"
     if status == 204:
         return None
+    if status < 400 and response.get("Content-Disposition", "").startswith("attachment"):
+        return None  # a file the endpoint declares (an ACL export's YAML or script)
     if not response.get("Content-Type", "").startswith(JSON):
         return f"status {status}, not JSON ({response.get('Content-Type')}): {response.content[:200]!r}"
     try:

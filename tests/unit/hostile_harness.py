@@ -31,7 +31,6 @@ from console.models import Cluster, Operation, RoleBinding
 from console.models.reassignment import Reassignment, ThrottleEntry
 from console.models.requests import AutoApproveRule, ChangeRequest
 from console.models.topics import TopicPolicy
-from sandbox.sasl import scram_credentials_of
 from tests.unit.hostile_values import Upload
 
 CASES: dict[str, int] = {}  # route -> cases run in this session
@@ -106,7 +105,8 @@ def posting_routes() -> set[str]:
 
 
 def kafka_state(sandbox) -> dict:
-    """Every topic (partitions' replicas, adding, removing; configs), ACLs, broker configs, log levels.
+    """Every topic (partitions' replicas, adding, removing, log starts; configs), ACLs, broker configs,
+    log levels, client quotas, SCRAM credentials, feature levels and the KRaft voter/broker sets.
 
     The shared sandbox holds every topic the session's earlier tests left (thousands in a whole run),
     so this walk is most of a case's cost: list comprehensions, not generators, keep it cheap."""
@@ -124,7 +124,9 @@ def kafka_state(sandbox) -> dict:
             "broker_configs": {k: dict(v) for k, v in s.broker_configs.items()},
             "logger_levels": {k: dict(v) for k, v in s.logger_levels.items()},
             "quotas": {e: dict(q) for e, q in s.client_quotas.items()},
-            "scram": scram_credentials_of(sandbox, s).users(),
+            "scram": sorted(s.scram_credentials.items()),  # salts and keys: a rotation shows too
+            "starts": {name: [p.log_start_offset for p in t.partitions] for name, t in s.topics.items()},
+            "kraft": (dict(s.features), sorted(s.removed_voters), sorted(s.unregistered_brokers)),
         }
 
 
@@ -204,6 +206,15 @@ def restore_kafka(env: Env, before: dict, now: dict | None = None) -> bool:
         s.acls = list(before["acls"])
         s.broker_configs = copy.deepcopy(before["broker_configs"])
         s.logger_levels = copy.deepcopy(before["logger_levels"])
+        s.client_quotas = {e: dict(q) for e, q in before["quotas"].items()}
+        s.scram_credentials.replace(before["scram"])  # whatever names the cases made (numbers too)
+        for name, starts in before["starts"].items():  # a purge moved them: the records come back
+            topic = s.topics.get(name)
+            if topic is not None and len(topic.partitions) == len(starts):
+                for p, start in zip(topic.partitions, starts, strict=True):
+                    p.log_start_offset = start
+        features, removed, unregistered = before["kraft"]
+        s.features, s.removed_voters, s.unregistered_brokers = dict(features), set(removed), set(unregistered)
         s.record()
     cache.invalidate(env.cluster)
     return True

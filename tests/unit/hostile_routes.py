@@ -304,15 +304,65 @@ def quotas_only(env, before, after, response, where) -> None:
     }, where
 
 
-def restore_quotas(env) -> None:
-    """Take back what the quota cases set (their entities only)."""
-    s = env.sandbox.state
-    with s.lock:
-        s.client_quotas = {
-            e: q
-            for e, q in s.client_quotas.items()
-            if not any(n in ("hostile-q", None, "10.9.9.9") for _, n in e)
+def purge_form(env):
+    """The purge page's form (console/forms/purge.py): offsets, a time or all, the typed topic name."""
+    return form(
+        {
+            "mode": either("offsets", "before", "all", "everything"),
+            "offsets": either("0:1", "0:-1,1:2", "0:99999999", "7:1", "x", "0:-5", "0:1\n0:2"),
+            "before": either("2026-01-01T00:00:00Z", "1700000000000", "-1", "soon"),
+            "partitions": either("0", "0,1", "9", "-1", "a"),
+            "confirmation": either(MAIN, *VICTIMS, "nope", ""),
+            "action": either("preview", "apply", "break_glass"),
         }
+    )
+
+
+def purge_only(env, before, after, response, where) -> None:
+    """An accepted purge moves log starts and nothing else in Kafka."""
+    assert {k: v for k, v in after[0].items() if k != "starts"} == {
+        k: v for k, v in before[0].items() if k != "starts"
+    }, where
+
+
+def kraft_only(env, before, after, response, where) -> None:
+    """An accepted KRaft change (features, voters, a registration) changes nothing else in Kafka."""
+    assert {k: v for k, v in after[0].items() if k != "kraft"} == {
+        k: v for k, v in before[0].items() if k != "kraft"
+    }, where
+
+
+def features_form(env):
+    return form(
+        {
+            "updates": either("metadata.version=27", "metadata.version=7", "kraft.version=0", "nope=1", "x"),
+            "upgrade_type": either("upgrade", "safe-downgrade", "unsafe-downgrade", "sideways"),
+            "action": either("preview", "apply", "break_glass"),
+        }
+    )
+
+
+def voters_form(env):
+    nodes = [str(c) for c in env.sandbox.state.controllers]
+    return form(
+        {
+            "form": either("remove", "add", "other"),
+            "node_id": either(*nodes, "1", "-1", "99999999999", "x"),
+            "allow_leader": either("on"),
+            "directory_id": either("AAAAAAAAAAAAAAAAAAAAAA", "not-a-uuid"),
+            "endpoint": either("CONTROLLER://127.0.0.1:1", "nohost", "x://:0"),
+            "action": either("remove", "add", "break_glass"),
+        }
+    )
+
+
+def unregister_form(env):
+    return form({"confirmation": either("1", "2", "999", ""), "action": either("unregister", "break_glass")})
+
+
+def broker_id_kw(env: Env) -> st.SearchStrategy:
+    ids = st.one_of(st.sampled_from([1, 2, 999]), st.integers(0, 2**31 - 1))
+    return st.builds(lambda b: {"name": env.cluster.name, "broker_id": b}, ids)
 
 
 def scram_set_form(env):
@@ -346,17 +396,6 @@ def scram_only(env, before, after, response, where) -> None:
     assert {k: v for k, v in after[0].items() if k != "scram"} == {
         k: v for k, v in before[0].items() if k != "scram"
     }, where
-
-
-def restore_scram(env) -> None:
-    """Take back the credentials the SCRAM cases set."""
-    from sandbox.sasl import scram_credentials_of
-
-    store = scram_credentials_of(env.sandbox, env.sandbox.state)
-    for user, mechanisms in store.users().items():
-        if user.startswith("hostile-s"):
-            for mechanism in mechanisms:
-                store.remove(mechanism, user)
 
 
 def alert_ack_form(env):
@@ -430,9 +469,13 @@ def _routes() -> list[Route]:
         ),
         Route("health_check_start", 100, nothing, cluster_kw, check=checks.db_only),
         Route("acl_new", 800, acl_new, cluster_kw, check=checks.unchanged),
-        Route("quotas", 400, quota_form, cluster_kw, check=quotas_only, after=restore_quotas),
-        Route("scram_users", 250, scram_set_form, cluster_kw, check=scram_only, after=restore_scram),
-        Route("scram_delete", 150, scram_delete_form, cluster_kw, check=scram_only, after=restore_scram),
+        Route("quotas", 400, quota_form, cluster_kw, check=quotas_only),
+        Route("topic_purge", 250, purge_form, topic_kw, check=purge_only),
+        Route("quorum_features", 150, features_form, cluster_kw, check=kraft_only),
+        Route("quorum_voters", 150, voters_form, cluster_kw, check=kraft_only),
+        Route("broker_unregister", 100, unregister_form, broker_id_kw, check=kraft_only),
+        Route("scram_users", 250, scram_set_form, cluster_kw, check=scram_only),
+        Route("scram_delete", 150, scram_delete_form, cluster_kw, check=scram_only),
         Route("acl_apply", 600, acl_apply, cluster_kw, check=checks.acls_applied),
         Route("request_new", 500, request_form, cluster_kw, check=checks.db_only),
         Route("request_approve", 200, decision, rq, check=checks.anything, after=checks.fresh_requests),

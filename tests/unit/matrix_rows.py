@@ -547,4 +547,53 @@ MUTATING_ROWS += (
     Row("scram_delete", ADMINS, 302, _scram_credential),
 )
 
+
+def _purge(w: World) -> tuple:
+    """A topic holding 10 records and the page's purge of its first 5, confirmed."""
+    topic = w.topic(name=uniq("purge"))
+    with w.sandbox.state.lock:
+        w.sandbox.state.topics[topic].partitions[0].end_offset = 10
+    body = {"mode": "offsets", "offsets": "0:5", "action": "apply", "confirmation": topic}
+    return w.cluster, {"topic": topic}, body
+
+
+# Purging records: operators (topic.manage); the page answers with the result (200).
+MUTATING_ROWS += (Row("topic_purge", OPERATORS, 200, _purge),)
+
+
+def _voter_removed(w: World) -> tuple:
+    """A voter that is not the active controller, removed through the page (the matrix gives it back)."""
+    with w.sandbox.state.lock:
+        leader = w.sandbox.state.active_controller
+        node = min(
+            c for c in w.sandbox.state.controllers if c != leader and c not in w.sandbox.state.removed_voters
+        )
+    return w.cluster, {}, {"form": "remove", "node_id": str(node), "action": "remove"}
+
+
+# The KRaft lifecycle: admins. A feature preview is Kafka's validate-only answer, audited as a dry run; a
+# live broker that hosts replicas is refused with the reasons on the page, before Kafka is asked.
+MUTATING_ROWS += (
+    Row(
+        "quorum_features",
+        ADMINS,
+        200,
+        lambda w: (
+            w.cluster,
+            {},
+            {"updates": "metadata.version=27", "upgrade_type": "upgrade", "action": "preview"},
+        ),
+        label="quorum_features-preview",  # audited as a dry run; nothing else changes
+    ),
+    Row("quorum_voters", ADMINS, 302, _voter_removed),
+    Row(
+        "broker_unregister",
+        ADMINS,
+        200,
+        lambda w: (w.cluster, {"broker_id": 1}, {"confirmation": "1", "action": "unregister"}),
+        label="broker_unregister-live",
+        changes=False,  # refused before Kafka (alive, hosts replicas): the page names the reasons
+    ),
+)
+
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)

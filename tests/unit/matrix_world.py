@@ -38,7 +38,6 @@ from console.models.reassignment import (
 from console.models.requests import AutoApproveRule, ChangeRequest, Notification, RequestEvent
 from console.reassignment import throttles
 from console.requests import actions as requests
-from sandbox.sasl import scram_credentials_of
 from tests.conftest import DISPATCHED
 
 # Every persona of tests/conftest.py, plus a cluster admin: the Role.ADMIN binding (not a superuser).
@@ -136,17 +135,21 @@ def kafka_state(sandbox) -> dict:
             "acls": sorted(repr(a) for a in s.acls),
             "offsets": {g: dict(x.offsets) for g, x in s.groups.items()},
             "quotas": sorted((repr(e), sorted(q.items())) for e, q in s.client_quotas.items()),
-            "scram": scram_credentials_of(sandbox, s).users(),
+            "scram": s.scram_credentials.users(),
+            "kraft": (dict(s.features), sorted(s.removed_voters), sorted(s.unregistered_brokers)),
         }
 
 
 @contextmanager
 def kafka_restored(sandbox):
-    """Give the shared sandbox back as it was: broker configs, log levels, ACLs; new topics removed."""
+    """Give the shared sandbox back as it was: broker configs, log levels, ACLs, quotas, SCRAM credentials,
+    feature levels and the voter set; new topics removed."""
     s = sandbox.state
     with s.lock:
         saved = (copy.deepcopy(s.broker_configs), copy.deepcopy(s.logger_levels), list(s.acls), set(s.topics))
         quotas = copy.deepcopy(s.client_quotas)
+        kraft = (dict(s.features), s.features_epoch, set(s.removed_voters), set(s.unregistered_brokers))
+        credentials = s.scram_credentials.items()
     try:
         yield
     finally:
@@ -159,6 +162,9 @@ def kafka_restored(sandbox):
             for name in set(s.topics) - saved[3]:
                 s.remove_topic(name)
             s.client_quotas = quotas
+            s.features, s.features_epoch = dict(kraft[0]), kraft[1]
+            s.removed_voters, s.unregistered_brokers = set(kraft[2]), set(kraft[3])
+            s.scram_credentials.replace(credentials)
             s.touch()
 
 

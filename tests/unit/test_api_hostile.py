@@ -32,7 +32,7 @@ pytestmark = pytest.mark.django_db
 def world(personas, kafka_cluster, frozen, tmp_path, monkeypatch):
     monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path / "lake"))
     people = {**personas, "clusteradmin": cluster_admin(kafka_cluster)}
-    with kafka_restored(frozen):
+    with kafka_restored(frozen):  # SCRAM credentials too: the SCRAM routes' accepted cases add users
         yield World(sandbox=frozen, cluster=kafka_cluster, people=people, lake=tmp_path / "lake")
 
 

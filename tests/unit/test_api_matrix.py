@@ -35,7 +35,7 @@ B = "api-b"
 
 @pytest.fixture(scope="module")
 def b_sandbox():
-    with running_sandbox(brokers=3, controllers=1, speed=0, seed="api-b") as sb:
+    with running_sandbox(brokers=3, controllers=3, speed=0, seed="api-b") as sb:  # 3: a voter to remove
         yield sb
         gateway_for(Cluster(name=B, bootstrap_servers=sb.bootstrap_servers, request_timeout_s=5)).close()
 

@@ -377,3 +377,28 @@ def test_an_owed_outcome_is_reconciled_from_the_entitys_quotas(personas, kafka_c
     assert outcomes.reconcile(grace_s=0) == 1
     event = AuditEvent.objects.filter(action="quota.alter", outcome="reconciled").get()
     assert event.after == {entity.target: {"producer_byte_rate": 64.0}}
+
+
+def test_the_drift_look_reads_every_quota_keyed_by_type_name(kafka_cluster, names):
+    user, client = names("dr"), names("dc")
+    entities = [
+        core.entity_of(user=user),
+        core.entity_of(user=user, client_id=client),
+        core.entity_of(user=user, client_id=core.DEFAULT),
+        core.entity_of(client_id=client),
+    ]
+    for entity in entities:
+        names.track(entity)
+    gw = gateway_for(kafka_cluster)
+    gw.alter_client_quotas([QuotaAlteration(e.parts, {"producer_byte_rate": 2048.0}) for e in entities])
+    found = gw.client_quotas()
+    assert {k: v for k, v in found.items() if user in k or client in k} == {
+        f"user={user}": {"producer_byte_rate": 2048.0},
+        f"client-id={client},user={user}": {"producer_byte_rate": 2048.0},
+        f"client-id=<default>,user={user}": {"producer_byte_rate": 2048.0},
+        f"client-id={client}": {"producer_byte_rate": 2048.0},
+    }  # as drift has always keyed them: parts sorted by type name
+    assert found == {
+        ",".join(f"{t}={'<default>' if n is None else n}" for t, n in sorted(e.entity)): dict(e.values)
+        for e in gw.describe_client_quotas()
+    }

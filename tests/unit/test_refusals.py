@@ -36,6 +36,7 @@ from console.management.cli.base import CommandBase
 from console.messages.core import BrowseInvalid
 from console.notify.actions import ChannelInvalid, ChannelNotFound
 from console.quorum.controllers import ControllerModeRequired, LogLevelPlanError
+from console.quorum.core import KraftInvalid, KraftRefused
 from console.quotas.core import QuotaInvalid
 from console.reassignment.actions import PlanRejected
 from console.reassignment.elections import ElectionRefused
@@ -78,6 +79,8 @@ SAMPLES = {
     EstateParseError: lambda: EstateParseError(["line 3: unknown key 'x' in the document"]),
     WindowInvalid: lambda: WindowInvalid(["the end is before the start"]),
     QuotaInvalid: lambda: QuotaInvalid(["producer_byte_rate must be greater than 0"]),
+    KraftInvalid: lambda: KraftInvalid(["metadata.version: level 'x' is not a whole number"]),
+    KraftRefused: lambda: KraftRefused(["101 is the last voter"]),
     ChangeWindowClosed: lambda: ChangeWindowClosed(
         "Frozen by window #4 (release) until 2026-12-01 06:00 UTC."
     ),
@@ -118,6 +121,7 @@ NOT_REFUSALS = {
     "_LibyamlTooDeep": "the upload parser's own signal, turned into UploadError",
     "AuditImmutableError": "a bug: audit rows are never changed",
     "AnchorError": "the audit CLI's verify reads an anchor file: its own usage error",
+    "TargetError": "purge: the pure core's input checks, turned into PurgeInvalid (reads.checked) or form errors",
     "AuditArchiveError": "a maintenance command's own error",
     "Interrupted": "process supervision (console/processes.py)",
     "ChildFailed": "process supervision (console/processes.py)",
@@ -241,6 +245,8 @@ def test_it_gives_each_kind_of_refusal_its_documented_answer():
         "BrowseInvalid": (400, "invalid", 4),
         "ApprovalRequired": (403, "approval_required", 3),
         "ChangeWindowClosed": (409, "change_window", 4),
+        "KraftRefused": (409, "unsafe", 4),
+        "KraftInvalid": (400, "invalid", 4),
         "HostnameCheckRequired": (403, "permission_denied", 3),
         "PermissionDenied": (403, "permission_denied", 3),
         "Http404": (404, "not_found", 6),

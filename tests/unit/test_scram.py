@@ -8,6 +8,9 @@ from __future__ import annotations
 import io
 import json
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import scramp
@@ -20,56 +23,99 @@ from django.test import Client
 from console import crypto, operations
 from console.changes.kinds import ChangeInvalid
 from console.clusters.actions import gateway_for
-from console.models import AuditEvent
+from console.models import AuditEvent, Cluster
 from console.models.requests import ChangeRequest, RequestState
 from console.requests import actions as requests
 from console.scram import actions, audit_names, held, reads
-from sandbox.sasl import scram_credentials_of
 from tests.conftest import hold
 from tests.unit.kafka_cli import kafka
 
 pytestmark = pytest.mark.django_db
 
 
+@dataclass
+class Scram:
+    """One test's cluster, its SCRAM user and password, and the doors as a person uses them; the user's
+    credentials are deleted after the test."""
+
+    cluster: Cluster
+    sandbox: Any
+    personas: dict
+    user: str
+    secret: str  # a password no other text contains by chance
+
+    @property
+    def admin(self):
+        return self.personas["admin"]
+
+    @property
+    def api_url(self) -> str:
+        return f"/api/v1/clusters/{self.cluster.name}/scram-users/"
+
+    @property
+    def page_url(self) -> str:
+        return f"/c/{self.cluster.name}/scram-users/"
+
+    def client(self, person: str = "admin") -> Client:
+        c = Client()
+        c.force_login(self.personas[person] if isinstance(person, str) else person)
+        return c
+
+    def set(
+        self,
+        mechanism: str,
+        iterations: int,
+        password: str | None = None,
+        *,
+        person: str = "admin",
+        cluster=None,
+    ):
+        """``actions.set_credential`` for the test's user (its password unless another is given)."""
+        return actions.set_credential(
+            actor=self.personas[person],
+            cluster=cluster or self.cluster,
+            user=self.user,
+            mechanism=mechanism,
+            iterations=iterations,
+            password=self.secret if password is None else password,
+        )
+
+    def delete(self, mechanism: str, *, person: str = "admin"):
+        return actions.delete_credential(
+            actor=self.personas[person], cluster=self.cluster, user=self.user, mechanism=mechanism
+        )
+
+    def in_kafka(self):
+        """The user's credentials as Kafka describes them (None: it has none)."""
+        return gateway_for(self.cluster).describe_scram_user(self.user)
+
+    def logs_in(self, mechanism: str, password: str | None = None) -> bool:
+        """Whether a SCRAM client with ``password`` logs in against what the sandbox now keeps for the
+        user (the sandbox's SASL listener checks the same store: tests/sandbox/test_scram.py)."""
+        credential = self.sandbox.state.scram_credentials.get(mechanism, self.user)
+        if credential is None:
+            return False
+        server = scramp.ScramMechanism(mechanism).make_server(lambda _: credential)
+        client = scramp.ScramClient([mechanism], self.user, self.secret if password is None else password)
+        try:
+            server.set_client_first(client.get_client_first())
+            client.set_server_first(server.get_server_first())
+            server.set_client_final(client.get_client_final())
+            client.set_server_final(server.get_server_final())
+        except scramp.ScramException:
+            return False
+        return True
+
+
 @pytest.fixture
-def user(kafka_cluster):
-    """A unique SCRAM user name; its credentials are deleted after the test."""
-    name = f"scram-{uuid.uuid4().hex[:10]}"
-    yield name
-    gw = gateway_for(kafka_cluster)
-    found = gw.describe_scram_user(name)
+def scram(personas, kafka_cluster, sandbox) -> Iterator[Scram]:
+    world = Scram(
+        kafka_cluster, sandbox, personas, f"scram-{uuid.uuid4().hex[:10]}", f"Pw-{uuid.uuid4().hex}"
+    )
+    yield world
+    found = world.in_kafka()
     for mechanism in found.mechanisms if found is not None else ():
-        gw.delete_scram_credential(name, mechanism)
-
-
-@pytest.fixture
-def secret() -> str:
-    """A password no other text contains by chance."""
-    return f"Pw-{uuid.uuid4().hex}"
-
-
-def client_for(person) -> Client:
-    c = Client()
-    c.force_login(person)
-    return c
-
-
-def logs_in(sandbox, user: str, mechanism: str, password: str) -> bool:
-    """Whether a SCRAM client with ``password`` logs in against what the sandbox now keeps for the user
-    (the sandbox's SASL listener checks the same store: tests/sandbox/test_scram.py)."""
-    credential = scram_credentials_of(sandbox, sandbox.state).get(mechanism, user)
-    if credential is None:
-        return False
-    server = scramp.ScramMechanism(mechanism).make_server(lambda _: credential)
-    client = scramp.ScramClient([mechanism], user, password)
-    try:
-        server.set_client_first(client.get_client_first())
-        client.set_server_first(server.get_server_first())
-        server.set_client_final(client.get_client_final())
-        client.set_server_final(server.get_server_final())
-    except scramp.ScramException:
-        return False
-    return True
+        gateway_for(kafka_cluster).delete_scram_credential(world.user, mechanism)
 
 
 def everything_stored() -> str:
@@ -79,60 +125,33 @@ def everything_stored() -> str:
     return "\n".join(rows)
 
 
-def test_an_admin_creates_rotates_and_deletes_with_the_audit_trail(
-    personas, kafka_cluster, sandbox, user, secret, debug_logs
-):
-    admin = personas["admin"]
-    made = actions.set_credential(
-        actor=admin,
-        cluster=kafka_cluster,
-        user=user,
-        mechanism="SCRAM-SHA-512",
-        iterations=8192,
-        password=secret,
-    )
+def test_an_admin_creates_rotates_and_deletes_with_the_audit_trail(scram, debug_logs):
+    user, secret, admin, cluster = scram.user, scram.secret, scram.admin, scram.cluster
+    made = scram.set("SCRAM-SHA-512", 8192)
     assert (made.ok, made.op, made.message) == (
         True,
         "create",
         f"SCRAM-SHA-512 credential of {user} created (8192 iterations)",
     )
-    assert logs_in(sandbox, user, "SCRAM-SHA-512", secret)
-    assert not logs_in(sandbox, user, "SCRAM-SHA-512", secret + "x")
-    listed = {u.name: u for u in reads.list_users(actor=admin, cluster=kafka_cluster)}
+    assert scram.logs_in("SCRAM-SHA-512")
+    assert not scram.logs_in("SCRAM-SHA-512", secret + "x")
+    listed = {u.name: u for u in reads.list_users(actor=admin, cluster=cluster)}
     assert [(c.mechanism, c.iterations) for c in listed[user].credentials] == [("SCRAM-SHA-512", 8192)]
 
-    rotated = actions.set_credential(
-        actor=admin,
-        cluster=kafka_cluster,
-        user=user,
-        mechanism="SCRAM-SHA-512",
-        iterations=4096,
-        password=secret[::-1],
-    )
+    rotated = scram.set("SCRAM-SHA-512", 4096, secret[::-1])
     assert (rotated.ok, rotated.op) == (True, "rotate")
-    assert logs_in(sandbox, user, "SCRAM-SHA-512", secret[::-1]) and not logs_in(
-        sandbox, user, "SCRAM-SHA-512", secret
-    )
-    actions.set_credential(
-        actor=admin,
-        cluster=kafka_cluster,
-        user=user,
-        mechanism="SCRAM-SHA-256",
-        iterations=5000,
-        password=secret,
-    )
-    one = reads.user_of(actor=admin, cluster=kafka_cluster, user=user)
+    assert scram.logs_in("SCRAM-SHA-512", secret[::-1]) and not scram.logs_in("SCRAM-SHA-512")
+    scram.set("SCRAM-SHA-256", 5000)
+    one = reads.user_of(actor=admin, cluster=cluster, user=user)
     assert [(c.mechanism, c.iterations) for c in one.credentials] == [
         ("SCRAM-SHA-256", 5000),
         ("SCRAM-SHA-512", 4096),
     ]
 
-    gone = actions.delete_credential(actor=admin, cluster=kafka_cluster, user=user, mechanism="SCRAM-SHA-512")
+    gone = scram.delete("SCRAM-SHA-512")
     assert (gone.ok, gone.op) == (True, "delete")
-    assert not logs_in(sandbox, user, "SCRAM-SHA-512", secret[::-1])
-    again = actions.delete_credential(
-        actor=admin, cluster=kafka_cluster, user=user, mechanism="SCRAM-SHA-512"
-    )
+    assert not scram.logs_in("SCRAM-SHA-512", secret[::-1])
+    again = scram.delete("SCRAM-SHA-512")
     assert (again.ok, again.error.name) == (False, "RESOURCE_NOT_FOUND")
     assert "Attempt to delete a user credential that does not exist" in again.message
 
@@ -165,65 +184,44 @@ def test_an_admin_creates_rotates_and_deletes_with_the_audit_trail(
         assert password not in stored and password not in logged
 
 
-def test_only_an_admin_reads_or_changes_credentials(personas, kafka_cluster, user, secret):
+def test_only_an_admin_reads_or_changes_credentials(scram):
     for name in ("operator", "viewer", "auditor", "requester"):
-        person = personas[name]
         with pytest.raises(PermissionDenied):
-            reads.list_users(actor=person, cluster=kafka_cluster)
+            reads.list_users(actor=scram.personas[name], cluster=scram.cluster)
         with pytest.raises(PermissionDenied):
-            actions.set_credential(
-                actor=person,
-                cluster=kafka_cluster,
-                user=user,
-                mechanism="SCRAM-SHA-256",
-                iterations=4096,
-                password=secret,
-            )
+            scram.set("SCRAM-SHA-256", 4096, person=name)
         with pytest.raises(PermissionDenied):
-            actions.delete_credential(
-                actor=person, cluster=kafka_cluster, user=user, mechanism="SCRAM-SHA-256"
-            )
-    assert gateway_for(kafka_cluster).describe_scram_user(user) is None
+            scram.delete("SCRAM-SHA-256", person=name)
+    assert scram.in_kafka() is None
     refused = AuditEvent.objects.filter(action=audit_names.SCRAM_SET, outcome="refused")
     assert refused.count() == 4
-    api = client_for(personas["operator"])
-    base = f"/api/v1/clusters/{kafka_cluster.name}/scram-users/"
-    assert api.get(base).status_code == 403
-    body = {"user": user, "mechanism": "SCRAM-SHA-256", "password": secret}
-    assert api.post(base, body, content_type="application/json").status_code == 403
-    assert client_for(personas["operator"]).get(f"/c/{kafka_cluster.name}/scram-users/").status_code in (
-        403,
-        404,
-    )
+    api = scram.client("operator")
+    assert api.get(scram.api_url).status_code == 403
+    body = {"user": scram.user, "mechanism": "SCRAM-SHA-256", "password": scram.secret}
+    assert api.post(scram.api_url, body, content_type="application/json").status_code == 403
+    assert scram.client("operator").get(scram.page_url).status_code in (403, 404)
     code, out = kafka("scram", "list", "--as", "operator")
     assert code != 0 and "cluster.admin" in out
-    assert secret not in everything_stored()
+    assert scram.secret not in everything_stored()
 
 
-def test_bad_input_is_refused_before_kafka_without_the_password(personas, kafka_cluster, user, debug_logs):
-    admin, short = personas["admin"], "tiny-pw"
+def test_bad_input_is_refused_before_kafka_without_the_password(scram, debug_logs):
+    user, short = scram.user, "tiny-pw"
     with pytest.raises(ChangeInvalid) as refused:
-        actions.set_credential(
-            actor=admin,
-            cluster=kafka_cluster,
-            user=user,
-            mechanism="SCRAM-SHA-256",
-            iterations=100,
-            password=short,
-        )
+        scram.set("SCRAM-SHA-256", 100, short)
     assert "at least 8 characters" in str(refused.value) and "from 4096 to 16384" in str(refused.value)
     assert short not in str(refused.value)
     row = AuditEvent.objects.get(action=audit_names.SCRAM_SET, outcome="refused")
     assert row.targets == [f"scram-user:{user}"]
-    assert gateway_for(kafka_cluster).describe_scram_user(user) is None
-    api = client_for(admin).post(
-        f"/api/v1/clusters/{kafka_cluster.name}/scram-users/",
+    assert scram.in_kafka() is None
+    api = scram.client().post(
+        scram.api_url,
         {"user": user, "mechanism": "SCRAM-SHA-256", "iterations": 4096, "password": short},
         content_type="application/json",
     )
     assert api.status_code == 422 and "at least 8 characters" in api.content.decode()
-    bad_iterations = client_for(admin).post(
-        f"/api/v1/clusters/{kafka_cluster.name}/scram-users/",
+    bad_iterations = scram.client().post(
+        scram.api_url,
         {"user": user, "mechanism": "SCRAM-SHA-256", "iterations": 99, "password": short + "-longer"},
         content_type="application/json",
     )
@@ -232,14 +230,11 @@ def test_bad_input_is_refused_before_kafka_without_the_password(personas, kafka_
         assert short not in text
 
 
-def test_the_api_lists_sets_and_deletes_and_never_answers_the_password(
-    personas, kafka_cluster, sandbox, user, secret
-):
-    api = client_for(personas["admin"])
-    base = f"/api/v1/clusters/{kafka_cluster.name}/scram-users/"
+def test_the_api_lists_sets_and_deletes_and_never_answers_the_password(scram):
+    api, user, base = scram.client(), scram.user, scram.api_url
     made = api.post(
         base,
-        {"user": user, "mechanism": "SCRAM-SHA-256", "iterations": 6000, "password": secret},
+        {"user": user, "mechanism": "SCRAM-SHA-256", "iterations": 6000, "password": scram.secret},
         content_type="application/json",
     )
     assert made.status_code == 200, made.content
@@ -252,7 +247,7 @@ def test_the_api_lists_sets_and_deletes_and_never_answers_the_password(
         "message": f"SCRAM-SHA-256 credential of {user} created (6000 iterations)",
         "error": None,
     }
-    assert logs_in(sandbox, user, "SCRAM-SHA-256", secret)
+    assert scram.logs_in("SCRAM-SHA-256")
     listed = api.get(base, {"per_page": 1000}).json()["results"]
     assert {"user": user, "credentials": [{"mechanism": "SCRAM-SHA-256", "iterations": 6000}]} in listed
     missing = api.post(
@@ -263,17 +258,14 @@ def test_the_api_lists_sets_and_deletes_and_never_answers_the_password(
         base + "delete/", {"user": user, "mechanism": "SCRAM-SHA-256"}, content_type="application/json"
     )
     assert deleted.status_code == 200 and deleted.json()["op"] == "delete"
-    assert not logs_in(sandbox, user, "SCRAM-SHA-256", secret)
+    assert not scram.logs_in("SCRAM-SHA-256")
     for answer in (made, missing, deleted):
-        assert secret not in answer.content.decode()
-    assert secret not in everything_stored()
+        assert scram.secret not in answer.content.decode()
+    assert scram.secret not in everything_stored()
 
 
-def test_the_page_lists_sets_and_deletes_with_a_typed_confirmation(
-    personas, kafka_cluster, sandbox, user, secret
-):
-    page = client_for(personas["admin"])
-    url = f"/c/{kafka_cluster.name}/scram-users/"
+def test_the_page_lists_sets_and_deletes_with_a_typed_confirmation(scram):
+    page, user, secret, url = scram.client(), scram.user, scram.secret, scram.page_url
     form = {
         "user": user,
         "mechanism": "SCRAM-SHA-512",
@@ -288,29 +280,28 @@ def test_the_page_lists_sets_and_deletes_with_a_typed_confirmation(
     form["password_again"] = secret
     done = page.post(url, form)
     assert done.status_code == 302, done.content.decode()[:2000]
-    assert logs_in(sandbox, user, "SCRAM-SHA-512", secret)
+    assert scram.logs_in("SCRAM-SHA-512")
     listing = page.get(url).content.decode()
     assert (
         f'data-user="{user}" data-mechanism="SCRAM-SHA-512"' in listing
         and 'href="/c/sandbox/scram-users/"' in listing
     )
     assert secret not in listing
-    delete_url = f"/c/{kafka_cluster.name}/scram-users/delete/"
+    delete_url = url + "delete/"
     wrong = page.post(
         delete_url, {"user": user, "mechanism": "SCRAM-SHA-512", "confirmation": "nope", "action": "delete"}
     )
     assert wrong.status_code == 200 and "Type the user name exactly" in wrong.content.decode()
-    assert logs_in(sandbox, user, "SCRAM-SHA-512", secret)
+    assert scram.logs_in("SCRAM-SHA-512")
     gone = page.post(
         delete_url, {"user": user, "mechanism": "SCRAM-SHA-512", "confirmation": user, "action": "delete"}
     )
     assert gone.status_code == 302
-    assert gateway_for(kafka_cluster).describe_scram_user(user) is None
+    assert scram.in_kafka() is None
 
 
-def test_the_command_line_reads_the_password_from_a_file_never_from_argv(
-    personas, kafka_cluster, sandbox, user, secret, tmp_path
-):
+def test_the_command_line_reads_the_password_from_a_file_never_from_argv(scram, tmp_path):
+    user, secret = scram.user, scram.secret
     path = tmp_path / "pw"
     path.write_text(secret + "\n")
     code, out = kafka(
@@ -319,40 +310,30 @@ def test_the_command_line_reads_the_password_from_a_file_never_from_argv(
     )  # fmt: skip
     assert code == 0, out
     assert json.loads(out)["items"][0]["op"] == "create"
-    assert logs_in(sandbox, user, "SCRAM-SHA-256", secret)  # the newline is not part of it
+    assert scram.logs_in("SCRAM-SHA-256")  # the newline is not part of it
     code, out = kafka("scram", "list", "--as", "admin", "--output", "json")
     assert {"user": user, "mechanism": "SCRAM-SHA-256", "iterations": 4096} in json.loads(out)["items"]
     code, refused = kafka("scram", "set", user, "--as", "admin")  # no terminal, no file
     assert code != 0 and "--password-file" in refused
     with pytest.raises(CommandError):  # there is no --password option at all
         call_command(
-            "kafka",
-            "scram",
-            "set",
-            user,
-            "--password",
-            secret,
-            "--as",
-            "admin",
-            stdout=io.StringIO(),
-            stderr=io.StringIO(),
-        )
+            "kafka", "scram", "set", user, "--password", secret, "--as", "admin",
+            stdout=io.StringIO(), stderr=io.StringIO(),
+        )  # fmt: skip
     code, out = kafka("scram", "delete", user, "--mechanism", "SCRAM-SHA-256", "--as", "admin")
     assert code == 0, out
-    assert gateway_for(kafka_cluster).describe_scram_user(user) is None
+    assert scram.in_kafka() is None
     assert secret not in out and secret not in everything_stored()
 
 
-def test_a_held_change_keeps_the_password_encrypted_and_runs_once_approved(
-    personas, kafka_cluster, sandbox, user, secret, debug_logs
-):
-    admin = personas["admin"]
+def test_a_held_change_keeps_the_password_encrypted_and_runs_once_approved(scram, debug_logs):
+    admin, cluster, user, secret = scram.admin, scram.cluster, scram.user, scram.secret
     second = get_user_model().objects.create_superuser(username="admin2", password="pw-admin2")
-    hold(kafka_cluster, admin, [held.GATE])
+    hold(cluster, admin, [held.GATE])
     code, out = kafka("scram", "delete", user, "--mechanism", "SCRAM-SHA-256", "--as", "admin")
     assert code == 3, out  # held: refused without a choice
-    answer = client_for(admin).post(
-        f"/api/v1/clusters/{kafka_cluster.name}/scram-users/",
+    answer = scram.client().post(
+        scram.api_url,
         {
             "user": user,
             "mechanism": "SCRAM-SHA-512",
@@ -375,47 +356,61 @@ def test_a_held_change_keeps_the_password_encrypted_and_runs_once_approved(
     assert req.review["columns"] == ["change", "user", "mechanism", "iterations", "password"]
     assert req.review["rows"] == [["create", user, "SCRAM-SHA-512", "10000", "password: set"]]
     assert secret not in answer.content.decode()
-    assert gateway_for(kafka_cluster).describe_scram_user(user) is None  # nothing ran yet
-    detail = client_for(second).get(f"/c/{kafka_cluster.name}/requests/{req.pk}/")
+    assert scram.in_kafka() is None  # nothing ran yet
+    detail = scram.client(second).get(f"/c/{cluster.name}/requests/{req.pk}/")
     assert detail.status_code == 200
     assert "password: set" in detail.content.decode() and secret not in detail.content.decode()
+    ciphertext = req.payload["value_encrypted"]
+    shown = scram.client(second).get(f"/api/v1/clusters/{cluster.name}/requests/{req.pk}/")
+    listed = scram.client(second).get(f"/api/v1/clusters/{cluster.name}/requests/", {"per_page": 1000})
+    code, cli_json = kafka("requests", "show", str(req.pk), "--as", "admin2", "--output", "json")
+    code_t, cli_table = kafka("requests", "show", str(req.pk), "--as", "admin2")
+    assert (shown.status_code, listed.status_code, code, code_t) == (200, 200, 0, 0), cli_json
+    assert shown.json()["payload"] == {
+        "op": "set",
+        "user": user,
+        "mechanism": "SCRAM-SHA-512",
+        "iterations": 10000,
+        "password": "set",
+    }
+    for text in (
+        shown.content.decode(),
+        listed.content.decode(),
+        cli_json,
+        cli_table,
+        detail.content.decode(),
+    ):
+        assert ciphertext not in text and secret not in text and "value_encrypted" not in text
     requests.decide(actor=second, request=req, approve=True, comment="ok")
     req.refresh_from_db()
     operations.run(req.operation_id, worker="test")
     req.refresh_from_db()
     assert (req.state, req.result["ok"]) == (RequestState.SUCCEEDED, True), req.result
-    assert logs_in(sandbox, user, "SCRAM-SHA-512", secret)
+    assert scram.logs_in("SCRAM-SHA-512")
     assert secret not in everything_stored() and secret not in debug_logs.text
+    trail = json.dumps(list(AuditEvent.objects.values()), default=str)
+    assert ciphertext not in trail and "value_encrypted" not in trail
     # a held delete of a credential that is not there cannot be submitted
     with pytest.raises(ChangeInvalid, match="has no SCRAM-SHA-256 credential to delete"):
-        held.prepare_delete(admin, kafka_cluster, user, "SCRAM-SHA-256")
+        held.prepare_delete(admin, cluster, user, "SCRAM-SHA-256")
 
 
-def test_a_controller_registered_cluster_sets_and_deletes_but_cannot_list(
-    personas, kafka_cluster, sandbox, user, secret
-):
+def test_a_controller_registered_cluster_sets_and_deletes_but_cannot_list(scram):
     from tests.unit.quorum_helpers import register_controllers
 
-    controllers = register_controllers(sandbox, personas)
-    admin = personas["admin"]
-    made = actions.set_credential(
-        actor=admin,
-        cluster=controllers,
-        user=user,
-        mechanism="SCRAM-SHA-256",
-        iterations=4096,
-        password=secret,
-    )
+    controllers = register_controllers(scram.sandbox, scram.personas)
+    user, admin = scram.user, scram.admin
+    made = scram.set("SCRAM-SHA-256", 4096, cluster=controllers)
     assert (made.ok, made.op) == (True, "set")  # whether it was a creation cannot be read there
-    assert logs_in(sandbox, user, "SCRAM-SHA-256", secret)
+    assert scram.logs_in("SCRAM-SHA-256")
     event = AuditEvent.objects.filter(action=audit_names.SCRAM_SET, outcome="success").latest("pk")
     assert (event.before, event.after) == (
         {f"scram-user:{user}": None},
         {f"scram-user:{user}": None},
     )  # unknown
-    page = client_for(admin).get(f"/c/{controllers.name}/scram-users/").content.decode()
+    page = scram.client().get(f"/c/{controllers.name}/scram-users/").content.decode()
     assert 'id="scram-list-error"' in page and "direct-to-controller mode" in page
-    assert client_for(admin).get(f"/api/v1/clusters/{controllers.name}/scram-users/").status_code in (
+    assert scram.client().get(f"/api/v1/clusters/{controllers.name}/scram-users/").status_code in (
         400,
         409,
         422,
@@ -424,5 +419,83 @@ def test_a_controller_registered_cluster_sets_and_deletes_but_cannot_list(
     hold(controllers, admin, [held.GATE])
     prepared = held.prepare_delete(admin, controllers, user, "SCRAM-SHA-256")
     assert prepared.review["ok"] and "cannot be read through the controllers" in prepared.review["kafka"]
-    gone = actions.delete_credential(actor=admin, cluster=kafka_cluster, user=user, mechanism="SCRAM-SHA-256")
-    assert gone.ok and not logs_in(sandbox, user, "SCRAM-SHA-256", secret)
+    gone = scram.delete("SCRAM-SHA-256")
+    assert gone.ok and not scram.logs_in("SCRAM-SHA-256")
+
+
+def test_an_owed_outcome_is_reconciled_from_the_users_credentials(scram):
+    from console.audit import outcomes
+
+    def owe(action: str, params: dict) -> None:
+        outcomes.requested(
+            actor=scram.admin,
+            action=action,
+            cluster=scram.cluster,
+            targets=[f"scram-user:{scram.user}"],
+            params={"user": scram.user, **params},
+        )  # the database refused the outcome after Kafka acted: the reconciler re-reads
+
+    gw = gateway_for(scram.cluster)
+    gw.upsert_scram_credential(scram.user, "SCRAM-SHA-512", scram.secret, 8192)
+    owe(audit_names.SCRAM_SET, {"mechanism": "SCRAM-SHA-512", "iterations": 8192, "op": "create"})
+    assert outcomes.reconcile(grace_s=0) == 1
+    event = AuditEvent.objects.get(action=audit_names.SCRAM_SET, outcome="reconciled")
+    assert event.after == {f"scram-user:{scram.user}": {"SCRAM-SHA-512": 8192}}  # the set is there
+    assert event.on_behalf_of == "admin"
+
+    gw.delete_scram_credential(scram.user, "SCRAM-SHA-512")
+    owe(audit_names.SCRAM_DELETE, {"mechanism": "SCRAM-SHA-512", "op": "delete"})
+    assert outcomes.reconcile(grace_s=0) == 1
+    event = AuditEvent.objects.get(action=audit_names.SCRAM_DELETE, outcome="reconciled")
+    assert event.after == {f"scram-user:{scram.user}": {}}  # the credential is gone
+    assert not outcomes.OwedOutcome.objects.exists() and scram.secret not in everything_stored()
+
+
+def test_the_api_refuses_a_number_for_a_user_name_or_a_password(scram):
+    api = scram.client()
+    for body in (
+        {"user": 2147483648, "mechanism": "SCRAM-SHA-256", "password": scram.secret},
+        {"user": 1e308, "mechanism": "SCRAM-SHA-256", "password": scram.secret},
+        {"user": scram.user, "mechanism": "SCRAM-SHA-256", "password": 123456789012},
+    ):
+        answer = api.post(scram.api_url, body, content_type="application/json")
+        assert answer.status_code == 400, (body, answer.content)
+        assert "Not a valid string." in answer.content.decode()
+    deleted = api.post(
+        scram.api_url + "delete/", {"user": 12, "mechanism": "SCRAM-SHA-256"}, content_type="application/json"
+    )
+    assert deleted.status_code == 400
+    known = {u.name for u in gateway_for(scram.cluster).describe_scram_users()}
+    assert not {"2147483648", "1e+308", scram.user, "12"} & known
+
+
+def test_the_list_is_paged_by_name_on_the_api_and_the_page(scram, monkeypatch):
+    other = f"{scram.user}-b"
+    try:
+        scram.set("SCRAM-SHA-256", 4096)
+        gateway_for(scram.cluster).upsert_scram_credential(other, "SCRAM-SHA-512", scram.secret, 4096)
+        everyone = [u.name for u in gateway_for(scram.cluster).describe_scram_users()]
+        assert everyone == sorted(everyone) and {scram.user, other} <= set(everyone)
+        api = scram.client()
+        walked = []
+        for page in range(1, len(everyone) + 1):
+            answer = api.get(scram.api_url, {"per_page": 1, "page": page}).json()
+            assert (answer["count"], answer["page"], answer["pages"], answer["per_page"]) == (
+                len(everyone),
+                page,
+                len(everyone),
+                1,
+            )
+            walked += [u["user"] for u in answer["results"]]
+        assert walked == everyone
+        past = api.get(scram.api_url, {"per_page": 1, "page": len(everyone) + 5}).json()
+        assert past["page"] == len(everyone) and [u["user"] for u in past["results"]] == everyone[-1:]
+
+        monkeypatch.setattr(reads, "PAGE_SIZE", 1)  # the page's size
+        at = everyone.index(other) + 1
+        html = scram.client().get(scram.page_url, {"page": at}).content.decode()
+        assert f'data-user="{other}"' in html and f'data-user="{scram.user}"' not in html
+        assert f"Page {at} of {len(everyone)}" in html and 'id="scram-count"' in html
+        assert scram.client().get(scram.page_url, {"page": "x" * 50}).status_code == 200
+    finally:
+        gateway_for(scram.cluster).delete_scram_credential(other, "SCRAM-SHA-512")

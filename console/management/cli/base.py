@@ -49,6 +49,8 @@ READS = frozenset(
         ("acls", "list"),
         ("acls", "effective"),
         ("acls", "export"),
+        ("features", "describe"),
+        ("quorum", "describe"),
         ("fleet", "show"),
         ("estate", "export"),
         ("estate", "plan"),

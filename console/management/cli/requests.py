@@ -17,6 +17,7 @@ from django.core.management.base import CommandError
 from console.management.cli.base import NOT_FOUND, OK, USAGE, common, read_text
 from console.management.cli.windows import moment
 from console.requests import actions as requests
+from console.requests import display as request_display
 from console.requests import kinds as request_kinds
 
 COLUMNS = ["id", "kind", "resource", "state", "requested_by", "decided_by", "created_at"]
@@ -88,9 +89,10 @@ class Commands:
             }
             for e in req.events.order_by("pk")
         ]
+        payload = request_display.shown_payload(req.kind, req.payload)
         extra = {
             **_row(req),
-            "payload": req.payload,
+            "payload": payload,
             "reason": req.reason,
             "comment": req.decision_comment,
             "operation": req.operation_id,
@@ -98,7 +100,7 @@ class Commands:
         if self.opts["output"] == "table":
             self.stdout.write(
                 f"Request #{req.pk} {request_kinds.label(req)} {req.resource}: {req.state} "
-                f"(by {req.requested_by_name})\npayload: {json.dumps(req.payload, sort_keys=True)}"
+                f"(by {req.requested_by_name})\npayload: {json.dumps(payload, sort_keys=True)}"
             )
         self._emit(steps, ["at", "step", "actor", "text"], extra)
 

@@ -61,6 +61,8 @@ CLI_MODULES = (
     "console.management.cli.messages",
     "console.management.cli.quotas",
     "console.management.cli.scram",
+    "console.management.cli.quorum",
+    "console.management.cli.purge",
 )
 
 
