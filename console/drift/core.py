@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from console.quotas.core import QuotaInvalid, parse_entity
+
 TOPIC = "topic"
 TOPIC_CONFIG = "topic_config"
 ACL = "acl"
@@ -112,13 +114,24 @@ def diff(
             old, new = before_a.get(label), after_a.get(label)
             out.append(Change(ACL, label, CREATED if old is None else DELETED, old, new))
     before_q, after_q = prev.get("quotas"), cur.get("quotas")
-    if before_q is not None and after_q is not None:  # the console never changes quotas
+    if before_q is not None and after_q is not None:
         for entity in sorted(before_q.keys() | after_q.keys()):
             old, new = before_q.get(entity), after_q.get(entity)
-            if old != new:
+            if old != new and not touched.get(f"{QUOTA}:{entity}"):
                 change = CREATED if old is None else DELETED if new is None else ALTERED
                 out.append(Change(QUOTA, entity, change, old, new))
     return out
+
+
+def quota_key(name: str) -> str:
+    """A quota entity as the audit names it (``user=alice,client-id=<default>``) keyed as a look reads
+    it (parts sorted by type name: ``client-id=<default>,user=alice``); a name that does not parse as
+    it is (it then explains nothing)."""
+    try:
+        parts = parse_entity(name).parts
+    except QuotaInvalid:
+        return name
+    return ",".join(f"{t}={'<default>' if n is None else n}" for t, n in sorted(parts, key=lambda p: p[0]))
 
 
 def touched_by(events: Iterable[tuple[str, Iterable[str]]], aspects_of: Mapping[str, frozenset[str]]) -> dict:
@@ -134,6 +147,8 @@ def touched_by(events: Iterable[tuple[str, Iterable[str]]], aspects_of: Mapping[
         for target in targets:
             if target.startswith(f"{TOPIC}:"):
                 target = target.partition("/")[0]
+            elif target.startswith(f"{QUOTA}:"):
+                target = f"{QUOTA}:{quota_key(target[len(QUOTA) + 1 :])}"
             out[target] = out.get(target, frozenset()) | aspects
     return out
 

@@ -33,8 +33,8 @@ from console.models import AuditChainHead, AuditEvent, Cluster, DriftBaseline
 
 log = logging.getLogger(__name__)
 
-#: The console's own changes, by the action names its areas store them under (topics, configs, acls
-#: and reassignment's audit_names; stored names never change), and what each may change.
+#: The console's own changes, by the action names its areas store them under (topics, configs, acls,
+#: reassignment's and quotas' audit_names; stored names never change), and what each may change.
 CONSOLE_CHANGES: dict[str, frozenset[str]] = {
     "topic.create": core.ALL_ASPECTS,
     "topic.delete": core.ALL_ASPECTS,
@@ -51,6 +51,8 @@ CONSOLE_CHANGES: dict[str, frozenset[str]] = {
     "reassignment.throttle.set": frozenset({core.CONFIGS}),
     "reassignment.throttle.remove": frozenset({core.CONFIGS}),
     "throttle.cleanup": frozenset({core.CONFIGS}),
+    # a client quota set or removed (targets "quota:<entity>", quotas' audit_names)
+    "quota.alter": frozenset({core.CONFIGS}),
 }
 #: Outcomes of a change that never reached Kafka.
 NOT_SENT = ("refused", "rejected")

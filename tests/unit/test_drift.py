@@ -222,6 +222,30 @@ def test_the_consoles_own_changes_are_not_external(world):
     assert AuditEvent.objects.filter(action=audit_names.EXTERNAL_CHANGE).count() == 0
 
 
+def test_the_consoles_quota_changes_are_not_external_and_one_made_outside_is(world):
+    from console.kafka.quotas import QuotaAlteration
+    from console.quotas import actions as quotas
+    from console.quotas import core as quota_core
+
+    admin, user = world.people["admin"], f"drift-{uuid.uuid4().hex[:8]}"
+    world.look()
+    mine = quota_core.entity_of(user=user, client_id="<default>")  # a look keys it client-id=...,user=...
+    assert quotas.alter_quotas(
+        actor=admin, cluster=world.cluster, entity=mine, changes={"producer_byte_rate": 4096}
+    ).ok
+    assert world.look() == []
+    other = quota_core.entity_of(user=user + "-x")
+    world.gw.alter_client_quotas([QuotaAlteration(other.parts, {"consumer_byte_rate": 1024.0})])
+    (outside,) = world.look()
+    assert outside.params["resource"] == f"user={user}-x" and outside.params["change"] == "created"
+    assert quotas.alter_quotas(
+        actor=admin, cluster=world.cluster, entity=mine, changes={"producer_byte_rate": None}
+    ).ok
+    world.gw.alter_client_quotas([QuotaAlteration(other.parts, {"consumer_byte_rate": None})])
+    (removed,) = world.look()
+    assert removed.params["resource"] == f"user={user}-x" and removed.params["change"] == "deleted"
+
+
 def test_a_console_change_in_flight_during_a_look_is_not_external(world):
     """Its "requested" event is written before Kafka acts; the outcome may come after the look."""
     name = world.topic()
@@ -287,6 +311,7 @@ def test_a_look_that_cannot_read_kafka_keeps_the_baseline(world, monkeypatch):
 def test_the_console_change_names_are_the_areas_own():
     from console.acls import audit_names as acl_names
     from console.configs import audit_names as config_names
+    from console.quotas import audit_names as quota_names
     from console.reassignment import audit_names as move_names
     from console.topics import audit_names as topic_names
 
@@ -304,6 +329,7 @@ def test_the_console_change_names_are_the_areas_own():
         move_names.THROTTLE_SET,
         move_names.THROTTLE_REMOVE,
         move_names.THROTTLE_CLEANUP,
+        quota_names.QUOTA_ALTER,
     }
 
 
