@@ -30,6 +30,7 @@ HELD_MODULES = (
     "console.scram.held",
     "console.quorum.held",
     "console.purge.held",
+    "console.transactions.held",
 )
 
 # The modules that tell the audit reconciler how to re-read Kafka for a change whose outcome is owed.
@@ -45,6 +46,7 @@ OUTCOME_READER_MODULES = (
     "console.groups.actions",
     "console.groups.delete",
     "console.purge.actions",
+    "console.transactions.actions",
 )
 
 

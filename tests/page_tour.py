@@ -101,6 +101,9 @@ STOPS: tuple[Stop, ...] = (
     _s("scram_users"),
     _s("scram_delete", query="?user=tour&mechanism=SCRAM-SHA-512"),
     _s("topic_purge", topic="topic"),
+    _s("transactions"),
+    _s("transactions_hanging", query="?broker_id=1"),
+    _s("transaction_abort"),
     _s("request_list"),
     _s("request_new"),
     _s("request_rules"),
@@ -176,6 +179,8 @@ LEFT_OUT: dict[str, str] = {
         ),
         _FILE,
     ),
+    "transaction_detail": "a transactional id the tour's sandbox does not hold (404); "
+    "tests/unit/test_transactions_doors.py visits one",
     "home": "a redirect to the only cluster's overview, the fleet home or the cluster list",
     "healthz": "the deployment's probe: plain text for a load balancer",
     "readyz": "the deployment's probe: JSON for a load balancer",

@@ -36,6 +36,7 @@ from console.api import (
     scram,
     search,
     topics,
+    transactions,
     windows,
 )
 
@@ -95,6 +96,11 @@ urlpatterns = [
     path(C + "quotas/effective/", quotas.QuotaEffective.as_view(), name="quotas-effective"),
     path(C + "scram-users/", scram.ScramUsers.as_view(), name="scram-users"),
     path(C + "scram-users/delete/", scram.ScramUserDelete.as_view(), name="scram-users-delete"),
+    path(C + "transactions/", transactions.TxnList.as_view(), name="transactions"),
+    path(C + "transactions/hanging/", transactions.TxnHanging.as_view(), name="transactions-hanging"),
+    path(C + "transactions/producers/", transactions.TxnProducers.as_view(), name="transactions-producers"),
+    path(C + "transactions/abort/", transactions.TxnAbort.as_view(), name="transactions-abort"),
+    path(C + "transactions/<str:transactional_id>/", transactions.TxnDetail.as_view(), name="transaction"),
     path(C + "groups/", groups.GroupList.as_view(), name="groups"),
     path(C + "groups/<str:group>/", groups.GroupDetail.as_view(), name="group"),
     path(C + "groups/<str:group>/reset/", groups.GroupReset.as_view(), name="group-reset"),

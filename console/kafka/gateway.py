@@ -27,6 +27,7 @@ from .records import RecordsMixin
 from .replicas import ReplicasMixin
 from .scram import ScramMixin
 from .topics import TopicsMixin
+from .transactions import TransactionsMixin
 
 __all__ = [
     "CALL_OBSERVERS",
@@ -55,6 +56,7 @@ class KafkaGateway(
     ScramMixin,
     KraftMixin,
     RecordsMixin,
+    TransactionsMixin,
 ):
     """Everything the console does to one Kafka cluster.
 

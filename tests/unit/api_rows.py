@@ -69,6 +69,27 @@ def _group(body=lambda g, t: {}) -> Callable:
     return build
 
 
+def _transactional_id(w: World) -> tuple[dict, dict]:
+    """A transactional id its coordinator knows (an empty one, written into the sandbox's state)."""
+    from sandbox import transactions as tx
+
+    tid = uniq("txn-id")
+    with w.sandbox.state.lock:
+        tx.coordinator_of(w.sandbox.state).txns[tid] = tx.TxnMetadata(
+            tid, producer_id=900_000, producer_epoch=0
+        )
+    return {"transactional_id": tid}, {}
+
+
+def _hanging(w: World) -> tuple[dict, dict]:
+    """A hanging transaction on a new topic and the abort of it by its start offset."""
+    from sandbox.testing import hanging_transaction
+
+    topic = w.topic()
+    hung = hanging_transaction(w.sandbox, topic, 0, records=2, age_ms=20 * 60_000)
+    return {}, {"topic": topic, "partition": 0, "start_offset": hung["start_offset"], "confirm": f"{topic}-0"}
+
+
 def _spare_voter(w: World) -> int:
     """A voter that is not the active controller (the matrix gives the voter set back after each case;
     a run of hostile bodies may have removed them all: the first is made a voter again)."""
@@ -302,6 +323,12 @@ ROWS: tuple[ApiRow, ...] = (
         lambda w: ({}, {"user": uniq("scram"), "mechanism": "SCRAM-SHA-256", "password": "matrix-password"}),
     ),
     ApiRow("scram-users-delete", "post", ADMINS, 200, _scram_user),
+    # transactions (reads: viewers; an abort: admins)
+    ApiRow("transactions", "get", VIEWERS, 200),
+    ApiRow("transactions-hanging", "get", VIEWERS, 200, lambda w: ({}, {"broker_id": "1"})),
+    ApiRow("transactions-producers", "get", VIEWERS, 200, lambda w: ({}, {"topic": w.topic()})),
+    ApiRow("transaction", "get", VIEWERS, 200, _transactional_id),
+    ApiRow("transactions-abort", "post", ADMINS, 200, _hanging),
     # the KRaft lifecycle (admins)
     ApiRow("quorum-features", "get", ADMINS, 200),
     ApiRow(

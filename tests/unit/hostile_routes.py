@@ -360,6 +360,19 @@ def unregister_form(env):
     return form({"confirmation": either("1", "2", "999", ""), "action": either("unregister", "break_glass")})
 
 
+def txn_abort_form(env):
+    """The abort page's form: a partition, an open transaction's start offset, the typed topic-partition."""
+    return form(
+        {
+            "topic": either(MAIN, *VICTIMS, "no-such-topic"),
+            "partition": either("0", "1", "9", "-1"),
+            "start_offset": either("0", "5", "-1", "99999999999999999999"),
+            "confirmation": either(f"{MAIN}-0", f"{MAIN}-1", "nope"),
+            "action": either("apply", "break_glass"),
+        }
+    )
+
+
 def broker_id_kw(env: Env) -> st.SearchStrategy:
     ids = st.one_of(st.sampled_from([1, 2, 999]), st.integers(0, 2**31 - 1))
     return st.builds(lambda b: {"name": env.cluster.name, "broker_id": b}, ids)
@@ -471,6 +484,7 @@ def _routes() -> list[Route]:
         Route("acl_new", 800, acl_new, cluster_kw, check=checks.unchanged),
         Route("quotas", 400, quota_form, cluster_kw, check=quotas_only),
         Route("topic_purge", 250, purge_form, topic_kw, check=purge_only),
+        Route("transaction_abort", 150, txn_abort_form, cluster_kw, check=checks.db_only),
         Route("quorum_features", 150, features_form, cluster_kw, check=kraft_only),
         Route("quorum_voters", 150, voters_form, cluster_kw, check=kraft_only),
         Route("broker_unregister", 100, unregister_form, broker_id_kw, check=kraft_only),

@@ -27,6 +27,9 @@ READ_ONLY = frozenset(
         "acl_delete",  # a GET preview; the deletion itself is acl_apply
         "acl_effective",
         "acl_export",  # the matching bindings as a YAML or kafka-acls.sh file
+        "transactions",
+        "transactions_hanging",
+        "transaction_detail",
         "request_list",
         "review_queue",
         "request_detail",
@@ -595,5 +598,20 @@ MUTATING_ROWS += (
         changes=False,  # refused before Kafka (alive, hosts replicas): the page names the reasons
     ),
 )
+
+
+def _hanging_abort(w: World) -> tuple:
+    """A hanging transaction (its coordinator knows nothing of it) on a new topic, aborted by its start."""
+    from sandbox.testing import hanging_transaction
+
+    topic = w.topic(name=uniq("txn"))
+    hung = hanging_transaction(w.sandbox, topic, 0, records=2, age_ms=20 * 60_000)
+    body = {"topic": topic, "partition": "0", "start_offset": str(hung["start_offset"])}
+    return w.cluster, {}, {**body, "confirmation": f"{topic}-0", "action": "apply"}
+
+
+# Aborting a transaction: admins (Kafka authorises WriteTxnMarkers as CLUSTER_ACTION); the page answers
+# with the result (200).
+MUTATING_ROWS += (Row("transaction_abort", ADMINS, 200, _hanging_abort),)
 
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)

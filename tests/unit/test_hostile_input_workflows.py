@@ -22,6 +22,7 @@ HERE = (
     "quorum_features",
     "quorum_voters",
     "broker_unregister",
+    "transaction_abort",
     "acl_apply",
     "acl_list",
     "acl_delete",

@@ -122,6 +122,7 @@ NOT_REFUSALS = {
     "AuditImmutableError": "a bug: audit rows are never changed",
     "AnchorError": "the audit CLI's verify reads an anchor file: its own usage error",
     "TargetError": "purge: the pure core's input checks, turned into PurgeInvalid (reads.checked) or form errors",
+    "TxnInputError": "transactions: the pure core's input checks, turned into TxnInvalid (reads.checked)",
     "AuditArchiveError": "a maintenance command's own error",
     "Interrupted": "process supervision (console/processes.py)",
     "ChildFailed": "process supervision (console/processes.py)",

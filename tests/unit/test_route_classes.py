@@ -27,6 +27,7 @@ ARGUMENTS = {
     "group": "some-group",
     "token_id": 1,
     "channel_id": 1,
+    "transactional_id": "some-transactional-id",
 }
 
 

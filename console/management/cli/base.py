@@ -61,6 +61,10 @@ READS = frozenset(
         ("windows", "calendar"),
         ("quotas", "list"),
         ("quotas", "effective"),
+        ("transactions", "list"),
+        ("transactions", "describe"),
+        ("transactions", "describe-producers"),
+        ("transactions", "find-hanging"),
     }
 )
 
