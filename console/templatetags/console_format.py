@@ -10,6 +10,7 @@ nothing at all), never as an error.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from django import template
 from django.utils.html import format_html
@@ -70,6 +71,23 @@ def size(value: object) -> SafeString:
 def rate(value: object) -> SafeString:
     """Bytes per second: 10485760 -> '10.0 MiB/s'."""
     return _filter(lambda n: f"{formatting.human_bytes(n)}/s", "bytes/s")(value)
+
+
+def _human_epoch_ms(ms: float | None) -> str:
+    """A time Kafka gives as milliseconds since the epoch, in UTC: 1795811717288 -> '2026-11-27 20:35:17 UTC';
+    a negative one (Kafka's "none") -> '–'."""
+    if ms is None or ms < 0:
+        return "–"
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return str(int(ms))
+
+
+@register.filter(is_safe=True)
+def epoch_ms(value: object) -> SafeString:
+    """Milliseconds since the epoch as a UTC time: 1795811717288 -> '2026-11-27 20:35:17 UTC'."""
+    return _filter(_human_epoch_ms, "ms since the epoch")(value)
 
 
 @register.filter(is_safe=True)

@@ -125,6 +125,13 @@ def test_it_levels_lag_by_the_alert_rules_threshold():
         ('{{ v|with_meaning:"cleanup.policy" }}', '"compact"', "&quot;compact&quot;"),
         ('{{ v|with_meaning:"name" }}', '{"a": 1}', "{&quot;a&quot;: 1}"),
         ('{{ v|with_meaning:"retention.ms" }}', None, "—"),
+        (
+            "{{ v|epoch_ms }}",
+            1795811717288,
+            '<span class="hv" title="1795811717288 ms since the epoch">2026-11-27 20:35:17 UTC</span>',
+        ),
+        ("{{ v|epoch_ms }}", -1, '<span class="hv" title="-1 ms since the epoch">–</span>'),
+        ("{{ v|epoch_ms }}", None, "–"),
         ("{{ v|lag_level:10000 }}", 54, "ok"),
         ("{{ v|lag_level:10000 }}", 5000000, "over"),
         ("{{ v|lag_level:10000 }}", 0, "none"),
