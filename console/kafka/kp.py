@@ -50,6 +50,7 @@ EAGER_IMPORTS = (
     "kafka.net.sasl.oauth",
     "kafka.protocol.admin",
     "kafka.protocol.admin.groups",
+    "kafka.protocol.admin.transactions",
     "kafka.protocol.api_data",
     "kafka.protocol.api_message",
     "kafka.protocol.consumer",
@@ -58,6 +59,7 @@ EAGER_IMPORTS = (
     "kafka.protocol.consumer.offsets",
     "kafka.protocol.metadata",
     "kafka.protocol.metadata.find_coordinator",
+    "kafka.protocol.producer.transaction",
     "kafka.protocol.schemas",
 )
 for _module in EAGER_IMPORTS:

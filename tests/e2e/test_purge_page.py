@@ -4,15 +4,30 @@ topic's name, and sees each partition's new log start - what ListOffsets earlies
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
 
 from console.clusters.actions import gateway_for
-from console.kafka import NewTopic, TopicPartition
+from console.kafka import KafkaOperationError, NewTopic, TopicPartition
 from tests.e2e.conftest import login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def _commit(gw, group: str, offsets: dict) -> None:
+    """The group's offsets; an earlier test may have stopped and restarted the group's coordinator, and
+    the shared gateway reconnects to it within seconds (BROKER_NOT_AVAILABLE meanwhile)."""
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            gw.alter_consumer_group_offsets(group, offsets)
+            return
+        except KafkaOperationError as exc:
+            if exc.name != "BROKER_NOT_AVAILABLE" or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 @pytest.fixture
@@ -22,7 +37,7 @@ def filled_topic(kafka_cluster):
     gw.create_topics([NewTopic(name, 2, 1, None, {})])
     for i in range(8):
         gw.produce_record(name, partition=0, key=None, value=f"r{i}".encode())
-    gw.alter_consumer_group_offsets(f"{name}-g", {TopicPartition(name, 0): 2})
+    _commit(gw, f"{name}-g", {TopicPartition(name, 0): 2})
     yield name
     gw.delete_topics([name])
 

@@ -35,14 +35,30 @@ def _refused(port: int) -> bool:
     return False
 
 
+def _started(env_file: Path):
+    """``make try-sso``'s servers on free ports, with their settings. A port chosen free can be taken
+    before slapd binds it (a busy test run's outgoing connections draw from the same range): slapd
+    then exits at once, and the start is tried again on other ports, at most three times."""
+    for attempt in range(3):
+        ldap, ldaps, idp = free_port(), free_port(), free_port()
+        argv = [sys.executable, "-m", "tests.try_it", "sso", "--env-file", str(env_file)]
+        argv += ["--ldap-port", str(ldap), "--ldaps-port", str(ldaps), "--idp-port", str(idp)]
+        process = subprocess.Popen(
+            argv, cwd=BASE_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        deadline = time.monotonic() + 90
+        while not env_file.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if env_file.exists() or process.poll() is None:
+            return process, (ldap, ldaps, idp)
+        output = process.stdout.read()
+        assert "slapd did not start" in output and attempt < 2, output
+    raise AssertionError("unreachable")
+
+
 def test_try_sso_starts_the_test_directory_and_provider_and_stops_them(tmp_path):
-    ldap, ldaps, idp = free_port(), free_port(), free_port()
     env_file = tmp_path / "try-sso.env"
-    argv = [sys.executable, "-m", "tests.try_it", "sso", "--env-file", str(env_file)]
-    argv += ["--ldap-port", str(ldap), "--ldaps-port", str(ldaps), "--idp-port", str(idp)]
-    process = subprocess.Popen(
-        argv, cwd=BASE_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    process, (ldap, _ldaps, idp) = _started(env_file)
     try:
         settings = _settings(env_file, process)
         assert settings["LDAP_SERVER_URI"] == f"ldap://127.0.0.1:{ldap}"
