@@ -102,7 +102,7 @@ class TxnProducers(ApiView):
             if isinstance(answer, tuple):
                 out[str(p)] = {"producers": [txn_reads.producer_json(s) for s in answer]}
             else:
-                out[str(p)] = {"error": {"name": answer.name, "message": answer.operator_text}}
+                out[str(p)] = {"error": answer.as_json()}
         return Response({"topic": q["topic"], "partitions": out})
 
 

@@ -124,6 +124,10 @@ class KafkaOperationError(Exception):
             return f"{text} ({self.message})"
         return text
 
+    def as_json(self) -> dict[str, str]:
+        """How an answer of the API, the CLI's JSON and a result's ``as_json`` name it."""
+        return {"name": self.name, "message": self.operator_text}
+
     def with_message(self, message: str) -> KafkaOperationError:
         """A copy carrying a different message."""
         return KafkaOperationError(self.code, self.name, message, self.retriable)

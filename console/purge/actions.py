@@ -72,9 +72,7 @@ class PurgeResult:
             "confirmed": self.confirmed,
             "message": self.message,
             "after": {str(p): s for p, s in sorted(self.after.items())},
-            "errors": {
-                str(p): {"name": e.name, "message": e.operator_text} for p, e in sorted(self.errors.items())
-            },
+            "errors": {str(p): e.as_json() for p, e in sorted(self.errors.items())},
         }
 
 

@@ -52,9 +52,7 @@ class ScramResult:
             "iterations": self.iterations,
             "ok": self.ok,
             "message": self.message,
-            "error": None
-            if self.error is None
-            else {"name": self.error.name, "message": self.error.operator_text},
+            "error": None if self.error is None else self.error.as_json(),
         }
 
 

@@ -72,9 +72,7 @@ class AbortResult:
             "message": self.message,
             "last_stable_offset_before": self.lso_before,
             "last_stable_offset_after": self.lso_after,
-            "error": None
-            if self.error is None
-            else {"name": self.error.name, "message": self.error.operator_text},
+            "error": None if self.error is None else self.error.as_json(),
         }
 
 
