@@ -57,13 +57,29 @@ def _voter_set(info) -> list[dict]:
     return [{"id": v.id, "directory_id": v.directory_id} for v in sorted(info.voters, key=lambda v: v.id)]
 
 
-def _finish(
-    req, *, actor, cluster, action, node, params, before, after, error, source_ip, on_behalf_of, request_id
-):
+def _change(kind, action, words, info, node, params, call, done, *, actor, cluster, who) -> core.KraftResult:
+    """One voter change: audit "requested", ask Kafka, confirm with DescribeQuorum, audit the outcome.
+
+    A request Kafka timed out may still have been committed: when DescribeQuorum then shows the
+    change, it is believed. Any other refusal is not confirmed (nothing to wait for)."""
+    before = _voter_set(info)
+    req = outcomes.requested(
+        actor=actor, action=action, cluster=cluster, targets=[target(node)], params=params, **who
+    )
+    error = None
+    try:
+        call()
+    except KafkaOperationError as exc:
+        error = exc
+    after, confirmed = None, False
+    if error is None or error.name == "REQUEST_TIMED_OUT":
+        after, confirmed = _confirm(cluster, done)
+        if error is not None and confirmed:
+            error = None  # Kafka committed it after answering: believe DescribeQuorum
     outcome = outcomes.change_outcome(error, dry_run=False)
     if error is not None:
         outcome["message"] = error.message
-    return outcomes.settle(
+    event_id = outcomes.settle(
         req,
         actor=actor,
         action=action,
@@ -74,10 +90,16 @@ def _finish(
         after={"voters": after} if error is None else None,
         outcome="success" if error is None else "failed",
         outcomes={target(node): outcome},
-        source_ip=source_ip,
-        on_behalf_of=on_behalf_of,
-        request_id=request_id,
+        **who,
     )
+    done_words, doing_words = words
+    message = (
+        f"controller {node} {done_words} the voters"
+        + ("" if confirmed else " (DescribeQuorum does not show it yet)")
+        if error is None
+        else f"Kafka refused {doing_words} voter {node}: {error.name}: {error.message}"
+    )
+    return core.KraftResult(kind, target(node), False, error, message, before, after, confirmed, event_id)
 
 
 def _confirm(cluster, done):
@@ -121,39 +143,19 @@ def remove_voter(
     directory = core.directory_id(directory_id) if directory_id else None
     gate.check(actor, cluster, GATE)
     info, directory = check_remove(cluster, node, directory, allow_leader)
-    before = _voter_set(info)
     params = {
         "node_id": node,
         "directory_id": directory,
         "leader": info.leader_id,
         "allow_leader": allow_leader,
     }
-    req = outcomes.requested(
-        actor=actor, action=audit_names.VOTER_REMOVE, cluster=cluster, targets=[target(node)], params=params,
-        source_ip=source_ip, on_behalf_of=on_behalf_of, request_id=request_id,
+    return _change(
+        "voter.remove", audit_names.VOTER_REMOVE, ("removed from", "removing"), info, node, params,
+        lambda: gateway_for(cluster).remove_raft_voter(node, directory),
+        lambda now: now.voter(node) is None and now.leader_id >= 0,
+        actor=actor, cluster=cluster,
+        who={"source_ip": source_ip, "on_behalf_of": on_behalf_of, "request_id": request_id},
     )  # fmt: skip
-    error = None
-    try:
-        gateway_for(cluster).remove_raft_voter(node, directory)
-    except KafkaOperationError as exc:
-        error = exc
-    after, confirmed = _confirm(cluster, lambda now: now.voter(node) is None and now.leader_id >= 0)
-    if error is not None and error.name == "REQUEST_TIMED_OUT" and confirmed:
-        error = None  # Kafka committed it after answering: believe DescribeQuorum
-    event_id = _finish(
-        req, actor=actor, cluster=cluster, action=audit_names.VOTER_REMOVE, node=node, params=params,
-        before=before, after=after, error=error, source_ip=source_ip, on_behalf_of=on_behalf_of,
-        request_id=request_id,
-    )  # fmt: skip
-    message = (
-        f"controller {node} removed from the voters"
-        + ("" if confirmed else " (DescribeQuorum does not show it yet)")
-        if error is None
-        else f"Kafka refused removing voter {node}: {error.name}: {error.message}"
-    )
-    return core.KraftResult(
-        "voter.remove", target(node), False, error, message, before, after, confirmed, event_id
-    )
 
 
 def _registered_elsewhere(cluster, gw, node: int) -> tuple[set[int], tuple[str, str, int] | None]:
@@ -215,31 +217,11 @@ def add_voter(
         core.endpoint(endpoint)
     gate.check(actor, cluster, GATE)
     info, directory, where = check_add(cluster, node, directory, endpoint)
-    before = _voter_set(info)
     params = {"node_id": node, "directory_id": directory, "endpoint": core.endpoint_text(*where)}
-    req = outcomes.requested(
-        actor=actor, action=audit_names.VOTER_ADD, cluster=cluster, targets=[target(node)], params=params,
-        source_ip=source_ip, on_behalf_of=on_behalf_of, request_id=request_id,
+    return _change(
+        "voter.add", audit_names.VOTER_ADD, ("added to", "adding"), info, node, params,
+        lambda: gateway_for(cluster).add_raft_voter(node, directory, (where,)),
+        lambda now: now.voter(node) is not None,
+        actor=actor, cluster=cluster,
+        who={"source_ip": source_ip, "on_behalf_of": on_behalf_of, "request_id": request_id},
     )  # fmt: skip
-    error = None
-    try:
-        gateway_for(cluster).add_raft_voter(node, directory, (where,))
-    except KafkaOperationError as exc:
-        error = exc
-    after, confirmed = (
-        _confirm(cluster, lambda now: now.voter(node) is not None) if error is None else (None, False)
-    )
-    event_id = _finish(
-        req, actor=actor, cluster=cluster, action=audit_names.VOTER_ADD, node=node, params=params,
-        before=before, after=after, error=error, source_ip=source_ip, on_behalf_of=on_behalf_of,
-        request_id=request_id,
-    )  # fmt: skip
-    message = (
-        f"controller {node} added to the voters"
-        + ("" if confirmed else " (DescribeQuorum does not show it yet)")
-        if error is None
-        else f"Kafka refused adding voter {node}: {error.name}: {error.message}"
-    )
-    return core.KraftResult(
-        "voter.add", target(node), False, error, message, before, after, confirmed, event_id
-    )
