@@ -114,38 +114,27 @@ class Features(ApiView):
         )
 
 
+def _voter_change(view, request, name: str, kind: str, run, extra: tuple[str, ...]):
+    cluster = view.cluster(name, access.ADMINISTER)
+    d = view.body(VoterIn)
+    user = request.user
+    change = {"node_id": d["node_id"], "directory_id": d["directory_id"], **{k: d[k] for k in extra}}
+    answer = hold(view, cluster, held.VOTER_GATE, lambda: held.prepare_voter(user, cluster, kind, **change))
+    if answer is not None:
+        return answer
+    return _answer(run(actor=user, cluster=cluster, source_ip=view.ip, **change))
+
+
 class VoterAdd(ApiView):
     @writes("quorum_voters_add", (200, 207), request=VoterIn, held=True)
     def post(self, request, name: str):
-        cluster = self.cluster(name, access.ADMINISTER)
-        d = self.body(VoterIn)
-        user = request.user
-        change = {"node_id": d["node_id"], "directory_id": d["directory_id"], "endpoint": d["endpoint"]}
-        answer = hold(
-            self, cluster, held.VOTER_GATE, lambda: held.prepare_voter(user, cluster, held.ADD, **change)
-        )
-        if answer is not None:
-            return answer
-        return _answer(voters.add_voter(actor=user, cluster=cluster, source_ip=self.ip, **change))
+        return _voter_change(self, request, name, held.ADD, voters.add_voter, ("endpoint",))
 
 
 class VoterRemove(ApiView):
     @writes("quorum_voters_remove", (200, 207), request=VoterIn, held=True)
     def post(self, request, name: str):
-        cluster = self.cluster(name, access.ADMINISTER)
-        d = self.body(VoterIn)
-        user = request.user
-        change = {
-            "node_id": d["node_id"],
-            "directory_id": d["directory_id"],
-            "allow_leader": d["allow_leader"],
-        }
-        answer = hold(
-            self, cluster, held.VOTER_GATE, lambda: held.prepare_voter(user, cluster, held.REMOVE, **change)
-        )
-        if answer is not None:
-            return answer
-        return _answer(voters.remove_voter(actor=user, cluster=cluster, source_ip=self.ip, **change))
+        return _voter_change(self, request, name, held.REMOVE, voters.remove_voter, ("allow_leader",))
 
 
 class BrokerUnregister(ApiView):

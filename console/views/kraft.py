@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from functools import partial
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.urls import reverse
@@ -16,7 +15,7 @@ from console import access, refusals
 from console.forms.kraft import FeaturesForm, UnregisterForm, VoterAddForm, VoterRemoveForm
 from console.kafka import KafkaOperationError
 from console.quorum import features, held, unregister, voters
-from console.views import htmx, posting
+from console.views import posting
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.posting import gated_context
 
@@ -47,12 +46,9 @@ def kraft_features(request, name: str):
                 request, cluster, context, form=form,
                 prepare=partial(held.prepare_features, **change), run=partial(features.update_features, **change),
             )  # fmt: skip
-            if posted.held:
-                return posted.held
-            context["result"] = posted.result
-            if posted.result is not None and posted.result.ok:
-                messages.success(request, posted.result.message)
-                return htmx.redirect_to(request, request.path)
+            answer = posting.answered(request, context, posted)
+            if answer is not None:
+                return answer
     try:
         context["features"] = sorted(
             features.describe(actor=request.user, cluster=cluster).values(), key=lambda f: f.name
@@ -97,12 +93,9 @@ def kraft_voters(request, name: str):
         posted = posting.run_or_hold(
             request, cluster, context, form=form, run_actions=(action,), prepare=prepare, run=run
         )
-        if posted.held:
-            return posted.held
-        context["result"] = posted.result
-        if posted.result is not None and posted.result.ok:
-            messages.success(request, posted.result.message)
-            return htmx.redirect_to(request, request.path)
+        answer = posting.answered(request, context, posted)
+        if answer is not None:
+            return answer
     try:
         info, voter_rows, observer_rows = voters.members(cluster)
         context.update(info=info, voters=voter_rows, observers=observer_rows)
@@ -130,12 +123,11 @@ def broker_unregister(request, name: str, broker_id: int):
             prepare=partial(held.prepare_unregister, broker_id=broker_id),
             run=partial(unregister.unregister_broker, broker_id=broker_id),
         )  # fmt: skip
-        if posted.held:
-            return posted.held
-        context["result"] = posted.result
-        if posted.result is not None and posted.result.ok:
-            messages.success(request, posted.result.message)
-            return htmx.redirect_to(request, reverse("broker_list", kwargs={"name": cluster.name}))
+        answer = posting.answered(
+            request, context, posted, reverse("broker_list", kwargs={"name": cluster.name})
+        )
+        if answer is not None:
+            return answer
     try:
         context["state"], context["hosted"] = unregister.check(cluster, broker_id)
     except refusals.SHOWN as exc:  # unsafe now: the reasons, and the form stays for when it is not

@@ -9,6 +9,9 @@
   and the page renders again.
 - ``preview_or_run(...)``: a diff form's POST (Preview diff, Validate only, Apply or submit): the
   preview asked of the area, the rest through ``run_or_hold``.
+- ``answered(request, context, posted, url)``: the usual end of such a POST: the held change's page,
+  or (when the run went through) its message and a redirect; None leaves the page to render the
+  result (a refusal, a failure) in ``context["result"]``.
 - ``gated_context``, ``holding``, ``hold_for_review``: the pieces, for a page whose action does not fit
   ``run_or_hold``'s shape.
 """
@@ -32,6 +35,7 @@ from console.views._helpers import client_ip
 
 __all__ = [
     "Posted",
+    "answered",
     "gated_context",
     "hold_for_review",
     "holding",
@@ -54,6 +58,18 @@ class Posted:
 
     held: HttpResponse | None = None
     result: Any = None
+
+
+def answered(request: HttpRequest, context: dict, posted: Posted, url: str = "") -> HttpResponse | None:
+    """The held change's page, or the result's success message and a redirect to ``url`` (this page by
+    default); None when the page should render ``context["result"]`` (refused, failed, nothing run)."""
+    if posted.held:
+        return posted.held
+    result = context["result"] = posted.result
+    if result is not None and result.ok:
+        messages.success(request, result.message)
+        return htmx.redirect_to(request, url or request.path)
+    return None
 
 
 def run_or_hold(

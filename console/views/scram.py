@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from functools import partial
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.urls import reverse
@@ -15,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 from console import access, refusals
 from console.forms.scram import ScramDeleteForm, ScramSetForm
 from console.scram import actions, held, reads
-from console.views import htmx, posting
+from console.views import posting
 from console.views._helpers import get_cluster_for_user
 from console.views.posting import gated_context
 
@@ -43,13 +42,9 @@ def scram_users(request, name: str):
             prepare=partial(held.prepare_set, **change),
             run=partial(actions.set_credential, **change),
         )
-        if posted.held:
-            return posted.held
-        result = posted.result
-        context["result"] = result
-        if result is not None and result.ok:
-            messages.success(request, result.message)
-            return htmx.redirect_to(request, request.path)
+        answer = posting.answered(request, context, posted)
+        if answer is not None:
+            return answer
     try:
         context["listing"] = reads.list_page(
             actor=request.user, cluster=cluster, page=_page(request), per_page=reads.PAGE_SIZE
@@ -90,11 +85,9 @@ def scram_delete(request, name: str):
             prepare=partial(held.prepare_delete, **change),
             run=partial(actions.delete_credential, **change),
         )
-        if posted.held:
-            return posted.held
-        result = posted.result
-        context["result"] = result
-        if result is not None and result.ok:
-            messages.success(request, result.message)
-            return htmx.redirect_to(request, reverse("scram_users", kwargs={"name": cluster.name}))
+        answer = posting.answered(
+            request, context, posted, reverse("scram_users", kwargs={"name": cluster.name})
+        )
+        if answer is not None:
+            return answer
     return render(request, "console/scram_delete.html", context)

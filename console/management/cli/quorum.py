@@ -94,29 +94,23 @@ class Commands:
 
     def _quorum_add_voter(self, cluster, actor) -> int:
         o = self.opts
-        change = {
-            "node_id": o["controller_id"],
-            "directory_id": o["controller_directory_id"],
-            "endpoint": o["controller_endpoint"],
-        }
-        result = self._run_or_hold(
-            cluster, actor, held.VOTER_GATE,
-            lambda: held.prepare_voter(actor, cluster, held.ADD, **change),
-            lambda: voters.add_voter(actor=actor, cluster=cluster, **change),
-        )  # fmt: skip
-        return self._kraft_emit(result)
+        return self._voter_change(
+            cluster, actor, held.ADD, voters.add_voter, endpoint=o["controller_endpoint"]
+        )
 
     def _quorum_remove_voter(self, cluster, actor) -> int:
         o = self.opts
-        change = {
-            "node_id": o["controller_id"],
-            "directory_id": o["controller_directory_id"],
-            "allow_leader": o["allow_leader"],
-        }
+        return self._voter_change(
+            cluster, actor, held.REMOVE, voters.remove_voter, allow_leader=o["allow_leader"]
+        )
+
+    def _voter_change(self, cluster, actor, kind, run, **extra) -> int:
+        o = self.opts
+        change = {"node_id": o["controller_id"], "directory_id": o["controller_directory_id"], **extra}
         result = self._run_or_hold(
             cluster, actor, held.VOTER_GATE,
-            lambda: held.prepare_voter(actor, cluster, held.REMOVE, **change),
-            lambda: voters.remove_voter(actor=actor, cluster=cluster, **change),
+            lambda: held.prepare_voter(actor, cluster, kind, **change),
+            lambda: run(actor=actor, cluster=cluster, **change),
         )  # fmt: skip
         return self._kraft_emit(result)
 
