@@ -152,6 +152,26 @@ def settle(req: Requested, **record: Any) -> int | None:
     return ids[0] if ids else None
 
 
+def settle_change(
+    req: Requested, *, target: str, params: Mapping[str, Any], before: Any, after: Any, error, key: str = ""
+) -> int | None:
+    """``settle`` for a change to one target: before and after under ``key`` (the target by default),
+    after only when Kafka accepted it, and the target's outcome entry from ``error`` (with its message)."""
+    key = key or target
+    entry = change_outcome(error, dry_run=False)
+    if error is not None:
+        entry["message"] = getattr(error, "message", "")
+    return settle(
+        req,
+        targets=[target],
+        params=params,
+        before={key: before},
+        after={key: after} if error is None else None,
+        outcome="success" if error is None else "failed",
+        outcomes={target: entry},
+    )
+
+
 def settle_or_record(req: Requested | None, **record: Any) -> int | None:
     """The outcome event of a change: settled against its "requested" event, or recorded on its own
     when nothing was requested (a dry run, or a change refused before it was sent)."""

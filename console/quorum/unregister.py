@@ -86,23 +86,8 @@ def unregister_broker(
         float(settings.CONFIG_CONFIRM_TIMEOUT_S) if error is None else 0,
     )
     after = _state(*regs, broker) if regs is not None else None
-    outcome = outcomes.change_outcome(error, dry_run=False)
-    if error is not None:
-        outcome["message"] = error.message
-    event_id = outcomes.settle(
-        req,
-        actor=actor,
-        action=audit_names.BROKER_UNREGISTER,
-        cluster=cluster,
-        targets=[target(broker)],
-        params=params,
-        before={target(broker): before},
-        after={target(broker): after} if error is None else None,
-        outcome="success" if error is None else "failed",
-        outcomes={target(broker): outcome},
-        source_ip=source_ip,
-        on_behalf_of=on_behalf_of,
-        request_id=request_id,
+    event_id = outcomes.settle_change(
+        req, target=target(broker), params=params, before=before, after=after, error=error
     )
     message = (
         f"broker {broker}'s registration removed" + ("" if confirmed else " (DescribeCluster still lists it)")

@@ -76,21 +76,8 @@ def _change(kind, action, words, info, node, params, call, done, *, actor, clust
         after, confirmed = _confirm(cluster, done)
         if error is not None and confirmed:
             error = None  # Kafka committed it after answering: believe DescribeQuorum
-    outcome = outcomes.change_outcome(error, dry_run=False)
-    if error is not None:
-        outcome["message"] = error.message
-    event_id = outcomes.settle(
-        req,
-        actor=actor,
-        action=action,
-        cluster=cluster,
-        targets=[target(node)],
-        params=params,
-        before={"voters": before},
-        after={"voters": after} if error is None else None,
-        outcome="success" if error is None else "failed",
-        outcomes={target(node): outcome},
-        **who,
+    event_id = outcomes.settle_change(
+        req, target=target(node), params=params, before=before, after=after, error=error, key="voters"
     )
     done_words, doing_words = words
     message = (

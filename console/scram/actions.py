@@ -74,38 +74,6 @@ def _before(cluster: Cluster, user: str) -> dict[str, int] | None:
         return None
 
 
-def _finish(
-    req,
-    *,
-    actor,
-    cluster,
-    action,
-    change_target,
-    params,
-    before,
-    after,
-    error,
-    source_ip,
-    on_behalf_of,
-    request_id,
-):
-    return outcomes.settle(
-        req,
-        actor=actor,
-        action=action,
-        cluster=cluster,
-        targets=[change_target],
-        params=params,
-        before={change_target: before},
-        after={change_target: after} if error is None else None,
-        outcome="success" if error is None else "failed",
-        outcomes={change_target: outcomes.change_outcome(error, dry_run=False)},
-        source_ip=source_ip,
-        on_behalf_of=on_behalf_of,
-        request_id=request_id,
-    )
-
-
 @refused_as(audit_names.SCRAM_SET, ChangeInvalid, targets=_targets)
 def set_credential(
     *,
@@ -151,11 +119,9 @@ def set_credential(
     except KafkaOperationError as exc:
         error = exc
     after = {**before, change.mechanism: change.iterations} if before is not None else None  # None: unknown
-    event_id = _finish(
-        req, actor=actor, cluster=cluster, action=audit_names.SCRAM_SET, change_target=change.target,
-        params=params, before=before, after=after, error=error,
-        source_ip=source_ip, on_behalf_of=on_behalf_of, request_id=request_id,
-    )  # fmt: skip
+    event_id = outcomes.settle_change(
+        req, target=change.target, params=params, before=before, after=after, error=error
+    )
     verb = {"create": "created", "rotate": "rotated"}.get(op, "set")
     message = (
         f"{change.mechanism} credential of {change.user} {verb} ({change.iterations} iterations)"
@@ -199,11 +165,9 @@ def delete_credential(
     except KafkaOperationError as exc:
         error = exc
     after = {m: i for m, i in before.items() if m != mech} if before is not None else None  # None: unknown
-    event_id = _finish(
-        req, actor=actor, cluster=cluster, action=audit_names.SCRAM_DELETE, change_target=change_target,
-        params=params, before=before, after=after, error=error,
-        source_ip=source_ip, on_behalf_of=on_behalf_of, request_id=request_id,
-    )  # fmt: skip
+    event_id = outcomes.settle_change(
+        req, target=change_target, params=params, before=before, after=after, error=error
+    )
     message = (
         f"{mech} credential of {name} deleted"
         if error is None
