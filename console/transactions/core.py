@@ -22,7 +22,7 @@ What was followed (apache/kafka ``tools/.../TransactionsCommand.java``, Kafka 4.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 DEFAULT_MAX_TIMEOUT_MIN = 15  # find-hanging's --max-transaction-timeout default
 MAX_TIMEOUT_MIN = 7 * 24 * 60  # the console's bound on the threshold (a week)
@@ -47,6 +47,11 @@ class TxnInputError(ValueError):
         self.errors = list(errors)
 
 
+def _fields(row) -> dict:
+    """A row's fields by name, in declaration order (the API's JSON of it)."""
+    return {f.name: getattr(row, f.name) for f in fields(row)}
+
+
 @dataclass(frozen=True)
 class Transaction:
     """A row of the list: a transactional id at its coordinator."""
@@ -57,12 +62,7 @@ class Transaction:
     state: str
 
     def as_json(self) -> dict:
-        return {
-            "transactional_id": self.transactional_id,
-            "coordinator": self.coordinator,
-            "producer_id": self.producer_id,
-            "state": self.state,
-        }
+        return _fields(self)
 
 
 @dataclass(frozen=True)
@@ -81,16 +81,7 @@ class OpenTxn:
         return max(0, now_ms - self.last_timestamp) // 60_000
 
     def as_json(self, now_ms: int) -> dict:
-        return {
-            "topic": self.topic,
-            "partition": self.partition,
-            "producer_id": self.producer_id,
-            "producer_epoch": self.producer_epoch,
-            "coordinator_epoch": self.coordinator_epoch,
-            "start_offset": self.start_offset,
-            "last_timestamp": self.last_timestamp,
-            "duration_min": self.duration_min(now_ms),
-        }
+        return {**_fields(self), "duration_min": self.duration_min(now_ms)}
 
 
 @dataclass(frozen=True)
@@ -105,14 +96,7 @@ class AbortSpec:
     start_offset: int
 
     def as_json(self) -> dict:
-        return {
-            "topic": self.topic,
-            "partition": self.partition,
-            "producer_id": self.producer_id,
-            "producer_epoch": self.producer_epoch,
-            "coordinator_epoch": self.coordinator_epoch,
-            "start_offset": self.start_offset,
-        }
+        return _fields(self)
 
 
 def check_states(states: Iterable[str]) -> list[str]:
