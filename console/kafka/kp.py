@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kafka.errors import KafkaTimeoutError, NodeNotReadyError
+from kafka.errors import KafkaTimeoutError, NodeNotReadyError, UnknownBrokerIdError
 from kafka.net.manager import KafkaConnectionManager
 from kafka.net.selector import NetworkSelector
 from kafka.protocol.admin import DescribeClusterRequest
@@ -152,11 +152,15 @@ class KpClient(FailoverMixin):
         # a connection being (re)established answers NodeNotReady: retry, within the connect timeout
         # (a node that refuses connections is down: waiting the request timeout tells nothing more)
         deadline = time.monotonic() + self.conn.connect_timeout_s
+        reread = False
         while True:
             try:
                 response = self._manager.run(self._manager.send, request, node_id, timeout_ms)
             except Exception as exc:  # noqa: BLE001 - translated below
                 err = translate(exc)
+                if isinstance(exc, UnknownBrokerIdError) and not reread and self._reread_metadata(node_id):
+                    reread = True  # the node came back after our Metadata was read: ask it now
+                    continue
                 if (
                     isinstance(exc, NodeNotReadyError)  # not a connection attempt that failed or timed out
                     and time.monotonic() < deadline
@@ -170,6 +174,17 @@ class KpClient(FailoverMixin):
             if node_id is not None:
                 self._suspects.pop(node_id, None)
             return response
+
+    def _reread_metadata(self, node_id: Any) -> bool:
+        """Read the cluster's Metadata again for a node id the cached copy does not know (a broker
+        that restarted after it was read, named by a coordinator or a leader); True when it is now known."""
+        if node_id is None or self.conn.controller_mode:
+            return False
+        try:
+            self._manager.run(self._manager.cluster.refresh_metadata)
+        except Exception:  # noqa: BLE001 - no fresher Metadata: the caller reports the unknown node
+            return False
+        return self._manager.cluster.broker_metadata(node_id) is not None
 
     def send_many(self, requests: list[tuple[Any, int]]) -> list[Any]:
         """Send ``[(request, node_id)]`` all at once; ``[response | KafkaOperationError]`` in order.
@@ -217,9 +232,10 @@ class KpClient(FailoverMixin):
                 out.append(self._error(KafkaTimeoutError(f"no answer from node {node}"), what))
             elif future.exception is None:
                 out.append(future.value)
-            elif isinstance(future.exception, NodeNotReadyError):
-                # a connection being (re)established: the one-by-one path retries briefly (a node whose
-                # connection could not be set up within the connect timeout is not asked again)
+            elif isinstance(future.exception, NodeNotReadyError | UnknownBrokerIdError):
+                # a connection being (re)established, or a node the cached Metadata does not know yet:
+                # the one-by-one path retries briefly (a node whose connection could not be set up within
+                # the connect timeout is not asked again) or reads Metadata again
                 out.append(self._send_or_error(request, node))
             else:
                 if translate(future.exception).name in CONNECTION_TROUBLE:

@@ -192,3 +192,28 @@ def test_it_recovers_after_a_controller_restart_and_logs_the_outage_a_bounded_nu
     ), ours
     assert len(ours) == 2
     assert key not in RUNS.open_runs()
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["one", "batched"])
+def test_a_request_to_a_broker_missing_from_the_cached_metadata_reads_metadata_again(kafka, many):
+    """A broker that restarted after the client read Metadata (a group's coordinator, a leader) is
+    asked after one fresh Metadata read, not refused as BROKER_NOT_AVAILABLE (ci50c's purge setup)."""
+    from kafka.protocol.admin import DescribeLogDirsRequest
+
+    from console.clusters.actions import gateway_for
+
+    gw = gateway_for(register(kafka))
+    gw.describe_cluster()
+    kp = gw._kp
+    kp.ensure_ready()
+    metadata = kp._manager.cluster
+    assert metadata.broker_metadata(3) is not None
+    metadata._brokers.pop(3)  # what the client holds when broker 3 came back after its last read
+    request = DescribeLogDirsRequest[1](topics=[])
+    if many:
+        answer = kp.send_many([(request, 1), (request, 3)])[1]
+    else:
+        answer = kp._send(request, 3)
+    assert not isinstance(answer, KafkaOperationError), answer
+    assert [r.log_dir for r in answer.results] == ["/var/lib/kafka/broker-3/data"]
+    assert metadata.broker_metadata(3) is not None
