@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import KafkaOperationError, from_code
+from .inline_messages import field, message_pair, nullable
 from .types import GroupDescription, GroupMember, TopicPartition
 
 CLASSIC, CONSUMER = "classic", "consumer"
@@ -28,47 +29,28 @@ def named(err: KafkaOperationError, group_id: str) -> KafkaOperationError:
 def _consumer_group_describe() -> tuple[Any, Any]:
     """ConsumerGroupDescribe (API 69, KIP-848), which kafka-python 3.0 lacks: version 0 as Kafka's
     message definitions (ConsumerGroupDescribeRequest/Response.json) lay it out."""
-    from kafka.protocol.api_data import JsonSchemaData
-    from kafka.protocol.api_message import ApiMessage, ApiMessageData
-    from kafka.protocol.schemas import StructField
-
-    class Inline(ApiMessageData):  # a schema given as a dict instead of a packaged .json file
-        def __new__(metacls, name, bases, attrs, **kw):
-            if kw.get("init", True):  # the versioned subclasses (Request[0]...) inherit it
-                schema = attrs.pop("SCHEMA")
-                attrs.update(_json=schema, _struct=StructField(schema), __license__=None)
-            return super(JsonSchemaData, metacls).__new__(metacls, name, bases, attrs, **kw)
-
-    def f(name: str, kind: str, **extra: Any) -> dict:
-        return {"name": name, "type": kind, "versions": "0+", **extra}
-
-    nullable = {"nullableVersions": "0+", "default": "null"}
+    f = field
+    null = nullable()
     assignment = [
         f("TopicPartitions", "[]TopicPartitions", fields=[f("TopicId", "uuid"), f("TopicName", "string"), f("Partitions", "[]int32")])
     ]  # fmt: skip
     member = [
-        f("MemberId", "string"), f("InstanceId", "string", **nullable), f("RackId", "string", **nullable),
+        f("MemberId", "string"), f("InstanceId", "string", **null), f("RackId", "string", **null),
         f("MemberEpoch", "int32"), f("ClientId", "string"), f("ClientHost", "string"),
-        f("SubscribedTopicNames", "[]string"), f("SubscribedTopicRegex", "string", **nullable),
+        f("SubscribedTopicNames", "[]string"), f("SubscribedTopicRegex", "string", **null),
         f("Assignment", "Assignment", fields=assignment), f("TargetAssignment", "Assignment", fields=assignment),
     ]  # fmt: skip
     group = [
-        f("ErrorCode", "int16"), f("ErrorMessage", "string", **nullable), f("GroupId", "string"),
+        f("ErrorCode", "int16"), f("ErrorMessage", "string", **null), f("GroupId", "string"),
         f("GroupState", "string"), f("GroupEpoch", "int32"), f("AssignmentEpoch", "int32"),
         f("AssignorName", "string"), f("Members", "[]Member", fields=member),
         f("AuthorizedOperations", "int32", default="-2147483648"),
     ]  # fmt: skip
-    common = {"apiKey": 69, "validVersions": "0", "flexibleVersions": "0+"}
-
-    class ConsumerGroupDescribeRequest(ApiMessage, metaclass=Inline):
-        SCHEMA = {**common, "type": "request", "name": "ConsumerGroupDescribeRequest",
-                  "fields": [f("GroupIds", "[]string"), f("IncludeAuthorizedOperations", "bool")]}  # fmt: skip
-
-    class ConsumerGroupDescribeResponse(ApiMessage, metaclass=Inline):
-        SCHEMA = {**common, "type": "response", "name": "ConsumerGroupDescribeResponse",
-                  "fields": [f("ThrottleTimeMs", "int32"), f("Groups", "[]DescribedGroup", fields=group)]}  # fmt: skip
-
-    return ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
+    return message_pair(
+        69, 0, "ConsumerGroupDescribe",
+        [f("GroupIds", "[]string"), f("IncludeAuthorizedOperations", "bool")],
+        [f("ThrottleTimeMs", "int32"), f("Groups", "[]DescribedGroup", fields=group)],
+    )  # fmt: skip
 
 
 _CGD: tuple[Any, Any] | None = None

@@ -23,6 +23,7 @@ from kafka.protocol.admin import DescribeQuorumRequest, UpdateFeaturesRequest
 
 from .base import GatewayBase
 from .errors import KafkaOperationError, from_code
+from .inline_messages import field, message_pair, nullable
 from .kp import check
 
 __all__ = [
@@ -101,40 +102,22 @@ class QuorumMembers:
 
 def _schema_classes() -> dict[str, Any]:
     """Version 0 of UnregisterBroker, AddRaftVoter and RemoveRaftVoter (kafka-python 3.0 lacks them)."""
-    from kafka.protocol.api_data import JsonSchemaData
-    from kafka.protocol.api_message import ApiMessage, ApiMessageData
-    from kafka.protocol.schemas import StructField
-
-    class Described(ApiMessageData):  # a message whose schema is a dict here, not a packaged .json file
-        def __new__(metacls, name, bases, attrs, **kw):
-            if kw.get("init", True):  # the versioned subclasses (Request[0]...) inherit it
-                schema = attrs.pop("SCHEMA")
-                attrs.update(_json=schema, _struct=StructField(schema), __license__=None)
-            return super(JsonSchemaData, metacls).__new__(metacls, name, bases, attrs, **kw)
-
-    def f(name: str, kind: str, **extra: Any) -> dict:
-        return {"name": name, "type": kind, "versions": "0+", **extra}
-
-    nullable = {"nullableVersions": "0+", "default": "null"}
-    answer = [f("ThrottleTimeMs", "int32"), f("ErrorCode", "int16"), f("ErrorMessage", "string", **nullable)]
+    f, null = field, nullable()
+    answer = [f("ThrottleTimeMs", "int32"), f("ErrorCode", "int16"), f("ErrorMessage", "string", **null)]
     listener = [f("Name", "string"), f("Host", "string"), f("Port", "uint16")]
     requests = {
         "UnregisterBroker": (64, [f("BrokerId", "int32")]),
         "AddRaftVoter": (80, [
-            f("ClusterId", "string", **nullable), f("TimeoutMs", "int32"), f("VoterId", "int32"),
+            f("ClusterId", "string", **null), f("TimeoutMs", "int32"), f("VoterId", "int32"),
             f("VoterDirectoryId", "uuid"), f("Listeners", "[]Listener", fields=listener),
         ]),
         "RemoveRaftVoter": (81, [
-            f("ClusterId", "string", **nullable), f("VoterId", "int32"), f("VoterDirectoryId", "uuid"),
+            f("ClusterId", "string", **null), f("VoterId", "int32"), f("VoterDirectoryId", "uuid"),
         ]),
     }  # fmt: skip
     out: dict[str, Any] = {}
     for name, (key, fields) in requests.items():
-        common = {"apiKey": key, "validVersions": "0", "flexibleVersions": "0+"}
-        req = {**common, "type": "request", "name": f"{name}Request", "fields": fields}
-        resp = {**common, "type": "response", "name": f"{name}Response", "fields": answer}
-        out[f"{name}Request"] = Described(f"{name}Request", (ApiMessage,), {"SCHEMA": req})
-        out[f"{name}Response"] = Described(f"{name}Response", (ApiMessage,), {"SCHEMA": resp})
+        out[f"{name}Request"], out[f"{name}Response"] = message_pair(key, 0, name, fields, answer)
     return out
 
 
