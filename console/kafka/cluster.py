@@ -49,6 +49,31 @@ def summarize(topics: tuple[TopicMetadata, ...]) -> TopicSummary:
     return TopicSummary(len(topics), partitions, under, offline, internal)
 
 
+def quorum_partition(kp: Any) -> tuple[Any, Any]:
+    """DescribeQuorum of ``__cluster_metadata`` at the active controller: (response, its partition);
+    the partition's error raised."""
+    from kafka.protocol.admin import DescribeQuorumRequest
+
+    T = DescribeQuorumRequest.TopicData
+    request = DescribeQuorumRequest(
+        topics=[T(topic_name="__cluster_metadata", partitions=[T.PartitionData(partition_index=0)])]
+    )
+    response = kp.send_to_controller(request)
+    check(response)
+    part = response.topics[0].partitions[0]
+    err = from_code(part.error_code, getattr(part, "error_message", None))
+    if err is not None:
+        raise err
+    return response, part
+
+
+def replica_stamps(r: Any) -> tuple[int | None, int | None]:
+    """A quorum replica's last fetch and last caught-up times (ms), None where Kafka sends -1."""
+    lf = getattr(r, "last_fetch_timestamp", -1)
+    lc = getattr(r, "last_caught_up_timestamp", -1)
+    return (lf if lf is not None and lf >= 0 else None, lc if lc is not None and lc >= 0 else None)
+
+
 class _PackedPartitions:
     """Reads a topic of the whole-cluster answer (``metadata_read.WholeTopic``: its partitions packed into
     one ``bytes``, ``marshal`` format 2 of ``(id, leader, replicas, isr)`` per partition, and its
@@ -246,29 +271,12 @@ class ClusterMixin(GatewayBase):
 
     def describe_quorum(self) -> QuorumInfo:
         """The KRaft metadata quorum: leader, epoch, high watermark, voters and observers."""
-        from kafka.protocol.admin import DescribeQuorumRequest
-
-        T = DescribeQuorumRequest.TopicData
-        request = DescribeQuorumRequest(
-            topics=[T(topic_name="__cluster_metadata", partitions=[T.PartitionData(partition_index=0)])]
-        )
-        response = self._kp.send_to_controller(request)
-        check(response)
-        part = response.topics[0].partitions[0]
-        err = from_code(part.error_code, getattr(part, "error_message", None))
-        if err is not None:
-            raise err
+        response, part = quorum_partition(self._kp)
         hw = part.high_watermark
 
         def replica(r: Any) -> QuorumReplica:
-            lf = getattr(r, "last_fetch_timestamp", -1)
-            lc = getattr(r, "last_caught_up_timestamp", -1)
             return QuorumReplica(
-                r.replica_id,
-                r.log_end_offset,
-                max(0, hw - r.log_end_offset),
-                lf if lf is not None and lf >= 0 else None,
-                lc if lc is not None and lc >= 0 else None,
+                r.replica_id, r.log_end_offset, max(0, hw - r.log_end_offset), *replica_stamps(r)
             )
 
         nodes = {

@@ -19,12 +19,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from kafka.protocol.admin import DescribeQuorumRequest, UpdateFeaturesRequest
+from kafka.protocol.admin import UpdateFeaturesRequest
 
 from .base import GatewayBase
+from .cluster import quorum_partition, replica_stamps
 from .errors import KafkaOperationError, from_code
 from .inline_messages import field, message_pair, nullable
-from .kp import check
 
 __all__ = [
     "UPGRADE_TYPES",
@@ -145,27 +145,11 @@ class KraftMixin(GatewayBase):
 
     def quorum_members(self) -> QuorumMembers:
         """DescribeQuorum with replica keys and listeners (the quorum page's read has neither)."""
-        T = DescribeQuorumRequest.TopicData
-        request = DescribeQuorumRequest(
-            topics=[T(topic_name="__cluster_metadata", partitions=[T.PartitionData(partition_index=0)])]
-        )
-        response = self._kp.send_to_controller(request)
-        check(response)
-        part = response.topics[0].partitions[0]
-        err = from_code(part.error_code, getattr(part, "error_message", None))
-        if err is not None:
-            raise err
+        response, part = quorum_partition(self._kp)
 
         def member(r: Any) -> QuorumMember:
-            lf = getattr(r, "last_fetch_timestamp", -1)
-            lc = getattr(r, "last_caught_up_timestamp", -1)
-            return QuorumMember(
-                r.replica_id,
-                directory_id_text(getattr(r, "replica_directory_id", None)),
-                r.log_end_offset,
-                lf if lf is not None and lf >= 0 else None,
-                lc if lc is not None and lc >= 0 else None,
-            )
+            directory = directory_id_text(getattr(r, "replica_directory_id", None))
+            return QuorumMember(r.replica_id, directory, r.log_end_offset, *replica_stamps(r))
 
         listeners = tuple(
             (n.node_id, tuple((li.name, li.host, int(li.port)) for li in n.listeners))
