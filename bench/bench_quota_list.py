@@ -17,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import compare, console_on, gate, gc_paused, get_ok  # noqa: E402
+from bench.harness import list_page_bench  # noqa: E402
 from bench.raw_clients import KpRaw  # noqa: E402
 
 USERS, USER_CLIENTS, CLIENTS = 50_000, 40_000, 10_000
@@ -63,28 +63,15 @@ def kafka_python_raw(bootstrap: str):
 
 
 def main() -> None:
-    with console_on(build_sandbox) as (sandbox, client, cluster):
-        floors = {
-            "raw kafka-python DescribeClientQuotas": gc_paused(kafka_python_raw(sandbox.bootstrap_servers))
-        }
-        for name, fn in floors.items():
-            got = fn()
-            if got != ENTITIES:
-                raise SystemExit(f"{name} returned {got} entities, expected {ENTITIES}")
-        page = f"/c/{cluster.name}/quotas/"
-        api = f"/api/v1/clusters/{cluster.name}/quotas/"
-        first = get_ok(client, api).json()
-        if first["count"] != ENTITIES:
-            raise SystemExit(f"the API counted {first['count']} entities, expected {ENTITIES}")
-        ratio = compare(
-            {
-                "console page (first 200)": lambda: get_ok(client, page),
-                "console API (first 50)": lambda: get_ok(client, api),
-            },
-            floors,
-            note=f"entities={ENTITIES}",
-        )
-    gate("quota_list", ratio, GOAL)
+    list_page_bench(
+        "quota_list",
+        GOAL,
+        build_sandbox,
+        ("raw kafka-python DescribeClientQuotas", kafka_python_raw),
+        path="quotas/",
+        total=ENTITIES,
+        noun="entities",
+    )
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import compare, console_on, gate, gc_paused, get_ok  # noqa: E402
+from bench.harness import list_page_bench  # noqa: E402
 from bench.raw_clients import KpRaw  # noqa: E402
 
 USERS = 100_000
@@ -59,37 +59,20 @@ def kafka_python_raw(bootstrap: str):
 
 
 def main() -> None:
-    with console_on(build_sandbox) as (sandbox, client, cluster):
-        floors = {
-            "raw kafka-python DescribeUserScramCredentials": gc_paused(
-                kafka_python_raw(sandbox.bootstrap_servers)
-            ),
-        }
-        for name, fn in floors.items():
-            got = fn()
-            if got != USERS:
-                raise SystemExit(f"{name} returned {got} users, expected {USERS}")
-        page = f"/c/{cluster.name}/scram-users/"
-        api = f"/api/v1/clusters/{cluster.name}/scram-users/"
-        first = get_ok(client, api).json()
-        if first["count"] != USERS:
-            raise SystemExit(f"the API counted {first['count']} users, expected {USERS}")
-        shown = get_ok(client, page).content.decode()
+    def first_page(shown: str) -> str | None:
         if (
-            'data-user="app-000000"' not in shown
-            or 'data-user="app-000199"' not in shown
-            or "app-000200" in shown
+            'data-user="app-000000"' in shown
+            and 'data-user="app-000199"' in shown
+            and "app-000200" not in shown
         ):
-            raise SystemExit("the page's first page is not users app-000000 to app-000199")
-        ratio = compare(
-            {
-                "console page (first 200)": lambda: get_ok(client, page),
-                "console API (first 50)": lambda: get_ok(client, api),
-            },
-            floors,
-            note=f"users={USERS}",
-        )
-    gate("scram_list", ratio, GOAL)
+            return None
+        return "the page's first page is not users app-000000 to app-000199"
+
+    list_page_bench(
+        "scram_list", GOAL, build_sandbox,
+        ("raw kafka-python DescribeUserScramCredentials", kafka_python_raw),
+        path="scram-users/", total=USERS, noun="users", first_page=first_page,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import compare, console_on, gate, gc_paused, get_ok  # noqa: E402
+from bench.harness import list_page_bench  # noqa: E402
 from bench.raw_clients import KpRaw  # noqa: E402
 
 TRANSACTIONS = 100_000
@@ -85,37 +85,17 @@ def kafka_python_raw(bootstrap: str):
 
 
 def main() -> None:
-    with console_on(build_sandbox) as (sandbox, client, cluster):
-        floors = {
-            "raw kafka-python ListTransactions (every broker)": gc_paused(
-                kafka_python_raw(sandbox.bootstrap_servers)
-            ),
-        }
-        for name, fn in floors.items():
-            got = fn()
-            if got != TRANSACTIONS:
-                raise SystemExit(f"{name} returned {got} transactions, expected {TRANSACTIONS}")
-        page = f"/c/{cluster.name}/transactions/"
-        api = f"/api/v1/clusters/{cluster.name}/transactions/"
-        first = get_ok(client, api).json()
-        if first["count"] != TRANSACTIONS:
-            raise SystemExit(f"the API counted {first['count']} transactions, expected {TRANSACTIONS}")
-        shown = get_ok(client, page).content.decode()
-        if (
-            'data-transactional-id="app-txn-000000"' not in shown
-            or 'data-transactional-id="app-txn-000199"' not in shown
-            or "app-txn-000200" in shown
-        ):
-            raise SystemExit("the page's first page is not app-txn-000000 to app-txn-000199")
-        ratio = compare(
-            {
-                "console page (first 200)": lambda: get_ok(client, page),
-                "console API (first 50)": lambda: get_ok(client, api),
-            },
-            floors,
-            note=f"transactions={TRANSACTIONS}",
-        )
-    gate("transactions_list", ratio, GOAL)
+    def first_page(shown: str) -> str | None:
+        first, last = 'data-transactional-id="app-txn-000000"', 'data-transactional-id="app-txn-000199"'
+        if first in shown and last in shown and "app-txn-000200" not in shown:
+            return None
+        return "the page's first page is not app-txn-000000 to app-txn-000199"
+
+    list_page_bench(
+        "transactions_list", GOAL, build_sandbox,
+        ("raw kafka-python ListTransactions (every broker)", kafka_python_raw),
+        path="transactions/", total=TRANSACTIONS, noun="transactions", first_page=first_page,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -324,3 +324,44 @@ def gate(name: str, ratio: float, goal: float, absolute=()) -> None:
     print(f"RESULT {name} ratio={ratio:.2f} goal<={goal:g}", flush=True)
     if missed:
         raise SystemExit(1)
+
+
+def list_page_bench(
+    name: str,
+    goal: float,
+    builder: Callable,
+    floor: tuple[str, Callable[[str], Callable[[], int]]],
+    *,
+    path: str,
+    total: int,
+    noun: str,
+    first_page: Callable[[str], str | None] | None = None,
+) -> None:
+    """A paged list's bench: the console's page (first 200) and API (first 50) at ``/c/<cluster>/<path>``
+    and ``/api/v1/clusters/<cluster>/<path>`` against ``floor`` = (label, make(bootstrap) -> the raw read,
+    returning how many ``noun`` it got), run with the collector paused as the console's read runs.
+    Both sides must see all ``total`` rows (and ``first_page(html)`` must return None: else why the
+    page is wrong) before anything is timed; then RESULT ``name`` against ``goal``."""
+    with console_on(builder) as (sandbox, client, cluster):
+        label, make = floor
+        floors = {label: gc_paused(make(sandbox.bootstrap_servers))}
+        got = floors[label]()
+        if got != total:
+            raise SystemExit(f"{label} returned {got} {noun}, expected {total}")
+        page = f"/c/{cluster.name}/{path}"
+        api = f"/api/v1/clusters/{cluster.name}/{path}"
+        counted = get_ok(client, api).json()["count"]
+        if counted != total:
+            raise SystemExit(f"the API counted {counted} {noun}, expected {total}")
+        wrong = first_page(get_ok(client, page).content.decode()) if first_page else None
+        if wrong:
+            raise SystemExit(wrong)
+        ratio = compare(
+            {
+                "console page (first 200)": lambda: get_ok(client, page),
+                "console API (first 50)": lambda: get_ok(client, api),
+            },
+            floors,
+            note=f"{noun}={total}",
+        )
+    gate(name, ratio, goal)
