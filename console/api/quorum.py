@@ -50,8 +50,9 @@ class Controller(ApiView):
 
 class FeaturesIn(serializers.Serializer):
     updates = serializers.DictField(
-        child=serializers.IntegerField(min_value=-32768, max_value=32767),
-        help_text="feature -> level, as kafka-features.sh --feature name=level",
+        child=serializers.CharField(max_length=20),
+        help_text="feature -> level, as kafka-features.sh --feature name=level; metadata.version also "
+        "by release name (4.1-IV1, or 4.1 for its newest level)",
     )
     upgrade_type = serializers.ChoiceField(choices=list(core.UPGRADE_TYPES), default=core.UPGRADE)
     dry_run = serializers.BooleanField(
@@ -77,6 +78,11 @@ class HeldIn(serializers.Serializer):
     break_glass = serializers.CharField(required=False, allow_blank=True, default="")
 
 
+def _release(f) -> str:
+    """metadata.version's finalized level by release name (4.1-IV1); "" for other features."""
+    return core.metadata_release(f.finalized_max) if f.name == core.METADATA_VERSION else ""
+
+
 def _answer(result) -> Response:
     return Response(result.as_json(), status=200 if result.ok else 207)
 
@@ -85,14 +91,8 @@ class Features(ApiView):
     @reads("quorum_features_list")
     def get(self, request, name: str):
         cluster = self.cluster(name, access.ADMINISTER)
-        return Response(
-            [
-                plain(f)
-                for f in sorted(
-                    features.describe(actor=request.user, cluster=cluster).values(), key=lambda f: f.name
-                )
-            ]
-        )
+        found = sorted(features.describe(actor=request.user, cluster=cluster).values(), key=lambda f: f.name)
+        return Response([{**plain(f), "release": _release(f)} for f in found])
 
     @writes("quorum_features_update", (200, 207), request=FeaturesIn, held=True)
     def post(self, request, name: str):

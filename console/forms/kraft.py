@@ -28,7 +28,8 @@ class FeaturesForm(forms.Form):
     updates = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
         max_length=2000,
-        help_text="One name=level per line, as kafka-features.sh --feature (e.g. metadata.version=27).",
+        help_text="One name=level per line, as kafka-features.sh --feature (e.g. metadata.version=27); "
+        "metadata.version also by release: metadata.version=4.1-IV1.",
     )
     upgrade_type = forms.ChoiceField(choices=UPGRADE_CHOICES, initial=core.UPGRADE)
 

@@ -17,6 +17,17 @@ UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = "upgrade", "safe-downgrade", "unsafe
 UPGRADE_TYPES = (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE)
 METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
+#: metadata.version's levels by release name, as Kafka's MetadataVersion names them (3.3-IV3, the
+#: oldest KRaft level Kafka 4 accepts, to the 4.2 levels a 4.1 broker may know as unstable).
+METADATA_RELEASES = {
+    f"{release}-IV{iv}": level
+    for level, (release, iv) in enumerate(
+        [("3.3", 3), ("3.4", 0), ("3.5", 0), ("3.5", 1), ("3.5", 2), ("3.6", 0), ("3.6", 1), ("3.6", 2),
+         ("3.7", 0), ("3.7", 1), ("3.7", 2), ("3.7", 3), ("3.7", 4), ("3.8", 0), ("3.9", 0), ("4.0", 0),
+         ("4.0", 1), ("4.0", 2), ("4.0", 3), ("4.1", 0), ("4.1", 1), ("4.2", 0), ("4.2", 1)],
+        start=7,
+    )
+}  # fmt: skip
 #: The listener a new voter is reached on unless another is named (Kafka's controller.listener.names' first).
 DEFAULT_LISTENER = "CONTROLLER"
 #: How many hosted partitions a refusal names (the rest are counted).
@@ -80,6 +91,14 @@ def feature_updates(pairs: dict[str, object] | list[str] | str) -> dict[str, int
             errors.append(f"{name[:60]!r} is not a feature name (lower case, like metadata.version)")
             continue
         text = str(level).strip()
+        if name == METADATA_VERSION and not re.fullmatch(r"-?\d{1,5}", text):
+            found = metadata_level(text)
+            if found is None:
+                errors.append(
+                    f"metadata.version must be a level or a release such as 4.1-IV1 or 4.1, not {text[:20]!r}"
+                )
+                continue
+            text = str(found)
         if not re.fullmatch(r"-?\d{1,5}", text) or not -32768 <= int(text) <= 32767:
             errors.append(f"the level of {name} must be a whole number, not {text[:20]!r}")
             continue
@@ -92,6 +111,24 @@ def feature_updates(pairs: dict[str, object] | list[str] | str) -> dict[str, int
     if errors:
         raise KraftInvalid(errors)
     return out
+
+
+def metadata_level(release: str) -> int | None:
+    """The metadata.version level of a release name: ``4.1-IV1`` exactly, ``4.1`` its newest level
+    (as ``kafka-features.sh --metadata 4.1`` takes it); None for a name Kafka 4.1 does not know."""
+    text = release.strip()
+    if text.upper() in METADATA_RELEASES:
+        return METADATA_RELEASES[text.upper()]
+    levels = [lvl for name, lvl in METADATA_RELEASES.items() if name.split("-")[0] == text]
+    return max(levels) if levels else None
+
+
+def metadata_release(level: int | None) -> str:
+    """``4.1-IV1`` for level 27; "" for a level without a name here."""
+    for name, lvl in METADATA_RELEASES.items():
+        if lvl == level:
+            return name
+    return ""
 
 
 def upgrade_type(value: str) -> str:

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 from console import access, refusals
 from console.forms.kraft import FeaturesForm, UnregisterForm, VoterAddForm, VoterRemoveForm
 from console.kafka import KafkaOperationError
-from console.quorum import features, held, unregister, voters
+from console.quorum import core, features, held, unregister, voters
 from console.views import posting
 from console.views._helpers import client_ip, get_cluster_for_user
 from console.views.posting import gated_context
@@ -50,9 +50,11 @@ def kraft_features(request, name: str):
             if answer is not None:
                 return answer
     try:
-        context["features"] = sorted(
+        found = context["features"] = sorted(
             features.describe(actor=request.user, cluster=cluster).values(), key=lambda f: f.name
         )
+        levels = {f.name: f.finalized_max for f in found}
+        context["metadata_release"] = core.metadata_release(levels.get(core.METADATA_VERSION))
     except KafkaOperationError as exc:
         context["read_error"] = exc
     return render(request, "console/quorum_features.html", context)

@@ -80,6 +80,11 @@ def test_a_broker_is_unregistered_only_when_stopped_and_empty_and_the_refusal_na
         ({"metadata.version": 27}, {"metadata.version": 27}),
         (["metadata.version=27", "group.version=1"], {"metadata.version": 27, "group.version": 1}),
         ("metadata.version=27,\ngroup.version=0", {"metadata.version": 27, "group.version": 0}),
+        # a release name as kafka-features.sh --metadata takes it; a bare release is its newest level
+        ("metadata.version=4.1-IV1", {"metadata.version": 27}),
+        ({"metadata.version": "3.3-iv3"}, {"metadata.version": 7}),
+        ("metadata.version=4.0", {"metadata.version": 25}),
+        ("metadata.version=3.7-IV4", {"metadata.version": 19}),
     ],
 )
 def test_feature_updates_read_like_kafka_features_sh(given, expected):
@@ -94,6 +99,9 @@ def test_feature_updates_read_like_kafka_features_sh(given, expected):
         ("Metadata.Version=1", "is not a feature name"),
         ("group.version=x", "must be a whole number"),
         ("group.version=99999", "must be a whole number"),
+        ("group.version=4.1-IV1", "must be a whole number"),  # release names are metadata.version's only
+        ("metadata.version=4.1-IV9", "a level or a release such as 4.1-IV1"),
+        ("metadata.version=3.2", "a level or a release such as 4.1-IV1"),  # before KRaft's oldest, 3.3-IV3
         ("group.version=1,group.version=0", "group.version is named twice"),
     ],
 )
@@ -123,3 +131,11 @@ def test_caught_up_is_judged_against_the_freshest_voter():
     assert core.caught_up(500, 1000, 1000, 100, 5000) == (False, "500 records behind the high watermark")
     assert core.caught_up(0, 1000, 9000, 100, 5000) == (False, "has not caught up recently")
     assert core.caught_up(0, None, None, 100, 5000) == (True, "")
+
+
+def test_metadata_levels_and_release_names_match_kafkas_metadata_version():
+    assert [core.metadata_release(level) for level in (7, 8, 14, 21, 22, 26, 27)] == [
+        "3.3-IV3", "3.4-IV0", "3.6-IV2", "3.9-IV0", "4.0-IV0", "4.1-IV0", "4.1-IV1",
+    ]  # fmt: skip
+    assert core.metadata_release(6) == "" and core.metadata_release(None) == ""
+    assert all(core.metadata_level(name) == level for name, level in core.METADATA_RELEASES.items())

@@ -320,7 +320,23 @@ def test_a_metadata_version_downgrade_needs_unsafe_and_bad_levels_change_nothing
         actor=admin, cluster=kc, updates={"metadata.version": 26}, upgrade_type="unsafe-downgrade"
     )
     assert unsafe.ok and features.finalized(kc)["metadata.version"] == 26  # 4.1-IV1 -> IV0 changed no record
-    assert features.update_features(actor=admin, cluster=kc, updates={"metadata.version": 27}).ok
+    page = client_for(admin).get("/c/kraft/quorum/features/")
+    assert b'id="metadata-release">(4.1-IV0)' in page.content
+    # back up by release name, as kafka-features.sh upgrade --metadata 4.1 / the API's string level
+    code, out = kafka("features", "upgrade", "--cluster", "kraft", "--metadata", "4.1", "--dry-run", "--as", "admin")
+    assert code == 0 and "metadata.version" in out
+    assert features.finalized(kc)["metadata.version"] == 26  # a dry run changed nothing
+    answer = client_for(admin).post("/api/v1/clusters/kraft/quorum/features/",
+                                    {"updates": {"metadata.version": "4.1-IV1"}, "dry_run": False},
+                                    content_type="application/json")  # fmt: skip
+    assert answer.status_code == 200 and answer.json()["after"] == {"metadata.version": 27}, answer.content
+    listed = client_for(admin).get("/api/v1/clusters/kraft/quorum/features/").json()
+    assert {f["name"]: f["release"] for f in listed}["metadata.version"] == "4.1-IV1"
+    code, out = kafka("features", "describe", "--cluster", "kraft", "--output", "json", "--as", "admin")
+    assert code == 0 and '"release": "4.1-IV1"' in out
+    bad = client_for(admin).post("/api/v1/clusters/kraft/quorum/features/",
+                                 {"updates": {"metadata.version": "9.9-IV9"}}, content_type="application/json")  # fmt: skip
+    assert bad.status_code == 400 and "4.1-IV1" in bad.content.decode()
 
 
 def test_change_control_holds_a_features_change_but_not_its_dry_run(ks, kc, people):

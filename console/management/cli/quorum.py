@@ -50,7 +50,12 @@ def add_parsers(area) -> None:
     for verb in ("upgrade", "downgrade"):
         p = sub.add_parser(verb, help=f"{verb} features (--dry-run: Kafka's validate-only answer)")
         common(p)
-        p.add_argument("--feature", action="append", required=True, metavar="NAME=LEVEL")
+        p.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL")
+        p.add_argument(
+            "--metadata",
+            metavar="RELEASE",
+            help="metadata.version by release name: 4.1-IV1, or 4.1 (its newest)",
+        )
         p.add_argument("--dry-run", action="store_true")
         if verb == "downgrade":
             p.add_argument(
@@ -121,15 +126,17 @@ class Commands:
                 "supported_min": f.supported_min,
                 "supported_max": f.supported_max,
                 "finalized": f.finalized_max if f.finalized_max is not None else 0,
+                "release": core.metadata_release(f.finalized_max) if f.name == core.METADATA_VERSION else "",
             }
             for f in sorted(features.describe(actor=actor, cluster=cluster).values(), key=lambda f: f.name)
         ]
-        self._emit(rows, ["feature", "supported_min", "supported_max", "finalized"])
+        self._emit(rows, ["feature", "supported_min", "supported_max", "finalized", "release"])
         return OK
 
     def _features_change(self, cluster, actor, kind: str) -> int:
         o = self.opts
-        change = {"updates": list(o["feature"]), "upgrade_type": kind}
+        named = [f"{core.METADATA_VERSION}={o['metadata']}"] if o.get("metadata") else []
+        change = {"updates": list(o["feature"] or []) + named, "upgrade_type": kind}
         if o["dry_run"]:
             result = features.update_features(actor=actor, cluster=cluster, dry_run=True, **change)
         else:
