@@ -156,3 +156,12 @@ def describe(*, actor, cluster):
     """Every feature with its supported range and finalized level (ApiVersions), by name."""
     access.require(actor, cluster, access.VIEW)
     return gateway_for(cluster).describe_features()
+
+
+def _reread(cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: the finalized levels of the features the change named, now."""
+    levels = finalized(cluster)
+    return {TARGET: {name: levels.get(name, 0) for name in (params.get("updates") or {})}}
+
+
+outcomes.register_reader(audit_names.FEATURES_UPDATE, _reread)

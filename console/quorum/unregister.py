@@ -97,3 +97,13 @@ def unregister_broker(
     return core.KraftResult(
         "broker.unregister", target(broker), False, error, message, before, after, confirmed, event_id
     )
+
+
+def _reread(cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: the broker's registration now (alive, fenced or not registered)."""
+    live, fenced = gateway_for(cluster).broker_registrations()
+    broker = int(params["broker_id"])
+    return {target(broker): _state(live, fenced, broker)}
+
+
+outcomes.register_reader(audit_names.BROKER_UNREGISTER, _reread)

@@ -212,3 +212,12 @@ def add_voter(
         actor=actor, cluster=cluster,
         who={"source_ip": source_ip, "on_behalf_of": on_behalf_of, "request_id": request_id},
     )  # fmt: skip
+
+
+def _reread(cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: the voter set now (an added voter in it, a removed one not)."""
+    return {"voters": _voter_set(gateway_for(cluster).quorum_members())}
+
+
+outcomes.register_reader(audit_names.VOTER_ADD, _reread)
+outcomes.register_reader(audit_names.VOTER_REMOVE, _reread)

@@ -323,7 +323,9 @@ def test_a_metadata_version_downgrade_needs_unsafe_and_bad_levels_change_nothing
     page = client_for(admin).get("/c/kraft/quorum/features/")
     assert b'id="metadata-release">(4.1-IV0)' in page.content
     # back up by release name, as kafka-features.sh upgrade --metadata 4.1 / the API's string level
-    code, out = kafka("features", "upgrade", "--cluster", "kraft", "--metadata", "4.1", "--dry-run", "--as", "admin")
+    code, out = kafka(
+        "features", "upgrade", "--cluster", "kraft", "--metadata", "4.1", "--dry-run", "--as", "admin"
+    )
     assert code == 0 and "metadata.version" in out
     assert features.finalized(kc)["metadata.version"] == 26  # a dry run changed nothing
     answer = client_for(admin).post("/api/v1/clusters/kraft/quorum/features/",
@@ -396,3 +398,24 @@ def test_a_live_broker_with_replicas_is_refused_and_a_stopped_empty_one_unregist
     )
     assert answer.status_code == 207 and answer.json()["error"]["name"] == "BROKER_ID_NOT_REGISTERED"
     gw.delete_topics([topic])
+
+
+def test_the_reconciler_re_reads_each_kraft_change_whose_outcome_was_lost(ks, kc, people):
+    """A KRaft change whose outcome event could not be written is settled from what Kafka shows:
+    the named features' levels, the voter set, the broker's registration."""
+    from console.audit import outcomes
+    from console.models import OwedOutcome
+
+    owed = [
+        ("kraft.features.update", ["features"], {"updates": {"metadata.version": 27}, "upgrade_type": "upgrade"}),
+        ("kraft.voter.remove", ["controller:103"], {"node_id": 103}),
+        ("kraft.broker.unregister", ["broker:9"], {"broker_id": 9}),
+    ]  # fmt: skip
+    for action, targets, params in owed:
+        outcomes.requested(actor=people["admin"], action=action, cluster=kc, targets=targets, params=params)
+    assert outcomes.reconcile(grace_s=0) == 3
+    found = {e.action: e.after for e in AuditEvent.objects.filter(outcome="reconciled")}
+    assert found["kraft.features.update"] == {"features": {"metadata.version": 27}}
+    assert [v["id"] for v in found["kraft.voter.remove"]["voters"]] == [101, 102, 103]
+    assert found["kraft.broker.unregister"] == {"broker:9": "not registered"}
+    assert not OwedOutcome.objects.exists()
