@@ -419,3 +419,28 @@ def test_the_reconciler_re_reads_each_kraft_change_whose_outcome_was_lost(ks, kc
     assert [v["id"] for v in found["kraft.voter.remove"]["voters"]] == [101, 102, 103]
     assert found["kraft.broker.unregister"] == {"broker:9": "not registered"}
     assert not OwedOutcome.objects.exists()
+
+
+def test_a_held_kraft_change_drifts_when_the_cluster_changed_since_its_review(ks, kc, people):
+    """Approving a held features or voter change whose pinned state moved (the levels, the voter set)
+    is refused as drifted: the request goes back to review with the new state, and nothing runs."""
+    from console.changes import actions as changes
+    from console.changes import gate
+
+    hold(kc, people["admin"], [held.FEATURES_GATE, held.VOTER_GATE])
+    code, out = kafka("features", "downgrade", "--cluster", "kraft", "--feature", "group.version=0",
+                      "--submit-for-approval", "test", "--as", "admin")  # fmt: skip
+    assert code == 0 and "held for approval" in out
+    code, out = kafka("quorum", "remove-voter", "--cluster", "kraft", "--controller-id", "103",
+                      "--submit-for-approval", "retire", "--as", "admin")  # fmt: skip
+    assert code == 0 and "held for approval" in out
+    with gate.passed(held.FEATURES_GATE):
+        assert features.update_features(actor=people["admin"], cluster=kc, updates={"group.version": 0},
+                                         upgrade_type="safe-downgrade").ok  # fmt: skip
+    with gate.passed(held.VOTER_GATE):
+        assert voters.remove_voter(actor=people["admin"], cluster=kc, node_id=102).ok
+    for kind in ("change.features", "change.voter"):
+        req = changes.approve_change(actor=people["admin2"], request=ChangeRequest.objects.get(kind=kind))
+        assert req.state == RequestState.PENDING and req.events.filter(step="drifted").exists(), kind
+        assert req.operation_id is None, kind
+    assert voter_ids(kc) == [101, 103]  # the held removal of 103 did not run
