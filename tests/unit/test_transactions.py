@@ -123,3 +123,20 @@ def test_bad_input_is_refused_and_changes_nothing(
     assert said.format(t=topic) in str(exc.value)
     assert reads.last_stable_offset(kafka_cluster, topic, 1) == 1
     assert not AuditEvent.objects.filter(action="transaction.abort", outcome="requested").exists()
+
+
+def test_the_reconciler_re_reads_an_abort_whose_outcome_was_lost(personas, kafka_cluster, world):
+    """An abort owed its outcome (the write failed) is settled from the partition as Kafka shows it:
+    its open transactions and last stable offset now."""
+    from console.audit import outcomes
+    from console.models import OwedOutcome
+
+    topic, hung = world["topic"], world["hung"]
+    outcomes.requested(
+        actor=personas["admin"], action="transaction.abort", cluster=kafka_cluster,
+        targets=[f"partition:{topic}-1"], params={"topic": topic, "partition": 1, "start_offset": 1},
+    )  # fmt: skip
+    assert outcomes.reconcile(grace_s=0) == 1
+    (event,) = AuditEvent.objects.filter(action="transaction.abort", outcome="reconciled")
+    assert event.after == {"last_stable_offset": 1, "open_transactions": f"{hung['producer_id']}/0@1"}
+    assert not OwedOutcome.objects.exists()
