@@ -47,6 +47,9 @@ OUTCOME_READER_MODULES = (
     "console.groups.delete",
     "console.purge.actions",
     "console.transactions.actions",
+    "console.quorum.features",
+    "console.quorum.voters",
+    "console.quorum.unregister",
 )
 
 
