@@ -31,6 +31,7 @@ HELD_MODULES = (
     "console.quorum.held",
     "console.purge.held",
     "console.transactions.held",
+    "console.share_groups.held",
 )
 
 # The modules that tell the audit reconciler how to re-read Kafka for a change whose outcome is owed.

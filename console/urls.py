@@ -63,6 +63,7 @@ urlpatterns = [
     path("c/<slug:name>/acls/", include("console.urls_acls")),
     path("c/<slug:name>/quotas/", include("console.urls_quotas")),
     path("c/<slug:name>/transactions/", include("console.urls_transactions")),
+    path("c/<slug:name>/share-groups/", include("console.urls_share_groups")),
     path("c/<slug:name>/scram-users/", include("console.urls_scram")),
     path("c/<slug:name>/requests/", include("console.urls_requests")),
     path("c/<slug:name>/reassignments/", include("console.urls_reassignments")),

@@ -19,5 +19,7 @@ urlpatterns = [
     path("<int:rid>/progress/", views.reassign_progress, name="reassign_progress"),
     path("<int:rid>/throttle/", views.reassign_throttle, name="reassign_throttle"),
     path("<int:rid>/cancel/", views.reassign_cancel, name="reassign_cancel"),
+    path("<int:rid>/pause/", views.reassign_pause, name="reassign_pause"),
+    path("<int:rid>/resume/", views.reassign_resume, name="reassign_resume"),
     path("<int:rid>/rollback/", views.reassign_rollback, name="reassign_rollback"),
 ]

@@ -102,6 +102,10 @@ STOPS: tuple[Stop, ...] = (
     _s("scram_delete", query="?user=tour&mechanism=SCRAM-SHA-512"),
     _s("topic_purge", topic="topic"),
     _s("transactions"),
+    _s("share_groups"),
+    _s("share_group", group_id="share_group"),
+    _s("share_group_reset", group_id="share_group"),
+    _s("share_group_delete", group_id="share_group"),
     _s("transactions_hanging", query="?broker_id=1"),
     _s("transaction_abort"),
     _s("request_list"),
@@ -154,6 +158,8 @@ LEFT_OUT: dict[str, str] = {
             "notify_channel_delete",
             "notify_channel_test",
             "reassign_cancel",
+            "reassign_pause",
+            "reassign_resume",
             "reassign_external_cancel",
             "reassign_throttle",
             "request_approve",
@@ -210,6 +216,7 @@ class Tour:
     op_id: int = 0
     event_id: int = 0
     channel_id: int = 0
+    share_group: str = ""
 
     def url(self, stop: Stop) -> str:
         from django.urls import NoReverseMatch, reverse
@@ -397,6 +404,9 @@ def build(sandbox, cluster, people, lake=None) -> Tour:
     controllers = Cluster.objects.create(
         name=_uniq("tour-ctl"), bootstrap_controllers=sandbox.bootstrap_controllers, request_timeout_s=5
     )
+    from tests.unit.share_world import empty_group
+
+    share_group, _ = empty_group(sandbox, cluster)  # share.version on (toured puts it back)
     return Tour(
         cluster=cluster,
         controllers=controllers,
@@ -409,15 +419,19 @@ def build(sandbox, cluster, people, lake=None) -> Tour:
         op_id=moving.operation_id,
         event_id=changed,
         channel_id=channel.pk,
+        share_group=share_group,
     )
 
 
 @contextmanager
 def toured(sandbox, cluster, people, lake=None) -> Iterator[Tour]:
     """``build``, and the tour's topics, groups and ACLs taken off the shared sandbox afterwards."""
+    from sandbox import share_groups
+
     with sandbox.state.lock:
         topics, groups, acls = set(sandbox.state.topics), set(sandbox.state.groups), list(sandbox.state.acls)
-        quotas = dict(sandbox.state.client_quotas)
+        quotas, features = dict(sandbox.state.client_quotas), dict(sandbox.state.features)
+        shared = set(share_groups.of(sandbox.state).groups)
     try:
         yield build(sandbox, cluster, people, lake)
     finally:
@@ -426,6 +440,13 @@ def toured(sandbox, cluster, people, lake=None) -> Iterator[Tour]:
                 sandbox.state.remove_topic(name)
             for name in set(sandbox.state.groups) - groups:
                 del sandbox.state.groups[name]
+            store = share_groups.of(sandbox.state).groups
+            for name in set(store) - shared:
+                del store[name]
+            if sandbox.state.features != features:
+                sandbox.state.features.clear()
+                sandbox.state.features.update(features)
+                sandbox.state.features_epoch += 1
             sandbox.state.acls[:] = acls
             sandbox.state.client_quotas = quotas
             sandbox.state.touch()

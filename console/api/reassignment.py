@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from console import access, operations
@@ -19,10 +20,49 @@ from console.api.held import hold
 from console.forms.reassignment import PlanForm
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import dry_run, external, planner, store, throttles
+from console.reassignment import dry_run, external, pacing, planner, queue, store, throttles
 from console.reassignment import held as reassignment_held
 from console.reassignment import janitor as reassign_janitor
 from console.reassignment import reads as moves
+
+
+class ReassignIn(s.ReassignIn):
+    """The start of a move, with a paced move's split rates, per-broker rates and N (issue 39)."""
+
+    leader_throttle_bytes_per_s = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="leader replication rate of each broker"
+    )
+    follower_throttle_bytes_per_s = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="follower replication rate of each broker"
+    )
+    broker_throttles = serializers.DictField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        default=dict,
+        help_text="{broker id: bytes/s}: that broker's leader and follower rate (brokers of this move only)",
+    )
+    max_moves_per_broker = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=pacing.MAX_MOVES_PER_BROKER,
+        help_text="at most this many partitions moving per broker at once; the rest are queued",
+    )
+
+    def validate_broker_throttles(self, value: dict) -> dict[int, int]:
+        bad = [k for k in value if not str(k).isdigit()]
+        if bad:
+            raise serializers.ValidationError(f"Not a broker id: {', '.join(map(str, bad))}.")
+        return {int(k): v for k, v in value.items()}
+
+
+def _pacing(d: dict) -> pacing.Pacing:
+    return pacing.Pacing(
+        leader=d.get("leader_throttle_bytes_per_s"),
+        follower=d.get("follower_throttle_bytes_per_s"),
+        brokers=d.get("broker_throttles") or {},
+        max_moves=d.get("max_moves_per_broker"),
+    )
 
 
 def reassignment_json(r: Reassignment, *, partitions: bool = False) -> dict:
@@ -40,6 +80,11 @@ def reassignment_json(r: Reassignment, *, partitions: bool = False) -> dict:
         "bytes_done": r.bytes_done,
         "rate_bytes_per_s": r.rate_bytes_per_s,
         "throttle_bytes_per_s": r.throttle_bytes_per_s,
+        "leader_throttle_bytes_per_s": r.leader_throttle_bytes_per_s,
+        "follower_throttle_bytes_per_s": r.follower_throttle_bytes_per_s,
+        "broker_throttles": r.broker_throttles or {},
+        "max_moves_per_broker": r.max_moves_per_broker,
+        "paused": r.paused,
         "cancel_requested": r.cancel_requested,
         "last_poll_at": plain(r.last_poll_at),
         # the figures above are the last ones read from Kafka: stale while the move has lost
@@ -50,6 +95,8 @@ def reassignment_json(r: Reassignment, *, partitions: bool = False) -> dict:
         "rollback_plan": _rollback_plan(r),
     }
     if partitions:
+        # a paced move's queue: queued count, the next ones, in flight per broker against N
+        body["queue"] = queue.queue_state(r)
         body["partitions"] = [_partition_json(r, x) for x in r.partitions.all()[:10_000]]
         body["throttles"] = [_throttle_json(t) for t in r.throttles.all()]
     return body
@@ -104,13 +151,13 @@ class ReassignmentList(ApiView):
     @writes(
         "reassignments_create",
         {200: OpenApiTypes.OBJECT, 201: s.ReassignmentOut},
-        request=s.ReassignIn,
+        request=ReassignIn,
         held=True,
     )
     def post(self, request, name: str):
         """A kafka-reassign-partitions plan or an intent; ``dry_run`` (the default) previews, else starts."""
         cluster = self.cluster(name, access.MANAGE_REASSIGNMENTS)
-        d = self.body(s.ReassignIn)
+        d = self.body(ReassignIn)
         if d["intent"] == "json" and "plan" not in d:
             raise ValidationError(["Send the plan (kafka-reassign-partitions' JSON) or choose an intent."])
         fields = {
@@ -125,7 +172,7 @@ class ReassignmentList(ApiView):
         rate = throttles.validate_rate(d.get("throttle_bytes_per_s"))
         if not d["dry_run"]:
             return self._start(cluster, d, form, rate)
-        done = dry_run.dry_run(cluster, form, throttle=rate)
+        done = dry_run.dry_run(cluster, form, throttle=rate, pacing=_pacing(d))
         p = done.preview
         return Response(
             {
@@ -149,7 +196,12 @@ class ReassignmentList(ApiView):
             intent=d["intent"], plan=form.get("plan"), reviewed=reviewed, expected=expected
         )
         user = self.request.user
-        args = {"throttle": rate, "elect_preferred": d["elect_preferred"], "rf_change": rf_change}
+        args = {
+            "throttle": rate,
+            "elect_preferred": d["elect_preferred"],
+            "rf_change": rf_change,
+            "pacing": _pacing(d),
+        }
         held = hold(
             self,
             cluster,
@@ -203,6 +255,26 @@ class ReassignmentCancel(ApiView):
         reassignment.cancel_reassignment(actor=request.user, reassignment=r, source_ip=self.ip)
         r.refresh_from_db()
         return Response(reassignment_json(r), status=202)
+
+
+class ReassignmentPause(ApiView):
+    @writes("reassignments_pause", 200, request=None)
+    def post(self, request, name: str, rid: int):
+        """A paced move stops submitting queued partitions; those in flight finish."""
+        r = _reassignment(self, name, rid, access.MANAGE_REASSIGNMENTS)
+        queue.pause_reassignment(actor=request.user, reassignment=r, source_ip=self.ip)
+        r.refresh_from_db()
+        return Response(reassignment_json(r, partitions=True))
+
+
+class ReassignmentResume(ApiView):
+    @writes("reassignments_resume", 200, request=None)
+    def post(self, request, name: str, rid: int):
+        """A paused paced move goes on submitting queued partitions as others finish."""
+        r = _reassignment(self, name, rid, access.MANAGE_REASSIGNMENTS)
+        queue.resume_reassignment(actor=request.user, reassignment=r, source_ip=self.ip)
+        r.refresh_from_db()
+        return Response(reassignment_json(r, partitions=True))
 
 
 class PlanExport(ApiView):

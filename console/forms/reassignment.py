@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
-from console.reassignment import planner
+from console.reassignment import pacing, planner
 
 MB = 1024 * 1024
 MAX_UPLOAD_BYTES = 20 * MB
@@ -65,7 +65,35 @@ class PlanForm(forms.Form):
         label="Throttle (MiB/s)",
         help_text="Per broker, for leaders and followers. Leave empty to move without a throttle.",
     )
+    leader_throttle_mb = forms.DecimalField(
+        required=False,
+        max_digits=12,
+        decimal_places=3,
+        label="Leader throttle (MiB/s)",
+        help_text="Optional: the leader (sending) replication rate of each broker, instead of the throttle.",
+    )
+    follower_throttle_mb = forms.DecimalField(
+        required=False,
+        max_digits=12,
+        decimal_places=3,
+        label="Follower throttle (MiB/s)",
+        help_text="Optional: the follower (receiving) replication rate of each broker, instead of the throttle.",
+    )
+    broker_throttles = forms.CharField(
+        required=False,
+        label="Per-broker throttles (MiB/s)",
+        help_text="Optional: broker=rate for brokers of this move that get their own leader and follower "
+        "rate, e.g. 3=5, 4=20.",
+    )
+    max_moves_per_broker = forms.IntegerField(
+        required=False,
+        label="Max moves per broker",
+        help_text="Optional: at most this many partitions moving per broker at once (a partition counts "
+        "against every broker it adds or removes); the rest wait in a queue, which you can pause.",
+    )
     elect_preferred = forms.BooleanField(required=False, label="Elect preferred leaders when done")
+
+    PACING_FIELDS = ("leader_throttle_mb", "follower_throttle_mb", "broker_throttles", "max_moves_per_broker")
 
     def clean_plan_file(self):
         f = self.cleaned_data.get("plan_file")
@@ -107,7 +135,28 @@ class PlanForm(forms.Form):
                 self.add_error("replication_factor", "Give the replication factor to set.")
         throttle = data.get("throttle_mb")
         data["throttle"] = None if throttle in (None, "") else int(throttle * MB)
+        data["pacing"] = self._pacing(data)
         return data
+
+    def _pacing(self, data) -> pacing.Pacing:
+        """The split rates, per-broker rates and N; each bad one is its field's error."""
+        rates = {}
+        for name in ("leader_throttle_mb", "follower_throttle_mb"):
+            value = data.get(name)
+            if value is not None and value <= 0:
+                self.add_error(name, "Give a positive rate in MiB/s, or leave it empty.")
+            rates[name] = None if value is None or value <= 0 else int(value * MB)
+        try:
+            brokers = pacing.parse_broker_rates(data.get("broker_throttles") or "", scale=MB)
+        except pacing.PacingInvalid as exc:
+            self.add_error("broker_throttles", str(exc))
+            brokers = {}
+        try:
+            most = pacing.check_max_moves(data.get("max_moves_per_broker"))
+        except pacing.PacingInvalid as exc:
+            self.add_error("max_moves_per_broker", str(exc))
+            most = None
+        return pacing.Pacing(rates["leader_throttle_mb"], rates["follower_throttle_mb"], brokers, most)
 
 
 class ThrottleForm(forms.Form):

@@ -23,6 +23,14 @@ class Reassignment(models.Model):
     )
     cluster = models.ForeignKey("console.Cluster", on_delete=models.CASCADE, related_name="reassignments")
     throttle_bytes_per_s = models.BigIntegerField(null=True, blank=True)  # None: not throttled
+    # Paced moves (issue 39): separate leader / follower rates (None: ``throttle_bytes_per_s``), per-broker
+    # overrides of both ({"3": bytes/s}), at most N partitions in flight per broker (None: all at once)
+    # and whether submitting is paused. The queue is the rows still pending, in id (plan) order.
+    leader_throttle_bytes_per_s = models.BigIntegerField(null=True, blank=True)
+    follower_throttle_bytes_per_s = models.BigIntegerField(null=True, blank=True)
+    broker_throttles = models.JSONField(default=dict, blank=True)
+    max_moves_per_broker = models.PositiveIntegerField(null=True, blank=True)
+    paused = models.BooleanField(default=False)
     elect_preferred = models.BooleanField(default=False)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.THROTTLING, db_index=True)
     cancel_requested = models.BooleanField(default=False)
@@ -53,6 +61,21 @@ class Reassignment(models.Model):
 
     def __str__(self) -> str:
         return f"reassignment #{self.pk} ({self.stage})"
+
+    @property
+    def throttled(self) -> bool:
+        """Whether the move sets replication throttles at all (any of its rates)."""
+        return bool(
+            self.throttle_bytes_per_s
+            or self.leader_throttle_bytes_per_s
+            or self.follower_throttle_bytes_per_s
+            or self.broker_throttles
+        )
+
+    @property
+    def paced(self) -> bool:
+        """At most ``max_moves_per_broker`` partitions in flight per broker; the rest queued."""
+        return self.max_moves_per_broker is not None
 
     @property
     def percent(self) -> int:

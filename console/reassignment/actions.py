@@ -30,6 +30,7 @@ from console.models.reassignment import (
 )
 from console.reassignment import audit_names, planner, throttles
 from console.reassignment import intents as planner_intents
+from console.reassignment import pacing as pacing_core
 from console.reassignment.store import insert_rows, plan_digest
 
 KIND = "reassignment.execute"
@@ -301,6 +302,7 @@ def start_reassignment(
     source_ip: str | None = None,
     view: ClusterView | None = None,
     expected_sha256: str | None = None,
+    pacing: pacing_core.Pacing | None = None,
 ) -> Operation:
     """Validate the plan, then create the Operation, its partition rows and audit event together.
 
@@ -326,8 +328,10 @@ def start_reassignment(
     digest = plan_digest((c.topic, c.partition, c.current, c.target) for c in moving)
     if expected_sha256 is not None and digest != expected_sha256:
         raise PlanRejected(NOT_REVIEWED, checks)
+    pacing = checked_pacing(pacing, moving)
     topics = sorted({c.topic for c in moving})
     params = {
+        **({"pacing": pacing.as_json()} if not pacing.empty else {}),
         "partitions": len(moving),
         "topics": topics[:50],
         "throttle": throttle,
@@ -351,11 +355,37 @@ def start_reassignment(
             operation=op,
             cluster=cluster,
             throttle_bytes_per_s=throttle,
+            leader_throttle_bytes_per_s=pacing.leader,
+            follower_throttle_bytes_per_s=pacing.follower,
+            broker_throttles={str(b): v for b, v in pacing.brokers.items()},
+            max_moves_per_broker=pacing.max_moves,
             elect_preferred=elect_preferred,
             partitions_total=len(moving),
         )
         insert_rows(r, moving)
     return op
+
+
+def checked_pacing(
+    pacing: pacing_core.Pacing | None, moving: Sequence[planner.PartitionCheck]
+) -> pacing_core.Pacing:
+    """The pacing as asked, every rate within the throttle's limits and every override on a broker
+    the move involves; refused (nothing started) otherwise."""
+    pacing = pacing or pacing_core.Pacing()
+    try:
+        for rate in (pacing.leader, pacing.follower, *pacing.brokers.values()):
+            throttles.validate_rate(pacing_core.check_rate(rate, "throttle"))
+        pacing_core.check_max_moves(pacing.max_moves)
+        involved = planner.brokers_involved(
+            planner.plan_moves(
+                {(c.topic, c.partition): c.current for c in moving},
+                {(c.topic, c.partition): c.target for c in moving},
+            )
+        )
+        pacing_core.check_overrides(pacing.brokers, involved)
+    except pacing_core.PacingInvalid as exc:
+        raise PlanRejected(str(exc)) from None
+    return pacing
 
 
 @refused_as(

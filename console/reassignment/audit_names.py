@@ -9,6 +9,8 @@ from __future__ import annotations
 
 REASSIGNMENT_START = "reassignment.start"
 REASSIGNMENT_CANCEL = "reassignment.cancel"
+REASSIGNMENT_PAUSE = "reassignment.pause"  # a paced move stops submitting (issue 39)
+REASSIGNMENT_RESUME = "reassignment.resume"
 EXTERNAL_CANCEL = "reassignment.external.cancel"
 THROTTLE_RECORD = "reassignment.throttle.record"
 THROTTLE_SET = "reassignment.throttle.set"

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.reassignment import planner, throttles
-from console.reassignment.actions import PlanRejected, Preview, build_plan, preview_plan, read_cluster
+from console.reassignment.actions import (
+    PlanRejected,
+    Preview,
+    build_plan,
+    checked_pacing,
+    preview_plan,
+    read_cluster,
+)
 
 DRY_RUN_FIRST = (
     "Dry run first: Start runs exactly the plan you reviewed in the dry run (its plan and digest)."
@@ -34,7 +41,7 @@ class DryRun:
         return planner.export_plan(self.plan)
 
 
-def dry_run(cluster, asked: Mapping[str, Any], *, throttle: int | None = None) -> DryRun:
+def dry_run(cluster, asked: Mapping[str, Any], *, throttle: int | None = None, pacing=None) -> DryRun:
     """Plan and preview; nothing changes. ``asked``: what the plan form (console/forms/reassignment.py,
     which both doors validate with) cleaned: ``intent``, and ``plan`` for a plan file or ``topic_list``,
     ``broker_list``, ``replication_factor`` for an intent. A plan file reads only its own partitions; an
@@ -55,6 +62,8 @@ def dry_run(cluster, asked: Mapping[str, Any], *, throttle: int | None = None) -
         )
     throttles.validate_rate(throttle)
     preview = preview_plan(cluster, plan, throttle=throttle, rf_change=rf_change, view=view)
+    # a paced move's rates and overrides are checked against the plan now, as Start checks them
+    checked_pacing(pacing, [c for c in preview.checks if c.moving])
     return DryRun(plan, preview, view.balance)
 
 

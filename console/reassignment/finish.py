@@ -30,6 +30,7 @@ from console.topics import cache as metadata_cache
 OUTCOMES_IN_AUDIT = 1000  # above this many partitions the final audit event lists only the ones not done
 READBACK_S = 5.0  # how long Kafka's metadata may take to show a cancel before what it shows is final
 READBACK_EVERY_S = 0.25
+NEVER_STARTED = "never started: still queued when cancelled"
 
 
 class ThrottlesOwed(Exception):
@@ -119,7 +120,8 @@ def revert(r: Reassignment) -> dict[str, dict]:
     set_stage(r, Stage.CANCELLING)
     gw = gateway_for(r.cluster)
     r.partitions.filter(state=PartitionState.PENDING).update(
-        state=PartitionState.CANCELLED, message="cancelled before it was submitted"
+        state=PartitionState.CANCELLED,
+        message=NEVER_STARTED if r.paced else "cancelled before it was submitted",
     )
     rows = list(r.partitions.filter(state=PartitionState.MOVING))
     if not rows:
@@ -195,9 +197,14 @@ def cancelled(r: Reassignment, reordered: dict[str, dict]) -> Done:
     for key, seen in reordered.items():
         if key in outcomes:
             outcomes[key]["replicas"] = seen["replicas"]
+    result = {"outcome": "cancelled", "partitions": counts, "reordered": reordered}
+    if r.paced:  # the queue was dropped: how many partitions never started
+        result["never_started"] = r.partitions.filter(
+            state=PartitionState.CANCELLED, message=NEVER_STARTED
+        ).count()
     return Done(
         OperationState.CANCELLED,
-        result={"outcome": "cancelled", "partitions": counts, "reordered": reordered},
+        result=result,
         outcomes=outcomes,
     )
 

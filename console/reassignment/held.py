@@ -15,6 +15,7 @@ from console.models.reassignment import Reassignment
 from console.models.requests import RequestKind
 from console.reassignment import actions as reassignment
 from console.reassignment import elections, throttles
+from console.reassignment.pacing import Pacing
 from console.topics import cache as metadata_cache
 
 # The policy kinds of this area (console/changes/gate.py lists what the areas declare).
@@ -34,6 +35,20 @@ def _rate(rate) -> str:
 
 def _proposed(payload: Mapping[str, Any]) -> dict[tuple[str, int], tuple[int, ...]]:
     return {(t, int(p)): tuple(int(b) for b in target) for t, p, _, target in payload["plan"]}
+
+
+def _pacing_facts(payload: Mapping[str, Any]) -> list[list[str]]:
+    """A paced move's split rates, per-broker rates and N, as the approver reads them."""
+    p = Pacing.from_json(payload.get("pacing"))
+    facts = []
+    if p.leader is not None:
+        facts.append(["leader throttle", _rate(p.leader)])
+    if p.follower is not None:
+        facts.append(["follower throttle", _rate(p.follower)])
+    facts += [[f"broker {b} throttle", _rate(v)] for b, v in sorted(p.brokers.items())]
+    if p.max_moves is not None:
+        facts.append(["max moves per broker", f"{p.max_moves} (the rest queued)"])
+    return facts
 
 
 def _reassign_review(actor, cluster, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,6 +74,7 @@ def _review_of(preview, payload: Mapping[str, Any]) -> dict[str, Any]:
         ["partitions moving", f"{len(diff.rows)}"],
         ["bytes to copy", human_bytes(diff.total_bytes)],
         ["throttle", _rate(payload.get("throttle"))],
+        *_pacing_facts(payload),
         ["estimated time at the throttle", human_duration(preview.estimated_seconds) if payload.get("throttle") else "unthrottled: as fast as the brokers copy"],
         *[[f"broker {b}", f"in {human_bytes(diff.bytes_in.get(b, 0))}, out {human_bytes(diff.bytes_out.get(b, 0))}"] for b in brokers],
         ["elect preferred leaders after", "yes" if payload.get("elect_preferred") else "no"],
@@ -76,7 +92,7 @@ def _review_of(preview, payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def prepare_reassignment(
-    actor, cluster, preview, *, throttle: int | None, elect_preferred: bool, rf_change: bool
+    actor, cluster, preview, *, throttle: int | None, elect_preferred: bool, rf_change: bool, pacing=None
 ) -> Prepared:
     """Hold the dry run the operator reviewed (``preview``): the plan with each partition's
     replicas before and after, pinned by the same digest Start checks."""
@@ -85,7 +101,9 @@ def prepare_reassignment(
     moving = [c for c in preview.checks if c.moving]
     if not moving:
         raise ChangeInvalid(["Every partition is already at its target; nothing to move."])
+    pacing = reassignment.checked_pacing(pacing, moving)
     payload = {
+        **({"pacing": pacing.as_json()} if not pacing.empty else {}),
         "plan": [[c.topic, c.partition, list(c.current), list(c.target)] for c in moving],
         "throttle": throttle,
         "elect_preferred": bool(elect_preferred),
@@ -109,6 +127,7 @@ def prepare_reviewed(
     elect_preferred: bool,
     rf_change: bool,
     expected: str | None,
+    pacing=None,
 ) -> Prepared:
     """Hold exactly the plan of the dry run: previewed again, refused as Start refuses it when the
     cluster changed since (its digest is not ``expected``), then held as ``prepare_reassignment``."""
@@ -116,7 +135,13 @@ def prepare_reviewed(
     if expected is not None and preview.sha256 != expected:
         raise reassignment.PlanRejected(reassignment.NOT_REVIEWED, preview.checks)
     return prepare_reassignment(
-        actor, cluster, preview, throttle=throttle, elect_preferred=elect_preferred, rf_change=rf_change
+        actor,
+        cluster,
+        preview,
+        throttle=throttle,
+        elect_preferred=elect_preferred,
+        rf_change=rf_change,
+        pacing=pacing,
     )
 
 
@@ -131,6 +156,7 @@ def _reassign_run(
         elect_preferred=payload.get("elect_preferred", False),
         rf_change=payload.get("rf_change", False),
         expected_sha256=payload["plan_sha256"],
+        pacing=Pacing.from_json(payload.get("pacing")),
     )
     return True, f"reassignment #{op.reassignment.pk} started (operation #{op.pk})"
 
@@ -144,7 +170,7 @@ def _running(cluster, rid: int) -> Reassignment | None:
 
 def _throttle_review(actor, cluster, payload: Mapping[str, Any]) -> dict[str, Any]:
     r = _running(cluster, payload["reassignment"])
-    running = r is not None and not r.operation.finished and r.throttle_bytes_per_s is not None
+    running = r is not None and not r.operation.finished and r.throttled
     before = r.throttle_bytes_per_s if r is not None else None
     rows = [[f"reassignment #{payload['reassignment']}", _rate(before), _rate(payload["rate"])]]
     return review(

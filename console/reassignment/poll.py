@@ -386,5 +386,8 @@ def _summarise(r: Reassignment, live: dict[tuple[str, int], LiveEntry], started:
         f"{settled}/{r.partitions_total} partitions · {human_bytes(done)} of {human_bytes(total)}"
         f" · {rate_text} · ETA {human_duration(eta)} · cycle {human_millis(1000 * (time.monotonic() - started))}"
     )
+    if r.paced:
+        queued = counts.get(PartitionState.PENDING, 0)
+        text += f" · paused ({queued} queued)" if r.paused else f" · {queued} queued"
     progress = done / total if total else (settled / r.partitions_total if r.partitions_total else 0.0)
     operations.heartbeat(r.operation, progress=max(progress, r.percent_high / 100), text=text)

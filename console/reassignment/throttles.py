@@ -24,6 +24,7 @@ from console.formatting import human_bytes
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
 from console.models.reassignment import OWED_STATES, EntryState, Reassignment, Stage, ThrottleEntry
 from console.reassignment import audit_names, planner
+from console.reassignment import pacing as pacing_core
 
 log = logging.getLogger(__name__)
 
@@ -94,25 +95,42 @@ def current_values(
     return out
 
 
-def throttle_plan(moves: Mapping[planner.TP, planner.Move], rate: int) -> dict[tuple[str, str, str], str]:
-    """{(TOPIC|BROKER, name, config): value we want} for the moves (pure)."""
+def throttle_plan(
+    moves: Mapping[planner.TP, planner.Move], rate: int | None, pacing: pacing_core.Pacing | None = None
+) -> dict[tuple[str, str, str], str]:
+    """{(TOPIC|BROKER, name, config): value we want} for the moves (pure). Each broker's leader and
+    follower rates are its override, else the direction's own rate, else ``rate`` (a direction
+    without any rate is not throttled on that broker)."""
+    pacing = pacing or pacing_core.Pacing()
     wanted: dict[tuple[str, str, str], str] = {}
     for topic, value in planner.leader_throttles(moves).items():
         wanted[("TOPIC", topic, LEADER_REPLICAS)] = value
     for topic, value in planner.follower_throttles(moves).items():
         wanted[("TOPIC", topic, FOLLOWER_REPLICAS)] = value
     for broker in sorted(planner.brokers_involved(moves)):
-        for config in RATE_CONFIGS:
-            wanted[("BROKER", str(broker), config)] = str(rate)
+        for config, value in zip(RATE_CONFIGS, pacing_core.rates_of(broker, rate, pacing), strict=True):
+            if value:
+                wanted[("BROKER", str(broker), config)] = str(value)
     return wanted
+
+
+def pacing_of(reassignment: Reassignment) -> pacing_core.Pacing:
+    """The move's split rates, overrides and N as the pure planners take them."""
+    return pacing_core.Pacing(
+        leader=reassignment.leader_throttle_bytes_per_s,
+        follower=reassignment.follower_throttle_bytes_per_s,
+        brokers={int(b): int(v) for b, v in (reassignment.broker_throttles or {}).items()},
+        max_moves=reassignment.max_moves_per_broker,
+    )
 
 
 def record_throttles(reassignment: Reassignment, moves: Mapping[planner.TP, planner.Move]) -> None:
     """Write the ledger (values to set and the values they replace) before anything is set; a
     ledger already written (a step re-entered after a crash) is kept as it is."""
-    if not reassignment.throttle_bytes_per_s or reassignment.throttles.exists():
+    if not reassignment.throttled or reassignment.throttles.exists():
         return
-    wanted = throttle_plan(moves, reassignment.throttle_bytes_per_s)
+    pacing = pacing_of(reassignment)
+    wanted = throttle_plan(moves, reassignment.throttle_bytes_per_s, pacing)
     if not wanted:
         return
     gw = gateway_for(reassignment.cluster)
@@ -148,12 +166,24 @@ def record_throttles(reassignment: Reassignment, moves: Mapping[planner.TP, plan
             action=audit_names.THROTTLE_RECORD,
             cluster=reassignment.cluster,
             targets=sorted({f"{r.resource_type.lower()}:{r.resource_name}" for r in rows}),
-            params={"rate": reassignment.throttle_bytes_per_s},
+            params={"rate": reassignment.throttle_bytes_per_s, **_split(pacing)},
             before={_key(r): r.previous for r in rows},
             after={_key(r): r.value for r in rows},
             outcome="requested",
             operation=op,
         )
+
+
+def _split(pacing: pacing_core.Pacing) -> dict:
+    """The audit's params of split rates and overrides (nothing when the single throttle is used)."""
+    out = {}
+    if pacing.leader is not None:
+        out["leader_rate"] = pacing.leader
+    if pacing.follower is not None:
+        out["follower_rate"] = pacing.follower
+    if pacing.brokers:
+        out["broker_rates"] = {str(b): v for b, v in sorted(pacing.brokers.items())}
+    return out
 
 
 def _key(e: ThrottleEntry) -> str:
@@ -219,11 +249,19 @@ def apply_throttles(reassignment: Reassignment) -> dict[str, dict]:
     return outcomes
 
 
-def remove_throttles(reassignment: Reassignment, *, actor=None, reason: str = "completed") -> dict[str, dict]:
-    """Take back exactly the ledger's throttles: our replica entries, and rates still at our value."""
-    entries = list(reassignment.throttles.filter(state__in=ACTIVE))
+def remove_throttles(
+    reassignment: Reassignment,
+    *,
+    actor=None,
+    reason: str = "completed",
+    only: list[ThrottleEntry] | None = None,
+) -> dict[str, dict]:
+    """Take back exactly the ledger's throttles: our replica entries, and rates still at our value
+    (``only``: just those entries, e.g. the rates of a broker a paced move no longer involves)."""
+    entries = list(reassignment.throttles.filter(state__in=ACTIVE)) if only is None else only
     if not entries:
-        _mark_removed(reassignment)
+        if only is None:
+            _mark_removed(reassignment)
         return {}
     gw = gateway_for(reassignment.cluster)
     resources = [ConfigResource(e.resource_type, e.resource_name) for e in entries]
@@ -323,7 +361,13 @@ def change_throttle(*, actor, reassignment: Reassignment, rate: int, source_ip: 
         raise ThrottleError("This reassignment runs without a throttle; start it with one to change it.")
     before = reassignment.throttle_bytes_per_s
     with transaction.atomic():
-        Reassignment.objects.filter(pk=reassignment.pk).update(throttle_bytes_per_s=rate)
+        # one rate for every direction and broker from now on: split rates and overrides give way
+        Reassignment.objects.filter(pk=reassignment.pk).update(
+            throttle_bytes_per_s=rate,
+            leader_throttle_bytes_per_s=None,
+            follower_throttle_bytes_per_s=None,
+            broker_throttles={},
+        )
         for e in entries:
             ThrottleEntry.objects.filter(pk=e.pk).update(value=str(rate), added=[*e.added, str(rate)])
         audit.record(
@@ -357,4 +401,6 @@ def change_throttle(*, actor, reassignment: Reassignment, rate: int, source_ip: 
             source_ip=source_ip,
         )
     reassignment.throttle_bytes_per_s = rate
+    reassignment.leader_throttle_bytes_per_s = reassignment.follower_throttle_bytes_per_s = None
+    reassignment.broker_throttles = {}
     return outcomes

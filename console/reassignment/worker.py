@@ -29,7 +29,7 @@ from console.models.reassignment import (
     Stage,
 )
 from console.operations import Done, Kind, Step
-from console.reassignment import finish, planner, poll, throttles
+from console.reassignment import finish, pacing, planner, poll, takeback, throttles
 from console.reassignment.actions import KIND, console_conflicts
 from console.reassignment.finish import close_rows
 from console.reassignment.store import Row, partition_rows, set_stage, set_states
@@ -41,7 +41,7 @@ SUBMIT_BATCH = settings.REASSIGN_SUBMIT_BATCH  # partitions per AlterPartitionRe
 
 def _throttle(r: Reassignment) -> Done | None:
     """Record then set the throttles; on failure take back what was set and fail the operation."""
-    if not r.throttle_bytes_per_s:
+    if not r.throttled:
         return None
     # The plan was validated against Kafka moments ago (nothing in progress); the originals stand.
     rows = partition_rows(r, OPEN_PARTITION_STATES)
@@ -64,9 +64,12 @@ def _throttle(r: Reassignment) -> Done | None:
     return None
 
 
-def submit(r: Reassignment) -> None:
-    """AlterPartitionReassignments in batches; conflicts are refused per partition, never merged."""
-    rows = partition_rows(r, [PartitionState.PENDING], original=False)
+def submit(r: Reassignment, rows: list[Row] | None = None) -> None:
+    """AlterPartitionReassignments in batches; conflicts are refused per partition, never merged.
+    ``rows``: only those pending rows (a paced move's next batch); else every pending row."""
+    whole = rows is None
+    if rows is None:
+        rows = partition_rows(r, [PartitionState.PENDING], original=False)
     if not rows:
         return
     gw = gateway_for(r.cluster)
@@ -114,12 +117,36 @@ def submit(r: Reassignment) -> None:
                 moving.append(row.id)
         heartbeat(r, text=f"submitted {min(i + SUBMIT_BATCH, len(todo))} of {len(todo)}")
     outcomes = {k: v for k, v in updates.items() if v}
-    if len(outcomes) == 1 and sum(map(len, outcomes.values())) == len(rows):
+    if whole and len(outcomes) == 1 and sum(map(len, outcomes.values())) == len(rows):
         # Every pending row has the same outcome (the usual case): one UPDATE, not one per 900 ids.
         ((state, message),) = outcomes
         r.partitions.filter(state=PartitionState.PENDING).update(state=state, message=message)
     else:
         set_states(outcomes)
+
+
+def submit_next(r: Reassignment) -> int:
+    """A paced move's next batch: queued partitions that fit under N in flight on every broker they
+    add or remove, in queue order, in one AlterPartitionReassignments (none while paused or
+    cancelling). The queue is the pending rows, so a restarted worker goes on where it was: a batch
+    Kafka accepted before a crash is adopted by ``submit`` (it is moving towards our target)."""
+    if not r.paced or r.paused or r.cancel_requested:
+        return 0
+    queued = partition_rows(r, [PartitionState.PENDING])
+    if not queued:
+        return 0
+    moving = [(x.original, x.target) for x in partition_rows(r, [PartitionState.MOVING])]
+    chosen = set(
+        pacing.next_batch(
+            [pacing.Queued(x.id, x.original, x.target) for x in queued],
+            moving,
+            r.max_moves_per_broker,
+            SUBMIT_BATCH,
+        )
+    )
+    if chosen:
+        submit(r, [x for x in queued if x.id in chosen])
+    return len(chosen)
 
 
 def heartbeat(r: Reassignment, *, progress: float | None = None, text: str | None = None) -> None:
@@ -158,13 +185,26 @@ def _throttle_step(ctx) -> Done | None:
 def _submit_step(ctx) -> None:
     r = reassignment_of(ctx)
     if r.stage == Stage.SUBMITTING:
-        submit(r)
+        if r.paced:
+            submit_next(r)  # the first batch; the move step submits the rest as others finish
+        else:
+            submit(r)
         set_stage(r, Stage.MOVING)
 
 
 def _move_step(ctx):
+    r = reassignment_of(ctx)
     # back from lost contact: what this process kept from before (rate, offsets) is stale
-    return poll.poll_once(reassignment_of(ctx), fresh=ctx.lost_contact is not None)
+    waiting = poll.poll_once(r, fresh=ctx.lost_contact is not None)
+    if r.paced:
+        # settled partitions give their throttles back; then the next batch (the poll read
+        # ``paused`` and ``cancel_requested`` afresh)
+        takeback.give_back_settled(r)
+        if waiting is not None:
+            submit_next(r)
+        else:
+            takeback.forget(r)
+    return waiting
 
 
 def _remove_throttles_step(reason: str):

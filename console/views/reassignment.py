@@ -20,7 +20,7 @@ from console.forms.reassignment import PlanForm, ThrottleForm
 from console.kafka import KafkaOperationError
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
-from console.reassignment import dry_run, external, planner, progress, reads, throttles
+from console.reassignment import dry_run, external, planner, progress, queue, reads, throttles
 from console.reassignment import held as reassignment_held
 from console.views import htmx, posting
 from console.views import reassignment_rows as progress_rows
@@ -90,7 +90,7 @@ def reassign_new(request, name: str):
                 if posted.result is not None:
                     return redirect("reassign_detail", name=cluster.name, rid=posted.result.reassignment.pk)
             else:
-                done = dry_run.dry_run(cluster, data, throttle=data["throttle"])
+                done = dry_run.dry_run(cluster, data, throttle=data["throttle"], pacing=data["pacing"])
                 ctx["preview"], ctx["plan_json"] = done.preview, done.plan_json
                 ctx["plan_sha256"] = done.preview.sha256
                 ctx["balance"] = _balance_rows(done.balance)
@@ -127,7 +127,12 @@ def _start(request, cluster, ctx, data, show) -> posting.Posted:
         reviewed=request.POST.get("previewed_plan", ""),
         expected=expected,
     )
-    args = {"throttle": data["throttle"], "elect_preferred": data["elect_preferred"], "rf_change": rf_change}
+    args = {
+        "throttle": data["throttle"],
+        "elect_preferred": data["elect_preferred"],
+        "rf_change": rf_change,
+        "pacing": data["pacing"],
+    }
     return posting.run_or_hold(
         request,
         cluster,
@@ -236,7 +241,9 @@ def _progress_context(r: Reassignment, user) -> dict:
         "rate_window": round(progress.rate_window(settings.REASSIGN_RATE_WINDOW_S)),
         "eta": human_duration(eta) if moving and r.last_poll_at and eta is not None and not behind else "—",
         "settled": settled,
-        "throttle": human_bytes(r.throttle_bytes_per_s) + "/s" if r.throttle_bytes_per_s else "none",
+        "throttle": human_bytes(r.throttle_bytes_per_s) + "/s"
+        if r.throttle_bytes_per_s
+        else ("split" if r.throttled else "none"),
         "age": None if age is None else max(0, round(age)),
         "quiet": round(quiet),
         "stale": moving and progress.staleness(quiet, progress.EXPECTED_POLL_S),
@@ -251,7 +258,32 @@ def _progress_context(r: Reassignment, user) -> dict:
         "can_break_glass": controls and access.ADMINISTER in granted,
         "throttle_form": ThrottleForm() if controls else None,
         "rollback": len(reassignment.rollback_plan(r)),
+        # a paced move's queue; Pause / Resume beside Cancel for those who may cancel
+        "queue": _queue_context(r),
+        "can_pause": controls,
+        "rates": _split_rates(r),
     }
+
+
+def _queue_context(r: Reassignment) -> dict | None:
+    state = queue.queue_state(r)
+    if state is None:
+        return None
+    n = state["max_moves_per_broker"]
+    per_broker = ", ".join(f"broker {b}: {k}/{n}" for b, k in state["in_flight_per_broker"].items())
+    return {**state, "per_broker_text": per_broker or "none"}
+
+
+def _split_rates(r: Reassignment) -> list[str]:
+    """Leader / follower rates and per-broker rates set apart from the throttle, as words."""
+    out = []
+    if r.leader_throttle_bytes_per_s:
+        out.append(f"leader {human_bytes(r.leader_throttle_bytes_per_s)}/s")
+    if r.follower_throttle_bytes_per_s:
+        out.append(f"follower {human_bytes(r.follower_throttle_bytes_per_s)}/s")
+    for b, v in sorted((r.broker_throttles or {}).items(), key=lambda x: int(x[0])):
+        out.append(f"broker {b} {human_bytes(v)}/s")
+    return out
 
 
 # The poller's per-partition JSON (10,000s of entries): the rows read what they show of it themselves.
@@ -324,6 +356,36 @@ def reassign_cancel(request, name: str, rid: int):
             "what Kafka has (the original brokers, possibly in another order).",
         )
     return redirect("reassign_detail", name=name, rid=rid)
+
+
+def _pause_or_resume(request, name: str, rid: int, pause: bool):
+    r = _get_reassignment_for_user(request, name, rid, access.MANAGE_REASSIGNMENTS)
+    act = queue.pause_reassignment if pause else queue.resume_reassignment
+    try:
+        state = act(actor=request.user, reassignment=r, source_ip=client_ip(request))
+    except refusals.SHOWN as exc:
+        messages.error(request, refusals.text(exc))
+    else:
+        if pause:
+            messages.success(
+                request, f"Paused ({state['queued']} queued): the partitions in flight finish; none start."
+            )
+        else:
+            messages.success(request, f"Resumed: {state['queued']} queued partitions start as others finish.")
+    return redirect("reassign_detail", name=name, rid=rid)
+
+
+@login_required
+@require_POST
+def reassign_pause(request, name: str, rid: int):
+    """A paced move stops submitting queued partitions (those in flight finish)."""
+    return _pause_or_resume(request, name, rid, pause=True)
+
+
+@login_required
+@require_POST
+def reassign_resume(request, name: str, rid: int):
+    return _pause_or_resume(request, name, rid, pause=False)
 
 
 @login_required

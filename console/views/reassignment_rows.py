@@ -22,6 +22,8 @@ from console.reassignment.progress import REPLICA_KEYS, LiveEntry
 SHOWN_ROWS = 500  # partition rows on the progress page ("… and N more partitions" below them)
 ROWS_CACHE_S = 60  # a render of the rows is reused while what it shows is unchanged (see rows_html)
 _STATE_LABELS = dict(PartitionState.choices)
+# a paced move's pending rows wait in its queue
+_PACED_LABELS = {**_STATE_LABELS, PartitionState.PENDING: "Queued"}
 _ESTIMATE_TITLE = format_html(' title="{}"', progress.ESTIMATE_NOTE)
 
 
@@ -44,12 +46,12 @@ def rows_html(r: Reassignment) -> SafeString:
     if kept is not None and kept[0] == digest:
         rendered = kept[1]
     else:
-        rendered = render_rows(raw, live_text)
+        rendered = render_rows(raw, live_text, _PACED_LABELS if r.paced else _STATE_LABELS)
         cache.set(key, (digest, rendered), ROWS_CACHE_S)
     return mark_safe(rendered)  # noqa: S308 - built by render_rows, every value escaped
 
 
-def render_rows(raw: list[tuple], live_text: str) -> str:
+def render_rows(raw: list[tuple], live_text: str, labels: dict | None = None) -> str:
     """The rows' HTML, the same markup the template's loop wrote, every value escaped.
 
     Plain string building: 500 rows through the template engine took ~150 ms a request.
@@ -73,7 +75,7 @@ def render_rows(raw: list[tuple], live_text: str) -> str:
         out.append(
             f'\n      <tr><td class="mono">{_esc(topic)}-{_esc(partition)}</td>\n'
             f'        <td class="mono">{_joined(original)} → {_joined(target)}</td>\n'
-            f'        <td class="state-{_esc(state)}">{_esc(_STATE_LABELS.get(state, state))}'
+            f'        <td class="state-{_esc(state)}">{_esc((labels or _STATE_LABELS).get(state, state))}'
             f"{note}</td>\n"
             f'        <td><div class="bar"><span style="width: {bar}%"></span></div> {bar}%</td>\n'
             f"        <td>{''.join(_replica_html(rep) for rep in replicas)}</td></tr>\n    "

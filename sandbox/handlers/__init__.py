@@ -25,6 +25,7 @@ from sandbox.handlers import (
     records,
     sasl,
     scram,
+    share,
     topics,
     txn,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "records",
     "sasl",
     "scram",
+    "share",
     "topics",
     "txn",
 ]

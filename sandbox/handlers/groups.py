@@ -33,6 +33,7 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, Consume
 
 from sandbox import consumer_groups as cg
 from sandbox.apis import RequestContext, api
+from sandbox.handlers import share
 from sandbox.handlers.coordinator import (
     GROUP_ID_NOT_FOUND,
     GROUP_OPS,
@@ -106,6 +107,13 @@ def list_groups(ctx: RequestContext, req: Any) -> Any:
                 group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.type
             )
         )
+    for gid, state in share.listed(st, ctx.node.node_id, live):  # share groups (KIP-932): type "share"
+        if not (states and state.lower() not in states or types and "share" not in types):
+            out.append(
+                ListGroupsResponse.ListedGroup(
+                    group_id=gid, protocol_type="share", group_state=state, group_type="share"
+                )
+            )
     return ListGroupsResponse(version=v, throttle_time_ms=0, error_code=0, groups=out)
 
 
@@ -417,7 +425,8 @@ def delete_groups(ctx: RequestContext, req: Any) -> Any:
         if coordinator(st, gid) != ctx.node.node_id:
             code = NOT_COORDINATOR
         elif g is None:
-            code = GROUP_ID_NOT_FOUND
+            shared = share.delete(st, gid)  # a share group: NON_EMPTY_GROUP while members remain
+            code = GROUP_ID_NOT_FOUND if shared is None else shared
         else:
             expire_group(st, g, ctx.node.node_id)
             busy = g.state != "Empty" if g.type == "consumer" else not _classic_is_empty(g)

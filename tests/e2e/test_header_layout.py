@@ -36,6 +36,7 @@ TAIL = [
     "SCRAM users",
     "Client quotas",
     "Transactions",
+    "Share groups",
     "Requests",
     "Notifications",
     "Settings",

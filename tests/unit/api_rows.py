@@ -180,8 +180,14 @@ def _operation(w: World) -> tuple[dict, dict]:
     return {"op_id": w.reassignment().operation_id}, {}
 
 
-def _rid(body: dict | None = None) -> Callable:
-    return lambda w: ({"rid": w.reassignment().pk}, dict(body or {}))
+def _rid(body: dict | None = None, **pacing) -> Callable:
+    return lambda w: ({"rid": w.reassignment(**pacing).pk}, dict(body or {}))
+
+
+def _empty_share_group(w: World) -> tuple[str, str]:
+    from tests.unit.share_world import empty_group
+
+    return empty_group(w.sandbox, w.cluster)
 
 
 def _req(who: str = "requester") -> Callable:
@@ -328,6 +334,26 @@ ROWS: tuple[ApiRow, ...] = (
     ApiRow("transactions-hanging", "get", VIEWERS, 200, lambda w: ({}, {"broker_id": "1"})),
     ApiRow("transactions-producers", "get", VIEWERS, 200, lambda w: ({}, {"topic": w.topic()})),
     ApiRow("transaction", "get", VIEWERS, 200, _transactional_id),
+    # share groups (reads: viewers; reset and delete: operators, the group id typed)
+    ApiRow("share-groups", "get", VIEWERS, 200),
+    ApiRow("share-group", "get", VIEWERS, 200, lambda w: ({"group_id": _empty_share_group(w)[0]}, {})),
+    ApiRow(
+        "share-groups-reset",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: (lambda g, t: ({}, {"group_id": g, "mode": "to-earliest", "topic": t}))(
+            *_empty_share_group(w)
+        ),
+        changes=False,  # a dry run unless "execute"
+    ),
+    ApiRow(
+        "share-groups-delete",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: (lambda g, t: ({}, {"group_id": g, "confirm": g}))(*_empty_share_group(w)),
+    ),
     ApiRow("transactions-abort", "post", ADMINS, 200, _hanging),
     # the KRaft lifecycle (admins)
     ApiRow("quorum-features", "get", ADMINS, 200),
@@ -388,6 +414,8 @@ ROWS: tuple[ApiRow, ...] = (
     ApiRow("reassignment", "get", VIEWERS, 200, _rid()),
     ApiRow("reassignment-throttle", "post", OPERATORS, 200, _rid({"throttle_bytes_per_s": 2 * 1024 * 1024})),
     ApiRow("reassignment-cancel", "post", OPERATORS, 202, _rid()),
+    ApiRow("reassignment-pause", "post", OPERATORS, 200, _rid(max_moves_per_broker=1)),
+    ApiRow("reassignment-resume", "post", OPERATORS, 200, _rid(max_moves_per_broker=1, paused=True)),
     ApiRow("reassignments-external", "get", VIEWERS, 200),
     ApiRow(
         "reassignments-external",

@@ -165,6 +165,53 @@ def group_confirm_form(env: Env) -> st.SearchStrategy:
     return form({"topic": either(MAIN, "no-such-topic"), "confirmation": either(GROUP, "nope")})
 
 
+# -- share groups: an Empty share group with share state on the main topic (share.version on) -------
+
+SHARE_GROUP = "hostile-share"
+
+
+def restore_share_group(env: Env) -> None:
+    """share.version on and the hostile share group as it was (a delete may have removed it)."""
+    from sandbox import share_groups
+
+    st_ = env.sandbox.state
+    with st_.lock:
+        if st_.features.get("share.version", 0) < 1:
+            st_.features["share.version"] = 1
+            st_.features_epoch += 1
+        share_groups.of(st_).groups[SHARE_GROUP] = share_groups.ShareGroup(
+            SHARE_GROUP, start={(MAIN, 0): 0, (MAIN, 1): 0}
+        )
+
+
+def share_group_kw(env: Env) -> st.SearchStrategy:
+    restore_share_group(env)
+    groups = st.one_of(st.sampled_from([SHARE_GROUP, SHARE_GROUP, "no-such-group", "-"]), PATH_JUNK)
+    return st.builds(lambda g: {"name": env.cluster.name, "group_id": g}, groups)
+
+
+def share_reset_form(env: Env) -> st.SearchStrategy:
+    return form(
+        {
+            "mode": either("to-earliest", "to-latest", "to-datetime", "to-offset", "shift-by"),
+            "topic": either(MAIN, f"{MAIN}:0,1", f"{MAIN}:9", "no-such-topic", ":"),
+            "offset": NUMBER,
+            "datetime": either("2024-01-01T00:00:00", "1700000000000", "soon"),
+            "action": either("dry_run", "apply", "break_glass"),
+            "confirmation": either(SHARE_GROUP, "nope"),
+        }
+    )
+
+
+def share_delete_form(env: Env) -> st.SearchStrategy:
+    return form(
+        {
+            "topics": either("", MAIN, "no-such-topic", f"{MAIN},{MAIN}"),
+            "confirmation": either(SHARE_GROUP, "nope"),
+        }
+    )
+
+
 def group_list_get(env: Env) -> st.SearchStrategy:
     return form(
         {
@@ -553,6 +600,8 @@ def _routes() -> list[Route]:
             check=checks.anything,
         ),
         Route("reassign_cancel", 100, nothing, rk, check=checks.db_only),
+        Route("reassign_pause", 60, nothing, rk, check=checks.db_only),
+        Route("reassign_resume", 60, nothing, rk, check=checks.db_only),
         Route(
             "capacity_run",
             150,
@@ -594,6 +643,22 @@ def _routes() -> list[Route]:
             after=restore_group,
         ),
         read_only("group_list", 120, group_list_get),
+        Route(
+            "share_group_reset",
+            200,
+            share_reset_form,
+            share_group_kw,
+            check=checks.anything,
+            after=restore_share_group,
+        ),
+        Route(
+            "share_group_delete",
+            150,
+            share_delete_form,
+            share_group_kw,
+            check=checks.anything,
+            after=restore_share_group,
+        ),
         read_only("reassign_export", 100, keys("topics", [MOVE, f"{MAIN},{MOVE}", ",,"])),
     ]
 

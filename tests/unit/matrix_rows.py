@@ -30,6 +30,8 @@ READ_ONLY = frozenset(
         "transactions",
         "transactions_hanging",
         "transaction_detail",
+        "share_groups",
+        "share_group",
         "request_list",
         "review_queue",
         "request_detail",
@@ -218,8 +220,8 @@ def _election(kind: str) -> Build:
     return build
 
 
-def _reassignment(data: dict) -> Build:
-    return lambda w: (w.cluster, {"rid": w.reassignment().pk}, data)
+def _reassignment(data: dict, **pacing) -> Build:
+    return lambda w: (w.cluster, {"rid": w.reassignment(**pacing).pk}, data)
 
 
 def _group(body) -> Build:
@@ -319,6 +321,8 @@ MUTATING_ROWS = (
     Row("election_page", ADMINS, 302, _election("UNCLEAN"), label="election_page-unclean"),
     Row("reassign_throttle", OPERATORS, 302, _reassignment({"throttle_mb": "2"})),
     Row("reassign_cancel", OPERATORS, 302, _reassignment({})),
+    Row("reassign_pause", OPERATORS, 302, _reassignment({}, max_moves_per_broker=1)),
+    Row("reassign_resume", OPERATORS, 302, _reassignment({}, max_moves_per_broker=1, paused=True)),
     Row("capacity_run", OPERATORS, 302, _a({"days": "3"})),
     Row("capacity_snapshot", OPERATORS, 302, _a()),
     Row("controller_detail", OPERATORS, 302, _log_level),
@@ -613,5 +617,31 @@ def _hanging_abort(w: World) -> tuple:
 # Aborting a transaction: admins (Kafka authorises WriteTxnMarkers as CLUSTER_ACTION); the page answers
 # with the result (200).
 MUTATING_ROWS += (Row("transaction_abort", ADMINS, 200, _hanging_abort),)
+
+
+def _share_group(data: Callable[[str, str], dict]) -> Build:
+    """An Empty share group with share state on a new topic (share.version on; the world puts it back)."""
+
+    def build(w: World) -> tuple:
+        from tests.unit.share_world import empty_group
+
+        group, topic = empty_group(w.sandbox, w.cluster)
+        return w.cluster, {"group_id": group}, data(group, topic)
+
+    return build
+
+
+# Share groups: operators and admins (group.manage). A reset's dry run shows the plan (changes nothing);
+# the deletion takes the typed group id.
+MUTATING_ROWS += (
+    Row(
+        "share_group_reset",
+        OPERATORS,
+        200,
+        _share_group(lambda g, t: {"mode": "to-earliest", "topic": t, "action": "dry_run"}),
+        changes=False,
+    ),
+    Row("share_group_delete", OPERATORS, 200, _share_group(lambda g, t: {"topics": "", "confirmation": g})),
+)
 
 MUTATING = frozenset(r.route for r in MUTATING_ROWS)

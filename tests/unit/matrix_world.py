@@ -218,9 +218,10 @@ class World:
         )
 
     def reassignment(
-        self, cluster: Cluster | None = None, topic: str = "", who: str = "operator"
+        self, cluster: Cluster | None = None, topic: str = "", who: str = "operator", **pacing
     ) -> Reassignment:
-        """A running, throttled console reassignment: its operation, one moving partition, its ledger."""
+        """A running, throttled console reassignment: its operation, one moving partition, its ledger
+        (``pacing``: Reassignment fields such as ``max_moves_per_broker``, ``paused``)."""
         cluster = cluster or self.cluster
         topic = topic or self.topic()
         op = Operation.objects.create(
@@ -236,6 +237,7 @@ class World:
             throttle_bytes_per_s=MB,
             stage=Stage.MOVING,
             partitions_total=1,
+            **pacing,
         )
         ReassignmentPartition.objects.create(
             reassignment=r,

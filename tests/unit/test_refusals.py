@@ -109,6 +109,9 @@ KAFKA_SAMPLES = [
 # Exceptions of console/ that no door answers as a refusal, and why (a new exception class must be
 # put in the table or here).
 NOT_REFUSALS = {
+    "ShareInputError": "share groups: the pure core's input checks, turned into ShareInvalid (reads.checked)",
+    "PacingInvalid": "reassignment: the pure pacing checks, turned into PlanRejected (actions.checked_pacing) "
+    "or form errors",
     "Refused": "identity: an SSO log-in refused, answered by the log-in page (console/views/sso.py)",
     "AddressRefused": "notify: a delivery's egress check, recorded on the delivery, never raised to a door",
     "PatternError": "a glob's syntax, turned into a form or serializer error by the caller",

@@ -28,6 +28,7 @@ ARGUMENTS = {
     "token_id": 1,
     "channel_id": 1,
     "transactional_id": "some-transactional-id",
+    "group_id": "some-share-group",
 }
 
 

@@ -46,6 +46,8 @@ READS = frozenset(
         ("configs", "describe"),
         ("groups", "list"),
         ("groups", "describe"),
+        ("share-groups", "list"),
+        ("share-groups", "describe"),
         ("acls", "list"),
         ("acls", "effective"),
         ("acls", "export"),

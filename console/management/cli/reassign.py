@@ -34,7 +34,8 @@ from console.management.cli.base import (
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
 from console.reassignment import held as reassignment_held
-from console.reassignment import planner, poll, throttles
+from console.reassignment import planner, poll, queue, throttles
+from console.reassignment.pacing import Pacing
 
 COLUMNS = ["topic", "partition", "original", "target", "state", "percent", "message"]
 
@@ -66,18 +67,36 @@ def _verify_line(row: dict, *, stale: bool) -> str:
 
 def add_parsers(area) -> None:
     p = area.add_parser(
-        "reassign", help="--generate, --execute, --verify, --cancel (kafka-reassign-partitions)"
+        "reassign",
+        help="--generate, --execute, --verify, --cancel (kafka-reassign-partitions); --pause, --resume (paced)",
     )
     common(p)
     p.set_defaults(action="run")
     mode = p.add_mutually_exclusive_group(required=True)
-    for flag in ("generate", "execute", "verify", "cancel"):
+    for flag in ("generate", "execute", "verify", "cancel", "pause", "resume"):
         mode.add_argument(f"--{flag}", action="store_true")
     p.add_argument("--reassignment-json-file", metavar="FILE", help="the plan ('-' = stdin)")
     p.add_argument("--topics-to-move-json-file", metavar="FILE", help="--generate: the topics")
     p.add_argument("--broker-list", help="--generate: the brokers to place the replicas on (1,2,3)")
     p.add_argument("--throttle", type=int, metavar="BYTES/S", help="replication throttle while moving")
     p.add_argument("--replica-alter-log-dirs-throttle", type=int, metavar="BYTES/S")
+    p.add_argument("--leader-throttle", type=int, metavar="BYTES/S", help="--execute: leader rate per broker")
+    p.add_argument(
+        "--follower-throttle", type=int, metavar="BYTES/S", help="--execute: follower rate per broker"
+    )
+    p.add_argument(
+        "--broker-throttle",
+        action="append",
+        default=[],
+        metavar="BROKER=BYTES/S",
+        help="--execute: that broker's own leader and follower rate (repeatable)",
+    )
+    p.add_argument(
+        "--max-moves-per-broker",
+        type=int,
+        metavar="N",
+        help="--execute: at most N partitions moving per broker at once; the rest queued (--pause/--resume)",
+    )
     p.add_argument(
         "--additional", action="store_true", help="--execute --throttle: change a running one's rate"
     )
@@ -100,10 +119,30 @@ class Commands:
                 "The console does not move replicas between log directories, so it has no log-dir throttle.",
                 returncode=USAGE,
             )
-        for flag in ("generate", "execute", "verify", "cancel"):
+        for flag in ("generate", "execute", "verify", "cancel", "pause", "resume"):
             if o[flag]:
                 return getattr(self, f"_reassign_{flag}")(cluster, actor)
-        raise CommandError("Give --generate, --execute, --verify or --cancel.", returncode=USAGE)
+        raise CommandError(
+            "Give --generate, --execute, --verify, --cancel, --pause or --resume.", returncode=USAGE
+        )
+
+    def _pacing(self) -> Pacing:
+        """--leader-throttle, --follower-throttle, --broker-throttle and --max-moves-per-broker; their
+        values are checked by the start itself (refused, and audited, as the page refuses them)."""
+        o = self.opts
+        brokers: dict[int, int] = {}
+        for item in o["broker_throttle"]:
+            broker, sep, rate = item.partition("=")
+            if not sep or not broker.strip().isdigit() or not rate.strip().lstrip("-").isdigit():
+                raise CommandError(
+                    f"--broker-throttle {item!r}: give BROKER=BYTES/S (e.g. 3=5000000).", returncode=USAGE
+                )
+            if int(broker) in brokers:
+                raise CommandError(
+                    f"--broker-throttle: broker {broker.strip()} is given twice.", returncode=USAGE
+                )
+            brokers[int(broker)] = int(rate)
+        return Pacing(o["leader_throttle"], o["follower_throttle"], brokers, o["max_moves_per_broker"])
 
     def _plan_file(self) -> dict:
         name = self.opts["reassignment_json_file"]
@@ -177,7 +216,7 @@ class Commands:
         view = reassignment.read_cluster(cluster, cached=False, only=plan) if may else None
         view_assignment = view.assignment if view is not None else {}
         rollback = planner.export_plan({tp: view_assignment[tp] for tp in plan if tp in view_assignment})
-        args = {"throttle": o["throttle"], "elect_preferred": o["elect_preferred"]}
+        args = {"throttle": o["throttle"], "elect_preferred": o["elect_preferred"], "pacing": self._pacing()}
         try:
             op = self._run_or_hold(
                 cluster,
@@ -290,6 +329,7 @@ class Commands:
             "kafka_error": unread,
             "console_read_at": read_at,
             "lost_contact": lost,
+            "queue": queue.queue_state(r),
         }
         if self.opts["output"] == "table":
             self.stdout.write(
@@ -299,6 +339,11 @@ class Commands:
             )
             if lost:
                 self.stdout.write(f"The console has {lost['text']}")
+            if extra["queue"] is not None and r.stage != "finished":
+                q = extra["queue"]
+                self.stdout.write(
+                    f"Paced: {q['text']}, {q['in_flight']} in flight, at most {q['max_moves_per_broker']} per broker."
+                )
             if unread:
                 self.stdout.write(
                     f"Kafka could not be read now ({unread}). The console's last reading, taken at "
@@ -342,3 +387,34 @@ class Commands:
             "throttles go back; --verify then says what Kafka has per partition."
         )
         return OK if r.cancel_requested else REFUSED
+
+    def _reassign_pause(self, cluster, actor) -> int:
+        return self._pause_or_resume(cluster, actor, pause=True)
+
+    def _reassign_resume(self, cluster, actor) -> int:
+        return self._pause_or_resume(cluster, actor, pause=False)
+
+    def _pause_or_resume(self, cluster, actor, *, pause: bool) -> int:
+        """A paced move stops (or goes on) submitting its queued partitions, as the page's buttons do;
+        the reassignment by --id, or found from the plan file as --cancel finds it."""
+        r = self._find(cluster, {} if self.opts["id"] is not None else self._plan_file())
+        act = queue.pause_reassignment if pause else queue.resume_reassignment
+        state = act(actor=actor, reassignment=r)
+        self._emit(
+            [
+                {
+                    "reassignment": r.pk,
+                    "paused": state["paused"],
+                    "queued": state["queued"],
+                    "in_flight": state["in_flight"],
+                }
+            ],
+            ["reassignment", "paused", "queued", "in_flight"],
+            {"reassignment": r.pk, "queue": state},
+        )
+        self._say(
+            f"Reassignment #{r.pk} paused ({state['queued']} queued): partitions in flight finish, none start."
+            if pause
+            else f"Reassignment #{r.pk} resumed: {state['queued']} queued partitions start as others finish."
+        )
+        return OK

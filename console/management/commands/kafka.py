@@ -64,6 +64,7 @@ CLI_MODULES = (
     "console.management.cli.quorum",
     "console.management.cli.purge",
     "console.management.cli.transactions",
+    "console.management.cli.share_groups",
 )
 
 
