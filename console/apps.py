@@ -14,6 +14,7 @@ KIND_MODULES = (
     "console.requests.worker",
     "console.telemetry.worker",
     "console.integrity.worker",
+    "console.logdirs.worker",
 )
 
 # The modules that declare held kinds and the policy kinds that hold them (each registers with change
@@ -32,6 +33,7 @@ HELD_MODULES = (
     "console.purge.held",
     "console.transactions.held",
     "console.share_groups.held",
+    "console.logdirs.held",
 )
 
 # The modules that tell the audit reconciler how to re-read Kafka for a change whose outcome is owed.

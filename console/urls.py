@@ -74,6 +74,7 @@ urlpatterns = [
     path("c/<slug:name>/windows/", include("console.urls_windows")),
     path("c/<slug:name>/estate/", include("console.urls_estate")),
     path("c/<slug:name>/", include("console.urls_purge")),  # topics/<topic>/purge/
+    path("c/<slug:name>/", include("console.urls_logdirs")),  # brokers/<id>/log-dirs/, log-dir-moves/
     path("c/<slug:name>/", include("console.urls_messages")),  # topics/<topic>/messages/, data-access/
     path("audit/", include("console.urls_audit")),
     path("operations/<int:op_id>/", operations.operation_detail, name="operation_detail"),

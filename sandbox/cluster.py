@@ -51,6 +51,7 @@ class SandboxCluster:
     ``security`` secures every node's listener (brokers and controllers): TLS, mTLS, SASL.
     ``loop``: an event loop already running in another thread, shared with other clusters
     (``sandbox.fleet``); by default the cluster runs its own loop in a thread of its own.
+    ``log_dirs``: each broker's number of log dirs (JBOD, ``data-0``, ``data-1``, ...; 1: ``data``).
     """
 
     def __init__(
@@ -68,6 +69,7 @@ class SandboxCluster:
         broker_properties: dict[str, str] | None = None,
         security: SandboxSecurity | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
+        log_dirs: int = 1,
     ) -> None:
         self.seed = seed
         self.security = security
@@ -84,12 +86,14 @@ class SandboxCluster:
         rack_list = list(racks) if racks else []
         for i in range(brokers):
             bid = i + 1
+            dirs = [f"/var/lib/kafka/broker-{bid}/data-{d}" for d in range(log_dirs)] if log_dirs > 1 else []
             self.state.brokers[bid] = Node(
                 bid,
                 port + i if port else 0,
                 rack_list[i % len(rack_list)] if rack_list else None,
                 host=host,
-                log_dir=f"/var/lib/kafka/broker-{bid}/data",
+                log_dir=dirs[0] if dirs else f"/var/lib/kafka/broker-{bid}/data",
+                log_dirs=dirs,
             )
         for i in range(controllers):
             cid = 101 + i

@@ -120,7 +120,7 @@ def static_broker_configs(st: ClusterState, node: Node) -> dict[str, str]:
     cfg = {
         "node.id": str(node.node_id),
         "broker.id": str(node.node_id),
-        "log.dirs": node.log_dir,
+        "log.dirs": ",".join(node.log_dirs) or node.log_dir,
         "process.roles": "controller" if node.is_controller else "broker",
         "controller.listener.names": "CONTROLLER",
         "controller.quorum.bootstrap.servers": ",".join(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from sandbox import logdirs
 from sandbox.state import AVG_RECORD_BYTES, ClusterState, Partition, Topic
 
 UNLIMITED = float(2**63 - 1)
@@ -44,6 +45,7 @@ def tick(state: ClusterState, dt: float) -> None:
     state.now_ms += dt * 1000.0
     _grow_logs(state, dt)
     _copy_followers(state, dt)
+    logdirs.tick(state, dt)
     _quorum(state, dt)
     _auto_rebalance(state)
     _consume(state)

@@ -53,6 +53,9 @@ class Node:
     up: bool = True
     host: str = "127.0.0.1"
     log_dir: str = ""
+    # JBOD (KIP-113): a broker's log dirs (empty: just ``log_dir``) and those that failed (offline)
+    log_dirs: list[str] = field(default_factory=list)
+    offline_dirs: set[str] = field(default_factory=set)
     # controller quorum bookkeeping (virtual ms)
     log_end_offset: int = 0
     last_fetch_ms: int = -1
@@ -93,6 +96,10 @@ class Partition:
     # it to the ISR only after the leader's AlterPartition round trip (ISR_JOIN_DELAY_S here)
     caught_up_ms: dict[int, float] | None = None
     txns: Any = None  # sandbox.transactions.PartitionTxns: producer state, open/aborted transactions
+    # JBOD (sandbox/logdirs.py): broker -> its replica's log dir, when moved or placed (else the default
+    # spread), and broker -> [target dir, bytes copied] of a future replica (AlterReplicaLogDirs)
+    dirs: dict[int, str] | None = None
+    futures: dict[int, list[Any]] | None = None
 
     def keep(self, batch: Batch) -> None:
         """Keep a produced batch for Fetch (the most recent FETCH_RETAIN_BATCHES per partition)."""
@@ -260,6 +267,7 @@ class ClusterState:
         self.groups: dict[str, Group] = {}
         self.now_ms: float = time.time() * 1000.0  # virtual clock, epoch ms
         self.catching_up: set[tuple[str, int]] = set()  # partitions with lagging replicas
+        self.dir_moves: set[tuple[str, int, int]] = set()  # (topic, partition, broker) with a future replica
         self.generation = 0  # bumped on every metadata change (cache key)
         self.all_dirty = True  # Metadata's per-topic cache must be rebuilt entirely
         self.dirty_topics: set[str] = set()  # ... or only for these topics

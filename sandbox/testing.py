@@ -60,3 +60,12 @@ def sandbox_fixture(scope: str = "session", **kwargs: Any) -> Callable[..., Any]
             yield cluster
 
     return _fixture
+
+
+def set_log_dir_offline(cluster: SandboxCluster, broker: int, path: str, offline: bool = True) -> None:
+    """Mark one of a broker's log dirs offline (a failed disk, as Kafka's LogDirFailureChannel
+    leaves it) or back online: DescribeLogDirs answers KAFKA_STORAGE_ERROR for it, and
+    AlterReplicaLogDirs into it (or of a replica in it) is refused the same way."""
+    with cluster.state.lock:
+        node = cluster.state.brokers[broker]
+        (node.offline_dirs.add if offline else node.offline_dirs.discard)(path)

@@ -102,6 +102,10 @@ STOPS: tuple[Stop, ...] = (
     _s("scram_delete", query="?user=tour&mechanism=SCRAM-SHA-512"),
     _s("topic_purge", topic="topic"),
     _s("transactions"),
+    _s("broker_log_dirs", broker="broker"),
+    _s("log_dir_plan"),
+    _s("log_dir_move", op_id="log_dir_op"),
+    _s("log_dir_move_progress", op_id="log_dir_op"),
     _s("share_groups"),
     _s("share_group", group_id="share_group"),
     _s("share_group_reset", group_id="share_group"),
@@ -159,6 +163,7 @@ LEFT_OUT: dict[str, str] = {
             "notify_channel_test",
             "reassign_cancel",
             "reassign_pause",
+            "log_dir_move_cancel",
             "reassign_resume",
             "reassign_external_cancel",
             "reassign_throttle",
@@ -217,6 +222,7 @@ class Tour:
     event_id: int = 0
     channel_id: int = 0
     share_group: str = ""
+    log_dir_op: int = 0
 
     def url(self, stop: Stop) -> str:
         from django.urls import NoReverseMatch, reverse
@@ -404,6 +410,7 @@ def build(sandbox, cluster, people, lake=None) -> Tour:
     controllers = Cluster.objects.create(
         name=_uniq("tour-ctl"), bootstrap_controllers=sandbox.bootstrap_controllers, request_timeout_s=5
     )
+    from tests.unit.matrix_world import World
     from tests.unit.share_world import empty_group
 
     share_group, _ = empty_group(sandbox, cluster)  # share.version on (toured puts it back)
@@ -420,6 +427,9 @@ def build(sandbox, cluster, people, lake=None) -> Tour:
         event_id=changed,
         channel_id=channel.pk,
         share_group=share_group,
+        log_dir_op=World(sandbox=None, cluster=cluster, people=people, lake=None)
+        .log_dir_move(topic=topic)
+        .pk,
     )
 
 

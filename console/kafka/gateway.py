@@ -20,6 +20,7 @@ from .errors import KafkaOperationError
 from .groups import GroupsMixin
 from .health import HealthMixin
 from .kraft import KraftMixin
+from .log_dirs import LogDirsMixin
 from .messages import MessagesMixin
 from .poll_reads import PollReadsMixin
 from .quotas import QuotasMixin
@@ -57,6 +58,7 @@ class KafkaGateway(
     KraftMixin,
     RecordsMixin,
     TransactionsMixin,
+    LogDirsMixin,
 ):
     """Everything the console does to one Kafka cluster.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from console import access
@@ -11,6 +12,7 @@ from console.brokers import query as broker_query
 from console.brokers import reads as broker_reads
 from console.clusters import capabilities
 from console.kafka import KafkaOperationError
+from console.logdirs import reads as logdir_reads
 from console.views._helpers import get_cluster_for_user, not_found_is_404
 from console.views.capabilities import unavailable_page
 
@@ -54,6 +56,17 @@ def broker_detail(request, name: str, broker: str):
         )
     except KafkaOperationError as exc:
         context["error"] = exc
+    context["log_dir_moves"] = _log_dir_moves(request, cluster, broker)
+    context["log_dirs_url"] = (
+        reverse("broker_log_dirs", kwargs={"name": name, "broker": int(broker)}) if broker.isdigit() else ""
+    )
     context["filters"] = broker_query.FILTERS
     context["sorts"] = broker_query.SORTS
     return render(request, "console/broker_detail.html", context)
+
+
+def _log_dir_moves(request, cluster, broker: str) -> list:
+    """The console's moves between this broker's log dirs still running (rows only, no Kafka read)."""
+    if not broker.isdigit():
+        return []
+    return logdir_reads.active_moves(actor=request.user, cluster=cluster, broker=int(broker))

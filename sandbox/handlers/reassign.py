@@ -15,7 +15,7 @@ from kafka.protocol.admin import (
     ListPartitionReassignmentsResponse,
 )
 
-from sandbox import replication
+from sandbox import logdirs, replication
 from sandbox.apis import RequestContext, api, fast_factory
 from sandbox.handlers.topics import TopicError, validate_assignment
 from sandbox.state import ClusterState, Partition
@@ -160,34 +160,38 @@ def list_partition_reassignments(ctx: RequestContext, req: Any) -> Any:
 
 @api(DescribeLogDirsRequest, 1, 4)
 def describe_log_dirs(ctx: RequestContext, req: Any) -> Any:
-    """This broker's single log dir: size of each replica it hosts (offset lag as Kafka: 0)."""
-    st, nid = ctx.state, ctx.node.node_id
+    """This broker's log dirs (one unless the cluster has more, ``sandbox/logdirs.py``): the size of
+    each replica in each dir (offset lag as Kafka: 0), a future replica of a move between dirs with
+    ``is_future_key`` and its lag behind the current replica; an offline dir: KAFKA_STORAGE_ERROR."""
+    st, node = ctx.state, ctx.node
     dr = DescribeLogDirsResponse
     dt = dr.DescribeLogDirsResult.DescribeLogDirsTopic
     wanted = None if req.topics is None else {t.topic: set(t.partitions) for t in req.topics}
-    hosted = st.replicas_on(nid)
-    used = sum(p.sizes.get(nid, 0.0) for p in hosted)
-    by_topic: dict[str, list[Any]] = {}
-    for p in hosted:
-        name = p.topic
-        if wanted is None or (name in wanted and p.index in wanted[name]):
-            by_topic.setdefault(name, []).append(
-                _log_dir_partition(
-                    partition_index=p.index,
-                    partition_size=int(p.sizes.get(nid, 0.0)),
-                    offset_lag=0,
-                    is_future_key=False,
-                )
+    results = []
+    for path, code, topics, used in logdirs.describe(st, node, wanted):
+        offline = code != 0
+        results.append(
+            dr.DescribeLogDirsResult(
+                error_code=code,
+                log_dir=path,
+                topics=[
+                    dt(
+                        name=name,
+                        partitions=[
+                            _log_dir_partition(
+                                partition_index=i, partition_size=size, offset_lag=lag, is_future_key=fut
+                            )
+                            for i, size, lag, fut in parts
+                        ],
+                    )
+                    for name, parts in topics.items()
+                ],
+                total_bytes=-1 if offline else DISK_TOTAL_BYTES,
+                usable_bytes=-1 if offline else max(0, DISK_TOTAL_BYTES - int(used)),
+                is_cordoned=False,
             )
-    res = dr.DescribeLogDirsResult(
-        error_code=0,
-        log_dir=ctx.node.log_dir,
-        topics=[dt(name=name, partitions=parts) for name, parts in by_topic.items()],
-        total_bytes=DISK_TOTAL_BYTES,
-        usable_bytes=max(0, DISK_TOTAL_BYTES - int(used)),
-        is_cordoned=False,
-    )
-    return dr(version=ctx.version, throttle_time_ms=0, error_code=0, results=[res])
+        )
+    return dr(version=ctx.version, throttle_time_ms=0, error_code=0, results=results)
 
 
 _log_dir_partition = fast_factory(

@@ -334,6 +334,26 @@ ROWS: tuple[ApiRow, ...] = (
     ApiRow("transactions-hanging", "get", VIEWERS, 200, lambda w: ({}, {"broker_id": "1"})),
     ApiRow("transactions-producers", "get", VIEWERS, 200, lambda w: ({}, {"topic": w.topic()})),
     ApiRow("transaction", "get", VIEWERS, 200, _transactional_id),
+    # moves between a broker's log dirs (reads: viewers; a move: operators; the world's brokers have one
+    # dir, so the dry run of a "move" to it answers with the problem, nothing sent)
+    ApiRow("broker-log-dirs", "get", VIEWERS, 200, lambda w: ({"broker": 1}, {})),
+    ApiRow(
+        "log-dir-moves",
+        "post",
+        OPERATORS,
+        200,
+        lambda w: (
+            {},
+            {
+                "moves": [
+                    {"topic": w.topic(), "partition": 0, "broker": 1, "dir": "/var/lib/kafka/broker-1/data"}
+                ],
+                "dry_run": True,
+            },
+        ),
+        changes=False,
+    ),  # fmt: skip
+    ApiRow("log-dir-move", "get", VIEWERS, 200, lambda w: ({"op_id": w.log_dir_move().pk}, {})),
     # share groups (reads: viewers; reset and delete: operators, the group id typed)
     ApiRow("share-groups", "get", VIEWERS, 200),
     ApiRow("share-group", "get", VIEWERS, 200, lambda w: ({"group_id": _empty_share_group(w)[0]}, {})),

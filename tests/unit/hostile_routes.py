@@ -6,6 +6,8 @@ without an entry here fails it. ``hostile_env`` builds the objects the URLs poin
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import strategies as st
 
@@ -81,8 +83,20 @@ def hostile_env(client, personas, kafka_cluster, frozen, monkeypatch, tmp_path) 
     env.ids["binding"] = RoleBinding.objects.get(cluster=kafka_cluster, user=personas["viewer"]).pk
     env.ids["node"] = min(frozen.state.controllers)
     env.ids["notify_channel"] = _notify_channel(kafka_cluster, admin)
+    env.ids["log_dir_op"] = _log_dir_op(kafka_cluster, admin)
     del requests
     return env
+
+
+def _log_dir_op(cluster, admin) -> int:
+    """A running log-dir move (its Operation), for the cancel route."""
+    from console.models import Operation, OperationState
+
+    move = {"topic": MAIN, "partition": 0, "broker": 1, "dir": "/var/lib/kafka/broker-1/data"}
+    return Operation.objects.create(
+        kind="logdir.move", cluster=cluster, state=OperationState.RUNNING, created_by=admin,
+        params={"moves": [move], "throttle": None},
+    ).pk  # fmt: skip
 
 
 def _notify_channel(cluster, admin) -> int:
@@ -425,6 +439,45 @@ def broker_id_kw(env: Env) -> st.SearchStrategy:
     return st.builds(lambda b: {"name": env.cluster.name, "broker_id": b}, ids)
 
 
+def log_dirs_kw(env: Env) -> st.SearchStrategy:
+    ids = st.one_of(st.sampled_from([1, 1, 2, 999]), st.integers(0, 2**31 - 1))
+    return st.builds(lambda b: {"name": env.cluster.name, "broker": b}, ids)
+
+
+def log_dir_move_form(env):
+    """The broker's log-dirs page's move form (console/forms/logdirs.py); the sandbox's brokers have one dir."""
+    return form(
+        {
+            "topic": either(MAIN, "no-such-topic", *VICTIMS),
+            "partitions": either("0", "0,1", "0-2", "2-0", "99", "x"),
+            "target": either("/var/lib/kafka/broker-1/data", "/nowhere", "relative", ""),
+            "throttle_mib": either("1", "0", "-1", "1e9", "0.0001"),
+            "action": either("dry_run", "apply", "break_glass"),
+        }
+    )
+
+
+def log_dir_plan_form(env):
+    """A kafka-reassign-partitions plan with log_dirs, pasted or uploaded, and broken every way."""
+    good = json.dumps(
+        {
+            "version": 1,
+            "partitions": [{"topic": MAIN, "partition": 0, "replicas": [1, 2], "log_dirs": ["any", "any"]}],
+        }
+    )
+    plans = st.one_of(
+        st.just(good), text_document(["version", "partitions", "topic", "replicas", "log_dirs"])
+    )
+    return form(
+        {
+            "plan": plans,
+            "plan_file": as_upload(plans, names=("plan.json", "")),
+            "throttle_mib": either("1", "0", "-1"),
+            "action": either("dry_run", "apply", "break_glass"),
+        }
+    )
+
+
 def scram_set_form(env):
     """The SCRAM users page's set form (console/forms/scram.py)."""
     password = either("hostile-password", "short", "", "p" * 1100)
@@ -535,6 +588,9 @@ def _routes() -> list[Route]:
         Route("quorum_features", 150, features_form, cluster_kw, check=kraft_only),
         Route("quorum_voters", 150, voters_form, cluster_kw, check=kraft_only),
         Route("broker_unregister", 100, unregister_form, broker_id_kw, check=kraft_only),
+        Route("broker_log_dirs", 200, log_dir_move_form, log_dirs_kw, check=checks.anything),
+        Route("log_dir_plan", 200, log_dir_plan_form, cluster_kw, check=checks.anything),
+        Route("log_dir_move_cancel", 60, nothing, with_id("log_dir_op", "op_id"), check=checks.db_only),
         Route("scram_users", 250, scram_set_form, cluster_kw, check=scram_only),
         Route("scram_delete", 150, scram_delete_form, cluster_kw, check=scram_only),
         Route("acl_apply", 600, acl_apply, cluster_kw, check=checks.acls_applied),

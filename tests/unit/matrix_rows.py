@@ -32,6 +32,8 @@ READ_ONLY = frozenset(
         "transaction_detail",
         "share_groups",
         "share_group",
+        "log_dir_move",
+        "log_dir_move_progress",
         "request_list",
         "review_queue",
         "request_detail",
@@ -629,6 +631,36 @@ def _share_group(data: Callable[[str, str], dict]) -> Build:
         return w.cluster, {"group_id": group}, data(group, topic)
 
     return build
+
+
+def _one_dir_move(w: World) -> dict:
+    """Broker 1's replica of a new topic "moved" to the dir it is in (the world's brokers have one):
+    the dry run names the refusal, the page shows it (200), nothing is sent."""
+    topic = w.topic(name=uniq("ld"))
+    return {"topic": topic, "partitions": "0", "target": "/var/lib/kafka/broker-1/data", "action": "dry_run"}
+
+
+def _one_dir_plan(w: World) -> dict:
+    topic = w.topic(name=uniq("ld"))
+    plan = {
+        "version": 1,
+        "partitions": [{"topic": topic, "partition": 0, "replicas": [1], "log_dirs": ["any"]}],
+    }
+    return {"plan": json.dumps(plan), "action": "dry_run"}
+
+
+# Moves between a broker's log dirs: operators and admins (reassignment.manage); the dry runs change nothing.
+MUTATING_ROWS += (
+    Row(
+        "broker_log_dirs",
+        OPERATORS,
+        200,
+        lambda w: (w.cluster, {"broker": 1}, _one_dir_move(w)),
+        changes=False,
+    ),
+    Row("log_dir_plan", OPERATORS, 200, lambda w: (w.cluster, {}, _one_dir_plan(w)), changes=False),
+    Row("log_dir_move_cancel", OPERATORS, 302, lambda w: (w.cluster, {"op_id": w.log_dir_move().pk}, {})),
+)
 
 
 # Share groups: operators and admins (group.manage). A reset's dry run shows the plan (changes nothing);

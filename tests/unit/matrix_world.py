@@ -217,6 +217,18 @@ class World:
             reason="for the matrix",
         )
 
+    def log_dir_move(self, topic: str = "", who: str = "operator") -> Operation:
+        """A running move of partition 0's replica on broker 1 to its broker's log dir (an Operation)."""
+        topic = topic or self.topic()
+        move = {"topic": topic, "partition": 0, "broker": 1, "dir": "/var/lib/kafka/broker-1/data"}
+        return Operation.objects.create(
+            kind="logdir.move",
+            cluster=self.cluster,
+            state=OperationState.RUNNING,
+            created_by=self.people[who],
+            params={"moves": [move], "throttle": None},
+        )
+
     def reassignment(
         self, cluster: Cluster | None = None, topic: str = "", who: str = "operator", **pacing
     ) -> Reassignment:

@@ -75,6 +75,7 @@ def test_every_kind_the_issue_names_can_be_held_and_the_policy_offers_it():
         "reassignment", "throttle", "election", "group.reset", "estate.apply",
         "quota.alter", "scram.alter", "records.purge", "kraft.features", "kraft.voter", "kraft.unregister",
         "transaction.abort", "share_group.reset", "share_group.delete",
+        "logdir.move",
     }  # fmt: skip
     assert gate.ALWAYS_HELD == {"estate.apply"}  # four eyes on every cluster, whatever the policy
     assert set(gate.PERMISSIONS) == set(gate.KINDS)

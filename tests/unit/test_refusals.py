@@ -109,6 +109,7 @@ KAFKA_SAMPLES = [
 # Exceptions of console/ that no door answers as a refusal, and why (a new exception class must be
 # put in the table or here).
 NOT_REFUSALS = {
+    "PlanError": "log dirs: the pure core's input checks, turned into LogDirInvalid (reads.checked) or form errors",
     "ShareInputError": "share groups: the pure core's input checks, turned into ShareInvalid (reads.checked)",
     "PacingInvalid": "reassignment: the pure pacing checks, turned into PlanRejected (actions.checked_pacing) "
     "or form errors",

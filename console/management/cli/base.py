@@ -48,6 +48,8 @@ READS = frozenset(
         ("groups", "describe"),
         ("share-groups", "list"),
         ("share-groups", "describe"),
+        ("log-dirs", "describe"),
+        ("log-dirs", "status"),
         ("acls", "list"),
         ("acls", "effective"),
         ("acls", "export"),

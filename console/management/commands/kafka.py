@@ -63,6 +63,7 @@ CLI_MODULES = (
     "console.management.cli.scram",
     "console.management.cli.quorum",
     "console.management.cli.purge",
+    "console.management.cli.logdirs",
     "console.management.cli.transactions",
     "console.management.cli.share_groups",
 )
