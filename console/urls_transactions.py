@@ -11,5 +11,6 @@ urlpatterns = [
     path("", transactions.transactions_page, name="transactions"),
     path("hanging/", transactions.hanging_page, name="transactions_hanging"),
     path("abort/", transactions.abort_page, name="transaction_abort"),
-    path("id/<str:transactional_id>/", transactions.transaction_detail, name="transaction_detail"),
+    # a transactional id is any string, "/" and "hanging" too: a path of its own
+    path("id/<path:transactional_id>/", transactions.transaction_detail, name="transaction_detail"),
 ]

@@ -43,9 +43,10 @@ def test_the_api_lists_describes_and_finds_the_hanging_one(personas, kafka_clust
     listed = c.get(base, {"state": "Ongoing", "per_page": 500}).json()
     row = next(r for r in listed["results"] if r["transactional_id"] == world["tid"])
     assert row["state"] == "Ongoing" and listed["count"] >= 1
-    one = c.get(base + world["tid"] + "/").json()
+    one = c.get(base + "id/" + world["tid"] + "/").json()
     assert (one["state"], one["topic_partitions"], one["producer_id"]) == ("Ongoing", [f"{world['topic']}-0"], row["producer_id"])  # fmt: skip
-    assert c.get(base + world["tid"] + "-never/").status_code == 404
+    assert c.get(base + "id/" + world["tid"] + "-never/").status_code == 404
+    assert c.get(base + "id/hanging/").status_code == 404  # an id named like a route is an id
     assert c.get(base, {"state": "Running"}).status_code == 422
     producers = c.get(base + "producers/", {"topic": world["topic"], "partition": 1}).json()
     (p,) = producers["partitions"]["1"]["producers"]

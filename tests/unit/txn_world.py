@@ -20,7 +20,7 @@ def make_world(kafka_cluster, sandbox):
     gw = gateway_for(kafka_cluster)
     topic = f"txn-{uuid.uuid4().hex[:10]}"
     assert gw.create_topics([NewTopic(topic, 2, 2, None, {})])[topic].__class__.__name__ == "Ok"
-    tid = f"tx-{uuid.uuid4().hex[:10]}"
+    tid = f"tx/{uuid.uuid4().hex[:10]}"  # "/" as in real ids (app/instance): the pages and API take it
     producer = Producer(
         {
             "bootstrap.servers": sandbox.bootstrap_servers,
