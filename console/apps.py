@@ -53,6 +53,7 @@ OUTCOME_READER_MODULES = (
     "console.quorum.features",
     "console.quorum.voters",
     "console.quorum.unregister",
+    "console.share_groups.actions",
 )
 
 

@@ -250,3 +250,25 @@ def delete_group(
         outcomes={group_id: outcomes.change_outcome(error, dry_run=False)},
     )  # fmt: skip
     return DeleteResult(group_id, {group_id: error}, event_id)
+
+
+def _reread_starts(cluster: Cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: the group's start offsets now (a reset or an offsets deletion)."""
+    group_id = params["group_id"]
+    try:
+        got = kafka_share.offsets(gateway_for(cluster), [group_id])[group_id]
+    except KeyError:
+        got = {}
+    if isinstance(got, KafkaOperationError):
+        raise got
+    return {core.tp_text(tp): (v if v >= 0 else None) for tp, v in sorted(got.items())}
+
+
+def _reread_group(cluster: Cluster, targets: list[str], params) -> dict:
+    """For the audit reconciler: whether the group exists now (a deletion)."""
+    return {"exists": reads.raw_detail(cluster, params["group_id"]) is not None}
+
+
+outcomes.register_reader(audit_names.SHARE_OFFSETS_RESET, _reread_starts)
+outcomes.register_reader(audit_names.SHARE_OFFSETS_DELETE, _reread_starts)
+outcomes.register_reader(audit_names.SHARE_GROUP_DELETE, _reread_group)

@@ -111,3 +111,31 @@ def test_a_viewer_is_refused_and_bad_input_changes_nothing(personas, kafka_clust
             actor=personas["operator"], cluster=kafka_cluster, group_id="  ", confirmation=""
         )
     assert reads.detail(actor=personas["viewer"], cluster=kafka_cluster, group_id=group).state == "Stable"
+
+
+def test_the_reconciler_re_reads_each_share_group_change_whose_outcome_was_lost(
+    personas, kafka_cluster, world
+):
+    """A reset, offsets deletion or group deletion owed its outcome is settled from what Kafka shows:
+    the group's start offsets, or whether it exists."""
+    from console.audit import outcomes
+    from console.models import OwedOutcome
+
+    group = world["group"]
+    for action in (
+        audit_names.SHARE_OFFSETS_RESET,
+        audit_names.SHARE_OFFSETS_DELETE,
+        audit_names.SHARE_GROUP_DELETE,
+    ):
+        outcomes.requested(
+            actor=personas["operator"], action=action, cluster=kafka_cluster, targets=[reads.target(group)],
+            params={"group_id": group},
+        )  # fmt: skip
+    assert outcomes.reconcile(grace_s=0) == 3
+    found = {e.action: e.after for e in AuditEvent.objects.filter(outcome="reconciled")}
+    starts = reads.detail(actor=personas["viewer"], cluster=kafka_cluster, group_id=group).partitions
+    shown = {f"{p.topic}-{p.partition}": (p.start_offset if p.start_offset >= 0 else None) for p in starts}
+    assert found[audit_names.SHARE_OFFSETS_RESET] == found[audit_names.SHARE_OFFSETS_DELETE] == shown
+    assert shown  # the member's assignment gave it share state
+    assert found[audit_names.SHARE_GROUP_DELETE] == {"exists": True}
+    assert not OwedOutcome.objects.exists()
