@@ -28,7 +28,7 @@ from console.models.reassignment import (
     Reassignment,
     Stage,
 )
-from console.operations import Done, Kind, Step
+from console.operations import Done, Kind, Step, Wait
 from console.reassignment import finish, pacing, planner, poll, takeback, throttles
 from console.reassignment.actions import KIND, console_conflicts
 from console.reassignment.finish import close_rows
@@ -36,6 +36,8 @@ from console.reassignment.store import Row, partition_rows, set_stage, set_state
 
 log = logging.getLogger(__name__)
 
+#: How often a paused move with nothing in flight looks again (for a resume or a cancel): nothing moves.
+PAUSED_POLL_S = 3.0
 SUBMIT_BATCH = settings.REASSIGN_SUBMIT_BATCH  # partitions per AlterPartitionReassignments request
 
 
@@ -202,6 +204,8 @@ def _move_step(ctx):
         takeback.give_back_settled(r)
         if waiting is not None:
             submit_next(r)
+            if r.paused and not r.partitions.filter(state=PartitionState.MOVING).exists():
+                return Wait(PAUSED_POLL_S)  # the progress text already says "paused (N queued)"
         else:
             takeback.forget(r)
     return waiting

@@ -139,6 +139,12 @@ def test_pause_stops_submissions_and_resume_goes_on(personas, kafka_cluster, fro
     assert kafka_moving(kafka_cluster, topic, 3) == []
     op.refresh_from_db()
     assert op.state == OperationState.RUNNING and "paused (2 queued)" in op.progress_text
+    # paused with nothing in flight: the worker looks again only every PAUSED_POLL_S, not twice a second
+    from django.utils import timezone
+
+    from console.reassignment.worker import PAUSED_POLL_S
+
+    assert (op.next_run_at - timezone.now()).total_seconds() > PAUSED_POLL_S - 1
     with pytest.raises(reassignment.PlanRejected, match="already paused"):
         queue.pause_reassignment(actor=personas["operator"], reassignment=r)
 
