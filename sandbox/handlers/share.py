@@ -190,23 +190,28 @@ def describe_share_group_offsets(ctx: RequestContext, req: Any) -> Any:
     return resp(version=ctx.version, throttle_time_ms=0, groups=out)
 
 
+def _refused_at_coordinator(ctx: RequestContext, group_id: str, resp: Any) -> Any:
+    """The top-level refusal of a group-level share request (Alter/DeleteShareGroupOffsets), as 4.1
+    answers it: the feature off, no group id, not this group's coordinator; None when it goes on."""
+    if not sg.enabled(ctx.state):
+        code, message = UNSUPPORTED_VERSION, UNSUPPORTED_TEXT
+    elif not group_id:
+        code, message = INVALID_GROUP_ID, None
+    elif coordinator(ctx.state, group_id) != ctx.node.node_id:
+        code, message = NOT_COORDINATOR, None
+    else:
+        return None
+    return resp(version=ctx.version, throttle_time_ms=0, error_code=code, error_message=message, responses=[])
+
+
 @api(AlterShareGroupOffsetsRequest, 0, 0)
 def alter_share_group_offsets(ctx: RequestContext, req: Any) -> Any:
     """As Kafka 4.1: unknown topics refused per partition, the rest never reaches the coordinator."""
     resp = AlterShareGroupOffsetsResponse
     st = ctx.state
-
-    def top(code: int, message: str | None = None) -> Any:
-        return resp(
-            version=ctx.version, throttle_time_ms=0, error_code=code, error_message=message, responses=[]
-        )
-
-    if not sg.enabled(st):
-        return top(UNSUPPORTED_VERSION, UNSUPPORTED_TEXT)
-    if not req.group_id:
-        return top(INVALID_GROUP_ID)
-    if coordinator(st, req.group_id) != ctx.node.node_id:
-        return top(NOT_COORDINATOR)
+    refused = _refused_at_coordinator(ctx, req.group_id, resp)
+    if refused is not None:
+        return refused
     p_cls = resp.Topic.Partition
     unknown = [
         resp.Topic(
@@ -226,18 +231,15 @@ def alter_share_group_offsets(ctx: RequestContext, req: Any) -> Any:
 def delete_share_group_offsets(ctx: RequestContext, req: Any) -> Any:
     resp = DeleteShareGroupOffsetsResponse
     st = ctx.state
+    refused = _refused_at_coordinator(ctx, req.group_id, resp)
+    if refused is not None:
+        return refused
 
     def top(code: int, message: str | None = None) -> Any:
         return resp(
             version=ctx.version, throttle_time_ms=0, error_code=code, error_message=message, responses=[]
         )
 
-    if not sg.enabled(st):
-        return top(UNSUPPORTED_VERSION, UNSUPPORTED_TEXT)
-    if not req.group_id:
-        return top(INVALID_GROUP_ID)
-    if coordinator(st, req.group_id) != ctx.node.node_id:
-        return top(NOT_COORDINATOR)
     g = _group(ctx, req.group_id)
     if g is None:
         return top(GROUP_ID_NOT_FOUND, _not_found(req.group_id))
