@@ -26,7 +26,7 @@ class ListQuery(PageQuery):
     state = serializers.ChoiceField(choices=["", *core.STATES], required=False, default="")
 
 
-class ResetIn(serializers.Serializer):
+class ShareResetIn(serializers.Serializer):
     group_id = serializers.CharField(max_length=core.MAX_GROUP_ID)
     mode = serializers.ChoiceField(choices=core.MODES)
     topic = serializers.CharField(
@@ -44,7 +44,7 @@ class ResetIn(serializers.Serializer):
     break_glass = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class DeleteIn(serializers.Serializer):
+class ShareDeleteIn(serializers.Serializer):
     group_id = serializers.CharField(max_length=core.MAX_GROUP_ID)
     topics = serializers.ListField(
         child=serializers.CharField(max_length=core.MAX_NAME), required=False, default=None, allow_empty=False
@@ -86,12 +86,12 @@ class ShareGroupDetail(ApiView):
 
 
 class ShareGroupReset(ApiView):
-    @writes("share_group_reset", (200, 207), request=ResetIn, held=True)
+    @writes("share_group_reset", (200, 207), request=ShareResetIn, held=True)
     def post(self, request, name: str):
         """The reset's dry run (default), or with ``execute`` and ``confirm`` the reset itself. 422: refused
         as asked (members present, bad input; nothing sent); 207: not every partition was applied."""
         cluster = self.cluster(name, access.MANAGE_GROUPS)
-        d = self.body(ResetIn)
+        d = self.body(ShareResetIn)
         user = request.user
         try:
             spec = core.make_spec(d["mode"], d["topic"], offset=d["offset"], datetime_text=d["datetime"])
@@ -122,11 +122,11 @@ class ShareGroupReset(ApiView):
 
 
 class ShareGroupDelete(ApiView):
-    @writes("share_group_delete", (200, 207), request=DeleteIn, held=True)
+    @writes("share_group_delete", (200, 207), request=ShareDeleteIn, held=True)
     def post(self, request, name: str):
         """Delete the group, or with ``topics`` its offsets of those topics (``confirm``: the group id)."""
         cluster = self.cluster(name, access.MANAGE_GROUPS)
-        d = self.body(DeleteIn)
+        d = self.body(ShareDeleteIn)
         user, topics = request.user, d["topics"]
         answer = hold(
             self, cluster, held.GATE_DELETE,

@@ -59,6 +59,15 @@ MATRIX = {
     ("audit.verify", "run"): ("verify",),
     ("reassignment.execute", "run"): ("throttle", "submit", "move", "remove throttles", "elect", "finish"),
     ("reassignment.execute", "cancel"): ("revert", "remove throttles", "finish"),
+    ("logdir.move", "run"): (
+        "record throttle",
+        "set throttle",
+        "submit",
+        "move",
+        "restore throttle",
+        "finish",
+    ),
+    ("logdir.move", "cancel"): ("revert", "restore throttle", "finish"),
 }
 CASES = [
     pytest.param(kind, path, k, mode, id=f"{kind}-{path}-{k}:{name}-{mode}")
@@ -236,7 +245,46 @@ def _start_reassignment(ctx):
     )
 
 
+@pytest.fixture(scope="module")
+def jbod():
+    """A sandbox whose brokers have two log dirs each, for the moves between them (its clock moved here)."""
+    from console.kafka import close_all
+    from sandbox.testing import running_sandbox
+
+    with running_sandbox(brokers=3, controllers=1, log_dirs=2, speed=0) as sb:
+        yield sb
+        close_all()
+
+
+IO_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
+
+
+def _start_logdir_move(ctx):
+    """Broker 1's replica of a 24 MiB partition moved to its other dir at 4 MiB/s (several polls)."""
+    from console.logdirs import actions as logdirs
+    from console.logdirs.core import Move
+    from console.models import Cluster, Role, RoleBinding
+    from sandbox.logdirs import dir_of
+
+    sb = ctx["sandbox"] = ctx["jbod"]
+    cluster = ctx["cluster"] = Cluster.objects.create(
+        name=f"fault-jbod-{next(_names)}", bootstrap_servers=sb.bootstrap_servers, request_timeout_s=5
+    )
+    RoleBinding.objects.create(cluster=cluster, user=ctx["personas"]["operator"], role=Role.OPERATOR)
+    topic = ctx["topic"] = f"fault-ld{next(_names)}"
+    sb.create_topic(topic, partitions=1, replication_factor=2, assignment=[[1, 2]])
+    with sb.state.lock:
+        part = sb.state.topics[topic].partitions[0]
+        part.sizes[1] = part.sizes[2] = 24 * MB
+        here = dir_of(sb.state.brokers[1], part)
+    there = next(d for d in sb.state.brokers[1].log_dirs if d != here)
+    return logdirs.move_replicas(
+        actor=ctx["personas"]["operator"], cluster=cluster, moves=[Move(topic, 0, 1, there)], throttle=4 * MB
+    )
+
+
 STARTERS = {
+    "logdir.move": _start_logdir_move,
     "health.check": _start_health,
     "election.run": _start_election,
     "request.execute": _start_request,
@@ -253,15 +301,24 @@ def _reference_engine(spark, lake_dir, cluster, since, until, params, progress=N
 
 @pytest.mark.parametrize(("kind", "path", "k", "mode"), CASES)
 def test_every_kind_ends_whatever_fails_at_each_step(
-    kind, path, k, mode, personas, kafka_cluster, frozen, tmp_path, monkeypatch, settings
+    kind, path, k, mode, personas, kafka_cluster, frozen, jbod, tmp_path, monkeypatch, settings
 ):
     settings.OPERATION_MAX_ATTEMPTS = MAX_ATTEMPTS
     monkeypatch.setenv("TELEMETRY_LAKE_DIR", str(tmp_path))
     monkeypatch.setattr("pipeline.jobs.run_jobs", _reference_engine)
     monkeypatch.setattr("pipeline.spark.build_session", lambda cfg: None)
-    ctx = {"personas": personas, "cluster": kafka_cluster, "sandbox": frozen, "lake": tmp_path}
+    ctx = {"personas": personas, "cluster": kafka_cluster, "sandbox": frozen, "lake": tmp_path, "jbod": jbod}
     op = STARTERS[kind](ctx)
-    if path == "cancel":  # under way first (throttles set, moving), then the operator cancels
+    frozen = ctx["sandbox"]  # the sandbox the kind works on (a log-dir move's has two dirs per broker)
+    if path == "cancel" and kind == "logdir.move":  # the throttle set, the copy under way, then cancelled
+        from console.logdirs import actions as logdirs
+
+        for _ in range(4):
+            run_now(op.pk)
+        op.refresh_from_db()
+        assert op.state == "running" and op.data["throttles"], (op.state, op.data)
+        logdirs.cancel(actor=personas["operator"], op=op)
+    elif path == "cancel":  # under way first (throttles set, moving), then the operator cancels
         run_now(op.pk)
         r = Reassignment.objects.get(operation=op)
         assert ThrottleEntry.objects.filter(reassignment=r, state__in=OWED_STATES).exists()
@@ -302,6 +359,15 @@ def test_every_kind_ends_whatever_fails_at_each_step(
         reassign_janitor.sweep_throttles()
         assert not ThrottleEntry.objects.filter(cluster=kafka_cluster, state__in=OWED_STATES).exists()
         assert _throttles_on_kafka(kafka_cluster, ctx["topic"]) == set()
+    if kind == "logdir.move":
+        ledger = op.data.get("throttles") or {}
+        left = IO_RATE in jbod.state.broker_configs.get("1", {})
+        if op.state != "errored":  # the intra-broker throttle was taken back (none was set before)
+            assert not left, ledger
+        else:  # what is left is listed as owed in the operation's ledger (no janitor takes it back yet)
+            assert not left or ledger["1"]["state"] in ("recorded", "set"), ledger
+        with jbod.state.lock:  # the next case starts without it
+            jbod.state.broker_configs.get("1", {}).pop(IO_RATE, None)
 
 
 def _throttles_on_kafka(cluster, topic) -> set[tuple[str, str, str]]:
