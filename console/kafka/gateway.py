@@ -27,6 +27,7 @@ from .quotas import QuotasMixin
 from .records import RecordsMixin
 from .replicas import ReplicasMixin
 from .scram import ScramMixin
+from .topic_partitions import TopicPartitionsMixin
 from .topics import TopicsMixin
 from .transactions import TransactionsMixin
 
@@ -44,6 +45,7 @@ __all__ = [
 class KafkaGateway(
     ClusterMixin,
     TopicsMixin,
+    TopicPartitionsMixin,
     ConfigsMixin,
     AclsMixin,
     PollReadsMixin,

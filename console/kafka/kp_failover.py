@@ -35,6 +35,7 @@ ANY_BROKER_READS = frozenset(
         "DescribeAcls",
         "ListPartitionReassignments",
         "FindCoordinator",
+        "DescribeTopicPartitions",
     }
 )
 #: How long a broker that failed a request is tried last for "any broker" requests (seconds).

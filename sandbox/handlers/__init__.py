@@ -27,6 +27,7 @@ from sandbox.handlers import (
     sasl,
     scram,
     share,
+    topic_partitions,
     topics,
     txn,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "sasl",
     "scram",
     "share",
+    "topic_partitions",
     "topics",
     "txn",
 ]
