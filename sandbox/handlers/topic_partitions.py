@@ -14,7 +14,8 @@ answer it.
   for an illegal name) with the zero id and no partitions.
 - A partition's leader is its registered leader (-1 when none), its replicas and ISR as registered,
   offline replicas those on stopped brokers, and the eligible leader replicas (ELR) empty: the
-  sandbox runs with ``eligible.leader.replicas.version`` 0, as Kafka 4.1 does unless it is enabled.
+  sandbox finalizes ``eligible.leader.replicas.version`` 1 as a new 4.1 cluster does, but keeps
+  the ISR as Kafka did before KIP-966 (never below one member) and models no ELR (README).
   Partition error codes are always 0 (unlike Metadata's LEADER_NOT_AVAILABLE).
 - The sandbox has no topic authorizer (as for Metadata), so every topic is described and its
   authorized operations are the topic's supported ones.
