@@ -48,10 +48,13 @@ from bench.bench_web_concurrency import Children, child_env, start_redis, start_
 from bench.harness import RemoteSandbox, fill_log_sizes, gate, setup_console, teardown  # noqa: E402
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
-BROKERS = 30
-SMALL_TOPICS, SMALL_PARTITIONS = int(9000 * SCALE), 5
-BIG_TOPICS, BIG_PARTITIONS = max(1, int(55 * SCALE)), 1000
-MOVE = int(10_000 * SCALE)
+# BENCH_MEMORY_ESTATE=1m (set by bench_memory_1m.py, read here so the spawned sandbox builds the same):
+# 1,000,000 partitions on 200 brokers (19,800 topics x 50 + 10 x 1,000), the same 10,000-partition move
+ESTATE_1M = os.environ.get("BENCH_MEMORY_ESTATE") == "1m"
+BROKERS = 200 if ESTATE_1M else 30
+SMALL_TOPICS, SMALL_PARTITIONS = (19_800, 50) if ESTATE_1M else (int(9000 * SCALE), 5)
+BIG_TOPICS, BIG_PARTITIONS = (10, 1000) if ESTATE_1M else (max(1, int(55 * SCALE)), 1000)
+MOVE = 10_000 if ESTATE_1M else int(10_000 * SCALE)
 RF = 3
 PROGRESS_S = 30
 LIMIT_MB = 400
@@ -127,7 +130,14 @@ def process_tree(pid: int) -> list[int]:
 
 def measure(children: Children) -> tuple[float, list[str]]:
     """(largest peak RSS in MB of any console process, printed lines)."""
-    lines, peak = [], 0.0
+    peak, _total, lines = measure_all(children)
+    return peak, lines
+
+
+def measure_all(children: Children) -> tuple[float, float, list[str]]:
+    """(largest peak RSS in MB of any console process, PSS in MB summed over every console
+    process, printed lines)."""
+    lines, peak, total = [], 0.0, 0.0
     for name, proc in children.procs.items():
         if name == "redis":
             continue
@@ -147,7 +157,8 @@ def measure(children: Children) -> tuple[float, list[str]]:
             f"  {name:<14} total of {len(pids)} processes: PSS {pss / 1024:.1f} MB (shared pages once), "
             f"peak RSS summed {hwm / 1024:.1f} MB (upper bound)"
         )
-    return peak, lines
+        total += pss / 1024
+    return peak, total, lines
 
 
 # -- the heavy paths --------------------------------------------------------------------------------
@@ -286,7 +297,7 @@ def reassign(base: str, cookie: str, sandbox) -> int:
     return rid
 
 
-def main() -> None:
+def main(name: str = "memory_100k") -> None:
     started = time.perf_counter()
     sandbox = RemoteSandbox(build_sandbox)
     logs = Path(tempfile.mkdtemp(prefix="bench-memory-logs-"))
@@ -321,14 +332,18 @@ def main() -> None:
         telemetry_snapshot()
         reassign(base, cookie, sandbox)
         children.check_alive()
-        peak, lines = measure(children)
+        peak, total, lines = measure_all(children)
         print(f"memory at the end ({PROGRESS_S}s of progress polling included):")
         print("\n".join(lines))
     finally:
         children.stop()
         teardown(sandbox)
     print(f"largest peak RSS of one console process: {peak:.1f} MB (limit {LIMIT_MB} MB)")
-    gate("memory_100k", peak / LIMIT_MB, GOAL)
+    if ESTATE_1M:  # issue 35: and every console process together <= 2x one process
+        print(
+            f"PSS of every console process together: {total:.1f} MB = {total / peak:.2f}x the largest peak (goal <= 2)"
+        )
+    gate(name, max(peak / LIMIT_MB, total / peak / 2) if ESTATE_1M else peak / LIMIT_MB, GOAL)
 
 
 if __name__ == "__main__":
