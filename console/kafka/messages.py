@@ -78,18 +78,32 @@ def key_partition(key: bytes, partitions: int) -> int:
 
 
 class MessagesMixin(GatewayBase):
-    """partition_bounds, offsets_for_time, read_records, produce_record."""
+    """partition_bounds, log_starts, offsets_for_time, read_records, produce_record."""
 
     def partition_bounds(self, topic: str) -> dict[int, tuple[int, int] | KafkaOperationError]:
         """Every partition of ``topic``: (log start offset, high watermark). Raises
         UNKNOWN_TOPIC_OR_PARTITION when the topic does not exist."""
         self._require_brokers("reading offsets")
         leaders = self._topic_leaders(topic)
-        handed = self.__dict__.setdefault("_leaders_handed", {})
-        if len(handed) >= LEADERS_KEPT:
-            handed.clear()
-        handed[topic] = (time.monotonic(), leaders)
+        self._hand_leaders(topic, leaders)
         return self._bounds(topic, leaders, list(leaders))
+
+    def log_starts(self, topic: str) -> dict[int, int | KafkaOperationError]:
+        """Every partition of ``topic``: its log start offset alone (one ListOffsets, not two: a read
+        from the oldest message takes its end from its Fetch answers' high watermarks). Raises
+        UNKNOWN_TOPIC_OR_PARTITION when the topic does not exist."""
+        self._require_brokers("reading offsets")
+        leaders = self._topic_leaders(topic)
+        self._hand_leaders(topic, leaders)
+        out: dict[int, int | KafkaOperationError] = {}
+        by_leader = self._group(topic, leaders, list(leaders), out)
+        if by_leader:
+            [(starts, errors)] = self.offsets_by_leader(by_leader, ("earliest",))
+            for p in leaders:
+                if p not in out:
+                    err = errors.get((topic, p))
+                    out[p] = err if err is not None else starts[(topic, p)]
+        return {p: out[p] for p in sorted(leaders)}
 
     def offsets_for_time(
         self, topic: str, partitions: Iterable[int], timestamp_ms: int
@@ -223,6 +237,13 @@ class MessagesMixin(GatewayBase):
             leaders = self._topic_leaders(topic)
 
     # -- helpers ----------------------------------------------------------------------------
+
+    def _hand_leaders(self, topic: str, leaders: dict[int, int]) -> None:
+        """Keep a topic's leaders for the read that follows (LEADERS_REUSE_S)."""
+        handed = self.__dict__.setdefault("_leaders_handed", {})
+        if len(handed) >= LEADERS_KEPT:
+            handed.clear()
+        handed[topic] = (time.monotonic(), leaders)
 
     def _topic_leaders(self, topic: str) -> dict[int, int]:
         """``{partition: leader (-1: none)}`` of one topic, from a Metadata of that topic only."""

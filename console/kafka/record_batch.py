@@ -63,37 +63,55 @@ def records(data: bytes, pos: int, end: int, head: BatchHeader, start: int) -> l
     i, size = 0, len(body)
     base, base_ts = head.base_offset, head.base_timestamp
     append_ts = head.max_timestamp if head.log_append_time else None
+    varint = _varint
+    # Each varint is read inline when it is one byte (most are: a record's attributes, deltas, key and
+    # header lengths), through ``_varint`` otherwise: a call per field cost a third of the decoding.
     for _ in range(head.count):
-        length, i = _varint(body, i)
+        b = body[i]
+        length, i = ((b >> 1) ^ -(b & 1), i + 1) if b < 0x80 else varint(body, i)
         stop = i + length
-        i += 1  # the record's attributes (unused)
-        ts_delta, i = _varint(body, i)
-        offset_delta, i = _varint(body, i)
-        n, i = _varint(body, i)
-        key = None if n < 0 else body[i : i + n]
-        payload = max(n, 0)
-        i += payload
-        n, i = _varint(body, i)
-        value = None if n < 0 else body[i : i + n]
-        i += max(n, 0)
-        payload += max(n, 0)
-        count, i = _varint(body, i)
+        b = body[i + 1]  # after the record's attributes (unused)
+        ts_delta, i = ((b >> 1) ^ -(b & 1), i + 2) if b < 0x80 else varint(body, i + 1)
+        b = body[i]
+        offset_delta, i = ((b >> 1) ^ -(b & 1), i + 1) if b < 0x80 else varint(body, i)
+        b = body[i]
+        n, i = ((b >> 1) ^ -(b & 1), i + 1) if b < 0x80 else varint(body, i)
+        if n < 0:
+            key, payload = None, 0
+        else:
+            key, payload = body[i : i + n], n
+            i += n
+        b = body[i]
+        n, i = ((b >> 1) ^ -(b & 1), i + 1) if b < 0x80 else varint(body, i)
+        if n < 0:
+            value = None
+        else:
+            value = body[i : i + n]
+            i += n
+            payload += n
+        b = body[i]
+        count, i = ((b >> 1) ^ -(b & 1), i + 1) if b < 0x80 else varint(body, i)
         headers = []
         for _ in range(count):
-            n, i = _varint(body, i)
+            b = body[i]
+            n, i = ((b >> 1) ^ -(b & 1), i + 1) if b < 0x80 else varint(body, i)
             name = body[i : i + n].decode()
             i += n
             payload += n
-            n, i = _varint(body, i)
-            headers.append((name, None if n < 0 else body[i : i + n]))
-            i += max(n, 0)
-            payload += max(n, 0)
+            b = body[i]
+            n, i = ((b >> 1) ^ -(b & 1), i + 1) if b < 0x80 else varint(body, i)
+            if n < 0:
+                headers.append((name, None))
+            else:
+                headers.append((name, body[i : i + n]))
+                i += n
+                payload += n
         if i != stop or i > size:
             raise ValueError(f"a record's length says {length} bytes, its fields hold {length + i - stop}")
         offset = base + offset_delta
         if offset >= start:
-            ts = base_ts + ts_delta if append_ts is None else append_ts
-            out.append((offset, ts, key, value, tuple(headers), payload))
+            out.append((offset, base_ts + ts_delta if append_ts is None else append_ts, key, value,
+                        tuple(headers), payload))  # fmt: skip
     if i != size:
         raise ValueError(f"{size - i} bytes left after the batch's {head.count} records")
     return out

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from django.core.exceptions import ValidationError
 
 from console.messages import jsondoc
-from console.messages.masking import Rule, RuleInvalid, json_path, mask_headers, mask_value
+from console.messages.masking import MASK, Rule, RuleInvalid, json_path, mask_headers, mask_value
 
 MAX_MESSAGES = 500  # messages shown per request
 MAX_BYTES = 4 << 20  # bytes read from Kafka per request (keys, values and headers)
@@ -147,23 +147,36 @@ def decode(data: bytes | None, how: str = "auto", doc: Any = jsondoc.UNPARSED) -
     """Bytes as shown: auto = the Confluent wire format (magic byte 0 and a 4-byte schema id) as its
     schema id and the payload in hex, else JSON (pretty) if it parses, text if UTF-8, else hex.
     ``doc``: the bytes' JSON document when it is known already (jsondoc.NOT_JSON: none)."""
+    return Decoded(*_decoded(data, how, doc))
+
+
+def _decoded(data: bytes | None, how: str, doc: Any = jsondoc.UNPARSED) -> tuple[str, str, int | None]:
+    """``decode`` as (text, kind, schema id)."""
     if data is None:
-        return Decoded("", "null")
+        return "", "null", None
     if how == "hex":
-        return Decoded(_hex(data), "hex")
+        return _hex(data), "hex", None
     if how == "auto" and len(data) >= 5 and data[0] == 0:
-        return Decoded(_hex(data[5:]), "schema", struct.unpack(">i", data[1:5])[0])
+        return _hex(data[5:]), "schema", struct.unpack(">i", data[1:5])[0]
     if how in ("auto", "json"):
         if doc is jsondoc.UNPARSED:
             doc = jsondoc.parse(data)
         if doc is not jsondoc.NOT_JSON:
-            return Decoded(jsondoc.pretty(doc), "json")
+            return jsondoc.pretty(doc), "json", None
     try:
-        return Decoded(data.decode("utf-8"), "text")
+        return data.decode("utf-8"), "text", None
     except UnicodeDecodeError:
         if how == "text":
-            return Decoded(data.decode("utf-8", "replace"), "text")
-        return Decoded(_hex(data), "hex")
+            return data.decode("utf-8", "replace"), "text", None
+        return _hex(data), "hex", None
+
+
+def _text(data: bytes) -> str:
+    """``decode(data, "text").text`` of bytes."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace")
 
 
 # -- filters ----------------------------------------------------------------------------------------
@@ -255,30 +268,79 @@ def passes(
 def prepare(record: Record, rules: Sequence[Rule] | None, f: Filters, how: str) -> ShownMessage | None:
     """The record as shown (masked by ``rules``; None = an unmasked read), or None when a filter
     drops it. Filters see only the masked message: a filter is no oracle for a masked value."""
-    value, headers, changed, doc = record.value, tuple(record.headers), [], jsondoc.UNPARSED
-    if rules:
-        value, changed, doc = mask_value(value, rules)
-        headers, header_changed = mask_headers(headers, rules)
-        changed += header_changed
-    if doc is jsondoc.UNPARSED and (f.path is not None or how in ("auto", "json")):
-        doc = jsondoc.parse(value)  # once, for the JSON-path filter and the JSON shown
-    if f.any and not passes(f, record.key, headers, value, doc):
-        return None
-    key, shown = decode(record.key, how), decode(value, how, doc)
-    return ShownMessage(
-        partition=record.partition,
-        offset=record.offset,
-        timestamp=record.timestamp,
-        timestamp_type=record.timestamp_type,
-        key=key.text,
-        key_kind=key.kind,
-        value=shown.text,
-        value_kind=shown.kind,
-        schema_id=shown.schema_id,
-        headers=tuple((n, decode(v, "text").text if v is not None else "") for n, v in headers),
-        size=record.size,
-        masked_by=tuple(dict.fromkeys(changed)),
-    )
+    return Preparer(rules, f, how)(record)
+
+
+class Preparer:
+    """``prepare`` for the records of one read: the rules sorted by kind and the decoding chosen once.
+
+    With JSON-path rules alone, a value shown as JSON and no filter on the value's text (a browse's
+    usual case), the masked document is only shown: it is not also written back as bytes (what a
+    text filter or a regex rule would read), which ``mask_value`` does for the general case."""
+
+    __slots__ = ("rules", "paths", "headers", "filters", "filtered", "how", "parse", "doc_only")
+
+    def __init__(self, rules: Sequence[Rule] | None, f: Filters, how: str) -> None:
+        self.rules = tuple(rules or ())
+        self.paths = tuple(r for r in self.rules if r.kind == "json_path")
+        self.headers = any(r.kind == "header" for r in self.rules)
+        self.filters, self.filtered, self.how = f, f.any, how
+        self.parse = f.path is not None or how in ("auto", "json")
+        regex = any(r.kind == "regex" for r in self.rules)
+        self.doc_only = bool(self.paths) and not regex and how in ("auto", "json") and not f.value_contains
+
+    def __call__(self, record: Record) -> ShownMessage | None:
+        value, headers, changed, doc = record.value, tuple(record.headers), [], jsondoc.UNPARSED
+        rules, f, how = self.rules, self.filters, self.how
+        shown_doc = False  # the value is shown as its (masked) document, pretty
+        if self.doc_only:
+            doc = jsondoc.parse(value)
+            if doc is not jsondoc.NOT_JSON:
+                for rule in self.paths:
+                    doc, hit = rule.compiled.replace(doc, MASK)
+                    if hit:
+                        changed.append(rule.label)
+                shown_doc, value = True, None  # only the masked document is read from here on
+        elif rules:
+            value, changed, doc = mask_value(value, rules)
+        if self.headers:
+            headers, header_changed = mask_headers(headers, rules)
+            changed += header_changed
+        if doc is jsondoc.UNPARSED and self.parse:
+            doc = jsondoc.parse(value)  # once, for the JSON-path filter and the JSON shown
+        if self.filtered and not passes(f, record.key, headers, value, doc):
+            return None
+        key_text, key_kind, _ = _decoded(record.key, how)
+        text, kind, schema_id = (
+            (jsondoc.pretty(doc), "json", None) if shown_doc else _decoded(value, how, doc)
+        )
+        # A ShownMessage without the frozen dataclass's __init__ (one guarded attribute write per
+        # field, for each of up to 500 messages a read): the same instance, its fields in its
+        # __dict__, compared, hashed and printed by the dataclass's own methods.
+        message = _new(ShownMessage)
+        _set(
+            message,
+            "__dict__",
+            {
+                "partition": record.partition,
+                "offset": record.offset,
+                "timestamp": record.timestamp,
+                "timestamp_type": record.timestamp_type,
+                "key": key_text,
+                "key_kind": key_kind,
+                "value": text,
+                "value_kind": kind,
+                "schema_id": schema_id,
+                "headers": tuple([(n, "" if v is None else _text(v)) for n, v in headers]),
+                "size": record.size,
+                "masked_by": tuple(dict.fromkeys(changed)) if changed else (),
+            },
+        )
+        return message
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 def merge(per_partition: Iterable[Sequence[ShownMessage]]) -> list[ShownMessage]:

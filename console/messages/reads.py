@@ -115,10 +115,11 @@ def _why_short(query: BrowseQuery, shown: int) -> str:
 # -- where to read ----------------------------------------------------------------------------------
 
 
-def _bounds(gw, cluster: Cluster, topic: str, query: BrowseQuery) -> dict[int, tuple[int, int]]:
-    """(log start, high watermark) of the partitions the query reads."""
+def _bounds(gw, cluster: Cluster, topic: str, query: BrowseQuery) -> dict[int, tuple[int, int | None]]:
+    """(log start, high watermark) of the partitions the query reads. A read from the oldest message
+    asks for the log starts alone: its high watermarks (None here) come with its first Fetch answers."""
     try:
-        every = gw.partition_bounds(topic)
+        every = gw.log_starts(topic) if query.mode == "oldest" else gw.partition_bounds(topic)
     except KafkaOperationError as exc:
         if exc.name == "UNKNOWN_TOPIC_OR_PARTITION":
             # not found, as every door answers an unknown topic elsewhere (404, exit NOT_FOUND)
@@ -140,7 +141,7 @@ def _bounds(gw, cluster: Cluster, topic: str, query: BrowseQuery) -> dict[int, t
         bound = every[p]
         if isinstance(bound, KafkaOperationError):
             raise bound
-        out[p] = bound
+        out[p] = (bound, None) if query.mode == "oldest" else bound
     return out
 
 
@@ -190,21 +191,16 @@ class _Reader:
     """Forward reads of windows of partitions, masked and filtered record by record."""
 
     def __init__(self, gw, topic: str, rules, filters: core.Filters, decode: str, scan: _Scan) -> None:
-        self.gw, self.topic, self.rules, self.filters, self.decode, self.scan = (
-            gw,
-            topic,
-            rules,
-            filters,
-            decode,
-            scan,
-        )
+        self.gw, self.topic, self.filters, self.scan = gw, topic, filters, scan
+        self.prepare = core.Preparer(rules, filters, decode)
 
     def forward(
-        self, starts: Mapping[int, int], ends: Mapping[int, int], count: int
+        self, starts: Mapping[int, int], ends: Mapping[int, int | None], count: int
     ) -> tuple[list[core.ShownMessage], dict[int, int]]:
         """Up to ``count`` messages per partition from ``starts``, merged by time and cut to ``count``;
-        the cursor continues after the last one kept (a message cut off is read again)."""
-        shown = self._read(dict(starts), ends, count)
+        the cursor continues after the last one kept (a message cut off is read again). An end of
+        None: the high watermark of the partition's first Fetch answer."""
+        shown = self._read(dict(starts), dict(ends), count)
         merged = core.merge(shown.values())
         kept, cut = merged[:count], merged[count:]
         cursor = dict(self.scan.position)
@@ -234,15 +230,22 @@ class _Reader:
         return merged[-count:], {p: hw for p, (_, hw) in bounds.items()}
 
     def _read(
-        self, positions: dict[int, int], ends: Mapping[int, int], need: int
+        self, positions: dict[int, int], ends: dict[int, int | None], need: int
     ) -> dict[int, list[core.ShownMessage]]:
         shown: dict[int, list[core.ShownMessage]] = {p: [] for p in positions}
         stalls = 0
         while True:
-            active = {p: at for p, at in positions.items() if at < ends[p] and len(shown[p]) < need}
+            active = {
+                p: at
+                for p, at in positions.items()
+                if (ends[p] is None or at < ends[p]) and len(shown[p]) < need
+            }
             if not active or self.scan.out_of_budget():
                 break
-            wanted = max(min(ends[p] - at, need - len(shown[p])) for p, at in active.items())
+            wanted = max(
+                min(need if ends[p] is None else ends[p] - at, need - len(shown[p]))
+                for p, at in active.items()
+            )
             reads = self.gw.read_records(
                 self.topic,
                 active,
@@ -252,6 +255,8 @@ class _Reader:
             )
             moved = False
             for p, part in reads.items():
+                if ends[p] is None and part.error is None:
+                    ends[p] = part.high_watermark  # the end this read keeps to, as a bound read first would
                 before = positions[p]
                 positions[p] = self._take(p, part, positions[p], ends[p], need, shown[p])
                 moved |= positions[p] != before
@@ -259,7 +264,9 @@ class _Reader:
             if stalls >= STALLS:
                 self.scan.stopped = STOPPED_STALLED
                 break
-        self.scan.position.update({p: min(at, ends[p]) for p, at in positions.items()})
+        self.scan.position.update(
+            {p: at if ends[p] is None else min(at, ends[p]) for p, at in positions.items()}
+        )
         return shown
 
     def _take(self, p: int, part, at: int, end: int, need: int, shown: list) -> int:
@@ -271,17 +278,25 @@ class _Reader:
                     f"the oldest message there is at {part.log_start} (retention removed the rest while reading)"
                 )
             raise part.error
-        for record in part.records:
+        records, prepare, scan = part.records, self.prepare, self.scan
+        stop = None
+        read = 0
+        for record in records:
             if record.offset >= end or len(shown) >= need:
-                return record.offset
-            self.scan.scanned += 1
-            self.scan.bytes += record.size
-            seen = self.scan.ranges.setdefault(p, [record.offset, record.offset])
-            seen[0], seen[1] = min(seen[0], record.offset), max(seen[1], record.offset)
-            message = core.prepare(record, self.rules, self.filters, self.decode)
+                stop = record.offset
+                break
+            read += 1
+            message = prepare(record)
             if message is not None:
                 shown.append(message)
-        return max(at, part.next_offset)
+        if read:
+            taken = records[:read]
+            scan.scanned += read
+            scan.bytes += sum(r.size for r in taken)
+            low, high = min(r.offset for r in taken), max(r.offset for r in taken)
+            seen = scan.ranges.setdefault(p, [low, high])
+            seen[0], seen[1] = min(seen[0], low), max(seen[1], high)
+        return max(at, part.next_offset) if stop is None else stop
 
 
 # -- the audit trail --------------------------------------------------------------------------------
@@ -306,11 +321,14 @@ def _write(**event) -> None:
 
 
 def _shown_ranges(messages) -> dict[str, str]:
-    ranges: dict[int, list[int]] = {}
+    offsets: dict[int, list[int]] = {}  # per partition (up to 500 messages: one append each)
     for m in messages:
-        seen = ranges.setdefault(m.partition, [m.offset, m.offset])
-        seen[0], seen[1] = min(seen[0], m.offset), max(seen[1], m.offset)
-    return {str(p): f"{a}..{b}" for p, (a, b) in sorted(ranges.items())}
+        seen = offsets.get(m.partition)
+        if seen is None:
+            offsets[m.partition] = [m.offset]
+        else:
+            seen.append(m.offset)
+    return {str(p): f"{min(o)}..{max(o)}" for p, o in sorted(offsets.items())}
 
 
 def _audit_read(

@@ -191,6 +191,9 @@ def test_it_refuses_unknown_topics_partitions_and_offsets_past_the_end(gw, topic
         gw.partition_bounds("ct-no-such-topic-messages")
     assert exc.value.name == "UNKNOWN_TOPIC_OR_PARTITION"
     with pytest.raises(KafkaOperationError) as exc:
+        gw.log_starts("ct-no-such-topic-messages")
+    assert exc.value.name == "UNKNOWN_TOPIC_OR_PARTITION"
+    with pytest.raises(KafkaOperationError) as exc:
         gw.read_records(
             "ct-no-such-topic-messages", {0: 0}, max_records=1, max_bytes=1024, deadline_s=_deadline()
         )
@@ -213,6 +216,7 @@ def test_it_refuses_unknown_topics_partitions_and_offsets_past_the_end(gw, topic
         f"One or more records have been rejected due to invalid timestamp ({topic}-1)",
     )
     assert gw.partition_bounds(topic) == {0: (0, 0), 1: (0, 1)}  # nothing written
+    assert gw.log_starts(topic) == {0: 0, 1: 0}
 
 
 def test_it_refuses_a_record_larger_than_the_topics_limit(gw, topics):
@@ -235,6 +239,7 @@ def test_it_reports_an_offset_below_the_log_start(gw, topics, endpoints):
     for future in admin.delete_records([CTP(topic, 0, 6)]).values():
         future.result(30)
     assert gw.partition_bounds(topic) == {0: (6, 10)}
+    assert gw.log_starts(topic) == {0: 6}
     read = gw.read_records(topic, {0: 2}, max_records=5, max_bytes=1 << 20, deadline_s=_deadline())[0]
     assert (read.error.name, read.records, read.log_start, read.high_watermark) == (
         "OFFSET_OUT_OF_RANGE",

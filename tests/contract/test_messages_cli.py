@@ -98,3 +98,36 @@ def test_consume_prints_what_kafka_console_consumer_prints(registered, monkeypat
             *flags,
         )
         assert code == 0 and ours.removesuffix("Processed a total of 2 messages\n") == stdout, props
+
+
+def test_from_the_beginning_starts_at_the_log_start_as_kafka_console_consumer_does(registered):
+    """``--from-beginning`` (the browser's oldest read: the log starts asked for alone, the end from
+    the Fetch answers) after the partition's head was deleted: what Kafka's own tool prints."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    endpoints, topic = registered
+    from console.clusters.actions import gateway_for
+
+    gw = gateway_for(Cluster.objects.get(name="contract"))
+    for i in range(8):
+        gw.produce_record(topic, partition=0, key=f"k{i}".encode(), value=f"v{i}".encode())
+    admin = AdminClient(endpoints.client_config())
+    for future in admin.delete_records([TopicPartition(topic, 0, 3)]).values():
+        future.result(30)
+    flags = [a for p in ("print.offset", "print.key") for a in ("--property", f"{p}=true")]
+    code, ours = kafka(
+        "messages", "consume", "--topic", topic, "--partition", "0", "--from-beginning", "--max-messages",
+        "10", "--timeout-ms", "3000", *flags, "--as", "admin", stderr=True,
+    )  # fmt: skip
+    assert code == 0, ours
+    lines = ours.splitlines()
+    assert lines[:5] == [f"Offset:{i}\tk{i}\tv{i}" for i in range(3, 8)]
+    assert lines[-1] == "Processed a total of 5 messages"
+    if not TOOL.exists():
+        pytest.skip(f"no {TOOL}: the comparison with Kafka's own tool needs KAFKA_HOME")
+    stdout, _ = tool_consume(
+        endpoints.bootstrap_servers, topic, "--partition", "0", "--from-beginning", "--max-messages", "5",
+        *flags,
+    )  # fmt: skip
+    assert stdout.splitlines() == lines[:5]

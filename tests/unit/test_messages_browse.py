@@ -430,3 +430,31 @@ def test_it_shows_nothing_when_the_read_cannot_be_audited(
     monkeypatch.setattr(reads.audit, "record", refuse)
     with pytest.raises(AuditUnavailable, match="so the messages are not shown"):
         _browse(kafka_cluster, personas["viewer"], topic, mode="oldest", partition=0)
+
+
+def test_a_read_from_the_oldest_asks_for_the_log_starts_only(
+    sandbox, kafka_cluster, personas, world, monkeypatch
+):
+    """One ListOffsets (the log starts), not two: the high watermark each partition's read keeps to
+    is its first Fetch answer's. An empty partition is read once and ends where it starts."""
+    topic = _topic(sandbox, kafka_cluster, world + "starts", partitions=3, records=_ten(world)[:4])
+    with sandbox.state.lock:
+        sandbox.state.topics[topic].partitions[0].log_start_offset = 1
+    gw = gateway_for(kafka_cluster)
+
+    def no_bounds(name):
+        raise AssertionError(f"both bounds of {name} were asked for")
+
+    monkeypatch.setattr(type(gw), "partition_bounds", lambda self, name: no_bounds(name))
+    everything = _browse(kafka_cluster, personas["viewer"], topic, mode="oldest", partition=None, count=50)
+    assert ([m.offset for m in everything.messages], everything.cursor, everything.stopped) == (
+        [1, 2, 3],
+        {0: 4, 1: 0, 2: 0},
+        "reached the high watermark",
+    )
+    two = _browse(kafka_cluster, personas["viewer"], topic, mode="oldest", partition=0, count=2)
+    assert ([m.offset for m in two.messages], two.cursor, two.stopped) == ([1, 2], {0: 3}, "")
+    assert [(e.params["partitions"], e.params["read"]) for e in _reads()] == [
+        ([0, 1, 2], {"0": "1..3"}),
+        ([0], {"0": "1..2"}),
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -241,3 +242,110 @@ def test_a_rule_is_compiled_once_per_text_and_a_bad_one_is_refused_every_time():
     for _ in range(2):
         with pytest.raises(masking.RuleInvalid):
             masking.make_rule("json_path", "$.[", "")
+
+
+def test_json_values_are_parsed_as_the_stdlib_parses_them():
+    """orjson reads most values (module jsondoc); every answer is the stdlib's, type and all."""
+    from console.messages import jsondoc
+
+    strict = json.JSONDecoder(parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    cases = [
+        b'{"a": 1, "b": [true, null, "x"], "c": {"d": 1.5}}',
+        b"-9223372036854775808",
+        b"-9223372036854775809",  # 19 digits past int64: orjson would give a float
+        b"18446744073709551615",
+        b'{"id": 18446744073709551616}',  # past 64 bits
+        b'{"n": 1234567890123456789012345678901234567890}',
+        b'{"note": "12345678901234567890"}',  # a long run of digits in a string: the same either way
+        b"-0",
+        b"-0.0",
+        b"1e400",  # past a double: orjson refuses, the stdlib reads inf
+        b'"\\ud800"',  # a lone surrogate: orjson refuses, the stdlib reads it
+        b'{"a": 1, "a": 2}',
+        b"  [1, 2]  ",
+        b"5e-324",
+        b"0.1",
+    ]
+    for data in cases:
+        expected = strict.decode(data.decode("utf-8"))
+        got = jsondoc.parse(data)
+        assert repr(got) == repr(expected) and type(got) is type(expected), data
+    for data in (b'{"a": NaN}', b"[1, 2", b"\x0c{}", b'"\xff"', b"01", b"{} x"):
+        assert jsondoc.parse(data) is jsondoc.NOT_JSON, data
+
+
+def _reference(rec, rules, f, how):
+    """What a message shows, the general way: the value masked to bytes, then decoded."""
+    from console.messages import jsondoc
+
+    value, changed, doc = masking.mask_value(rec.value, rules)
+    headers, header_changed = masking.mask_headers(rec.headers, rules)
+    changed += header_changed
+    if doc is jsondoc.UNPARSED and (f.path is not None or how in ("auto", "json")):
+        doc = jsondoc.parse(value)
+    if f.any and not core.passes(f, rec.key, headers, value, doc):
+        return None
+    key, shown = core.decode(rec.key, how), core.decode(value, how, doc)
+    return ShownMessage(
+        rec.partition, rec.offset, rec.timestamp, rec.timestamp_type, key.text, key.kind, shown.text,
+        shown.kind, shown.schema_id, tuple((n, core.decode(v, "text").text if v is not None else "")
+        for n, v in headers), rec.size, tuple(dict.fromkeys(changed)),
+    )  # fmt: skip
+
+
+def test_a_read_with_json_path_rules_only_shows_what_the_general_masking_shows():
+    """The browse's usual case (JSON-path rules, JSON shown, no text filter on the value) masks the
+    document without writing it back as bytes: every message, filtered or not, is the same."""
+    rules_sets = [
+        (masking.make_rule("json_path", "$.card.number"),),
+        (masking.make_rule("json_path", "$.card.number"), masking.make_rule("json_path", "$.who..name")),
+        (masking.make_rule("json_path", "$.card"), masking.make_rule("header", "token")),
+    ]
+    records = [
+        Rec(value=b'{"card": {"number": "4111", "exp": "1/30"}, "who": {"x": {"name": "ann"}}}'),
+        Rec(value=b'{"card": "plain", "n": 18446744073709551617}', headers=(("token", b"t"), ("h", None))),
+        Rec(value=b'[{"card": 1}]', key=None),
+        Rec(value=b"not json \xff", key=b'{"k": 1}'),
+        Rec(value=None, headers=(("h", b"\xff"),)),
+        Rec(value=b"\x00\x00\x00\x00\x07\x01\x02"),  # the Confluent wire format
+        Rec(value=b'{"card": {"number": "***"}}'),  # masked already: no rule named
+    ]
+    queries = [
+        BrowseQuery("newest", None),
+        BrowseQuery("newest", None, key_contains="k"),
+        BrowseQuery("newest", None, header="token"),
+        BrowseQuery("newest", None, json_path="$.card.number=***"),
+        BrowseQuery("newest", None, json_path="$.card.number=4111"),
+        BrowseQuery("newest", None, json_path="$.who"),
+    ]
+    compared = 0
+    for rules in rules_sets:
+        for query in queries:
+            f = core.filters_of(query)
+            for how in ("auto", "json"):
+                prepare = core.Preparer(rules, f, how)
+                assert prepare.doc_only
+                for rec in records:
+                    assert prepare(rec) == _reference(rec, rules, f, how), (rules, query, how, rec)
+                    compared += prepare(rec) is not None
+    assert compared > 50
+    shown = core.Preparer(rules_sets[0], core.filters_of(queries[0]), "auto")(records[0])
+    assert hash(shown) == hash(_reference(records[0], rules_sets[0], core.filters_of(queries[0]), "auto"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        shown.value = "4111"
+    # any other case takes the general path
+    for rules, query, how in (
+        (rules_sets[0] + (masking.make_rule("regex", "4111"),), BrowseQuery("newest", None), "auto"),
+        (rules_sets[0], BrowseQuery("newest", None, value_contains="card"), "auto"),
+        (rules_sets[0], BrowseQuery("newest", None), "text"),
+        ((masking.make_rule("header", "token"),), BrowseQuery("newest", None), "auto"),
+    ):
+        f = core.filters_of(query)
+        assert not core.Preparer(rules, f, how).doc_only
+        for rec in records:
+            assert core.prepare(rec, rules, f, how) == _reference(rec, rules, f, how), (
+                rules,
+                query,
+                how,
+                rec,
+            )

@@ -222,3 +222,19 @@ def test_it_refuses_a_read_when_a_stored_rule_no_longer_compiles(cluster, people
     assert str(caught.value).startswith(
         f"masking rule {row.pk} of topic prefix 'pay.' cannot be applied ('(broken'"
     )
+
+
+def test_the_rules_in_force_are_the_clusters_own_by_prefix_then_age(cluster, people):
+    other = Cluster.objects.create(name="other", bootstrap_servers="127.0.0.1:2")
+    MaskingRule.objects.create(cluster=other, prefix="", kind="header", expression="elsewhere")
+    MaskingRule.objects.create(cluster=cluster, prefix="pay.", kind="header", expression="second")
+    MaskingRule.objects.create(cluster=cluster, prefix="", kind="header", expression="first")
+    MaskingRule.objects.create(cluster=cluster, prefix="pay.", kind="json_path", expression="$.card")
+    MaskingRule.objects.create(cluster=cluster, prefix="payroll", kind="header", expression="not-pay.")
+    in_force = store.rules_in_force(cluster, "pay.cards")
+    assert [(r.kind, r.expression, r.prefix) for r in in_force] == [
+        ("header", "first", ""),
+        ("header", "second", "pay."),
+        ("json_path", "$.card", "pay."),
+    ]
+    assert [r.expression for r in store.rules_in_force(other, "pay.cards")] == ["elsewhere"]

@@ -6,12 +6,14 @@ a built batch as Kafka's transaction coordinator marks its markers; the contract
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 
+import pytest
 from kafka.record.memory_records import MemoryRecordsBuilder
 from kafka.record.util import calc_crc32c
 
-from console.kafka.record_read import decode_records, partition_limits
+from console.kafka.record_read import RawRecord, decode_records, partition_limits
 
 CONTROL = 0x20  # the attributes' control bit
 TRANSACTIONAL = 0x10
@@ -112,3 +114,36 @@ def test_it_reads_compressed_and_old_format_batches():
         assert decoded.next_offset == 3
         if magic > 0:
             assert [r.timestamp for r in decoded.records] == [2001, 2002]
+
+
+def test_every_field_of_every_record_is_read_as_kafka_python_reads_it():
+    """Varints of one byte and of several (long keys, values, header names; large timestamp and
+    offset deltas), null keys, values and header values, many headers and none."""
+    from kafka.record.memory_records import MemoryRecords
+
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 22, offset=70)
+    rows = [
+        (1_000, b"k", b"v", [("h", b"x")]),
+        (1_000, None, None, []),
+        (999, b"", b"", [("n" * 70, None), ("", b"")]),
+        (1_000 + 10**9, b"K" * 300, b"V" * 70_000, [(f"h{i}", bytes([i]) * i) for i in range(90)]),
+        (5, b"\xff\x00", b'{"a": 1}', [("trace-id", b"t-000001")]),
+    ]
+    for ts, key, value, headers in rows:
+        builder.append(timestamp=ts, key=key, value=value, headers=headers)
+    builder.close()
+    data = bytes(builder.buffer())
+    expected = [
+        (r.offset, r.timestamp, r.key, r.value, tuple((n, v) for n, v in r.headers))
+        for r in MemoryRecords(data).next_batch()
+    ]
+    decoded = decode_records(data, 1, 70, 100)
+    assert decoded.error is None and decoded.next_offset == 75
+    assert [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in decoded.records] == expected
+    assert decoded.records[3].size == 300 + 70_000 + sum(len(f"h{i}") + i for i in range(90))
+    assert decoded.records[1].size == 0 and decoded.records[2].size == 70
+    first = RawRecord(1, 70, 1_000, "CreateTime", b"k", b"v", (("h", b"x"),), 4)
+    assert decoded.records[0] == first and hash(decoded.records[0]) == hash(first)
+    assert repr(decoded.records[0]) == repr(first)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decoded.records[0].offset = 1
