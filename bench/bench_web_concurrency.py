@@ -169,9 +169,13 @@ def child_env(redis_url: str) -> dict[str, str]:
 
 
 def start_redis(children: Children) -> str:
+    port = free_port()
+    # console.runner imports console.settings_celery, which reads these once: a bench that configures
+    # Django after this (bench_memory_100k) must find them set, else Celery looks for Redis on 6390
+    os.environ["REDIS_URL"] = f"redis://127.0.0.1:{port}/0"
+    os.environ["CELERY_RESULT_BACKEND"] = f"redis://127.0.0.1:{port}/1"
     from console.runner import redis_executable, redis_ping
 
-    port = free_port()
     redis_dir = children.logs / "redis"
     redis_dir.mkdir()
     argv = [redis_executable(), "--bind", "127.0.0.1", "--port", str(port), "--dir", str(redis_dir)]
