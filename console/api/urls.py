@@ -105,7 +105,9 @@ urlpatterns = [
     path(C + "transactions/hanging/", transactions.TxnHanging.as_view(), name="transactions-hanging"),
     path(C + "transactions/producers/", transactions.TxnProducers.as_view(), name="transactions-producers"),
     path(C + "transactions/abort/", transactions.TxnAbort.as_view(), name="transactions-abort"),
-    path(C + "transactions/id/<path:transactional_id>/", transactions.TxnDetail.as_view(), name="transaction"),
+    path(
+        C + "transactions/id/<path:transactional_id>/", transactions.TxnDetail.as_view(), name="transaction"
+    ),
     path(C + "share-groups/", share_groups.ShareGroupList.as_view(), name="share-groups"),
     path(C + "share-groups/reset/", share_groups.ShareGroupReset.as_view(), name="share-groups-reset"),
     path(C + "share-groups/delete/", share_groups.ShareGroupDelete.as_view(), name="share-groups-delete"),
@@ -133,8 +135,16 @@ urlpatterns = [
         reassignment.ReassignmentCancel.as_view(),
         name="reassignment-cancel",
     ),
-    path(C + "reassignments/<int:rid>/pause/", reassignment.ReassignmentPause.as_view(), name="reassignment-pause"),
-    path(C + "reassignments/<int:rid>/resume/", reassignment.ReassignmentResume.as_view(), name="reassignment-resume"),
+    path(
+        C + "reassignments/<int:rid>/pause/",
+        reassignment.ReassignmentPause.as_view(),
+        name="reassignment-pause",
+    ),
+    path(
+        C + "reassignments/<int:rid>/resume/",
+        reassignment.ReassignmentResume.as_view(),
+        name="reassignment-resume",
+    ),
     path(C + "throttles/", reassignment.Throttles.as_view(), name="throttles"),
     path(C + "elections/", elections.Elections.as_view(), name="elections"),
     path(C + "requests/", requests.RequestList.as_view(), name="requests"),

@@ -29,8 +29,6 @@ ARGUMENTS = {
     "channel_id": 1,
     "transactional_id": "some-transactional-id",
     "group_id": "some-share-group",
-    "broker": 1,
-    "op_id": 1,
 }
 
 
