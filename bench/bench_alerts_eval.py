@@ -19,7 +19,8 @@ held open across runs, every answer read whole into a buffer and nothing decoded
 topics, DescribeCluster v2, DescribeQuorum v1, ApiVersions v3 to each broker, ListGroups v4 to each
 broker, OffsetFetch v8 of the group, ListOffsets v7 of its partitions and Fetch v12 of its lagging
 ones per leader, ListPartitionReassignments v0, DescribeConfigs v4 of each broker and the default).
-RUNS (5) alternating runs after a warm-up of each, medians gated: round / floor <= 1.5.
+RUNS (5) alternating runs after a warm-up of each, medians gated: round / floor <= 1.5. Also printed
+(diagnostics, not gated): the CPU seconds of this process and of the sandbox's per call of each side.
 Prints ``RESULT alerts_eval ratio=<round/floor> goal<=1.5`` last; exit 1 above.
 Smaller runs: ``BENCH_FLEET_CLUSTERS=5 BENCH_ALERTS_PARTITIONS=20000``.
 """
@@ -159,11 +160,14 @@ def main() -> None:
         )
 
         pool = evaluate.evaluator()
+        cpu = CpuSeconds(world.sandbox._proc.pid)
 
+        @cpu.counted(ROUND)
         def one_round() -> None:
             assert len(evaluate.start_round()) == CLUSTERS, "a cluster was still held"
             assert pool.idle(ROUND_TIMEOUT_S), "the round did not end"
 
+        @cpu.counted(FLOOR)
         def floor() -> None:
             exchange_all(wires, requests)
 
@@ -173,13 +177,54 @@ def main() -> None:
         print(f"first round (reads the topics' configs too): {time.perf_counter() - started:.2f}s")
         fired = sorted(set(Alert.objects.values_list("rule", flat=True)))
         print(f"alerts after a round: {Alert.objects.count()} ({', '.join(fired)})")
+        cpu.clear()  # the runs' only
         ratio = compare({ROUND: one_round}, {FLOOR: gc_paused(floor)}, runs=RUNS)
+        cpu.report()
         print(
             f"RSS: {before:.0f} MB before the first round, {rss_mb():.0f} MB after the runs (the evaluator's open gateways)"
         )
         for wire in wires.values():
             wire.close()
     gate("alerts_eval", ratio, GOAL)
+
+
+class CpuSeconds:
+    """CPU seconds of this process (the console's side, or the floor's sockets) and of the sandbox's
+    process per call of each side (diagnostics only: two reads of /proc around the call)."""
+
+    def __init__(self, sandbox_pid: int) -> None:
+        self.sandbox_pid = sandbox_pid
+        self.seen: dict[str, list[tuple[float, float]]] = {}
+
+    def _sandbox(self) -> float:
+        with open(f"/proc/{self.sandbox_pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def counted(self, name: str):
+        def wrap(fn):
+            def call():
+                ours, theirs = time.process_time(), self._sandbox()
+                fn()
+                self.seen.setdefault(name, []).append((time.process_time() - ours, self._sandbox() - theirs))
+
+            return call
+
+        return wrap
+
+    def clear(self) -> None:
+        self.seen.clear()
+
+    def report(self) -> None:
+        import statistics
+
+        for name, rows in self.seen.items():
+            rows = rows[1:]  # after compare's warm-up call
+            ours = statistics.median(r[0] for r in rows)
+            theirs = statistics.median(r[1] for r in rows)
+            print(
+                f"CPU a call (median of {len(rows)}): {name}: this process {ours:.3f}s, the sandbox {theirs:.3f}s"
+            )
 
 
 def rss_mb() -> float:

@@ -40,12 +40,14 @@ def evaluate_cluster(
     timeout_s: float | None = None,
     now: datetime | None = None,
     reader_of: Callable[[Cluster], tuple[Any, ThreadPoolExecutor | None]] | None = None,
+    actor=None,
 ) -> lifecycle.Changes:
     """Measure every rule on ``cluster`` (Kafka's within ``timeout_s``, ALERTS_CLUSTER_TIMEOUT_S;
     through ``reader_of(cluster)``: the registry's gateway and threads of its own, or the
-    evaluator's gateway and threads) and apply what was found to its alerts."""
+    evaluator's gateway and threads) and apply what was found to its alerts (as ``actor``, the
+    system actor: the round's, or read here)."""
     effective = rules.settings_for(cluster)
-    actor = access.system_actor()
+    actor = actor or access.system_actor()
     bound = settings.ALERTS_CLUSTER_TIMEOUT_S if timeout_s is None else timeout_s
     measures = _bounded(cluster, reader_of or _registry_reader, bound)
     measures |= measure.without_kafka(cluster, time.time())
@@ -133,13 +135,14 @@ class Evaluator:
         for reader in gone:
             _close(reader)
 
-    def submit(self, cluster_id: int) -> bool:
-        """Evaluate the cluster on the pool; False while an earlier round still holds it."""
+    def submit(self, cluster_id: int, cluster: Cluster | None = None, actor=None) -> bool:
+        """Evaluate the cluster on the pool (``cluster``: its row as the round read it, else read
+        there; ``actor``: the round's system actor); False while an earlier round still holds it."""
         with self._lock:
             if cluster_id in self._held:
                 return False
             self._held.add(cluster_id)
-        self._pool.submit(self._run, cluster_id)
+        self._pool.submit(self._run, cluster_id, cluster, actor)
         return True
 
     def idle(self, timeout_s: float) -> bool:
@@ -147,11 +150,12 @@ class Evaluator:
         with self._done:
             return self._done.wait_for(lambda: not self._held, timeout_s)
 
-    def _run(self, cluster_id: int) -> None:
+    def _run(self, cluster_id: int, cluster: Cluster | None = None, actor=None) -> None:
         try:
-            cluster = Cluster.objects.filter(pk=cluster_id).first()
+            if cluster is None:
+                cluster = Cluster.objects.filter(pk=cluster_id).first()
             if cluster is not None:
-                evaluate_cluster(cluster, reader_of=self.reader)
+                evaluate_cluster(cluster, reader_of=self.reader, actor=actor)
         except Exception:  # noqa: BLE001 - the pool's future is never read: say it here
             log.exception("alerts: the round of cluster %s failed", cluster_id)
         finally:
@@ -179,11 +183,13 @@ def evaluator() -> Evaluator:
 
 
 def start_round() -> list[int]:
-    """Beat's round: hand every cluster to the evaluator; the ids handed (not those still held)."""
+    """Beat's round: hand every cluster to the evaluator; the ids handed (not those still held).
+    The clusters' rows and the system actor are read once here, for every cluster of the round."""
     pool = evaluator()
-    ids = list(Cluster.objects.order_by("pk").values_list("pk", flat=True))
-    pool.keep_only(set(ids))
-    return [pk for pk in ids if pool.submit(pk)]
+    rows = list(Cluster.objects.order_by("pk"))
+    pool.keep_only({c.pk for c in rows})
+    actor = access.system_actor() if rows else None
+    return [c.pk for c in rows if pool.submit(c.pk, c, actor)]
 
 
 def reset_memory() -> None:

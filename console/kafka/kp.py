@@ -26,7 +26,7 @@ from kafka.net.selector import NetworkSelector
 from kafka.protocol.admin import DescribeClusterRequest
 from kafka.protocol.metadata import MetadataResponse
 
-from . import errlog, kp_fixes
+from . import errlog, heap, kp_fixes
 from .clientconf import kafka_python_config
 from .connection import ClusterConnection
 from .diagnose import probe_addresses
@@ -66,6 +66,7 @@ for _module in EAGER_IMPORTS:
     importlib.import_module(_module)
 errlog.install()  # kafka-python's reconnect errors: the first of each kind logged, repeats counted
 kp_fixes.install()  # Kafka's last answer before it closes (a refused login) is read, not dropped
+heap.keep_freed()  # a large answer's memory is kept for the next (no fresh pages each read)
 
 BROKER_ENDPOINT = 1
 CONTROLLER_ENDPOINT = 2

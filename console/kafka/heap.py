@@ -1,0 +1,41 @@
+"""The process's C allocator keeps the memory of large Kafka answers for the next ones.
+
+A whole cluster's Metadata at 100,000 partitions is ~5 MB, read every round of the alert evaluator
+(and by the snapshot, the topic list, ...): the receive buffer, the frame it is copied into and the
+decoder's packed topics are each a few MB, alive for milliseconds. glibc hands allocations that
+large to ``mmap`` and gives them back to the kernel when freed (and trims the heap's free top), so
+the next answer touches fresh pages again: one page fault per 4 KB. Measured on the bench machine
+(a VM), writing a fresh 5 MB buffer took ~27 ms against ~0.3 ms reusing one, and one whole
+Metadata read of 100,000 partitions cost ~15 ms of CPU (GIL held) against ~7 ms with the memory
+kept. ``keep_freed`` raises both thresholds (``mallopt``), so allocations up to ``MMAP_MAX`` come
+from the heap and up to ``TRIM_MAX`` of free memory stays mapped for reuse: the process's resident
+size stays near its peak instead of falling back after each read.
+
+Only where the C library is glibc (``mallopt`` present); elsewhere nothing changes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+__all__ = ["keep_freed"]
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
+MMAP_MAX = 32 * 1024 * 1024  # the most glibc accepts on 64-bit (HEAP_MAX_SIZE / 2)
+TRIM_MAX = 64 * 1024 * 1024
+
+_done: bool | None = None
+
+
+def keep_freed() -> bool:
+    """Set the allocator's thresholds once per process; True when they are set (glibc)."""
+    global _done
+    if _done is None:
+        try:
+            mallopt = ctypes.CDLL(None).mallopt
+        except (AttributeError, OSError):
+            _done = False
+        else:
+            mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+            _done = bool(mallopt(M_MMAP_THRESHOLD, MMAP_MAX)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_MAX))
+    return _done
