@@ -63,7 +63,10 @@ def raw_requests(brokers: int) -> list:
 
 
 def cards(body: str) -> dict[str, str]:
-    return dict(re.findall(r'<div class="label">([^<]+)</div><div class="value">([^<]*)</div>', body))
+    """The overview's cards, label -> the value as read (a count's hover span and its thousands
+    separators taken off: ``<span class="hv" title="20000">20,000</span>`` -> ``20000``)."""
+    found = re.findall(r'<div class="label">([^<]+)</div><div class="value[^"]*">(.*?)</div>', body)
+    return {label: re.sub(r"<[^>]+>", "", value).replace(",", "") for label, value in found}
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from console.brokers.figures import forget, per_snapshot
 from console.clusters import actions as clusters
 from console.clusters.actions import Overview, security
 from console.kafka import KafkaOperationError, TopicSummary
+from console.kafka.deferred import DeferredTopics
 from console.kafka.types import TopicHealth
 from console.topics import cache as metadata_cache
 
@@ -34,9 +35,13 @@ def _scan(snap) -> tuple[TopicSummary, list[tuple[str, TopicHealth]]]:
     partition read), and the topics with an offline or under-replicated partition, in one pass."""
     partitions = under = offline = 0
     unhealthy = []
-    get = snap.by_name.get
-    for name in snap.names:
-        health = get(name).health()
+    topics = snap.metadata.topics
+    if isinstance(topics, DeferredTopics) and topics.names is snap.names:  # no TopicMetadata made
+        healths = topics.healths()
+    else:
+        get = snap.by_name.get
+        healths = ((name, get(name).health()) for name in snap.names)
+    for name, health in healths:
         partitions += health.partitions
         under += health.under_replicated
         offline += health.offline

@@ -3,13 +3,15 @@
 Where each figure comes from, so a page stays usable at 100,000 partitions:
 
 * replicas, leaders, under-replicated, out-of-ISR and offline counts: the topic area's cached
-  metadata snapshot (``console/topics/cache.py``), counted once per snapshot;
+  metadata snapshot (``console/topics/cache.py``), as the Metadata decoder counted them while it
+  read Kafka's answer (``figures.count_by_broker``);
 * brokers, hosts and racks: one DescribeCluster (Metadata carries no racks);
 * log dirs: one DescribeLogDirs per broker — on the list with an empty partition filter (the
-  dirs' total/usable bytes only, no replica entries), on a broker's page that broker's full
-  answer (the size of every replica it hosts);
-* throttles: the reassignment area's reader (``throttles.current_values``) over every topic's
-  ``*.replication.throttled.replicas`` and every broker's throttled rates, once per snapshot.
+  dirs' total/usable bytes only, no replica entries), asked of the brokers the client knows
+  while DescribeCluster is asked, on a broker's page that broker's full answer (the size of every
+  replica it hosts);
+* throttles: every topic's ``*.replication.throttled.replicas`` and every broker's throttled
+  rates, their overrides read lean (``gateway.config_overrides``), once per snapshot.
 
 Nothing here changes Kafka. Raises KafkaOperationError when the metadata cannot be read.
 """
@@ -91,14 +93,30 @@ class BrokerList:
         return sorted({b.rack for b in self.brokers if b.rack})
 
 
-def _log_dirs_of(gw, broker_ids: list[int], *, full: bool) -> tuple[dict, KafkaOperationError | None]:
-    """{broker: tuple[LogDirInfo] | error} (empty filter for the list: dirs and sizes only)."""
-    if not broker_ids:
+def _log_dirs_of(gw, broker_ids: list[int] | None, *, full: bool) -> tuple[dict, KafkaOperationError | None]:
+    """{broker: tuple[LogDirInfo] | error} (empty filter for the list: dirs and sizes only) of
+    ``broker_ids``, or of every live broker the client knows when None."""
+    if broker_ids is not None and not broker_ids:
         return {}, None
     try:
         return gw.describe_log_dirs(broker_ids, None if full else []), None
     except KafkaOperationError as exc:
         return {}, exc
+
+
+def _dirs_of_listed(
+    gw, info: dict, dirs: dict, error: KafkaOperationError | None
+) -> tuple[dict, KafkaOperationError | None]:
+    """The list's log dirs, asked of the brokers the client knew before DescribeCluster answered
+    (so they are not one round trip behind it), made the answers of exactly the brokers
+    DescribeCluster lists: any it lists that were not asked are asked now, any others dropped."""
+    if error is not None:
+        return _log_dirs_of(gw, sorted(info), full=False)
+    missing = sorted(set(info) - set(dirs))
+    if missing:
+        more, error = _log_dirs_of(gw, missing, full=False)
+        dirs = {**dirs, **more}
+    return {b: d for b, d in dirs.items() if b in info}, error
 
 
 def _row(info, broker: int, counts, dirs_answer, dirs_error, throttles: ThrottleState, full: bool):
@@ -138,18 +156,20 @@ def _cluster_view(cluster, refresh: bool, pool: ThreadPoolExecutor):
 def list_brokers(*, actor, cluster, refresh: bool = False) -> BrokerList:
     """Every broker (live ones, and any a partition still names as a replica) with its figures.
 
-    The reads overlap: the log dirs are asked as soon as DescribeCluster names the brokers, while
-    the snapshot is read; the throttles once it is read, while the counts are made. The page costs
-    its slowest chain of reads plus the counts."""
+    The reads overlap: the log dirs of the brokers the client knows, DescribeCluster and the
+    snapshot at once (a broker DescribeCluster lists that was not asked is asked after it); the
+    throttles once the snapshot is read. The counts come with the snapshot. The page costs its
+    slowest chain of reads."""
     access.require(actor, cluster, access.VIEW)
+    gw = gateway_for(cluster)
     with ThreadPoolExecutor(3) as pool:
+        dirs_read = pool.submit(_log_dirs_of, gw, None, full=False)  # the brokers the client knows
         reading, info = _cluster_view(cluster, refresh, pool)
-        dirs_read = pool.submit(_log_dirs_of, gateway_for(cluster), sorted(info), full=False)
         snap = reading.result()
         throttles_read = pool.submit(throttle_state, cluster, snap, sorted(info))
         counts, partitions = _counts(snap)
+        dirs, dirs_error = _dirs_of_listed(gw, info, *dirs_read.result())
         throttles = throttles_read.result()
-        dirs, dirs_error = dirs_read.result()
     ids = sorted(set(info) | set(counts))
     rows = [_row(info.get(b), b, counts, dirs, dirs_error, throttles, full=False) for b in ids]
     return BrokerList(rows, snap.fetched_at, snap.age_s, partitions, throttles.error)

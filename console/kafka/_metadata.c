@@ -2,7 +2,8 @@
  * console.kafka._metadata: a Metadata response (ApiKey 3, versions 9-13) decoded in one pass from
  * its bytes straight into the console's packed form.
  *
- * decode_metadata(data, version) -> (throttle_ms, cluster_id, controller_id, brokers, topics, error_code)
+ * decode_metadata(data, version) -> (throttle_ms, cluster_id, controller_id, brokers, topics, error_code,
+ *                                    counts)
  *
  *   data     the response body after the response header, any contiguous bytes-like object
  *   brokers  [(node_id, host, port, rack or None)]
@@ -14,6 +15,12 @@
  *              the partitions whose ISR is smaller than their replicas, offline those without a
  *              leader (leader_id < 0)
  *   error_code  the top-level error (version 13+; 0 before)
+ *   counts   [(broker_id, replicas, leaders, under_replicated, out_of_isr, offline)] sorted by id, one
+ *            per id named as a replica or a leader (leader_id >= 0) by a partition of a topic with a
+ *            name: replicas the partitions with a replica on it (a replica listed twice counts
+ *            twice), leaders the partitions it leads, under_replicated the partitions it hosts
+ *            whose ISR is smaller than their replicas, out_of_isr its replicas of those partitions
+ *            that are not in their ISR, offline the partitions it hosts without a leader
  *
  * Versions 9+ are Kafka's "flexible" versions: arrays and strings are prefixed with an unsigned
  * varint N + 1 (0 meaning null) and every structure ends with a section of tagged fields, all of
@@ -226,6 +233,137 @@ skip_tags(Reader *r)
     return 0;
 }
 
+/* Counts per broker id: an open-addressing table (linear probing, at most half full). */
+enum { C_REPLICAS, C_LEADERS, C_UNDER, C_OUT, C_OFFLINE, C_FIELDS };
+
+typedef struct {
+    int32_t id;
+    int used;
+    long long c[C_FIELDS];
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    size_t cap; /* a power of two, or 0 before the first id */
+    size_t used;
+} Table;
+
+static inline size_t
+slot_of(const Table *t, int32_t id)
+{
+    size_t i = ((uint32_t)id * 2654435761u) & (t->cap - 1);
+    while (t->slots[i].used && t->slots[i].id != id) {
+        i = (i + 1) & (t->cap - 1);
+    }
+    return i;
+}
+
+/* The slot of id (made when new), or NULL when out of memory (the error set). */
+static Slot *
+counted(Table *t, int32_t id)
+{
+    if (t->cap) {
+        Slot *s = &t->slots[slot_of(t, id)];
+        if (s->used) {
+            return s;
+        }
+    }
+    if (2 * (t->used + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 256;
+        Slot *old = t->slots, *slots = PyMem_Calloc(cap, sizeof(Slot));
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        size_t old_cap = t->cap;
+        t->slots = slots;
+        t->cap = cap;
+        for (size_t i = 0; i < old_cap; i++) {
+            if (old[i].used) {
+                slots[slot_of(t, old[i].id)] = old[i];
+            }
+        }
+        PyMem_Free(old);
+    }
+    Slot *s = &t->slots[slot_of(t, id)];
+    s->used = 1;
+    s->id = id;
+    t->used++;
+    return s;
+}
+
+static int
+by_id(const void *a, const void *b)
+{
+    int32_t x = ((const Slot *)a)->id, y = ((const Slot *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* The table as [(id, replicas, leaders, under, out_of_isr, offline)] sorted by id. */
+static PyObject *
+counts_list(Table *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (t->slots[i].used) {
+            t->slots[n++] = t->slots[i];
+        }
+    }
+    if (n) {
+        qsort(t->slots, n, sizeof(Slot), by_id);
+    }
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const Slot *s = &t->slots[i];
+        PyObject *row = Py_BuildValue("(iLLLLL)", s->id, s->c[C_REPLICAS], s->c[C_LEADERS], s->c[C_UNDER],
+                                      s->c[C_OUT], s->c[C_OFFLINE]);
+        if (row == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, row);
+    }
+    return out;
+}
+
+/* One partition's counts: ids point at its replica and ISR arrays (big-endian int32, checked). */
+static int
+count_partition(Table *t, int32_t leader, const unsigned char *replicas, Py_ssize_t n_replicas,
+                const unsigned char *isr, Py_ssize_t n_isr)
+{
+    int under = n_isr < n_replicas;
+    for (Py_ssize_t i = 0; i < n_replicas; i++) {
+        int32_t id = get_i32(replicas + 4 * i);
+        Slot *s = counted(t, id);
+        if (s == NULL) {
+            return -1;
+        }
+        s->c[C_REPLICAS]++;
+        if (leader < 0) {
+            s->c[C_OFFLINE]++;
+        }
+        if (under) {
+            s->c[C_UNDER]++;
+            int in_isr = 0;
+            for (Py_ssize_t j = 0; j < n_isr && !in_isr; j++) {
+                in_isr = get_i32(isr + 4 * j) == id;
+            }
+            s->c[C_OUT] += !in_isr;
+        }
+    }
+    if (leader >= 0) {
+        Slot *s = counted(t, leader);
+        if (s == NULL) {
+            return -1;
+        }
+        s->c[C_LEADERS]++;
+    }
+    return 0;
+}
+
 static int
 reserve(Packer *pk, Py_ssize_t more)
 {
@@ -260,9 +398,11 @@ put_i32le(unsigned char *p, int32_t v)
     p[3] = (unsigned char)(u >> 24);
 }
 
-/* An array of int32 (node ids) copied into the packer as marshal's list of ints; the count out. */
+/* An array of int32 (node ids) copied into the packer as marshal's list of ints; the count and
+ * where the ids start in the buffer out (their 4 * count bytes are checked to be there). */
 static int
-pack_ids(Reader *r, Packer *pk, Py_ssize_t *count, const char *null_what, const char *long_what)
+pack_ids(Reader *r, Packer *pk, Py_ssize_t *count, const unsigned char **ids, const char *null_what,
+         const char *long_what)
 {
     Py_ssize_t n;
     if (read_count(r, 4, &n, null_what, long_what) < 0 || reserve(pk, 5 + 5 * n) < 0) {
@@ -278,6 +418,7 @@ pack_ids(Reader *r, Packer *pk, Py_ssize_t *count, const char *null_what, const 
         put_i32le(out + 1, get_i32(in));
     }
     pk->len = out - pk->data;
+    *ids = r->buf + r->pos;
     r->pos += 4 * n;
     *count = n;
     return 0;
@@ -319,9 +460,9 @@ fail:
     return NULL;
 }
 
-/* One topic's tuple; the packer is reused (emptied here). */
+/* One topic's tuple; the packer is reused (emptied here); a named topic's partitions counted. */
 static PyObject *
-read_topic(Reader *r, int version, Packer *pk)
+read_topic(Reader *r, int version, Packer *pk, Table *counts)
 {
     int error, partition_error;
     PyObject *name, *packed, *t;
@@ -364,14 +505,17 @@ read_topic(Reader *r, int version, Packer *pk)
         out[10] = M_INT;
         put_i32le(out + 11, leader);
         pk->len += 15;
-        if (pack_ids(r, pk, &replicas, "null or truncated replica array", "replica count beyond the bytes left") < 0 ||
-            pack_ids(r, pk, &isr, "null or truncated ISR array", "ISR count beyond the bytes left") < 0 ||
+        const unsigned char *replica_ids, *isr_ids;
+        if (pack_ids(r, pk, &replicas, &replica_ids, "null or truncated replica array",
+                     "replica count beyond the bytes left") < 0 ||
+            pack_ids(r, pk, &isr, &isr_ids, "null or truncated ISR array", "ISR count beyond the bytes left") < 0 ||
             read_count(r, 4, &offline_replicas, "null or truncated offline replica array",
                        "offline replica count beyond the bytes left") < 0) {
             goto fail;
         }
         r->pos += 4 * offline_replicas;
-        if (skip_tags(r) < 0) {
+        if (skip_tags(r) < 0 ||
+            (name != Py_None && count_partition(counts, leader, replica_ids, replicas, isr_ids, isr) < 0)) {
             goto fail;
         }
         if (i == 0 || index < lowest) {
@@ -397,7 +541,7 @@ fail:
 }
 
 static PyObject *
-read_topics(Reader *r, int version, Packer *pk)
+read_topics(Reader *r, int version, Packer *pk, Table *counts)
 {
     Py_ssize_t n;
     if (read_count(r, version >= 10 ? MIN_TOPIC + 16 : MIN_TOPIC, &n, "null or truncated topic array",
@@ -409,7 +553,7 @@ read_topics(Reader *r, int version, Packer *pk)
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *t = read_topic(r, version, pk);
+        PyObject *t = read_topic(r, version, pk, counts);
         if (t == NULL) {
             Py_DECREF(topics);
             return NULL;
@@ -424,12 +568,13 @@ decode(Reader *r, int version)
 {
     int32_t throttle, controller;
     int error = 0;
-    PyObject *brokers = NULL, *cluster_id = NULL, *topics = NULL;
+    PyObject *brokers = NULL, *cluster_id = NULL, *topics = NULL, *counted_list = NULL;
     Packer pk = {NULL, 0, 0};
+    Table counts = {NULL, 0, 0};
 
     if (read_i32(r, &throttle, "truncated throttle time") < 0 || (brokers = read_brokers(r)) == NULL ||
         (cluster_id = read_string(r, 1, "truncated cluster id", "")) == NULL ||
-        read_i32(r, &controller, "truncated controller id") < 0 || (topics = read_topics(r, version, &pk)) == NULL) {
+        read_i32(r, &controller, "truncated controller id") < 0 || (topics = read_topics(r, version, &pk, &counts)) == NULL) {
         goto fail;
     }
     if ((version <= 10 && skip(r, 4, "truncated cluster authorized operations") < 0) ||
@@ -440,10 +585,16 @@ decode(Reader *r, int version)
         malformed(r->pos, "bytes after the last field");
         goto fail;
     }
+    if ((counted_list = counts_list(&counts)) == NULL) {
+        goto fail;
+    }
     PyMem_Free(pk.data);
-    return Py_BuildValue("(iNiNNi)", throttle, cluster_id, controller, brokers, topics, error);
+    PyMem_Free(counts.slots);
+    /* N: the tuple takes the objects (and releases them if it cannot be built) */
+    return Py_BuildValue("(iNiNNiN)", throttle, cluster_id, controller, brokers, topics, error, counted_list);
 fail:
     PyMem_Free(pk.data);
+    PyMem_Free(counts.slots);
     Py_XDECREF(brokers);
     Py_XDECREF(cluster_id);
     Py_XDECREF(topics);
@@ -453,11 +604,13 @@ fail:
 PyDoc_STRVAR(decode_metadata_doc,
              "decode_metadata($module, data, version, /)\n--\n\n"
              "A Metadata response body (after the response header, versions 9-13) decoded into\n"
-             "(throttle_ms, cluster_id, controller_id, brokers, topics, error_code).\n\n"
+             "(throttle_ms, cluster_id, controller_id, brokers, topics, error_code, counts).\n\n"
              "brokers: [(node_id, host, port, rack or None)];\n"
              "topics: [(name or None, error_code, is_internal, packed, partitions, replication_factor,\n"
              "under_replicated, offline)], packed being marshal.dumps([(partition_id, leader_id,\n"
-             "[replicas], [isr]), ...], 2) in the response's order. Raises ValueError on a version\n"
+             "[replicas], [isr]), ...], 2) in the response's order;\n"
+             "counts: [(broker_id, replicas, leaders, under_replicated, out_of_isr, offline)] by id,\n"
+             "over the partitions of the named topics. Raises ValueError on a version\n"
              "outside 9-13 or a truncated or malformed answer.");
 
 static PyObject *

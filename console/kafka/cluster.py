@@ -200,7 +200,7 @@ class ClusterMixin(GatewayBase):
             on_names(names)
         internal = frozenset(n for n, t in whole.topics.items() if t.internal)
         live = frozenset(b.id for b in whole.brokers)
-        topics = DeferredTopics(names, whole.topics, _PackedPartitions(live), internal)
+        topics = DeferredTopics(names, whole.topics, _PackedPartitions(live), internal, whole.broker_counts)
         return ClusterMetadata(whole.cluster_id, whole.controller_id, whole.brokers, topics)
 
     def describe_topics(self, names: list[str]) -> dict[str, TopicMetadata | KafkaOperationError]:

@@ -56,13 +56,21 @@ class DeferredTopics(Sequence):
     it does not read). Safe to share between threads: a topic made twice at once is made equal.
     """
 
-    __slots__ = ("names", "internal_names", "_sources", "_reader", "_made", "_all")
+    __slots__ = ("names", "internal_names", "broker_counts", "_sources", "_reader", "_made", "_all")
 
     def __init__(
-        self, names: list[str], sources: dict[str, Any], reader: PartitionReader, internal: frozenset[str]
+        self,
+        names: list[str],
+        sources: dict[str, Any],
+        reader: PartitionReader,
+        internal: frozenset[str],
+        broker_counts: tuple[tuple[int, int, int, int, int, int], ...] | None = None,
     ) -> None:
         self.names = names  # sorted
         self.internal_names = internal  # the names that are Kafka's internal topics (may list absent ones)
+        # (broker, replicas, leaders, under-replicated, out of ISR, offline) over every partition,
+        # by broker, as the decoder counted them while reading the answer; None when not counted
+        self.broker_counts = broker_counts
         self._sources = sources
         self._reader = reader
         self._made: dict[str, TopicMetadata] = {}
@@ -81,6 +89,13 @@ class DeferredTopics(Sequence):
     @property
     def by_name(self) -> Mapping[str, TopicMetadata]:
         return _TopicsByName(self)
+
+    def healths(self) -> Iterator[tuple[str, TopicHealth]]:
+        """``(name, health)`` of every topic, by name, read from the answer without making any
+        ``TopicMetadata`` (a made topic's own ``health()`` is the same)."""
+        health, sources = self._reader.health, self._sources
+        for name in self.names:
+            yield name, health(sources[name])
 
     def _every(self) -> tuple[TopicMetadata, ...]:
         if self._all is None:

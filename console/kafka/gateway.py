@@ -13,6 +13,7 @@ from . import errlog
 from .acls import AclsMixin
 from .alert_reads import AlertReadsMixin
 from .cluster import ClusterMixin
+from .config_values_read import ConfigValuesMixin
 from .configs import ConfigsMixin
 from .connection import ClusterConnection
 from .drift_reads import DriftReadsMixin
@@ -47,6 +48,7 @@ class KafkaGateway(
     TopicsMixin,
     TopicPartitionsMixin,
     ConfigsMixin,
+    ConfigValuesMixin,
     AclsMixin,
     PollReadsMixin,
     ReplicasMixin,

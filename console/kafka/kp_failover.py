@@ -170,14 +170,17 @@ class FailoverMixin:
         raise AssertionError("unreachable: the last candidate returns or raises")
 
     def _ranked_brokers(self) -> list[Any]:
-        """Brokers of the cached Metadata: connected ones first, those that failed lately last."""
+        """Brokers of the cached Metadata: connected ones first, those with the fewest requests in
+        flight before busier ones (a small read does not queue behind a 46 MB Metadata answer on the
+        same connection), those that failed lately last."""
         now = time.monotonic()
         conns = self._manager._conns
         suspects = {n for n, at in self._suspects.items() if now - at < SUSPECT_S}
 
-        def rank(node: int) -> tuple[bool, bool]:
+        def rank(node: int) -> tuple[bool, bool, int]:
             conn = conns.get(node)
-            return node in suspects, not (conn is not None and conn.connected)
+            connected = conn is not None and conn.connected
+            return node in suspects, not connected, len(conn.in_flight_requests) if connected else 0
 
         nodes = [b.node_id for b in self._manager.cluster.brokers()]
         return sorted(nodes or [b.node_id for b in self._manager.cluster.bootstrap_brokers()], key=rank)

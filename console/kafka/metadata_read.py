@@ -17,6 +17,7 @@ DescribeCluster, which the console needs anyway, serves them).
 
 from __future__ import annotations
 
+import marshal
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -51,6 +52,9 @@ class WholeMetadata:
     brokers: tuple[BrokerInfo, ...]  # sorted by id, with their racks
     topics: dict[str, WholeTopic]  # in Kafka's order (sort the names where order matters); a named
     # read lists each asked topic, an unknown one with its error code
+    # (broker, replicas, leaders, under-replicated, out of ISR, offline) by broker over the named
+    # topics' partitions, counted by the decoder in its pass (what the Brokers page shows per broker)
+    broker_counts: tuple[tuple[int, int, int, int, int, int], ...] = ()
 
 
 class _Answer:
@@ -122,7 +126,9 @@ def decode(version: int, data: Any) -> WholeMetadata:
     """A Metadata answer's body (after the response header) -> ``WholeMetadata``; a malformed
     answer is a KafkaOperationError (the decoder checks every length against the bytes)."""
     try:
-        _, cluster_id, controller, brokers, topics, error_code = _metadata.decode_metadata(data, version)
+        _, cluster_id, controller, brokers, topics, error_code, counts = _metadata.decode_metadata(
+            data, version
+        )
     except ValueError as exc:
         raise KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", f"unreadable Metadata answer: {exc}") from None
     if error_code:
@@ -133,12 +139,34 @@ def decode(version: int, data: Any) -> WholeMetadata:
     for t in topics:
         if t[0] is not None:
             by_name[t[0]] = WholeTopic._make(t)
+    if len(by_name) != sum(t[0] is not None for t in topics):  # a name twice: count what is kept
+        counts = _recount(by_name.values())
     return WholeMetadata(
         cluster_id,
         controller if controller >= 0 else None,
         tuple(BrokerInfo(i, host, port, rack) for i, host, port, rack in sorted(brokers)),
         by_name,
+        tuple(counts),
     )
+
+
+def _recount(topics) -> list[tuple[int, int, int, int, int, int]]:
+    """The decoder's per-broker counts over these topics only (an answer naming a topic twice,
+    which Kafka does not send: the dict keeps the last)."""
+    c: dict[int, list[int]] = {}
+    for t in topics:
+        for _, leader, replicas, isr in marshal.loads(t.packed):
+            under = len(isr) < len(replicas)
+            for r in replicas:
+                row = c.setdefault(r, [0] * 5)
+                row[0] += 1
+                row[4] += leader < 0
+                if under:
+                    row[2] += 1
+                    row[3] += r not in isr
+            if leader >= 0:
+                c.setdefault(leader, [0] * 5)[1] += 1
+    return [(b, *row) for b, row in sorted(c.items())]
 
 
 def decode_answer(answer: _Answer) -> WholeMetadata:

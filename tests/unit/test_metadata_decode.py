@@ -55,7 +55,28 @@ def expected(resp: Any, version: int) -> tuple:
         )
     brokers = [(b.node_id, b.host, b.port, b.rack) for b in resp.brokers]
     error = resp.error_code if version >= 13 else 0
-    return (resp.throttle_time_ms, resp.cluster_id, resp.controller_id, brokers, topics, error)
+    return (resp.throttle_time_ms, resp.cluster_id, resp.controller_id, brokers, topics, error, counts(resp))
+
+
+def counts(resp: Any) -> list[tuple[int, int, int, int, int, int]]:
+    """Per broker (replicas, leaders, under-replicated, out of ISR, offline) over the named topics'
+    partitions, counted from kafka-python's objects as the Brokers page counts them."""
+    c: dict[int, list[int]] = {}
+    for t in resp.topics:
+        if t.name is None:
+            continue
+        for p in t.partitions:
+            reps, isr, leader = p.replica_nodes, p.isr_nodes, p.leader_id
+            for r in reps:
+                row = c.setdefault(r, [0] * 5)
+                row[0] += 1
+                row[4] += leader < 0
+                if len(isr) < len(reps):
+                    row[2] += 1
+                    row[3] += r not in isr
+            if leader >= 0:
+                c.setdefault(leader, [0] * 5)[1] += 1
+    return [(b, *row) for b, row in sorted(c.items())]
 
 
 def assert_decodes_as_kafka_python(body: bytes, version: int) -> tuple:
@@ -375,7 +396,7 @@ def test_it_decodes_the_sandboxs_answers_as_kafka_python_does(degraded_sandbox, 
     got = assert_decodes_as_kafka_python(
         raw_metadata_body(degraded_sandbox.bootstrap_servers, version), version
     )
-    throttle, cluster_id, controller, brokers, topics, error = got
+    throttle, cluster_id, controller, brokers, topics, error, by_broker = got
     assert (throttle, cluster_id, error) == (0, degraded_sandbox.cluster_id, 0)
     assert controller in (1, 2)
     assert [(b[0], b[3]) for b in brokers] == [(1, "r1"), (2, "r2")]
@@ -384,6 +405,32 @@ def test_it_decodes_the_sandboxs_answers_as_kafka_python_does(degraded_sandbox, 
     assert by_name["rf3"][2:] == (False, by_name["rf3"][3], 6, 3, 6, 0)  # every ISR lost broker 3
     assert by_name["rf1"][4:] == (6, 1, 0, 2)  # the two partitions on broker 3 have no leader
     assert by_name["__consumer_offsets"][2] is True
+    assert sum(c[1] for c in by_broker) == sum(t[4] * (t[5] or 1) for t in topics)  # RF 1 and 3, all full
+    assert by_broker[2][0] == 3 and by_broker[2][3] == by_broker[2][4] == 9  # out of every RF 3 ISR
+
+
+def test_it_counts_each_brokers_partitions_by_hand():
+    """The crafted answer's counts worked out by hand: 'orders' p0 (1,[1,2,3],[1,2,3]), p1
+    (2,[2,3,1],[2,3]: under, 1 out of ISR), p2 (-1,[3],[]: offline, under, 3 out of ISR);
+    '__consumer_offsets' p0 (1,[1],[1]); the unicode topic's p0 (max,[max,min],[min]: under, max out);
+    the null-named topic (v12+) has no partitions and would not be counted anyway."""
+    top, bottom = 2**31 - 1, -(2**31)
+    for version in VERSIONS:
+        *_, by_broker = decode_metadata(crafted(version).encode(), version)
+        assert by_broker == [
+            (bottom, 1, 0, 1, 0, 0),
+            (1, 3, 2, 1, 1, 0),
+            (2, 2, 1, 1, 0, 0),
+            (3, 3, 0, 2, 1, 1),
+            (top, 1, 1, 1, 1, 0),
+        ], version
+
+
+def test_it_leaves_a_null_named_topic_out_of_the_counts():
+    named = [("t", 0, False, [(0, 1, [1, 2], [1], [])])]
+    unnamed = [(None, 100, False, [(0, 3, [3], [3], [])])]
+    *_, by_broker = decode_metadata(crafted(12, named + unnamed).encode(), 12)
+    assert by_broker == [(1, 1, 1, 1, 0, 0), (2, 1, 0, 1, 1, 0)]
 
 
 # -- size, speed and leaks -------------------------------------------------------------------------
@@ -415,7 +462,7 @@ def big_answer(brokers: int = 200, topics: int = 20_000, per_topic: int = 50) ->
 def test_it_decodes_a_million_partitions_to_the_right_counts():
     data = big_answer()
     start = time.perf_counter()
-    _, _, _, brokers, topics, _ = decode_metadata(data, 12)
+    _, _, _, brokers, topics, _, by_broker = decode_metadata(data, 12)
     seconds = time.perf_counter() - start
     print(f"{len(data) / 1e6:.1f} MB, 1,000,000 partitions decoded in {seconds:.3f} s")
     assert len(brokers) == 200 and brokers[-1] == (200, "broker-200.example", 9092, "rack-0")
@@ -425,6 +472,10 @@ def test_it_decodes_a_million_partitions_to_the_right_counts():
     assert (sum(t[6] for t in topics), sum(t[7] for t in topics)) == (400, 200)  # in 1% of the topics
     assert topics[100][:3] == ("topic-000100", 0, False) and topics[100][6:] == (2, 1)
     assert marshal.loads(topics[1][3])[0] == (0, 2, [2, 3, 4], [2, 3, 4])
+    assert len(by_broker) == 200 and sum(c[1] for c in by_broker) == 3_000_000
+    assert sum(c[2] for c in by_broker) == 1_000_000 - 200  # 200 partitions without a leader
+    assert sum(c[3] for c in by_broker) == 400 * 3 and sum(c[5] for c in by_broker) == 200 * 3
+    assert sum(c[4] for c in by_broker) == 200 * 3 + 200 * 2  # empty ISRs, then ISRs of one
 
 
 def test_it_leaks_nothing_on_success_or_refusal():
@@ -458,3 +509,16 @@ def test_it_leaks_nothing_on_success_or_refusal():
         tracemalloc.stop()
     # one object kept per decode on any one path would be over 60 x 28 bytes
     assert grown < 1024, f"{grown} bytes kept after {60 * len(cases)} decodes"
+
+
+def test_a_topic_named_twice_is_counted_as_kept():
+    """Kafka never names a topic twice; if an answer did, ``WholeMetadata`` keeps the last and its
+    per-broker counts are those of what it keeps, not of both."""
+    from console.kafka import metadata_read
+
+    twice = [("t", 0, False, [(0, 1, [1, 2], [1, 2], [])]), ("t", 0, False, [(0, 2, [2, 3], [2], [])])]
+    whole = metadata_read.decode(12, crafted(12, twice).encode())
+    assert marshal.loads(whole.topics["t"].packed) == [(0, 2, [2, 3], [2])]
+    assert whole.broker_counts == ((2, 1, 1, 1, 0, 0), (3, 1, 0, 1, 1, 0))
+    once = metadata_read.decode(12, crafted(12, twice[1:]).encode())
+    assert once.broker_counts == whole.broker_counts

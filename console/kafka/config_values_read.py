@@ -1,0 +1,253 @@
+"""Dynamic config overrides of many resources read in one pass from DescribeConfigs' bytes.
+
+The Brokers page asks every topic's two throttled-replicas configs and every broker's two throttle
+rates, once per metadata snapshot: at 20,000 topics that is one DescribeConfigs answer of 40,000
+entries, which kafka-python decoded into a data-container object per entry, field and synonym (on
+its I/O thread, ~0.5-1 s of CPU at that size, while the page's other answers waited behind it),
+and the gateway then made a ``ConfigEntry`` of each, to keep a value only where it is the resource's
+own override. ``ConfigsBytesRequest`` has kafka-python hand the answer over as bytes (as
+``metadata_read.MetadataBytesRequest`` does for Metadata) and ``read_overrides`` reads from them
+just that: each resource's error, and per asked config its value when its source is an override.
+No synonyms and no documentation are asked. Every length is checked against the bytes: a
+truncated or malformed answer is a KafkaOperationError for the resources it carried.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+from typing import Any
+
+from kafka.protocol.admin import DescribeConfigsRequest
+
+from console import collector
+
+from .base import GatewayBase
+from .configs import RESOURCE_TYPES, _resource_code
+from .errors import KafkaOperationError, from_code
+from .metadata_read import _Answer, _Header
+from .types import ConfigResource
+
+__all__ = ["ConfigValuesMixin", "ConfigsBytesRequest", "read_overrides"]
+
+# config sources (DescribeConfigsResponse.json): a resource's own dynamic config, and on the
+# cluster-wide default broker resource (BROKER "") the dynamic default
+DYNAMIC_TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT_BROKER = 1, 2, 3
+_OWN, _DEFAULT_OWN = frozenset((DYNAMIC_TOPIC, DYNAMIC_BROKER)), frozenset((DYNAMIC_DEFAULT_BROKER,))
+
+_I16, _I32 = struct.Struct(">h"), struct.Struct(">i")
+
+# one resource's answer: (type code, name, error code, error message, {config: (value, source, sensitive)})
+Result = tuple[int, str, int, str | None, dict[str, tuple[str | None, int, bool]]]
+
+
+class ConfigsBytesRequest(DescribeConfigsRequest, init=False):
+    """DescribeConfigs whose answer kafka-python hands over as bytes (``read_overrides`` reads it)."""
+
+    API_NAME = "DescribeConfigs"  # in errors and failover, the API it is (kp_failover.request_name)
+
+    def with_header(self, correlation_id: int = 0, client_id: str = "kafka-python") -> None:
+        super().with_header(correlation_id=correlation_id, client_id=client_id)
+        self._header = _Header(self._header)
+
+
+class _Reader:
+    """A position in the answer's bytes; every read checked against their end."""
+
+    __slots__ = ("data", "pos", "flexible", "end")
+
+    def __init__(self, data: bytes, flexible: bool) -> None:
+        self.data, self.pos, self.flexible, self.end = data, 0, flexible, len(data)
+
+    def take(self, n: int) -> int:
+        """The position of the next ``n`` bytes, which are skipped."""
+        at = self.pos
+        if n < 0 or at + n > self.end:
+            raise ValueError(f"{n} bytes wanted at byte {at} of {self.end}")
+        self.pos = at + n
+        return at
+
+    def byte(self) -> int:
+        at = self.pos
+        if at >= self.end:
+            raise ValueError(f"1 byte wanted at byte {at} of {self.end}")
+        self.pos = at + 1
+        return self.data[at]
+
+    def fixed(self, s: struct.Struct) -> int:
+        return s.unpack_from(self.data, self.take(s.size))[0]
+
+    def uvarint(self) -> int:
+        byte = self.byte()
+        if byte < 0x80:
+            return byte
+        value, shift = byte & 0x7F, 7
+        while True:
+            byte = self.byte()
+            if shift == 28 and byte > 0x0F:
+                raise ValueError(f"varint over 32 bits before byte {self.pos}")
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value
+            shift += 7
+
+    def count(self) -> int:
+        """An array's length; a null array (none is nullable here) is refused."""
+        n = self.uvarint() - 1 if self.flexible else self.fixed(_I32)
+        if n < 0:
+            raise ValueError(f"null array before byte {self.pos}")
+        return n
+
+    def string(self, nullable: bool = False) -> str | None:
+        n = self.uvarint() - 1 if self.flexible else self.fixed(_I16)
+        if n < 0:
+            if nullable:
+                return None
+            raise ValueError(f"null string before byte {self.pos}")
+        at = self.take(n)
+        return self.data[at : at + n].decode("utf-8")
+
+    def skip_string(self) -> None:
+        n = self.uvarint() - 1 if self.flexible else self.fixed(_I16)
+        if n > 0:
+            self.take(n)
+
+    def skip_tags(self) -> None:
+        if self.flexible:
+            for _ in range(self.uvarint()):
+                self.uvarint()
+                self.take(self.uvarint())
+
+
+def _read(body: bytes, version: int) -> list[Result]:
+    """DescribeConfigs versions 1 to 4: each resource's type, name, error and entries."""
+    if not 1 <= version <= 4:
+        raise ValueError(f"version {version} is not read")
+    r = _Reader(body, version >= 4)
+    string, skip_string, skip_tags, byte, count, take = (
+        r.string,
+        r.skip_string,
+        r.skip_tags,
+        r.byte,
+        r.count,
+        r.take,
+    )
+    documented = version >= 3
+    take(4)  # throttle time
+    results: list[Result] = []
+    for _ in range(count()):
+        error_code = r.fixed(_I16)
+        message = string(True)
+        rtype = byte()
+        name = string()
+        entries: dict[str, tuple[str | None, int, bool]] = {}
+        for _ in range(count()):
+            key = string()
+            value = string(True)
+            take(1)  # read only
+            source = byte()
+            sensitive = byte() != 0
+            for _ in range(count()):  # synonyms (none asked)
+                skip_string()
+                skip_string()
+                take(1)
+                skip_tags()
+            if documented:
+                take(1)  # config type
+                skip_string()  # documentation
+            skip_tags()
+            entries[key] = (value, source if source < 128 else source - 256, sensitive)
+        skip_tags()
+        results.append((rtype, name, error_code, message, entries))
+    skip_tags()
+    if r.pos != r.end:
+        raise ValueError(f"{r.end - r.pos} bytes after the last field")
+    return results
+
+
+def read_results(answer: _Answer) -> list[Result]:
+    """An answer ``ConfigsBytesRequest`` brought -> its resources' results (its buffer released);
+    unreadable bytes raise KafkaOperationError."""
+    try:
+        with memoryview(answer.buffer) as view, view[answer.start :] as body:
+            data = body.tobytes()
+        return _read(data, answer.version)
+    except (struct.error, ValueError, UnicodeDecodeError) as exc:
+        raise KafkaOperationError(
+            -1, "UNKNOWN_SERVER_ERROR", f"unreadable DescribeConfigs answer: {exc}"
+        ) from None
+    finally:
+        answer.buffer = None
+
+
+def read_overrides(
+    results: list[Result], group: list[ConfigResource], names: list[str]
+) -> dict[ConfigResource, dict[str, str | None] | KafkaOperationError]:
+    """Per resource of ``group``: ``{config: its override}`` of those of ``names`` it overrides
+    (none: an empty dict), or its error.
+
+    An override is a topic's or a broker's own dynamic config; on the cluster-wide default broker
+    resource (``BROKER ""``) the dynamic default itself. A sensitive override's value is None
+    (Kafka sends none). A resource the answer does not carry gets its own error."""
+    got = {(rtype, name): (code, message, entries) for rtype, name, code, message, entries in results}
+    wanted = set(names)
+    codes = {t: RESOURCE_TYPES[t] for t in {res.type for res in group}}
+    out: dict[ConfigResource, dict[str, str | None] | KafkaOperationError] = {}
+    for res in group:
+        hit = got.get((codes[res.type], res.name))
+        if hit is None:
+            out[res] = KafkaOperationError(
+                -1, "UNKNOWN_SERVER_ERROR", f"no answer for {res.type} {res.name!r}"
+            )
+            continue
+        code, message, entries = hit
+        if code:
+            err = from_code(code, message)
+            if err is not None:
+                out[res] = err
+                continue
+        own = _DEFAULT_OWN if res.type == "BROKER" and res.name == "" else _OWN
+        out[res] = {
+            key: None if sensitive else value
+            for key, (value, source, sensitive) in entries.items()
+            if source in own and key in wanted
+        }
+    return out
+
+
+class ConfigValuesMixin(GatewayBase):
+    """Config overrides of many resources, read lean."""
+
+    def config_overrides(
+        self, resources: Iterable[ConfigResource], names: Iterable[str]
+    ) -> dict[ConfigResource, dict[str, str | None] | KafkaOperationError]:
+        """Per resource: ``{config: its override}`` of those of ``names`` it overrides, or its error;
+        the overrides ``describe_configs`` reads (``throttles.current_values``'s values that are not
+        None), one request per node (brokers' own resources to that broker, the rest to any), in
+        flight together."""
+        wanted = sorted(set(names))
+        out: dict[ConfigResource, Any] = {}
+        groups = self._by_node_safe(list(dict.fromkeys(resources)), out)
+        R = DescribeConfigsRequest.DescribeConfigsResource
+        requests = {
+            node: ConfigsBytesRequest(
+                resources=[
+                    R(resource_type=_resource_code(r), resource_name=r.name, configuration_keys=list(wanted))
+                    for r in group
+                ],
+                include_synonyms=False,
+                include_documentation=False,
+            )
+            for node, group in groups.items()
+        }
+        for node, answer in self._send_each(requests).items():
+            group = groups[node]
+            if isinstance(answer, KafkaOperationError):
+                out.update(dict.fromkeys(group, answer))
+                continue
+            try:
+                with collector.paused():  # ~100,000 short-lived acyclic objects at 20,000 topics
+                    out.update(read_overrides(read_results(answer), group, wanted))
+            except KafkaOperationError as err:
+                out.update(dict.fromkeys(group, err))
+        return {r: out[r] for r in dict.fromkeys(resources)}
