@@ -52,7 +52,7 @@ class GroupsMixin(GatewayBase):
         self._require_brokers("listing consumer groups")
         from kafka.protocol.admin.groups import ListGroupsRequest
 
-        ids = self._kp.broker_ids()
+        ids = self._kp.broker_ids(fresh=True)
         out: list[ConsumerGroupListing] = []
         for broker, response in zip(
             ids, self._kp.send_many([(ListGroupsRequest(), b) for b in ids]), strict=True

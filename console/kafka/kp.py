@@ -296,9 +296,20 @@ class KpClient(FailoverMixin):
         )
         return info, tuple(sorted(fenced, key=lambda b: b.id))
 
-    def broker_ids(self, expect: Iterable[int] = ()) -> list[int]:
-        """Live node ids; re-read them once when a node the caller expects is missing (it restarted)."""
+    def broker_ids(self, expect: Iterable[int] = (), *, fresh: bool = False) -> list[int]:
+        """Live node ids; re-read them once when a node the caller expects is missing (it restarted).
+
+        ``fresh``: read them now (Metadata for no topics, one small round trip), as Kafka's admin
+        client does before a request to every broker (``AllBrokersStrategy``): the client's copy is
+        kept for a day, and a cluster-wide list (groups, transactions) asked of the brokers it knew
+        when a broker was down would leave out everything that broker coordinates, silently."""
         self.ensure_ready()
+        if fresh and not self.conn.controller_mode:
+            try:
+                self._manager.run(self._manager.cluster.refresh_metadata)
+            except Exception as exc:  # noqa: BLE001 - translated: a partial list is never answered
+                raise self._error(exc, "Metadata (the live brokers)") from None
+            return self._known_ids()
         ids = self._known_ids()
         if any(node not in ids for node in expect):
             try:

@@ -94,7 +94,7 @@ def list_groups(gw) -> tuple[ShareGroupListing, ...]:
     gw._require_brokers("listing share groups")
     from kafka.protocol.admin.groups import ListGroupsRequest
 
-    ids = gw._kp.broker_ids()
+    ids = gw._kp.broker_ids(fresh=True)
     asks = [(ListGroupsRequest(types_filter=[wire.SHARE], states_filter=[], min_version=5), b) for b in ids]
     out: list[ShareGroupListing] = []
     for broker, response in zip(ids, gw._kp.send_many(asks), strict=True):

@@ -70,7 +70,7 @@ class TransactionsMixin(GatewayBase):
         from kafka.protocol.admin.transactions import ListTransactionsRequest
 
         self._require_brokers("listing transactions")
-        brokers = self._kp.broker_ids()
+        brokers = self._kp.broker_ids(fresh=True)
         kwargs: dict[str, Any] = {
             "state_filters": list(states),
             "producer_id_filters": [int(p) for p in producer_ids],
