@@ -11,7 +11,7 @@ Where each figure comes from, so a page stays usable at 100,000 partitions:
   while DescribeCluster is asked, on a broker's page that broker's full answer (the size of every
   replica it hosts);
 * throttles: every topic's ``*.replication.throttled.replicas`` and every broker's throttled
-  rates, their overrides read lean (``gateway.config_overrides``), once per snapshot.
+  rates, their overrides read by ``throttles.current_values`` (lean), once per snapshot.
 
 Nothing here changes Kafka. Raises KafkaOperationError when the metadata cannot be read.
 """

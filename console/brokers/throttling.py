@@ -1,7 +1,6 @@
 """Replication throttles in effect per broker: its rates, and the topics whose throttled-replicas
-configs name it. Read as the reassignment area's reader (``throttles.current_values``) reads them,
-each resource's override or None, but lean (``gateway.config_overrides``), over every topic and
-broker, once per metadata snapshot; ``throttles_by_broker`` is the pure part."""
+configs name it. Read through the reassignment area's reader (``throttles.current_values``), over
+every topic and broker, once per metadata snapshot; ``throttles_by_broker`` is the pure part."""
 
 from __future__ import annotations
 
@@ -181,26 +180,21 @@ class _Hosts:
 
 
 def _read_throttles(cluster, snap, broker_ids: list[int]) -> ThrottleState:
-    """The reassignment area's reader's values (``throttles.current_values``: each resource's
-    override or None), read lean (``gateway.config_overrides``: at 20,000 topics kafka-python's
-    decoding of the 40,000 entries cost more than their trip over the wire)."""
     gw = gateway_for(cluster)
     resources = [ConfigResource("TOPIC", name) for name in snap.names]
     resources += [ConfigResource("BROKER", str(b)) for b in broker_ids]
     resources.append(ConfigResource("BROKER", ""))  # the cluster-wide default rates
     errors: dict[ConfigResource, KafkaOperationError] = {}
-    values: dict[tuple[ConfigResource, str], str | None] = {}
     try:
-        answers = gw.config_overrides(
-            resources, reassign_throttles.REPLICA_CONFIGS + reassign_throttles.RATE_CONFIGS
+        values = reassign_throttles.current_values(
+            gw,
+            resources,
+            reassign_throttles.REPLICA_CONFIGS + reassign_throttles.RATE_CONFIGS,
+            strict=False,
+            errors=errors,
         )
     except KafkaOperationError as exc:
         return ThrottleState(error=exc)
-    for res, got in answers.items():
-        if isinstance(got, KafkaOperationError):
-            errors[res] = got
-        else:
-            values.update(((res, name), value) for name, value in got.items())  # overrides only
     topic_errors = [e for res, e in errors.items() if res.type == "TOPIC"]
     state = ThrottleState(
         throttles_by_broker(values, _Hosts(snap), errors, broker_ids),

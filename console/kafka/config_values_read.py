@@ -25,7 +25,7 @@ from console import collector
 from .base import GatewayBase
 from .configs import RESOURCE_TYPES, _resource_code
 from .errors import KafkaOperationError, from_code
-from .metadata_read import _Answer, _Header
+from .metadata_read import _Answer, _Header, read_answer
 from .types import ConfigResource
 
 __all__ = ["ConfigValuesMixin", "ConfigsBytesRequest", "read_overrides"]
@@ -56,7 +56,7 @@ class _Reader:
 
     __slots__ = ("data", "pos", "flexible", "end")
 
-    def __init__(self, data: bytes, flexible: bool) -> None:
+    def __init__(self, data: memoryview | bytes, flexible: bool) -> None:
         self.data, self.pos, self.flexible, self.end = data, 0, flexible, len(data)
 
     def take(self, n: int) -> int:
@@ -105,7 +105,7 @@ class _Reader:
                 return None
             raise ValueError(f"null string before byte {self.pos}")
         at = self.take(n)
-        return self.data[at : at + n].decode("utf-8")
+        return str(self.data[at : at + n], "utf-8")
 
     def skip_string(self) -> None:
         n = self.uvarint() - 1 if self.flexible else self.fixed(_I16)
@@ -119,7 +119,7 @@ class _Reader:
                 self.take(self.uvarint())
 
 
-def _read(body: bytes, version: int) -> list[Result]:
+def _read(body: memoryview | bytes, version: int) -> list[Result]:
     """DescribeConfigs versions 1 to 4: each resource's type, name, error and entries."""
     if not 1 <= version <= 4:
         raise ValueError(f"version {version} is not read")
@@ -168,16 +168,7 @@ def _read(body: bytes, version: int) -> list[Result]:
 def read_results(answer: _Answer) -> list[Result]:
     """An answer ``ConfigsBytesRequest`` brought -> its resources' results (its buffer released);
     unreadable bytes raise KafkaOperationError."""
-    try:
-        with memoryview(answer.buffer) as view, view[answer.start :] as body:
-            data = body.tobytes()
-        return _read(data, answer.version)
-    except (struct.error, ValueError, UnicodeDecodeError) as exc:
-        raise KafkaOperationError(
-            -1, "UNKNOWN_SERVER_ERROR", f"unreadable DescribeConfigs answer: {exc}"
-        ) from None
-    finally:
-        answer.buffer = None
+    return read_answer(answer, _read, "DescribeConfigs")
 
 
 def read_overrides(
@@ -221,13 +212,14 @@ class ConfigValuesMixin(GatewayBase):
     def config_overrides(
         self, resources: Iterable[ConfigResource], names: Iterable[str]
     ) -> dict[ConfigResource, dict[str, str | None] | KafkaOperationError]:
-        """Per resource: ``{config: its override}`` of those of ``names`` it overrides, or its error;
-        the overrides ``describe_configs`` reads (``throttles.current_values``'s values that are not
-        None), one request per node (brokers' own resources to that broker, the rest to any), in
-        flight together."""
+        """Per resource: ``{config: its override}`` of those of ``names`` it overrides, or its error
+        (the overrides ``describe_configs`` reads; what ``throttles.current_values`` reads with),
+        one request per node (brokers' own resources to that broker, the rest to any), in flight
+        together."""
         wanted = sorted(set(names))
+        asked = list(dict.fromkeys(resources))  # once: ``resources`` may be an iterator
         out: dict[ConfigResource, Any] = {}
-        groups = self._by_node_safe(list(dict.fromkeys(resources)), out)
+        groups = self._by_node_safe(asked, out)
         R = DescribeConfigsRequest.DescribeConfigsResource
         requests = {
             node: ConfigsBytesRequest(
@@ -250,4 +242,4 @@ class ConfigValuesMixin(GatewayBase):
                     out.update(read_overrides(read_results(answer), group, wanted))
             except KafkaOperationError as err:
                 out.update(dict.fromkeys(group, err))
-        return {r: out[r] for r in dict.fromkeys(resources)}
+        return {r: out[r] for r in asked}

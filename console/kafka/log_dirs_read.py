@@ -19,8 +19,8 @@ from typing import Any
 
 from kafka.protocol.admin import DescribeLogDirsRequest
 
-from .errors import KafkaOperationError, from_code
-from .metadata_read import _Answer, _Header
+from .errors import from_code
+from .metadata_read import _Answer, _Header, read_answer
 
 __all__ = ["HeldReplicas", "LogDirsBytesRequest", "read_held"]
 
@@ -45,15 +45,7 @@ class LogDirsBytesRequest(DescribeLogDirsRequest, init=False):
 def read_held(answer: _Answer) -> HeldReplicas:
     """An answer ``LogDirsBytesRequest`` brought -> the broker's replicas over every log dir (its
     buffer released). The answer's error, or unreadable bytes, raise KafkaOperationError."""
-    try:
-        with memoryview(answer.buffer) as view, view[answer.start :] as body:
-            error_code, held = _read(body, answer.version)
-    except (struct.error, ValueError, IndexError) as exc:
-        raise KafkaOperationError(
-            -1, "UNKNOWN_SERVER_ERROR", f"unreadable DescribeLogDirs answer: {exc}"
-        ) from None
-    finally:
-        answer.buffer = None
+    error_code, held = read_answer(answer, _read, "DescribeLogDirs")
     err = from_code(error_code, None)
     if err is not None:
         raise err

@@ -18,8 +18,10 @@ DescribeCluster, which the console needs anyway, serves them).
 from __future__ import annotations
 
 import marshal
+import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from kafka.protocol.metadata import MetadataRequest
 
@@ -27,7 +29,9 @@ from . import _metadata
 from .errors import KafkaOperationError, from_code
 from .types import BrokerInfo
 
-__all__ = ["MetadataBytesRequest", "WholeMetadata", "WholeTopic", "decode", "read_metadata"]
+__all__ = ["MetadataBytesRequest", "WholeMetadata", "WholeTopic", "decode", "read_answer", "read_metadata"]
+
+T = TypeVar("T")
 
 MIN_VERSION, MAX_VERSION = 9, 13
 
@@ -169,13 +173,23 @@ def _recount(topics) -> list[tuple[int, int, int, int, int, int]]:
     return [(b, *row) for b, row in sorted(c.items())]
 
 
-def decode_answer(answer: _Answer) -> WholeMetadata:
-    """An answer ``MetadataBytesRequest`` brought -> ``WholeMetadata`` (its buffer released)."""
+def read_answer(answer: _Answer, read: Callable[[memoryview, int], T], api: str) -> T:
+    """What ``read(body, version)`` reads from an answer a bytes request brought (the frame's bytes
+    after the response header, viewed, not copied), its buffer released after; unreadable bytes
+    (a length past the end, a bad string, a version not read) raise KafkaOperationError naming
+    ``api``. ``read`` must not keep a view of ``body``: the view is released on return."""
     try:
         with memoryview(answer.buffer) as view, view[answer.start :] as body:
-            return decode(answer.version, body)
+            return read(body, answer.version)
+    except (struct.error, ValueError, IndexError) as exc:
+        raise KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", f"unreadable {api} answer: {exc}") from None
     finally:
         answer.buffer = None
+
+
+def decode_answer(answer: _Answer) -> WholeMetadata:
+    """An answer ``MetadataBytesRequest`` brought -> ``WholeMetadata`` (its buffer released)."""
+    return read_answer(answer, lambda body, version: decode(version, body), "Metadata")
 
 
 def read_metadata(kp: Any, names: list[str] | None = None) -> WholeMetadata:
