@@ -1,7 +1,9 @@
 """Throttle removal: time from a reassignment's completion on Kafka to its throttles being gone.
 
-Sandbox: 6 brokers, one topic of 60 partitions x RF 2 with 1 MB logs, clock stopped, in a process
-of its own. The console runs as in production, minus Redis: a reassignment of every partition
+Sandbox: 6 brokers, ``BENCH_THROTTLE_TOPICS`` (default 100) topics of 100 partitions x RF 2 with
+1 MB logs - 10,000 partitions, the size the issue asks the removal to be timed at (the first version
+moved one topic of 60) - clock stopped, in a process of its own. The console runs as in production,
+minus Redis: a reassignment of every partition
 (second replica to another broker, 50 MB/s throttle) is started through the service path and its
 operation run by ``operations.run`` (throttle, submit, first poll); then a beat thread calls
 ``operations.run_due`` every second (Celery beat's ``operation tick``, the worker running it at
@@ -10,7 +12,7 @@ no reassignment and the replicas match, removes the throttles and finishes.
 
 Completion: once the console has polled the reassignment for 2 s, the bench moves the sandbox's
 clock far enough for every copy to finish (``advance``); that instant is t0. From then a watcher
-asks Kafka directly every 10 ms (DescribeConfigs of the topic and of each broker, through
+asks Kafka directly every 10 ms (DescribeConfigs of the topics and of each broker, through
 kafka-python's own client, no console code) until no leader/follower throttled-replicas entry
 and no throttled-rate set by the reassignment is left: t1. The delay t1 - t0 is measured for 5
 reassignments (moving the replicas away and back in turn, each on a clean state: the previous
@@ -34,8 +36,9 @@ from bench.harness import RemoteSandbox, freeze, gate, setup_console, teardown  
 from bench.raw_clients import KpRaw  # noqa: E402
 
 BROKERS = 6
-PARTITIONS = 60
-TOPIC = "bench.throttled"
+TOPICS = int(os.environ.get("BENCH_THROTTLE_TOPICS", "100"))
+PER_TOPIC = 100
+NAMES = [f"bench.throttled.{i:03d}" for i in range(TOPICS)]
 RUNS = 5
 GOAL = 2.0
 MB = 1024 * 1024
@@ -56,11 +59,13 @@ def build_sandbox():
 
     cluster = SandboxCluster(brokers=BROKERS, controllers=1, port=0, speed=0, seed="bench-throttle")
     cluster.start()
-    cluster.create_topic(TOPIC, PARTITIONS, 2, assignment=[list(original(p)) for p in range(PARTITIONS)])
+    for name in NAMES:
+        cluster.create_topic(name, PER_TOPIC, 2, assignment=[list(original(p)) for p in range(PER_TOPIC)])
     with cluster.state.lock:
-        for part in cluster.state.topics[TOPIC].partitions:
-            part.sizes = dict.fromkeys(part.replicas, float(MB))
-            part.end_offset = 1024
+        for name in NAMES:
+            for part in cluster.state.topics[name].partitions:
+                part.sizes = dict.fromkeys(part.replicas, float(MB))
+                part.end_offset = 1024
     return cluster
 
 
@@ -108,9 +113,12 @@ def throttled(kp) -> list[str]:
             include_documentation=False,
         )
 
-    asks = [(request(2, TOPIC, TOPIC_KEYS), None)] + [
-        (request(4, str(b), BROKER_KEYS), b) for b in range(1, BROKERS + 1)
-    ]
+    topics = DescribeConfigsRequest(
+        resources=[R(resource_type=2, resource_name=n, configuration_keys=list(TOPIC_KEYS)) for n in NAMES],
+        include_synonyms=False,
+        include_documentation=False,
+    )
+    asks = [(topics, None)] + [(request(4, str(b), BROKER_KEYS), b) for b in range(1, BROKERS + 1)]
     left = []
     for answer in kp.send_many(asks):
         for res in answer.results:
@@ -144,7 +152,7 @@ def main() -> None:
         delays = []
         for run in range(RUNS):
             target = moved if run % 2 == 0 else original
-            plan = {(TOPIC, p): target(p) for p in range(PARTITIONS)}
+            plan = {(name, p): target(p) for name in NAMES for p in range(PER_TOPIC)}
             op = reassignment.start_reassignment(
                 actor=actor, cluster=cluster, proposed=plan, throttle=50 * MB
             )
