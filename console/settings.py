@@ -255,6 +255,9 @@ TOPIC_METADATA_CACHE_S = _env_num("TOPIC_METADATA_CACHE_S", 30.0)
 # At most this many clusters' snapshots kept per process (the least recently used one goes first);
 # an expired snapshot is dropped at the next read of any (console/topics/cache.py).
 TOPIC_METADATA_CACHE_CLUSTERS = int(_env_num("TOPIC_METADATA_CACHE_CLUSTERS", 8))
+# One whole-cluster metadata copy per host: a process that reads Kafka writes it under var/metadata/
+# and the others map it while it is fresh (0: every process reads Kafka itself).
+TOPIC_METADATA_HOST_SHARED = bool(_env_num("TOPIC_METADATA_HOST_SHARED", 1))
 # A cluster's Kafka clients (a network thread, librdkafka's threads, their buffers) are closed in a
 # process once no call used them for this long; the next call opens them again.
 KAFKA_CLIENT_IDLE_S = _env_num("KAFKA_CLIENT_IDLE_S", 600.0)

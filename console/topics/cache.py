@@ -2,12 +2,19 @@
 
 Why in-process and not Django's cache: a 100k-partition snapshot is tens of MB of small
 objects; pickling it into Redis or LocMem on every read would cost about as much as asking
-Kafka again. Each web/worker process keeps its own copy for ``TOPIC_METADATA_CACHE_S`` seconds
-(default 30). Consistency rules:
+Kafka again. Each web/worker process keeps its snapshot for ``TOPIC_METADATA_CACHE_S`` seconds
+(default 30), and one copy per host is shared (``TOPIC_METADATA_HOST_SHARED``, on by default):
+the process that reads Kafka also writes what it read to a file under ``var/metadata/``
+(``console.kafka.metadata_file``), and a process without a fresh snapshot of its own maps that
+file instead of asking Kafka - the packed partitions stay in the page cache once for the host,
+and the brokers answer one whole-cluster read per host per period, not one per process. A file
+lock makes the processes of a host that miss at once wait for one read. Consistency rules:
 
 * Every page that shows it says how old it is and has a **Refresh** button (``refresh=True``).
 * Services that change topics call ``invalidate(cluster)`` after the change, so the next page
-  view in this process re-reads Kafka. Other processes see the change within the TTL.
+  view in this process re-reads Kafka: it removes the host's file too, and this process never
+  takes a file whose read started before its own last invalidation (another process's read in
+  flight during the change). Other processes see the change within the TTL.
 * One fetch at a time per cluster (single flight): concurrent page views wait for the same fetch.
 * Memory is given back: an expired snapshot is dropped at the next read of any cluster's, and at
   most ``TOPIC_METADATA_CACHE_CLUSTERS`` snapshots are kept (the least recently read goes first).
@@ -17,21 +24,28 @@ Only the gateway talks to Kafka; this module asks it for one ``list_topics_metad
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.conf import settings
 
 from console import collector
 from console.clusters.actions import gateway_for
-from console.kafka import ClusterMetadata, TopicMetadata
+from console.kafka import ClusterMetadata, TopicMetadata, metadata_file
 from console.kafka.deferred import DeferredTopics
 
 TTL_S = float(settings.TOPIC_METADATA_CACHE_S)
 MAX_CLUSTERS = max(1, int(settings.TOPIC_METADATA_CACHE_CLUSTERS))
 CONFIG_TTL_S = float(settings.TOPIC_CONFIG_CACHE_S)
+HOST_DIR = Path(settings.VAR_DIR) / "metadata"
 
 
 @dataclass(frozen=True)
@@ -198,9 +212,11 @@ def _lock_for(key: object) -> threading.Lock:
         return _locks.setdefault(key, threading.Lock())
 
 
-def build_snapshot(metadata: ClusterMetadata) -> Snapshot:
-    """The name list and index of one metadata fetch (pure; rows are derived when first read)."""
+def build_snapshot(metadata: ClusterMetadata, fetched_at: float | None = None) -> Snapshot:
+    """The name list and index of one metadata fetch (pure; rows are derived when first read);
+    ``fetched_at`` (epoch seconds) when the fetch was made earlier than now (the host's copy)."""
     now = time.time()
+    then = now if fetched_at is None else min(now, fetched_at)
     topics = metadata.topics
     if isinstance(topics, DeferredTopics):  # the gateway's: sorted, each topic made when first read
         names, by_name = topics.names, topics.by_name
@@ -212,11 +228,68 @@ def build_snapshot(metadata: ClusterMetadata) -> Snapshot:
         by_name = {t.name: t for t in topics}
     return Snapshot(
         metadata=metadata,
-        fetched_at=now,
-        fetched_mono=time.monotonic(),
+        fetched_at=then,
+        fetched_mono=time.monotonic() - (now - then),
         names=names,
         by_name=by_name,
     )
+
+
+# ---- the host's copy ------------------------------------------------------------------------------
+
+_invalidated: dict[object, float] = {}  # key -> epoch s of this process's last invalidate
+
+
+def _host_path(key: object) -> Path | None:
+    """The key's file on this host (named by the cluster and a digest of its connection settings:
+    another connection to the same cluster id is another file), or None when not shared."""
+    if not settings.TOPIC_METADATA_HOST_SHARED:
+        return None
+    pk, conn = key  # type: ignore[misc]
+    digest = hashlib.sha256(repr(conn).encode()).hexdigest()[:24]
+    return HOST_DIR / f"{pk}-{digest}.md"
+
+
+@contextlib.contextmanager
+def _host_lock(path: Path) -> Iterator[None]:
+    """The host's one read at a time of this file (the other processes that missed wait, then map it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _from_host(key: object, path: Path) -> Snapshot | None:
+    """The host's copy when fresh and not older than this process's last invalidation."""
+    got = metadata_file.read(path)
+    if got is None:
+        return None
+    metadata, started_at = got
+    if time.time() - started_at >= TTL_S or started_at < _invalidated.get(key, 0.0):
+        return None
+    return build_snapshot(metadata, started_at)
+
+
+def _fetch(cluster, on_names) -> Snapshot:
+    # ~100k acyclic objects while the answer is read and packed; see console.collector
+    with collector.paused(collect_young=True):
+        gw = gateway_for(cluster)
+        metadata = gw.list_topics_metadata(on_names) if on_names else gw.list_topics_metadata()
+        return build_snapshot(metadata)
+
+
+def _fetch_and_share(key: object, cluster, on_names, path: Path | None) -> Snapshot:
+    started_at = time.time()
+    fresh = _fetch(cluster, on_names)
+    if path is not None and started_at >= _invalidated.get(key, 0.0):
+        try:
+            metadata_file.write(path, fresh.metadata, started_at)
+        except OSError:  # a full or read-only disk: this process keeps its own copy, nothing else changes
+            pass
+    return fresh
 
 
 def get_snapshot(cluster, *, refresh: bool = False, on_names=None) -> Snapshot:
@@ -236,11 +309,14 @@ def get_snapshot(cluster, *, refresh: bool = False, on_names=None) -> Snapshot:
         if snap is not None and not refresh:
             return snap
         started = time.monotonic()
-        # ~100k acyclic objects while the answer is read and packed; see console.collector
-        with collector.paused(collect_young=True):
-            gw = gateway_for(cluster)
-            metadata = gw.list_topics_metadata(on_names) if on_names else gw.list_topics_metadata()
-            fresh = build_snapshot(metadata)
+        path = _host_path(key)
+        if path is None:
+            fresh = _fetch(cluster, on_names)
+        elif refresh:  # asked for Kafka's answer now: read it, and the host's copy becomes it
+            fresh = _fetch_and_share(key, cluster, on_names, path)
+        else:
+            with _host_lock(path):
+                fresh = _from_host(key, path) or _fetch_and_share(key, cluster, on_names, path)
         if snap is not None and refresh and snap.fetched_mono >= started:
             return snap
         _keep(key, fresh)
@@ -253,18 +329,26 @@ def peek(cluster) -> Snapshot | None:
 
 
 def invalidate(cluster) -> None:
-    """Forget the cluster's snapshot in this process (after a change made through the console)."""
+    """Forget the cluster's snapshot in this process and the host's copy (after a change made
+    through the console); a copy whose read started before now is never taken here again."""
     key = _key(cluster)
     with _guard:
         _drop(key)
+        _invalidated[key] = time.time()
+    path = _host_path(key)
+    if path is not None:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def clear() -> None:
-    """Forget everything (tests)."""
+    """Forget everything, the host's copies too (tests)."""
     with _guard:
         for key in list(_cache):
             _drop(key)
         _sweep_locks()
+        _invalidated.clear()
+    shutil.rmtree(HOST_DIR, ignore_errors=True)
 
 
 def kept_count() -> tuple[int, int]:

@@ -1,0 +1,150 @@
+"""One whole-cluster metadata copy per host (issue 35): a process that reads Kafka writes what it read
+to a file; another process (here: this process with its own cache emptied, and a second Python process)
+maps that file instead of asking Kafka, sees the same topics, partitions and counts, and never takes a
+copy older than its own last change through the console."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from console.kafka import KafkaOperationError, NewTopic, metadata_file
+from console.topics import cache
+
+pytestmark = pytest.mark.django_db
+
+
+def _forget_process_copy() -> None:
+    """What another process has: no snapshot of its own (the host's file stays)."""
+    with cache._guard:
+        for key in list(cache._cache):
+            cache._drop(key)
+
+
+def _described(snap) -> list:
+    return [
+        (
+            t.name,
+            t.internal,
+            [(p.id, p.leader, p.replicas, p.isr, p.offline) for p in t.partitions],
+            t.health(),
+        )
+        for t in snap.metadata.topics
+    ]
+
+
+@pytest.fixture
+def host_shared(settings, fresh_metadata_cache):
+    settings.TOPIC_METADATA_HOST_SHARED = True
+    yield
+
+
+def _no_kafka(monkeypatch):
+    asked = []
+    monkeypatch.setattr(
+        cache, "_fetch", lambda cluster, on_names: asked.append(cluster) or pytest.fail("asked Kafka")
+    )
+    return asked
+
+
+def test_another_process_maps_the_hosts_copy_instead_of_asking_kafka(host_shared, kafka_cluster, monkeypatch):
+    first = cache.get_snapshot(kafka_cluster)
+    path = cache._host_path(cache._key(kafka_cluster))
+    assert path is not None and path.exists()
+    _forget_process_copy()
+    _no_kafka(monkeypatch)
+    second = cache.get_snapshot(kafka_cluster)
+    assert second is not first
+    assert second.names == first.names
+    assert _described(second) == _described(first)
+    assert second.metadata.brokers == first.metadata.brokers
+    assert second.metadata.cluster_id == first.metadata.cluster_id
+    assert second.metadata.topics.broker_counts == first.metadata.topics.broker_counts
+    assert abs(second.fetched_at - first.fetched_at) < 5 and second.age_s >= 0
+
+
+def test_a_change_through_the_console_is_never_hidden_by_an_older_copy(host_shared, kafka_cluster, sandbox):
+    from console.clusters.actions import gateway_for
+
+    before = cache.get_snapshot(kafka_cluster)
+    path = cache._host_path(cache._key(kafka_cluster))
+    stale = path.read_bytes()
+    name = f"hostcopy-{uuid.uuid4().hex[:8]}"
+    assert not isinstance(
+        gateway_for(kafka_cluster).create_topics([NewTopic(name, 1, 1)])[name], KafkaOperationError
+    )
+    cache.invalidate(kafka_cluster)
+    assert not path.exists()
+    # another process's read, started before the change, lands after it
+    path.write_bytes(stale)
+    after = cache.get_snapshot(kafka_cluster)
+    assert name not in before.names and name in after.names
+    # and the host's copy is now the fresh read
+    _forget_process_copy()
+    assert name in cache.get_snapshot(kafka_cluster).names
+    gateway_for(kafka_cluster).delete_topics([name])
+    cache.invalidate(kafka_cluster)
+
+
+def test_an_expired_or_unreadable_copy_is_not_used(host_shared, kafka_cluster, monkeypatch, settings):
+    cache.get_snapshot(kafka_cluster)
+    path = cache._host_path(cache._key(kafka_cluster))
+    good = path.read_bytes()
+    for bad in (b"", good[:5], b"something else entirely" + good[23:], good[: len(good) // 2]):
+        path.write_bytes(bad)
+        assert metadata_file.read(path) is None or bad == good
+    path.write_bytes(good)
+    _forget_process_copy()
+    monkeypatch.setattr(cache, "TTL_S", 0.0)  # every copy is expired
+    asked = []
+    real = cache._fetch
+    monkeypatch.setattr(cache, "_fetch", lambda c, n: asked.append(1) or real(c, n))
+    cache.get_snapshot(kafka_cluster)
+    assert asked == [1]
+
+
+def test_not_shared_when_turned_off(settings, fresh_metadata_cache, kafka_cluster):
+    settings.TOPIC_METADATA_HOST_SHARED = False
+    cache.get_snapshot(kafka_cluster)
+    assert not cache.HOST_DIR.exists() or not any(cache.HOST_DIR.glob("*.md"))
+
+
+CHILD = """
+import json, os, sys, time
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+django.setup()
+from console.kafka import metadata_file
+from pathlib import Path
+got = metadata_file.read(Path(sys.argv[1]))
+md, started = got
+print(json.dumps([len(md.topics), sorted(t.name for t in md.topics)[:3], md.cluster_id,
+                  sum(len(t.partitions) for t in md.topics)]))
+"""
+
+
+def test_a_second_python_process_reads_the_same_snapshot(host_shared, kafka_cluster):
+    snap = cache.get_snapshot(kafka_cluster)
+    path = cache._host_path(cache._key(kafka_cluster))
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == [
+        len(snap.names),
+        snap.names[:3],
+        snap.metadata.cluster_id,
+        sum(len(t.partitions) for t in snap.metadata.topics),
+    ]
+    assert time.time() - metadata_file.read(path)[1] < cache.TTL_S
