@@ -195,15 +195,29 @@ def broker_value(st: ClusterState, node_id: int, name: str) -> str | None:
 
 
 def topic_layers(
-    st: ClusterState, topic: Topic, name: str, node_id: int
+    st: ClusterState,
+    topic: Topic,
+    name: str,
+    node_id: int,
+    brokers: dict[str, list[tuple[str, str | None, int]]] | None = None,
 ) -> list[tuple[str, str | None, int]]:
-    """(name, value, source) synonyms of a topic config: override, then broker synonyms."""
+    """(name, value, source) synonyms of a topic config: override, then broker synonyms.
+
+    ``brokers``: the node's broker layers already worked out, by synonym, filled in here (one
+    DescribeConfigs of every topic asks the same broker configs for each topic: at 20,000 topics
+    they were worked out again for every topic and config)."""
     out: list[tuple[str, str | None, int]] = []
     if name in topic.configs:
         out.append((name, topic.configs[name], TOPIC_CONFIG))
     d = TOPIC_DEFS[name]
     for syn in d.synonyms:
-        out.extend(broker_layers(st, node_id, syn))
+        if brokers is None:
+            out.extend(broker_layers(st, node_id, syn))
+            continue
+        got = brokers.get(syn)
+        if got is None:
+            got = brokers[syn] = broker_layers(st, node_id, syn)
+        out.extend(got)
     return out
 
 

@@ -36,11 +36,13 @@ def dirs_of(node: Node) -> list[str]:
     return list(node.log_dirs) or [node.log_dir]
 
 
-def dir_of(node: Node, p: Partition) -> str:
-    """The dir a broker's replica of ``p`` lives in."""
+def dir_of(node: Node, p: Partition, dirs: list[str] | None = None) -> str:
+    """The dir a broker's replica of ``p`` lives in (``dirs``: the node's ``dirs_of``, when the caller
+    has it: a DescribeLogDirs walks every replica of the broker)."""
     if p.dirs and node.node_id in p.dirs:
         return p.dirs[node.node_id]
-    dirs = dirs_of(node)
+    if dirs is None:
+        dirs = dirs_of(node)
     if len(dirs) == 1:
         return dirs[0]
     return dirs[zlib.crc32(f"{p.topic}-{p.index}".encode()) % len(dirs)]
@@ -152,7 +154,7 @@ def describe(st: ClusterState, node: Node, wanted: dict[str, set[int]] | None) -
     for p in st.replicas_on(node.node_id):
         b = node.node_id
         size = p.sizes.get(b, 0.0)
-        home = dir_of(node, p)
+        home = dir_of(node, p, dirs)
         used[home] = used.get(home, 0.0) + size
         fut = future_of(p, b)
         if fut is not None:

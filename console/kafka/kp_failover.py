@@ -154,18 +154,32 @@ class FailoverMixin:
         return False
 
     def _send_any(self, request: Any) -> Any:
-        """A read any broker answers: to the best live broker; one that does not answer within the
-        connect timeout (frozen, or stopped while still in the cached Metadata) is passed over for the
-        next, and the last one tried gets the whole request timeout."""
+        """A read any broker answers: to the best live broker. One that took the request and did not
+        answer in time (frozen, or stopped while still in the cached Metadata) is passed over for the
+        next, which gets twice as long (the connect timeout first), until one gets the whole request
+        timeout; one that cannot be reached is passed over whatever the count.
+
+        A broker that did not answer in time is not always frozen: a read that takes a live broker
+        longer than the connect timeout (DescribeConfigs of every config of 20,000 topics) is still
+        being worked on there. Passing it on to every other broker with the same short wait had each
+        of them do the same work again: at 200 brokers 200 copies of the read and 1,000 s before the
+        last broker got the whole timeout. Doubling the wait sends at most a few copies (5, 10, 20 s,
+        then the whole timeout) and still gets past two frozen brokers."""
         candidates = self._ranked_brokers()
-        quick_ms = int(self.conn.connect_timeout_s * 1000)
+        wait_ms = int(self.conn.connect_timeout_s * 1000)
+        whole_ms = int(self.conn.request_timeout_s * 1000)
         for i, node in enumerate(candidates):
             last = i == len(candidates) - 1
+            patient = last or wait_ms >= whole_ms
             try:
-                return self._send(request, node, None if last else quick_ms)
+                return self._send(request, node, None if patient else wait_ms)
             except KafkaOperationError as err:
                 if last or err.name not in CONNECTION_TROUBLE:
                     raise
+                if err.name == "REQUEST_TIMED_OUT":
+                    if patient:
+                        raise  # it had the whole timeout: the cluster is not answering this read
+                    wait_ms *= 2  # the read may be slow rather than the broker frozen
                 self._manager.cluster.request_update()  # it may have left the cluster: re-read Metadata
         raise AssertionError("unreachable: the last candidate returns or raises")
 

@@ -213,18 +213,23 @@ def _partition_columns(raw: RawSnapshot, sizes: dict[int, BrokerLogDirs]) -> dic
         rms.append(_retention(cfg, "retention.ms"))
         rbytes.append(_retention(cfg, "retention.bytes"))
         first, count = layout.topic_rows[name]
-        # this topic's sizes on each broker that answered: {broker: sizes by partition id}
-        dense = {b: answer.sizes.get(name) for b, answer in sizes.items()}
+        # this topic's sizes on the brokers that hold it, as its replicas name them (not every broker
+        # that answered: 20,000 topics x 200 brokers were 4M look-ups at 1M partitions)
+        dense: dict[int, Any] = {}
         for row in range(first, first + count):
             pid = partition[row]
             for j in range(offsets[row], offsets[row + 1]):
                 b = replicas[j]
-                got = dense.get(b)
+                got = dense.get(b, _UNSEEN)
+                if got is _UNSEEN:
+                    got = dense[b] = _topic_sizes(sizes, b, name)
                 replica_sizes[j] = (
                     got[pid] if got is not None and 0 <= pid < len(got) else _size(sizes, b, name, pid)
                 )
             lead = leader[row]
-            got = dense.get(lead)
+            got = dense.get(lead, _UNSEEN)
+            if got is _UNSEEN:
+                got = dense[lead] = _topic_sizes(sizes, lead, name)
             size[row] = got[pid] if got is not None and 0 <= pid < len(got) else _size(sizes, lead, name, pid)
     topic_index = _ints(layout.topic_index, pa.int32())
     return {
@@ -240,6 +245,15 @@ def _partition_columns(raw: RawSnapshot, sizes: dict[int, BrokerLogDirs]) -> dic
         "retention_ms": pa.array(rms, pa.int64()).take(topic_index),
         "retention_bytes": pa.array(rbytes, pa.int64()).take(topic_index),
     }
+
+
+_UNSEEN = object()
+
+
+def _topic_sizes(sizes: dict[int, BrokerLogDirs], broker: int, topic: str) -> array | None:
+    """The topic's sizes by partition id on ``broker`` (None: it did not answer or holds none)."""
+    answer = sizes.get(broker)
+    return None if answer is None else answer.sizes.get(topic)
 
 
 def _size(sizes: dict[int, BrokerLogDirs], broker: int, topic: str, partition: int) -> int:

@@ -56,13 +56,19 @@ def _entry(
 
 
 def _topic_entries(
-    st: ClusterState, t: Topic, node_id: int, keys: set[str] | None, synonyms: bool, docs: bool
+    st: ClusterState,
+    t: Topic,
+    node_id: int,
+    keys: set[str] | None,
+    synonyms: bool,
+    docs: bool,
+    brokers: dict | None = None,
 ) -> list[Any]:
     out = []
     for name, d in C.TOPIC_DEFS.items():
         if keys is not None and name not in keys:
             continue
-        layers = C.topic_layers(st, t, name, node_id)
+        layers = C.topic_layers(st, t, name, node_id, brokers)
         if not layers:
             layers = [(name, d.default, C.DEFAULT)]
             if not d.synonyms:
@@ -124,6 +130,7 @@ def describe_configs(ctx: RequestContext, req: Any) -> Any:
     """Configs with value, source, synonyms, read-only/sensitive flags, type and documentation."""
     st = ctx.state
     results = []
+    brokers: dict = {}  # this node's broker layers, worked out once per request (C.topic_layers)
     for r in req.resources:
         keys = set(r.configuration_keys) if r.configuration_keys is not None else None
         res = DR(
@@ -143,7 +150,7 @@ def describe_configs(ctx: RequestContext, req: Any) -> Any:
             elif t is None:
                 res.error_code = 3
             else:
-                res.configs = _topic_entries(st, t, ctx.node.node_id, keys, syn, docs)
+                res.configs = _topic_entries(st, t, ctx.node.node_id, keys, syn, docs, brokers)
         elif r.resource_type in (BROKER, BROKER_LOGGER):
             err = _broker_id_error(ctx, r.resource_name, True, r.resource_type == BROKER_LOGGER)
             if err:
