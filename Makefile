@@ -45,7 +45,7 @@ try-sso try-spark: $(TEST_STAMP)
 PG_TESTS = $(wildcard tests/unit/test_audit*.py tests/unit/test_operation*.py tests/unit/test_requests*.py \
 	tests/unit/test_changes*.py) tests/unit/test_api_changes.py tests/unit/test_cli_requests.py \
 	tests/unit/test_workers_race.py tests/unit/test_workers_race_celery.py tests/unit/test_poll_pool.py \
-	tests/unit/test_postgres_pass.py tests/unit/test_alert_lifecycle.py
+	tests/unit/test_postgres_pass.py tests/unit/test_alert_lifecycle.py tests/unit/test_reassign_rows_update.py
 test: $(TEST_STAMP)
 	@scripts/system-deps test
 	@mkdir -p var; rm -f var/pytest-exit-code; rc=0; \

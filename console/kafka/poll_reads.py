@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import KafkaOperationError, no_such_topic, topic_error
 from .kp import check
-from .log_dirs_read import HeldReplicas, LogDirsBytesRequest, read_held
+from .log_dirs_read import HeldReplicas
 from .metadata_read import MetadataBytesRequest, decode_answer
 from .replicas import ReplicasMixin
 from .types import TopicPartition
@@ -67,24 +67,10 @@ class PollReadsMixin(ReplicasMixin):
         flight (a reassignment poll's reads; none waits for another). ``moving`` None: no
         ListPartitionReassignments (an empty set). Its failure is raised, as ``reassigning``
         raises it, once the other answers are in."""
-        ids, out, asked = self._log_dir_requests(None, partitions, LogDirsBytesRequest)
-        listing = None if moving is None else self._list_reassignments_request(list(moving))
-        first = [] if listing is None else [(listing, None)]
-        names = sorted(set(topics))
-        isr: PartitionIsr | KafkaOperationError = {}
-        if names:
-            answers = self._kp.send_many([*first, *asked, (MetadataBytesRequest(names), None)])
-            isr = _isr_answer(names, answers[-1], only)
-            answers = answers[:-1]
-        else:
-            answers = self._kp.send_many([*first, *asked])
-        listed: set[tuple[str, int]] = set()
-        if listing is not None:
-            listed = _reassigning(answers[0])
-            answers = answers[1:]
-        for (_, broker), answer in zip(asked, answers, strict=True):
-            out[broker] = answer if isinstance(answer, KafkaOperationError) else _held(answer)
-        return listed, {b: out[b] for b in ids}, isr
+        from .reassign_reads import PollPlan, planned_reads
+
+        plan = PollPlan(moving or (), partitions, int(self._timeout * 1000), only)
+        return planned_reads(self, plan, topics)
 
     def partition_isr(
         self, topics: Iterable[str], only: Mapping[str, Container[int]] | None = None
@@ -142,12 +128,3 @@ def _reassigning(response: Any) -> set[tuple[str, int]]:
         raise response
     check(response)
     return {(t.name, p.partition_index) for t in response.topics for p in t.partitions}
-
-
-def _held(answer: Any) -> HeldReplicas | KafkaOperationError:
-    """One broker's DescribeLogDirs answer (``LogDirsBytesRequest``) -> its replicas over every log
-    dir, future replicas left out, or the error it holds (a hot path: 10,000s of replicas per poll)."""
-    try:
-        return read_held(answer)
-    except KafkaOperationError as err:
-        return err

@@ -112,6 +112,29 @@ class ReplicasMixin(GatewayBase):
             return None
         return ListPartitionReassignmentsRequest(timeout_ms=int(self._timeout * 1000), topics=topics)
 
+    def reassignment_poll_plan(
+        self,
+        moving: Iterable[tuple[str, int]],
+        partitions: Mapping[int, Iterable[tuple[str, int]]],
+        only: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """A ``reassign_reads.PollPlan``: the ListPartitionReassignments of ``moving`` and each
+        broker's DescribeLogDirs of ``partitions`` built once, for every cycle of that moving set
+        (``reassignment_poll_reads``); ``only`` ({topic: partition ids}) keeps just those of the ISR."""
+        from .reassign_reads import PollPlan
+
+        return PollPlan(moving, partitions, int(self._timeout * 1000), only)
+
+    def reassignment_poll_reads(
+        self, plan: Any, topics: Iterable[str]
+    ) -> tuple[set[tuple[str, int]], dict[int, Any], Any]:
+        """``poll_reads(moving, partitions, topics, only)`` of the plan's moving set and brokers, its
+        requests sent as built (``reassign_reads.planned_reads``): (listed, each broker's held
+        replicas or error, the ISR of ``topics`` or its error). The listing's failure is raised."""
+        from .reassign_reads import planned_reads
+
+        return planned_reads(self, plan, topics)
+
     def describe_log_dirs(
         self,
         broker_ids: list[int] | None = None,

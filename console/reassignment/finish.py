@@ -19,12 +19,11 @@ from console.models.reassignment import (
     OPEN_PARTITION_STATES,
     PartitionState,
     Reassignment,
-    ReassignmentPartition,
     Stage,
 )
 from console.operations import Done
 from console.reassignment import progress, throttles
-from console.reassignment.store import row_tps, set_stage, tps
+from console.reassignment.store import row_tps, set_stage, tps, update_rows
 from console.topics import cache as metadata_cache
 
 OUTCOMES_IN_AUDIT = 1000  # above this many partitions the final audit event lists only the ones not done
@@ -157,7 +156,7 @@ def revert(r: Reassignment) -> dict[str, dict]:
             x.state = PartitionState.CANCELLED
         if kind == "reordered":
             reordered[f"{x.topic}-{x.partition}"] = {"original": list(x.original), "replicas": replicas}
-    ReassignmentPartition.objects.bulk_update(rows, ["state", "message"], batch_size=500)
+    update_rows(rows, ["state", "message"])
     metadata_cache.invalidate(r.cluster)
     return reordered
 

@@ -10,7 +10,10 @@ OFFSETS_EVERY_S it reads the leaders' earliest and latest offsets for the "~N me
 (one ListOffsets per leader and spec, all in flight together; the leaders from that same
 Metadata, then asked about every moving partition's topic).
 Progress goes to ``Reassignment.live`` in one UPDATE; a partition row is written only when its
-state changes.
+state changes. The requests of a cycle are built once per moving set (``_plan``: the gateway's
+``reassign_reads.PollPlan``, their bodies encoded once; the ListPartitionReassignments answer
+read from its bytes, and neither it nor the ISR's Metadata read again while their bytes are
+those of the last cycle), with the partitions' ``live`` keys.
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ def poll_once(r: Reassignment, *, fresh: bool = False) -> Wait | None:
     if fresh:
         _OFFSETS.pop(r.pk, None)
         _WAITING.pop(r.pk, None)
+        _PLANS.pop((r.pk, r.operation.created_at), None)
         Reassignment.objects.filter(pk=r.pk).update(rate_samples=[])
         r.rate_samples = []
     # The cycle's objects (10,000s of rows, answers and entries) hold no reference cycles: the
@@ -90,18 +94,18 @@ def _poll(r: Reassignment) -> Wait | None:
     # read back whole: only its timestamp is needed for the rate.
     r.refresh_from_db(fields=[f.attname for f in Reassignment._meta.concrete_fields if f.name not in _KEEP])
     started = time.monotonic()
-    rows = known_rows(r, [PartitionState.MOVING], _ROWS.setdefault((r.pk, r.operation.created_at), {}))
+    held_key = (r.pk, r.operation.created_at)
+    rows = known_rows(r, [PartitionState.MOVING], _ROWS.setdefault(held_key, {}))
     gw = gateway_for(r.cluster)
-    tps = [(x.topic, x.partition) for x in rows]
     listed, logs, isr = set(), {}, {}
     offsets = _fresh_offsets(r) if rows else {}
+    tps, plan, live_keys = _plan(held_key, gw, rows)
     if rows:
-        by_broker = hosts((tp, x.original, x.target) for tp, x in zip(tps, rows, strict=True))
         # The ISR (for "In sync") of the topics likely to have replicas level with their leader,
         # and on an offsets cycle the leaders of every moving partition, read with the log dirs
-        # and the reassignments in progress (one flight).
+        # and the reassignments in progress (one flight; the requests built once per moving set).
         wanted = _isr_topics(r, rows) if offsets is not None else {x.topic for x in rows}
-        listed, held, isr = gw.poll_reads(tps, by_broker, wanted, _partitions_of(tps))
+        listed, held, isr = gw.reassignment_poll_reads(plan, wanted)
         # a broker that did not answer: None (its replicas are "Broker not reachable")
         logs = {b: None if isinstance(v, KafkaOperationError) else v for b, v in held.items()}
         if offsets is None:
@@ -121,14 +125,30 @@ def _poll(r: Reassignment) -> Wait | None:
             finished.append((x, live_entry(key, x.original, x.target, logs, offsets)))
     _in_sync(r, gw, live, waiting, isr)
     _verify(gw, finished)
-    _summarise(r, live, started)
+    _summarise(r, live, started, live_keys)
     if r.partitions.filter(state__in=OPEN_PARTITION_STATES).exists():
         return Wait(POLL_INTERVAL_S / 2)
     _SHOWN.pop((r.pk, r.operation.created_at), None)
     _OFFSETS.pop(r.pk, None)
     _WAITING.pop(r.pk, None)
     _ROWS.pop((r.pk, r.operation.created_at), None)
+    _PLANS.pop((r.pk, r.operation.created_at), None)
     return None
+
+
+def _plan(key, gw, rows) -> tuple[list[tuple[str, int]], object, dict[tuple[str, int], str]]:
+    """(the moving partitions, the gateway's ``PollPlan`` of their requests, their ``live`` keys),
+    built once per moving set (the same rows as the last cycle: the same requests)."""
+    ids = [x.id for x in rows]
+    kept = _PLANS.get(key)
+    if kept is not None and kept[0] == ids:
+        return kept[1], kept[2], kept[3]
+    tps = [(x.topic, x.partition) for x in rows]
+    by_broker = hosts((tp, x.original, x.target) for tp, x in zip(tps, rows, strict=True))
+    plan = gw.reassignment_poll_plan(tps, by_broker, _partitions_of(tps)) if rows else None
+    live_keys = {tp: store.live_key(*tp) for tp in tps}
+    _PLANS[key] = (ids, tps, plan, live_keys)
+    return tps, plan, live_keys
 
 
 def _verify(gw, finished) -> None:
@@ -162,9 +182,7 @@ def _verify(gw, finished) -> None:
                 f"No reassignment in progress but replicas are {list(part.replicas)}, not {list(x.target)}"
             )
         updated.append(row)
-    ReassignmentPartition.objects.bulk_update(
-        updated, ["bytes_total", "bytes_done", "replicas", "state", "message"], batch_size=500
-    )
+    store.update_rows(updated, ["bytes_total", "bytes_done", "replicas", "state", "message"])
 
 
 def kafka_verify(cluster, targets: dict[tuple[str, int], list[int]]) -> dict[tuple[str, int], dict]:
@@ -287,6 +305,9 @@ _WAITING: dict[
 # (reassignment id, its operation's creation time) -> {row id: row} of the partition rows read so
 # far (never rewritten), this process
 _ROWS: dict[tuple[int, object], dict[int, Row]] = {}
+# (reassignment id, its operation's creation time) -> (the moving row ids, their partitions, the
+# requests of a cycle of them, their ``live`` keys), this process: rebuilt when the moving set changes
+_PLANS: dict[tuple[int, object], tuple[list[int], list[tuple[str, int]], object, dict]] = {}
 # (reassignment id, its operation's creation time) -> partition bars shown, this process
 _SHOWN: dict[tuple[int, object], dict[tuple[str, int], int]] = {}
 
@@ -350,7 +371,12 @@ def _in_sync(r: Reassignment, gw, live: dict[tuple[str, int], LiveEntry], waitin
             mark_in_sync(live[(topic, partition)].replicas, found[1])
 
 
-def _summarise(r: Reassignment, live: dict[tuple[str, int], LiveEntry], started: float) -> None:
+def _summarise(
+    r: Reassignment,
+    live: dict[tuple[str, int], LiveEntry],
+    started: float,
+    live_keys: dict[tuple[str, int], str] | None = None,
+) -> None:
     """Totals, smoothed rate and ETA on the Reassignment and the Operation (what the progress page reads)."""
     settled_rows = r.partitions.exclude(state__in=OPEN_PARTITION_STATES)
     agg = settled_rows.aggregate(total=Sum("bytes_total"), done=Sum("bytes_done"))
@@ -380,6 +406,7 @@ def _summarise(r: Reassignment, live: dict[tuple[str, int], LiveEntry], started:
         partitions_done=partitions_done,
         polls=r.polls + 1,
         last_poll_at=timezone.now(),
+        keys=live_keys,
     )
     rate_text = f"{human_bytes(rate)}/s" if rate is not None else "measuring rate"
     text = (

@@ -179,7 +179,7 @@ def _measure(
                 size = int(found[0])
                 if size > leader_size:
                     leader_size = size
-    held = []  # (broker, its logs, the replica found) of each target replica, in order
+    held = []  # (broker, its logs, the replica found, whether it is new) of each target replica
     adding = 0
     for b in target:
         broker_logs = get(b)
@@ -189,31 +189,31 @@ def _measure(
             size = int(found[0])
             if size > leader_size:
                 leader_size = size
-        if b not in original:
+        new = b not in original
+        if new:
             adding += 1
-        held.append((b, broker_logs, found))
+        held.append((b, broker_logs, found, new))
     total = leader_size * adding
     done = 0
     level = False
     rows = []
-    for b, broker_logs, found in held:
-        new = b not in original
-        if broker_logs is None:
-            rows.append([b, UNKNOWN_BROKER, 0, new])
-        elif found is None:
-            status = (NOT_STARTED if new else NOT_HOSTED) if known or new else UNKNOWN_PARTITION
-            rows.append([b, status, 0, new])
-        else:
+    append = rows.append
+    for b, broker_logs, found, new in held:
+        if found is not None:
             size = int(found[0])
             if new:
                 done += size if not leader_size or size < leader_size else leader_size
             behind = leader_size - size
             if behind <= 0:
                 level = True
-                rows.append([b, CAUGHT_UP, size, new])
-            else:
-                estimate = messages_behind(behind, leader_size, offsets.get(tp) if offsets else None)
-                rows.append([b, behind_text(behind, int(found[1]), estimate), size, new])
+                append([b, CAUGHT_UP, size, new])
+                continue
+            estimate = messages_behind(behind, leader_size, offsets.get(tp) if offsets else None)
+            append([b, behind_text(behind, int(found[1]), estimate), size, new])
+        elif broker_logs is None:
+            append([b, UNKNOWN_BROKER, 0, new])
+        else:
+            append([b, (NOT_STARTED if new else NOT_HOSTED) if known or new else UNKNOWN_PARTITION, 0, new])
     if not known:
         for r in rows:
             if r[1] in (NOT_HOSTED, NOT_STARTED):

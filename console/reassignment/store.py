@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import QuerySet, TextField
 from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
@@ -141,6 +141,28 @@ def insert_rows(r: Reassignment, checks: Sequence[planner.PartitionCheck]) -> No
         cursor.executemany(sql, rows)
 
 
+def update_rows(rows: Sequence[ReassignmentPartition], fields: Sequence[str]) -> None:
+    """Write ``fields`` of partition rows (instances with their pk): one executemany of a plain
+    UPDATE by id, in one transaction. Django's ``bulk_update`` builds a CASE WHEN per row and
+    field: the 10,000 rows of a move that finishes in one cycle took ~9 s of the poll (the
+    throttles stayed set that long after Kafka had completed the move)."""
+    if not rows:
+        return
+    meta = ReassignmentPartition._meta
+    columns = [meta.get_field(name) for name in fields]
+    quote = connection.ops.quote_name
+    sql = "UPDATE {} SET {} WHERE {} = %s".format(
+        quote(meta.db_table),
+        ", ".join(f"{quote(f.column)} = %s" for f in columns),
+        quote(meta.pk.column),
+    )
+    params = [
+        [f.get_db_prep_save(getattr(row, f.attname), connection) for f in columns] + [row.pk] for row in rows
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(sql, params)
+
+
 # ---- Reassignment.live: the poller's latest progress of every moving partition ----------------
 # {"<topic>|<partition>": [bytes_total, bytes_done, [[broker, status, bytes, new], ...]], "_at": epoch s}
 # Written whole once per poll cycle; read here only, as LiveEntry values.
@@ -152,9 +174,20 @@ def live_key(topic: str, partition: int) -> str:
     return f"{topic}|{partition}"
 
 
-def write_live(r: Reassignment, entries: dict[tuple[str, int], LiveEntry], at: float, **fields) -> None:
-    """One UPDATE: the cycle's entries (replacing the last cycle's), their time, and ``fields``."""
-    live: dict = {live_key(t, p): list(e) for (t, p), e in entries.items()}
+def write_live(
+    r: Reassignment,
+    entries: dict[tuple[str, int], LiveEntry],
+    at: float,
+    *,
+    keys: Mapping[tuple[str, int], str] | None = None,
+    **fields,
+) -> None:
+    """One UPDATE: the cycle's entries (replacing the last cycle's), their time, and ``fields``.
+    ``keys``: the entries' ``live_key`` strings when the caller keeps them (a poller, every cycle)."""
+    if keys is None:
+        live: dict = {live_key(t, p): list(e) for (t, p), e in entries.items()}
+    else:
+        live = {keys[tp]: list(e) for tp, e in entries.items()}
     live[LIVE_AT] = at
     Reassignment.objects.filter(pk=r.pk).update(live=live, **fields)
 
