@@ -252,9 +252,14 @@ def _host_path(key: object) -> Path | None:
 
 @contextlib.contextmanager
 def _host_lock(path: Path) -> Iterator[None]:
-    """The host's one read at a time of this file (the other processes that missed wait, then map it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    """The host's one read at a time of this file (the other processes that missed wait, then map
+    it); without a writable ``var/metadata/`` each process reads for itself, as when not shared."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -332,9 +337,13 @@ def invalidate(cluster) -> None:
     """Forget the cluster's snapshot in this process and the host's copy (after a change made
     through the console); a copy whose read started before now is never taken here again."""
     key = _key(cluster)
+    now = time.time()
     with _guard:
         _drop(key)
-        _invalidated[key] = time.time()
+        # an invalidation older than the TTL refuses nothing a fresh copy could be: forget it
+        for k in [k for k, at in _invalidated.items() if now - at >= TTL_S]:
+            del _invalidated[k]
+        _invalidated[key] = now
     path = _host_path(key)
     if path is not None:
         with contextlib.suppress(FileNotFoundError):

@@ -148,3 +148,13 @@ def test_a_second_python_process_reads_the_same_snapshot(host_shared, kafka_clus
         sum(len(t.partitions) for t in snap.metadata.topics),
     ]
     assert time.time() - metadata_file.read(path)[1] < cache.TTL_S
+
+
+def test_a_var_dir_it_cannot_write_leaves_each_process_reading_for_itself(
+    host_shared, kafka_cluster, monkeypatch, tmp_path
+):
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the directory should be")
+    monkeypatch.setattr(cache, "HOST_DIR", blocked / "metadata")
+    snap = cache.get_snapshot(kafka_cluster)
+    assert snap.metadata.cluster_id and not (blocked / "metadata").exists()
