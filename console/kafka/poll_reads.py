@@ -8,14 +8,15 @@ read costs what those topics' bytes cost, never a decoding of the whole cluster.
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
-from .errors import KafkaOperationError, no_such_topic, topic_error
+from . import reassign_reads
+from .errors import KafkaOperationError
 from .kp import check
 from .log_dirs_read import HeldReplicas
-from .metadata_read import MetadataBytesRequest, decode_answer
+from .metadata_read import MetadataBytesRequest
+from .reassign_reads import PartitionIsr
 from .replicas import ReplicasMixin
 from .types import TopicPartition
 
@@ -67,10 +68,8 @@ class PollReadsMixin(ReplicasMixin):
         flight (a reassignment poll's reads; none waits for another). ``moving`` None: no
         ListPartitionReassignments (an empty set). Its failure is raised, as ``reassigning``
         raises it, once the other answers are in."""
-        from .reassign_reads import PollPlan, planned_reads
-
-        plan = PollPlan(moving or (), partitions, int(self._timeout * 1000), only)
-        return planned_reads(self, plan, topics)
+        plan = reassign_reads.PollPlan(moving or (), partitions, int(self._timeout * 1000), only)
+        return reassign_reads.planned_reads(self, plan, topics)
 
     def partition_isr(
         self, topics: Iterable[str], only: Mapping[str, Container[int]] | None = None
@@ -86,40 +85,9 @@ class PollReadsMixin(ReplicasMixin):
         if not names:
             return {}
         self._require_brokers("describing topics")
-        return _isr_answer(names, self._kp.send_many([(MetadataBytesRequest(names), None)])[0], only)
-
-
-# {topic: {partition: (leader, isr)}} or the topic's error (see ``partition_isr``)
-PartitionIsr = dict[str, "dict[int, tuple[int, tuple[int, ...]]] | KafkaOperationError"]
-
-
-def _isr_answer(
-    names: list[str], answer: Any, only: Mapping[str, Container[int]] | None = None
-) -> PartitionIsr | KafkaOperationError:
-    """A named Metadata answer (``MetadataBytesRequest``) -> ``{topic: {partition: (leader, isr)} |
-    error}`` (a hot path: every partition of the moving partitions' topics, each poll cycle)."""
-    if isinstance(answer, KafkaOperationError):
-        return answer
-    try:
-        topics = decode_answer(answer).topics
-    except KafkaOperationError as err:
-        return err
-    out: PartitionIsr = {}
-    for name, t in topics.items():
-        err = topic_error(t.error_code, name)
-        if err is not None:
-            out[name] = err
-            continue
-        keep = None if only is None else only.get(name, ())
-        out[name] = {
-            pid: (leader, tuple(isr))
-            for pid, leader, _, isr in marshal.loads(t.packed)
-            if keep is None or pid in keep
-        }
-    for name in names:
-        if name not in out:
-            out[name] = no_such_topic(name)
-    return out
+        return reassign_reads.isr_answer(
+            names, self._kp.send_many([(MetadataBytesRequest(names), None)])[0], only
+        )
 
 
 def _reassigning(response: Any) -> set[tuple[str, int]]:

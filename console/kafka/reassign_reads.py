@@ -16,17 +16,18 @@ as the last one is not read again. The ISR comes from the named Metadata, read a
 from __future__ import annotations
 
 import hashlib
+import marshal
 import struct
 from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 from kafka.protocol.admin import ListPartitionReassignmentsRequest
 
-from .errors import KafkaOperationError, from_code
+from .errors import KafkaOperationError, from_code, no_such_topic, topic_error
 from .log_dirs_read import LogDirsBytesRequest, read_held
-from .metadata_read import MetadataBytesRequest, _Answer, _Header, read_answer
+from .metadata_read import MetadataBytesRequest, _Answer, _Header, decode_answer, read_answer
 
-__all__ = ["ListingBytesRequest", "PollPlan", "read_listed"]
+__all__ = ["ListingBytesRequest", "PartitionIsr", "PollPlan", "isr_answer", "read_listed"]
 
 _I16, _I32 = struct.Struct(">h"), struct.Struct(">i")
 _FRAME = struct.Struct(">i")
@@ -119,6 +120,39 @@ def _read_listing(data: memoryview, version: int) -> tuple[int, str | None, set[
         pos = _skip_tags(data, pos, end)
     pos = _skip_tags(data, pos, end)
     return error_code, message, listed
+
+
+# {topic: {partition: (leader, isr)}} or the topic's error (see ``partition_isr``)
+PartitionIsr = dict[str, "dict[int, tuple[int, tuple[int, ...]]] | KafkaOperationError"]
+
+
+def isr_answer(
+    names: list[str], answer: Any, only: Mapping[str, Container[int]] | None = None
+) -> PartitionIsr | KafkaOperationError:
+    """A named Metadata answer (``MetadataBytesRequest``) -> ``{topic: {partition: (leader, isr)} |
+    error}`` (a hot path: every partition of the moving partitions' topics, each poll cycle)."""
+    if isinstance(answer, KafkaOperationError):
+        return answer
+    try:
+        topics = decode_answer(answer).topics
+    except KafkaOperationError as err:
+        return err
+    out: PartitionIsr = {}
+    for name, t in topics.items():
+        err = topic_error(t.error_code, name)
+        if err is not None:
+            out[name] = err
+            continue
+        keep = None if only is None else only.get(name, ())
+        out[name] = {
+            pid: (leader, tuple(isr))
+            for pid, leader, _, isr in marshal.loads(t.packed)
+            if keep is None or pid in keep
+        }
+    for name in names:
+        if name not in out:
+            out[name] = no_such_topic(name)
+    return out
 
 
 def _need(pos: int, end: int) -> None:
@@ -219,17 +253,15 @@ class PollPlan:
         """A named Metadata answer -> ``{topic: {partition: (leader, isr)} | error}`` of the plan's
         ``only`` partitions (``poll_reads.partition_isr``'s reading); an answer of the same topics
         with the same bytes as the last one is not read again (the same dict, not to be changed)."""
-        from . import poll_reads
-
         if not isinstance(answer, _Answer):
-            return poll_reads._isr_answer(names, answer, self.only)
+            return isr_answer(names, answer, self.only)
         with memoryview(answer.buffer) as view, view[answer.start :] as body:
             digest = (answer.version, tuple(names), hashlib.blake2b(body, digest_size=20).digest())
         kept = self._isr
         if kept is not None and kept[0] == digest:
             answer.buffer = None
             return kept[1]
-        isr = poll_reads._isr_answer(names, answer, self.only)
+        isr = isr_answer(names, answer, self.only)
         self._isr = None if isinstance(isr, KafkaOperationError) else (digest, isr)
         return isr
 

@@ -18,6 +18,7 @@ from console.kafka import (
     TopicPartition,
 )
 from console.kafka import poll_reads as poll_reads_module
+from console.kafka import reassign_reads as reassign_reads_module
 from console.kafka import replicas as replicas_module
 from console.models.reassignment import Reassignment
 from console.reassignment import actions as reassignment
@@ -136,13 +137,13 @@ def test_a_poll_never_reads_the_whole_cluster(kafka_cluster, frozen, monkeypatch
 
 def test_in_sync_only_while_the_isr_lists_the_replica(personas, kafka_cluster, frozen, monkeypatch):
     read = {"named": 0}
-    real_named = poll_reads_module._isr_answer
+    real_named = reassign_reads_module.isr_answer
 
     def spy_named(*args):
         read["named"] += 1
         return real_named(*args)
 
-    monkeypatch.setattr(poll_reads_module, "_isr_answer", spy_named)
+    monkeypatch.setattr(reassign_reads_module, "isr_answer", spy_named)
     topic = _topic(frozen, [[1, 2]])
     op = reassignment.start_reassignment(
         actor=personas["operator"],

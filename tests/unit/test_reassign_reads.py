@@ -157,7 +157,7 @@ def test_a_planned_request_sends_what_kafka_python_would_send_each_time():
 
 
 def test_the_plan_reads_an_unchanged_isr_answer_once(monkeypatch):
-    from console.kafka import poll_reads
+    from console.kafka import reassign_reads
 
     plan = PollPlan([("orders", 0)], {1: [("orders", 0)]}, 30_000, {"orders": {0}})
     calls = []
@@ -167,7 +167,7 @@ def test_the_plan_reads_an_unchanged_isr_answer_once(monkeypatch):
         answer.buffer = None
         return {"orders": {0: (1, (1, 2))}} if len(calls) < 3 else KafkaOperationError(-1, "X", "bad")
 
-    monkeypatch.setattr(poll_reads, "_isr_answer", fake)
+    monkeypatch.setattr(reassign_reads, "isr_answer", fake)
     first = plan.isr(["orders"], _answer(b"same bytes"))
     assert plan.isr(["orders"], _answer(b"same bytes")) is first and len(calls) == 1
     assert calls[0] == (["orders"], {"orders": {0}})
