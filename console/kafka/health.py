@@ -1,6 +1,6 @@
 """Whole-cluster reads walked straight out of the clients' answers, without per-partition objects.
 
-The overview's health counts, and the telemetry snapshot's partition layout and log dir sizes: at
+The overview's health counts, and the telemetry snapshot's partition layout and replica sizes: at
 100,000 partitions building a ``PartitionMetadata`` or a ``ReplicaLogInfo`` per partition only to
 count or copy them costs more time and memory than the fetch.
 """
@@ -10,25 +10,23 @@ from __future__ import annotations
 import marshal
 from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .base import GatewayBase
 from .errors import KafkaOperationError, from_code
+from .log_dirs_read import LogDirsBytesRequest, PartitionRecord, read_dirs
+from .metadata_read import _Answer
 from .topics import list_offsets_request, offset_timestamp
 from .types import TopicMetadata, TopicSummary
 
-#: DescribeLogDirs answers decoded at once (each is one broker's whole listing, ~200 bytes per
-#: replica as kafka-python objects): a big cluster's brokers are asked in flights of this many.
+#: DescribeLogDirs answers held at once (each is one broker's whole listing, as bytes, ~30 bytes
+#: per replica): a big cluster's brokers are asked in flights of this many.
 LOG_DIR_FLIGHT = 8
 
 #: ListOffsets answers decoded at once (one per leader and spec, ~250 bytes per partition as
 #: kafka-python objects).
 OFFSETS_FLIGHT = 16
-
-#: Partition ids at or above this go to ``BrokerLogDirs.sparse`` (Kafka numbers partitions 0..n-1;
-#: this only keeps a bogus answer from growing an array without bound).
-_DENSE_IDS = 1 << 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,60 +127,75 @@ class LogDirUsage:
     usable_bytes: int | None = None
 
 
-@dataclass(frozen=True, eq=False)
-class BrokerLogDirs:
-    """One broker's DescribeLogDirs answer reduced: its dirs, and the size of each replica it holds
-    (a future replica, moving between dirs, counts for its dir only): ``sizes[topic][partition]``,
-    -1 for a partition it does not hold."""
+class ReplicaSizes:
+    """Each replica's size in bytes, one per slot of ``layout.replicas`` (-1: not answered), written
+    as each broker's DescribeLogDirs answer is read (``put``): at 1M partitions 3M slots, 24 MB,
+    where a map per (broker, topic) held ~1 GB until the snapshot's tables were built. A future
+    replica (moving between a broker's dirs) counts for its dir only; a replica the layout does not
+    give that broker (a partition created or moved since the Metadata) is left out."""
 
-    dirs: tuple[LogDirUsage, ...]
-    sizes: dict[str, array] = field(default_factory=dict)
-    sparse: dict[tuple[str, int], int] = field(default_factory=dict)
+    __slots__ = ("layout", "values")
 
-    def size(self, topic: str, partition: int) -> int:
-        sizes = self.sizes.get(topic)
-        if sizes is not None and 0 <= partition < len(sizes):
-            return sizes[partition]
-        return self.sparse.get((topic, partition), -1)
+    def __init__(self, layout: PartitionLayout) -> None:
+        self.layout = layout
+        self.values = array("q", [-1]) * len(layout.replicas)
 
-    @classmethod
-    def reduce(cls, results: Iterable[Any]) -> BrokerLogDirs:
-        """From DescribeLogDirs' ``results`` (one per dir: ``log_dir``, ``error_code``, ``topics``
-        of ``partitions`` with ``partition_index``, ``partition_size``, ``is_future_key``)."""
-        sizes: dict[str, array] = {}
-        sparse: dict[tuple[str, int], int] = {}
-        dirs = []
-        for d in results:
-            used = 0
-            for t in d.topics:
-                name = t.name
-                mine = sizes.get(name)
-                for p in t.partitions:
-                    size = p.partition_size
-                    used += size
-                    if p.is_future_key:
-                        continue
-                    i = p.partition_index
-                    if not 0 <= i < _DENSE_IDS:
-                        sparse[(name, i)] = size
-                        continue
-                    if mine is None:
-                        mine = sizes[name] = array("q")
-                    if i >= len(mine):
-                        mine.extend([-1] * (i + 1 - len(mine)))
-                    mine[i] = size
-            total = getattr(d, "total_bytes", -1)
-            usable = getattr(d, "usable_bytes", -1)
-            dirs.append(
-                LogDirUsage(
-                    d.log_dir,
-                    from_code(d.error_code),
-                    used,
-                    total if total is not None and total >= 0 else None,
-                    usable if usable is not None and usable >= 0 else None,
-                )
+    def put(self, broker: int, topic: str, records: Iterable[PartitionRecord]) -> None:
+        """``broker``'s records of ``topic`` (``(partition, size, offset lag, is future)``)."""
+        layout = self.layout
+        first, count = layout.topic_rows.get(topic, (0, 0))
+        if not count:
+            return
+        partition, offsets, replicas, values = (
+            layout.partition,
+            layout.replica_offsets,
+            layout.replicas,
+            self.values,
+        )
+        for pid, size, _lag, future in records:
+            if future:
+                continue
+            row = first + pid
+            if not (0 <= pid < count and partition[row] == pid):
+                row = layout.row_of(topic, pid)
+                if row < 0:
+                    continue
+            for j in range(offsets[row], offsets[row + 1]):
+                if replicas[j] == broker:
+                    values[j] = size
+                    break
+
+    def leader_sizes(self) -> array:
+        """Each row's size on its leader (-1: no leader, or the leader did not answer)."""
+        layout = self.layout
+        offsets, replicas, values = layout.replica_offsets, layout.replicas, self.values
+        out = array("q", [-1]) * len(layout)
+        for row, lead in enumerate(layout.leader):
+            if lead >= 0:
+                for j in range(offsets[row], offsets[row + 1]):
+                    if replicas[j] == lead:
+                        out[row] = values[j]
+                        break
+        return out
+
+    def reduce(self, broker: int, answer: _Answer) -> tuple[LogDirUsage, ...]:
+        """``broker``'s DescribeLogDirs answer (``LogDirsBytesRequest``'s bytes) -> its dirs, its
+        replicas' sizes put here only once the whole answer was read (an unreadable answer, or the
+        answer's error, raises KafkaOperationError and puts nothing)."""
+        held: list[tuple[str, list[PartitionRecord]]] = []
+        dirs = read_dirs(answer, lambda topic, records: held.append((topic, records)))
+        for topic, records in held:
+            self.put(broker, topic, records)
+        return tuple(
+            LogDirUsage(
+                path,
+                from_code(code),
+                used,
+                total if total >= 0 else None,
+                usable if usable >= 0 else None,
             )
-        return cls(tuple(dirs), sizes, sparse)
+            for path, code, used, total, usable in dirs
+        )
 
 
 class HealthMixin(GatewayBase):
@@ -217,25 +230,29 @@ class HealthMixin(GatewayBase):
             ((name, marshal.loads(t.packed)) for name, t in whole.topics.items()),
         )
 
-    def log_dir_sizes(self, broker_ids: Iterable[int]) -> dict[int, BrokerLogDirs | KafkaOperationError]:
-        """Every replica's size on each broker (DescribeLogDirs of all topics), each answer reduced
-        to ``BrokerLogDirs`` as it is read; brokers asked LOG_DIR_FLIGHT at a time, so the decoded
-        answers of a 30-broker cluster are never all held at once. A broker that is not live or
-        does not answer comes back as its error."""
+    def log_dir_usage(
+        self, layout: PartitionLayout
+    ) -> tuple[dict[int, tuple[LogDirUsage, ...] | KafkaOperationError], ReplicaSizes]:
+        """Every broker of ``layout``: its log dirs (or its error: not live, no answer, an
+        unreadable answer), and every replica's size (DescribeLogDirs of all topics, read from
+        the answer's bytes as it comes); brokers asked LOG_DIR_FLIGHT at a time."""
+        sizes = ReplicaSizes(layout)
         # the same requests and not-live answers as describe_log_dirs (ReplicasMixin, same gateway)
-        ids, out, asked = self._log_dir_requests(list(broker_ids), None)
+        ids, out, asked = self._log_dir_requests(list(layout.brokers), None, LogDirsBytesRequest)
         for start in range(0, len(asked), LOG_DIR_FLIGHT):
             flight = asked[start : start + LOG_DIR_FLIGHT]
             answers = self._kp.send_many(flight)
             for i, (_, broker) in enumerate(flight):
-                response, answers[i] = answers[i], None  # each decoded answer freed once reduced
-                if isinstance(response, KafkaOperationError):
-                    out[broker] = response
+                answer, answers[i] = answers[i], None  # each answer's bytes freed once read
+                if isinstance(answer, KafkaOperationError):
+                    out[broker] = answer
                     continue
-                err = from_code(getattr(response, "error_code", 0), getattr(response, "error_message", None))
-                out[broker] = err if err is not None else BrokerLogDirs.reduce(response.results)
-                del response
-        return {b: out[b] for b in ids}
+                try:
+                    out[broker] = sizes.reduce(broker, answer)
+                except KafkaOperationError as exc:
+                    out[broker] = exc
+                del answer
+        return {b: out[b] for b in ids}, sizes
 
     def offsets_by_row(
         self, layout: PartitionLayout, specs: Iterable[str | int] = ("latest",)

@@ -1,20 +1,24 @@
-"""A poll's DescribeLogDirs answers read in one pass: each broker's replicas as
-``{(topic, partition): (size, offset lag)}``, no object per replica.
+"""DescribeLogDirs answers read from their bytes in one pass, no object per replica.
 
 A reassignment poll of 10,000 moving partitions asks each involved broker about the partitions it
-may host: ~40,000 replicas a cycle. kafka-python decoded each into a data-container object (on its
-I/O thread, ~0.1 s of CPU a cycle at that size) that the poll then read into this dict and
-dropped. ``LogDirsBytesRequest`` has kafka-python hand the answer over as bytes (as
-``metadata_read.MetadataBytesRequest`` does for Metadata) and ``read_held`` reads them once:
-a topic's partitions, fixed-size records in the flexible versions when they carry no tagged
-field (Kafka sends none), are unpacked by ``struct.iter_unpack`` in one call. Every length is
-checked against the bytes: a truncated or malformed answer is a KafkaOperationError, never a
-wrong size.
+may host: ~40,000 replicas a cycle, which kafka-python decoded into a data-container object each
+(on its I/O thread, ~0.1 s of CPU a cycle). A telemetry snapshot of 1M partitions asks every broker
+about everything it holds: 3M replicas, which kept as a map per (broker, topic) were ~1 GB.
+``LogDirsBytesRequest`` has kafka-python hand the answer over as bytes (as
+``metadata_read.MetadataBytesRequest`` does for Metadata) and ``read_dirs`` reads them once: each
+dir's figures are returned and each topic's partition records handed to a sink as
+``(partition, size, offset lag, is future)`` tuples, fixed-size records in the flexible versions
+when they carry no tagged field (Kafka sends none) unpacked by ``struct.iter_unpack`` in one call.
+``read_held`` is the poll's sink: ``{(topic, partition): (size, offset lag)}``. Every length is
+checked against the bytes: a truncated or malformed answer is a KafkaOperationError, never a wrong
+size.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from kafka.protocol.admin import DescribeLogDirsRequest
@@ -22,14 +26,20 @@ from kafka.protocol.admin import DescribeLogDirsRequest
 from .errors import from_code
 from .metadata_read import _Answer, _Header, read_answer
 
-__all__ = ["HeldReplicas", "LogDirsBytesRequest", "read_held"]
+__all__ = ["DirFigures", "HeldReplicas", "LogDirsBytesRequest", "PartitionRecord", "read_dirs", "read_held"]
 
 # {(topic, partition): (size, offset lag)}: the replicas one broker holds, future replicas left out
 HeldReplicas = dict[tuple[str, int], tuple[int, int]]
+# (partition, size, offset lag, is future): one partition record of a topic in one dir
+PartitionRecord = tuple[int, int, int, bool]
+# (path, error code, bytes of its replicas - moving ones included -, total bytes, usable bytes);
+# total and usable are -1 where the answer does not say (versions before 4)
+DirFigures = tuple[str, int, int, int, int]
 
 _I16, _I32, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
 _PART = struct.Struct(">iqq?")  # partition index, size, offset lag, is future
-_PART_FLEX = struct.Struct(">iqq?B")  # the same and an empty tagged-fields count
+_PART_FLEX = struct.Struct(">iqq?x")  # the same and an empty tagged-fields count (checked, not read)
+_size_of = itemgetter(1)
 
 
 class LogDirsBytesRequest(DescribeLogDirsRequest, init=False):
@@ -42,13 +52,31 @@ class LogDirsBytesRequest(DescribeLogDirsRequest, init=False):
         self._header = _Header(self._header)
 
 
-def read_held(answer: _Answer) -> HeldReplicas:
-    """An answer ``LogDirsBytesRequest`` brought -> the broker's replicas over every log dir (its
-    buffer released). The answer's error, or unreadable bytes, raise KafkaOperationError."""
-    error_code, held = read_answer(answer, _read, "DescribeLogDirs")
+def read_dirs(answer: _Answer, sink: Callable[[str, list[PartitionRecord]], Any]) -> list[DirFigures]:
+    """An answer ``LogDirsBytesRequest`` brought -> each dir's figures (its buffer released);
+    ``sink(topic, records)`` is called with each topic's partition records of each dir as they are
+    read (a topic in two dirs: twice). The answer's error, or unreadable bytes, raise
+    KafkaOperationError (the sink may have been called for part of it)."""
+    error_code, dirs = read_answer(
+        answer, lambda body, version: _read(body, version, sink), "DescribeLogDirs"
+    )
     err = from_code(error_code, None)
     if err is not None:
         raise err
+    return dirs
+
+
+def read_held(answer: _Answer) -> HeldReplicas:
+    """An answer ``LogDirsBytesRequest`` brought -> the broker's replicas over every log dir (its
+    buffer released). The answer's error, or unreadable bytes, raise KafkaOperationError."""
+    held: HeldReplicas = {}
+
+    def hold(name: str, records: list[PartitionRecord]) -> None:
+        for pid, size, lag, future in records:
+            if not future:
+                held[(name, pid)] = (size, lag)
+
+    read_dirs(answer, hold)
     return held
 
 
@@ -101,30 +129,36 @@ class _Reader:
                 self.take(self.uvarint())
 
 
-def _read(body: memoryview, version: int) -> tuple[int, HeldReplicas]:
-    """(the answer's error code, its replicas): DescribeLogDirs versions 0 to 5 (0 is laid out as 1)."""
+def _read(
+    body: memoryview, version: int, sink: Callable[[str, list[PartitionRecord]], Any]
+) -> tuple[int, list[DirFigures]]:
+    """(the answer's error code, its dirs' figures): DescribeLogDirs versions 0 to 5 (0 is laid out as 1)."""
     if not 0 <= version <= 5:
         raise ValueError(f"version {version} is not read")
     r = _Reader(body, version >= 2)
     r.take(4)  # throttle time
     error_code = r.fixed(_I16) if version >= 3 else 0
-    held: HeldReplicas = {}
+    dirs: list[DirFigures] = []
     for _ in range(r.count()):  # log dirs
-        r.take(2)  # the dir's error code (its replicas, if any, are listed as they are)
-        r.string()  # the dir's path
+        dir_error = r.fixed(_I16)  # the dir's replicas, if any, are listed as they are
+        path = r.string()
+        used = 0
         for _ in range(r.count()):  # topics
             name = r.string()
-            _partitions(r, name, r.count(), held)
+            records = _partitions(r, r.count())
+            used += sum(map(_size_of, records))
+            sink(name, records)
             r.skip_tags()
-        r.take(16 if version >= 4 else 0)  # total and usable bytes
+        total, usable = (r.fixed(_I64), r.fixed(_I64)) if version >= 4 else (-1, -1)
         r.take(1 if version >= 5 else 0)  # cordoned
         r.skip_tags()
+        dirs.append((path, dir_error, used, total, usable))
     r.skip_tags()
-    return error_code, held
+    return error_code, dirs
 
 
-def _partitions(r: _Reader, name: str, n: int, held: HeldReplicas) -> None:
-    """A topic's ``n`` partition records into ``held`` (future replicas left out)."""
+def _partitions(r: _Reader, n: int) -> list[PartitionRecord]:
+    """A topic's ``n`` partition records."""
     record = _PART_FLEX if r.flexible else _PART
     at, end = r.pos, r.pos + n * record.size
     # the fast path: every record of its fixed size (in the flexible versions each record's last
@@ -133,12 +167,9 @@ def _partitions(r: _Reader, name: str, n: int, held: HeldReplicas) -> None:
         not r.flexible or r.data[at + _PART.size : end : record.size].tobytes() == bytes(n)
     ):
         r.take(end - at)
-        for row in record.iter_unpack(r.data[at:end]):
-            if not row[3]:  # not a future replica
-                held[(name, row[0])] = row[1:3]
-        return
+        return list(record.iter_unpack(r.data[at:end]))
+    records = []
     for _ in range(n):  # tagged fields (or too few bytes: the reads say where)
-        pid, size, lag, future = _PART.unpack_from(r.data, r.take(_PART.size))
+        records.append(_PART.unpack_from(r.data, r.take(_PART.size)))
         r.skip_tags()
-        if not future:
-            held[(name, pid)] = (size, lag)
+    return records

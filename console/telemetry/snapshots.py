@@ -26,7 +26,7 @@ from console.clusters.actions import gateway_for
 from console.crypto import SecretUnreadable
 from console.drift import observe as drift
 from console.kafka import ConfigResource, KafkaOperationError, errlog
-from console.kafka.health import BrokerLogDirs, PartitionLayout
+from console.kafka.health import LogDirUsage, PartitionLayout, ReplicaSizes
 from console.models import Cluster
 from console.telemetry import summary
 from pipeline import config as pipeline_config
@@ -49,7 +49,8 @@ class RawSnapshot:
     """What the batched requests answered, before it becomes columns.
 
     ``layout`` is every partition as flat rows (``gateway.partition_layout()``); ``log_dirs`` maps
-    a broker to its reduced answer (``gateway.log_dir_sizes()``) or error. ``latest`` and
+    a broker to its dirs or error and ``sizes`` holds every replica's size
+    (``gateway.log_dir_usage(layout)``; none known when not given). ``latest`` and
     ``earliest`` are given as ``{(topic, partition): offset}`` (``offsets_by_leader``'s answers;
     ``list_offsets``' ``PartitionOffsets`` are accepted too) and kept as one offset per row
     (``array('q')``, -1 for a partition without an answer).
@@ -64,10 +65,13 @@ class RawSnapshot:
     errors: list[str] = field(default_factory=list)
     rpc_seconds: float = 0.0
     groups_listed: bool = True  # False when the consumer groups could not be listed
+    sizes: ReplicaSizes | None = None
 
     def __post_init__(self) -> None:
         self.latest = _row_offsets(self.layout, self.latest)
         self.earliest = _row_offsets(self.layout, self.earliest)
+        if self.sizes is None:
+            self.sizes = ReplicaSizes(self.layout)
 
 
 def _row_offsets(layout: PartitionLayout, answers: Any) -> array:
@@ -112,17 +116,17 @@ def fetch_snapshot(gw) -> RawSnapshot:
     on a helper thread while this one asks the offsets (both specs together): the requests are
     independent, and the brokers answer them while the other answers are decoded.
 
-    Memory (a batch worker at 100,000 partitions): the Metadata is kept as flat rows (no
-    per-partition objects), and each broker's log dirs and each leader's offsets are reduced to
-    arrays as their answer is read, a few answers in flight at a time.
+    Memory (a batch worker at 1M partitions): the Metadata is kept as flat rows (no per-partition
+    objects), and each broker's replica sizes and each leader's offsets are written into arrays
+    aligned with those rows as their answer is read, a few answers in flight at a time.
     """
     started = time.perf_counter()
     errors: list[str] = []
     layout = gw.partition_layout()
 
-    def the_rest() -> tuple[dict, dict, dict]:
+    def the_rest() -> tuple[tuple[dict, ReplicaSizes], dict, dict]:
         # The brokers of this snapshot's metadata, so a broker that just restarted is asked too.
-        log_dirs = gw.log_dir_sizes(layout.brokers)
+        log_dirs = gw.log_dir_usage(layout)
         configs: dict = {}
         try:
             configs = gw.describe_configs(
@@ -142,7 +146,7 @@ def fetch_snapshot(gw) -> RawSnapshot:
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot") as pool:
         rest = pool.submit(the_rest)
         latest, earliest = gw.offsets_by_row(layout, ("latest", "earliest"))
-        log_dirs, configs, group_offsets = rest.result()
+        (log_dirs, sizes), configs, group_offsets = rest.result()
     return RawSnapshot(
         layout,
         latest,
@@ -153,6 +157,7 @@ def fetch_snapshot(gw) -> RawSnapshot:
         errors,
         time.perf_counter() - started,
         groups_listed=group_offsets is not None,
+        sizes=sizes,
     )
 
 
@@ -176,89 +181,51 @@ def _list_array(offsets: array, values: array, value_type: pa.DataType) -> pa.Ar
     return pa.ListArray.from_arrays(_ints(offsets, pa.int32()), _ints(values, value_type))
 
 
-def _broker_columns(raw: RawSnapshot) -> tuple[dict[str, list], dict[int, BrokerLogDirs]]:
-    """One row per broker log dir, and the brokers that answered."""
+def _broker_columns(raw: RawSnapshot) -> dict[str, list]:
+    """One row per broker log dir (a broker that did not answer: one row with its error)."""
     cols: dict[str, list] = {n: [] for n in lake.BROKERS.names[2:]}
     broker, log_dir, used, total, usable, error = cols.values()
-    sizes: dict[int, BrokerLogDirs] = {}
     for b, answer in sorted(raw.log_dirs.items()):
         if isinstance(answer, KafkaOperationError):
             raw.errors.append(f"log dirs of broker {b}: {answer.operator_text}")
             for col, value in zip(cols.values(), (b, "", None, None, None, answer.name), strict=True):
                 col.append(value)
             continue
-        sizes[b] = answer
-        for d in answer.dirs:
+        d: LogDirUsage
+        for d in answer:
             broker.append(b)
             log_dir.append(d.path)
             used.append(d.used_bytes)
             total.append(d.total_bytes)
             usable.append(d.usable_bytes)
             error.append(d.error.name if d.error else None)
-    return cols, sizes
+    return cols
 
 
-def _partition_columns(raw: RawSnapshot, sizes: dict[int, BrokerLogDirs]) -> dict[str, Any]:
-    """The partitions dataset's columns: the layout's arrays as they are, the sizes filled in one
-    pass over the replicas."""
-    layout = raw.layout
-    partition, leader = layout.partition, layout.leader
-    offsets, replicas = layout.replica_offsets, layout.replicas
-    replica_sizes = array("q", [-1]) * len(replicas)
-    size = array("q", [-1]) * len(layout)
+def _partition_columns(raw: RawSnapshot) -> dict[str, Any]:
+    """The partitions dataset's columns: the layout's arrays and the replica sizes as they are."""
+    layout, sizes = raw.layout, raw.sizes
+    offsets = layout.replica_offsets
     rms: list[int | None] = []
     rbytes: list[int | None] = []
     for name in layout.topics:
         cfg = raw.configs.get(ConfigResource("TOPIC", name))
         rms.append(_retention(cfg, "retention.ms"))
         rbytes.append(_retention(cfg, "retention.bytes"))
-        first, count = layout.topic_rows[name]
-        # this topic's sizes on the brokers that hold it, as its replicas name them (not every broker
-        # that answered: 20,000 topics x 200 brokers were 4M look-ups at 1M partitions)
-        dense: dict[int, Any] = {}
-        for row in range(first, first + count):
-            pid = partition[row]
-            for j in range(offsets[row], offsets[row + 1]):
-                b = replicas[j]
-                got = dense.get(b, _UNSEEN)
-                if got is _UNSEEN:
-                    got = dense[b] = _topic_sizes(sizes, b, name)
-                replica_sizes[j] = (
-                    got[pid] if got is not None and 0 <= pid < len(got) else _size(sizes, b, name, pid)
-                )
-            lead = leader[row]
-            got = dense.get(lead, _UNSEEN)
-            if got is _UNSEEN:
-                got = dense[lead] = _topic_sizes(sizes, lead, name)
-            size[row] = got[pid] if got is not None and 0 <= pid < len(got) else _size(sizes, lead, name, pid)
     topic_index = _ints(layout.topic_index, pa.int32())
     return {
         "topic": pa.array(layout.topics, pa.string()).take(topic_index),
-        "partition": _ints(partition, pa.int32()),
-        "leader": _ints(leader, pa.int32()),
-        "replicas": _list_array(offsets, replicas, pa.int32()),
+        "partition": _ints(layout.partition, pa.int32()),
+        "leader": _ints(layout.leader, pa.int32()),
+        "replicas": _list_array(offsets, layout.replicas, pa.int32()),
         "isr": _list_array(layout.isr_offsets, layout.isr, pa.int32()),
-        "replica_sizes": _list_array(offsets, replica_sizes, pa.int64()),
+        "replica_sizes": _list_array(offsets, sizes.values, pa.int64()),
         "log_start_offset": _ints(raw.earliest, pa.int64()),
         "log_end_offset": _ints(raw.latest, pa.int64()),
-        "size_bytes": _ints(size, pa.int64()),
+        "size_bytes": _ints(sizes.leader_sizes(), pa.int64()),
         "retention_ms": pa.array(rms, pa.int64()).take(topic_index),
         "retention_bytes": pa.array(rbytes, pa.int64()).take(topic_index),
     }
-
-
-_UNSEEN = object()
-
-
-def _topic_sizes(sizes: dict[int, BrokerLogDirs], broker: int, topic: str) -> array | None:
-    """The topic's sizes by partition id on ``broker`` (None: it did not answer or holds none)."""
-    answer = sizes.get(broker)
-    return None if answer is None else answer.sizes.get(topic)
-
-
-def _size(sizes: dict[int, BrokerLogDirs], broker: int, topic: str, partition: int) -> int:
-    answer = sizes.get(broker)
-    return -1 if answer is None else answer.size(topic, partition)
 
 
 def _group_columns(raw: RawSnapshot) -> dict[str, list]:
@@ -284,9 +251,9 @@ def _group_columns(raw: RawSnapshot) -> dict[str, list]:
 
 def build_tables(raw: RawSnapshot, ts: datetime) -> dict[str, pa.Table]:
     """The three datasets' tables from one snapshot's answers (the functional core)."""
-    broker_cols, sizes = _broker_columns(raw)
+    broker_cols = _broker_columns(raw)
     return {
-        "partitions": _table(lake.PARTITIONS, _partition_columns(raw, sizes), ts),
+        "partitions": _table(lake.PARTITIONS, _partition_columns(raw), ts),
         "brokers": _table(lake.BROKERS, broker_cols, ts),
         "groups": _table(lake.GROUPS, _group_columns(raw), ts),
     }

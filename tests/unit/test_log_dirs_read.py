@@ -5,44 +5,21 @@ may be answered in; a truncated or malformed answer is a KafkaOperationError."""
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 import pytest
 from kafka.protocol.admin import DescribeLogDirsResponse
 
 from console.kafka import KafkaOperationError
-from console.kafka.log_dirs_read import read_held
+from console.kafka.log_dirs_read import read_dirs, read_held
+from tests.unit.log_dirs_answers import Record, log_dir
+from tests.unit.log_dirs_answers import answer as _answer
+from tests.unit.log_dirs_answers import encoded as _encoded
 
-Result = DescribeLogDirsResponse.DescribeLogDirsResult
-Topic = Result.DescribeLogDirsTopic
-Part = Topic.DescribeLogDirsPartition
 VERSIONS = (1, 2, 3, 4, 5)
 
 
-def _dirs(rows_by_dir: dict[str, list[tuple[str, int, int, int, bool]]]) -> list:
-    out = []
-    for path, rows in rows_by_dir.items():
-        by_topic: dict[str, list] = {}
-        for t, p, size, lag, future in rows:
-            by_topic.setdefault(t, []).append(
-                Part(partition_index=p, partition_size=size, offset_lag=lag, is_future_key=future)
-            )
-        topics = [Topic(name=t, partitions=ps) for t, ps in by_topic.items()]
-        out.append(
-            Result(error_code=0, log_dir=path, topics=topics, total_bytes=1 << 40, usable_bytes=1 << 39)
-        )
-    return out
-
-
-def _encoded(version: int, dirs: list, error_code: int = 0) -> bytes:
-    return DescribeLogDirsResponse(throttle_time_ms=0, error_code=error_code, results=dirs).encode(
-        version=version
-    )
-
-
-def _answer(version: int, data: bytes) -> SimpleNamespace:
-    """What ``LogDirsBytesRequest`` brings: the version, the frame's bytes, where the body starts."""
-    return SimpleNamespace(version=version, buffer=bytearray(b"HEAD" + data), start=4)
+def _dirs(rows_by_dir: dict[str, list[Record]]) -> list:
+    return [log_dir(path, rows, total=1 << 40, usable=1 << 39) for path, rows in rows_by_dir.items()]
 
 
 def _kafka_python_held(version: int, data: bytes) -> dict:
@@ -89,6 +66,28 @@ def test_it_merges_log_dirs_and_leaves_future_replicas_out(version):
     }
     held = read_held(_answer(version, _encoded(version, _dirs(dirs))))
     assert held == {("t", 0): (100, 0), ("t", 1): (50, 0), ("u", 0): (7, 0)}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_each_dirs_figures_count_its_moving_replicas_too(version):
+    dirs = [
+        log_dir("/a", [("t", 0, 100, 0, False), ("t", 1, 50, 0, False)], total=1000, usable=800),
+        log_dir("/b", [("t", 0, 40, 60, True), ("u", 0, 7, 0, False)], error_code=56, total=2000, usable=10),
+        log_dir("/empty", []),
+    ]
+    seen = []
+    got = read_dirs(_answer(version, _encoded(version, dirs)), lambda t, records: seen.append((t, records)))
+    told = version >= 4  # total and usable bytes came with version 4
+    assert got == [
+        ("/a", 0, 150, 1000 if told else -1, 800 if told else -1),
+        ("/b", 56, 47, 2000 if told else -1, 10 if told else -1),
+        ("/empty", 0, 0, -1, -1),
+    ]
+    assert seen == [
+        ("t", [(0, 100, 0, False), (1, 50, 0, False)]),
+        ("t", [(0, 40, 60, True)]),
+        ("u", [(0, 7, 0, False)]),
+    ]
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -5,7 +5,6 @@ retention configs, a group whose offsets failed. Rows and schema exactly as the 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 
@@ -19,9 +18,10 @@ from console.kafka import (
     TopicMetadata,
     TopicPartition,
 )
-from console.kafka.health import BrokerLogDirs, PartitionLayout
+from console.kafka.health import PartitionLayout, ReplicaSizes
 from console.telemetry import snapshots as telemetry
 from pipeline import lake
+from tests.unit.log_dirs_answers import answer_of, log_dir
 
 NOW = datetime(2026, 5, 4, 12, 5, tzinfo=UTC)
 DOWN = KafkaOperationError(8, "BROKER_NOT_AVAILABLE", "broker 3 is not live")
@@ -29,24 +29,6 @@ DOWN = KafkaOperationError(8, "BROKER_NOT_AVAILABLE", "broker 3 is not live")
 
 def entry(name: str, value: str) -> ConfigEntry:
     return ConfigEntry(name, value, "DYNAMIC_TOPIC_CONFIG", False, False, False)
-
-
-def log_dir(path, replicas, error_code=0, total=-1, usable=-1):
-    """One dir of a DescribeLogDirs answer as kafka-python decodes it: ``replicas`` are
-    ``(topic, partition, size, is_future)``."""
-    return SimpleNamespace(
-        log_dir=path,
-        error_code=error_code,
-        total_bytes=total,
-        usable_bytes=usable,
-        topics=[
-            SimpleNamespace(
-                name=t,
-                partitions=[SimpleNamespace(partition_index=p, partition_size=s, is_future_key=f)],
-            )
-            for t, p, s, f in replicas
-        ],
-    )
 
 
 def raw() -> telemetry.RawSnapshot:
@@ -62,20 +44,35 @@ def raw() -> telemetry.RawSnapshot:
         ),
     )  # given unsorted: the layout sorts topics by name and partitions by id
     a0, a1, b0 = TopicPartition("a", 0), TopicPartition("a", 1), TopicPartition("b", 0)
+    layout = PartitionLayout.from_metadata([b.id for b in md.brokers], md.topics)
+    sizes = ReplicaSizes(layout)
     dirs = {
-        1: BrokerLogDirs.reduce(
-            [
-                log_dir("/d1", [("a", 0, 100, False), ("b", 0, 7, False)], total=1000, usable=900),
-                log_dir("/d2", [("a", 0, 40, True)]),  # a0 moving to /d2
-            ]
+        1: sizes.reduce(
+            1,
+            answer_of(
+                [
+                    log_dir("/d1", [("a", 0, 100, 0, False), ("b", 0, 7, 0, False)], total=1000, usable=900),
+                    log_dir("/d2", [("a", 0, 40, 9, True)]),  # a0 moving to /d2
+                ]
+            ),
         ),
-        2: BrokerLogDirs.reduce(
-            [log_dir("/e1", [("a", 0, 90, False), ("a", 1, 5, False), ("b", 0, 8, False)], error_code=56)]
+        2: sizes.reduce(
+            2,
+            answer_of(
+                [
+                    log_dir(
+                        "/e1",
+                        [("a", 0, 90, 0, False), ("a", 1, 5, 0, False), ("b", 0, 8, 0, False)],
+                        error_code=56,
+                    )
+                ]
+            ),
         ),
         3: DOWN,
     }
     return telemetry.RawSnapshot(
-        layout=PartitionLayout.from_metadata([b.id for b in md.brokers], md.topics),
+        layout=layout,
+        sizes=sizes,
         latest={("a", 0): 50, ("b", 0): 9},  # a-1 has no leader: not asked
         earliest={("a", 0): 10, ("b", 0): 0},
         log_dirs=dirs,

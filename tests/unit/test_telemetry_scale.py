@@ -1,60 +1,71 @@
-"""The snapshot's columns look up each topic's sizes on the brokers that hold its replicas, not on
-every broker that answered: at 1M partitions (19,810 topics on 200 brokers) the per-topic walk over
-every broker's answer was 4M look-ups, growing with topics x brokers instead of with the replicas.
-Counted, not timed. The values are the same either way (``test_telemetry_columns.py`` has every
-awkward case)."""
+"""The snapshot's replica sizes are written into one array aligned with the partition layout as
+each broker's DescribeLogDirs answer is read (``health.ReplicaSizes``), not kept as a map per
+(broker, topic) until the tables are built: at 1M partitions (19,810 topics on 200 brokers) those
+maps held ~1 GB in the batch worker. Measured by allocation, not timed; the values are checked
+against every replica (``test_telemetry_columns.py`` has every awkward case)."""
 
 from __future__ import annotations
 
-from array import array
-from datetime import UTC, datetime
+import tracemalloc
 
-from console.kafka.health import BrokerLogDirs, LogDirUsage, PartitionLayout
-from console.telemetry import snapshots as telemetry
+import pytest
 
-NOW = datetime(2026, 5, 4, 12, 5, tzinfo=UTC)
-BROKERS, TOPICS, RF = 60, 40, 2
+from console.kafka import KafkaOperationError
+from console.kafka.health import PartitionLayout, ReplicaSizes
+from tests.unit.log_dirs_answers import answer, encoded, log_dir
 
-
-class CountedSizes(dict):
-    """A broker's ``{topic: sizes}`` that counts the look-ups of a topic."""
-
-    lookups = 0
-
-    def get(self, key, default=None):
-        CountedSizes.lookups += 1
-        return super().get(key, default)
+BROKERS, TOPICS, PARTITIONS, RF = 60, 400, 10, 3
 
 
-def estate() -> telemetry.RawSnapshot:
-    """TOPICS topics of one partition each, on RF of BROKERS brokers (leader first), every broker
-    answering its replicas' sizes."""
-    held: dict[int, dict[str, int]] = {b: {} for b in range(1, BROKERS + 1)}
+def estate() -> tuple[PartitionLayout, dict[int, bytes], dict[tuple[str, int, int], int]]:
+    """TOPICS x PARTITIONS partitions on RF of BROKERS brokers, each broker's answer encoded, and
+    every replica's size ``{(topic, partition, broker): size}``."""
+    held: dict[int, list] = {b: [] for b in range(1, BROKERS + 1)}
+    want = {}
     topics = []
     for t in range(TOPICS):
         name = f"t{t:03d}"
-        replicas = [(t + k) % BROKERS + 1 for k in range(RF)]
-        for k, b in enumerate(replicas):
-            held[b][name] = 1000 * t + k
-        topics.append((name, [(0, replicas[0], replicas, replicas)]))
+        parts = []
+        for p in range(PARTITIONS):
+            replicas = [(t * 7 + p + k * 20) % BROKERS + 1 for k in range(RF)]
+            for b in replicas:
+                size = want[(name, p, b)] = 1_000_000 * t + 1000 * p + b
+                held[b].append((name, p, size, 0, False))
+            parts.append((p, replicas[0], replicas, replicas))
+        topics.append((name, parts))
     layout = PartitionLayout.build(range(1, BROKERS + 1), topics)
-    log_dirs = {
-        b: BrokerLogDirs(
-            (LogDirUsage("/d", None, sum(sizes.values())),),
-            CountedSizes({name: array("q", [size]) for name, size in sizes.items()}),
-        )
-        for b, sizes in held.items()
-    }
-    return telemetry.RawSnapshot(layout, {}, {}, log_dirs, {}, {})
+    answers = {b: encoded(4, [log_dir("/d", records)]) for b, records in held.items()}
+    return layout, answers, want
 
 
-def test_sizes_are_looked_up_per_replica_not_per_topic_and_broker():
-    raw = estate()
-    CountedSizes.lookups = 0
-    tables = telemetry.build_tables(raw, NOW)
-    # one look-up per broker holding a replica of the topic (its leader among them); the walk over
-    # every broker that answered made TOPICS x BROKERS = 2,400
-    assert CountedSizes.lookups == TOPICS * RF
-    rows = tables["partitions"].to_pylist()
-    assert [r["replica_sizes"] for r in rows] == [[1000 * t + k for k in range(RF)] for t in range(TOPICS)]
-    assert [r["size_bytes"] for r in rows] == [1000 * t for t in range(TOPICS)]
+def test_every_replicas_size_lands_in_its_slot_without_a_map_per_broker_and_topic():
+    layout, answers, want = estate()
+    sizes = ReplicaSizes(layout)
+    tracemalloc.start()
+    try:
+        for b, data in answers.items():
+            sizes.reduce(b, answer(4, data))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # one broker's answer read at a time: its 200 records as tuples (~30 KB), nothing per
+    # (broker, topic) kept; the old maps were ~12,000 arrays here (>1 MB)
+    assert peak < 200_000, peak
+    got = {}
+    for name in layout.topics:
+        first, count = layout.topic_rows[name]
+        for row in range(first, first + count):
+            for j in range(layout.replica_offsets[row], layout.replica_offsets[row + 1]):
+                got[(name, layout.partition[row], layout.replicas[j])] = sizes.values[j]
+    assert got == want
+    leaders = sizes.leader_sizes()
+    assert list(leaders) == [sizes.values[layout.replica_offsets[row]] for row in range(len(layout))]
+
+
+def test_an_unreadable_answer_puts_no_size():
+    layout, answers, _ = estate()
+    sizes = ReplicaSizes(layout)
+    data = answers[1]
+    with pytest.raises(KafkaOperationError):
+        sizes.reduce(1, answer(4, data[: len(data) - 40]))  # cut inside the last topic
+    assert set(sizes.values) == {-1}

@@ -14,8 +14,9 @@ import pytest
 
 from console.clusters.actions import gateway_for
 from console.kafka import KafkaOperationError
-from console.kafka.health import BrokerLogDirs, PartitionLayout
+from console.kafka.health import PartitionLayout, ReplicaSizes
 from console.telemetry import snapshots as telemetry
+from tests.unit.log_dirs_answers import answer_of, log_dir
 from tests.unit.matrix_world import kafka_restored
 
 pytestmark = pytest.mark.django_db
@@ -74,17 +75,26 @@ def test_the_lean_reads_equal_the_general_ones_with_a_broker_down(kafka_cluster,
         deadline = time.monotonic() + 15
         while gw.describe_log_dirs([3])[3].name != "BROKER_NOT_AVAILABLE" and time.monotonic() < deadline:
             time.sleep(0.2)
-        lean = gw.log_dir_sizes([1, 2, 3])
+        lean, replica_sizes = gw.log_dir_usage(layout)
         general = gw.describe_log_dirs([1, 2, 3])
-        assert isinstance(lean[3], KafkaOperationError) and lean[3].name == general[3].name
+        assert set(lean) == {1, 2} == set(layout.brokers)  # the layout's brokers: 3 is not live
+        assert isinstance(general[3], KafkaOperationError)
+        expected_sizes = {}
         for b in (1, 2):
             rows, sizes = old_sizes(general[b])
-            got = lean[b]
-            assert isinstance(got, BrokerLogDirs)
-            assert [(d.path, d.error, d.used_bytes, d.total_bytes, d.usable_bytes) for d in got.dirs] == rows
-            assert sizes and all(got.size(t, p) == size for (t, p), size in sizes.items())
-            held = {(t, p) for t, arr in got.sizes.items() for p, s in enumerate(arr) if s >= 0}
-            assert held == set(sizes)
+            assert [(d.path, d.error, d.used_bytes, d.total_bytes, d.usable_bytes) for d in lean[b]] == rows
+            assert sizes
+            expected_sizes.update({(t, p, b): size for (t, p), size in sizes.items()})
+        got_sizes = {}
+        for t in layout.topics:
+            first, count = layout.topic_rows[t]
+            for row in range(first, first + count):
+                for j in range(layout.replica_offsets[row], layout.replica_offsets[row + 1]):
+                    if replica_sizes.values[j] >= 0:
+                        got_sizes[(t, layout.partition[row], layout.replicas[j])] = replica_sizes.values[j]
+                    else:  # only broker 3's replicas are unknown
+                        assert layout.replicas[j] == 3
+        assert got_sizes == expected_sizes
 
         (latest, _), (earliest, _) = gw.offsets_by_leader(layout.by_leader(), ("latest", "earliest"))
         by_row = gw.offsets_by_row(layout, ("latest", "earliest"))
@@ -105,8 +115,9 @@ def test_the_snapshot_equals_tables_from_the_general_reads(kafka_cluster, restor
     md = gw.list_topics_metadata()
     layout = PartitionLayout.from_metadata([b.id for b in md.brokers], md.topics)
     (latest, _), (earliest, _) = gw.offsets_by_leader(layout.by_leader(), ("latest", "earliest"))
+    sizes = ReplicaSizes(layout)
     general = {
-        b: d if isinstance(d, KafkaOperationError) else _reduced(d)
+        b: d if isinstance(d, KafkaOperationError) else _reduced(sizes, b, d)
         for b, d in gw.describe_log_dirs(list(layout.brokers)).items()
     }
     configs = gw.describe_configs(
@@ -115,7 +126,9 @@ def test_the_snapshot_equals_tables_from_the_general_reads(kafka_cluster, restor
         keys=list(telemetry.RETENTION_KEYS),
     )
     expected = telemetry.build_tables(
-        telemetry.RawSnapshot(layout, latest, earliest, general, configs, gw.list_consumer_group_offsets()),
+        telemetry.RawSnapshot(
+            layout, latest, earliest, general, configs, gw.list_consumer_group_offsets(), sizes=sizes
+        ),
         NOW,
     )
     got = telemetry.build_tables(telemetry.fetch_snapshot(gw), NOW)
@@ -124,25 +137,21 @@ def test_the_snapshot_equals_tables_from_the_general_reads(kafka_cluster, restor
     assert name in got["partitions"].column("topic").to_pylist()
 
 
-def _reduced(dirs) -> BrokerLogDirs:
-    """``describe_log_dirs``' answer for one broker through the same reduction (wire-shaped)."""
-    from types import SimpleNamespace as NS
-
-    return BrokerLogDirs.reduce(
-        NS(
-            log_dir=d.path,
-            error_code=d.error.code if d.error else 0,
-            total_bytes=-1 if d.total_bytes is None else d.total_bytes,
-            usable_bytes=-1 if d.usable_bytes is None else d.usable_bytes,
-            topics=[
-                NS(
-                    name=tp.topic,
-                    partitions=[
-                        NS(partition_index=tp.partition, partition_size=r.size, is_future_key=r.is_future)
-                    ],
+def _reduced(sizes: ReplicaSizes, broker: int, dirs) -> tuple:
+    """``describe_log_dirs``' answer for one broker, encoded as a broker sends it and read by the
+    same reduction (its offset lags are not in that answer, and are not read)."""
+    return sizes.reduce(
+        broker,
+        answer_of(
+            [
+                log_dir(
+                    d.path,
+                    [(tp.topic, tp.partition, r.size, 0, r.is_future) for tp, r in d.replicas.items()],
+                    error_code=d.error.code if d.error else 0,
+                    total=-1 if d.total_bytes is None else d.total_bytes,
+                    usable=-1 if d.usable_bytes is None else d.usable_bytes,
                 )
-                for tp, r in d.replicas.items()
-            ],
-        )
-        for d in dirs
+                for d in dirs
+            ]
+        ),
     )
