@@ -11,7 +11,7 @@ import pytest
 from kafka.protocol.admin import DescribeConfigsResponse
 
 from console.kafka import ConfigResource, KafkaOperationError
-from console.kafka.config_values_read import _read, read_overrides, read_results
+from console.kafka.config_values_read import OVERRIDE_SOURCES, _read, read_overrides, read_results
 from console.kafka.metadata_read import _Answer
 
 Result = DescribeConfigsResponse.DescribeConfigsResult
@@ -50,7 +50,8 @@ def answer(version: int) -> bytes:
                 error_message=None,
                 resource_type=2,
                 resource_name="quiet",
-                configs=[entry(KEYS[0], "", 5), entry(KEYS[1], "", 5)],
+                # retention.ms inherited from a broker's dynamic log.retention.ms: not the topic's own
+                configs=[entry(KEYS[0], "", 5), entry(KEYS[1], "", 5), entry("retention.ms", "1000", 2)],
             ),
             Result(
                 error_code=3, error_message="no such topic", resource_type=2, resource_name="gone", configs=[]
@@ -112,13 +113,39 @@ def test_it_keeps_only_each_resources_own_overrides(version):
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_every_override_when_no_names_are_given(version):
+    t, b = (lambda n: ConfigResource("TOPIC", n)), (lambda n: ConfigResource("BROKER", n))
+    got = read_overrides(_read(answer(version), version), [t("moving"), t("quiet"), b("1"), b("")], None)
+    assert got == {
+        t("moving"): {KEYS[0]: "0:1,1:2"},
+        t("quiet"): {},  # its retention.ms comes from a broker
+        b("1"): {"leader.replication.throttled.rate": "1048576", "zażółć": None},
+        b(""): {"follower.replication.throttled.rate": "7"},
+    }
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_asked_for_overrides_the_reader_decodes_only_their_entries(version):
+    every = _read(answer(version), version)
+    lean = _read(answer(version), version, OVERRIDE_SOURCES)
+    assert [r[:4] for r in lean] == [r[:4] for r in every]
+    assert [r[4] for r in lean] == [
+        {k: v for k, v in r[4].items() if v[1] in OVERRIDE_SOURCES} for r in every
+    ]
+    assert sum(len(r[4]) for r in lean) < sum(len(r[4]) for r in every)
+    group = [ConfigResource("TOPIC", n) for n in ("moving", "quiet")]
+    assert read_overrides(lean, group, None) == read_overrides(every, group, None)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_every_truncation_and_extra_byte_is_refused(version):
     data = answer(version)
-    for end in range(len(data)):
+    for sources in (None, OVERRIDE_SOURCES):
+        for end in range(len(data)):
+            with pytest.raises(ValueError):
+                _read(data[:end], version, sources)
         with pytest.raises(ValueError):
-            _read(data[:end], version)
-    with pytest.raises(ValueError):
-        _read(data + b"\0", version)
+            _read(data + b"\0", version, sources)
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -69,3 +69,30 @@ def test_an_unreadable_answer_puts_no_size():
     with pytest.raises(KafkaOperationError):
         sizes.reduce(1, answer(4, data[: len(data) - 40]))  # cut inside the last topic
     assert set(sizes.values) == {-1}
+
+
+def test_the_layout_unpacks_one_topic_at_a_time():
+    """``partition_layout`` builds from the decoder's packed topics; unpacking them all before the
+    sort held every partition as tuples and lists at once (~400 MB at 1M partitions)."""
+    import marshal
+
+    packed = {
+        f"t{t:04d}": marshal.dumps(
+            [
+                (p, p % 30 + 1, [p % 30 + 1, (p + 1) % 30 + 1, (p + 2) % 30 + 1], [p % 30 + 1])
+                for p in range(50)
+            ],
+            2,
+        )
+        for t in range(2000)
+    }
+    tracemalloc.start()
+    try:
+        layout = PartitionLayout.build(range(1, 31), packed.items(), marshal.loads)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(layout) == 100_000 and layout.replicas[:3].tolist() == [1, 2, 3]
+    # the arrays themselves (~3.6 MB of int32 with growth room) and the names; every partition
+    # unpacked at once was over 25 MB
+    assert peak < 8_000_000, peak
