@@ -192,6 +192,30 @@ def read_results(answer: _Answer, sources: frozenset[int] | None = None) -> list
     return read_answer(answer, lambda body, version: _read(body, version, sources), "DescribeConfigs")
 
 
+Entries = dict[str, tuple[str | None, int, bool]]  # {config: (value, source, sensitive)}
+
+
+def read_entries(
+    results: list[Result], group: list[ConfigResource]
+) -> dict[ConfigResource, Entries | KafkaOperationError]:
+    """Per resource of ``group``: its entries in the answer, or its error (a resource the answer
+    does not carry gets its own)."""
+    got = {(rtype, name): (code, message, entries) for rtype, name, code, message, entries in results}
+    codes = {t: RESOURCE_TYPES[t] for t in {res.type for res in group}}
+    out: dict[ConfigResource, Entries | KafkaOperationError] = {}
+    for res in group:
+        hit = got.get((codes[res.type], res.name))
+        if hit is None:
+            out[res] = KafkaOperationError(
+                -1, "UNKNOWN_SERVER_ERROR", f"no answer for {res.type} {res.name!r}"
+            )
+            continue
+        code, message, entries = hit
+        err = from_code(code, message) if code else None
+        out[res] = err if err is not None else entries
+    return out
+
+
 def read_overrides(
     results: list[Result], group: list[ConfigResource], names: list[str] | None
 ) -> dict[ConfigResource, dict[str, str | None] | KafkaOperationError]:
@@ -202,23 +226,12 @@ def read_overrides(
     own, ...: ``OWN_SOURCE``); on the cluster-wide default broker resource (``BROKER ""``) the
     dynamic default itself. A sensitive override's value is None (Kafka sends none). A resource the
     answer does not carry gets its own error."""
-    got = {(rtype, name): (code, message, entries) for rtype, name, code, message, entries in results}
     wanted = None if names is None else set(names)
-    codes = {t: RESOURCE_TYPES[t] for t in {res.type for res in group}}
     out: dict[ConfigResource, dict[str, str | None] | KafkaOperationError] = {}
-    for res in group:
-        hit = got.get((codes[res.type], res.name))
-        if hit is None:
-            out[res] = KafkaOperationError(
-                -1, "UNKNOWN_SERVER_ERROR", f"no answer for {res.type} {res.name!r}"
-            )
+    for res, entries in read_entries(results, group).items():
+        if isinstance(entries, KafkaOperationError):
+            out[res] = entries
             continue
-        code, message, entries = hit
-        if code:
-            err = from_code(code, message)
-            if err is not None:
-                out[res] = err
-                continue
         own = DYNAMIC_DEFAULT_BROKER if res.type == "BROKER" and res.name == "" else OWN_SOURCE[res.type]
         out[res] = {
             key: None if sensitive else value
@@ -236,10 +249,34 @@ class ConfigValuesMixin(GatewayBase):
     ) -> dict[ConfigResource, dict[str, str | None] | KafkaOperationError]:
         """Per resource: ``{config: its override}`` of those of ``names`` (None: every config) it
         overrides, or its error (the overrides ``describe_configs`` reads; what
-        ``throttles.current_values`` and drift's look read with), one request per node (brokers'
-        own resources to that broker, the rest to any), in flight together. Only the overrides'
-        entries are decoded from the answer."""
+        ``throttles.current_values`` and drift's look read with). Only the overrides' entries are
+        decoded from the answer."""
         wanted = None if names is None else sorted(set(names))
+        return self._lean_describe(resources, wanted, OVERRIDE_SOURCES, read_overrides)
+
+    def config_values(
+        self, resources: Iterable[ConfigResource], names: Iterable[str]
+    ) -> dict[ConfigResource, dict[str, str | None] | KafkaOperationError]:
+        """Per resource: ``{config: its value}`` of ``names`` whatever set it (a sensitive one's
+        value is None), or its error: what ``describe_configs(keys=names)`` answers, without a
+        ``ConfigEntry`` per config (the telemetry snapshot's retention and min ISR of every topic)."""
+
+        def values(results: list[Result], group: list[ConfigResource], _names) -> dict:
+            return {
+                res: entries
+                if isinstance(entries, KafkaOperationError)
+                else {key: None if sensitive else value for key, (value, _, sensitive) in entries.items()}
+                for res, entries in read_entries(results, group).items()
+            }
+
+        return self._lean_describe(resources, sorted(set(names)), None, values)
+
+    def _lean_describe(
+        self, resources: Iterable[ConfigResource], names: list[str] | None, sources, reduce
+    ) -> dict:
+        """DescribeConfigs of ``names`` (None: all) of each resource, one request per node (brokers'
+        own resources to that broker, the rest to any), in flight together, each answer read from
+        its bytes (entries of ``sources`` only, when given) and ``reduce(results, group, names)``d."""
         asked = list(dict.fromkeys(resources))  # once: ``resources`` may be an iterator
         out: dict[ConfigResource, Any] = {}
         groups = self._by_node_safe(asked, out)
@@ -250,7 +287,7 @@ class ConfigValuesMixin(GatewayBase):
                     R(
                         resource_type=_resource_code(r),
                         resource_name=r.name,
-                        configuration_keys=None if wanted is None else list(wanted),
+                        configuration_keys=None if names is None else list(names),
                     )
                     for r in group
                 ],
@@ -266,7 +303,7 @@ class ConfigValuesMixin(GatewayBase):
                 continue
             try:
                 with collector.paused():  # ~100,000 short-lived acyclic objects at 20,000 topics
-                    out.update(read_overrides(read_results(answer, OVERRIDE_SOURCES), group, wanted))
+                    out.update(reduce(read_results(answer, sources), group, names))
             except KafkaOperationError as err:
                 out.update(dict.fromkeys(group, err))
         return {r: out[r] for r in asked}

@@ -129,11 +129,7 @@ def fetch_snapshot(gw) -> RawSnapshot:
         log_dirs = gw.log_dir_usage(layout)
         configs: dict = {}
         try:
-            configs = gw.describe_configs(
-                [ConfigResource("TOPIC", name) for name in layout.topics],
-                include_documentation=False,
-                keys=list(CONFIG_KEYS),
-            )
+            configs = gw.config_values([ConfigResource("TOPIC", name) for name in layout.topics], CONFIG_KEYS)
         except KafkaOperationError as exc:
             errors.append(f"retention configs: {exc.operator_text}")
         group_offsets: dict | None = None
@@ -161,11 +157,11 @@ def fetch_snapshot(gw) -> RawSnapshot:
     )
 
 
-def _retention(entries: Any, name: str) -> int | None:
-    if not isinstance(entries, dict) or entries.get(name) is None or entries[name].value is None:
-        return None
+def _retention(values: Any, name: str) -> int | None:
+    """A topic's retention config as an int (None: no answer, no value, not a number)."""
+    value = values.get(name) if isinstance(values, dict) else None
     try:
-        return int(entries[name].value)
+        return None if value is None else int(value)
     except ValueError:
         return None
 

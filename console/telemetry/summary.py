@@ -221,14 +221,14 @@ def read_facts(cluster: Cluster, gateway, actor=None) -> Facts:
 
 
 def min_isr_of(configs: Mapping) -> dict[str, int]:
-    """Each topic's effective ``min.insync.replicas`` from a DescribeConfigs answer
-    (``{ConfigResource: {name: ConfigEntry} | error}``): the topic's own value, else the one it
-    inherits from its brokers or the cluster default, as Kafka reports it for the topic."""
+    """Each topic's effective ``min.insync.replicas`` from ``{ConfigResource: {name: value} | error}``
+    (``gateway.config_values``): the topic's own value, else the one it inherits from its brokers
+    or the cluster default, as Kafka reports it for the topic."""
     out: dict[str, int] = {}
-    for resource, entries in configs.items():
-        entry = entries.get(MIN_ISR) if isinstance(entries, dict) else None
-        if entry is not None and entry.value is not None and str(entry.value).isdigit():
-            out[resource.name] = int(entry.value)
+    for resource, values in configs.items():
+        value = values.get(MIN_ISR) if isinstance(values, dict) else None
+        if value is not None and str(value).isdigit():
+            out[resource.name] = int(value)
     return out
 
 

@@ -11,7 +11,6 @@ import pyarrow.parquet as pq
 from console.kafka import (
     BrokerInfo,
     ClusterMetadata,
-    ConfigEntry,
     ConfigResource,
     KafkaOperationError,
     PartitionMetadata,
@@ -25,10 +24,6 @@ from tests.unit.log_dirs_answers import answer_of, log_dir
 
 NOW = datetime(2026, 5, 4, 12, 5, tzinfo=UTC)
 DOWN = KafkaOperationError(8, "BROKER_NOT_AVAILABLE", "broker 3 is not live")
-
-
-def entry(name: str, value: str) -> ConfigEntry:
-    return ConfigEntry(name, value, "DYNAMIC_TOPIC_CONFIG", False, False, False)
 
 
 def raw() -> telemetry.RawSnapshot:
@@ -78,8 +73,8 @@ def raw() -> telemetry.RawSnapshot:
         log_dirs=dirs,
         configs={
             ConfigResource("TOPIC", "a"): {
-                "retention.ms": entry("retention.ms", "3600000"),
-                "retention.bytes": entry("retention.bytes", "-1"),
+                "retention.ms": "3600000",
+                "retention.bytes": "-1",
             },
             ConfigResource("TOPIC", "b"): KafkaOperationError(29, "TOPIC_AUTHORIZATION_FAILED", "no"),
         },

@@ -109,7 +109,7 @@ def test_the_lean_reads_equal_the_general_ones_with_a_broker_down(kafka_cluster,
 def test_the_snapshot_equals_tables_from_the_general_reads(kafka_cluster, restored):
     gw = gateway_for(kafka_cluster)
     name = f"walk.{uuid.uuid4().hex[:10]}"
-    restored.create_topic(name, assignment=[[1, 2], [2, 3], [3, 1]])
+    restored.create_topic(name, assignment=[[1, 2], [2, 3], [3, 1]], configs={"retention.ms": "3600000"})
     restored.produce_synthetic(name, 80_000)
     restored.advance(2)
     md = gw.list_topics_metadata()
@@ -120,11 +120,17 @@ def test_the_snapshot_equals_tables_from_the_general_reads(kafka_cluster, restor
         b: d if isinstance(d, KafkaOperationError) else _reduced(sizes, b, d)
         for b, d in gw.describe_log_dirs(list(layout.brokers)).items()
     }
-    configs = gw.describe_configs(
+    general_configs = gw.describe_configs(
         [telemetry.ConfigResource("TOPIC", t) for t in layout.topics],
         include_documentation=False,
-        keys=list(telemetry.RETENTION_KEYS),
+        keys=list(telemetry.CONFIG_KEYS),
     )
+    configs = {
+        res: entries if isinstance(entries, KafkaOperationError) else {k: e.value for k, e in entries.items()}
+        for res, entries in general_configs.items()
+    }
+    assert gw.config_values(list(general_configs), telemetry.CONFIG_KEYS) == configs
+    assert configs[telemetry.ConfigResource("TOPIC", name)]["retention.ms"] == "3600000"
     expected = telemetry.build_tables(
         telemetry.RawSnapshot(
             layout, latest, earliest, general, configs, gw.list_consumer_group_offsets(), sizes=sizes
