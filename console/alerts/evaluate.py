@@ -23,7 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from console import access
+from console import access, collector
 from console.alerts import core, lifecycle, measure, rules
 from console.alerts.core import Measure
 from console.clusters import actions as clusters
@@ -50,6 +50,7 @@ def evaluate_cluster(
     actor = actor or access.system_actor()
     bound = settings.ALERTS_CLUSTER_TIMEOUT_S if timeout_s is None else timeout_s
     measures = _bounded(cluster, reader_of or _registry_reader, bound)
+    collector.give_back()  # the round's whole-cluster Metadata, freed: the poll worker idles at its size
     measures |= measure.without_kafka(cluster, time.time())
     evaluated, found = core.findings(measures, effective)
     return lifecycle.apply(

@@ -283,7 +283,9 @@ def _fetch(cluster, on_names) -> Snapshot:
     with collector.paused(collect_young=True):
         gw = gateway_for(cluster)
         metadata = gw.list_topics_metadata(on_names) if on_names else gw.list_topics_metadata()
-        return build_snapshot(metadata)
+        snap = build_snapshot(metadata)
+    collector.give_back()  # the answer's bytes and the decoding's garbage go back: the process keeps the snapshot
+    return snap
 
 
 def _fetch_and_share(key: object, cluster, on_names, path: Path | None) -> Snapshot:
