@@ -137,6 +137,16 @@ def process_tree(pid: int) -> list[int]:
     return [root.pid] + [c.pid for c in root.children(recursive=True)]
 
 
+def pss_by_pid(children: Children) -> dict[int, float]:
+    """Every console process's PSS in MB now (redis left out)."""
+    return {
+        pid: pss_kb(pid) / 1024
+        for name, proc in children.procs.items()
+        if name != "redis"
+        for pid in process_tree(proc.pid)
+    }
+
+
 def measure(children: Children) -> tuple[float, list[str]]:
     """(largest peak RSS in MB of any console process, printed lines)."""
     peak, _total, lines = measure_all(children)
@@ -340,11 +350,13 @@ def main(name: str = "memory_100k") -> None:
             flush=True,
         )
         web_workers = len(process_tree(children.procs["web"].pid)) - 1  # gunicorn's master + its workers
+        idle = pss_by_pid(children)  # each process's own code and Django before any cluster data
         drive_pages(base, cookie, web_workers)
         telemetry_snapshot()
         reassign(base, cookie, sandbox)
         children.check_alive()
         peak, total, lines = measure_all(children)
+        grown = {pid: mb - idle.get(pid, 0.0) for pid, mb in pss_by_pid(children).items()}
         print(f"memory at the end ({PROGRESS_S}s of progress polling included):")
         print("\n".join(lines))
     finally:
@@ -354,6 +366,16 @@ def main(name: str = "memory_100k") -> None:
     if ESTATE_1M:  # issue 35: and every console process together <= 2x one process
         print(
             f"PSS of every console process together: {total:.1f} MB = {total / peak:.2f}x the largest peak (goal <= 2)"
+        )
+        # Not gated, printed beside it: what the heavy paths added to each process (PSS at the end minus
+        # PSS once started, before any page), summed, against the largest such growth. The issue's sum
+        # also counts every process's own code and Django, ~80-130 MB PSS each for 12 processes, which
+        # no sharing of cluster data can remove: it is ~2x the largest peak before a page is shown.
+        top = max(grown.values(), default=0.0)
+        print(
+            f"PSS the heavy paths added, all processes: {sum(grown.values()):.1f} MB = "
+            f"{sum(grown.values()) / max(top, 1e-9):.2f}x the largest process's ({top:.1f} MB); "
+            f"PSS of the processes once started: {sum(idle.values()):.1f} MB"
         )
     gate(name, max(peak / LIMIT_MB, total / peak / 2) if ESTATE_1M else peak / LIMIT_MB, GOAL)
 
