@@ -86,12 +86,19 @@ def slot_name(ts: datetime, interval_s: int) -> str:
     return f"snap-{slot}.parquet"
 
 
+#: Rows per Parquet row group: the writer holds one group's encoded pages at a time. pyarrow's
+#: default (1Mi rows) made a 1M-partition snapshot one group: writing it took 94 MB above the table,
+#: 60 MB in groups of this size (measured on a table of its shape; smaller groups saved little more
+#: and compressed worse).
+ROW_GROUP_ROWS = 128 * 1024
+
+
 def write_atomic(table: pa.Table, path: Path, compression: str = "zstd") -> Path:
     """Write a Parquet file to a temporary dot-name next to ``path`` and rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
     try:
-        pq.write_table(table, tmp, compression=compression)
+        pq.write_table(table, tmp, compression=compression, row_group_size=ROW_GROUP_ROWS)
         os.replace(tmp, path)
     finally:
         if tmp.exists():

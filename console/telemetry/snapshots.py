@@ -305,12 +305,16 @@ def collect_snapshot(
     collector.give_back()  # the answers, freed as they were read: pyarrow allocates elsewhere
     tables = build_tables(raw, ts)
     paths = lake.write_snapshot(root, cluster.name, ts, tables, cfg.snapshot_interval_s)
+    rows = {name: table.num_rows for name, table in tables.items()}
+    del tables
+    pa.default_memory_pool().release_unused()  # pyarrow's pool keeps freed pages for reuse otherwise
+    collector.give_back()  # before the drift look, which starts from here
     return SnapshotResult(
         cluster.name,
         ts,
-        partitions=tables["partitions"].num_rows,
-        brokers=tables["brokers"].num_rows,
-        group_rows=tables["groups"].num_rows,
+        partitions=rows["partitions"],
+        brokers=rows["brokers"],
+        group_rows=rows["groups"],
         paths={k: str(v) for k, v in paths.items()},
         errors=tuple(raw.errors),
         rpc_seconds=raw.rpc_seconds,
