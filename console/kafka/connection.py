@@ -3,6 +3,7 @@ them in ``clientconf.py``; reaching the addresses is ``diagnose.probe_addresses`
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -26,8 +27,11 @@ SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GS
 _ADDRESS = re.compile(r"^(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<host>[A-Za-z0-9_.\-]+)):(?P<port>\d{1,5})$")
 
 
+@functools.lru_cache(maxsize=256)
 def parse_addresses(value: str) -> tuple[tuple[str, int], ...]:
-    """Parse ``"host:port,host:port"``; raise ValueError naming the bad entry."""
+    """Parse ``"host:port,host:port"``; raise ValueError naming the bad entry. Remembered per value:
+    every page builds its cluster's connection (and so checks its addresses) again, ~1.5 ms for a
+    list of 200 brokers."""
     out = []
     for raw in value.split(","):
         item = raw.strip()
