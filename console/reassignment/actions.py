@@ -18,7 +18,7 @@ from console import access, collector, operations
 from console.audit.refusals import refused_as
 from console.changes import gate
 from console.clusters.actions import gateway_for
-from console.kafka import KafkaOperationError, TopicPartition
+from console.kafka import KafkaOperationError, TopicMetadata, TopicPartition
 from console.kafka.deferred import placement
 from console.models import Operation
 from console.models.reassignment import (
@@ -81,19 +81,26 @@ def read_cluster(
 ) -> ClusterView:
     """Assignment, racks, reassignments in progress (and replica sizes) of the cluster.
 
-    The assignment comes from the shared metadata snapshot (at most its TTL old): the worker
-    re-checks every partition against Kafka when it submits, so a stale row is refused there.
-    ``only`` limits the assignment and the in-progress list to a plan's partitions.
+    ``only`` limits the assignment and the in-progress list to a plan's partitions. The assignment
+    comes from the shared metadata snapshot (at most its TTL old) when it is fresh in this process;
+    a plan read without one reads its own topics by name (a 10,000-partition plan on a cluster of
+    1M partitions read the whole cluster, ~100 MB and 2 s, for 10 topics); the whole cluster's
+    assignment is always the snapshot's. The worker re-checks every partition against Kafka when
+    it submits, so a stale row is refused there.
     """
     from console.topics import cache as metadata_cache
 
     gw = gateway_for(cluster)
-    md = metadata_cache.get_snapshot(cluster, refresh=not cached).metadata
     racks = {b.id: b.rack for b in gw.describe_cluster().brokers}
     assignment: dict[planner.TP, tuple[int, ...]] = {}
     leaders: dict[planner.TP, int] = {}
-    # the topics by name; for a plan only its partitions are read out of the answer (placement)
-    by_name = {t.name: t for t in md.topics}
+    only = None if only is None else list(only)
+    snap = metadata_cache.peek(cluster) if cached else None
+    if only is None or snap is not None:
+        md = snap or metadata_cache.get_snapshot(cluster, refresh=not cached)
+        by_name = {t.name: t for t in md.metadata.topics}
+    else:
+        by_name = _named_topics(gw, {t for t, _ in only})
     names = set(by_name)
     if only is None:
         for name, topic in by_name.items():
@@ -101,7 +108,7 @@ def read_cluster(
                 assignment[(name, p.id)] = p.replicas
                 leaders[(name, p.id)] = p.leader
     else:
-        only = list(only)
+        # for a plan only its partitions are read out of the answer (placement)
         wanted: dict[str, list[int]] = defaultdict(list)
         for name, pid in only:
             wanted[name].append(pid)
@@ -119,6 +126,19 @@ def read_cluster(
     if with_sizes and asked != []:
         sizes = log_dir_sizes(gw.describe_log_dirs(partitions=asked))
     return ClusterView(assignment, racks, in_progress, sizes, leaders, topics=names)
+
+
+def _named_topics(gw, names: set[str]) -> dict[str, TopicMetadata]:
+    """The named topics that exist (one Metadata of those names); another error than a missing
+    topic (not authorised, no answer) is raised: the plan cannot be checked."""
+    found = {}
+    for name, got in gw.describe_topics(sorted(names)).items():
+        if isinstance(got, KafkaOperationError):
+            if got.name != "UNKNOWN_TOPIC_OR_PARTITION":
+                raise got
+            continue
+        found[name] = got
+    return found
 
 
 def fresh_view(

@@ -73,15 +73,45 @@ def test_a_plans_view_reads_only_its_partitions_and_equals_the_whole_view(kafka_
     try:
         plan = {(names[0], 1): (1, 2), (names[0], 3): (2, 3), (names[1], 0): (3, 1)}
         plan.update({("plan-view-gone", 0): (1, 2), (names[1], 9): (1, 2)})  # no such topic / partition
-        part = read_cluster(kafka_cluster, cached=False, only=plan)
+        metadata_cache.invalidate(kafka_cluster)
+        named = read_cluster(kafka_cluster, cached=False, only=plan)
+        # without a fresh snapshot a plan's topics are read by name: the cluster is not read whole
+        assert metadata_cache.peek(kafka_cluster) is None
+        metadata_cache.get_snapshot(kafka_cluster)
+        part = read_cluster(kafka_cluster, only=plan)  # with one, from it
         topics = metadata_cache.peek(kafka_cluster).metadata.topics
         assert all(t._partitions is None for t in topics), "a plan's view built a topic's partitions"
         whole = read_cluster(kafka_cluster)  # the same snapshot, every partition built
         known = [tp for tp in plan if tp in whole.assignment]
         assert known == list(plan)[:3]
-        assert part.assignment == {tp: whole.assignment[tp] for tp in known}
-        assert part.leaders == {tp: whole.leaders[tp] for tp in known}
-        assert all(isinstance(r, tuple) and r for r in part.assignment.values())
+        for view in (named, part):
+            assert view.assignment == {tp: whole.assignment[tp] for tp in known}
+            assert view.leaders == {tp: whole.leaders[tp] for tp in known}
+            assert all(isinstance(r, tuple) and r for r in view.assignment.values())
         assert part.topics == whole.topics and set(names) <= part.topics
+        assert named.topics == set(names)  # the plan's topics that exist: "plan-view-gone" does not
     finally:
         gateway_for(kafka_cluster).delete_topics(names)
+
+
+def test_a_plans_named_read_refuses_what_it_cannot_check():
+    """A missing topic is left out (the checks say it does not exist); any other error on one of
+    the plan's topics (not authorised, no answer) is raised, never read as "no such topic"."""
+    from console.kafka import KafkaOperationError, TopicMetadata
+    from console.reassignment.actions import _named_topics
+
+    here = TopicMetadata("here", ())
+    gone = KafkaOperationError(3, "UNKNOWN_TOPIC_OR_PARTITION", "no such topic")
+    denied = KafkaOperationError(29, "TOPIC_AUTHORIZATION_FAILED", "not allowed")
+
+    class Gateway:
+        def __init__(self, answers):
+            self.answers = answers
+
+        def describe_topics(self, names):
+            return {n: self.answers[n] for n in names}
+
+    assert _named_topics(Gateway({"here": here, "gone": gone}), {"here", "gone"}) == {"here": here}
+    with pytest.raises(KafkaOperationError) as caught:
+        _named_topics(Gateway({"here": here, "secret": denied}), {"here", "secret"})
+    assert caught.value.name == "TOPIC_AUTHORIZATION_FAILED"
