@@ -128,10 +128,16 @@ def test_without_redis_the_snapshot_runs_unlocked(kafka_cluster, lake_dir, setti
 @pytest.mark.timeout(180)
 @pytest.mark.django_db(transaction=True)
 def test_the_batch_worker_snapshots_every_cluster_once_even_when_beat_sends_twice(
-    sandbox, broker, lake_dir, tmp_path, settings
+    sandbox, broker, lake_dir, tmp_path, settings, monkeypatch
 ):
     """Four clusters (the sandbox under four names), two dispatches (two beats): each cluster ends
-    with one snapshot, taken by the batch worker's BATCH_SLOTS processes."""
+    with one snapshot, taken by the batch worker's BATCH_SLOTS processes.
+
+    The interval is a day here: with 300 s, a run that straddled a slot's end (CI ci54a, a loaded
+    machine) rightly took a second snapshot in the next slot, which this test cannot tell from a
+    duplicate."""
+    interval_s = 86_400
+    monkeypatch.setenv("TELEMETRY_INTERVAL_S", str(interval_s))
     from celery.backends.redis import RedisBackend
     from celery.result import AsyncResult
 
@@ -144,7 +150,7 @@ def test_the_batch_worker_snapshots_every_cluster_once_even_when_beat_sends_twic
     logs.mkdir()
     argv = dict(worker_commands([sys.executable, "-m", "celery", "-A", "tasks"]))["worker-batch"]
     assert argv[argv.index("--concurrency") + 1] == str(WORKER_CONCURRENCY["batch"]) == "2"
-    env = celery_env(broker, TELEMETRY_LAKE_DIR=str(lake_dir), TELEMETRY_INTERVAL_S=str(INTERVAL_S))
+    env = celery_env(broker, TELEMETRY_LAKE_DIR=str(lake_dir), TELEMETRY_INTERVAL_S=str(interval_s))
     with open(logs / "worker-batch.log", "w") as out:
         proc = subprocess.Popen(
             argv, env=env, cwd=BASE_DIR, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
