@@ -1,5 +1,4 @@
-"""Pausing Python's cyclic garbage collector while a burst of acyclic objects is alive, and giving
-the memory of a freed burst back to the OS (``give_back``).
+"""Pausing Python's cyclic garbage collector while a burst of acyclic objects is alive.
 
 A 10,000-partition plan, a 100,000-partition snapshot or a poll cycle's answers are tens or
 hundreds of thousands of small objects that hold no reference cycles. While they are alive,
@@ -20,7 +19,6 @@ import gc
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 _lock = threading.Lock()
 _pauses = 0
@@ -51,29 +49,3 @@ def paused(*, collect_young: bool = False) -> Iterator[None]:
                 gc.enable()
         if collect_young and resume:
             gc.collect(1)
-
-
-# -- giving freed memory back ---------------------------------------------------------------------
-
-_trim: Any = None  # glibc's malloc_trim, once looked up (False: not there)
-
-
-def give_back() -> None:
-    """Hand the C heap's free pages back to the OS (glibc's ``malloc_trim(0)``; elsewhere nothing).
-
-    A burst of objects (a whole-cluster Metadata and its decoding, a snapshot's answers) leaves
-    the heap's pages resident after it is freed wherever a longer-lived object sits among them;
-    the next burst reuses them only if it allocates from the same heap. pyarrow does not (its own
-    allocator), so a snapshot's tables were built on top of the reads' freed pages: at 1M
-    partitions ~100 MB of the batch worker's peak. Called between such phases; it walks the free
-    lists once (milliseconds)."""
-    global _trim
-    if _trim is None:
-        try:
-            import ctypes
-
-            _trim = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError):
-            _trim = False
-    if _trim:
-        _trim(0)

@@ -23,12 +23,12 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from console import access, collector
+from console import access
 from console.alerts import core, lifecycle, measure, rules
 from console.alerts.core import Measure
 from console.clusters import actions as clusters
 from console.crypto import SecretUnreadable
-from console.kafka import KafkaGateway
+from console.kafka import KafkaGateway, heap
 from console.models import Cluster
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ def evaluate_cluster(
     actor = actor or access.system_actor()
     bound = settings.ALERTS_CLUSTER_TIMEOUT_S if timeout_s is None else timeout_s
     measures = _bounded(cluster, reader_of or _registry_reader, bound)
-    collector.give_back()  # the round's whole-cluster Metadata, freed: the poll worker idles at its size
+    heap.give_back()  # the round's whole-cluster Metadata, freed: the poll worker idles at its size
     measures |= measure.without_kafka(cluster, time.time())
     evaluated, found = core.findings(measures, effective)
     return lifecycle.apply(

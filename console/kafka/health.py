@@ -84,10 +84,6 @@ class PartitionLayout:
             out.setdefault(topics[index[row]], []).append(partition[row])
         return out
 
-    def by_leader(self) -> dict[int, dict[str, list[int]]]:
-        """``{leader: {topic: [partition]}}`` of the partitions that have a leader (ListOffsets' grouping)."""
-        return {leader: self.partitions_of(rows) for leader, rows in self.rows_by_leader().items()}
-
     @classmethod
     def build(
         cls,

@@ -11,14 +11,22 @@ kept. ``keep_freed`` raises both thresholds (``mallopt``), so allocations up to 
 from the heap and up to ``TRIM_MAX`` of free memory stays mapped for reuse: the process's resident
 size stays near its peak instead of falling back after each read.
 
-Only where the C library is glibc (``mallopt`` present); elsewhere nothing changes.
+``give_back`` is the other side, for the bursts that are not about to recur at once: after a
+burst is freed it hands the heap's free pages back (``malloc_trim``), those ``keep_freed`` keeps
+included. A whole-cluster read at 1M partitions, a snapshot's reads before pyarrow (which allocates
+from its own pool and never reuses them) or an alert round leave hundreds of MB free among a few
+survivors, and a long-lived worker would otherwise keep every burst's peak resident.
+
+Only where the C library is glibc (``mallopt``, ``malloc_trim`` present); elsewhere nothing changes.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
+from typing import Any
 
-__all__ = ["keep_freed"]
+__all__ = ["give_back", "keep_freed"]
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 MMAP_MAX = 32 * 1024 * 1024  # the most glibc accepts on 64-bit (HEAP_MAX_SIZE / 2)
@@ -27,15 +35,34 @@ TRIM_MAX = 64 * 1024 * 1024
 _done: bool | None = None
 
 
+@functools.cache
+def _glibc(name: str) -> Any:
+    """The C library's function ``name``, or None where it has none (not glibc)."""
+    try:
+        return getattr(ctypes.CDLL(None), name)
+    except (AttributeError, OSError):
+        return None
+
+
 def keep_freed() -> bool:
     """Set the allocator's thresholds once per process; True when they are set (glibc)."""
     global _done
     if _done is None:
-        try:
-            mallopt = ctypes.CDLL(None).mallopt
-        except (AttributeError, OSError):
+        mallopt = _glibc("mallopt")
+        if mallopt is None:
             _done = False
         else:
             mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
             _done = bool(mallopt(M_MMAP_THRESHOLD, MMAP_MAX)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_MAX))
     return _done
+
+
+def give_back() -> None:
+    """Hand the C heap's free pages back to the OS (glibc's ``malloc_trim(0)``; elsewhere nothing).
+
+    Called once a burst is freed: after a metadata fill, each cluster's alert round, and between a
+    snapshot's reads, its tables and the drift look (at 1M partitions ~100 MB of the batch worker's
+    peak). It walks the free lists once: 0.02 ms idle, ~25 ms after a 200 MB burst."""
+    trim = _glibc("malloc_trim")
+    if trim is not None:
+        trim(0)

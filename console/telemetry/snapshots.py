@@ -21,11 +21,11 @@ from typing import Any
 import pyarrow as pa
 from django.utils import timezone
 
-from console import access, collector
+from console import access
 from console.clusters.actions import gateway_for
 from console.crypto import SecretUnreadable
 from console.drift import observe as drift
-from console.kafka import ConfigResource, KafkaOperationError, errlog
+from console.kafka import ConfigResource, KafkaOperationError, errlog, heap
 from console.kafka.health import LogDirUsage, PartitionLayout, ReplicaSizes
 from console.models import Cluster
 from console.telemetry import summary
@@ -123,7 +123,7 @@ def fetch_snapshot(gw) -> RawSnapshot:
     started = time.perf_counter()
     errors: list[str] = []
     layout = gw.partition_layout()
-    collector.give_back()  # the Metadata answer and its decoding, freed
+    heap.give_back()  # the Metadata answer and its decoding, freed
 
     def the_rest() -> tuple[tuple[dict, ReplicaSizes], dict, dict]:
         # The brokers of this snapshot's metadata, so a broker that just restarted is asked too.
@@ -302,13 +302,13 @@ def collect_snapshot(
         return SnapshotResult(cluster.name, ts, skipped=True)
     started = time.perf_counter()
     raw = _fetch_and_summarize(cluster, ts)
-    collector.give_back()  # the answers, freed as they were read: pyarrow allocates elsewhere
+    heap.give_back()  # the answers, freed as they were read: pyarrow allocates elsewhere
     tables = build_tables(raw, ts)
     paths = lake.write_snapshot(root, cluster.name, ts, tables, cfg.snapshot_interval_s)
     rows = {name: table.num_rows for name, table in tables.items()}
     del tables
     pa.default_memory_pool().release_unused()  # pyarrow's pool keeps freed pages for reuse otherwise
-    collector.give_back()  # before the drift look, which starts from here
+    heap.give_back()  # before the drift look, which starts from here
     return SnapshotResult(
         cluster.name,
         ts,
@@ -378,7 +378,7 @@ def collect_for(cluster: Cluster, *, now: datetime | None = None) -> SnapshotRes
     if result.layout is not None:  # compare with the previous look (console/drift; never fails the snapshot)
         drift.after_snapshot(cluster, result.layout, mark=mark, now=result.ts)
         result = dataclasses.replace(result, layout=None)
-    collector.give_back()  # the worker idles at its size, not at the snapshot's
+    heap.give_back()  # the worker idles at its size, not at the snapshot's
     return result
 
 

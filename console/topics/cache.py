@@ -39,7 +39,7 @@ from django.conf import settings
 
 from console import collector
 from console.clusters.actions import gateway_for
-from console.kafka import ClusterMetadata, TopicMetadata, metadata_file
+from console.kafka import ClusterMetadata, TopicMetadata, heap, metadata_file
 from console.kafka.deferred import DeferredTopics
 
 TTL_S = float(settings.TOPIC_METADATA_CACHE_S)
@@ -284,7 +284,7 @@ def _fetch(cluster, on_names) -> Snapshot:
         gw = gateway_for(cluster)
         metadata = gw.list_topics_metadata(on_names) if on_names else gw.list_topics_metadata()
         snap = build_snapshot(metadata)
-    collector.give_back()  # the answer's bytes and the decoding's garbage go back: the process keeps the snapshot
+    heap.give_back()  # the answer's bytes and the decoding's garbage go back: the process keeps the snapshot
     return snap
 
 

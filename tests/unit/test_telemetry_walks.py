@@ -96,7 +96,7 @@ def test_the_lean_reads_equal_the_general_ones_with_a_broker_down(kafka_cluster,
                         assert layout.replicas[j] == 3
         assert got_sizes == expected_sizes
 
-        (latest, _), (earliest, _) = gw.offsets_by_leader(layout.by_leader(), ("latest", "earliest"))
+        (latest, _), (earliest, _) = gw.offsets_by_leader(_by_leader(layout), ("latest", "earliest"))
         by_row = gw.offsets_by_row(layout, ("latest", "earliest"))
         for answers, got in zip((latest, earliest), by_row, strict=True):
             assert got == telemetry._row_offsets(layout, answers)
@@ -114,7 +114,7 @@ def test_the_snapshot_equals_tables_from_the_general_reads(kafka_cluster, restor
     restored.advance(2)
     md = gw.list_topics_metadata()
     layout = PartitionLayout.from_metadata([b.id for b in md.brokers], md.topics)
-    (latest, _), (earliest, _) = gw.offsets_by_leader(layout.by_leader(), ("latest", "earliest"))
+    (latest, _), (earliest, _) = gw.offsets_by_leader(_by_leader(layout), ("latest", "earliest"))
     sizes = ReplicaSizes(layout)
     general = {
         b: d if isinstance(d, KafkaOperationError) else _reduced(sizes, b, d)
@@ -161,3 +161,8 @@ def _reduced(sizes: ReplicaSizes, broker: int, dirs) -> tuple:
             ]
         ),
     )
+
+
+def _by_leader(layout: PartitionLayout) -> dict[int, dict[str, list[int]]]:
+    """``{leader: {topic: [partition]}}``: what ``offsets_by_leader`` is asked with."""
+    return {leader: layout.partitions_of(rows) for leader, rows in layout.rows_by_leader().items()}
