@@ -13,6 +13,7 @@ import pytest
 from console.clusters.actions import gateway_for
 from console.management.cli.base import NOT_FOUND
 from console.management.cli.messages import LineFormat, format_message, line_format
+from console.messages import reads as message_reads
 from console.messages.core import ShownMessage
 from console.models import AuditEvent, DataGrant
 from tests.unit.kafka_cli import kafka
@@ -127,11 +128,22 @@ def test_max_messages_pages_past_one_request(monkeypatch, topic):
     assert (code, out.splitlines()) == (0, ["d", "e", "Processed a total of 2 messages"])
 
 
-def test_follow_waits_for_new_messages_until_the_timeout(topic, kafka_cluster):
+def test_follow_waits_for_new_messages_until_the_timeout(monkeypatch, topic, kafka_cluster):
     gw = gateway_for(kafka_cluster)
+    # A read from latest shows only what arrives after its first request found the end (as the tool):
+    # the message is sent once that request has answered, however slow the machine.
+    browse, first_answered = message_reads.browse, threading.Event()
+
+    def noted_browse(**kwargs):
+        result = browse(**kwargs)
+        first_answered.set()
+        return result
+
+    monkeypatch.setattr(message_reads, "browse", noted_browse)
 
     def later() -> None:
-        time.sleep(0.4)
+        assert first_answered.wait(10)
+        time.sleep(0.2)
         gw.produce_record(topic, partition=1, key=b"late", value=b"arrived", headers=[("h", b"1")])
 
     sender = threading.Thread(target=later)
