@@ -33,20 +33,20 @@ FACTS = "overview"  # the brokers' states, kept per snapshot (figures.per_snapsh
 def _scan(snap) -> tuple[TopicSummary, list[tuple[str, TopicHealth]]]:
     """The snapshot's topic counts, summed over each topic's counts as the decoder made them (no
     partition read), and the topics with an offline or under-replicated partition, in one pass."""
-    partitions = under = offline = 0
-    unhealthy = []
     topics = snap.metadata.topics
     if isinstance(topics, DeferredTopics) and topics.names is snap.names:  # no TopicMetadata made
-        healths = topics.healths()
+        partitions, under, offline, unhealthy = topics.tally()
     else:
+        partitions = under = offline = 0
+        unhealthy = []
         get = snap.by_name.get
-        healths = ((name, get(name).health()) for name in snap.names)
-    for name, health in healths:
-        partitions += health.partitions
-        under += health.under_replicated
-        offline += health.offline
-        if health.under_replicated or health.offline:
-            unhealthy.append((name, health))
+        for name in snap.names:
+            health = get(name).health()
+            partitions += health.partitions
+            under += health.under_replicated
+            offline += health.offline
+            if health.under_replicated or health.offline:
+                unhealthy.append((name, health))
     return TopicSummary(len(snap.names), partitions, under, offline, len(snap.internal_names)), unhealthy
 
 

@@ -118,6 +118,9 @@ class _PackedPartitions:
             pid: (leader, tuple(reps)) for pid, leader, reps, _ in marshal.loads(topic.packed) if pid in ids
         }
 
+    def counts(self, topic: WholeTopic) -> tuple[int, int, int]:
+        return topic.partitions, topic.under_replicated, topic.offline
+
     def health(self, topic: WholeTopic) -> TopicHealth:
         under, offline = topic.under_replicated, topic.offline
         isr_sizes = tuple(len(p[3]) for p in sorted(marshal.loads(topic.packed))) if under or offline else ()

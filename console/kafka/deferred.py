@@ -20,6 +20,8 @@ class PartitionReader(Protocol):
 
     def health(self, source: Any) -> TopicHealth: ...
 
+    def counts(self, source: Any) -> tuple[int, int, int]: ...  # partitions, under-replicated, offline
+
     def placement(self, source: Any, ids: set[int]) -> dict[int, tuple[int, tuple[int, ...]]]: ...
 
     def hosted(self, source: Any, broker: int) -> tuple[PartitionMetadata, ...]: ...
@@ -90,12 +92,23 @@ class DeferredTopics(Sequence):
     def by_name(self) -> Mapping[str, TopicMetadata]:
         return _TopicsByName(self)
 
-    def healths(self) -> Iterator[tuple[str, TopicHealth]]:
-        """``(name, health)`` of every topic, by name, read from the answer without making any
-        ``TopicMetadata`` (a made topic's own ``health()`` is the same)."""
-        health, sources = self._reader.health, self._sources
+    def tally(self) -> tuple[int, int, int, list[tuple[str, TopicHealth]]]:
+        """Partitions, under-replicated and offline partitions over every topic, and ``(name,
+        health)`` of the topics with either, by name: the decoder's per-topic counts summed, a
+        ``TopicHealth`` made only for those topics (at 1M partitions the overview's counts cost
+        ~30 ms when every topic's health was made)."""
+        counts, sources = self._reader.counts, self._sources
+        partitions = under = offline = 0
+        flagged = []
         for name in self.names:
-            yield name, health(sources[name])
+            n, u, o = counts(sources[name])
+            partitions += n
+            if u or o:
+                under += u
+                offline += o
+                flagged.append(name)
+        health = self._reader.health
+        return partitions, under, offline, [(name, health(sources[name])) for name in flagged]
 
     def _every(self) -> tuple[TopicMetadata, ...]:
         if self._all is None:

@@ -215,3 +215,25 @@ def test_a_copy_still_to_be_written_when_the_console_changes_the_cluster_is_not_
         go.set()
     cache.wait_shared()
     assert not cache._host_path(cache._key(kafka_cluster)).exists()
+
+
+def test_the_copy_is_written_whole_when_the_kernel_takes_less_than_asked(tmp_path, monkeypatch):
+    import random
+
+    rng = random.Random(7)
+    buffers = [rng.randbytes(rng.randint(0, 3000)) for _ in range(2500)]  # more than one writev's worth
+    real = os.writev
+    calls = []
+
+    def short(fd, views):
+        calls.append(len(views))
+        first = views[0]
+        return real(fd, [first[: max(1, len(first) // 3)]])
+
+    for name, writev in (("whole", real), ("short", short)):
+        monkeypatch.setattr(os, "writev", writev)
+        fd = os.open(tmp_path / name, os.O_WRONLY | os.O_CREAT)
+        metadata_file._write_all(fd, buffers)
+        os.close(fd)
+        assert (tmp_path / name).read_bytes() == b"".join(buffers)
+    assert max(calls) == metadata_file._IOV

@@ -22,6 +22,12 @@ def test_it_shows_brokers_counts_and_the_controller(client, personas, kafka_clus
     assert overview.info.cluster_id == sandbox.cluster_id
     assert [b.id for b in response.context["brokers"]] == [1, 2, 3]
     assert overview.summary.partition_count >= overview.summary.topic_count
+    body = response.content.decode()
+    for b in (1, 2, 3):  # each broker links to its page (the table builds the links from the list's URL)
+        assert (
+            f'<a href="{reverse("broker_detail", kwargs={"name": kafka_cluster.name, "broker": b})}">{b}</a>'
+            in body
+        )
 
 
 def test_the_active_controller_is_the_quorum_leader_on_every_reload(client, personas, kafka_cluster, sandbox):
@@ -104,4 +110,8 @@ def test_in_controller_mode_it_lists_the_controllers_and_says_what_needs_brokers
     assert response.context["controller_id"] == sandbox.state.active_controller
     body = response.content.decode()
     assert "Topic and partition counts: unavailable in controller mode" in body
-    assert reverse("controller_detail", kwargs={"name": "quorum", "node_id": 101}) in body
+    for node in (101, 102, 103):
+        assert (
+            f'<a href="{reverse("controller_detail", kwargs={"name": "quorum", "node_id": node})}">{node}</a>'
+            in body
+        )
