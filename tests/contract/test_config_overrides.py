@@ -6,6 +6,8 @@ error, and topics and brokers without overrides."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from console.kafka import ConfigChange, ConfigResource, KafkaOperationError
@@ -38,9 +40,19 @@ def test_lean_overrides_equal_the_full_describe_configs_reading(gw, topics, brok
             *(ConfigResource("BROKER", str(b)) for b in broker_ids),
             ConfigResource("BROKER", ""),
         ]
-        lean = gw.config_overrides(resources, NAMES)
-        errors: dict = {}
-        full = throttles.current_values(gw, resources, NAMES, strict=False, errors=errors)
+        # Kafka answers the change once its controller committed it; each broker applies it from
+        # the metadata log a little later, so the two reads compare once every broker asked has it
+        deadline = time.monotonic() + 15
+        while True:
+            lean = gw.config_overrides(resources, NAMES)
+            errors: dict = {}
+            full = throttles.current_values(gw, resources, NAMES, strict=False, errors=errors)
+            seen = (lean[rate].get(throttles.LEADER_RATE), full[(rate, throttles.LEADER_RATE)])
+            topic = ConfigResource("TOPIC", moving)
+            seen += (lean[topic].get(throttles.FOLLOWER_REPLICAS), full[(topic, throttles.FOLLOWER_REPLICAS)])
+            if seen == ("123456789", "123456789", "*", "*") or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         assert list(lean) == resources
         for res in resources:
             if res in errors:
