@@ -148,6 +148,11 @@ def test_the_columns_of_every_awkward_case(tmp_path):
     paths = lake.write_snapshot(tmp_path, "c", NOW, tables, 300)
     for dataset, path in paths.items():  # what Spark and pyarrow readers get back
         assert pq.read_table(path).equals(tables[dataset])
+        # names dictionary-encoded, numbers plain (their hash tables cost more than they saved)
+        meta = pq.ParquetFile(path).metadata.row_group(0)
+        columns = {meta.column(i).path_in_schema: meta.column(i).encodings for i in range(meta.num_columns)}
+        strings = {f.name for f in lake.SCHEMAS[dataset] if str(f.type) == "string"}
+        assert strings and strings == {c for c, enc in columns.items() if "RLE_DICTIONARY" in enc}, columns
 
 
 def test_empty_answers_make_empty_tables_of_the_lake_schemas():
