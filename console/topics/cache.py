@@ -296,8 +296,18 @@ def _fetch(cluster, on_names) -> Snapshot:
 
 
 # The host's copy is written beside the page, not before it answers: at 1,000,000 partitions writing
-# 43 MB and replacing the previous file took ~0.15 s of a ~0.35 s read. One writer thread per process.
-_sharing = ThreadPoolExecutor(1, thread_name_prefix="metadata-share")
+# 43 MB and replacing the previous file took ~0.15 s of a ~0.35 s read. One writer thread per process,
+# made in the process that writes: a forked worker inherits no thread, only an executor that thinks
+# it has one.
+_sharing: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _writer() -> ThreadPoolExecutor:
+    global _sharing
+    with _guard:
+        if _sharing is None or _sharing[0] != os.getpid():
+            _sharing = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="metadata-share"))
+        return _sharing[1]
 
 
 def _share(key: object, path: Path, fresh: Snapshot, started_at: float, lock: int | None) -> None:
@@ -322,14 +332,14 @@ def _share(key: object, path: Path, fresh: Snapshot, started_at: float, lock: in
             _unlock(lock)
 
     try:
-        _sharing.submit(write)
+        _writer().submit(write)
     except RuntimeError:  # the interpreter is shutting down: no thread to hand it to
         write()
 
 
 def wait_shared() -> None:
     """Return once every host copy this process started writing is written (tests, ``clear``)."""
-    _sharing.submit(lambda: None).result()
+    _writer().submit(lambda: None).result()
 
 
 def get_snapshot(cluster, *, refresh: bool = False, on_names=None) -> Snapshot:
@@ -362,8 +372,8 @@ def get_snapshot(cluster, *, refresh: bool = False, on_names=None) -> Snapshot:
                 if fresh is None:
                     started_at = time.time()
                     fresh = _fetch(cluster, on_names)
-                    _share(key, path, fresh, started_at, lock)
-                    lock = None  # the writer releases it
+                    held, lock = lock, None  # _share (or its writer) releases it
+                    _share(key, path, fresh, started_at, held)
             finally:
                 _unlock(lock)
         if snap is not None and refresh and snap.fetched_mono >= started:
@@ -396,7 +406,7 @@ def invalidate(cluster) -> None:
 
 def clear() -> None:
     """Forget everything, the host's copies too (tests)."""
-    wait_shared()
+    wait_shared()  # (takes _guard itself)
     with _guard:
         for key in list(_cache):
             _drop(key)

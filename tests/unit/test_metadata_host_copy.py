@@ -171,7 +171,7 @@ def _writer_held():
     import threading
 
     go = threading.Event()
-    cache._sharing.submit(go.wait, 30)
+    cache._writer().submit(go.wait, 30)
     return go
 
 
@@ -237,3 +237,28 @@ def test_the_copy_is_written_whole_when_the_kernel_takes_less_than_asked(tmp_pat
         os.close(fd)
         assert (tmp_path / name).read_bytes() == b"".join(buffers)
     assert max(calls) == metadata_file._IOV
+
+
+def test_a_forked_worker_writes_with_a_thread_of_its_own():
+    """gunicorn and Celery fork their workers: an executor made before the fork has no thread in
+    the child, and a copy handed to it would never be written (nor its host lock released)."""
+    cache.wait_shared()  # this process's writer exists and has its thread
+    pid = os.fork()
+    if pid == 0:  # the child: hand the writer something and wait for it
+        code = 1
+        try:
+            cache.wait_shared()
+            code = 0
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 20
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked process's copy was never written")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0
