@@ -186,16 +186,16 @@ def start_redis(children: Children) -> str:
 
 def start_workers(children: Children, queues: tuple[str, ...], beat: bool) -> None:
     """The Celery workers of ``make run`` for ``queues`` (same argv), and beat when asked."""
-    from console.runner import worker_commands
+    from console.runner import beat_command, worker_commands
 
     celery = [sys.executable, "-m", "celery", "-A", "tasks"]
     for name, argv in worker_commands(celery):
         if argv[argv.index("-Q") + 1] in queues:
             children.spawn(name, argv)
     if beat:
-        children.spawn(
-            "beat", [*celery, "beat", "-l", "warning", "-s", str(children.logs / "celerybeat-schedule")]
-        )
+        argv = beat_command(celery, children.logs / "celerybeat-schedule")
+        argv[argv.index("-l") + 1] = "warning"
+        children.spawn("beat", argv)
 
 
 def start_web(children: Children) -> str:

@@ -13,6 +13,12 @@ every open reassignment page polls its progress fragment once a second.
 * WEB_WORKERS processes, default one per core (at least 2): more processes than cores do not add
   CPU, and each keeps its own metadata snapshot (``console/topics/cache.py``: tens of MB at
   100,000 partitions), so memory grows with every one (``bench/bench_memory_100k.py``).
+* ``preload_app``: the master imports the console (Django, every area, the URL table and the
+  views) once and the workers are forked from it with those objects frozen out of the cyclic
+  collector (``gc.freeze``), so the pages of code and module data stay shared between the workers
+  instead of each worker holding its own ~110 MB copy (``bench/bench_memory_1m.py``: PSS once
+  started). Nothing at import opens a connection or starts a thread (the database connection,
+  Kafka clients and the metadata cache's files are made per worker, on first use).
 * ``timeout`` 60 s: a worker silent that long is restarted (the longest page, a cold topic list
   at 100,000 partitions, takes a few seconds).
 """
@@ -32,3 +38,16 @@ keepalive = 5
 accesslog = os.environ.get("WEB_ACCESS_LOG") or None
 errorlog = "-"
 loglevel = os.environ.get("WEB_LOG_LEVEL", "warning")
+preload_app = True
+
+
+def when_ready(server) -> None:
+    """In the master, after the application was loaded and before any worker is forked: import the
+    URL table (every view module, otherwise imported by each worker's first request) and freeze
+    what is there, so the collector never writes to those objects' pages in a worker."""
+    import gc
+
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 - imports every view
+    gc.freeze()

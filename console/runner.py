@@ -157,9 +157,15 @@ def worker_commands(celery: list[str]) -> list[tuple[str, list[str]]]:
     ]
 
 
+BEAT_APP = "tasks.beat"  # beat's own app: the schedule without Django's set-up or the task modules
+
+
 def beat_command(celery: list[str], schedule: Path) -> list[str]:
-    """Celery beat, its schedule state in ``schedule``."""
-    return [*celery, "beat", "-l", "info", "-s", str(schedule)]
+    """Celery beat, its schedule state in ``schedule``; ``celery`` is the workers' command
+    (``... -A tasks``), whose app beat swaps for ``BEAT_APP``."""
+    argv = list(celery)
+    argv[argv.index("-A") + 1] = BEAT_APP
+    return [*argv, "beat", "-l", "info", "-s", str(schedule)]
 
 
 GUNICORN_CONF = BASE_DIR / "console" / "gunicorn_conf.py"

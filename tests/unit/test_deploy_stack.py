@@ -366,12 +366,14 @@ def test_it_resolves_every_service_command_to_an_entry_point_of_the_project():
         "worker-batch": [("celery", "worker")],
         "beat": [("celery", "beat")],
     }
+    from tasks.beat import app as beat_app
     from tasks.celery import app
 
     for name, svc in app_services().items():
         for kind, call in map(resolve, service_commands(svc)):
-            if kind == "celery":
-                assert call[2] is app, f"{name}: -A names another Celery app"
+            if kind == "celery":  # beat runs its own app (the schedule, no Django set-up)
+                expected = beat_app if call[0] == "beat" else app
+                assert call[2] is expected, f"{name}: -A names another Celery app"
 
 
 def test_it_refuses_a_command_option_config_or_app_that_does_not_exist():
