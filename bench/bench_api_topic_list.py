@@ -40,7 +40,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.group_setup import profile_top  # noqa: E402
-from bench.harness import RemoteSandbox, Runs, alternate, compare, gate, setup_console, teardown  # noqa: E402
+from bench.harness import RemoteSandbox, Runs, alternate, cold, compare, gate, setup_console, teardown  # noqa: E402
 
 RUNS = 7
 REPEAT = 20  # warm calls per run: one is a few milliseconds
@@ -62,7 +62,6 @@ def main() -> None:
         from django.test import Client
 
         from console.identity import tokens
-        from console.topics import cache as metadata_cache
         from console.topics import reads
 
         actor = get_user_model().objects.get(username="bench")
@@ -94,13 +93,6 @@ def main() -> None:
             body["count"],
         )
         assert [t["name"] for t in body["results"]] == [i.row.name for i in page.items]
-
-        def cold(fn):
-            def call() -> None:
-                metadata_cache.clear()  # a page load after the snapshot expired: 20,000 topics from Kafka
-                fn()
-
-            return call
 
         def repeated(fn):
             def call() -> None:

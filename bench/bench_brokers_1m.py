@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_topic_list import build_sandbox  # noqa: E402
 from bench.bench_topic_list_cold_1m import BROKERS, PARTITIONS, TOPICS  # noqa: E402 - the 1M estate
-from bench.harness import compare, console_on, gate, gc_paused, get_ok  # noqa: E402
+from bench.harness import cold, compare, console_on, gate, gc_paused, get_ok  # noqa: E402
 from bench.raw_clients import Wire  # noqa: E402
 
 GOAL = 1.5
@@ -69,8 +69,6 @@ def raw_requests(names: list[str], brokers: int) -> list:
 
 def main() -> None:
     with console_on(build_sandbox, TOPICS, PARTITIONS, BROKERS) as (sandbox, client, cluster):
-        from console.topics import cache as metadata_cache
-
         wire = Wire(sandbox.bootstrap_servers)
         names = [f"bench.topic-{i:05d}" for i in range(TOPICS)]
         sizes = wire.exchange(raw_requests(names, BROKERS))
@@ -90,12 +88,8 @@ def main() -> None:
         assert sum(b.counts.replicas for b in listing.brokers) == TOPICS * PARTITIONS * 3
         assert all(b.log_dirs and b.log_dirs_error is None for b in listing.brokers)
 
-        def console_cold() -> None:
-            metadata_cache.clear()
-            get_ok(client, url)
-
         ratio = compare(
-            {"console Brokers page (cold)": console_cold},
+            {"console Brokers page (cold)": cold(lambda: get_ok(client, url))},
             {
                 "raw socket reads of the same answers (in parallel)": gc_paused(
                     lambda: wire.exchange(raw_requests(names, BROKERS))

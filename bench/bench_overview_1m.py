@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_topic_list import build_sandbox  # noqa: E402
 from bench.bench_topic_list_cold_1m import BROKERS, PARTITIONS, TOPICS  # noqa: E402 - the 1M estate
-from bench.harness import alternate, console_on, freeze, gate, gc_paused, get_ok  # noqa: E402
+from bench.harness import alternate, cold, console_on, freeze, gate, gc_paused, get_ok  # noqa: E402
 from bench.raw_clients import Wire  # noqa: E402
 
 GOAL = 1.5
@@ -71,8 +71,6 @@ def cards(body: str) -> dict[str, str]:
 
 def main() -> None:
     with console_on(build_sandbox, TOPICS, PARTITIONS, BROKERS) as (sandbox, client, cluster):
-        from console.topics import cache as metadata_cache
-
         wire = Wire(sandbox.bootstrap_servers)
         sizes = wire.exchange(raw_requests(BROKERS))
         print(
@@ -86,17 +84,13 @@ def main() -> None:
         assert shown.get("Under-replicated") == shown.get("Offline partitions") == "0", shown
         assert 'id="overview-age"' in body and body.count(">up</td>") == BROKERS
 
-        def cold() -> None:
-            metadata_cache.clear()
-            get_ok(client, url)
-
         def warm(_) -> None:
             get_ok(client, url)
 
         freeze()
         m = alternate(
             {
-                COLD: cold,
+                COLD: cold(lambda: get_ok(client, url)),
                 WARM: (lambda: get_ok(client, url), warm),  # untimed: a view within the snapshot's life
                 FLOOR: gc_paused(lambda: wire.exchange(raw_requests(BROKERS))),
             },

@@ -36,7 +36,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.harness import compare, console_on, gate, gc_paused, get_ok  # noqa: E402
+from bench.harness import cold, compare, console_on, gate, gc_paused, get_ok  # noqa: E402
 from bench.raw_clients import KpRaw, Wire, confluent_admin  # noqa: E402
 
 EVENTS = int(os.environ.get("BENCH_AUDIT_EVENTS", "1000000"))
@@ -123,14 +123,9 @@ def main() -> None:
         assert {k: shown.get(k) for k in expected} == {k: str(v) for k, v in expected.items()}, shown
         assert shown.get("Active controller") == str(leader), shown
         from bench.bench_topic_list import BROKERS
-        from console.topics import cache as metadata_cache
-
-        def console_cold() -> None:
-            metadata_cache.clear()
-            get_ok(client, url)
 
         ratio = compare(
-            {"console overview page (cold)": console_cold},
+            {"console overview page (cold)": cold(lambda: get_ok(client, url))},
             {**raw, "raw socket reads (in parallel)": wire_floor(sandbox.bootstrap_servers, BROKERS)},
             note=f"set up in {time.perf_counter() - started:.0f}s",
         )

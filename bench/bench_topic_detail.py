@@ -63,7 +63,7 @@ from bench.group_setup import (  # noqa: E402
     committed_at,
     list_group_id,
 )
-from bench.harness import compare, console_on, gate, get_ok  # noqa: E402
+from bench.harness import cold, compare, console_on, gate, get_ok  # noqa: E402
 from bench.raw_clients import KpRaw, raw_list_offsets  # noqa: E402
 
 TOPIC, TOPIC_INDEX = "groups-050", 50
@@ -268,21 +268,17 @@ def main() -> None:
         for name, fn in floors.items():
             assert fn() == want, f"{name} does not answer what the console shows"
 
-        def cold():
-            metadata_cache.clear()
-
-        def page_and_section(_):
+        def page_and_section():
             get_ok(client, page_url)
             get_ok(client, section_url, HTTP_HX_REQUEST="true")
 
         ratio = compare(
-            {"console topic page + groups section (cache cold)": (cold, page_and_section)},
+            {"console topic page + groups section (cache cold)": cold(page_and_section)},
             floors,
             runs=RUNS,
             shown={
-                "console groups section alone (cache cold)": (
-                    cold,
-                    lambda _: get_ok(client, section_url, HTTP_HX_REQUEST="true"),
+                "console groups section alone (cache cold)": cold(
+                    lambda: get_ok(client, section_url, HTTP_HX_REQUEST="true")
                 )
             },
             note=f"{LIST_PARTITIONS} partitions of 100,000, {len(want)} of {GROUPS:,} groups on the topic",

@@ -22,7 +22,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench_topic_list import build_sandbox  # noqa: E402
-from bench.harness import compare, console_on, gate, gc_paused, get_ok  # noqa: E402
+from bench.harness import cold, compare, console_on, gate, gc_paused, get_ok  # noqa: E402
 from bench.raw_clients import KpRaw, Wire, confluent_admin  # noqa: E402
 
 BROKERS = 200
@@ -36,8 +36,6 @@ def main() -> None:
     with console_on(build_sandbox, TOPICS, PARTITIONS, BROKERS) as (sandbox, client, cluster):
         from kafka.protocol.metadata import MetadataRequest
 
-        from console.topics import cache as metadata_cache
-
         wire = Wire(sandbox.bootstrap_servers)
 
         def wire_read() -> None:
@@ -50,12 +48,8 @@ def main() -> None:
         kp = KpRaw(sandbox.bootstrap_servers)
         url = f"/c/{cluster.name}/topics/"
 
-        def console_cold() -> None:
-            metadata_cache.clear()
-            get_ok(client, url)
-
         ratio = compare(
-            {"console page (cold)": console_cold},
+            {"console page (cold)": cold(lambda: get_ok(client, url))},
             {"raw socket read of the Metadata answer": gc_paused(wire_read)},
             shown={
                 "raw kafka-python Metadata (decoded in Python)": gc_paused(

@@ -197,6 +197,16 @@ def get_ok(client, url: str, **params):
     return response
 
 
+def cold(fn: Callable) -> tuple:
+    """A side for ``alternate``/``compare``: ``fn()`` timed from an emptied metadata cache (a view after
+    the snapshot expired). Emptying the cache (which removes the host's copy) and the copy the view
+    writes beside it are not the user's wait: they happen before and after the timed call, so the
+    next side starts from a quiet machine."""
+    from console.topics import cache
+
+    return (cache.clear, lambda _: fn(), lambda _arg, _result: cache.wait_shared())
+
+
 def gc_paused(fn: Callable) -> Callable:
     """``fn`` with the cyclic collector paused while it runs, as the console pauses it around its
     metadata fetch (``console.topics.cache``): a raw side gets the same collector policy."""
