@@ -11,6 +11,7 @@ and follower-throttled when ``partition:follower`` (or ``*``) is in
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from sandbox import logdirs
@@ -151,7 +152,6 @@ def _copy_followers(state: ClusterState, dt: float) -> None:
     if not copies:
         return
     specs: dict[str, tuple[bool | frozenset[tuple[int, int]], bool | frozenset[tuple[int, int]]]] = {}
-    per_follower: dict[int, int] = defaultdict(int)
     lt_count: dict[int, int] = defaultdict(int)
     ft_count: dict[int, int] = defaultdict(int)
     flags = []
@@ -165,7 +165,6 @@ def _copy_followers(state: ClusterState, dt: float) -> None:
         lt = spec[0] is True or (p.index, p.leader) in spec[0]  # type: ignore[operator]
         ft = spec[1] is True or (p.index, b) in spec[1]  # type: ignore[operator]
         flags.append((lt, ft))
-        per_follower[b] += 1
         lt_count[p.leader] += int(lt)
         ft_count[b] += int(ft)
     leader_rate = {
@@ -174,20 +173,34 @@ def _copy_followers(state: ClusterState, dt: float) -> None:
     follower_rate = {
         n: broker_rate(state, n, "follower.replication.throttled.rate") for n in ft_count if ft_count[n]
     }
+    # Each copy's throttle cap this tick, then each follower's bandwidth shared max-min fair among
+    # its copies: as Kafka's fetchers ask every lagging partition in one request and a partition with
+    # fewer bytes to copy than its share answers with what it has, the rest goes to the others (an
+    # empty or level replica takes none).
+    by_follower: dict[int, list[tuple[float, float, Partition, float]]] = defaultdict(list)
     for (_t, p, b), (lt, ft) in zip(copies, flags, strict=True):
-        budget = state.bandwidth_bytes_per_s * dt / per_follower[b]
+        cap = math.inf
         if lt:
-            budget = min(budget, leader_rate[p.leader] * dt / lt_count[p.leader])
+            cap = min(cap, leader_rate[p.leader] * dt / lt_count[p.leader])
         if ft:
-            budget = min(budget, follower_rate[b] * dt / ft_count[b])
-        lead = p.sizes.get(p.leader, 0.0)
+            cap = min(cap, follower_rate[b] * dt / ft_count[b])
         before = p.sizes.get(b, 0.0)
-        have = min(before + budget, lead)
-        p.sizes[b] = have
-        if have >= lead:
-            # when in this tick it got level: the ISR delay runs from there, whatever the tick length
-            used = dt * (lead - before) / budget if budget > 0 else 0.0
-            _join_isr_when_due(state, p, b, state.now_ms - (dt - used) * 1000.0)
+        need = max(0.0, p.sizes.get(p.leader, 0.0) - before)
+        by_follower[b].append((min(need, cap), cap, p, before))
+    for b, wanted in by_follower.items():
+        left = state.bandwidth_bytes_per_s * dt
+        wanted.sort(key=lambda w: w[0])
+        for i, (want, cap, p, before) in enumerate(wanted):
+            offered = min(cap, left / (len(wanted) - i))  # its fair share of what is left
+            got = min(want, offered)
+            left -= got
+            lead = p.sizes.get(p.leader, 0.0)
+            have = min(before + got, lead)
+            p.sizes[b] = have
+            if have >= lead:
+                # when in this tick it got level: the ISR delay runs from there, whatever the tick length
+                used = dt * (lead - before) / offered if offered > 0 else 0.0
+                _join_isr_when_due(state, p, b, state.now_ms - (dt - used) * 1000.0)
 
 
 def _join_isr_when_due(state: ClusterState, p: Partition, b: int, level_ms: float) -> None:

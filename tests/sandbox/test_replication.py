@@ -94,6 +94,54 @@ def test_it_copies_unthrottled_replicas_at_broker_bandwidth(cluster, admins):
     assert cluster.state.topics["fast"].partitions[0].replicas == [1, 3]
 
 
+def test_a_restarted_broker_spends_its_bandwidth_on_the_replicas_that_have_bytes_to_copy(cluster, admins):
+    """Kafka's fetchers ask every lagging partition in one request and a partition with nothing to
+    copy answers empty: a restarted broker's empty or level replicas take none of its bandwidth.
+    (The sandbox split it evenly over every lagging replica: with 1,000 empty partitions beside
+    one moving partition, that one got a thousandth of the broker's bandwidth.)"""
+    _, kp = admins
+    cluster.state.bandwidth_bytes_per_s = 20 * MB
+    cluster.create_topic("empties", 1000, 2, assignment=[[2, 3]] * 1000)
+    cluster.create_topic("full", 1, 1, assignment=[[1]])
+    cluster.produce_synthetic("full", 40 * MB)
+    cluster.advance(1)
+    cluster.produce_synthetic("full", 0)
+    cluster.stop_broker(3)
+    cluster.start_broker(3)  # its 1,000 replicas (empty) catch up, as the moving one will
+    kp.alter_partition_reassignments({TopicPartition("full", 0): [1, 3]})
+    assert len(cluster.state.catching_up) == 1001
+    cluster.advance(1)
+    assert _sizes(kp, "full")[3] == pytest.approx(20 * MB, rel=0.01)
+    cluster.advance(1.5)
+    assert cluster.state.topics["full"].partitions[0].replicas == [1, 3]
+    assert all(p.isr == [2, 3] for p in cluster.state.topics["empties"].partitions)
+
+
+def test_replicas_sharing_a_broker_get_equal_shares_and_a_short_one_leaves_its_rest_to_the_others(
+    cluster, admins
+):
+    _, kp = admins
+    cluster.state.bandwidth_bytes_per_s = 30 * MB
+    cluster.create_topic("big", 2, 1, assignment=[[1], [1]])
+    cluster.create_topic("small", 1, 1, assignment=[[1]])
+    cluster.produce_synthetic("big", 200 * MB)  # 100 MiB a partition
+    cluster.produce_synthetic("small", 5 * MB)
+    cluster.advance(1)
+    cluster.produce_synthetic("big", 0)
+    cluster.produce_synthetic("small", 0)
+    kp.alter_partition_reassignments(
+        {
+            TopicPartition("big", 0): [1, 3],
+            TopicPartition("big", 1): [1, 3],
+            TopicPartition("small", 0): [1, 3],
+        }
+    )
+    cluster.advance(1)  # 30 MiB: small takes its 5, the two big ones 12.5 each
+    big = cluster.state.topics["big"].partitions
+    assert [p.sizes[3] for p in big] == [pytest.approx(12.5 * MB, rel=0.01)] * 2
+    assert cluster.state.topics["small"].partitions[0].sizes[3] == pytest.approx(5 * MB, rel=0.01)
+
+
 def test_it_cancels_a_reassignment_with_null_replicas(cluster, admins):
     _, kp = admins
     cluster.create_topic("c", 1, 1, assignment=[[1]])
