@@ -65,8 +65,10 @@
 
 typedef struct {
     const unsigned char *buf;
-    Py_ssize_t len;
+    Py_ssize_t len;   /* the bytes at hand */
     Py_ssize_t pos;
+    Py_ssize_t limit; /* where the answer ends: len, or beyond it while a Stream waits for the rest */
+    int short_read;   /* the last error was the bytes at hand running out before the answer's end */
 } Reader;
 
 /* One growable buffer, reused for every topic's packed partitions. */
@@ -83,11 +85,23 @@ malformed(Py_ssize_t at, const char *what)
     return -1;
 }
 
-static inline int
-need(const Reader *r, Py_ssize_t n, const char *what)
+/* The bytes at hand end before the field does: malformed, and marked short when more of the
+ * answer is still to come (a Stream then waits for it and reads the topic again). */
+static int
+out_of_bytes(Reader *r, Py_ssize_t at, const char *what)
 {
-    if (n < 0 || r->len - r->pos < n) {
+    r->short_read = r->len < r->limit;
+    return malformed(at, what);
+}
+
+static inline int
+need(Reader *r, Py_ssize_t n, const char *what)
+{
+    if (n < 0) {
         return malformed(r->pos, what);
+    }
+    if (r->len - r->pos < n) {
+        return out_of_bytes(r, r->pos, what);
     }
     return 0;
 }
@@ -102,7 +116,7 @@ static inline int
 read_i32(Reader *r, int32_t *out, const char *what)
 {
     if (r->len - r->pos < 4) {
-        return malformed(r->pos, what);
+        return out_of_bytes(r, r->pos, what);
     }
     *out = get_i32(r->buf + r->pos);
     r->pos += 4;
@@ -113,7 +127,7 @@ static inline int
 read_i16(Reader *r, int *out, const char *what)
 {
     if (r->len - r->pos < 2) {
-        return malformed(r->pos, what);
+        return out_of_bytes(r, r->pos, what);
     }
     *out = (int16_t)(((unsigned)r->buf[r->pos] << 8) | r->buf[r->pos + 1]);
     r->pos += 2;
@@ -142,7 +156,8 @@ read_uvarint(Reader *r, uint32_t *out, const char *what)
     uint32_t value = 0;
     for (int shift = 0; shift <= 28; shift += 7) {
         if (r->pos >= r->len) {
-            return malformed(start, what);
+            r->pos = start;
+            return out_of_bytes(r, start, what);
         }
         unsigned b = r->buf[r->pos++];
         if (shift == 28 && b > 0x0f) {
@@ -171,7 +186,7 @@ read_count(Reader *r, Py_ssize_t min_size, Py_ssize_t *count, const char *null_w
     if (n == 0) {
         return malformed(start, null_what);
     }
-    if ((uint64_t)(n - 1) > (uint64_t)((r->len - r->pos) / min_size)) {
+    if ((uint64_t)(n - 1) > (uint64_t)((r->limit - r->pos) / min_size)) { /* the answer's end, not the bytes at hand */
         return malformed(start, long_what);
     }
     *count = (Py_ssize_t)(n - 1);
@@ -194,11 +209,15 @@ read_string(Reader *r, int nullable, const char *what, const char *null_what)
         malformed(start, null_what);
         return NULL;
     }
-    if ((uint64_t)(n - 1) > (uint64_t)(r->len - r->pos)) {
+    if ((uint64_t)(n - 1) > (uint64_t)(r->limit - r->pos)) {
         malformed(start, what);
         return NULL;
     }
     Py_ssize_t size = (Py_ssize_t)(n - 1);
+    if (size > r->len - r->pos) {
+        out_of_bytes(r, start, what);
+        return NULL;
+    }
     PyObject *s = PyUnicode_DecodeUTF8((const char *)r->buf + r->pos, size, "strict");
     if (s == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
@@ -225,10 +244,12 @@ skip_tags(Reader *r)
             read_uvarint(r, &size, "truncated tagged field") < 0) {
             return -1;
         }
-        if ((uint64_t)size > (uint64_t)(r->len - r->pos)) {
+        if ((uint64_t)size > (uint64_t)(r->limit - r->pos)) {
             return malformed(r->pos, "tagged field longer than the bytes left");
         }
-        r->pos += size;
+        if (skip(r, (Py_ssize_t)size, "truncated tagged field") < 0) {
+            return -1;
+        }
     }
     return 0;
 }
@@ -405,7 +426,7 @@ pack_ids(Reader *r, Packer *pk, Py_ssize_t *count, const unsigned char **ids, co
          const char *long_what)
 {
     Py_ssize_t n;
-    if (read_count(r, 4, &n, null_what, long_what) < 0 || reserve(pk, 5 + 5 * n) < 0) {
+    if (read_count(r, 4, &n, null_what, long_what) < 0 || need(r, 4 * n, long_what) < 0 || reserve(pk, 5 + 5 * n) < 0) {
         return -1;
     }
     unsigned char *out = pk->data + pk->len;
@@ -513,8 +534,7 @@ read_topic(Reader *r, int version, Packer *pk, Table *counts)
                        "offline replica count beyond the bytes left") < 0) {
             goto fail;
         }
-        r->pos += 4 * offline_replicas;
-        if (skip_tags(r) < 0 ||
+        if (skip(r, 4 * offline_replicas, "offline replica count beyond the bytes left") < 0 || skip_tags(r) < 0 ||
             (name != Py_None && count_partition(counts, leader, replica_ids, replicas, isr_ids, isr) < 0)) {
             goto fail;
         }
@@ -538,6 +558,49 @@ read_topic(Reader *r, int version, Packer *pk, Table *counts)
 fail:
     Py_DECREF(name);
     return NULL;
+}
+
+/* A compact string skipped (not decoded). */
+static int
+skip_string(Reader *r, int nullable, const char *what)
+{
+    Py_ssize_t start = r->pos;
+    uint32_t n;
+    if (read_uvarint(r, &n, what) < 0) {
+        return -1;
+    }
+    if (n == 0) {
+        return nullable ? 0 : malformed(start, what);
+    }
+    return skip(r, (Py_ssize_t)(n - 1), what);
+}
+
+/* One topic passed over by its lengths only: a Stream's test that the whole topic is at hand
+ * before read_topic packs it and counts its partitions (which cannot be taken back). */
+static int
+skip_topic(Reader *r, int version)
+{
+    Py_ssize_t n, ids;
+    if (skip(r, 2, "truncated topic") < 0 || skip_string(r, version >= 12, "truncated topic name") < 0 ||
+        skip(r, version >= 10 ? 17 : 1, "truncated topic") < 0 ||
+        read_count(r, MIN_PARTITION, &n, "null or truncated partition array", "partition count beyond the bytes left") < 0) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (skip(r, 14, "truncated partition") < 0) {
+            return -1;
+        }
+        for (int a = 0; a < 3; a++) { /* replicas, ISR, offline replicas */
+            if (read_count(r, 4, &ids, "null or truncated replica array", "replica count beyond the bytes left") < 0 ||
+                skip(r, 4 * ids, "replica count beyond the bytes left") < 0) {
+                return -1;
+            }
+        }
+        if (skip_tags(r) < 0) {
+            return -1;
+        }
+    }
+    return skip(r, 4, "truncated topic") < 0 ? -1 : skip_tags(r);
 }
 
 static PyObject *
@@ -637,10 +700,285 @@ decode_metadata(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
         return NULL;
     }
-    Reader r = {(const unsigned char *)view.buf, view.len, 0};
+    Reader r = {(const unsigned char *)view.buf, view.len, 0, view.len, 0};
     PyObject *result = decode(&r, (int)version);
     PyBuffer_Release(&view);
     return result;
+}
+
+
+/* ---- Stream: the answer decoded while it arrives ------------------------------------------- */
+
+enum { S_HEADER, S_PREFIX, S_TOPICS, S_SUFFIX, S_DONE, S_FAILED };
+
+typedef struct {
+    PyObject_HEAD
+    int version;
+    int phase;
+    Py_ssize_t left; /* the frame's bytes not consumed yet */
+    int32_t correlation_id, throttle, controller;
+    int error;
+    PyObject *brokers, *cluster_id, *topics, *result;
+    Py_ssize_t n_topics, done_topics;
+    Packer pk;
+    Table counts;
+} Stream;
+
+static void
+stream_clear(Stream *st)
+{
+    Py_CLEAR(st->brokers);
+    Py_CLEAR(st->cluster_id);
+    Py_CLEAR(st->topics);
+    PyMem_Free(st->pk.data);
+    st->pk = (Packer){NULL, 0, 0};
+    PyMem_Free(st->counts.slots);
+    st->counts = (Table){NULL, 0, 0};
+}
+
+static void
+stream_dealloc(Stream *st)
+{
+    stream_clear(st);
+    Py_CLEAR(st->result);
+    Py_TYPE(st)->tp_free((PyObject *)st);
+}
+
+static PyObject *
+stream_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    int version;
+    Py_ssize_t size;
+    static char *kwlist[] = {"version", "size", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "in:Stream", kwlist, &version, &size)) {
+        return NULL;
+    }
+    if (version < MIN_VERSION || version > MAX_VERSION) {
+        PyErr_Format(PyExc_ValueError, "Metadata response version %d is not one of 9-13", version);
+        return NULL;
+    }
+    if (size < 0) {
+        PyErr_SetString(PyExc_ValueError, "a frame's size cannot be negative");
+        return NULL;
+    }
+    Stream *st = (Stream *)type->tp_alloc(type, 0);
+    if (st == NULL) {
+        return NULL;
+    }
+    st->version = version;
+    st->left = size;
+    st->correlation_id = -1;
+    return (PyObject *)st;
+}
+
+/* One phase's fields, all or none: 1 read, 0 short (more bytes needed), -1 error. */
+static int
+stream_prefix(Stream *st, Reader *r)
+{
+    int32_t throttle, controller;
+    PyObject *brokers = NULL, *cluster_id = NULL, *topics = NULL;
+    Py_ssize_t n;
+    if (read_i32(r, &throttle, "truncated throttle time") < 0 || (brokers = read_brokers(r)) == NULL ||
+        (cluster_id = read_string(r, 1, "truncated cluster id", "")) == NULL ||
+        read_i32(r, &controller, "truncated controller id") < 0 ||
+        read_count(r, st->version >= 10 ? MIN_TOPIC + 16 : MIN_TOPIC, &n, "null or truncated topic array",
+                   "topic count beyond the bytes left") < 0 ||
+        (topics = PyList_New(n)) == NULL) {
+        Py_XDECREF(brokers);
+        Py_XDECREF(cluster_id);
+        return -1;
+    }
+    st->throttle = throttle;
+    st->controller = controller;
+    st->brokers = brokers;
+    st->cluster_id = cluster_id;
+    st->topics = topics;
+    st->n_topics = n;
+    return 1;
+}
+
+static int
+stream_suffix(Stream *st, Reader *r)
+{
+    int error = 0;
+    if ((st->version <= 10 && skip(r, 4, "truncated cluster authorized operations") < 0) ||
+        (st->version >= 13 && read_i16(r, &error, "truncated error code") < 0) || skip_tags(r) < 0) {
+        return -1;
+    }
+    if (r->pos != r->limit) {
+        return malformed(r->pos, "bytes after the last field");
+    }
+    PyObject *counted_list = counts_list(&st->counts);
+    if (counted_list == NULL) {
+        return -1;
+    }
+    st->result = Py_BuildValue("(iOiOOiN)", st->throttle, st->cluster_id, st->controller, st->brokers, st->topics,
+                               error, counted_list);
+    return st->result == NULL ? -1 : 1;
+}
+
+static int
+stream_step(Stream *st, Reader *r)
+{
+    int32_t correlation_id;
+    switch (st->phase) {
+    case S_HEADER: /* response header v1: correlation id, tagged fields */
+        if (read_i32(r, &correlation_id, "truncated response header") < 0 || skip_tags(r) < 0) {
+            return -1;
+        }
+        st->correlation_id = correlation_id;
+        st->phase = S_PREFIX;
+        return 1;
+    case S_PREFIX:
+        if (stream_prefix(st, r) < 0) {
+            return -1;
+        }
+        st->phase = S_TOPICS;
+        return 1;
+    case S_TOPICS:
+        while (st->done_topics < st->n_topics) {
+            Py_ssize_t start = r->pos;
+            if (skip_topic(r, st->version) < 0) {
+                return -1;
+            }
+            r->pos = start;
+            PyObject *t = read_topic(r, st->version, &st->pk, &st->counts);
+            if (t == NULL) {
+                return -1;
+            }
+            PyList_SET_ITEM(st->topics, st->done_topics, t);
+            st->done_topics++;
+            return 1; /* each topic is a step: consumed once read */
+        }
+        st->phase = S_SUFFIX;
+        return 1;
+    case S_SUFFIX:
+        if (stream_suffix(st, r) < 0) {
+            return -1;
+        }
+        st->phase = S_DONE;
+        stream_clear(st);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+PyDoc_STRVAR(stream_feed_doc,
+             "feed($self, data, /)\n--\n\n"
+             "Read what it can of data (the frame's bytes not consumed yet, from the first one, at\n"
+             "most the frame's end) and answer how many bytes it consumed: the response header, the\n"
+             "fields before the topics, each whole topic, the fields after them. A topic cut by\n"
+             "data's end is read again from its start by a later call. Raises ValueError on a\n"
+             "malformed answer (and on every call after).");
+
+static PyObject *
+stream_feed(Stream *st, PyObject *data)
+{
+    if (st->phase == S_FAILED) {
+        PyErr_SetString(PyExc_ValueError, "malformed Metadata response: read after an error");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    if (view.len > st->left) {
+        PyBuffer_Release(&view);
+        st->phase = S_FAILED;
+        PyErr_SetString(PyExc_ValueError, "malformed Metadata response: more bytes than its frame");
+        return NULL;
+    }
+    Reader r = {(const unsigned char *)view.buf, view.len, 0, st->left, 0};
+    Py_ssize_t consumed = 0;
+    for (;;) {
+        Py_ssize_t start = r.pos;
+        r.short_read = 0;
+        int got = stream_step(st, &r);
+        if (got > 0) {
+            consumed = r.pos;
+            continue;
+        }
+        if (got < 0) {
+            if (!r.short_read) {
+                PyBuffer_Release(&view);
+                stream_clear(st);
+                st->phase = S_FAILED;
+                return NULL;
+            }
+            PyErr_Clear(); /* the rest is still to come: this step again then */
+            r.pos = start;
+        }
+        break;
+    }
+    PyBuffer_Release(&view);
+    st->left -= consumed;
+    return PyLong_FromSsize_t(consumed);
+}
+
+PyDoc_STRVAR(stream_result_doc,
+             "result($self, /)\n--\n\n"
+             "What decode_metadata answers for the same bytes, once the whole frame was fed;\n"
+             "ValueError before.");
+
+static PyObject *
+stream_result(Stream *st, PyObject *Py_UNUSED(ignored))
+{
+    if (st->phase != S_DONE || st->left != 0) {
+        PyErr_SetString(PyExc_ValueError, "malformed Metadata response: truncated (the frame ended before the answer)");
+        return NULL;
+    }
+    return Py_NewRef(st->result);
+}
+
+static PyObject *
+stream_get_correlation_id(Stream *st, void *Py_UNUSED(closure))
+{
+    return PyLong_FromLong(st->correlation_id);
+}
+
+static PyObject *
+stream_get_done(Stream *st, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(st->phase == S_DONE);
+}
+
+static PyMethodDef stream_methods[] = {
+    {"feed", (PyCFunction)stream_feed, METH_O, stream_feed_doc},
+    {"result", (PyCFunction)stream_result, METH_NOARGS, stream_result_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef stream_getset[] = {
+    {"correlation_id", (getter)stream_get_correlation_id, NULL, "the response header's (-1 before it was read)", NULL},
+    {"done", (getter)stream_get_done, NULL, "every field read", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(stream_doc,
+             "Stream(version, size)\n--\n\n"
+             "A Metadata response frame (its size bytes after the length: the response header v1 and\n"
+             "the body) decoded while it arrives, topic by topic, into what decode_metadata answers;\n"
+             "the caller keeps only the bytes it has not consumed yet.");
+
+static PyTypeObject StreamType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "console.kafka._metadata.Stream",
+    .tp_basicsize = sizeof(Stream),
+    .tp_dealloc = (destructor)stream_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = stream_doc,
+    .tp_methods = stream_methods,
+    .tp_getset = stream_getset,
+    .tp_new = stream_new,
+};
+
+static int
+module_exec(PyObject *m)
+{
+    if (PyType_Ready(&StreamType) < 0) {
+        return -1;
+    }
+    return PyModule_AddObjectRef(m, "Stream", (PyObject *)&StreamType);
 }
 
 static PyMethodDef methods[] = {
@@ -649,6 +987,7 @@ static PyMethodDef methods[] = {
 };
 
 static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, module_exec},
     {0, NULL},
 };
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
+import kafka.errors as kerrors
 from kafka.protocol.metadata import MetadataRequest
 
 from . import _metadata
@@ -74,9 +75,65 @@ class _Answer:
         return f"<Metadata v{self.version} answer, {len(self.buffer) - self.start} bytes>"
 
 
+class _Decoded:
+    """A Metadata answer decoded while it arrived (``_Streamed``): what ``decode_metadata`` makes of it."""
+
+    __slots__ = ("version", "fields")
+
+    def __init__(self, version: int, fields: tuple) -> None:
+        self.version, self.fields = version, fields
+
+    def __repr__(self) -> str:
+        return f"<Metadata v{self.version} answer, {len(self.fields[4])} topics>"
+
+
+class _Streamed:
+    """The frame buffer kafka-python's parser writes a Metadata answer into (``kp_fixes``), which
+    decodes it while it arrives (``_metadata.Stream``, topic by topic) and keeps only the bytes of
+    a topic cut by a read: at 1,000,000 partitions the answer's 46 MB were held whole, then decoded
+    after its last byte. It answers ``len``, ``tell``, ``write``, ``seek`` and ``read`` as
+    kafka-python's ``KafkaBytes`` does; an unreadable answer is a ``KafkaProtocolError`` (the
+    connection is closed, as for any answer kafka-python cannot decode)."""
+
+    __slots__ = ("_size", "_staged", "_pending", "_retry_at", "stream")
+
+    def __init__(self, version: int, size: int) -> None:
+        self._size, self._staged, self._pending, self._retry_at = size, 0, bytearray(), 0
+        self.stream = _metadata.Stream(version, size)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def tell(self) -> int:
+        return self._staged
+
+    def seek(self, _at: int) -> None:
+        pass  # the parser rewinds before handing the frame over: nothing is read back
+
+    def read(self, _n: int | None = None) -> bytes:
+        return b""  # the parser's log of an undecodable answer: the bytes are gone
+
+    def write(self, data: Any) -> None:
+        pending = self._pending
+        pending += data
+        self._staged += len(data)
+        whole = self._staged == self._size
+        # A topic cut by a read is read again from its start: wait until there is twice as much as
+        # the last try had, so a topic of millions of partitions is not re-read for every read.
+        if len(pending) < self._retry_at and not whole:
+            return
+        try:
+            used = self.stream.feed(pending)
+        except ValueError as exc:
+            raise kerrors.KafkaProtocolError(f"unreadable Metadata answer: {exc}") from None
+        del pending[:used]
+        self._retry_at = 0 if used else 2 * len(pending)
+
+
 class _Undecoded:
     """Stands in for the response class kafka-python's parser would decode with: the header is
-    parsed as kafka-python does (correlation id checked), the rest handed over as bytes."""
+    parsed as kafka-python does (correlation id checked), the rest handed over as bytes - or, for
+    a frame it decoded while it arrived, the decoded fields."""
 
     __slots__ = ("_cls", "_version")
 
@@ -84,10 +141,21 @@ class _Undecoded:
         self._cls, self._version = cls, version
 
     def parse_header(self, buffer: Any) -> Any:
+        if isinstance(buffer, _Streamed):
+            return _ResponseHeader(buffer.stream.correlation_id)
         return self._cls.parse_header(buffer)
 
-    def decode(self, buffer: Any) -> _Answer:
+    def decode(self, buffer: Any) -> _Answer | _Decoded:
+        if isinstance(buffer, _Streamed):
+            try:
+                return _Decoded(self._version, buffer.stream.result())
+            except ValueError as exc:
+                raise kerrors.KafkaProtocolError(f"unreadable Metadata answer: {exc}") from None
         return _Answer(self._version, buffer, buffer.tell())
+
+
+class _ResponseHeader(NamedTuple):
+    correlation_id: int
 
 
 class _Header:
@@ -106,6 +174,17 @@ class _Header:
         return _Undecoded(header.get_response_class(), header.request_api_version)
 
 
+class _WholeHeader(_Header):
+    """A whole-cluster Metadata request's header: its answer is decoded while it arrives. (A named
+    read - a poll's moving topics - keeps its bytes: the poll skips an answer equal to the last.)"""
+
+    __slots__ = ()
+
+    def frame_buffer(self, size: int) -> _Streamed:
+        """Where kafka-python's parser (``kp_fixes.receive_bytes``) writes the answer's frame."""
+        return _Streamed(self._header.request_api_version, size)
+
+
 class MetadataBytesRequest(MetadataRequest, init=False):
     """Metadata of every topic (``names`` None) or of the named ones, whose answer kafka-python
     hands over as bytes."""
@@ -113,6 +192,7 @@ class MetadataBytesRequest(MetadataRequest, init=False):
     API_NAME = "Metadata"  # in errors and failover, the API it is (kp_failover.request_name)
 
     def __init__(self, names: list[str] | None = None) -> None:
+        self._whole = names is None
         topic = MetadataRequest.MetadataRequestTopic
         super().__init__(
             topics=None if names is None else [topic(name=n) for n in names],
@@ -123,18 +203,23 @@ class MetadataBytesRequest(MetadataRequest, init=False):
 
     def with_header(self, correlation_id: int = 0, client_id: str = "kafka-python") -> None:
         super().with_header(correlation_id=correlation_id, client_id=client_id)
-        self._header = _Header(self._header)
+        self._header = (_WholeHeader if self._whole else _Header)(self._header)
 
 
 def decode(version: int, data: Any) -> WholeMetadata:
     """A Metadata answer's body (after the response header) -> ``WholeMetadata``; a malformed
     answer is a KafkaOperationError (the decoder checks every length against the bytes)."""
     try:
-        _, cluster_id, controller, brokers, topics, error_code, counts = _metadata.decode_metadata(
-            data, version
-        )
+        fields = _metadata.decode_metadata(data, version)
     except ValueError as exc:
         raise KafkaOperationError(-1, "UNKNOWN_SERVER_ERROR", f"unreadable Metadata answer: {exc}") from None
+    return _whole(fields)
+
+
+def _whole(fields: tuple) -> WholeMetadata:
+    """What ``decode_metadata`` (or a ``Stream``) made of an answer -> ``WholeMetadata``; Kafka's
+    top-level error raised."""
+    _, cluster_id, controller, brokers, topics, error_code, counts = fields
     if error_code:
         err = from_code(error_code, None)
         if err is not None:
@@ -187,8 +272,10 @@ def read_answer(answer: _Answer, read: Callable[[memoryview, int], T], api: str)
         answer.buffer = None
 
 
-def decode_answer(answer: _Answer) -> WholeMetadata:
+def decode_answer(answer: _Answer | _Decoded) -> WholeMetadata:
     """An answer ``MetadataBytesRequest`` brought -> ``WholeMetadata`` (its buffer released)."""
+    if isinstance(answer, _Decoded):
+        return _whole(answer.fields)
     return read_answer(answer, lambda body, version: decode(version, body), "Metadata")
 
 
