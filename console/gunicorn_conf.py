@@ -51,3 +51,12 @@ def when_ready(server) -> None:
 
     get_resolver().url_patterns  # noqa: B018 - imports every view
     gc.freeze()
+
+
+def post_request(worker, req, environ, resp) -> None:
+    """After each response: the C heap's free pages back to the OS once the worker grew more than
+    64 MB since it last gave back (``heap.trim_when_grown``), so a heavy page at 1M partitions does
+    not leave its peak resident in a worker that then serves light ones."""
+    from console.kafka import heap
+
+    heap.trim_when_grown()
