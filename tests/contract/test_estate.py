@@ -39,6 +39,9 @@ def namespace(gw):
     gw.create_acls([AclBinding("TOPIC", ns, "PREFIXED", principal, "*", "READ", "ALLOW")])
     eventually(lambda: gw.describe_topics([s.name for s in specs]),
                lambda got: all(not isinstance(v, Exception) for v in got.values()))  # fmt: skip
+    # Kafka: CreateAcls is the controller's; the broker answering DescribeAcls may not have the
+    # binding yet (failed once on a cluster just started: the export listed no ACL).
+    eventually(lambda: gw.describe_acls(AclBindingFilter(principal=principal)), bool)
     try:
         yield ns, principal
     finally:

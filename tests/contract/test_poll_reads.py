@@ -75,7 +75,11 @@ def test_log_dirs_and_isr_answer_the_held_replicas_and_the_isr(gw, topics, broke
             _comparable(isr)
         )
 
-    held, isr = eventually(read, lambda pair: p0 in pair[0][x] and p1 in pair[0][y])
+    def settled(pair) -> bool:  # both replicas listed, each with its offset lag: Kafka answers -1
+        held = pair[0]  # while the broker has not made the replica yet (a topic just created)
+        return p0 in held[x] and p1 in held[y] and all(v[1] >= 0 for b in (x, y) for v in held[b].values())
+
+    held, isr = eventually(read, settled)
     # the held replicas: what progress.flatten_logs made of describe_log_dirs' answer
     general = flatten_logs(gw.describe_log_dirs(partitions=by_broker))
     assert general[987654] is None and held[987654][0] == "error"
