@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -76,8 +77,19 @@ def throttle_configs_on(gw, topic: str, brokers=(1, 2, 3)) -> set[tuple[str, str
     from console.reassignment import throttles
 
     resources = [ConfigResource("TOPIC", topic)] + [ConfigResource("BROKER", str(b)) for b in brokers]
+    # A broker just thawed or restarted may answer its first request late (a test cluster's 1 s
+    # request timeout on a loaded machine: CI ci56d): an error for a resource is asked again, for
+    # up to 15 s, and is a failure after that. What is set is never retried away.
+    deadline = time.monotonic() + 15
+    while True:
+        described = gw.describe_configs(resources)
+        failed = {res: v for res, v in described.items() if not hasattr(v, "get")}
+        if not failed:
+            break
+        assert time.monotonic() < deadline, f"describe_configs kept failing: {failed}"
+        time.sleep(0.2)
     found = set()
-    for res, entries in gw.describe_configs(resources).items():
+    for res, entries in described.items():
         for name in throttles.REPLICA_CONFIGS + throttles.RATE_CONFIGS:
             entry = entries.get(name)
             if entry is not None and entry.source in ("DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG"):
